@@ -1,0 +1,25 @@
+# make test   -- install what the tests need, then run them
+# make bench  -- install what the benchmarks need, then run the workload suite
+PYTHON ?= python3
+PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
+export CPPCODEGEN_CACHE_DIR ?= $(CURDIR)/.cache/kernels
+
+.PHONY: install install-test install-bench test bench bench-quick
+
+install:
+	$(PIP) -e .
+
+install-test:
+	$(PIP) -e '.[test]'
+
+install-bench:
+	$(PIP) -e '.[bench]' || $(PIP) -e .
+
+test: install-test
+	$(PYTHON) -m pytest -q -n 2 tests
+
+bench: install-bench
+	$(PYTHON) -m benchmarks.run
+
+bench-quick: install
+	$(PYTHON) -m benchmarks.run --quick
