@@ -1,0 +1,359 @@
+"""Compile C++ source to a shared object, once per content key, on disk.
+
+In:  C++ source text, a file-name stem, the cache directory, the compiler
+     (``cxx``), its flags, the header directory, link arguments, the package
+     version and optional extra key items (see :func:`compile_cached`).
+Out: a :class:`BuildResult` naming the ``.so`` to load, or :class:`CompileError`.
+
+Content key: sha256 over named parts -- ``source``, ``name``, ``command``
+(the full compiler command line with placeholder paths), ``compiler_version``
+(first line of ``cxx --version``), ``include_dir`` (every file under the
+header directory, recursively, skipping ``__pycache__`` and dot-files),
+``package_version`` and one ``extra:<k>`` part per ``extra_key`` item.
+``BuildResult.key_parts`` maps each part name to a short hash, so two results
+can be diffed to explain a cache miss.
+
+Layout::
+
+    <cache_dir>/
+      compilers/<hash>.json      `cxx --version`, keyed by binary path+mtime+size
+      <key[:2]>/<key>.lock       flock()ed while building/invalidating; kept
+      <key[:2]>/<key>/<name>.cpp the source (kept after a failed build, too)
+      <key[:2]>/<key>/<name>.so  the library; only ever appears by os.replace
+      <key[:2]>/<key>/build.json written last: command, key parts, compiler
+                                 version, timestamps, .so size, completed=true
+
+An entry counts as built only when build.json says ``completed`` and the
+.so has the size recorded there, so a truncated or half-written .so is never
+returned. The warm path (entry exists) takes no lock and runs no subprocess:
+the compiler version comes from a per-process memo or from ``compilers/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cachedir import MemoDict, clear_on_fresh_cache, ensure_cache_dir
+from .locks import exclusive_lock
+
+FORMAT = 1
+STDERR_LIMIT = 6000
+_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\Z")
+_TEMP_MARK = ".tmp-"
+
+_ENSURED = clear_on_fresh_cache(MemoDict())        # str(cache_dir) -> True
+_COMPILER_VERSIONS = clear_on_fresh_cache(MemoDict())  # cxx -> version line
+_INCLUDE_HASHES = clear_on_fresh_cache(MemoDict())  # dir -> (stat sig, digest)
+
+
+class CompileError(RuntimeError):
+    """The compiler is missing or rejected the source.
+
+    Attributes: ``source_path`` (Path kept on disk, or None if we never got
+    that far), ``command`` (list[str]) and ``stderr`` (full compiler output).
+    """
+
+    def __init__(self, message, *, source_path=None, command=(), stderr=""):
+        super().__init__(message)
+        self.source_path = source_path
+        self.command = list(command)
+        self.stderr = stderr
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    key: str
+    key_parts: dict       # part name -> short hash
+    so_path: Path
+    source_path: Path
+    command: list         # the command that built the .so
+    cached: bool          # True if this call did not compile
+    build_seconds: float  # 0.0 when cached; build.json keeps the original
+
+
+def _sha(data) -> str:
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+def _trim(text: str, limit: int = STDERR_LIMIT) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    return (text[:limit] + f"\n... [{len(text) - limit} more characters; "
+            "see CompileError.stderr]")
+
+
+def _missing_compiler(cxx: str, command) -> CompileError:
+    return CompileError(
+        f"C++ compiler {cxx!r} was not found (tried to run {cxx!r}). Install "
+        "a C++ compiler or set CXX to one (e.g. CXX=g++ or CXX=clang++).",
+        command=command)
+
+
+def _atomic_write(path: Path, data) -> None:
+    """Write ``data`` to ``path`` via a temp file, fsync and os.replace."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    tmp = path.with_name(f".{path.name}{_TEMP_MARK}{os.getpid()}-"
+                         f"{secrets.token_hex(4)}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _cache_root(cache_dir) -> Path:
+    cache_dir = Path(cache_dir)
+    if str(cache_dir) not in _ENSURED:
+        ensure_cache_dir(cache_dir)
+        _ENSURED[str(cache_dir)] = True
+    return cache_dir
+
+
+def compiler_version(cxx: str, cache_dir=None) -> str:
+    """First line of ``cxx --version``; memoized per process and, when
+    ``cache_dir`` is given, on disk keyed by the binary's path+mtime+size."""
+    version = _COMPILER_VERSIONS.get(cxx)
+    if version is not None:
+        return version
+    exe = shutil.which(cxx)
+    if exe is None:
+        raise _missing_compiler(cxx, [cxx, "--version"])
+    real = os.path.realpath(exe)
+    st = os.stat(real)
+    ident = f"{real}\0{st.st_mtime_ns}\0{st.st_size}"
+    disk = None
+    if cache_dir is not None:
+        disk = Path(cache_dir) / "compilers" / (_sha(ident)[:32] + ".json")
+        try:
+            data = json.loads(disk.read_text())
+            if data.get("ident") == ident:
+                version = data["version"]
+        except (OSError, ValueError, KeyError, AttributeError):
+            pass
+    if version is None:
+        command = [exe, "--version"]
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True,
+                                  errors="replace", timeout=120)
+        except FileNotFoundError:
+            raise _missing_compiler(cxx, command) from None
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise CompileError(f"could not run {shlex.join(command)}: {e}",
+                               command=command) from e
+        if proc.returncode != 0:
+            raise CompileError(
+                f"{shlex.join(command)} failed with exit code "
+                f"{proc.returncode}:\n{_trim(proc.stderr)}",
+                command=command, stderr=proc.stderr)
+        lines = proc.stdout.strip().splitlines() or proc.stderr.strip().splitlines()
+        version = lines[0].strip() if lines else "unknown"
+        if disk is not None:
+            try:
+                disk.parent.mkdir(mode=0o700, exist_ok=True)
+                _atomic_write(disk, json.dumps({"ident": ident, "version": version}))
+            except OSError:
+                pass  # the on-disk memo is only an optimisation
+    _COMPILER_VERSIONS[cxx] = version
+    return version
+
+
+def _include_digest(include_dir: Path) -> str:
+    """Hash of every file under include_dir, revalidated by (mtime, size)."""
+    root = str(include_dir)
+    sig = []
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
+        for f in files:
+            if not f.startswith("."):
+                p = os.path.join(dirpath, f)
+                st = os.stat(p)
+                sig.append((os.path.relpath(p, root), st.st_mtime_ns, st.st_size))
+    sig.sort()
+    sig = tuple(sig)
+    memo = _INCLUDE_HASHES.get(root)
+    if memo is not None and memo[0] == sig:
+        return memo[1]
+    h = hashlib.sha256()
+    for rel, _mtime, _size in sig:
+        with open(os.path.join(root, rel), "rb") as fh:
+            h.update(f"{rel}\0{_sha(fh.read())}\n".encode())
+    digest = h.hexdigest()
+    _INCLUDE_HASHES[root] = (sig, digest)
+    return digest
+
+
+def _lib_args(libs) -> list[str]:
+    """'m' -> '-lm'; anything starting with '-' or naming a file passes through."""
+    return [lib if lib.startswith("-") or "/" in lib else f"-l{lib}" for lib in libs]
+
+
+def _command(cxx, flags, include_dir, libs, source, output) -> list[str]:
+    extra = [f for f in ("-shared", "-fPIC") if f not in flags]
+    return [cxx, *flags, *extra, f"-I{include_dir}", str(source),
+            "-o", str(output), *_lib_args(libs)]
+
+
+def _completed(meta: Path, so: Path):
+    """build.json contents if the entry is fully built, else None."""
+    try:
+        with open(meta, "rb") as f:
+            info = json.loads(f.read())
+        if info.get("completed") is True and os.stat(so).st_size == info["so_size"]:
+            return info
+    except (OSError, ValueError, KeyError, AttributeError):
+        pass
+    return None
+
+
+def _paths(cache_dir: Path, key: str, name: str):
+    entry = cache_dir / key[:2] / key
+    return entry, entry / f"{name}.cpp", entry / f"{name}.so", entry / "build.json"
+
+
+def _remove_temps(entry: Path) -> None:
+    """Drop temp files left by a killed builder (caller holds the lock)."""
+    for p in entry.iterdir():
+        if p.name.startswith(".") and _TEMP_MARK in p.name:
+            p.unlink(missing_ok=True)
+
+
+def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
+                   flags: list[str], include_dir: Path, libs: list[str],
+                   package_version: str,
+                   extra_key: dict[str, str] | None = None) -> BuildResult:
+    """Return the built library for this exact input, compiling it if needed.
+
+    Runs ``cxx *flags [-shared -fPIC] -I<include_dir> <name>.cpp -o <tmp>
+    *libs`` (bare lib names become ``-l<name>``). Safe to call concurrently
+    from threads and processes: one of them compiles, the others wait for it.
+    """
+    if not _NAME_RE.match(name):
+        raise ValueError(f"compile_cached: name {name!r} is not a safe file "
+                         "name (letters, digits, '_', '.', '-')")
+    extra_key = dict(extra_key or {})
+    for k, v in extra_key.items():
+        if not (isinstance(k, str) and isinstance(v, str)):
+            raise TypeError(f"compile_cached: extra_key items must be str: "
+                            f"{k!r}: {v!r}")
+    cache_dir = _cache_root(cache_dir)
+    include_dir = Path(include_dir)
+    flags, libs = list(flags), list(libs)
+
+    template = _command(cxx, flags, "<include_dir>", libs, "<source>", "<output>")
+    version = compiler_version(cxx, cache_dir)
+    full = {
+        "source": _sha(source),
+        "name": _sha(name),
+        "command": _sha("\0".join(template)),
+        "compiler_version": _sha(version),
+        "include_dir": _include_digest(include_dir),
+        "package_version": _sha(package_version),
+    }
+    for k, v in extra_key.items():
+        full[f"extra:{k}"] = _sha(v)
+    key = _sha("".join(f"{n}={d}\n" for n, d in sorted(full.items())))
+    key_parts = {n: d[:12] for n, d in full.items()}
+    entry, src, so, meta = _paths(cache_dir, key, name)
+
+    def cached(info):
+        return BuildResult(key, key_parts, so, src, list(info["command"]),
+                           True, 0.0)
+
+    info = _completed(meta, so)          # fast path: no lock, no subprocess
+    if info is not None:
+        return cached(info)
+
+    entry.parent.mkdir(mode=0o700, exist_ok=True)
+    with exclusive_lock(entry.parent / f"{key}.lock"):
+        info = _completed(meta, so)      # someone else built it meanwhile
+        if info is not None:
+            return cached(info)
+        entry.mkdir(mode=0o700, exist_ok=True)
+        _remove_temps(entry)
+        _atomic_write(src, source)
+        tmp_so = entry / f".{name}.so{_TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
+        command = _command(cxx, flags, include_dir, libs, src, tmp_so)
+        started, t0 = time.time(), time.perf_counter()
+        try:
+            try:
+                proc = subprocess.run(command, capture_output=True, text=True,
+                                      errors="replace")
+            except FileNotFoundError:
+                raise _missing_compiler(cxx, command) from None
+            except OSError as e:
+                raise CompileError(f"could not run {shlex.join(command)}: {e}",
+                                   source_path=src, command=command) from e
+            if proc.returncode != 0:
+                output = proc.stderr or proc.stdout
+                raise CompileError(
+                    f"C++ compilation failed (exit code {proc.returncode}).\n"
+                    f"command: {shlex.join(command)}\n"
+                    f"source:  {src}\n"
+                    f"compiler output:\n{_trim(output)}",
+                    source_path=src, command=command, stderr=output)
+            seconds = time.perf_counter() - t0
+            with open(tmp_so, "rb") as f:
+                os.fsync(f.fileno())
+            size = os.stat(tmp_so).st_size
+            os.replace(tmp_so, so)
+        finally:
+            tmp_so.unlink(missing_ok=True)
+        _atomic_write(meta, json.dumps({
+            "format": FORMAT,
+            "completed": True,
+            "name": name,
+            "key": key,
+            "key_parts": full,
+            "command": command,
+            "compiler_version": version,
+            "package_version": package_version,
+            "extra_key": extra_key,
+            "so_size": size,
+            "started": started,
+            "finished": time.time(),
+            "build_seconds": seconds,
+        }, indent=1))
+        _fsync_dir(entry)
+    return BuildResult(key, key_parts, so, src, command, False, seconds)
+
+
+def invalidate(result: BuildResult) -> None:
+    """Remove a (corrupted) entry under its lock; the next
+    :func:`compile_cached` with the same inputs rebuilds it."""
+    entry = Path(result.so_path).parent
+    entry.parent.mkdir(mode=0o700, exist_ok=True)
+    with exclusive_lock(entry.parent / f"{result.key}.lock"):
+        (entry / "build.json").unlink(missing_ok=True)   # un-publish first
+        shutil.rmtree(entry, ignore_errors=True)
+
+
+def explain_miss(old: BuildResult, new: BuildResult) -> list[str]:
+    """Names of key parts that differ between two results."""
+    names = sorted(set(old.key_parts) | set(new.key_parts))
+    return [n for n in names if old.key_parts.get(n) != new.key_parts.get(n)]
