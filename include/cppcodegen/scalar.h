@@ -1,0 +1,266 @@
+// cppcodegen/scalar.h -- NumPy-exact scalar semantics for generated C++.
+//
+// Provides, in namespace ccg, for T in {int8..int64, uint8..uint64, float,
+// double}:
+//   floordiv, mod            NumPy floor_divide / remainder (sign of divisor,
+//                            x//0 == x%0 == 0 for ints, MIN//-1 == MIN)
+//   power                    ints by squaring (negative exponent -> 0, where
+//                            NumPy raises), floats std::pow
+//   maximum, minimum         NaN-propagating, ties return b (like NumPy/x86)
+//   fmax, fmin               NaN-ignoring, ties return b (like NumPy arrays)
+//   sign, abs, square, rint  (integer abs(MIN) wraps to MIN)
+//   left_shift, right_shift  NumPy semantics for counts < 0 or >= bit width
+//   isnan, isinf, isfinite, signbit (also for integers)
+//   cast<To>(From)           float->int like x86 cvtt (NaN/out of range ->
+//                            INT_MIN), float->bool is x != 0
+// Pure portable C++17, no intrinsics.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace ccg {
+
+template <class T>
+using enable_int = std::enable_if_t<std::is_integral_v<T>, int>;
+template <class T>
+using enable_float = std::enable_if_t<std::is_floating_point_v<T>, int>;
+
+// ---------------------------------------------------------------- classify
+template <class T> inline bool isnan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  else return false;
+}
+template <class T> inline bool isinf(T x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return x == std::numeric_limits<T>::infinity() ||
+           x == -std::numeric_limits<T>::infinity();
+  else return false;
+}
+template <class T> inline bool isfinite(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x - x == x - x;
+  else return true;
+}
+template <class T> inline bool signbit(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::signbit(x);
+  else if constexpr (std::is_signed_v<T>) return x < 0;
+  else return false;
+}
+
+// ---------------------------------------------------------------- division
+// Integer floor division: x // 0 == 0, MIN // -1 == MIN (wraps).
+template <class T, enable_int<T> = 0> inline T floordiv(T a, T b) {
+  if (b == 0) return 0;
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(a));
+    T q = T(a / b);
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q = T(q - 1);
+    return q;
+  } else {
+    return T(a / b);
+  }
+}
+
+// Integer remainder with the sign of the divisor: x % 0 == 0.
+template <class T, enable_int<T> = 0> inline T mod(T a, T b) {
+  if (b == 0) return 0;
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return 0;
+    T r = T(a % b);
+    if (r != 0 && ((r < 0) != (b < 0))) r = T(r + b);
+    return r;
+  } else {
+    return T(a % b);
+  }
+}
+
+namespace detail {
+// NumPy's npy_divmod: returns floor quotient, stores remainder.
+template <class T> inline T npy_divmod(T a, T b, T* modulus) {
+  T m = std::fmod(a, b);
+  if (b == 0) {
+    *modulus = m;
+    return a / b;
+  }
+  T div = (a - m) / b;
+  if (m != 0) {
+    if ((b < 0) != (m < 0)) {
+      m += b;
+      div -= T(1);
+    }
+  } else {
+    m = std::copysign(T(0), b);
+  }
+  T fdiv;
+  if (div != 0) {
+    fdiv = std::floor(div);
+    if (div - fdiv > T(0.5)) fdiv += T(1);
+  } else {
+    fdiv = std::copysign(T(0), a / b);
+  }
+  *modulus = m;
+  return fdiv;
+}
+}  // namespace detail
+
+template <class T, enable_float<T> = 0> inline T floordiv(T a, T b) {
+  if (b == 0) return a / b;
+  T m;
+  return detail::npy_divmod(a, b, &m);
+}
+
+template <class T, enable_float<T> = 0> inline T mod(T a, T b) {
+  if (b == 0) return std::fmod(a, b);
+  T m;
+  detail::npy_divmod(a, b, &m);
+  return m;
+}
+
+// ---------------------------------------------------------------- power
+// Integer power by squaring, wrapping on overflow. A negative exponent
+// returns 0 (NumPy raises ValueError instead).
+template <class T, enable_int<T> = 0> inline T power(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  if constexpr (std::is_signed_v<T>) {
+    if (b < 0) return 0;
+  }
+  U base = U(a), result = 1;
+  U e = U(b);
+  while (e) {
+    if (e & 1) result = U(result * base);
+    base = U(base * base);
+    e >>= 1;
+  }
+  return T(result);
+}
+template <class T, enable_float<T> = 0> inline T power(T a, T b) {
+  return std::pow(a, b);
+}
+
+// ---------------------------------------------------------------- min/max
+// maximum: NaN in a -> a, NaN in b -> b, else a > b ? a : b (ties give b).
+template <class T> inline T maximum(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a) return a;
+  }
+  return a > b ? a : b;
+}
+template <class T> inline T minimum(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a) return a;
+  }
+  return a < b ? a : b;
+}
+// fmax/fmin ignore a NaN operand; ties give b (as NumPy's SIMD array loops).
+template <class T> inline T fmax(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (b != b) return a;
+  }
+  return a > b ? a : b;
+}
+template <class T> inline T fmin(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (b != b) return a;
+  }
+  return a < b ? a : b;
+}
+
+// ---------------------------------------------------------------- unary
+// sign: -1, 0 (+0 for ±0) or 1; NaN for NaN.
+template <class T> inline T sign(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (x > 0) return T(1);
+    if (x < 0) return T(-1);
+    if (x == 0) return T(0);
+    return x;
+  } else if constexpr (std::is_signed_v<T>) {
+    return T((x > 0) - (x < 0));
+  } else {
+    return T(x > 0);
+  }
+}
+
+// abs: integer MIN wraps to MIN.
+template <class T> inline T abs(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::fabs(x);
+  } else if constexpr (std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return x < 0 ? T(U(0) - U(x)) : x;
+  } else {
+    return x;
+  }
+}
+
+template <class T> inline T square(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(x) * U(x));
+  } else {
+    return x * x;
+  }
+}
+
+// rint: round half to even (default rounding mode).
+template <class T> inline T rint(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::nearbyint(x);
+  else return x;
+}
+
+// ---------------------------------------------------------------- shifts
+// Counts outside [0, bits) give 0 for left shifts; for right shifts they
+// give -1 for negative a and 0 otherwise.
+template <class T, enable_int<T> = 0> inline T left_shift(T a, T b) {
+  constexpr int bits = int(sizeof(T) * 8);
+  using U = std::make_unsigned_t<T>;
+  if constexpr (std::is_signed_v<T>) {
+    if (b < 0) return 0;
+  }
+  if (b >= T(bits)) return 0;
+  return T(U(U(a) << b));
+}
+template <class T, enable_int<T> = 0> inline T right_shift(T a, T b) {
+  constexpr int bits = int(sizeof(T) * 8);
+  if constexpr (std::is_signed_v<T>) {
+    if (b < 0 || b >= T(bits)) return a < 0 ? T(-1) : T(0);
+  } else {
+    if (b >= T(bits)) return 0;
+  }
+  return T(a >> b);
+}
+
+// ---------------------------------------------------------------- casts
+namespace detail {
+// Truncating float->int64/int32 with x86 cvtt behaviour: NaN and values
+// outside the range give the minimum integer.
+template <class I, class F> inline I cvtt(F x) {
+  constexpr F lo = -F(std::numeric_limits<I>::max()) - F(1);  // -2^(bits-1)
+  if (x >= lo && x < -lo) return I(x);
+  return std::numeric_limits<I>::min();
+}
+}  // namespace detail
+
+template <class To, class From> inline To cast(From x) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return x != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if constexpr (std::is_same_v<To, uint64_t>) {
+      // values >= 2^63 are shifted into the int64 range first (as NumPy)
+      constexpr From two63 = From(9223372036854775808.0);
+      if (x >= two63) return uint64_t(detail::cvtt<int64_t>(x - two63)) ^ (uint64_t(1) << 63);
+      return uint64_t(detail::cvtt<int64_t>(x));
+    } else if constexpr (sizeof(To) == 8) {
+      return To(detail::cvtt<int64_t>(x));
+    } else if constexpr (std::is_same_v<To, uint32_t>) {
+      return To(detail::cvtt<int64_t>(x));  // wraps like NumPy for -2^63 < x < 2^63
+    } else {
+      return To(detail::cvtt<int32_t>(x));  // int32 and narrower wrap from int32
+    }
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+}  // namespace ccg
