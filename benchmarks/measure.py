@@ -1,0 +1,137 @@
+"""Measuring: correctness check, timing, memory bandwidth, warm-start compile time.
+
+In:  zero-argument callables and NumPy reference results.
+Out: plain dicts (JSON-ready) -- nothing here prints.
+
+- ``check``: shapes, dtypes and values against NumPy (rtol 1e-4, atol 1e-5 against a per-element
+  error scale: ``|ref|`` by default, a workload's ``magnitude`` hook for sums/matmuls).
+- ``time_call``: one warm-up call excluded, then the median over ``repeats`` samples; calls
+  faster than ~2 ms are batched so a sample is long enough for the clock.
+- ``bandwidth``: a STREAM-triad-like ``a + s*b`` compiled by cppcodegen (NumPy copy otherwise).
+- ``warm_start``: a new Python process, pointed at the populated cache, times its first call.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+RTOL, ATOL = 1e-4, 1e-5
+MIN_SAMPLE_S = 2e-3
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def check(got: tuple, ref: tuple, magnitude: tuple | None = None,
+          rtol: float = RTOL, atol: float = ATOL) -> tuple[bool, str]:
+    """(ok, message). A message names the first output that differs and its worst element."""
+    if len(got) != len(ref):
+        return False, f"returned {len(got)} outputs, NumPy returns {len(ref)}"
+    for i, (g, r) in enumerate(zip(got, ref)):
+        if g.shape != r.shape:
+            return False, f"output {i}: shape {g.shape} != NumPy {r.shape}"
+        if g.dtype != r.dtype:
+            return False, f"output {i}: dtype {g.dtype} != NumPy {r.dtype}"
+        g64, r64 = g.astype(np.float64), r.astype(np.float64)
+        scale = np.abs(r64) if magnitude is None else np.abs(magnitude[i])
+        err = np.abs(g64 - r64)
+        allowed = atol + rtol * scale
+        same_nan = np.isnan(g64) & np.isnan(r64)
+        bad = ~((err <= allowed) | same_nan)
+        if bad.any():
+            j = np.unravel_index(int(np.argmax(np.where(bad, err / allowed, 0))), bad.shape) \
+                if bad.ndim else ()
+            return False, (f"output {i}: {int(bad.sum())} of {bad.size} elements differ; "
+                           f"at {tuple(int(k) for k in j)} got {g64[j]!r} vs NumPy {r64[j]!r}")
+    return True, "ok"
+
+
+def time_call(call, repeats: int) -> dict:
+    """Median seconds per call (warm-up excluded) and the spread of the samples."""
+    t0 = time.perf_counter()
+    call()                                              # warm-up, not counted
+    first = time.perf_counter() - t0
+    number = 1 if first >= MIN_SAMPLE_S else min(10000, int(MIN_SAMPLE_S / max(first, 1e-7)) + 1)
+    samples = []
+    for _ in range(max(1, repeats)):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            call()
+        samples.append((time.perf_counter() - t0) / number)
+    return {"time_s": statistics.median(samples), "min_s": min(samples),
+            "max_s": max(samples), "repeats": len(samples), "calls_per_sample": number}
+
+
+def _triad(a, b):
+    return a + 3.0 * b
+
+
+def bandwidth(n: int, repeats: int, cpp_module=None) -> dict:
+    """Achievable memory bandwidth in GB/s (1e9 bytes/s), from a triad over ``n`` float32s."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(n, dtype=np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
+    note = ""
+    if cpp_module is not None and hasattr(cpp_module, "compile"):
+        try:
+            f = cpp_module.compile(_triad)
+            ok, msg = check((np.asarray(f(a, b)),), (_triad(a, b),))
+            if ok:
+                t = time_call(lambda: f(a, b), repeats)
+                return {"gbps": 3 * a.nbytes / t["time_s"] / 1e9, "kernel": "cppcodegen a + s*b",
+                        "n": n, "time_s": t["time_s"]}
+            note = f"compiled triad wrong: {msg}"
+        except Exception as e:
+            note = f"compiled triad failed: {type(e).__name__}: {str(e)[:200]}"
+    else:
+        note = "cppcodegen.compile unavailable"
+    dst = np.empty_like(a)
+    t = time_call(lambda: np.copyto(dst, a), repeats)
+    return {"gbps": 2 * a.nbytes / t["time_s"] / 1e9, "kernel": "numpy copy (fallback)",
+            "n": n, "time_s": t["time_s"], "note": note}
+
+
+_WARM_SCRIPT = r"""
+import json, os, sys, time
+t_start = time.perf_counter()
+name, quick, options = sys.argv[1], sys.argv[2] == "1", json.loads(sys.argv[3])
+from benchmarks.workloads import WORKLOADS
+w = WORKLOADS[name]
+inputs = w.inputs(quick)
+before = sum(len(f) for _, _, f in os.walk(os.environ["CPPCODEGEN_CACHE_DIR"]))
+t0 = time.perf_counter()
+import cppcodegen
+t1 = time.perf_counter()
+f = cppcodegen.compile(w.fn, options=options) if options else cppcodegen.compile(w.fn)
+f(*inputs)
+t2 = time.perf_counter()
+after = sum(len(f) for _, _, f in os.walk(os.environ["CPPCODEGEN_CACHE_DIR"]))
+print(json.dumps({"import_s": t1 - t0, "first_call_s": t2 - t1, "new_cache_files": after - before}))
+"""
+
+
+def warm_start(name: str, cache_dir: str, quick: bool, options=None, timeout=600) -> dict:
+    """Time (in a new process, cache already populated) ``compile(fn)`` + the first call."""
+    env = dict(os.environ, CPPCODEGEN_CACHE_DIR=str(cache_dir))
+    env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    try:
+        p = subprocess.run([sys.executable, "-c", _WARM_SCRIPT, name, "1" if quick else "0",
+                            json.dumps(options or {})], cwd=REPO_ROOT, env=env,
+                           capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"compile_warm_error": f"warm start timed out after {timeout} s"}
+    if p.returncode != 0:
+        tail = (p.stderr.strip().splitlines() or ["?"])[-1]
+        return {"compile_warm_error": f"warm start exited {p.returncode}: {tail[:300]}"}
+    try:
+        got = json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"compile_warm_error": f"warm start printed no result: {p.stdout[-200:]!r}"}
+    out = {"compile_warm_s": got["first_call_s"], "warm_import_s": got["import_s"]}
+    if got.get("new_cache_files"):
+        out["compile_warm_note"] = f"cache miss: {got['new_cache_files']} new files"
+    return out

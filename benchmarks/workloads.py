@@ -1,0 +1,215 @@
+"""Benchmark workloads: each one defined once as a plain NumPy function.
+
+In:  nothing (module-level table).
+Out: ``WORKLOADS``, an ordered dict name -> ``Workload``; ``CORE`` the names of the core set.
+
+A ``Workload`` holds the NumPy function every system runs (or mirrors), an input maker
+(float32, fixed seed), the full and quick sizes, the display unit, and an optional
+``magnitude`` hook giving the per-element error scale used by the correctness check when
+plain ``|reference|`` would be too strict (sums and matmuls with cancellation).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+SEED = 1234
+
+
+# ----------------------------------------------------------------------------- functions
+def chain(a, b, c):
+    return np.exp(a) * b + np.sin(c) - a * c
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layer_norm(x, w, b):
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * w + b
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+
+
+BS_RATE, BS_VOL = 0.02, 0.30
+
+
+def _cnd(d):
+    # Abramowitz & Stegun 26.2.17 polynomial approximation of the normal CDF (no erf).
+    k = 1.0 / (1.0 + 0.2316419 * np.abs(d))
+    poly = k * (0.319381530 + k * (-0.356563782 + k * (1.781477937
+                + k * (-1.821255978 + k * 1.330274429))))
+    w = 1.0 - 0.3989422804014327 * np.exp(-0.5 * d * d) * poly
+    return np.where(d < 0, 1.0 - w, w)
+
+
+def black_scholes(s, k, t):
+    sqrt_t = np.sqrt(t)
+    d1 = (np.log(s / k) + (BS_RATE + 0.5 * BS_VOL * BS_VOL) * t) / (BS_VOL * sqrt_t)
+    d2 = d1 - BS_VOL * sqrt_t
+    disc = k * np.exp(-BS_RATE * t)
+    call = s * _cnd(d1) - disc * _cnd(d2)
+    put = disc * _cnd(-d2) - s * _cnd(-d1)
+    return call, put
+
+
+def sum_axis0(x):
+    return x.sum(axis=0)
+
+
+def sum_axis1(x):
+    return x.sum(axis=1)
+
+
+def sum_all(x):
+    return x.sum()
+
+
+def pairwise_sqdist(a, b):
+    return ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1)
+
+
+def transpose_add(x):
+    return x + x.T
+
+
+def mlp(x, w1, b1, w2, b2):
+    return np.maximum(x @ w1 + b1, 0) @ w2 + b2
+
+
+# ----------------------------------------------------------------------------- inputs
+def _rng():
+    return np.random.default_rng(SEED)
+
+
+def _normal(rng, shape, scale=1.0):
+    return (rng.standard_normal(shape, dtype=np.float32) * np.float32(scale))
+
+
+def _uniform(rng, shape, lo, hi):
+    return rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def make_chain(n):
+    r = _rng()
+    return tuple(_uniform(r, (n,), -1.0, 1.0) for _ in range(3))
+
+
+def make_matrix(shape):
+    return (_normal(_rng(), shape),)
+
+
+def make_layer_norm(shape):
+    r = _rng()
+    return (_normal(r, shape), _normal(r, shape[-1:]), _normal(r, shape[-1:]))
+
+
+def make_gelu(n):
+    return (_normal(_rng(), (n,), 2.0),)
+
+
+def make_black_scholes(n):
+    r = _rng()
+    return (_uniform(r, (n,), 5.0, 30.0), _uniform(r, (n,), 1.0, 100.0),
+            _uniform(r, (n,), 0.25, 10.0))
+
+
+def make_pairwise(shape):
+    r = _rng()
+    (m, d), n = shape, shape[0]
+    return (_normal(r, (m, d)), _normal(r, (n, d)))
+
+
+def make_mlp(shape):
+    (rows, hidden) = shape
+    r = _rng()
+    s = 1.0 / math.sqrt(hidden)
+    return (_normal(r, (rows, hidden)), _normal(r, (hidden, hidden), s), _normal(r, (hidden,)),
+            _normal(r, (hidden, hidden), s), _normal(r, (hidden,)))
+
+
+# ----------------------------------------------------------------------------- error scales
+def _sum_magnitude(fn):
+    """For reductions: the same reduction of |x|, so cancellation does not fail a sum."""
+    def magnitude(inputs, ref):
+        return (np.asarray(fn(*[np.abs(a) for a in inputs]), dtype=np.float64),)
+    return magnitude
+
+
+def _bs_magnitude(inputs, ref):
+    s, k, _ = inputs
+    scale = (s.astype(np.float64) + k)
+    return (scale, scale)
+
+
+# ----------------------------------------------------------------------------- table
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    fn: Callable
+    make_inputs: Callable[[Any], tuple]
+    full_size: Any
+    quick_size: Any
+    description: str
+    core: bool = False
+    unit: str = "ms"                       # "ms" or "us" for display
+    magnitude: Callable | None = None      # (inputs, ref_outputs) -> tuple of error scales
+    tags: tuple = field(default=())
+
+    def size(self, quick: bool):
+        return self.quick_size if quick else self.full_size
+
+    def inputs(self, quick: bool) -> tuple:
+        return self.make_inputs(self.size(quick))
+
+
+def _w(*args, **kw):
+    w = Workload(*args, **kw)
+    return w.name, w
+
+
+WORKLOADS: dict[str, Workload] = dict([
+    _w("chain", chain, make_chain, 2**24, 2**16, "exp(a)*b + sin(c) - a*c", core=True),
+    _w("softmax", softmax, make_matrix, (4096, 4096), (256, 256), "row softmax", core=True),
+    _w("layer_norm", layer_norm, make_layer_norm, (8192, 1024), (512, 256),
+       "layer norm, last axis", core=True),
+    _w("gelu", gelu, make_gelu, 2**24, 2**16, "GELU, tanh form"),
+    _w("black_scholes", black_scholes, make_black_scholes, 2**22, 2**14,
+       "Black-Scholes call+put", magnitude=_bs_magnitude),
+    _w("sum_axis0", sum_axis0, make_matrix, (8192, 8192), (512, 512), "x.sum(axis=0)",
+       magnitude=_sum_magnitude(sum_axis0)),
+    _w("sum_axis1", sum_axis1, make_matrix, (8192, 8192), (512, 512), "x.sum(axis=1)",
+       magnitude=_sum_magnitude(sum_axis1)),
+    _w("sum_all", sum_all, make_matrix, (8192, 8192), (512, 512), "x.sum()",
+       magnitude=_sum_magnitude(sum_all)),
+    _w("pairwise_sqdist", pairwise_sqdist, make_pairwise, (1024, 64), (128, 64),
+       "((a[:,None]-b[None])**2).sum(-1)"),
+    _w("transpose_add", transpose_add, make_matrix, (4096, 4096), (256, 256), "x + x.T"),
+    _w("chain_small", chain, make_chain, 1000, 1000, "chain at N=1000 (per-call overhead)",
+       unit="us"),
+    _w("mlp", mlp, make_mlp, (4096, 1024), (256, 128), "relu(x@W1+b1)@W2+b2",
+       magnitude=lambda inputs, ref: (np.asarray(mlp(*[np.abs(a) for a in inputs]),
+                                                 dtype=np.float64),)),
+])
+
+CORE = tuple(n for n, w in WORKLOADS.items() if w.core)
+
+
+def as_tuple(out) -> tuple:
+    """Normalize a function result (array, scalar or tuple/list of them) to a tuple of arrays."""
+    if isinstance(out, (tuple, list)):
+        return tuple(np.asarray(o) for o in out)
+    return (np.asarray(out),)
+
+
+def nbytes_moved(inputs, outputs) -> int:
+    """Bytes that must cross memory at least once: every input read + every output written."""
+    return int(sum(np.asarray(a).nbytes for a in inputs) + sum(o.nbytes for o in outputs))
