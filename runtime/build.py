@@ -289,6 +289,7 @@ def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
     if info is not None:
         return cached(info)
 
+    ensure_cache_dir(cache_dir)          # recheck: it may have been removed
     entry.parent.mkdir(mode=0o700, exist_ok=True)
     with exclusive_lock(entry.parent / f"{key}.lock"):
         info = _completed(meta, so)      # someone else built it meanwhile
@@ -347,7 +348,8 @@ def invalidate(result: BuildResult) -> None:
     """Remove a (corrupted) entry under its lock; the next
     :func:`compile_cached` with the same inputs rebuilds it."""
     entry = Path(result.so_path).parent
-    entry.parent.mkdir(mode=0o700, exist_ok=True)
+    if not entry.parent.is_dir():
+        return                                           # nothing to remove
     with exclusive_lock(entry.parent / f"{result.key}.lock"):
         (entry / "build.json").unlink(missing_ok=True)   # un-publish first
         shutil.rmtree(entry, ignore_errors=True)

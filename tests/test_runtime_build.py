@@ -283,3 +283,30 @@ def test_unsafe_cache_dir_refused(tmp_path):
     cache.chmod(0o777)
     with pytest.raises(cachedir.CacheDirError):
         compile_cached(SOURCE, **kwargs(cache))
+
+
+def test_cache_dir_removed_mid_process(tmp_path):
+    kw = kwargs(tmp_path / "c")
+    r = compile_cached(SOURCE, **kw)
+    shutil.rmtree(tmp_path / "c")
+    invalidate(r)  # nothing to remove: no error
+    again = compile_cached(SOURCE, **kw)
+    assert not again.cached and again.so_path.exists()
+
+
+def test_runtime_modules_import_only_allowed_packages():
+    """Warm starts must not pay for sympy or the compiler modules."""
+    import ast
+    import sys
+    runtime = Path(build.__file__).parent
+    allowed = set(sys.stdlib_module_names) | {"numpy", "cffi"}
+    for name in ("cachedir.py", "build.py", "loader.py", "locks.py"):
+        tree = ast.parse((runtime / name).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                tops = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                tops = [node.module.split(".")[0]]
+            else:
+                continue
+            assert set(tops) <= allowed, f"{name} imports {tops}"
