@@ -1,0 +1,826 @@
+// cppcodegen/vec.h -- fixed-width SIMD vectors for generated C++ kernels.
+//
+// Provides, in namespace ccg:
+//   CCG_VEC_BYTES          64 (AVX-512), 32 (AVX2) or 16 (portable fallback)
+//   Vec<T, N>              N lanes of T in {float, double, int32_t, int64_t}
+//                          (N a power of two; 4, 8, 16 in generated code)
+//   Mask<N>                N booleans, stored as a bitmask
+//   arithmetic, bitwise and comparison operators, select, maximum/minimum
+//   (NumPy NaN rules), math functions (libmvec on x86), conversions,
+//   floordiv/mod and horizontal reductions.  Lane semantics follow
+//   cppcodegen/scalar.h (NumPy).
+//
+// Implementation: with GCC/Clang and AVX2 or AVX-512 the value is a GCC
+// vector extension (lowered to zmm/ymm/xmm registers) and a few operations
+// use intrinsics (masked loads/stores, blends, masks, rounding, libmvec).
+// Otherwise, or with -DCCG_NO_SIMD, a portable array-of-lanes fallback is
+// used (no intrinsics, no extensions).  Generated code must link -lmvec.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "scalar.h"
+
+#if !defined(CCG_NO_SIMD) && defined(__GNUC__) && defined(__x86_64__) && \
+    (defined(__AVX512F__) || defined(__AVX2__))
+#define CCG_HAVE_SIMD 1
+#include <immintrin.h>
+#if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512DQ__) && \
+    defined(__AVX512BW__)
+#define CCG_HAVE_AVX512 1
+#endif
+#endif
+
+#ifndef CCG_VEC_BYTES
+#if defined(CCG_HAVE_SIMD) && defined(__AVX512F__)
+#define CCG_VEC_BYTES 64
+#elif defined(CCG_HAVE_SIMD)
+#define CCG_VEC_BYTES 32
+#else
+#define CCG_VEC_BYTES 16
+#endif
+#endif
+
+// Functions taken from libmvec (unary "v" and binary "vv" variants).
+#define CCG_MVEC_ALL(X)                                                   \
+  X(exp) X(exp2) X(expm1) X(log) X(log2) X(log10) X(log1p) X(sin) X(cos) \
+  X(tan) X(asin) X(acos) X(atan) X(sinh) X(cosh) X(tanh) X(asinh)        \
+  X(acosh) X(atanh)
+#define CCG_MVEC_ALL2(X) X(atan2) X(hypot) X(pow)
+
+// ------------------------------------------------------------ libmvec ABI
+#ifdef CCG_HAVE_SIMD
+#ifdef __AVX512F__
+#define CCG_MVEC_DECL512(fn, v)                                   \
+  extern "C" __m512 _ZGVeN16##v##_##fn##f(CCG_MVEC_ARGS_##v(__m512)); \
+  extern "C" __m512d _ZGVeN8##v##_##fn(CCG_MVEC_ARGS_##v(__m512d));
+#else
+#define CCG_MVEC_DECL512(fn, v)
+#endif
+#define CCG_MVEC_ARGS_v(t) t
+#define CCG_MVEC_ARGS_vv(t) t, t
+#define CCG_MVEC_DECL(fn, v)                                      \
+  CCG_MVEC_DECL512(fn, v)                                         \
+  extern "C" __m256 _ZGVdN8##v##_##fn##f(CCG_MVEC_ARGS_##v(__m256));  \
+  extern "C" __m256d _ZGVdN4##v##_##fn(CCG_MVEC_ARGS_##v(__m256d)); \
+  extern "C" __m128 _ZGVbN4##v##_##fn##f(CCG_MVEC_ARGS_##v(__m128));  \
+  extern "C" __m128d _ZGVbN2##v##_##fn(CCG_MVEC_ARGS_##v(__m128d));
+#define CCG_MVEC_DECL1(fn) CCG_MVEC_DECL(fn, v)
+#define CCG_MVEC_DECL2(fn) CCG_MVEC_DECL(fn, vv)
+CCG_MVEC_ALL(CCG_MVEC_DECL1)
+CCG_MVEC_ALL2(CCG_MVEC_DECL2)
+#endif
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace ccg {
+
+template <class T, int N> struct Vec;
+template <int N> struct Mask;
+
+namespace detail {
+
+template <int S> struct int_of_size;
+template <> struct int_of_size<4> { using type = int32_t; };
+template <> struct int_of_size<8> { using type = int64_t; };
+template <class T> using int_of = typename int_of_size<sizeof(T)>::type;
+
+#ifdef CCG_HAVE_SIMD
+// GCC vector extension holding N lanes of T.
+template <class T, int N> struct reg {
+  typedef T type __attribute__((vector_size(N * sizeof(T))));
+};
+template <class M, class V> inline V blend(M m, V a, V b) { return m ? a : b; }
+template <class R, class V> inline R convertv(V a) {
+  return __builtin_convertvector(a, R);
+}
+#else
+// Portable stand-in for a vector extension: array of lanes with lane-wise
+// operators; comparisons give -1 / 0 lanes of the same-width integer.
+template <class T, int N> struct Arr {
+  T a[N];
+  T& operator[](int i) { return a[i]; }
+  const T& operator[](int i) const { return a[i]; }
+};
+#define CCG_ARR_BINOP(op)                                                \
+  template <class T, int N>                                              \
+  inline Arr<T, N> operator op(const Arr<T, N>& x, const Arr<T, N>& y) { \
+    Arr<T, N> r;                                                         \
+    for (int i = 0; i < N; ++i) r.a[i] = T(x.a[i] op y.a[i]);            \
+    return r;                                                            \
+  }
+CCG_ARR_BINOP(+) CCG_ARR_BINOP(-) CCG_ARR_BINOP(*) CCG_ARR_BINOP(/)
+CCG_ARR_BINOP(&) CCG_ARR_BINOP(|) CCG_ARR_BINOP(^)
+#undef CCG_ARR_BINOP
+#define CCG_ARR_CMP(op)                                                \
+  template <class T, int N>                                            \
+  inline Arr<int_of<T>, N> operator op(const Arr<T, N>& x,             \
+                                       const Arr<T, N>& y) {           \
+    Arr<int_of<T>, N> r;                                               \
+    for (int i = 0; i < N; ++i) r.a[i] = (x.a[i] op y.a[i]) ? -1 : 0;  \
+    return r;                                                          \
+  }
+CCG_ARR_CMP(==) CCG_ARR_CMP(!=) CCG_ARR_CMP(<) CCG_ARR_CMP(<=)
+CCG_ARR_CMP(>) CCG_ARR_CMP(>=)
+#undef CCG_ARR_CMP
+template <class T, int N> inline Arr<T, N> operator-(const Arr<T, N>& x) {
+  Arr<T, N> r;
+  for (int i = 0; i < N; ++i) r.a[i] = T(-x.a[i]);
+  return r;
+}
+template <class T, int N> inline Arr<T, N> operator~(const Arr<T, N>& x) {
+  Arr<T, N> r;
+  for (int i = 0; i < N; ++i) r.a[i] = T(~x.a[i]);
+  return r;
+}
+template <class T, int N> struct reg { using type = Arr<T, N>; };
+template <class I, class T, int N>
+inline Arr<T, N> blend(const Arr<I, N>& m, const Arr<T, N>& a,
+                       const Arr<T, N>& b) {
+  Arr<T, N> r;
+  for (int i = 0; i < N; ++i) r.a[i] = m.a[i] ? a.a[i] : b.a[i];
+  return r;
+}
+template <class R, class T, int N> inline R convertv(const Arr<T, N>& x) {
+  R r;
+  for (int i = 0; i < N; ++i) r.a[i] = decltype(r.a[0] + 0)(x.a[i]);
+  return r;
+}
+#endif
+
+template <class V> using elem_t = std::remove_cv_t<std::remove_reference_t<
+    decltype(std::declval<V&>()[0])>>;
+
+template <class V> inline V splat(elem_t<V> x) {
+  V r;
+  for (int i = 0; i < int(sizeof(V) / sizeof(x)); ++i) r[i] = x;
+  return r;
+}
+
+// -1/0 integer lanes -> bitmask (lane i -> bit i).
+template <int N, class V> inline uint32_t tobits(const V& m) {
+  constexpr int bytes = int(sizeof(V));
+  constexpr int es = bytes / N;
+  (void)es;
+#ifdef CCG_HAVE_SIMD
+  if constexpr (bytes > CCG_VEC_BYTES) {
+    typedef elem_t<V> E;
+    typedef E H __attribute__((vector_size(bytes / 2)));
+    H lo, hi;
+    std::memcpy(&lo, &m, bytes / 2);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&m) + bytes / 2, bytes / 2);
+    return tobits<N / 2>(lo) | (tobits<N / 2>(hi) << (N / 2));
+  }
+#ifdef CCG_HAVE_AVX512
+  else if constexpr (bytes == 64 && es == 4) return _mm512_movepi32_mask((__m512i)m);
+  else if constexpr (bytes == 64 && es == 8) return _mm512_movepi64_mask((__m512i)m);
+  else if constexpr (bytes == 32 && es == 4) return _mm256_movepi32_mask((__m256i)m);
+  else if constexpr (bytes == 32 && es == 8) return _mm256_movepi64_mask((__m256i)m);
+  else if constexpr (bytes == 16 && es == 4) return _mm_movepi32_mask((__m128i)m);
+  else if constexpr (bytes == 16 && es == 8) return _mm_movepi64_mask((__m128i)m);
+#else
+  else if constexpr (bytes == 32 && es == 4) return uint32_t(_mm256_movemask_ps((__m256)m));
+  else if constexpr (bytes == 32 && es == 8) return uint32_t(_mm256_movemask_pd((__m256d)m));
+  else if constexpr (bytes == 16 && es == 4) return uint32_t(_mm_movemask_ps((__m128)m));
+  else if constexpr (bytes == 16 && es == 8) return uint32_t(_mm_movemask_pd((__m128d)m));
+#endif
+  else
+#endif
+  {
+    uint32_t b = 0;
+    for (int i = 0; i < N; ++i) b |= uint32_t(m[i] != 0) << i;
+    return b;
+  }
+}
+
+// bitmask -> -1/0 integer lanes of type V (integer vector).
+template <class V> inline V frombits(uint32_t bits) {
+  using E = elem_t<V>;
+  constexpr int n = int(sizeof(V) / sizeof(E));
+  V lanebit;
+  for (int i = 0; i < n; ++i) lanebit[i] = E(E(1) << i);
+  return (splat<V>(E(bits)) & lanebit) != splat<V>(E(0));
+}
+
+inline uint32_t low_bits(int64_t n) {
+  return n >= 32 ? 0xffffffffu : (n <= 0 ? 0u : (uint32_t(1) << n) - 1u);
+}
+
+// Up to 8 bool bytes (0/1) <-> bits, reading/writing exactly n bytes.
+inline uint32_t bools_to_bits(const bool* p, int n) {
+  uint64_t x = 0;
+  std::memcpy(&x, p, size_t(n));  // little-endian: byte i at bits 8i
+  return uint32_t(((x & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56);
+}
+inline void bits_to_bools(uint32_t bits, bool* p, int n) {
+  uint64_t x = uint64_t(bits & 0xffu) * 0x0101010101010101ull;
+  x = (((x & 0x8040201008040201ull) + 0x7f7f7f7f7f7f7f7full) >> 7) &
+      0x0101010101010101ull;
+  std::memcpy(p, &x, size_t(n));
+}
+
+}  // namespace detail
+
+// =================================================================== Mask
+template <int N> struct Mask {
+  static_assert(N >= 1 && N <= 32, "Mask<N>: 1 <= N <= 32");
+  static constexpr uint32_t full = N >= 32 ? 0xffffffffu : (uint32_t(1) << N) - 1u;
+  uint32_t bits;  // lane i is bit i; bits above N are always 0
+
+  static Mask from_bits(uint32_t b) { return Mask{b & full}; }
+  static Mask broadcast(bool b) { return Mask{b ? full : 0u}; }
+  static Mask load_partial(const bool* p, int64_t n) {
+    uint32_t b = 0;
+    for (int i = 0; i < n && i < N; i += 8) {
+      int k = int(n - i < 8 ? n - i : 8);
+      b |= detail::bools_to_bits(p + i, k) << i;
+    }
+    return Mask{b & full};
+  }
+  static Mask load(const bool* p) { return load_partial(p, N); }
+  static Mask load_strided_partial(const bool* p, int64_t stride, int64_t n) {
+    if (stride == 1) return load_partial(p, n);
+    uint32_t b = 0;
+    for (int i = 0; i < n && i < N; ++i) b |= uint32_t(p[i * stride]) << i;
+    return Mask{b};
+  }
+  static Mask load_strided(const bool* p, int64_t stride) {
+    return load_strided_partial(p, stride, N);
+  }
+  void store_partial(bool* p, int64_t n) const {
+    for (int i = 0; i < n && i < N; i += 8)
+      detail::bits_to_bools(bits >> i, p + i, int(n - i < 8 ? n - i : 8));
+  }
+  void store(bool* p) const { store_partial(p, N); }
+  bool any() const { return bits != 0; }
+  bool all() const { return bits == full; }
+  int64_t count() const { return __builtin_popcount(bits); }
+  bool lane(int i) const { return (bits >> i) & 1u; }
+};
+
+template <int N> inline Mask<N> operator&(Mask<N> a, Mask<N> b) { return Mask<N>{a.bits & b.bits}; }
+template <int N> inline Mask<N> operator|(Mask<N> a, Mask<N> b) { return Mask<N>{a.bits | b.bits}; }
+template <int N> inline Mask<N> operator^(Mask<N> a, Mask<N> b) { return Mask<N>{a.bits ^ b.bits}; }
+template <int N> inline Mask<N> operator~(Mask<N> a) { return Mask<N>{~a.bits & Mask<N>::full}; }
+// lane-wise equality of masks (returns a Mask, like Vec comparisons)
+template <int N> inline Mask<N> operator==(Mask<N> a, Mask<N> b) { return ~(a ^ b); }
+template <int N> inline Mask<N> operator!=(Mask<N> a, Mask<N> b) { return a ^ b; }
+
+// =================================================================== Vec
+template <class T, int N> struct Vec {
+  // float, double, int32_t, int64_t (unsigned 32/64-bit used internally)
+  static_assert(std::is_arithmetic_v<T> && (sizeof(T) == 4 || sizeof(T) == 8),
+                "Vec<T,N>: T must be float, double, int32_t or int64_t");
+  static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0, "Vec<T,N>: N power of 2");
+  using value_type = T;
+  using V = typename detail::reg<T, N>::type;
+  static constexpr int size = N;
+  static constexpr int bytes = N * int(sizeof(T));
+
+  V v;
+
+  static Vec from(V x) { Vec r; r.v = x; return r; }
+  static Vec load(const T* p) { Vec r; std::memcpy(&r.v, p, sizeof(V)); return r; }
+  static Vec broadcast(T x) { return from(detail::splat<V>(x)); }
+  static Vec iota(T start) {
+    Vec r;
+    for (int i = 0; i < N; ++i) r.v[i] = T(start + T(i));
+    return r;
+  }
+  static Vec load_partial(const T* p, int64_t n);
+  static Vec load_strided_partial(const T* p, int64_t stride, int64_t n) {
+    if (stride == 1) return load_partial(p, n);
+    Vec r = broadcast(T(0));
+    for (int i = 0; i < N && i < n; ++i) r.v[i] = p[i * stride];
+    return r;
+  }
+  static Vec load_strided(const T* p, int64_t stride) {
+    if (stride == 1) return load(p);
+    if (stride == 0) return broadcast(*p);
+    Vec r;
+    for (int i = 0; i < N; ++i) r.v[i] = p[i * stride];
+    return r;
+  }
+  void store(T* p) const { std::memcpy(p, &v, sizeof(V)); }
+  void store_partial(T* p, int64_t n) const;
+  T lane(int i) const { return v[i]; }
+};
+
+namespace detail {
+template <class T, int N> inline Vec<T, N / 2> lo(const Vec<T, N>& x) {
+  Vec<T, N / 2> r;
+  std::memcpy(&r.v, &x.v, sizeof(r.v));
+  return r;
+}
+template <class T, int N> inline Vec<T, N / 2> hi(const Vec<T, N>& x) {
+  Vec<T, N / 2> r;
+  std::memcpy(&r.v, reinterpret_cast<const char*>(&x.v) + sizeof(r.v), sizeof(r.v));
+  return r;
+}
+template <class T, int H> inline Vec<T, 2 * H> join(const Vec<T, H>& a, const Vec<T, H>& b) {
+  Vec<T, 2 * H> r;
+  std::memcpy(&r.v, &a.v, sizeof(a.v));
+  std::memcpy(reinterpret_cast<char*>(&r.v) + sizeof(a.v), &b.v, sizeof(b.v));
+  return r;
+}
+inline int64_t clamp_n(int64_t n, int64_t hi) { return n < 0 ? 0 : (n > hi ? hi : n); }
+}  // namespace detail
+
+template <class T, int N>
+inline Vec<T, N> Vec<T, N>::load_partial(const T* p, int64_t n) {
+  constexpr int es = int(sizeof(T));
+  (void)es;
+#ifdef CCG_HAVE_SIMD
+  if constexpr (bytes > CCG_VEC_BYTES) {
+    using H = Vec<T, N / 2>;
+    if (n >= N) return load(p);
+    return detail::join(H::load_partial(p, detail::clamp_n(n, N / 2)),
+                        H::load_partial(p + N / 2, detail::clamp_n(n - N / 2, N / 2)));
+  }
+#ifdef CCG_HAVE_AVX512
+  else if constexpr (bytes == 64 && es == 4) return from((V)_mm512_maskz_loadu_ps(__mmask16(detail::low_bits(n)), p));
+  else if constexpr (bytes == 64 && es == 8) return from((V)_mm512_maskz_loadu_pd(__mmask8(detail::low_bits(n)), p));
+  else if constexpr (bytes == 32 && es == 4) return from((V)_mm256_maskz_loadu_ps(__mmask8(detail::low_bits(n)), p));
+  else if constexpr (bytes == 32 && es == 8) return from((V)_mm256_maskz_loadu_pd(__mmask8(detail::low_bits(n)), p));
+  else if constexpr (bytes == 16 && es == 4) return from((V)_mm_maskz_loadu_ps(__mmask8(detail::low_bits(n)), p));
+  else if constexpr (bytes == 16 && es == 8) return from((V)_mm_maskz_loadu_pd(__mmask8(detail::low_bits(n)), p));
+#else
+  else if constexpr ((bytes == 32 || bytes == 16) && es >= 4) {
+    using I = detail::int_of<T>;
+    auto m = (Vec<I, N>::iota(0).v < detail::splat<typename Vec<I, N>::V>(I(n)));
+    if constexpr (bytes == 32 && es == 4) return from((V)_mm256_maskload_ps((const float*)p, (__m256i)m));
+    else if constexpr (bytes == 32 && es == 8) return from((V)_mm256_maskload_pd((const double*)p, (__m256i)m));
+    else if constexpr (bytes == 16 && es == 4) return from((V)_mm_maskload_ps((const float*)p, (__m128i)m));
+    else return from((V)_mm_maskload_pd((const double*)p, (__m128i)m));
+  }
+#endif
+  else
+#endif
+  {
+    Vec r = broadcast(T(0));
+    for (int i = 0; i < N && i < n; ++i) r.v[i] = p[i];
+    return r;
+  }
+}
+
+template <class T, int N>
+inline void Vec<T, N>::store_partial(T* p, int64_t n) const {
+  constexpr int es = int(sizeof(T));
+  (void)es;
+#ifdef CCG_HAVE_SIMD
+  if constexpr (bytes > CCG_VEC_BYTES) {
+    if (n >= N) return store(p);
+    detail::lo(*this).store_partial(p, detail::clamp_n(n, N / 2));
+    detail::hi(*this).store_partial(p + N / 2, detail::clamp_n(n - N / 2, N / 2));
+  }
+#ifdef CCG_HAVE_AVX512
+  else if constexpr (bytes == 64 && es == 4) _mm512_mask_storeu_ps(p, __mmask16(detail::low_bits(n)), (__m512)v);
+  else if constexpr (bytes == 64 && es == 8) _mm512_mask_storeu_pd(p, __mmask8(detail::low_bits(n)), (__m512d)v);
+  else if constexpr (bytes == 32 && es == 4) _mm256_mask_storeu_ps(p, __mmask8(detail::low_bits(n)), (__m256)v);
+  else if constexpr (bytes == 32 && es == 8) _mm256_mask_storeu_pd(p, __mmask8(detail::low_bits(n)), (__m256d)v);
+  else if constexpr (bytes == 16 && es == 4) _mm_mask_storeu_ps(p, __mmask8(detail::low_bits(n)), (__m128)v);
+  else if constexpr (bytes == 16 && es == 8) _mm_mask_storeu_pd(p, __mmask8(detail::low_bits(n)), (__m128d)v);
+#else
+  else if constexpr ((bytes == 32 || bytes == 16) && es >= 4) {
+    using I = detail::int_of<T>;
+    auto m = (Vec<I, N>::iota(0).v < detail::splat<typename Vec<I, N>::V>(I(n)));
+    if constexpr (bytes == 32 && es == 4) _mm256_maskstore_ps((float*)p, (__m256i)m, (__m256)v);
+    else if constexpr (bytes == 32 && es == 8) _mm256_maskstore_pd((double*)p, (__m256i)m, (__m256d)v);
+    else if constexpr (bytes == 16 && es == 4) _mm_maskstore_ps((float*)p, (__m128i)m, (__m128)v);
+    else _mm_maskstore_pd((double*)p, (__m128i)m, (__m128d)v);
+  }
+#endif
+  else
+#endif
+  {
+    for (int i = 0; i < N && i < n; ++i) p[i] = v[i];
+  }
+}
+
+// ------------------------------------------------------------- operators
+#define CCG_VEC_BINOP(op)                                                   \
+  template <class T, int N>                                                 \
+  inline Vec<T, N> operator op(const Vec<T, N>& a, const Vec<T, N>& b) {    \
+    return Vec<T, N>::from(a.v op b.v);                                     \
+  }
+CCG_VEC_BINOP(+) CCG_VEC_BINOP(-) CCG_VEC_BINOP(*)
+#undef CCG_VEC_BINOP
+template <class T, int N>
+inline Vec<T, N> operator/(const Vec<T, N>& a, const Vec<T, N>& b) {
+  static_assert(std::is_floating_point_v<T>, "integer Vec division: use floordiv");
+  return Vec<T, N>::from(a.v / b.v);
+}
+#define CCG_VEC_BITOP(op)                                                   \
+  template <class T, int N>                                                 \
+  inline Vec<T, N> operator op(const Vec<T, N>& a, const Vec<T, N>& b) {    \
+    static_assert(std::is_integral_v<T>, "bitwise ops need integer Vec");   \
+    return Vec<T, N>::from(a.v op b.v);                                     \
+  }
+CCG_VEC_BITOP(&) CCG_VEC_BITOP(|) CCG_VEC_BITOP(^)
+#undef CCG_VEC_BITOP
+template <class T, int N> inline Vec<T, N> operator-(const Vec<T, N>& a) {
+  return Vec<T, N>::from(-a.v);
+}
+template <class T, int N> inline Vec<T, N> operator~(const Vec<T, N>& a) {
+  static_assert(std::is_integral_v<T>, "bitwise ops need integer Vec");
+  return Vec<T, N>::from(~a.v);
+}
+#define CCG_VEC_CMP(op)                                                     \
+  template <class T, int N>                                                 \
+  inline Mask<N> operator op(const Vec<T, N>& a, const Vec<T, N>& b) {      \
+    return Mask<N>{detail::tobits<N>(a.v op b.v)};                          \
+  }
+CCG_VEC_CMP(==) CCG_VEC_CMP(!=) CCG_VEC_CMP(<) CCG_VEC_CMP(<=) CCG_VEC_CMP(>)
+CCG_VEC_CMP(>=)
+#undef CCG_VEC_CMP
+
+// m ? a : b, lane-wise.
+template <class T, int N>
+inline Vec<T, N> select(Mask<N> m, const Vec<T, N>& a, const Vec<T, N>& b) {
+  using V = typename Vec<T, N>::V;
+  constexpr int bytes = Vec<T, N>::bytes;
+  constexpr int es = int(sizeof(T));
+  (void)bytes; (void)es;
+#ifdef CCG_HAVE_AVX512
+  if constexpr (bytes == 64 && es == 4) return Vec<T, N>::from((V)_mm512_mask_blend_ps(__mmask16(m.bits), (__m512)b.v, (__m512)a.v));
+  else if constexpr (bytes == 64 && es == 8) return Vec<T, N>::from((V)_mm512_mask_blend_pd(__mmask8(m.bits), (__m512d)b.v, (__m512d)a.v));
+  else if constexpr (bytes == 32 && es == 4) return Vec<T, N>::from((V)_mm256_mask_blend_ps(__mmask8(m.bits), (__m256)b.v, (__m256)a.v));
+  else if constexpr (bytes == 32 && es == 8) return Vec<T, N>::from((V)_mm256_mask_blend_pd(__mmask8(m.bits), (__m256d)b.v, (__m256d)a.v));
+  else if constexpr (bytes == 16 && es == 4) return Vec<T, N>::from((V)_mm_mask_blend_ps(__mmask8(m.bits), (__m128)b.v, (__m128)a.v));
+  else if constexpr (bytes == 16 && es == 8) return Vec<T, N>::from((V)_mm_mask_blend_pd(__mmask8(m.bits), (__m128d)b.v, (__m128d)a.v));
+  else
+#endif
+  {
+    using IV = typename Vec<detail::int_of<T>, N>::V;
+    return Vec<T, N>::from(detail::blend(detail::frombits<IV>(m.bits), a.v, b.v));
+  }
+}
+
+// ------------------------------------------------------------- min / max
+namespace detail {
+template <class T, int N> using reg_t = typename Vec<T, N>::V;
+template <class T, int N>
+inline Vec<T, N> vsel(const typename Vec<int_of<T>, N>::V& m, const Vec<T, N>& a,
+                      const Vec<T, N>& b) {
+  return Vec<T, N>::from(blend(m, a.v, b.v));
+}
+}  // namespace detail
+
+// NaN-propagating (NaN of a first); ties return b, as NumPy on x86.
+template <class T, int N> inline Vec<T, N> maximum(const Vec<T, N>& a, const Vec<T, N>& b) {
+  if constexpr (std::is_floating_point_v<T>) return detail::vsel((a.v > b.v) | (a.v != a.v), a, b);
+  else return detail::vsel(a.v > b.v, a, b);
+}
+template <class T, int N> inline Vec<T, N> minimum(const Vec<T, N>& a, const Vec<T, N>& b) {
+  if constexpr (std::is_floating_point_v<T>) return detail::vsel((a.v < b.v) | (a.v != a.v), a, b);
+  else return detail::vsel(a.v < b.v, a, b);
+}
+// NaN-ignoring; ties return b (as NumPy's SIMD loops).
+template <class T, int N> inline Vec<T, N> fmax(const Vec<T, N>& a, const Vec<T, N>& b) {
+  if constexpr (std::is_floating_point_v<T>) return detail::vsel((a.v > b.v) | (b.v != b.v), a, b);
+  else return detail::vsel(a.v > b.v, a, b);
+}
+template <class T, int N> inline Vec<T, N> fmin(const Vec<T, N>& a, const Vec<T, N>& b) {
+  if constexpr (std::is_floating_point_v<T>) return detail::vsel((a.v < b.v) | (b.v != b.v), a, b);
+  else return detail::vsel(a.v < b.v, a, b);
+}
+
+// ------------------------------------------------------- lane-wise mapping
+namespace detail {
+#ifdef CCG_HAVE_SIMD
+struct no_native {};
+template <class T, int B> struct native { using type = no_native; };
+template <> struct native<float, 16> { using type = __m128; };
+template <> struct native<double, 16> { using type = __m128d; };
+template <> struct native<float, 32> { using type = __m256; };
+template <> struct native<double, 32> { using type = __m256d; };
+#ifdef __AVX512F__
+template <> struct native<float, 64> { using type = __m512; };
+template <> struct native<double, 64> { using type = __m512d; };
+#endif
+template <class Op, class R, class = void> struct has_simd1 : std::false_type {};
+template <class Op, class R>
+struct has_simd1<Op, R, std::void_t<decltype(Op::simd(std::declval<R>()))>>
+    : std::true_type {};
+template <class Op, class R, class = void> struct has_simd2 : std::false_type {};
+template <class Op, class R>
+struct has_simd2<Op, R, std::void_t<decltype(Op::simd(std::declval<R>(), std::declval<R>()))>>
+    : std::true_type {};
+#endif
+
+// Apply Op lane-wise: native SIMD overload Op::simd where one exists for
+// this width, halves for wider vectors, else Op::scalar per lane.
+template <class Op, class T, int N> inline Vec<T, N> map1(const Vec<T, N>& x) {
+  using VT = Vec<T, N>;
+#ifdef CCG_HAVE_SIMD
+  using R = typename native<T, VT::bytes>::type;
+  if constexpr (VT::bytes > CCG_VEC_BYTES) {
+    return join(map1<Op>(lo(x)), map1<Op>(hi(x)));
+  } else if constexpr (has_simd1<Op, R>::value) {
+    return VT::from((typename VT::V)Op::simd((R)x.v));
+  } else
+#endif
+  {
+    VT r;
+    for (int i = 0; i < N; ++i) r.v[i] = Op::scalar(x.v[i]);
+    return r;
+  }
+}
+template <class Op, class T, int N>
+inline Vec<T, N> map2(const Vec<T, N>& x, const Vec<T, N>& y) {
+  using VT = Vec<T, N>;
+#ifdef CCG_HAVE_SIMD
+  using R = typename native<T, VT::bytes>::type;
+  if constexpr (VT::bytes > CCG_VEC_BYTES) {
+    return join(map2<Op>(lo(x), lo(y)), map2<Op>(hi(x), hi(y)));
+  } else if constexpr (has_simd2<Op, R>::value) {
+    return VT::from((typename VT::V)Op::simd((R)x.v, (R)y.v));
+  } else
+#endif
+  {
+    VT r;
+    for (int i = 0; i < N; ++i) r.v[i] = Op::scalar(x.v[i], y.v[i]);
+    return r;
+  }
+}
+
+// ---- rounding and sqrt
+#ifdef CCG_HAVE_SIMD
+#ifdef __AVX512F__
+#define CCG_ROUND512(imm)                                                          \
+  static __m512 simd(__m512 x) { return _mm512_roundscale_ps(x, (imm) | _MM_FROUND_NO_EXC); } \
+  static __m512d simd(__m512d x) { return _mm512_roundscale_pd(x, (imm) | _MM_FROUND_NO_EXC); }
+#else
+#define CCG_ROUND512(imm)
+#endif
+#define CCG_ROUND_OP(name, imm, fn)                                                     \
+  struct name {                                                                         \
+    static float scalar(float x) { return std::fn(x); }                                 \
+    static double scalar(double x) { return std::fn(x); }                               \
+    CCG_ROUND512(imm)                                                                   \
+    static __m256 simd(__m256 x) { return _mm256_round_ps(x, (imm) | _MM_FROUND_NO_EXC); }   \
+    static __m256d simd(__m256d x) { return _mm256_round_pd(x, (imm) | _MM_FROUND_NO_EXC); } \
+    static __m128 simd(__m128 x) { return _mm_round_ps(x, (imm) | _MM_FROUND_NO_EXC); }      \
+    static __m128d simd(__m128d x) { return _mm_round_pd(x, (imm) | _MM_FROUND_NO_EXC); }    \
+  };
+#else
+#define CCG_ROUND_OP(name, imm, fn)                       \
+  struct name {                                           \
+    static float scalar(float x) { return std::fn(x); }   \
+    static double scalar(double x) { return std::fn(x); } \
+  };
+#endif
+CCG_ROUND_OP(op_floor, 0x01, floor)
+CCG_ROUND_OP(op_ceil, 0x02, ceil)
+CCG_ROUND_OP(op_trunc, 0x03, trunc)
+CCG_ROUND_OP(op_rint, 0x00, nearbyint)
+#undef CCG_ROUND_OP
+#undef CCG_ROUND512
+
+struct op_sqrt {
+  static float scalar(float x) { return std::sqrt(x); }
+  static double scalar(double x) { return std::sqrt(x); }
+#ifdef CCG_HAVE_SIMD
+#ifdef __AVX512F__
+  static __m512 simd(__m512 x) { return _mm512_sqrt_ps(x); }
+  static __m512d simd(__m512d x) { return _mm512_sqrt_pd(x); }
+#endif
+  static __m256 simd(__m256 x) { return _mm256_sqrt_ps(x); }
+  static __m256d simd(__m256d x) { return _mm256_sqrt_pd(x); }
+  static __m128 simd(__m128 x) { return _mm_sqrt_ps(x); }
+  static __m128d simd(__m128d x) { return _mm_sqrt_pd(x); }
+#endif
+};
+
+// ---- libmvec-backed transcendental functions
+#ifdef CCG_HAVE_SIMD
+#ifdef __AVX512F__
+#define CCG_MVEC_SIMD512_v(fn)                                         \
+  static __m512 simd(__m512 x) { return _ZGVeN16v_##fn##f(x); }        \
+  static __m512d simd(__m512d x) { return _ZGVeN8v_##fn(x); }
+#define CCG_MVEC_SIMD512_vv(fn)                                                  \
+  static __m512 simd(__m512 x, __m512 y) { return _ZGVeN16vv_##fn##f(x, y); }    \
+  static __m512d simd(__m512d x, __m512d y) { return _ZGVeN8vv_##fn(x, y); }
+#else
+#define CCG_MVEC_SIMD512_v(fn)
+#define CCG_MVEC_SIMD512_vv(fn)
+#endif
+#define CCG_MVEC_OP1(fn)                                                \
+  struct op_##fn {                                                      \
+    static float scalar(float x) { return std::fn(x); }                 \
+    static double scalar(double x) { return std::fn(x); }               \
+    CCG_MVEC_SIMD512_v(fn)                                              \
+    static __m256 simd(__m256 x) { return _ZGVdN8v_##fn##f(x); }        \
+    static __m256d simd(__m256d x) { return _ZGVdN4v_##fn(x); }         \
+    static __m128 simd(__m128 x) { return _ZGVbN4v_##fn##f(x); }        \
+    static __m128d simd(__m128d x) { return _ZGVbN2v_##fn(x); }         \
+  };
+#define CCG_MVEC_OP2(fn)                                                              \
+  struct op_##fn {                                                                    \
+    static float scalar(float x, float y) { return std::fn(x, y); }                   \
+    static double scalar(double x, double y) { return std::fn(x, y); }                \
+    CCG_MVEC_SIMD512_vv(fn)                                                           \
+    static __m256 simd(__m256 x, __m256 y) { return _ZGVdN8vv_##fn##f(x, y); }        \
+    static __m256d simd(__m256d x, __m256d y) { return _ZGVdN4vv_##fn(x, y); }        \
+    static __m128 simd(__m128 x, __m128 y) { return _ZGVbN4vv_##fn##f(x, y); }        \
+    static __m128d simd(__m128d x, __m128d y) { return _ZGVbN2vv_##fn(x, y); }        \
+  };
+#else
+#define CCG_MVEC_OP1(fn)                                  \
+  struct op_##fn {                                        \
+    static float scalar(float x) { return std::fn(x); }   \
+    static double scalar(double x) { return std::fn(x); } \
+  };
+#define CCG_MVEC_OP2(fn)                                                 \
+  struct op_##fn {                                                       \
+    static float scalar(float x, float y) { return std::fn(x, y); }      \
+    static double scalar(double x, double y) { return std::fn(x, y); }   \
+  };
+#endif
+CCG_MVEC_ALL(CCG_MVEC_OP1)
+CCG_MVEC_ALL2(CCG_MVEC_OP2)
+
+template <class To, class From> inline To bitcast(const From& x) {
+  static_assert(sizeof(To) == sizeof(From), "bitcast size");
+  To r;
+  std::memcpy(&r, &x, sizeof(To));
+  return r;
+}
+template <class T, int N> using ivec_t = typename Vec<int_of<T>, N>::V;
+}  // namespace detail
+
+// ------------------------------------------------------- math functions
+#define CCG_VEC_FN1(fn)                                                        \
+  template <class T, int N> inline Vec<T, N> fn(const Vec<T, N>& x) {         \
+    static_assert(std::is_floating_point_v<T>, #fn " needs float or double"); \
+    return detail::fix_##fn(x, detail::map1<detail::op_##fn>(x));              \
+  }
+#define CCG_VEC_FN2(fn)                                                        \
+  template <class T, int N>                                                    \
+  inline Vec<T, N> fn(const Vec<T, N>& x, const Vec<T, N>& y) {                \
+    static_assert(std::is_floating_point_v<T>, #fn " needs float or double"); \
+    return detail::fix_##fn(x, y, detail::map2<detail::op_##fn>(x, y));        \
+  }
+
+namespace detail {
+// Special-case patches applied on top of libmvec results (identity unless
+// specialised below).
+#define CCG_NOFIX1(fn) \
+  template <class T, int N> inline Vec<T, N> fix_##fn(const Vec<T, N>&, const Vec<T, N>& r) { return r; }
+#define CCG_NOFIX2(fn)                                                    \
+  template <class T, int N>                                               \
+  inline Vec<T, N> fix_##fn(const Vec<T, N>&, const Vec<T, N>&, const Vec<T, N>& r) { return r; }
+CCG_MVEC_ALL(CCG_NOFIX1)
+CCG_MVEC_ALL2(CCG_NOFIX2)
+CCG_NOFIX1(sqrt) CCG_NOFIX1(floor) CCG_NOFIX1(ceil) CCG_NOFIX1(trunc) CCG_NOFIX1(rint)
+#undef CCG_NOFIX1
+#undef CCG_NOFIX2
+}  // namespace detail
+
+CCG_MVEC_ALL(CCG_VEC_FN1)
+CCG_MVEC_ALL2(CCG_VEC_FN2)
+CCG_VEC_FN1(sqrt) CCG_VEC_FN1(floor) CCG_VEC_FN1(ceil) CCG_VEC_FN1(trunc)
+CCG_VEC_FN1(rint)
+#undef CCG_VEC_FN1
+#undef CCG_VEC_FN2
+
+// Integer versions of the rounding functions are the identity.
+#define CCG_VEC_INT_IDENTITY(fn) \
+  template <int N> inline Vec<int32_t, N> fn(const Vec<int32_t, N>& x) { return x; } \
+  template <int N> inline Vec<int64_t, N> fn(const Vec<int64_t, N>& x) { return x; }
+CCG_VEC_INT_IDENTITY(floor) CCG_VEC_INT_IDENTITY(ceil) CCG_VEC_INT_IDENTITY(trunc)
+CCG_VEC_INT_IDENTITY(rint)
+#undef CCG_VEC_INT_IDENTITY
+
+template <class T, int N> inline Vec<T, N> square(const Vec<T, N>& x) { return x * x; }
+
+// abs: clears the sign bit of floats; integer MIN wraps to MIN.
+template <class T, int N> inline Vec<T, N> abs(const Vec<T, N>& x) {
+  using I = detail::int_of<T>;
+  using IV = detail::ivec_t<T, N>;
+  if constexpr (std::is_floating_point_v<T>) {
+    IV bits = detail::bitcast<IV>(x.v) & detail::splat<IV>(std::numeric_limits<I>::max());
+    return Vec<T, N>::from(detail::bitcast<typename Vec<T, N>::V>(bits));
+  } else {
+    using UV = typename detail::reg<std::make_unsigned_t<T>, N>::type;
+    IV neg = detail::bitcast<IV>(detail::splat<UV>(0) - detail::bitcast<UV>(x.v));
+    return detail::vsel(x.v < detail::splat<IV>(0), Vec<T, N>::from(neg), x);
+  }
+}
+
+template <class T, int N> inline Mask<N> isnan(const Vec<T, N>& x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  else return Mask<N>{0};
+}
+template <class T, int N> inline Mask<N> isinf(const Vec<T, N>& x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return abs(x) == Vec<T, N>::broadcast(std::numeric_limits<T>::infinity());
+  else return Mask<N>{0};
+}
+template <class T, int N> inline Mask<N> isfinite(const Vec<T, N>& x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return abs(x) < Vec<T, N>::broadcast(std::numeric_limits<T>::infinity());
+  else return Mask<N>::broadcast(true);
+}
+template <class T, int N> inline Mask<N> signbit(const Vec<T, N>& x) {
+  using IV = detail::ivec_t<T, N>;
+  return Mask<N>{detail::tobits<N>(detail::bitcast<IV>(x.v) < detail::splat<IV>(0))};
+}
+
+// copysign(a, b): magnitude of a, sign bit of b.
+template <class T, int N> inline Vec<T, N> copysign(const Vec<T, N>& a, const Vec<T, N>& b) {
+  static_assert(std::is_floating_point_v<T>, "copysign needs float or double");
+  using I = detail::int_of<T>;
+  using IV = detail::ivec_t<T, N>;
+  const IV sign = detail::splat<IV>(std::numeric_limits<I>::min());
+  IV r = (detail::bitcast<IV>(a.v) & ~sign) | (detail::bitcast<IV>(b.v) & sign);
+  return Vec<T, N>::from(detail::bitcast<typename Vec<T, N>::V>(r));
+}
+
+// sign: -1, 0 (+0 for ±0), 1; NaN stays NaN.
+template <class T, int N> inline Vec<T, N> sign(const Vec<T, N>& x) {
+  using VT = Vec<T, N>;
+  const VT zero = VT::broadcast(T(0));
+  VT r = detail::vsel(x.v > zero.v, VT::broadcast(T(1)), x);
+  r = detail::vsel(x.v < zero.v, VT::broadcast(T(-1)), r);
+  return detail::vsel(x.v == zero.v, zero, r);
+}
+
+// ------------------------------------------------------------ conversions
+// convert<U>(x): float -> int truncates like x86 cvtt (NaN / out of range
+// give the minimum integer); int64 -> int32 wraps; otherwise C++ casts.
+template <class U, class T, int N> inline Vec<U, N> convert(const Vec<T, N>& x) {
+  using VU = Vec<U, N>;
+  if constexpr (std::is_same_v<U, T>) {
+    return x;
+  } else if constexpr (std::is_floating_point_v<T> && std::is_integral_v<U>) {
+    constexpr T lim = -T(std::numeric_limits<U>::min());  // 2^31 or 2^63
+    auto ok = (x.v >= detail::splat<typename Vec<T, N>::V>(-lim)) &
+              (x.v < detail::splat<typename Vec<T, N>::V>(lim));
+    auto safe = detail::blend(ok, x.v, detail::splat<typename Vec<T, N>::V>(T(0)));
+    auto r = detail::convertv<typename VU::V>(safe);
+    auto oku = detail::convertv<detail::ivec_t<U, N>>(ok);
+    return VU::from(detail::blend(oku, r, detail::splat<typename VU::V>(std::numeric_limits<U>::min())));
+  } else if constexpr (std::is_integral_v<T> && std::is_integral_v<U> && sizeof(U) < sizeof(T)) {
+    // wrap: convert through the unsigned type of the same width
+    using UT = std::make_unsigned_t<T>;
+    using UU = std::make_unsigned_t<U>;
+    auto u = detail::bitcast<typename detail::reg<UT, N>::type>(x.v);
+    auto w = detail::convertv<typename detail::reg<UU, N>::type>(u);
+    return VU::from(detail::bitcast<typename VU::V>(w));
+  } else {
+    return VU::from(detail::convertv<typename VU::V>(x.v));
+  }
+}
+
+template <class T, int N> inline Vec<T, N> from_mask(Mask<N> m) {
+  return select(m, Vec<T, N>::broadcast(T(1)), Vec<T, N>::broadcast(T(0)));
+}
+template <class T, int N> inline Mask<N> to_mask(const Vec<T, N>& x) {
+  return x != Vec<T, N>::broadcast(T(0));
+}
+
+// -------------------------------------------------------- floordiv / mod
+// NumPy floor_divide / remainder, lane by lane (see scalar.h).
+template <class T, int N> inline Vec<T, N> floordiv(const Vec<T, N>& a, const Vec<T, N>& b) {
+  Vec<T, N> r;
+  for (int i = 0; i < N; ++i) r.v[i] = ccg::floordiv<T>(a.v[i], b.v[i]);
+  return r;
+}
+template <class T, int N> inline Vec<T, N> mod(const Vec<T, N>& a, const Vec<T, N>& b) {
+  Vec<T, N> r;
+  for (int i = 0; i < N; ++i) r.v[i] = ccg::mod<T>(a.v[i], b.v[i]);
+  return r;
+}
+
+// ------------------------------------------------------------ reductions
+namespace detail {
+struct add_op { template <class V> V operator()(const V& a, const V& b) const { return a + b; } };
+struct mul_op { template <class V> V operator()(const V& a, const V& b) const { return a * b; } };
+struct max_op { template <class V> V operator()(const V& a, const V& b) const { return maximum(a, b); } };
+struct min_op { template <class V> V operator()(const V& a, const V& b) const { return minimum(a, b); } };
+struct fmax_op { template <class V> V operator()(const V& a, const V& b) const { return fmax(a, b); } };
+struct fmin_op { template <class V> V operator()(const V& a, const V& b) const { return fmin(a, b); } };
+// Tree reduction: combine halves until one lane is left.
+template <class Op, class T, int N> inline T reduce(const Vec<T, N>& x) {
+  if constexpr (N == 1) return x.v[0];
+  else return reduce<Op>(Op()(lo(x), hi(x)));
+}
+}  // namespace detail
+
+template <class T, int N> inline T reduce_add(const Vec<T, N>& x) { return detail::reduce<detail::add_op>(x); }
+template <class T, int N> inline T reduce_mul(const Vec<T, N>& x) { return detail::reduce<detail::mul_op>(x); }
+template <class T, int N> inline T reduce_max(const Vec<T, N>& x) { return detail::reduce<detail::max_op>(x); }
+template <class T, int N> inline T reduce_min(const Vec<T, N>& x) { return detail::reduce<detail::min_op>(x); }
+template <class T, int N> inline T reduce_fmax(const Vec<T, N>& x) { return detail::reduce<detail::fmax_op>(x); }
+template <class T, int N> inline T reduce_fmin(const Vec<T, N>& x) { return detail::reduce<detail::fmin_op>(x); }
+
+}  // namespace ccg
+
+#pragma GCC diagnostic pop
