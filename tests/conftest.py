@@ -1,0 +1,39 @@
+"""pytest configuration for the cppcodegen test suite.
+
+Does NOT touch the kernel cache directory (the Makefile sets CPPCODEGEN_CACHE_DIR).
+
+Compile-count control: the differential tests compile one function per batch
+of ops and mark every test of a batch with ``xdist_group(<batch>)``.  xdist only
+honours those groups under ``--dist loadgroup``; ``make test`` runs ``-n 2``,
+which means ``--dist load``.  Under plain ``load`` the tests of one batch get
+split across both workers and every batch is built twice.  So when (and only
+when) xdist is in its default ``load`` mode we switch it to ``loadgroup``, which
+schedules ungrouped tests exactly like ``load``.
+"""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # `import helpers`
+
+_FLAG = "cppcodegen_tests_loadgroup"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "xdist_group(name): run all tests of the group on the same xdist worker")
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        # controller (or no xdist at all)
+        if getattr(config.option, "dist", "no") == "load" and getattr(config.option, "numprocesses", None):
+            config.option.dist = "loadgroup"
+    elif workerinput.get(_FLAG):
+        # xdist re-parses the command line on workers; tell them to tag nodeids
+        config.option.loadgroup = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):  # xdist hook, controller side
+    if getattr(node.config.option, "dist", None) == "loadgroup":
+        node.workerinput[_FLAG] = True
