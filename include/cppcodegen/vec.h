@@ -22,6 +22,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "scalar.h"
 
@@ -313,22 +314,41 @@ template <class T, int N> struct Vec {
 };
 
 namespace detail {
+#ifdef CCG_HAVE_SIMD
+// Halves / concatenation via register shuffles (no trip through memory).
+template <class T, int N, int... I>
+inline Vec<T, sizeof...(I)> shuffle(const Vec<T, N>& a, const Vec<T, N>& b,
+                                    std::integer_sequence<int, I...>) {
+  return Vec<T, sizeof...(I)>::from(__builtin_shufflevector(a.v, b.v, I...));
+}
+template <int Off, int... I>
+constexpr std::integer_sequence<int, (Off + I)...> offset(std::integer_sequence<int, I...>) { return {}; }
+template <class T, int N> inline Vec<T, N / 2> lo(const Vec<T, N>& x) {
+  return shuffle(x, x, std::make_integer_sequence<int, N / 2>());
+}
+template <class T, int N> inline Vec<T, N / 2> hi(const Vec<T, N>& x) {
+  return shuffle(x, x, offset<N / 2>(std::make_integer_sequence<int, N / 2>()));
+}
+template <class T, int H> inline Vec<T, 2 * H> join(const Vec<T, H>& a, const Vec<T, H>& b) {
+  return shuffle(a, b, std::make_integer_sequence<int, 2 * H>());
+}
+#else
 template <class T, int N> inline Vec<T, N / 2> lo(const Vec<T, N>& x) {
   Vec<T, N / 2> r;
-  std::memcpy(&r.v, &x.v, sizeof(r.v));
+  for (int i = 0; i < N / 2; ++i) r.v[i] = x.v[i];
   return r;
 }
 template <class T, int N> inline Vec<T, N / 2> hi(const Vec<T, N>& x) {
   Vec<T, N / 2> r;
-  std::memcpy(&r.v, reinterpret_cast<const char*>(&x.v) + sizeof(r.v), sizeof(r.v));
+  for (int i = 0; i < N / 2; ++i) r.v[i] = x.v[N / 2 + i];
   return r;
 }
 template <class T, int H> inline Vec<T, 2 * H> join(const Vec<T, H>& a, const Vec<T, H>& b) {
   Vec<T, 2 * H> r;
-  std::memcpy(&r.v, &a.v, sizeof(a.v));
-  std::memcpy(reinterpret_cast<char*>(&r.v) + sizeof(a.v), &b.v, sizeof(b.v));
+  for (int i = 0; i < H; ++i) { r.v[i] = a.v[i]; r.v[H + i] = b.v[i]; }
   return r;
 }
+#endif
 inline int64_t clamp_n(int64_t n, int64_t hi) { return n < 0 ? 0 : (n > hi ? hi : n); }
 }  // namespace detail
 
@@ -431,13 +451,51 @@ template <class T, int N> inline Vec<T, N> operator~(const Vec<T, N>& a) {
   static_assert(std::is_integral_v<T>, "bitwise ops need integer Vec");
   return Vec<T, N>::from(~a.v);
 }
-#define CCG_VEC_CMP(op)                                                     \
-  template <class T, int N>                                                 \
-  inline Mask<N> operator op(const Vec<T, N>& a, const Vec<T, N>& b) {      \
-    return Mask<N>{detail::tobits<N>(a.v op b.v)};                          \
+namespace detail {
+// Comparison to a bitmask; on AVX-512 straight into a k register.
+template <int FP, int IP, class T, int N, class F>
+inline Mask<N> compare(const Vec<T, N>& a, const Vec<T, N>& b, F generic) {
+  constexpr int bytes = Vec<T, N>::bytes;
+  constexpr int es = int(sizeof(T));
+  constexpr bool fl = std::is_floating_point_v<T>;
+  (void)bytes; (void)es; (void)fl;
+#ifdef CCG_HAVE_AVX512
+  if constexpr (fl && bytes == 64 && es == 4) return Mask<N>{_mm512_cmp_ps_mask((__m512)a.v, (__m512)b.v, FP)};
+  else if constexpr (fl && bytes == 64 && es == 8) return Mask<N>{_mm512_cmp_pd_mask((__m512d)a.v, (__m512d)b.v, FP)};
+  else if constexpr (fl && bytes == 32 && es == 4) return Mask<N>{_mm256_cmp_ps_mask((__m256)a.v, (__m256)b.v, FP)};
+  else if constexpr (fl && bytes == 32 && es == 8) return Mask<N>{_mm256_cmp_pd_mask((__m256d)a.v, (__m256d)b.v, FP)};
+  else if constexpr (fl && bytes == 16 && es == 4) return Mask<N>{_mm_cmp_ps_mask((__m128)a.v, (__m128)b.v, FP)};
+  else if constexpr (fl && bytes == 16 && es == 8) return Mask<N>{_mm_cmp_pd_mask((__m128d)a.v, (__m128d)b.v, FP)};
+  else if constexpr (!fl && bytes == 64 && es == 4) return Mask<N>{_mm512_cmp_epi32_mask((__m512i)a.v, (__m512i)b.v, IP)};
+  else if constexpr (!fl && bytes == 64 && es == 8) return Mask<N>{_mm512_cmp_epi64_mask((__m512i)a.v, (__m512i)b.v, IP)};
+  else if constexpr (!fl && bytes == 32 && es == 4) return Mask<N>{_mm256_cmp_epi32_mask((__m256i)a.v, (__m256i)b.v, IP)};
+  else if constexpr (!fl && bytes == 32 && es == 8) return Mask<N>{_mm256_cmp_epi64_mask((__m256i)a.v, (__m256i)b.v, IP)};
+  else if constexpr (!fl && bytes == 16 && es == 4) return Mask<N>{_mm_cmp_epi32_mask((__m128i)a.v, (__m128i)b.v, IP)};
+  else if constexpr (!fl && bytes == 16 && es == 8) return Mask<N>{_mm_cmp_epi64_mask((__m128i)a.v, (__m128i)b.v, IP)};
+  else
+#endif
+  return Mask<N>{tobits<N>(generic(a.v, b.v))};
+}
+}  // namespace detail
+
+#ifdef CCG_HAVE_AVX512
+#define CCG_PRED(fp, ip) fp, ip
+#else
+#define CCG_PRED(fp, ip) 0, 0
+#endif
+#define CCG_VEC_CMP(op, fp, ip)                                              \
+  template <class T, int N>                                                  \
+  inline Mask<N> operator op(const Vec<T, N>& a, const Vec<T, N>& b) {       \
+    return detail::compare<CCG_PRED(fp, ip)>(                                \
+        a, b, [](const auto& x, const auto& y) { return x op y; });          \
   }
-CCG_VEC_CMP(==) CCG_VEC_CMP(!=) CCG_VEC_CMP(<) CCG_VEC_CMP(<=) CCG_VEC_CMP(>)
-CCG_VEC_CMP(>=)
+CCG_VEC_CMP(==, _CMP_EQ_OQ, _MM_CMPINT_EQ)
+CCG_VEC_CMP(!=, _CMP_NEQ_UQ, _MM_CMPINT_NE)
+CCG_VEC_CMP(<, _CMP_LT_OQ, _MM_CMPINT_LT)
+CCG_VEC_CMP(<=, _CMP_LE_OQ, _MM_CMPINT_LE)
+CCG_VEC_CMP(>, _CMP_GT_OQ, _MM_CMPINT_NLE)
+CCG_VEC_CMP(>=, _CMP_GE_OQ, _MM_CMPINT_NLT)
+#undef CCG_PRED
 #undef CCG_VEC_CMP
 
 // m ? a : b, lane-wise.
