@@ -46,7 +46,7 @@ def check(got: tuple, ref: tuple, magnitude: tuple | None = None,
             j = np.unravel_index(int(np.argmax(np.where(bad, err / allowed, 0))), bad.shape) \
                 if bad.ndim else ()
             return False, (f"output {i}: {int(bad.sum())} of {bad.size} elements differ; "
-                           f"at {tuple(int(k) for k in j)} got {g64[j]!r} vs NumPy {r64[j]!r}")
+                           f"at {tuple(int(k) for k in j)} got {float(g64[j]):.7g} vs NumPy {float(r64[j]):.7g}")
     return True, "ok"
 
 

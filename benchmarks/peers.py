@@ -47,7 +47,16 @@ class System:
         self.mod = importlib.import_module(self.module) if self.module else None
 
     def version(self) -> str:
-        return getattr(self.mod, "__version__", "?") if self.mod else np.__version__
+        if not self.module:
+            return np.__version__
+        v = getattr(self.mod, "__version__", None)
+        if v is None:
+            try:
+                from importlib.metadata import version
+                v = version(self.module)
+            except Exception:
+                v = "?"
+        return str(v)
 
     def prepare(self, wl, inputs) -> Prepared:
         raise NotImplementedError
@@ -111,7 +120,7 @@ class CppCodegen(System):
             self.mod, self.import_error = None, f"{type(e).__name__}: {e}"
 
     def version(self):
-        return getattr(self.mod, "__version__", "?") if self.mod else "unavailable"
+        return super().version() if self.mod else "unavailable"
 
     def prepare(self, wl, inputs):
         if self.mod is None:
@@ -237,7 +246,16 @@ class Numba(System):
         fn = self.impls[wl.name]
         t0 = time.perf_counter()
         fn(*inputs)                       # JIT compile happens on the first call
-        return Prepared(lambda: fn(*inputs), info={"compile_cold_s": time.perf_counter() - t0})
+        return Prepared(lambda: fn(*inputs), to_numpy=_numba_to_numpy,
+                        info={"compile_cold_s": time.perf_counter() - t0})
+
+
+def _numba_to_numpy(out):
+    # Numba boxes a float32 scalar result as a Python float; give it back its dtype.
+    # (every workload is float32, so that is the dtype a scalar result had inside Numba).
+    if isinstance(out, float):
+        return (np.asarray(out, dtype=np.float32),)
+    return as_tuple(out)
 
 
 # ----------------------------------------------------------------------------- torch.compile

@@ -47,13 +47,18 @@ def machine_info(threads: int, versions: dict) -> dict:
     import numpy as np
     return {"cpu": cpu_model(), "cores": os.cpu_count(), "threads": threads,
             "python": platform.python_version(), "numpy": np.__version__,
-            "cxx": compiler_version(), "platform": platform.platform(), "versions": versions}
+            "cxx": compiler_version(), "platform": platform.platform(), "versions": versions,
+            "load_avg_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
 
 
 def format_header(doc: dict) -> str:
     m, bw = doc["machine"], doc.get("bandwidth") or {}
     vers = ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()) or "none"
-    lines = [f"cpu: {m['cpu']}  cores: {m['cores']}  threads used: {m['threads']}",
+    load = m.get("load_avg_1min")
+    busy = (f"  load avg {load:.2f}" + ("  (machine busy: timings may be noisy)"
+                                         if load > 0.5 * (m["cores"] or 1) else "")
+            ) if load is not None else ""
+    lines = [f"cpu: {m['cpu']}  cores: {m['cores']}  threads used: {m['threads']}{busy}",
              f"python {m['python']}  numpy {m['numpy']}  cxx: {m['cxx']}",
              f"systems: {vers}"]
     if bw:
@@ -176,7 +181,9 @@ def to_markdown(doc: dict) -> str:
     st = doc.get("settings", {})
     md += [f"- mode: {'quick' if st.get('quick') else 'full'}, repeats: {st.get('repeats')}",
            "", "Times are medians (warm-up excluded). `*` marks the core set. "
-           "Speedup > 1 means cppcodegen is faster.", ""]
+           "Speedup > 1 means cppcodegen is faster. GB/s counts every input read and every "
+           "output written once, at cppcodegen's time; %BW is that over the triad bandwidth "
+           "(with --quick the data mostly fits in cache, so %BW can exceed 100%).", ""]
     md.append("| " + " | ".join(COLUMNS) + " |")
     md.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(COLUMNS))) + "|")
     md += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows(doc)]
