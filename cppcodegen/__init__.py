@@ -1,0 +1,18 @@
+"""cppcodegen: compile plain NumPy functions to fused, vectorized, multithreaded C++.
+
+    @cppcodegen.compile
+    def softmax(x):
+        m = np.max(x, axis=-1, keepdims=True)
+        e = np.exp(x - m)
+        return e / np.sum(e, axis=-1, keepdims=True)
+
+Importing this package is cheap: sympy and the code generator load on the first compile.
+"""
+from .api import CompiledFunction, Explanation, compile, explain
+from .errors import CppCodegenError, DataDependentError, TraceError, UnsupportedError
+from .runtime import CompileError, clear_caches, clear_on_fresh_cache, fresh_cache
+
+__version__ = "0.1.0"
+__all__ = ["compile", "explain", "CompiledFunction", "Explanation", "UnsupportedError",
+           "DataDependentError", "TraceError", "CppCodegenError", "CompileError", "fresh_cache",
+           "clear_caches", "clear_on_fresh_cache"]

@@ -1,0 +1,220 @@
+"""The public entry points: ``compile``, ``explain`` and the compiled function object.
+
+The driver reads like the pipeline: classify the arguments (guards), trace a Graph, lower it
+to loop IR, schedule kernels, generate C++, build (or find) the shared object, load it, run.
+``explain`` runs the same stages and hands back every intermediate.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import config, signature
+from .errors import UnsupportedError
+from .trace import trace
+
+log = logging.getLogger("cppcodegen")
+PACKAGE_VERSION = "0.1.0"
+INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
+if not (INCLUDE_DIR / "cppcodegen" / "vec.h").exists():        # installed layout
+    INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+
+
+def build_flags(opts: config.Options) -> list:
+    flags = ["-O3", "-std=c++17", "-fopenmp", "-fPIC", "-shared", "-fwrapv",
+             "-fno-math-errno", "-Wno-unused-variable"]
+    isa = {"native": ["-march=native"], "avx512": ["-march=skylake-avx512"],
+           "avx2": ["-march=haswell"], "scalar": ["-march=x86-64", "-DCCG_NO_SIMD"]}
+    if opts.simd not in isa:
+        raise ValueError(f"option simd={opts.simd!r}: expected one of {sorted(isa)}")
+    return flags + isa[opts.simd]
+
+
+@dataclass
+class Explanation:
+    """Every intermediate of one compilation, for people to read."""
+    graph: object
+    program: object
+    kernels: list
+    source: str
+    signature: list
+    command: list = field(default_factory=list)
+    cache_paths: list = field(default_factory=list)
+    cached: bool = False
+    seconds: dict = field(default_factory=dict)
+
+    @property
+    def num_kernels(self) -> int:
+        return len(self.kernels)
+
+    def __str__(self):
+        kern = "\n".join(k.describe() for k in self.kernels)
+        return (f"== graph ==\n{self.graph}\n== loop IR ==\n{self.program}\n"
+                f"== kernels ({self.num_kernels}) ==\n{kern}\n== C++ ==\n{self.source}\n"
+                f"== build ==\n{' '.join(self.command)}\ncache: {self.cache_paths}")
+
+
+def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
+    """Run the pipeline for one call signature. Returns (Explanation, variant or None)."""
+    from .codegen import cdef_for, generate
+    from .lower import lower
+    from .schedule import schedule
+    from .runtime import compile_cached, load_built, CompiledVariant, cachedir
+    from .runtime.compiled import Plan
+
+    times = {}
+    t0 = time.perf_counter()
+    graph = trace(fn, specs, args)
+    times["trace"] = time.perf_counter() - t0
+    strides = {i: tuple(st // np.dtype(s[1]).itemsize for st in s[3])
+               for i, s in enumerate(specs) if s[0] == "array"}
+    for i, s in enumerate(specs):
+        if s[0] == "array" and any(st % np.dtype(s[1]).itemsize for st in s[3]):
+            raise UnsupportedError(f"argument {i} has strides {s[3]} that are not a multiple of "
+                                   "its itemsize; pass np.ascontiguousarray(x)")
+    t0 = time.perf_counter()
+    program = lower(graph, strides)
+    kernels = schedule(program, opts)
+    source, sig = generate(program, kernels, opts)
+    times["codegen"] = time.perf_counter() - t0
+    if opts.debug:
+        log.warning("cppcodegen graph of %s:\n%s\nloop IR:\n%s\nC++:\n%s",
+                    getattr(fn, "__qualname__", fn), graph, program, source)
+    ex = Explanation(graph, program, kernels, source, sig, seconds=times)
+    if not load:
+        return ex, None
+    cache_dir = config.cache_dir_setting(opts) or cachedir.default_cache_dir()
+    t0 = time.perf_counter()
+    build = compile_cached(source, name=_safe_name(fn), cache_dir=Path(cache_dir), cxx=opts.cxx,
+                           flags=build_flags(opts), include_dir=INCLUDE_DIR, libs=["mvec", "m"],
+                           package_version=PACKAGE_VERSION, extra_key={"options": opts.code_key()})
+    times["build"] = time.perf_counter() - t0
+    ex.command, ex.cache_paths, ex.cached = build.command, [str(build.so_path), str(build.source_path)], build.cached
+    if opts.debug:
+        log.warning("cppcodegen build (%s): %s", "cached" if build.cached else "compiled",
+                    " ".join(build.command))
+    lib = load_built(build, cdef_for(sig))
+    plan = _plan(program, sig)
+    variant = CompiledVariant(lib.ffi, getattr(lib.lib, "ccg_run"), plan, graph.constants)
+    return ex, variant
+
+
+def _safe_name(fn) -> str:
+    name = getattr(fn, "__name__", "fn")
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)[:60] or "fn"
+
+
+def _plan(program, sig):
+    from .runtime.compiled import Plan
+    position = {}
+    args = []
+    for n, (name, _, kind, role) in enumerate(sig):
+        position[name] = n
+        if kind == "scalar":
+            index = next(i for s, _, i in program.scalars if s == name)
+            args.append(("scalar", index))
+            continue
+        buf = program.buffers[name]
+        if role == "input":
+            args.append(("input", buf.arg))
+        elif role == "constant":
+            args.append(("constant", buf.arg))
+        else:
+            args.append((role, tuple(buf.shape), buf.dtype.str))
+
+    def leaf(x):
+        if isinstance(x, tuple) and x and x[0] == "buf":
+            return ("buf", position[x[1]])
+        return x
+    return Plan(tuple(args), _map(program.outputs, leaf))
+
+
+def _map(tree, fn):
+    if isinstance(tree, tuple) and tree and isinstance(tree[0], str):
+        return fn(tree)
+    if isinstance(tree, dict):
+        return {k: _map(v, fn) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_map(v, fn) for v in tree]
+    return tuple(_map(v, fn) for v in tree)
+
+
+class CompiledFunction:
+    """What ``cppcodegen.compile`` returns: one compiled variant per input signature."""
+
+    def __init__(self, fn, backend: str = "cpp", options: dict | None = None):
+        if not callable(fn):
+            raise TypeError(f"cppcodegen.compile expects a function, got {type(fn).__name__}")
+        self.fn = fn
+        self.backend = backend
+        self.options = dict(options or {})
+        config.get_options(self.options)            # validate option names now
+        self.variants: dict = {}
+        self._lock = threading.Lock()
+        self._sig = inspect.signature(fn)
+        self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty
+                           for p in self._sig.parameters.values())
+        self._nargs = len(self._sig.parameters)
+        functools.update_wrapper(self, fn)
+
+    def _bind(self, args, kwargs):
+        if not kwargs and self._simple and len(args) == self._nargs:
+            return args
+        bound = self._sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        if bound.kwargs:
+            raise TypeError(f"cppcodegen: keyword-only or **kwargs parameters of "
+                            f"{self.fn.__name__} are not supported")
+        return bound.args
+
+    def __call__(self, *args, **kwargs):
+        args = self._bind(args, kwargs)
+        specs = signature.classify(args)
+        variant = self.variants.get(specs)
+        if variant is None:
+            variant = self._compile(specs, args)
+        return variant(args)
+
+    def _compile(self, specs, args):
+        with self._lock:
+            variant = self.variants.get(specs)
+            if variant is None:
+                opts = config.get_options(self.options)
+                _, variant = compile_stages(self.fn, specs, args, opts)
+                self.variants[specs] = variant
+            return variant
+
+    def explain(self, *args, **kwargs):
+        args = self._bind(args, kwargs)
+        specs = signature.classify(args)
+        ex, _ = compile_stages(self.fn, specs, args, config.get_options(self.options))
+        return ex
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<cppcodegen compiled {self.fn.__qualname__} ({len(self.variants)} variants)>"
+
+
+def compile(fn=None, *, backend: str = "cpp", options: dict | None = None):
+    """Compile a NumPy function. Use bare (``@compile``) or with arguments."""
+    if backend not in ("cpp",):
+        raise ValueError(f"unknown cppcodegen backend {backend!r}; known backends: ['cpp']")
+    if fn is None:
+        return lambda f: CompiledFunction(f, backend, options)
+    return CompiledFunction(fn, backend, options)
+
+
+def explain(fn, *args, **kwargs) -> Explanation:
+    """Trace, lower, schedule, generate and build ``fn`` for these arguments; return it all."""
+    if not isinstance(fn, CompiledFunction):
+        fn = CompiledFunction(fn)
+    return fn.explain(*args, **kwargs)

@@ -1,0 +1,249 @@
+"""C++ spellings of the small things: types, literals, index expressions, and the
+expression renderer (one class, two modes: scalar C++ and ``ccg::Vec`` code).
+
+In: loop-IR expressions. Out: C++ statements written through a CodeWriter, each
+sub-expression once (common subexpressions become named temporaries).
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import sympy
+
+from .loopir import Const, Index, Load, Op, Scalar, walk
+from .ufuncs import OPS
+
+CTYPES = {
+    np.dtype("bool"): "bool", np.dtype("int8"): "int8_t", np.dtype("int16"): "int16_t",
+    np.dtype("int32"): "int32_t", np.dtype("int64"): "int64_t", np.dtype("uint8"): "uint8_t",
+    np.dtype("uint16"): "uint16_t", np.dtype("uint32"): "uint32_t", np.dtype("uint64"): "uint64_t",
+    np.dtype("float32"): "float", np.dtype("float64"): "double",
+}
+VEC_TYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "int32", "int64"))
+BOOL = np.dtype(bool)
+
+
+def ctype(dtype) -> str:
+    try:
+        return CTYPES[np.dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"cppcodegen has no C++ type for dtype {dtype}") from None
+
+
+def literal(value, dtype) -> str:
+    dtype = np.dtype(dtype)
+    t = ctype(dtype)
+    if dtype == BOOL:
+        return "true" if value else "false"
+    if dtype.kind == "f":
+        v = float(value)
+        if math.isnan(v):
+            return f"std::numeric_limits<{t}>::quiet_NaN()"
+        if math.isinf(v):
+            return f"{'-' if v < 0 else ''}std::numeric_limits<{t}>::infinity()"
+        return f"{t}({v!r})"
+    v = int(value)
+    if dtype.kind == "i" and v == np.iinfo(dtype).min:
+        return f"std::numeric_limits<{t}>::min()"
+    return f"{t}({v}{'ULL' if dtype.kind == 'u' else 'LL'})"
+
+
+# ----------------------------------------------------------------- index expressions
+
+def simplify_offset(expr):
+    """Rewrite Mod(a, m) as a - m*floor(a/m) when that cancels terms (reshape round trips)."""
+    expr = sympy.expand(expr)
+    if not expr.has(sympy.Mod):
+        return expr
+    alt = sympy.expand(expr.replace(sympy.Mod, lambda a, m: a - m * sympy.floor(a / m)))
+    return alt if sympy.count_ops(alt) <= sympy.count_ops(expr) else expr
+
+
+def cindex(expr) -> str:
+    """C++ for a non-negative integer index expression."""
+    expr = sympy.sympify(expr)
+    if expr.is_Integer:
+        return str(int(expr))
+    if expr.is_Symbol:
+        return expr.name
+    if isinstance(expr, sympy.Add):
+        parts = [cindex(a) for a in sorted(expr.args, key=sympy.default_sort_key)]
+        return "(" + " + ".join(parts) + ")"
+    if isinstance(expr, sympy.Mul):
+        return "(" + " * ".join(cindex(a) for a in expr.args) + ")"
+    if isinstance(expr, sympy.floor):
+        arg = sympy.expand(expr.args[0])
+        den = 1
+        for t in sympy.Add.make_args(arg):
+            c, _ = t.as_coeff_Mul()
+            den = math.lcm(den, Fraction(str(c)).denominator)
+        return f"({cindex(sympy.expand(arg * den))} / {den})"
+    if isinstance(expr, sympy.Mod):
+        return f"({cindex(expr.args[0])} % {cindex(expr.args[1])})"
+    raise NotImplementedError(f"index expression {expr}")
+
+
+def linear_coefficient(expr, var):
+    """The coefficient of ``var`` if ``expr`` is affine in it, else None."""
+    expr = sympy.expand(expr)
+    if var not in expr.free_symbols:
+        return 0
+    for f in expr.atoms(sympy.floor, sympy.Mod):
+        if var in f.free_symbols:
+            return None
+    c = expr.diff(var)
+    return int(c) if c.is_Integer else None
+
+
+# ----------------------------------------------------------------- expressions
+
+def _operand_dtype(e: Op):
+    return e.args[1].dtype if e.name == "where" else e.args[0].dtype
+
+
+def vector_template(e: Op):
+    """The ccg::Vec template for op ``e``, or None if the vector renderer cannot write it."""
+    if e.name == "cast":
+        src, dst = e.args[0].dtype, e.dtype
+        ok = {src, dst} <= VEC_TYPES | {BOOL}
+        return "cast" if ok else None
+    opdef = OPS[e.name]
+    dt = _operand_dtype(e)
+    if dt == BOOL:
+        return opdef.vector_bool
+    if dt not in VEC_TYPES:
+        return None
+    if dt.kind in "iu" and not opdef.vector_ints:
+        return None
+    return opdef.vector
+
+
+class ExprRenderer:
+    """Writes the statements computing an expression; remembers what it already wrote.
+
+    mode 'scalar': plain C++ values. mode 'vector': ccg::Vec<T, L> / ccg::Mask<L> values
+    for the lanes ``var .. var+L-1`` of the vector loop variable ``var`` (a sympy Symbol).
+    ``locals_`` maps buffers held in local variables to their C++ names; ``tail`` is the
+    C++ name of the lane count for partial vectors (None = full vectors).
+    """
+
+    def __init__(self, w, buffers, locals_: dict, mode: str = "scalar", var=None):
+        self.w, self.buffers, self.locals = w, buffers, locals_
+        self.mode, self.var = mode, var
+        self.names: dict[int, str] = {}
+        self.count = 0
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"t{self.count}"
+
+    def __call__(self, expr) -> str:
+        for e in walk(expr):
+            if id(e) not in self.names:
+                self.names[id(e)] = self._emit(e)
+        return self.names[id(expr)]
+
+    def _bind(self, text: str) -> str:
+        name = self.fresh()
+        self.w.line(f"auto {name} = {text};")
+        return name
+
+    # -- scalar mode
+    def _emit(self, e) -> str:
+        if self.mode == "vector":
+            return self._emit_vector(e)
+        if isinstance(e, Const):
+            return literal(e.value, e.dtype)
+        if isinstance(e, Scalar):
+            return e.name
+        if isinstance(e, Index):
+            return f"{ctype(e.dtype)}({cindex(e.expr)})"
+        if isinstance(e, Load):
+            if e.buf in self.locals:
+                return self.locals[e.buf]
+            return self._bind(f"{e.buf}[{self.offset(e)}]")
+        args = [self.names[id(a)] for a in e.args]
+        if e.name == "cast":
+            return self._bind(self.scalar_cast(args[0], e.args[0].dtype, e.dtype))
+        opdef = OPS[e.name]
+        dt = _operand_dtype(e)
+        template = opdef.scalar_bool if dt == BOOL and opdef.scalar_bool else opdef.scalar
+        text = template.format(*args, T=ctype(e.dtype))
+        if e.dtype.kind in "iu":
+            text = f"static_cast<{ctype(e.dtype)}>({text})"
+        return self._bind(text)
+
+    @staticmethod
+    def scalar_cast(x: str, src, dst) -> str:
+        if dst == BOOL:
+            return f"({x} != 0)"
+        if src.kind == "f" and dst.kind in "iu":
+            return f"ccg::cast<{ctype(dst)}>({x})"
+        return f"static_cast<{ctype(dst)}>({x})"
+
+    def offset(self, e: Load) -> str:
+        buf = self.buffers[e.buf]
+        off = sum((i * s for i, s in zip(e.index, buf.strides)), sympy.Integer(0))
+        return cindex(simplify_offset(off))
+
+    # -- vector mode
+    def vtype(self, dtype) -> str:
+        return "ccg::Mask<L>" if dtype == BOOL else f"ccg::Vec<{ctype(dtype)}, L>"
+
+    def _emit_vector(self, e) -> str:
+        if isinstance(e, (Const, Scalar)):
+            scalar = literal(e.value, e.dtype) if isinstance(e, Const) else e.name
+            return self._bind(f"{self.vtype(e.dtype)}::broadcast({scalar})")
+        if isinstance(e, Index):
+            c = linear_coefficient(e.expr, self.var)
+            start = cindex(e.expr)
+            if c == 0:
+                return self._bind(f"{self.vtype(e.dtype)}::broadcast({start})")
+            return self._bind(f"{self.vtype(e.dtype)}::iota({start})")
+        if isinstance(e, Load):
+            vt = self.vtype(e.dtype)
+            if e.buf in self.locals:
+                return self._bind(f"{vt}::broadcast({self.locals[e.buf]})")
+            buf = self.buffers[e.buf]
+            off = simplify_offset(sum((i * s for i, s in zip(e.index, buf.strides)), sympy.Integer(0)))
+            c = linear_coefficient(off, self.var)
+            ptr = f"{e.buf} + {cindex(off)}"
+            if c == 0:
+                return self._bind(f"{vt}::broadcast({e.buf}[{cindex(off)}])")
+            if c == 1:
+                return self._bind(f"{vt}::load({ptr})")
+            return self._bind(f"{vt}::load_strided({ptr}, {c})")
+        args = [self.names[id(a)] for a in e.args]
+        template = vector_template(e)
+        if template == "cast":
+            src, dst = e.args[0].dtype, e.dtype
+            if dst == BOOL:
+                return self._bind(f"ccg::to_mask({args[0]})")
+            if src == BOOL:
+                return self._bind(f"ccg::from_mask<{ctype(dst)}>({args[0]})")
+            return self._bind(f"ccg::convert<{ctype(dst)}>({args[0]})")
+        return self._bind(template.format(*args, T=ctype(e.dtype)))
+
+
+def vectorizable(expr, var, buffers, locals_) -> bool:
+    """Can ExprRenderer write ``expr`` in vector mode along ``var``?"""
+    for e in walk(expr):
+        if e.dtype not in VEC_TYPES and e.dtype != BOOL:
+            return False
+        if isinstance(e, Op) and vector_template(e) is None:
+            return False
+        if isinstance(e, Index) and linear_coefficient(e.expr, var) not in (0, 1):
+            return False
+        if isinstance(e, Load) and e.buf not in locals_:
+            buf = buffers[e.buf]
+            off = simplify_offset(sum((i * s for i, s in zip(e.index, buf.strides)), sympy.Integer(0)))
+            if linear_coefficient(off, var) is None:
+                return False
+    return True
+
+
+def lanes_itemsize(expr) -> int:
+    sizes = [e.dtype.itemsize for e in walk(expr) if e.dtype != BOOL]
+    return max(sizes + [4])

@@ -1,0 +1,168 @@
+"""Loop IR: buffers, stages and their bodies, as printable plain data.
+
+A ``Stage`` computes one buffer: a Pointwise stage stores ``body`` at every point of its
+domain; a Reduction stage combines ``body`` over ``reduce_axes`` of its domain and stores
+the result at the kept coordinates. Bodies are small expression DAGs (hash-consed: equal
+sub-expressions are the same object) over sympy index variables ``i0, i1, ...`` (one per
+domain dimension, shared by position across the stages of a kernel).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy
+
+
+@dataclass(frozen=True, eq=False)
+class Load:
+    buf: str
+    index: tuple           # one sympy expression per buffer dimension
+    dtype: np.dtype
+
+
+@dataclass(frozen=True, eq=False)
+class Const:
+    value: object
+    dtype: np.dtype
+
+
+@dataclass(frozen=True, eq=False)
+class Scalar:
+    name: str              # runtime scalar argument
+    dtype: np.dtype
+
+
+@dataclass(frozen=True, eq=False)
+class Index:
+    expr: sympy.Expr       # an integer index value (int64)
+    dtype: np.dtype
+
+
+@dataclass(frozen=True, eq=False)
+class Op:
+    name: str              # an op of ufuncs.OPS, or 'cast'
+    args: tuple
+    dtype: np.dtype
+
+
+Expr = Load | Const | Scalar | Index | Op
+
+
+class ExprBuilder:
+    """Hash-consing constructor: building the same expression twice gives the same object."""
+
+    def __init__(self):
+        self._memo = {}
+
+    def _make(self, cls, key, *fields):
+        k = (cls, key)
+        e = self._memo.get(k)
+        if e is None:
+            e = self._memo[k] = cls(*fields)
+        return e
+
+    def load(self, buf, index, dtype):
+        return self._make(Load, (buf, tuple(index), dtype), buf, tuple(index), dtype)
+
+    def const(self, value, dtype):
+        return self._make(Const, (repr(value), dtype), value, dtype)
+
+    def scalar(self, name, dtype):
+        return self._make(Scalar, (name, dtype), name, dtype)
+
+    def index(self, expr, dtype):
+        return self._make(Index, (expr, dtype), expr, dtype)
+
+    def op(self, name, args, dtype):
+        args = tuple(args)
+        return self._make(Op, (name, tuple(id(a) for a in args), dtype), name, args, dtype)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    name: str
+    dtype: np.dtype
+    shape: tuple           # sizes (ints, or sympy expressions later)
+    strides: tuple         # in elements
+    role: str              # 'input' | 'constant' | 'output' | 'temp'
+    arg: object = None     # input: argument index; constant: key; output: leaf positions
+
+
+@dataclass
+class Stage:
+    name: str                      # the buffer it writes
+    kind: str                      # 'pointwise' | 'reduction'
+    domain: tuple                  # loop sizes, one per index variable
+    body: object                   # Expr at a domain point
+    reduce_axes: tuple = ()        # reduction: domain positions combined
+    reduction: str | None = None   # 'sum' | 'prod' | 'max' | 'min' | 'any' | 'all' | 'argmax' | 'argmin'
+    nodes: str = ""                # graph nodes it computes (for comments)
+    where: str = ""                # the user's source line
+
+    @property
+    def kept_axes(self) -> tuple:
+        return tuple(i for i in range(len(self.domain)) if i not in self.reduce_axes)
+
+    @property
+    def trailing_reduction(self) -> bool:
+        n = len(self.domain)
+        return self.kind == "reduction" and self.reduce_axes == tuple(range(n - len(self.reduce_axes), n))
+
+    def numel(self) -> int:
+        return int(np.prod(self.domain, dtype=np.int64))
+
+
+@dataclass
+class LoopProgram:
+    buffers: dict                  # name -> Buffer
+    stages: list                   # in execution order
+    scalars: list                  # (name, dtype, argument index)
+    outputs: object                # output tree: leaves are ('buf', name) / ('arg', i) / python values
+
+    def __str__(self):
+        lines = [f"buffer {b.name}: {b.role} {b.dtype}{list(b.shape)} strides={list(b.strides)}"
+                 for b in self.buffers.values()]
+        for s in self.stages:
+            head = f"{s.kind} {s.name} over {list(s.domain)}"
+            if s.kind == "reduction":
+                head += f" {s.reduction} axes={list(s.reduce_axes)}"
+            lines.append(f"{head}:  {format_expr(s.body)}")
+        return "\n".join(lines)
+
+
+def index_vars(n: int) -> tuple:
+    return tuple(sympy.Symbol(f"i{k}", integer=True, nonnegative=True) for k in range(n))
+
+
+def format_expr(e, depth=0) -> str:
+    if depth > 12:
+        return "..."
+    if isinstance(e, Load):
+        return f"{e.buf}[{', '.join(map(str, e.index))}]"
+    if isinstance(e, Const):
+        return repr(e.value)
+    if isinstance(e, Scalar):
+        return e.name
+    if isinstance(e, Index):
+        return f"idx({e.expr})"
+    if e.name == "cast":
+        return f"{e.dtype}({format_expr(e.args[0], depth + 1)})"
+    return f"{e.name}({', '.join(format_expr(a, depth + 1) for a in e.args)})"
+
+
+def walk(expr):
+    """Every distinct sub-expression once, operands before users."""
+    seen, order, stack = set(), [], [(expr, False)]
+    while stack:
+        e, done = stack.pop()
+        if done:
+            order.append(e)
+            continue
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        stack.append((e, True))
+        if isinstance(e, Op):
+            stack.extend((a, False) for a in reversed(e.args) if id(a) not in seen)
+    return order

@@ -1,0 +1,200 @@
+"""Lowering: Graph -> LoopProgram.
+
+In: a traced Graph. Out: a ``loopir.LoopProgram``. Every pointwise node becomes an
+expression that is inlined into its consumers (no temporaries); every reduction and every
+graph output becomes a Stage writing a buffer. Views (reshape, transpose, broadcast,
+slicing) are rewrites of the index expressions of the loads under them, never copies.
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy
+
+from .graph import Graph, Node
+from .loopir import Buffer, ExprBuilder, LoopProgram, Stage, index_vars
+from .ufuncs import OPS
+
+
+def contiguous_strides(shape) -> tuple:
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(int(s), 1)
+    return tuple(reversed(strides))
+
+
+# ----------------------------------------------------------------- index arithmetic
+
+def _terms(expr):
+    """expr as a list of (atom, coefficient) with integer coefficients."""
+    expr = sympy.expand(expr)
+    out = []
+    for t in sympy.Add.make_args(expr):
+        coeff, rest = t.as_coeff_Mul()
+        out.append((rest, int(coeff)))
+    return out
+
+
+def floordiv(expr, d: int, bound: int):
+    """floor(expr / d) for 0 <= expr < bound, simplified where the terms allow."""
+    if d == 1:
+        return expr
+    if bound <= d:
+        return sympy.Integer(0)
+    exact, rest = 0, []
+    for atom, c in _terms(expr):
+        if c % d == 0:
+            exact += atom * (c // d)
+        else:
+            rest.append((atom, c))
+    if not rest:
+        return exact
+    return exact + sympy.floor(sum(a * c for a, c in rest) / sympy.Integer(d))
+
+
+def modulo(expr, m: int, bound: int):
+    """expr mod m for 0 <= expr < bound."""
+    if m == 1:
+        return sympy.Integer(0)
+    if bound <= m:
+        return expr
+    rest = [(a, c) for a, c in _terms(expr) if c % m != 0]
+    if not rest:
+        return sympy.Integer(0)
+    return sympy.Mod(sum(a * c for a, c in rest), m)
+
+
+def reshape_index(idx, out_shape, in_shape) -> tuple:
+    """Index into the input of a C-order reshape, given the output index."""
+    flat = sum((e * s for e, s in zip(idx, contiguous_strides(out_shape))), sympy.Integer(0))
+    total = int(np.prod(out_shape, dtype=np.int64))
+    result = []
+    for stride, size in zip(contiguous_strides(in_shape), in_shape):
+        if size == 1:
+            result.append(sympy.Integer(0))
+            continue
+        q = floordiv(flat, stride, total)
+        result.append(modulo(q, size, -(-total // stride)))
+    return tuple(result)
+
+
+def broadcast_index(idx, in_shape, out_shape) -> tuple:
+    lead = len(out_shape) - len(in_shape)
+    return tuple(sympy.Integer(0) if s == 1 and out_shape[lead + k] != 1 else idx[lead + k]
+                 for k, s in enumerate(in_shape))
+
+
+def view_index(node: Node, idx) -> tuple:
+    (src,) = node.inputs
+    if node.op == "reshape":
+        return reshape_index(idx, node.shape, src.shape)
+    if node.op == "transpose":
+        out = [None] * len(idx)
+        for k, p in enumerate(node.attr("perm")):
+            out[p] = idx[k]
+        return tuple(out)
+    if node.op == "broadcast_to":
+        return broadcast_index(idx, src.shape, node.shape)
+    if node.op == "slice":
+        return tuple(start + step * i for (start, step, _), i in zip(node.attr("spec"), idx))
+    raise AssertionError(node.op)
+
+
+# ----------------------------------------------------------------- lowering
+
+class Lowering:
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.eb = ExprBuilder()
+        self.buffers: dict[str, Buffer] = {}
+        self.stages: list[Stage] = []
+        self.scalars: list = []
+        self.buffer_of: dict[int, str] = {}      # realized node id -> buffer name
+        self.memo: dict = {}
+        self.names = graph.names()
+
+    def value(self, node: Node, idx: tuple):
+        """The expression for ``node`` at index ``idx``."""
+        key = (id(node), idx)
+        e = self.memo.get(key)
+        if e is None:
+            e = self.memo[key] = self._value(node, idx)
+        return e
+
+    def _value(self, node: Node, idx: tuple):
+        eb, op = self.eb, node.op
+        if id(node) in self.buffer_of:
+            return eb.load(self.buffer_of[id(node)], idx, node.dtype)
+        if op == "const":
+            return eb.const(node.attr("value"), node.dtype)
+        if op == "scalar":
+            return eb.scalar(f"s{node.attr('index')}", node.dtype)
+        if op in ("reshape", "transpose", "broadcast_to", "slice"):
+            return self.value(node.inputs[0], view_index(node, idx))
+        if op == "iota":
+            return eb.index(idx[-1], node.dtype)
+        if op == "cast" or op in OPS:
+            args = [self.value(i, broadcast_index(idx, i.shape, node.shape)) for i in node.inputs]
+            return eb.op(op, args, node.dtype)
+        raise AssertionError(f"cannot lower {op}")
+
+    def add_buffer(self, node: Node, role: str, strides=None, arg=None) -> str:
+        name = {"input": f"in{arg}", "constant": f"c{len(self.buffers)}"}.get(role, f"buf{len(self.buffers)}")
+        strides = contiguous_strides(node.shape) if strides is None else strides
+        self.buffers[name] = Buffer(name, node.dtype, node.shape, strides, role, arg)
+        self.buffer_of[id(node)] = name
+        return name
+
+    def add_stage(self, node: Node, role: str):
+        where, label = node.where, self.names[id(node)]
+        if node.op == "reduce":
+            (src,) = node.inputs
+            domain = src.shape
+            body = self.value(src, index_vars(len(domain)))
+            stage = Stage("", "reduction", domain, body, node.attr("axes"), node.attr("kind"),
+                          label, where)
+        else:
+            body = self.value(node, index_vars(node.ndim))
+            stage = Stage("", "pointwise", node.shape, body, (), None, label, where)
+        stage.name = self.add_buffer(node, role)
+        self.stages.append(stage)
+
+    def run(self, arg_strides: dict) -> LoopProgram:
+        graph = self.graph
+        outputs = {id(n) for n in graph.leaves}
+        for node in graph.nodes:
+            op = node.op
+            if op == "input":
+                i = node.attr("index")
+                self.add_buffer(node, "input", arg_strides[i], i)
+                continue
+            if op == "scalar":
+                self.scalars.append((f"s{node.attr('index')}", node.dtype, node.attr("index")))
+            elif op == "constant":
+                self.add_buffer(node, "constant", arg=node.attr("array").key)
+            elif op == "reduce":
+                self.add_stage(node, "output" if id(node) in outputs else "temp")
+            if id(node) in outputs and id(node) not in self.buffer_of:
+                self.add_stage(node, "output")
+        out_tree = _map_leaves(graph.outputs, self._leaf)
+        return LoopProgram(self.buffers, self.stages, self.scalars, out_tree)
+
+    def _leaf(self, node: Node):
+        if node.op == "input":
+            return ("arg", node.attr("index"))
+        return ("buf", self.buffer_of[id(node)])
+
+
+def _map_leaves(tree, fn):
+    if isinstance(tree, Node):
+        return fn(tree)
+    if isinstance(tree, dict):
+        return {k: _map_leaves(v, fn) for k, v in tree.items()}
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_map_leaves(v, fn) for v in tree)
+    return ("value", tree)
+
+
+def lower(graph: Graph, arg_strides: dict) -> LoopProgram:
+    """``arg_strides``: argument index -> strides in elements of that input array."""
+    return Lowering(graph).run(arg_strides)

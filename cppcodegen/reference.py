@@ -1,0 +1,58 @@
+"""The NumPy reference interpreter: run a traced Graph node by node with NumPy.
+
+In: a Graph and the call's arguments. Out: the output tree with NumPy values, plus (through
+``on_node``) every intermediate value. It is the oracle of check mode and the ``numpy``
+backend, and it reads the same op table as the C++ renderers.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .graph import Graph, Node, map_tree
+from .ufuncs import OPS
+
+_REDUCERS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any,
+             "all": np.all}
+
+
+def evaluate_node(node: Node, vals: list, args) -> np.ndarray:
+    op = node.op
+    if op == "input":
+        return np.asarray(args[node.attr("index")])
+    if op == "scalar":
+        return np.asarray(args[node.attr("index")], dtype=node.dtype)
+    if op == "const":
+        return np.asarray(node.attr("value"), dtype=node.dtype)
+    if op == "constant":
+        return node.attr("array").array
+    if op == "cast":
+        return vals[0].astype(node.dtype)
+    if op == "reshape":
+        return vals[0].reshape(node.shape)
+    if op == "transpose":
+        return vals[0].transpose(node.attr("perm"))
+    if op == "broadcast_to":
+        return np.broadcast_to(vals[0], node.shape)
+    if op == "slice":
+        index = tuple(slice(s, s + st * n if s + st * n >= 0 else None, st) if n else slice(0, 0)
+                      for s, st, n in node.attr("spec"))
+        return vals[0][index]
+    if op == "reduce":
+        kind, axes = node.attr("kind"), node.attr("axes")
+        if kind in ("argmax", "argmin"):
+            (axis,) = axes
+            return getattr(np, kind)(vals[0], axis=axis)
+        return _REDUCERS[kind](vals[0], axis=axes).astype(node.dtype)
+    opdef = OPS[op]
+    return np.asarray(opdef.numpy(*vals)).astype(node.dtype, copy=False)
+
+
+def run_graph(graph: Graph, args, on_node=None):
+    values = {}
+    with np.errstate(all="ignore"):
+        for node in graph.nodes:
+            out = evaluate_node(node, [values[id(i)] for i in node.inputs], args)
+            values[id(node)] = out
+            if on_node is not None:
+                on_node(node, out)
+    return map_tree(graph.outputs, lambda n: values[id(n)])

@@ -1,0 +1,119 @@
+"""Scheduling: LoopProgram -> kernels with their loop decisions made explicit.
+
+In: a ``loopir.LoopProgram``. Out: a list of ``Kernel``. Stages whose domains share a
+leading loop nest ``outer`` (e.g. the rows of a softmax or a layer norm) go into one kernel:
+the outer loops run once (in parallel) and each stage runs its inner loops inside them.
+A reduction read by later stages of its own kernel at the current outer point lives in a
+local variable, never in memory. Reductions that keep the innermost axis (``x.sum(0)``)
+get a kernel of their own in 'column' form: tiles of the kept axis are vectorized and the
+reduced axes loop outside them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .config import Options
+from .loopir import Load, LoopProgram, Op, Stage, index_vars, walk
+from .ufuncs import OPS
+
+VECTOR_DTYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "int32", "int64", "bool"))
+COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
+
+
+@dataclass
+class Kernel:
+    name: str
+    form: str                      # 'nest' (shared outer loops) | 'flat' (outer empty) | 'column' | 'rows'
+    outer: tuple                   # sizes of the shared outer loops (form 'nest')
+    stages: list
+    locals: set = field(default_factory=set)     # buffers kept in local variables
+    parallel: bool = False
+
+    def describe(self) -> str:
+        return f"{self.name}: {self.form} outer={list(self.outer)} stages={[s.name for s in self.stages]}"
+
+
+def _loads(stage: Stage):
+    return [e for e in walk(stage.body) if isinstance(e, Load)]
+
+
+def _can_join(kernel: Kernel, stage: Stage, writer_of: dict) -> bool:
+    if kernel.form not in ("nest", "flat"):
+        return False
+    outer = kernel.outer
+    n = len(outer)
+    if tuple(stage.domain[:n]) != tuple(outer):
+        return False
+    if stage.kind == "reduction" and not (stage.trailing_reduction and min(stage.reduce_axes) >= n):
+        return False
+    if stage.kind == "reduction" and stage.reduction in ("argmax", "argmin") and n == 0:
+        return False
+    mine = {s.name for s in kernel.stages}
+    reads_mine = False
+    pvars = index_vars(n)
+    for ld in _loads(stage):
+        if ld.buf in mine:
+            reads_mine = True
+            if tuple(ld.index[:n]) != pvars:
+                return False
+    return reads_mine or n > 0
+
+
+def _new_kernel(stage: Stage, index: int) -> Kernel:
+    name = f"kernel{index}"
+    if stage.kind == "reduction" and not stage.trailing_reduction:
+        last_kept = (len(stage.domain) - 1) not in stage.reduce_axes
+        if last_kept and stage.reduction in COLUMN_KINDS and stage.body.dtype != np.bool_:
+            return Kernel(name, "column", (), [stage])
+        return Kernel(name, "rows", (), [stage])
+    if stage.kind == "reduction":
+        outer = tuple(stage.domain[:len(stage.domain) - len(stage.reduce_axes)])
+    else:
+        outer = tuple(stage.domain[:-1])
+    return Kernel(name, "nest" if outer else "flat", outer, [stage])
+
+
+def schedule(program: LoopProgram, opts: Options) -> list:
+    kernels: list[Kernel] = []
+    writer_of = {}
+    for stage in program.stages:
+        if opts.fuse and kernels and _can_join(kernels[-1], stage, writer_of):
+            kernels[-1].stages.append(stage)
+        else:
+            kernels.append(_new_kernel(stage, len(kernels)))
+        writer_of[stage.name] = kernels[-1]
+    _choose_locals(program, kernels)
+    for k in kernels:
+        k.parallel = opts.parallel and max(s.numel() for s in k.stages) >= opts.parallel_threshold
+        k.name = _kernel_name(k)
+    return kernels
+
+
+def _choose_locals(program: LoopProgram, kernels: list):
+    readers: dict[str, set] = {}
+    for k in kernels:
+        for s in k.stages:
+            for ld in _loads(s):
+                readers.setdefault(ld.buf, set()).add(id(k))
+    for k in kernels:
+        if k.form not in ("nest", "flat"):
+            continue
+        for s in k.stages:
+            buf = program.buffers[s.name]
+            if s.kind == "reduction" and buf.role == "temp" and readers.get(s.name, set()) <= {id(k)}:
+                k.locals.add(s.name)
+
+
+def _kernel_name(k: Kernel) -> str:
+    parts = []
+    for s in k.stages:
+        ops = [e.name for e in walk(s.body) if isinstance(e, Op) and e.name != "cast"]
+        if s.kind == "reduction":
+            ops.append(s.reduction)
+        for o in ops:
+            if o not in parts:
+                parts.append(o)
+    tail = "_".join(parts[:5]) or "copy"
+    return f"{k.name}_{tail}"

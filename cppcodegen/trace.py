@@ -1,0 +1,724 @@
+"""Tracing: run the user's NumPy function on proxy arrays and record a Graph.
+
+In: a Python function and a call's arguments (already classified by ``signature.py``).
+Out: a ``graph.Graph``. Proxies implement NumPy's ``__array_ufunc__`` and
+``__array_function__`` protocols, the operators, methods and properties of ``ndarray``,
+and basic indexing. dtype rules are NumPy's own (``ufunc.resolve_dtypes`` and
+``np.result_type`` with weak Python scalars, NEP 50), so promotion matches by construction.
+"""
+from __future__ import annotations
+
+import hashlib
+import operator
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from . import ufuncs
+from .errors import DataDependentError, TraceError, UnsupportedError, user_location
+from .graph import Graph, Node, flatten_tree, make_node, map_tree, toposort
+
+
+class ConstArray:
+    """A constant array captured during tracing; hashed by content, passed to kernels."""
+
+    def __init__(self, array: np.ndarray):
+        self.array = np.array(array, order="C", copy=True)
+        self.array.flags.writeable = False
+        h = hashlib.sha256(self.array.tobytes())
+        h.update(f"{self.array.dtype}{self.array.shape}".encode())
+        self.key = h.hexdigest()[:16]
+
+    def __repr__(self):
+        return f"array#{self.key}"
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __eq__(self, other):
+        return isinstance(other, ConstArray) and other.key == self.key
+
+
+# --------------------------------------------------------------------------- proxies
+
+class Proxy:
+    """A traced array. ``weak`` marks a runtime Python scalar (NEP 50 weak promotion)."""
+
+    __array_priority__ = 1000
+
+    def __init__(self, node: Node, weak: bool = False):
+        self.node = node
+        self.weak = weak
+
+    # --- properties
+    shape = property(lambda self: self.node.shape)
+    dtype = property(lambda self: self.node.dtype)
+    ndim = property(lambda self: self.node.ndim)
+    size = property(lambda self: self.node.size)
+    itemsize = property(lambda self: self.node.dtype.itemsize)
+    nbytes = property(lambda self: self.node.size * self.node.dtype.itemsize)
+    T = property(lambda self: transpose(self))
+    mT = property(lambda self: swapaxes(self, -1, -2))
+    real = property(lambda self: self)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError(f"len() of unsized object (0-d traced array) at {user_location()}")
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"<traced array shape={self.shape} dtype={self.dtype}>"
+
+    # --- protocols
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__":
+            return trace_ufunc(ufunc, inputs, kwargs)
+        if method == "reduce":
+            return trace_ufunc_reduce(ufunc, inputs, kwargs)
+        raise UnsupportedError(f"np.{ufunc.__name__}.{method} is not supported yet "
+                               f"(at {user_location()})")
+
+    def __array_function__(self, func, types, args, kwargs):
+        handler = FUNCTIONS.get(func)
+        if handler is None:
+            name = getattr(func, "__module__", "numpy").replace("numpy._core", "numpy")
+            raise UnsupportedError(f"{name}.{func.__name__} is not supported by cppcodegen "
+                                   f"(called at {user_location()})")
+        return handler(*args, **kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        raise DataDependentError(
+            f"a traced array was converted to a concrete NumPy array at {user_location()}; "
+            "the value of an array is not known while the function is compiled. "
+            "Use NumPy functions on the array instead of np.asarray / list conversions.")
+
+    # --- value-dependent Python: refused with a clear message
+    def _data_dependent(self, what):
+        raise DataDependentError(
+            f"{what} of a traced array at {user_location()}: Python control flow that depends "
+            "on array values (data-dependent) cannot be compiled; use np.where(...) "
+            "or move the branch outside the compiled function.")
+
+    def __bool__(self):
+        self._data_dependent("bool()")
+
+    def __float__(self):
+        self._data_dependent("float()")
+
+    def __int__(self):
+        self._data_dependent("int()")
+
+    def __index__(self):
+        self._data_dependent("using as an index/int the value")
+
+    def __complex__(self):
+        self._data_dependent("complex()")
+
+    def item(self, *a):
+        self._data_dependent(".item()")
+
+    def tolist(self):
+        self._data_dependent(".tolist()")
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, index):
+        return getitem(self, index)
+
+    def __setitem__(self, index, value):
+        raise UnsupportedError(f"in-place assignment (x[...] = v) is not supported yet "
+                               f"(at {user_location()})")
+
+    # --- methods
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        return cast(self, np.dtype(dtype))
+
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return reshape(self, shape, order=order)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return transpose(self, axes or None)
+
+    swapaxes = lambda self, a, b: swapaxes(self, a, b)
+    ravel = lambda self, order="C": reshape(self, (-1,), order=order)
+    flatten = lambda self, order="C": reshape(self, (-1,), order=order)
+    squeeze = lambda self, axis=None: squeeze(self, axis)
+    copy = lambda self, order="C": self
+    view = lambda self, dtype=None: self if dtype is None else _unsupported("ndarray.view(dtype)")
+    clip = lambda self, min=None, max=None, **kw: clip(self, min, max, **kw)
+    sum = lambda self, *a, **kw: sum_(self, *a, **kw)
+    prod = lambda self, *a, **kw: prod(self, *a, **kw)
+    mean = lambda self, *a, **kw: mean(self, *a, **kw)
+    var = lambda self, *a, **kw: var(self, *a, **kw)
+    std = lambda self, *a, **kw: std(self, *a, **kw)
+    max = lambda self, *a, **kw: amax(self, *a, **kw)
+    min = lambda self, *a, **kw: amin(self, *a, **kw)
+    argmax = lambda self, *a, **kw: argmax(self, *a, **kw)
+    argmin = lambda self, *a, **kw: argmin(self, *a, **kw)
+    any = lambda self, *a, **kw: any_(self, *a, **kw)
+    all = lambda self, *a, **kw: all_(self, *a, **kw)
+
+
+def _binop(ufunc, reflected=False):
+    if reflected:
+        return lambda self, other: ufunc(other, self)
+    return lambda self, other: ufunc(self, other)
+
+
+for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                   ("mod", np.remainder), ("pow", np.power), ("and", np.bitwise_and),
+                   ("or", np.bitwise_or), ("xor", np.bitwise_xor), ("lshift", np.left_shift),
+                   ("rshift", np.right_shift), ("matmul", None)]:
+    if _uf is None:
+        continue
+    setattr(Proxy, f"__{_name}__", _binop(_uf))
+    setattr(Proxy, f"__r{_name}__", _binop(_uf, reflected=True))
+for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+                   ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
+    setattr(Proxy, f"__{_name}__", _binop(_uf))
+Proxy.__hash__ = object.__hash__
+Proxy.__neg__ = lambda self: np.negative(self)
+Proxy.__pos__ = lambda self: np.positive(self)
+Proxy.__abs__ = lambda self: np.absolute(self)
+Proxy.__invert__ = lambda self: np.invert(self)
+Proxy.__divmod__ = lambda self, other: np.divmod(self, other)
+Proxy.__matmul__ = lambda self, other: _unsupported("matrix product (@)")
+Proxy.__rmatmul__ = Proxy.__matmul__
+
+
+def _unsupported(what):
+    raise UnsupportedError(f"{what} is not supported by cppcodegen yet (at {user_location()})")
+
+
+# --------------------------------------------------------------------------- operands
+
+WEAK_TYPES = (bool, int, float)
+
+
+def _is_weak(x) -> bool:
+    return type(x) in WEAK_TYPES or (isinstance(x, Proxy) and x.weak)
+
+
+def _descriptor(x):
+    """What NumPy's promotion sees: a dtype, or a Python type for weak scalars."""
+    if isinstance(x, Proxy):
+        if x.weak:
+            return {"b": bool, "i": int, "u": int, "f": float}[x.dtype.kind]
+        return x.dtype
+    if type(x) in WEAK_TYPES:
+        return type(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype
+    if isinstance(x, complex):
+        _unsupported("complex numbers")
+    if x is None:
+        raise TraceError(f"None used as an array operand at {user_location()}")
+    raise TraceError(f"cannot use {type(x).__name__} as an array operand at {user_location()}")
+
+
+def as_node(x, dtype=None) -> Node:
+    """The node for an operand, cast to ``dtype`` when given."""
+    where = user_location()
+    if isinstance(x, Proxy):
+        node = x.node
+    elif type(x) in WEAK_TYPES:
+        dt = np.dtype(dtype) if dtype is not None else np.result_type(x)
+        try:
+            value = np.array(x, dtype=dt)
+        except OverflowError as e:
+            raise OverflowError(f"{e} (at {where})") from None
+        return make_node("const", (), (), dt, where, value=value.item())
+    elif isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
+        node = make_node("const", (), (), x.dtype, where, value=np.asarray(x).item())
+    elif isinstance(x, np.ndarray):
+        node = constant_array(x, where)
+    else:
+        _descriptor(x)      # raises with a good message
+        raise AssertionError
+    if dtype is not None and node.dtype != np.dtype(dtype):
+        node = cast_node(node, np.dtype(dtype))
+    return node
+
+
+def constant_array(x: np.ndarray, where: str) -> Node:
+    if x.dtype.kind not in "biuf":
+        _unsupported(f"arrays of dtype {x.dtype}")
+    flat = x.reshape(-1)
+    if x.size > 1 and x.size == np.count_nonzero(flat == flat[0]):
+        scalar = make_node("const", (), (), x.dtype, where, value=flat[0].item())
+        return broadcast_node(scalar, x.shape)
+    return make_node("constant", (), x.shape, x.dtype, where, array=ConstArray(x))
+
+
+def cast_node(node: Node, dtype: np.dtype) -> Node:
+    if node.dtype == dtype:
+        return node
+    if node.op == "const":
+        value = np.array(node.attr("value"), dtype=node.dtype).astype(dtype).item()
+        return make_node("const", (), (), dtype, node.where, value=value)
+    return make_node("cast", (node,), node.shape, dtype, user_location())
+
+
+def broadcast_node(node: Node, shape) -> Node:
+    shape = tuple(int(s) for s in shape)
+    if node.shape == shape:
+        return node
+    try:
+        if np.broadcast_shapes(node.shape, shape) != shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"cannot broadcast shape {node.shape} to {shape} "
+                         f"(at {user_location()})") from None
+    return make_node("broadcast_to", (node,), shape, node.dtype, user_location(), shape=shape)
+
+
+def wrap(node: Node, weak=False) -> Proxy:
+    return Proxy(node, weak)
+
+
+# --------------------------------------------------------------------------- ufuncs
+
+def _broadcast_shapes(operands, what):
+    shapes = [x.shape if isinstance(x, (Proxy, np.ndarray, np.generic)) else () for x in operands]
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{what}: operands could not be broadcast together with shapes "
+                         f"{' '.join(map(str, shapes))} (at {user_location()})") from None
+
+
+def trace_ufunc(ufunc, inputs, kwargs):
+    name = ufunc.__name__
+    if kwargs.get("out") is not None:
+        _unsupported(f"np.{name}(..., out=...)")
+    dtype = kwargs.pop("dtype", None)
+    kwargs.pop("out", None)
+    if kwargs.pop("casting", "same_kind") != "same_kind" or kwargs.pop("where", True) is not True:
+        _unsupported(f"np.{name} with casting=/where=")
+    if kwargs:
+        _unsupported(f"np.{name} keyword arguments {sorted(kwargs)}")
+    if name == "divmod":
+        return (trace_ufunc(np.floor_divide, inputs, {}), trace_ufunc(np.remainder, inputs, {}))
+    if name not in ufuncs.TRACEABLE:
+        _unsupported(f"np.{name}")
+    name = ufuncs.ALIASES.get(name, name)
+    descs = tuple(_descriptor(x) for x in inputs)
+    try:
+        if dtype is None:
+            dts = ufunc.resolve_dtypes(descs + (None,))
+        else:
+            sig = (None,) * len(inputs) + (np.dtype(dtype),)
+            dts = ufunc.resolve_dtypes(descs + (None,), signature=sig)
+    except TypeError as e:
+        raise TypeError(f"np.{ufunc.__name__}: {e} (at {user_location()})") from None
+    in_dts, out_dt = dts[:-1], dts[-1]
+    if name in ufuncs.LOGICAL:      # logical ops work on truth values
+        in_dts = (np.dtype(bool),) * len(inputs)
+    shape = _broadcast_shapes(inputs, f"np.{ufunc.__name__}")
+    args = [as_node(x, dt) for x, dt in zip(inputs, in_dts)]
+    node = make_node(name, args, shape, out_dt, user_location())
+    weak = all(_is_weak(x) for x in inputs)
+    if weak and name in ufuncs.COMPARISONS:
+        weak = False
+    return wrap(node, weak)
+
+
+def trace_ufunc_reduce(ufunc, inputs, kwargs):
+    kinds = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+             "logical_and": "all", "logical_or": "any"}
+    if ufunc.__name__ not in kinds:
+        _unsupported(f"np.{ufunc.__name__}.reduce")
+    (x,) = inputs
+    axis = kwargs.pop("axis", 0)
+    return _reduce_fn(kinds[ufunc.__name__])(x, axis=axis, **kwargs)
+
+
+# --------------------------------------------------------------------------- elementwise functions
+
+def asproxy(x) -> Proxy:
+    return x if isinstance(x, Proxy) else wrap(as_node(x), _is_weak(x))
+
+
+def cast(x, dtype) -> Proxy:
+    x = asproxy(x)
+    return wrap(cast_node(x.node, np.dtype(dtype)))
+
+
+def where(cond, x=None, y=None):
+    if x is None or y is None:
+        _unsupported("np.where(condition) with one argument (data-dependent output size)")
+    descs = [_descriptor(v) for v in (x, y)]
+    weak_values = [{bool: True, int: 0, float: 0.0}[d] if isinstance(d, type) else d for d in descs]
+    dt = np.result_type(*weak_values)
+    shape = _broadcast_shapes((cond, x, y), "np.where")
+    args = [as_node(cond, bool), as_node(x, dt), as_node(y, dt)]
+    return wrap(make_node("where", args, shape, dt, user_location()))
+
+
+def clip(a, a_min=None, a_max=None, out=None, **kw):
+    if out is not None:
+        _unsupported("np.clip(..., out=...)")
+    a_min = kw.pop("min", a_min)
+    a_max = kw.pop("max", a_max)
+    if kw:
+        _unsupported(f"np.clip keyword arguments {sorted(kw)}")
+    r = asproxy(a)
+    if a_min is not None:
+        r = np.maximum(r, a_min)
+    if a_max is not None:
+        r = np.minimum(r, a_max)
+    return r
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
+    a = asproxy(a)
+    dt = np.dtype(dtype) if dtype is not None else a.dtype
+    shp = a.shape if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    value = fill_value.node if isinstance(fill_value, Proxy) else None
+    if value is not None:
+        return wrap(broadcast_node(cast_node(value, dt), shp))
+    scalar = make_node("const", (), (), dt, user_location(),
+                       value=np.array(fill_value).astype(dt).item())
+    return wrap(broadcast_node(scalar, shp))
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
+    return full_like(a, 0, dtype, shape=shape)
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None):
+    return full_like(a, 1, dtype, shape=shape)
+
+
+# --------------------------------------------------------------------------- views
+
+def reshape(a, shape, order="C", **kw):
+    a = asproxy(a)
+    if order != "C":
+        _unsupported(f"reshape with order={order!r}")
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise ValueError(f"can only specify one unknown dimension (at {user_location()})")
+    if -1 in shape:
+        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        if known == 0 or a.size % known:
+            raise ValueError(f"cannot reshape array of size {a.size} into shape {shape} "
+                             f"(at {user_location()})")
+        shape = tuple(a.size // known if s == -1 else s for s in shape)
+    if int(np.prod(shape, dtype=np.int64)) != a.size or any(s < 0 for s in shape):
+        raise ValueError(f"cannot reshape array of size {a.size} into shape {shape} "
+                         f"(at {user_location()})")
+    if shape == a.shape:
+        return a
+    return wrap(make_node("reshape", (a.node,), shape, a.dtype, user_location(), shape=shape), a.weak)
+
+
+def transpose(a, axes=None):
+    a = asproxy(a)
+    if axes is None:
+        axes = tuple(reversed(range(a.ndim)))
+    axes = normalize_axis_tuple(tuple(axes), a.ndim)
+    if len(axes) != a.ndim:
+        raise ValueError(f"axes don't match array (at {user_location()})")
+    if axes == tuple(range(a.ndim)):
+        return a
+    shape = tuple(a.shape[i] for i in axes)
+    return wrap(make_node("transpose", (a.node,), shape, a.dtype, user_location(), perm=axes))
+
+
+def swapaxes(a, axis1, axis2):
+    a = asproxy(a)
+    i, j = normalize_axis_tuple((axis1, axis2), a.ndim, allow_duplicate=True)
+    perm = list(range(a.ndim))
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+    a = asproxy(a)
+    src = normalize_axis_tuple(source, a.ndim)
+    dst = normalize_axis_tuple(destination, a.ndim)
+    order = [n for n in range(a.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(a, order)
+
+
+def broadcast_to(a, shape, subok=False):
+    a = asproxy(a)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return wrap(broadcast_node(a.node, shape))
+
+
+def broadcast_arrays(*args, subok=False):
+    shape = _broadcast_shapes(args, "np.broadcast_arrays")
+    return tuple(broadcast_to(a, shape) for a in args)
+
+
+def expand_dims(a, axis):
+    a = asproxy(a)
+    axes = normalize_axis_tuple(axis, a.ndim + (len(axis) if isinstance(axis, tuple) else 1))
+    shape = list(a.shape)
+    for ax in sorted(axes):
+        shape.insert(ax, 1)
+    return reshape(a, shape)
+
+
+def squeeze(a, axis=None):
+    a = asproxy(a)
+    if axis is None:
+        axes = tuple(i for i, s in enumerate(a.shape) if s == 1)
+    else:
+        axes = normalize_axis_tuple(axis, a.ndim)
+        for ax in axes:
+            if a.shape[ax] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not "
+                                 f"equal to one (at {user_location()})")
+    return reshape(a, [s for i, s in enumerate(a.shape) if i not in axes])
+
+
+def ravel(a, order="C"):
+    return reshape(a, (-1,), order=order)
+
+
+def getitem(a: Proxy, index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    for ix in index:
+        if isinstance(ix, (Proxy, np.ndarray, list)) or (ix is not None and not isinstance(
+                ix, (int, np.integer, slice, type(Ellipsis)))):
+            _unsupported("advanced indexing (integer or boolean arrays as indices)")
+    n_ell = sum(ix is Ellipsis for ix in index)
+    if n_ell > 1:
+        raise IndexError(f"an index can only have a single ellipsis ('...') (at {user_location()})")
+    n_real = sum(ix is not None and ix is not Ellipsis for ix in index)
+    if n_real > a.ndim:
+        raise IndexError(f"too many indices for array: array is {a.ndim}-dimensional, but "
+                         f"{n_real} were indexed (at {user_location()})")
+    if n_ell == 0:
+        index = index + (Ellipsis,)
+    pos = index.index(Ellipsis)
+    index = index[:pos] + (slice(None),) * (a.ndim - n_real) + index[pos + 1:]
+    spec, out_shape, sliced_shape, dim = [], [], [], 0
+    for ix in index:
+        if ix is None:
+            out_shape.append(1)
+            continue
+        size = a.shape[dim]
+        if isinstance(ix, slice):
+            start, stop, step = ix.indices(size)
+            length = len(range(start, stop, step))
+            spec.append((start if length else 0, step, length))
+            out_shape.append(length)
+            sliced_shape.append(length)
+        else:
+            i = int(ix)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size} "
+                                 f"(at {user_location()})")
+            spec.append((i % size, 1, 1))
+            sliced_shape.append(1)
+        dim += 1
+    node = a.node
+    if any(s != (0, 1, n) for s, n in zip(spec, a.shape)):
+        node = make_node("slice", (node,), sliced_shape, a.dtype, user_location(), spec=tuple(spec))
+    return reshape(wrap(node, a.weak), out_shape)
+
+
+# --------------------------------------------------------------------------- reductions
+
+_NO_VALUE = np._NoValue
+
+
+def _axes(x, axis):
+    if axis is None:
+        return tuple(range(x.ndim))
+    return tuple(sorted(normalize_axis_tuple(axis, x.ndim)))
+
+
+def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None) -> Proxy:
+    node = x.node
+    out_shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
+    count = int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
+    if count == 0 and kind in ("max", "min", "argmax", "argmin"):
+        op = {"max": "maximum", "min": "minimum"}.get(kind)
+        msg = (f"zero-size array to reduction operation {op} which has no identity" if op
+               else f"attempt to get {kind} of an empty sequence")
+        raise ValueError(f"{msg} (at {user_location()})")
+    if dtype is not None:
+        node = cast_node(node, np.dtype(dtype))
+    if kind in ("any", "all"):
+        node = cast_node(node, np.dtype(bool))
+    out_dt = {"argmax": np.dtype(np.int64), "argmin": np.dtype(np.int64)}.get(kind, node.dtype)
+    if axes:
+        node = make_node("reduce", (node,), out_shape, out_dt, user_location(), kind=kind, axes=axes)
+    r = wrap(node)
+    if keepdims:
+        r = reshape(r, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
+    return r
+
+
+def _check_plain(name, out=None, initial=_NO_VALUE, where=_NO_VALUE, **extra):
+    if out is not None:
+        _unsupported(f"{name}(..., out=...)")
+    if initial is not _NO_VALUE or where is not _NO_VALUE:
+        _unsupported(f"{name}(..., initial=/where=)")
+    if extra:
+        _unsupported(f"{name} keyword arguments {sorted(extra)}")
+
+
+def _reduce_fn(kind):
+    def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
+               where=_NO_VALUE, **extra):
+        _check_plain(f"np.{kind}", out, initial, where, **extra)
+        x = asproxy(a)
+        if keepdims is _NO_VALUE:
+            keepdims = False
+        if kind in ("sum", "prod"):
+            probe = np.add.reduce if kind == "sum" else np.multiply.reduce
+            dtype = probe(np.zeros(1, x.dtype), dtype=dtype).dtype
+        elif kind in ("max", "min"):
+            dtype = None
+        return _reduce_node(x, kind, _axes(x, axis), bool(keepdims), dtype)
+    return reduce
+
+
+sum_ = _reduce_fn("sum")
+prod = _reduce_fn("prod")
+amax = _reduce_fn("max")
+amin = _reduce_fn("min")
+any_ = _reduce_fn("any")
+all_ = _reduce_fn("all")
+
+
+def _arg_reduce(kind):
+    def arg(a, axis=None, out=None, *, keepdims=False):
+        _check_plain(f"np.{kind}", out)
+        x = asproxy(a)
+        if axis is None:
+            r = _reduce_node(reshape(x, (-1,)) if x.ndim != 1 else x, kind, (0,), False)
+            return reshape(r, (1,) * x.ndim) if keepdims else r
+        axes = _axes(x, axis)
+        return _reduce_node(x, kind, axes, bool(keepdims))
+    return arg
+
+
+argmax = _arg_reduce("argmax")
+argmin = _arg_reduce("argmin")
+
+
+def _count(x, axes) -> int:
+    return int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VALUE):
+    _check_plain("np.mean", out, where=where)
+    x = asproxy(a)
+    dtype = np.mean(np.ones(1, x.dtype), dtype=dtype).dtype
+    axes = _axes(x, axis)
+    total = _reduce_node(x, "sum", axes, bool(keepdims), dtype)
+    return np.true_divide(total, _count(x, axes))
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NO_VALUE,
+        mean=_NO_VALUE, correction=_NO_VALUE):
+    _check_plain("np.var", out, where=where)
+    if mean is not _NO_VALUE:
+        _unsupported("np.var(..., mean=)")
+    if correction is not _NO_VALUE:
+        ddof = correction
+    x = asproxy(a)
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = np.dtype(np.float64)
+    axes = _axes(x, axis)
+    n = _count(x, axes)
+    mu = _reduce_node(x, "sum", axes, True, dtype)
+    mu = np.true_divide(mu, n)
+    d = np.subtract(x, mu)
+    d = np.multiply(d, d)
+    total = _reduce_node(d, "sum", axes, bool(keepdims), dtype)
+    return np.true_divide(total, max(n - ddof, 0))
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    return np.sqrt(var(a, axis, dtype, out, ddof, keepdims, **kw))
+
+
+def shape_of(a):
+    return asproxy(a).shape
+
+
+def ndim_of(a):
+    return asproxy(a).ndim
+
+
+def size_of(a, axis=None):
+    a = asproxy(a)
+    return a.size if axis is None else a.shape[axis]
+
+
+FUNCTIONS = {
+    np.sum: sum_, np.prod: prod, np.max: amax, np.amax: amax, np.min: amin, np.amin: amin,
+    np.any: any_, np.all: all_, np.argmax: argmax, np.argmin: argmin, np.mean: mean,
+    np.var: var, np.std: std, np.where: where, np.clip: clip, np.reshape: reshape,
+    np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis,
+    np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays,
+    np.expand_dims: expand_dims, np.squeeze: squeeze, np.ravel: ravel,
+    np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
+    np.empty_like: zeros_like, np.shape: shape_of, np.ndim: ndim_of, np.size: size_of,
+    np.copy: lambda a, *args, **kw: asproxy(a), np.asarray: lambda a, dtype=None, **kw:
+    asproxy(a) if dtype is None else cast(a, dtype),
+    np.ascontiguousarray: lambda a, dtype=None, **kw: asproxy(a) if dtype is None else cast(a, dtype),
+    np.array: lambda a, dtype=None, **kw: asproxy(a) if dtype is None else cast(a, dtype),
+    np.result_type: lambda *args: np.result_type(*[_descriptor(a) if isinstance(a, Proxy) else a
+                                                   for a in args]),
+}
+
+
+# --------------------------------------------------------------------------- driver
+
+def trace(fn, arg_specs, args):
+    """Run ``fn`` on proxies. ``arg_specs`` come from signature.classify(); returns a Graph."""
+    inputs, call_args = [], []
+    for i, (spec, value) in enumerate(zip(arg_specs, args)):
+        kind = spec[0]
+        if kind == "array":
+            node = make_node("input", (), value.shape, value.dtype, "", index=i)
+            inputs.append(node)
+            call_args.append(wrap(node))
+        elif kind == "scalar":
+            dt = np.dtype(spec[1])
+            node = make_node("scalar", (), (), dt, "", index=i)
+            inputs.append(node)
+            call_args.append(wrap(node, weak=spec[2]))
+        else:
+            call_args.append(value)
+    with np.errstate(all="ignore"):
+        result = fn(*call_args)
+    outputs = map_tree(result, lambda p: p.node, leaf_type=Proxy)
+    _check_outputs(result)
+    leaves = flatten_tree(outputs)
+    nodes = toposort(leaves + inputs)
+    constants = {n.attr("array").key: n.attr("array").array for n in nodes if n.op == "constant"}
+    return Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants)
+
+
+def _check_outputs(result):
+    ok = (Proxy, np.ndarray, np.generic, int, float, bool, str, type(None))
+    if isinstance(result, dict):
+        for v in result.values():
+            _check_outputs(v)
+    elif isinstance(result, (tuple, list)):
+        for v in result:
+            _check_outputs(v)
+    elif not isinstance(result, ok):
+        raise TraceError(f"the compiled function returned a {type(result).__name__}; "
+                         "return arrays, scalars, or tuples/lists/dicts of them")

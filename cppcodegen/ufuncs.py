@@ -1,0 +1,111 @@
+"""The one table of pointwise ops.
+
+Each row: the op's name (NumPy's ufunc name), its NumPy reference, its scalar C++ spelling
+and its ``ccg::Vec`` spelling (None when the vector renderer cannot write it; such loops
+are emitted as scalar code). Templates take ``{0}``, ``{1}``, ... for the operands and
+``{T}`` for the C++ type of the result. Every implementation (the NumPy reference
+interpreter, the scalar and the vector C++ renderer) reads this table; a test checks that
+every traceable op has every column.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    nin: int
+    numpy: object                 # reference implementation (works on arrays)
+    scalar: str                   # C++ template for scalar code
+    vector: str | None            # C++ template for ccg::Vec code (float types)
+    vector_ints: bool = False     # the vector template is valid for int32/int64 too
+    vector_bool: str | None = None    # template on ccg::Mask operands (bool dtype)
+    scalar_bool: str | None = None    # scalar template override for bool operands
+
+
+def _unary_math(name, cname=None):
+    cname = cname or name
+    return OpDef(name, 1, getattr(np, name), f"std::{cname}({{0}})", f"ccg::{cname}({{0}})")
+
+
+_ROWS = [
+    OpDef("add", 2, np.add, "({0} + {1})", "({0} + {1})", True, "({0} | {1})", "({0} || {1})"),
+    OpDef("subtract", 2, np.subtract, "({0} - {1})", "({0} - {1})", True),
+    OpDef("multiply", 2, np.multiply, "({0} * {1})", "({0} * {1})", True, "({0} & {1})",
+          "({0} && {1})"),
+    OpDef("divide", 2, np.divide, "({0} / {1})", "({0} / {1})"),
+    OpDef("floor_divide", 2, np.floor_divide, "ccg::floordiv({0}, {1})", "ccg::floordiv({0}, {1})"),
+    OpDef("remainder", 2, np.remainder, "ccg::mod({0}, {1})", "ccg::mod({0}, {1})"),
+    OpDef("fmod", 2, np.fmod, "ccg::fmod({0}, {1})", None),
+    OpDef("power", 2, np.power, "ccg::power({0}, {1})", "ccg::pow({0}, {1})"),
+    OpDef("negative", 1, np.negative, "(-{0})", "(-{0})", True),
+    OpDef("positive", 1, np.positive, "(+{0})", "({0})", True),
+    OpDef("absolute", 1, np.absolute, "ccg::absolute({0})", "ccg::abs({0})"),
+    OpDef("sign", 1, np.sign, "ccg::sign({0})", "ccg::sign({0})"),
+    OpDef("sqrt", 1, np.sqrt, "std::sqrt({0})", "ccg::sqrt({0})"),
+    OpDef("square", 1, np.square, "({0} * {0})", "({0} * {0})", True),
+    OpDef("reciprocal", 1, np.reciprocal, "(({T})1 / {0})", "(ccg::Vec<{T}, L>::broadcast(1) / {0})"),
+    _unary_math("exp"), _unary_math("exp2"), _unary_math("expm1"), _unary_math("log"),
+    _unary_math("log2"), _unary_math("log10"), _unary_math("log1p"), _unary_math("sin"),
+    _unary_math("cos"), _unary_math("tan"), _unary_math("arcsin", "asin"),
+    _unary_math("arccos", "acos"), _unary_math("arctan", "atan"), _unary_math("sinh"),
+    _unary_math("cosh"), _unary_math("tanh"), _unary_math("arcsinh", "asinh"),
+    _unary_math("arccosh", "acosh"), _unary_math("arctanh", "atanh"),
+    OpDef("floor", 1, np.floor, "std::floor({0})", "ccg::floor({0})"),
+    OpDef("ceil", 1, np.ceil, "std::ceil({0})", "ccg::ceil({0})"),
+    OpDef("trunc", 1, np.trunc, "std::trunc({0})", "ccg::trunc({0})"),
+    OpDef("rint", 1, np.rint, "std::nearbyint({0})", "ccg::rint({0})"),
+    OpDef("arctan2", 2, np.arctan2, "std::atan2({0}, {1})", "ccg::atan2({0}, {1})"),
+    OpDef("hypot", 2, np.hypot, "std::hypot({0}, {1})", "ccg::hypot({0}, {1})"),
+    OpDef("copysign", 2, np.copysign, "std::copysign({0}, {1})", "ccg::copysign({0}, {1})"),
+    OpDef("maximum", 2, np.maximum, "ccg::maximum({0}, {1})", "ccg::maximum({0}, {1})", True,
+          "({0} | {1})", "({0} || {1})"),
+    OpDef("minimum", 2, np.minimum, "ccg::minimum({0}, {1})", "ccg::minimum({0}, {1})", True,
+          "({0} & {1})", "({0} && {1})"),
+    OpDef("fmax", 2, np.fmax, "ccg::fmax({0}, {1})", "ccg::fmax({0}, {1})", False,
+          "({0} | {1})", "({0} || {1})"),
+    OpDef("fmin", 2, np.fmin, "ccg::fmin({0}, {1})", "ccg::fmin({0}, {1})", False,
+          "({0} & {1})", "({0} && {1})"),
+    OpDef("logical_and", 2, np.logical_and, "({0} && {1})", None, False, "({0} & {1})"),
+    OpDef("logical_or", 2, np.logical_or, "({0} || {1})", None, False, "({0} | {1})"),
+    OpDef("logical_xor", 2, np.logical_xor, "({0} != {1})", None, False, "({0} ^ {1})"),
+    OpDef("logical_not", 1, np.logical_not, "(!{0})", None, False, "(~{0})"),
+    OpDef("bitwise_and", 2, np.bitwise_and, "({0} & {1})", "({0} & {1})", True, "({0} & {1})",
+          "({0} && {1})"),
+    OpDef("bitwise_or", 2, np.bitwise_or, "({0} | {1})", "({0} | {1})", True, "({0} | {1})",
+          "({0} || {1})"),
+    OpDef("bitwise_xor", 2, np.bitwise_xor, "({0} ^ {1})", "({0} ^ {1})", True, "({0} ^ {1})",
+          "({0} != {1})"),
+    OpDef("invert", 1, np.invert, "(~{0})", "(~{0})", True, "(~{0})", "(!{0})"),
+    OpDef("left_shift", 2, np.left_shift, "ccg::left_shift({0}, {1})", None),
+    OpDef("right_shift", 2, np.right_shift, "ccg::right_shift({0}, {1})", None),
+    OpDef("isnan", 1, np.isnan, "ccg::isnan({0})", "ccg::isnan({0})"),
+    OpDef("isinf", 1, np.isinf, "ccg::isinf({0})", "ccg::isinf({0})"),
+    OpDef("isfinite", 1, np.isfinite, "ccg::isfinite({0})", "ccg::isfinite({0})"),
+    OpDef("signbit", 1, np.signbit, "ccg::signbit({0})", "ccg::signbit({0})"),
+    OpDef("equal", 2, np.equal, "({0} == {1})", "({0} == {1})", True, "({0} == {1})"),
+    OpDef("not_equal", 2, np.not_equal, "({0} != {1})", "({0} != {1})", True, "({0} != {1})"),
+    OpDef("less", 2, np.less, "({0} < {1})", "({0} < {1})", True),
+    OpDef("less_equal", 2, np.less_equal, "({0} <= {1})", "({0} <= {1})", True),
+    OpDef("greater", 2, np.greater, "({0} > {1})", "({0} > {1})", True),
+    OpDef("greater_equal", 2, np.greater_equal, "({0} >= {1})", "({0} >= {1})", True),
+    OpDef("where", 3, np.where, "({0} ? {1} : {2})", "ccg::select({0}, {1}, {2})", True,
+          "(({0} & {1}) | (~{0} & {2}))"),
+]
+
+OPS: dict[str, OpDef] = {row.name: row for row in _ROWS}
+
+# NumPy names that are the same op under another name
+ALIASES = {"true_divide": "divide", "mod": "remainder", "abs": "absolute",
+           "conjugate": "positive", "bitwise_not": "invert", "bitwise_left_shift": "left_shift",
+           "bitwise_right_shift": "right_shift", "power": "power"}
+
+TRACEABLE = (set(OPS) - {"where"}) | set(ALIASES) | {"divmod"}
+LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
+COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+                         "isnan", "isinf", "isfinite", "signbit"})
+# ops whose result dtype differs from their operands' (the rest: result dtype == operand dtype)
+BOOL_RESULT = COMPARISONS | LOGICAL
