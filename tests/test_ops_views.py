@@ -1,0 +1,146 @@
+"""Views, indexing and array creation inside compiled functions vs NumPy.
+
+All results are compared exactly (views/copies move values, they never round);
+the few entries that do arithmetic on top use 2 ULP.  `empty_like` is only
+checked for shape and dtype.  Compilations in this module: ~12.
+"""
+import numpy as np
+import pytest
+
+from helpers import ARITH, EXACT, Batch, assert_matches_numpy, check_against_numpy, rng
+
+RESHAPE = {
+    "reshape": "x.reshape(6, 4)", "reshape_tuple": "x.reshape((4, 6))",
+    "reshape_neg1": "x.reshape(-1)", "reshape_neg1_mid": "x.reshape(2, -1, 2)",
+    "np_reshape": "np.reshape(x, (3, -1))", "reshape_to_5d": "x.reshape(1, 2, 3, 1, 4)",
+    "ravel": "x.ravel()", "np_ravel": "np.ravel(x)", "flatten": "x.flatten()",
+    "ravel_T": "x.T.ravel()", "reshape_T": "x.T.reshape(4, 6)",
+    "reshape_step": "x[:, ::2, ::-1].reshape(-1)", "reshape_then_T": "x.reshape(4, 6).T",
+    "reshape_arith": "x.reshape(6, 4) * 2 + x.reshape(6, 4)[::-1]",
+    "flatten_neg": "x[::-1].flatten()",
+}
+TRANSPOSE = {
+    "T": "x.T", "transpose": "x.transpose()", "transpose_axes": "x.transpose(2, 0, 1)",
+    "np_transpose": "np.transpose(x, (1, 2, 0))", "transpose_tuple": "x.transpose((0, 2, 1))",
+    "swapaxes": "x.swapaxes(0, 2)", "np_swapaxes_neg": "np.swapaxes(x, -1, 1)",
+    "moveaxis": "np.moveaxis(x, 0, -1)", "moveaxis_multi": "np.moveaxis(x, [0, 1], [2, 0])",
+    "T_plus": "x.T + 1", "T_T": "x.T.T * 2", "T_of_expr": "(x * 3).T[::2]",
+    "mT_2d": "x[0].T - x[1].T",
+}
+INDEXING = {
+    "step": "x[::2]", "neg_step": "x[:, ::-1]", "neg_step2": "x[::-1, ::-2, 1::2]",
+    "ellipsis": "x[..., 1:3]", "ellipsis_mid": "x[0, ..., 2]", "int0": "x[1]",
+    "int_neg": "x[-1, :, 2]", "int_all": "x[1, 2, 3]", "int_all_neg": "x[-1, -2, -3]",
+    "newaxis": "x[None]", "newaxis_mid": "x[:, np.newaxis]", "newaxis_end": "x[..., None]",
+    "newaxis_multi": "x[None, :, None, 1]", "slice_empty": "x[:, 3:]",
+    "slice_clamped": "x[:, 1:100]", "slice_neg_bounds": "x[-1:-3:-1, -2:]",
+    "slice_then_arith": "x[:, 1:] - x[:, :-1]", "neg_idx_arith": "x[::-1] + x",
+    "chain": "x[1:][0][::-1]", "single_elem_slice": "x[1:2, 2:3, 3:4]",
+}
+BROADCAST = {
+    "broadcast_to": "np.broadcast_to(x[:, :1, :], (2, 5, 4))",
+    "broadcast_to_new": "np.broadcast_to(x[0, 0], (3, 4))",
+    "broadcast_to_arith": "np.broadcast_to(x[:, :1], (2, 3, 4)) + x",
+    "expand_dims": "np.expand_dims(x, 1)", "expand_dims_tuple": "np.expand_dims(x, (0, -1))",
+    "expand_dims_neg": "np.expand_dims(x, -2)", "squeeze": "x[:, :1].squeeze()",
+    "squeeze_axis": "np.squeeze(x[:1, :, :1], axis=0)", "squeeze_tuple": "x[:1, 1:2].squeeze((0, 1))",
+    "squeeze_noop": "np.squeeze(x)", "bcast_row_col": "x[:, :, :1] * x[:, :1, :]",
+    "bcast_arange": "x + np.arange(4)",
+}
+CREATION = {
+    "zeros": "np.zeros((2, 3))", "zeros_dtype": "np.zeros(5, dtype=np.int32)",
+    "zeros_bool": "np.zeros((2, 2), dtype=bool)", "ones": "np.ones((3,), dtype=np.float32)",
+    "ones_int": "np.ones((2, 4), np.int64)", "full": "np.full((2, 3), 7, dtype=np.int32)",
+    "full_float": "np.full((3, 2), 2.5)", "full_nan": "np.full(4, np.nan, dtype=np.float32)",
+    "arange": "np.arange(5)", "arange_start_step": "np.arange(2, 11, 3)",
+    "arange_neg_step": "np.arange(10, -3, -4)", "arange_float": "np.arange(0.0, 1.0, 0.25)",
+    "arange_dtype": "np.arange(6, dtype=np.float32)", "arange_empty": "np.arange(3, 3)",
+    "zeros_like": "np.zeros_like(x)", "ones_like": "np.ones_like(x)",
+    "ones_like_dtype": "np.ones_like(x, dtype=np.int8)", "full_like": "np.full_like(x, 3)",
+    "full_like_float": "np.full_like(x, 0.5, dtype=np.float64)",
+    "zeros_like_T": "np.zeros_like(x.T)", "empty_like": "np.empty_like(x)",
+    "empty_like_dtype": "np.empty_like(x, dtype=np.float32)",
+    "zeros_plus_x": "np.zeros((2, 3, 4), x.dtype) + x", "arange_times": "np.arange(4) * x",
+    "ones_0d": "np.ones(())", "zeros_empty": "np.zeros((0, 3))",
+}
+SHAPE_ONLY = {"empty_like", "empty_like_dtype"}
+ARITH_OPS = {"reshape_arith", "T_plus", "T_T", "T_of_expr", "slice_then_arith", "neg_idx_arith",
+             "broadcast_to_arith", "bcast_row_col", "bcast_arange", "zeros_plus_x",
+             "arange_times", "mT_2d"}
+
+GROUPS = {"reshape": RESHAPE, "transpose": TRANSPOSE, "indexing": INDEXING,
+          "broadcast": BROADCAST, "creation": CREATION}
+
+
+def _x(dt, seed=200):
+    r = rng(seed)
+    if np.dtype(dt) == np.bool_:
+        return r.random((2, 3, 4)) < 0.5
+    if np.dtype(dt).kind == "f":
+        x = r.uniform(-9, 9, (2, 3, 4)).astype(dt)
+        x[0, 0, :2] = [np.nan, -0.0]
+        return x
+    return r.integers(-100, 100, (2, 3, 4)).astype(dt)
+
+
+def _batches():
+    out = {}
+    for g, ops in GROUPS.items():  # every group on float64, contiguous
+        out[f"views-{g}-f64"] = Batch(f"views-{g}-f64", ["x"], ops, lambda: (_x(np.float64),))
+    # the input itself non-contiguous (same logical values layout (2,3,4))
+    out["views-reshape-f64-strided"] = Batch(
+        "views-reshape-f64-strided", ["x"], RESHAPE,
+        lambda: (_x(np.float64, 201).transpose(2, 1, 0).copy().transpose(2, 1, 0)[:, :, :],))
+    out["views-indexing-f64-T"] = Batch(
+        "views-indexing-f64-T", ["x"], INDEXING,
+        lambda: (np.ascontiguousarray(_x(np.float64, 202).transpose(1, 2, 0)).transpose(2, 0, 1),))
+    out["views-transpose-f32-neg"] = Batch(
+        "views-transpose-f32-neg", ["x"], TRANSPOSE,
+        lambda: (_x(np.float32, 203)[::-1, :, ::-1],))
+    mixed = {**{k: RESHAPE[k] for k in ["reshape_neg1", "ravel_T", "reshape_step"]},
+             **{k: TRANSPOSE[k] for k in ["transpose_axes", "moveaxis", "T_plus"]},
+             **{k: INDEXING[k] for k in ["neg_step2", "int_all", "newaxis_multi", "ellipsis_mid"]},
+             **{k: BROADCAST[k] for k in ["broadcast_to", "expand_dims_tuple", "squeeze_axis",
+                                          "bcast_arange"]},
+             **{k: CREATION[k] for k in ["zeros_like", "full_like", "ones_like_dtype",
+                                         "empty_like"]}}
+    for dt, dn in [(np.int32, "i32"), (np.bool_, "bool"), (np.int8, "i8")]:
+        ops = dict(mixed)
+        if dt == np.bool_:
+            ops = {k: v for k, v in ops.items()
+                   if k not in ("T_plus", "bcast_arange", "full_like")}
+        out[f"views-mixed-{dn}"] = Batch(f"views-mixed-{dn}", ["x"], ops, lambda dt=dt: (_x(dt),))
+    return out
+
+
+BATCHES = _batches()
+
+
+@pytest.mark.parametrize("batch,op", [b.param(op) for b in BATCHES.values() for op in b.exprs])
+def test_view(batch, op):
+    got, expected = batch.get(op)
+    path = f"{batch.key}:{op} = {batch.exprs[op]}"
+    if op in SHAPE_ONLY:
+        assert isinstance(got, np.ndarray), f"{path}: got {type(got).__name__}"
+        assert got.shape == expected.shape and got.dtype == expected.dtype, (
+            f"{path}: got {got.shape} {got.dtype}, expected {expected.shape} {expected.dtype}")
+        return
+    tol = ARITH if op in ARITH_OPS else EXACT
+    assert_matches_numpy(got, expected, _path=path, check_zero_sign=op not in ARITH_OPS, **tol)
+
+
+# ---- results of one call are not clobbered by the next call ------------------
+def view_then_scale(x):
+    return x.T, x[::-1] * 2.0, x.reshape(-1)
+
+
+def test_results_survive_next_call():
+    """A returned array must stay valid after another call (no reuse of an
+    internal output buffer); if it aliases the input it must do so like NumPy."""
+    x1 = rng(210).uniform(-1, 1, (4, 5))
+    x2 = rng(211).uniform(-1, 1, (4, 5))
+    got1, expected1 = check_against_numpy(view_then_scale, x1, **EXACT)
+    snapshot = [np.array(g, copy=True) for g in got1]
+    check_against_numpy(view_then_scale, x2, **EXACT)
+    for i, (g, s) in enumerate(zip(got1, snapshot)):
+        assert np.array_equal(np.asarray(g), s), f"result [{i}] of the first call changed"
