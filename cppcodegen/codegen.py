@@ -288,7 +288,8 @@ class KernelWriter:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
         i = f"i{axis}"
         if vector:
-            w.line(f"const int64_t {i}_end = {lo} + ({hi} - ({lo})) / L * L;")
+            span = hi if lo == "0" else f"({hi} - {lo})"
+            w.line(f"const int64_t {i}_end = {'' if lo == '0' else lo + ' + '}{span} / L * L;")
             if parallel:
                 w.line(omp_parallel_for())
             with w.indent(f"for (int64_t {i} = {lo}; {i} < {i}_end; {i} += L) {{"):

@@ -185,6 +185,21 @@ for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
     setattr(Proxy, f"__{_name}__", _binop(_uf))
 Proxy.__hash__ = object.__hash__
+
+
+def _pow(self, other):
+    # ndarray.__pow__'s fast paths for scalar exponents
+    if type(other) in (int, float) and not self.weak:
+        if other == 2:
+            return np.square(self)
+        if self.dtype.kind == "f" and other == 0.5:
+            return np.sqrt(self)
+        if self.dtype.kind == "f" and other == -1:
+            return np.reciprocal(self)
+    return np.power(self, other)
+
+
+Proxy.__pow__ = _pow
 Proxy.__neg__ = lambda self: np.negative(self)
 Proxy.__pos__ = lambda self: np.positive(self)
 Proxy.__abs__ = lambda self: np.absolute(self)
@@ -277,7 +292,7 @@ def broadcast_node(node: Node, shape) -> Node:
     except ValueError:
         raise ValueError(f"cannot broadcast shape {node.shape} to {shape} "
                          f"(at {user_location()})") from None
-    return make_node("broadcast_to", (node,), shape, node.dtype, user_location(), shape=shape)
+    return make_node("broadcast_to", (node,), shape, node.dtype, user_location())
 
 
 def wrap(node: Node, weak=False) -> Proxy:
@@ -418,7 +433,7 @@ def reshape(a, shape, order="C", **kw):
                          f"(at {user_location()})")
     if shape == a.shape:
         return a
-    return wrap(make_node("reshape", (a.node,), shape, a.dtype, user_location(), shape=shape), a.weak)
+    return wrap(make_node("reshape", (a.node,), shape, a.dtype, user_location()), a.weak)
 
 
 def transpose(a, axes=None):
