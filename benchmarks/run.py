@@ -5,17 +5,24 @@ In:  the workloads table and whatever systems are importable.
 Out: progress lines on stderr; machine header, the results table and the core-set summary on
 stdout; ``results.json``, ``results.md`` and (with matplotlib) ``speedup.png`` next to --json.
 Every system gets the same thread count; its result is checked against NumPy before it is
-timed. A system that raises is recorded as "failed" with its message; the run goes on and
-exits 0 (exit 2 only for bad arguments).
+timed. Each workload (and the bandwidth probe) runs in a child process (``benchmarks.worker``):
+a system that raises is recorded as "failed" with its message, one that crashes the process
+(segfault, abort, timeout) as "failed" with the signal, and the rest still run. The run exits 0
+whatever the systems did (2 only for bad arguments).
 """
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
+
+from benchmarks.worker import progress    # imports nothing heavy
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "BLIS_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMEXPR_MAX_THREADS",
@@ -37,6 +44,9 @@ def parse_args(argv=None):
     p.add_argument("--no-warm", action="store_true", help="skip the warm-start subprocess")
     p.add_argument("--cpp-options", default="{}", help="JSON dict for cppcodegen.compile(options=)")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
+    p.add_argument("--timeout", type=float, default=1800.0,
+                   help="seconds one workload's child process may take (default 1800)")
+    p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -46,74 +56,74 @@ def set_threads(n: int) -> None:
         os.environ[var] = str(n)
 
 
-def progress(msg: str) -> None:
-    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+SIGNALS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV"}
 
 
-def _err(e: BaseException) -> str:
-    text = f"{type(e).__name__}: {e}".strip().replace("\n", " ")
-    return text if len(text) <= 300 else text[:297] + "..."
+def describe_exit(rc) -> str:
+    if rc is None:
+        return "timed out"
+    if rc < 0:
+        return f"crashed with signal {-rc} ({SIGNALS.get(-rc, 'signal')})"
+    return f"worker exited {rc}"
 
 
-def run_system(system, wl, inputs, ref, magnitude, repeats) -> dict:
-    """Prepare, check against NumPy, then time one system on one workload."""
-    from benchmarks import measure
-    from benchmarks.peers import Skip
+def run_in_child(job: dict, workdir: str, timeout: float) -> tuple[dict, int | None]:
+    """Run one job in a new Python process; return (its last state, exit code or None)."""
+    path = os.path.join(workdir, f"job-{job['name']}.json")
+    job = dict(job, state=path + ".state")
+    with open(path, "w") as f:
+        json.dump(job, f)
+    if os.path.exists(job["state"]):
+        os.remove(job["state"])
+    cmd = [sys.executable, "-m", "benchmarks.run", "--worker", path]
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT)
     try:
-        prepared = system.prepare(wl, inputs)
-    except Skip as e:
-        return {"status": "skipped", "error": str(e)}
-    except Exception as e:
-        return {"status": "failed", "error": _err(e)}
-    entry = dict(prepared.info)
+        rc = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        rc = None
     try:
-        got = prepared.to_numpy(prepared.call())
-        ok, msg = measure.check(got, ref, magnitude)
-        del got
-        if not ok:
-            entry.update(status="WRONG", error=msg)
-            return entry
-        entry.update(measure.time_call(prepared.call, repeats), status="ok")
-    except Exception as e:
-        entry.update(status="failed", error=_err(e))
-    finally:
-        try:
-            prepared.cleanup()
-        except Exception as e:
-            entry.setdefault("cleanup_error", _err(e))
-    return entry
+        with open(job["state"]) as f:
+            return json.load(f), rc
+    except (OSError, ValueError):
+        return {"systems": {}, "in_progress": None}, rc
 
 
-def build_systems(args, quick):
-    from benchmarks import measure, peers
-    options = json.loads(args.cpp_options)
-    probe = None if args.no_warm else (
-        lambda name, cache: measure.warm_start(name, cache, quick, options))
-    systems = [peers.NumPy(), peers.CppCodegen(options, probe)]
-    wanted = None
-    if args.peers is not None:
-        wanted = set() if args.peers == "none" else set(filter(None, args.peers.split(",")))
-    for peer in peers.installed_peers(wanted):
-        try:
-            peer.setup(args.threads)
-            systems.append(peer)
-        except Exception as e:
-            progress(f"peer {peer.name} unusable, left out: {_err(e)}")
-    for s in systems[:2]:
-        s.setup(args.threads)
-    return systems
+def run_workload(job: dict, workdir: str, timeout: float, expected: list) -> dict:
+    """All systems on one workload, restarting the child after a crash without the culprit."""
+    merged, extra = {}, {}
+    for _attempt in range(len(expected) + 1):
+        state, rc = run_in_child(dict(job, skip=sorted(merged)), workdir, timeout)
+        merged.update(state.get("systems", {}))
+        extra.update({k: v for k, v in state.items() if k not in ("systems", "in_progress")})
+        if rc == 0:
+            break
+        culprit = state.get("in_progress")
+        why = describe_exit(rc)
+        progress(f"{job['name']}: worker {why}" + (f" while running {culprit}" if culprit else ""))
+        if culprit:
+            merged[culprit] = {"status": "failed", "error": f"{why} (isolated in a child process)"}
+        else:                            # died before any system started: give up on the rest
+            for name in expected:
+                merged.setdefault(name, {"status": "failed", "error": f"{why} during setup"})
+            break
+    return {**extra, "systems": merged}
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.worker:
+        set_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+        from benchmarks import worker
+        return worker.main(args.worker)
     if args.threads < 1:
         print("--threads must be >= 1", file=sys.stderr)
         return 2
     set_threads(args.threads)
 
-    import numpy as np  # noqa: F401  (after the thread variables are set)
-    from benchmarks import measure, report
-    from benchmarks.workloads import WORKLOADS, as_tuple, nbytes_moved
+    from benchmarks import peers, report    # imports NumPy: after the thread variables are set
+    from benchmarks.workloads import WORKLOADS
 
     if args.list:
         for w in WORKLOADS.values():
@@ -126,41 +136,44 @@ def main(argv=None) -> int:
         return 2
     quick = args.quick
     repeats = args.repeat if args.repeat is not None else (3 if quick else 10)
+    wanted = None
+    if args.peers is not None:
+        wanted = [] if args.peers == "none" else [p for p in args.peers.split(",") if p]
     t_start = time.perf_counter()
 
-    progress(f"setting up systems ({args.threads} threads)")
-    systems = build_systems(args, quick)
-    versions = {s.name: s.version() for s in systems}
+    found = peers.installed_peers(None if wanted is None else set(wanted))
+    systems = [peers.NumPy(), peers.CppCodegen()] + found
+    versions = {s.name: _version(s) for s in systems}
     doc = {"machine": report.machine_info(args.threads, versions),
            "settings": {"quick": quick, "repeats": repeats, "only": names,
+                        "peers": [p.name for p in found],
                         "cpp_options": json.loads(args.cpp_options)},
            "workloads": []}
     print(report.format_header(doc), flush=True)
+    base_job = {"quick": quick, "repeats": repeats, "threads": args.threads,
+                "peers": [p.name for p in found], "no_warm": args.no_warm,
+                "cpp_options": json.loads(args.cpp_options), "total": len(names)}
+    timeout = args.timeout
 
-    n_bw = 2**22 if quick else 2**25
-    progress(f"memory bandwidth: triad over {n_bw} float32")
-    doc["bandwidth"] = measure.bandwidth(n_bw, repeats, systems[1].mod)
-    progress(f"memory bandwidth: {doc['bandwidth']['gbps']:.1f} GB/s "
-             f"({doc['bandwidth']['kernel']})")
+    with tempfile.TemporaryDirectory(prefix="cppcodegen-bench-jobs-") as workdir:
+        n_bw = 2**22 if quick else 2**25
+        progress(f"memory bandwidth: triad over {n_bw} float32")
+        state, rc = run_in_child(dict(base_job, name="__bandwidth__", n=n_bw, index=0),
+                                 workdir, timeout)
+        bw = state.get("bandwidth")
+        if bw is None:                   # the compiled triad crashed the child: NumPy copy here
+            from benchmarks import measure
+            bw = measure.bandwidth(n_bw, repeats, None)
+            bw["note"] = f"compiled triad {describe_exit(rc)}"
+        doc["bandwidth"] = bw
+        print(report.format_header(doc).splitlines()[-1], flush=True)
 
-    for i, name in enumerate(names, 1):
-        wl = WORKLOADS[name]
-        inputs = wl.inputs(quick)
-        ref = as_tuple(wl.fn(*inputs))
-        magnitude = wl.magnitude(inputs, ref) if wl.magnitude else None
-        result = {"name": name, "description": wl.description, "core": wl.core,
-                  "unit": wl.unit, "size": list(np.atleast_1d(wl.size(quick)).tolist()),
-                  "bytes": nbytes_moved(inputs, ref), "systems": {}}
-        for system in systems:
-            progress(f"[{i}/{len(names)}] {name}: {system.name} ...")
-            entry = run_system(system, wl, inputs, ref, magnitude, repeats)
-            result["systems"][system.name] = entry
-            shown = (report._t(entry["time_s"], wl.unit) if entry["status"] == "ok"
-                     else f"{entry['status']}: {entry.get('error', '')}"[:160])
-            progress(f"[{i}/{len(names)}] {name}: {system.name} {shown}")
-        doc["workloads"].append(result)
-        del inputs, ref, magnitude
-        gc.collect()
+        for i, name in enumerate(names, 1):
+            wl = WORKLOADS[name]
+            got = run_workload(dict(base_job, name=name, index=i), workdir, timeout,
+                               [s.name for s in systems])
+            doc["workloads"].append({"name": name, "description": wl.description,
+                                     "core": wl.core, "unit": wl.unit, **got})
 
     doc["elapsed_s"] = time.perf_counter() - t_start
     print()
@@ -180,6 +193,20 @@ def main(argv=None) -> int:
           + (f", {os.path.join(out_dir, 'speedup.png')}" if wrote_png else "")
           + f"  ({doc['elapsed_s']:.1f} s)")
     return 0
+
+
+def _version(system) -> str:
+    """A system's version without importing it (the parent stays light)."""
+    if not system.module:
+        import numpy as np
+        return np.__version__
+    from importlib.metadata import PackageNotFoundError, version
+    dist = {"torch": "torch", "jax": "jax", "numba": "numba", "numexpr": "numexpr",
+            "cppcodegen": "cppcodegen"}.get(system.module, system.module)
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "not installed"
 
 
 if __name__ == "__main__":

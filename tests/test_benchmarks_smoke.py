@@ -164,3 +164,16 @@ def test_run_quick_only_chain(tmp_path):
     assert systems["cppcodegen"]["status"] in ("ok", "failed", "WRONG")
     assert (out.parent / "results.md").exists()
     assert "core set" in p.stdout and "chain" in p.stdout
+
+
+def test_a_crashing_system_costs_one_entry(tmp_path):
+    out = tmp_path / "results.json"
+    env = dict(os.environ, CPPCODEGEN_BENCH_CRASH="cppcodegen")
+    p = subprocess.run([sys.executable, "-m", "benchmarks.run", "--quick", "--only", "chain_small",
+                        "--peers", "none", "--no-warm", "--json", str(out)],
+                       cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    assert p.returncode == 0, p.stderr[-2000:]
+    systems = json.loads(out.read_text())["workloads"][0]["systems"]
+    assert systems["numpy"]["status"] == "ok"
+    assert systems["cppcodegen"]["status"] == "failed"
+    assert "SIGSEGV" in systems["cppcodegen"]["error"]

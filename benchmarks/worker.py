@@ -1,0 +1,141 @@
+"""The child side of the runner: one workload (or the bandwidth probe) in its own process.
+
+In:  a job file (JSON) written by ``benchmarks.run``: workload name, quick, repeats, threads,
+     peers, cpp options, warm probe on/off, and ``skip`` (systems already measured or crashed).
+Out: the job's state file (JSON), rewritten after every step: ``in_progress`` names the system
+     being measured, ``systems`` holds the finished entries. If the process dies (a segfault in
+     compiled code, an abort), the parent reads this file, blames ``in_progress`` and starts a
+     new child for the remaining systems. So a crash costs one entry, never the run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+
+def progress(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def err_text(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}".strip().replace("\n", " ")
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def run_system(system, wl, inputs, ref, magnitude, repeats) -> dict:
+    """Prepare, check against NumPy, then time one system on one workload."""
+    from benchmarks import measure
+    from benchmarks.peers import Skip
+    try:
+        prepared = system.prepare(wl, inputs)
+    except Skip as e:
+        return {"status": "skipped", "error": str(e)}
+    except Exception as e:
+        return {"status": "failed", "error": err_text(e)}
+    entry = dict(prepared.info)
+    try:
+        got = prepared.to_numpy(prepared.call())
+        ok, msg = measure.check(got, ref, magnitude)
+        del got
+        if not ok:
+            entry.update(status="WRONG", error=msg)
+            return entry
+        entry.update(measure.time_call(prepared.call, repeats), status="ok")
+    except Exception as e:
+        entry.update(status="failed", error=err_text(e))
+    finally:
+        try:
+            prepared.cleanup()
+        except Exception as e:
+            entry.setdefault("cleanup_error", err_text(e))
+    return entry
+
+
+def build_systems(job: dict, skip=()) -> list:
+    """NumPy, cppcodegen and the importable peers asked for, minus ``skip``."""
+    from benchmarks import measure, peers
+    quick, options = job["quick"], job["cpp_options"]
+    probe = None if job["no_warm"] else (
+        lambda name, cache: measure.warm_start(name, cache, quick, options))
+    systems = [peers.NumPy(), peers.CppCodegen(options, probe)]
+    wanted = job.get("peers")
+    systems += peers.installed_peers(None if wanted is None else set(wanted))
+    out = []
+    for s in systems:
+        if s.name in skip:
+            continue
+        try:
+            s.setup(job["threads"])
+            out.append(s)
+        except Exception as e:
+            progress(f"{s.name} unusable, left out: {err_text(e)}")
+    return out
+
+
+class State:
+    """The state file, rewritten atomically after each step."""
+
+    def __init__(self, path):
+        self.path = path
+        self.data = {"systems": {}, "in_progress": None}
+
+    def save(self):
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.data, f, default=str)
+        os.replace(tmp, self.path)
+
+
+def run_job(job: dict, state: State) -> None:
+    import numpy as np
+    from benchmarks import measure
+    from benchmarks.workloads import WORKLOADS, as_tuple, nbytes_moved
+
+    if job["name"] == "__bandwidth__":
+        import importlib
+        state.data["in_progress"] = "cppcodegen"
+        state.save()
+        try:
+            cpp = importlib.import_module("cppcodegen")
+        except Exception:
+            cpp = None
+        state.data["bandwidth"] = measure.bandwidth(job["n"], job["repeats"], cpp)
+        state.data["in_progress"] = None
+        state.save()
+        return
+
+    wl = WORKLOADS[job["name"]]
+    inputs = wl.inputs(job["quick"])
+    ref = as_tuple(wl.fn(*inputs))
+    magnitude = wl.magnitude(inputs, ref) if wl.magnitude else None
+    state.data.update(size=list(np.atleast_1d(wl.size(job["quick"])).tolist()),
+                      bytes=nbytes_moved(inputs, ref))
+    state.save()
+    tag = f"[{job['index']}/{job['total']}] {wl.name}"
+    for system in build_systems(job, skip=set(job.get("skip", ()))):
+        progress(f"{tag}: {system.name} ...")
+        state.data["in_progress"] = system.name
+        state.save()
+        if os.environ.get("CPPCODEGEN_BENCH_CRASH") == system.name:   # for the smoke test
+            import signal
+            os.kill(os.getpid(), signal.SIGSEGV)
+        entry = run_system(system, wl, inputs, ref, magnitude, job["repeats"])
+        state.data["systems"][system.name] = entry
+        state.data["in_progress"] = None
+        state.save()
+        if entry["status"] == "ok":
+            from benchmarks.report import _t
+            shown = _t(entry["time_s"], wl.unit)
+        else:
+            shown = f"{entry['status']}: {entry.get('error', '')}"[:160]
+        progress(f"{tag}: {system.name} {shown}")
+
+
+def main(job_path: str) -> int:
+    with open(job_path) as f:
+        job = json.load(f)
+    state = State(job["state"])
+    run_job(job, state)
+    return 0
