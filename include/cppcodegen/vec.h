@@ -261,7 +261,15 @@ template <int N> struct Mask {
   void store(bool* p) const { store_partial(p, N); }
   bool any() const { return bits != 0; }
   bool all() const { return bits == full; }
-  int64_t count() const { return __builtin_popcount(bits); }
+  int64_t count() const {
+#ifdef __GNUC__
+    return __builtin_popcount(bits);
+#else
+    int64_t c = 0;
+    for (uint32_t b = bits; b; b &= b - 1) ++c;
+    return c;
+#endif
+  }
   bool lane(int i) const { return (bits >> i) & 1u; }
 };
 
@@ -297,6 +305,9 @@ template <class T, int N> struct Vec {
   static Vec load_partial(const T* p, int64_t n);
   static Vec load_strided_partial(const T* p, int64_t stride, int64_t n) {
     if (stride == 1) return load_partial(p, n);
+#ifdef CCG_HAVE_AVX512
+    if constexpr (bytes == 64) return gather(p, stride, detail::low_bits(n));
+#endif
     Vec r = broadcast(T(0));
     for (int i = 0; i < N && i < n; ++i) r.v[i] = p[i * stride];
     return r;
@@ -304,10 +315,35 @@ template <class T, int N> struct Vec {
   static Vec load_strided(const T* p, int64_t stride) {
     if (stride == 1) return load(p);
     if (stride == 0) return broadcast(*p);
+#ifdef CCG_HAVE_AVX512
+    if constexpr (bytes == 64) return gather(p, stride, 0xffffffffu);
+#endif
     Vec r;
     for (int i = 0; i < N; ++i) r.v[i] = p[i * stride];
     return r;
   }
+#ifdef CCG_HAVE_AVX512
+  // Masked AVX-512 gather of p[i*stride] for lanes set in k (others 0).
+  static Vec gather(const T* p, int64_t stride, uint32_t k) {
+    constexpr int64_t lim = int64_t(1) << 26;  // keeps i*stride*sizeof(T) in int32
+    if constexpr (sizeof(T) == 4) {
+      if (stride > -lim && stride < lim) {
+        __m512i idx = _mm512_mullo_epi32(_mm512_set1_epi32(int32_t(stride)),
+                                         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+                                                           10, 11, 12, 13, 14, 15));
+        return from((V)_mm512_mask_i32gather_ps(_mm512_setzero_ps(), __mmask16(k), idx, p, 4));
+      }
+    } else {
+      __m512i idx = _mm512_mullo_epi64(_mm512_set1_epi64(stride),
+                                       _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+      return from((V)_mm512_mask_i64gather_pd(_mm512_setzero_pd(), __mmask8(k), idx, p, 8));
+    }
+    Vec r = broadcast(T(0));
+    for (int i = 0; i < N; ++i)
+      if ((k >> i) & 1u) r.v[i] = p[i * stride];
+    return r;
+  }
+#endif
   void store(T* p) const { std::memcpy(p, &v, sizeof(V)); }
   void store_partial(T* p, int64_t n) const;
   T lane(int i) const { return v[i]; }
