@@ -182,7 +182,7 @@ def to_markdown(doc: dict) -> str:
     md += [f"- mode: {'quick' if st.get('quick') else 'full'}, repeats: {st.get('repeats')}",
            "", "Times are medians (warm-up excluded). `*` marks the core set. "
            "Speedup > 1 means cppcodegen is faster. GB/s counts every input read and every "
-           "output written once, at cppcodegen's time; %BW is that over the triad bandwidth "
+           "output written once, at cppcodegen's time; %BW is that over the measured bandwidth "
            "(with --quick the data mostly fits in cache, so %BW can exceed 100%).", ""]
     md.append("| " + " | ".join(COLUMNS) + " |")
     md.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(COLUMNS))) + "|")
