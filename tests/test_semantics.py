@@ -132,6 +132,7 @@ def test_integer_wraparound(batch, case):
     batch.check(case)
 
 
+@pytest.mark.xdist_group("semantics-wrap")
 def test_int8_100_plus_100_is_minus_56():
     g, e = WRAP_BATCH.get("int8_100+100")
     assert e[0] == -56  # oracle sanity
@@ -143,6 +144,7 @@ def test_int8_100_plus_100_is_minus_56():
 # --------------------------------------------------------------------------
 DIVMOD = {
     "i_floordiv": "xi // yi", "i_mod": "xi % yi", "i_divmod": "np.divmod(xi, yi)",
+    "i_divmod_builtin": "divmod(xi, yi)", "f_divmod_builtin": "divmod(xf, yf)",
     "i_floordiv_const2": "xi // 2", "i_mod_const2": "xi % 2", "i_floordiv_const_neg2": "xi // -2",
     "i_mod_const_neg2": "xi % -2", "i_floordiv_const7": "xi // 7", "i_mod_const8": "xi % 8",
     "i_truediv": "xi / yi", "i8_floordiv": "xi.astype(np.int8) // yi.astype(np.int8)",
@@ -174,6 +176,7 @@ def test_floor_division_and_modulo(batch, case):
     batch.check(case, **EXACT)
 
 
+@pytest.mark.xdist_group("semantics-divmod")
 def test_divmod_sign_examples():
     g, _ = DIVMOD_BATCH.get("i_floordiv")
     m, _ = DIVMOD_BATCH.get("i_mod")
