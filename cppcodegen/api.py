@@ -29,7 +29,7 @@ if not (INCLUDE_DIR / "cppcodegen" / "vec.h").exists():        # installed layou
 
 def build_flags(opts: config.Options) -> list:
     flags = ["-O3", "-std=c++17", "-fopenmp", "-fPIC", "-shared", "-fwrapv",
-             "-fno-math-errno", "-Wno-unused-variable"]
+             "-fno-math-errno", "-ffp-contract=off", "-Wno-unused-variable"]
     isa = {"native": ["-march=native"], "avx512": ["-march=skylake-avx512"],
            "avx2": ["-march=haswell"], "scalar": ["-march=x86-64", "-DCCG_NO_SIMD"]}
     if opts.simd not in isa:

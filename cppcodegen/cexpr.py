@@ -19,8 +19,9 @@ CTYPES = {
     np.dtype("bool"): "bool", np.dtype("int8"): "int8_t", np.dtype("int16"): "int16_t",
     np.dtype("int32"): "int32_t", np.dtype("int64"): "int64_t", np.dtype("uint8"): "uint8_t",
     np.dtype("uint16"): "uint16_t", np.dtype("uint32"): "uint32_t", np.dtype("uint64"): "uint64_t",
-    np.dtype("float32"): "float", np.dtype("float64"): "double",
+    np.dtype("float16"): "_Float16", np.dtype("float32"): "float", np.dtype("float64"): "double",
 }
+HALF = np.dtype("float16")
 VEC_TYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "int32", "int64"))
 BOOL = np.dtype(bool)
 
@@ -165,12 +166,17 @@ class ExprRenderer:
                 return self.locals[e.buf]
             return self._bind(f"{e.buf}[{self.offset(e)}]")
         args = [self.names[id(a)] for a in e.args]
+        # float16 is stored as _Float16 and computed in float, as NumPy does
+        args = [f"static_cast<float>({n})" if a.dtype == HALF else n for n, a in zip(args, e.args)]
         if e.name == "cast":
-            return self._bind(self.scalar_cast(args[0], e.args[0].dtype, e.dtype))
+            src = np.dtype("float32") if e.args[0].dtype == HALF else e.args[0].dtype
+            return self._bind(self.scalar_cast(args[0], src, e.dtype))
         opdef = OPS[e.name]
         dt = _operand_dtype(e)
         template = opdef.scalar_bool if dt == BOOL and opdef.scalar_bool else opdef.scalar
-        text = template.format(*args, T=ctype(e.dtype))
+        text = template.format(*args, T="float" if e.dtype == HALF else ctype(e.dtype))
+        if e.dtype == HALF:
+            text = f"static_cast<_Float16>({text})"
         if e.dtype.kind in "iu":
             text = f"static_cast<{ctype(e.dtype)}>({text})"
         return self._bind(text)

@@ -43,7 +43,7 @@ _ROWS = [
     OpDef("power", 2, np.power, "ccg::power({0}, {1})", "ccg::pow({0}, {1})"),
     OpDef("negative", 1, np.negative, "(-{0})", "(-{0})", True),
     OpDef("positive", 1, np.positive, "(+{0})", "({0})", True),
-    OpDef("absolute", 1, np.absolute, "ccg::absolute({0})", "ccg::abs({0})"),
+    OpDef("absolute", 1, np.absolute, "ccg::abs({0})", "ccg::abs({0})"),
     OpDef("sign", 1, np.sign, "ccg::sign({0})", "ccg::sign({0})"),
     OpDef("sqrt", 1, np.sqrt, "std::sqrt({0})", "ccg::sqrt({0})"),
     OpDef("square", 1, np.square, "({0} * {0})", "({0} * {0})", True),
