@@ -6,7 +6,7 @@ Compilations in this module: ~60 (see the BATCHES lists below).
 import numpy as np
 import pytest
 
-from helpers import (ARITH, EXACT, TRANSCENDENTAL, Batch, bool_mixed, dtname, float_big,
+from helpers import (ARITH, EXACT, TRANSCENDENTAL, Batch, bool_mixed, float_big,
                      float_mixed_1d, float_specials, int_mixed_1d, int_specials, rng)
 
 F = {np.float32: "f32", np.float64: "f64"}

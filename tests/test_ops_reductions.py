@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 import pytest
 
-from helpers import (EXACT, Batch, assert_compiled_raises, assert_matches_numpy, bool_mixed,
+from helpers import (EXACT, Batch, assert_compiled_raises, assert_matches_numpy,
                      check_against_numpy, dyadic, rng)
 
 # --------------------------------------------------------------------------
