@@ -76,7 +76,11 @@ def run_in_child(job: dict, workdir: str, timeout: float) -> tuple[dict, int | N
     if os.path.exists(job["state"]):
         os.remove(job["state"])
     cmd = [sys.executable, "-m", "benchmarks.run", "--worker", path]
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT)
+    # Temporary files (fresh kernel caches included) go under workdir, which the parent
+    # removes at the end, so a child that crashes inside fresh_cache() leaves nothing behind.
+    tmp = os.path.join(workdir, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=dict(os.environ, TMPDIR=tmp))
     try:
         rc = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
