@@ -304,10 +304,11 @@ class Batch:
     exprs: {name: python expression over the parameter names and ``np``}
     make_args: () -> tuple of arguments (deterministic)
 
-    If compiling the whole batch raises UnsupportedError/NotImplementedError
-    (trace-time errors, cheap), the batch is bisected so each supported op is
-    still checked and each unsupported op reports its own error.  Any other
-    failure is reported by every test of the batch.
+    If the whole batch fails, it is bisected so each working op is still
+    checked and each failing op reports its own error.  Bisection stops as soon
+    as both halves fail with the same error as their parent (a global failure,
+    e.g. the C++ build itself; costs 2 extra attempts) and is capped at
+    BISECT_BUDGET extra compile attempts per batch.
     """
 
     def __init__(self, key, params, exprs, make_args):
@@ -336,42 +337,64 @@ class Batch:
         self._compile_into(ok, args, got)
         return args, expected, got
 
-    def _compile_into(self, names, args, got):
-        if not names:
-            return
+    BISECT_BUDGET = 16
+
+    def _attempt(self, names, args, got):
+        """Compile+run the sub-batch `names`; fill got and return None, or
+        return the exception (got untouched)."""
         fn = _make_function(self.key + ("" if len(names) == len(self.exprs) else
                                         f"__{names[0]}_{len(names)}"),
                             self.params, {n: self.exprs[n] for n in names})
         pristine = _copy_tree(list(args))
         try:
             res = run_compiled(cppcodegen.compile(fn), *args)
-        except (getattr(cppcodegen, "UnsupportedError", NotImplementedError),
-                NotImplementedError) as e:
-            if len(names) == 1:
-                got[names[0]] = e
-            else:
-                h = len(names) // 2
-                self._compile_into(names[:h], args, got)
-                self._compile_into(names[h:], args, got)
-            return
         except Exception as e:
-            for n in names:
-                got[n] = e
-            return
+            return e
         try:
             assert_inputs_unchanged(args, pristine, f"compiled batch {self.key}")
         except AssertionError as e:
-            for n in names:
-                got[n] = e
-            return
+            return e
         if not isinstance(res, dict) or set(res) != set(names):
-            err = BatchError(f"compiled batch {self.key} returned {type(res).__name__} "
-                             f"with keys {sorted(res) if isinstance(res, dict) else '-'}; "
-                             f"expected a dict with keys {sorted(names)}")
+            return BatchError(f"compiled batch {self.key} returned {type(res).__name__} "
+                              f"with keys {sorted(res) if isinstance(res, dict) else '-'}; "
+                              f"expected a dict with keys {sorted(names)}")
+        got.update(res)
+        return None
+
+    @staticmethod
+    def _same_error(a, b):
+        # ignore paths, addresses, generated batch names and line numbers
+        norm = lambda e: re.sub(  # noqa: E731
+            r"/[^\s:'\"]+|0x[0-9a-fA-F]+|<cppcodegen-test-batch [^>]*>|batch_\w+|\d+", "", str(e))
+        return type(a) is type(b) and norm(a) == norm(b)
+
+    def _compile_into(self, names, args, got):
+        if not names:
+            return
+        self._budget = self.BISECT_BUDGET
+        err = self._attempt(names, args, got)
+        if err is not None:
+            self._resolve(names, err, args, got)
+
+    def _resolve(self, names, err, args, got):
+        if len(names) == 1 or self._budget < 2:
             for n in names:
                 got[n] = err
             return
-        got.update(res)
+        h = len(names) // 2
+        left, right = names[:h], names[h:]
+        self._budget -= 2
+        el = self._attempt(left, args, got)
+        er = self._attempt(right, args, got)
+        if el is not None and er is not None and self._same_error(el, err) \
+                and self._same_error(er, err):
+            for n in names:  # global failure: stop bisecting
+                got[n] = err
+            return
+        if el is not None:
+            self._resolve(left, el, args, got)
+        if er is not None:
+            self._resolve(right, er, args, got)
 
     def results(self):
         r = _BATCH_RESULTS.get(self.key)
