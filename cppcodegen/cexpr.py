@@ -80,9 +80,9 @@ def cindex(expr) -> str:
         for t in sympy.Add.make_args(arg):
             c, _ = t.as_coeff_Mul()
             den = math.lcm(den, Fraction(str(c)).denominator)
-        return f"({cindex(sympy.expand(arg * den))} / {den})"
+        return f"ccg_idx_div({cindex(sympy.expand(arg * den))}, {den})"
     if isinstance(expr, sympy.Mod):
-        return f"({cindex(expr.args[0])} % {cindex(expr.args[1])})"
+        return f"ccg_idx_mod({cindex(expr.args[0])}, {cindex(expr.args[1])})"
     raise NotImplementedError(f"index expression {expr}")
 
 

@@ -27,6 +27,10 @@ PRELUDE = """\
 #include "cppcodegen/scalar.h"
 #include "cppcodegen/vec.h"
 
+// floor division and modulo of index expressions (correct for negative numerators)
+static inline int64_t ccg_idx_div(int64_t a, int64_t d) { return a >= 0 ? a / d : -((d - 1 - a) / d); }
+static inline int64_t ccg_idx_mod(int64_t a, int64_t m) { return a - m * ccg_idx_div(a, m); }
+
 // lanes of a vector loop whose widest element has `Bytes` bytes
 template <int Bytes> constexpr int ccg_lanes = (CCG_VEC_BYTES / Bytes) < 4 ? 4 : (CCG_VEC_BYTES / Bytes);
 """
@@ -37,8 +41,23 @@ VCOMBINE = dict(COMBINE, any="({0} | {1})", all="({0} & {1})")
 HREDUCE = {"sum": "ccg::reduce_add({0})", "prod": "ccg::reduce_mul({0})",
            "max": "ccg::reduce_max({0})", "min": "ccg::reduce_min({0})",
            "any": "{0}.any()", "all": "{0}.all()"}
+BOOL_COMBINE = {"max": "({0} || {1})", "min": "({0} && {1})"}
+BOOL_VCOMBINE = {"max": "({0} | {1})", "min": "({0} & {1})"}
+BOOL_HREDUCE = {"max": "{0}.any()", "min": "{0}.all()"}
 CHUNKS = 64          # parallel reductions to a scalar use this many fixed chunks (deterministic)
 COLUMN_TILE = 256    # elements of the kept axis handled per tile in column reductions
+
+
+def combine(kind: str, dtype, vector: bool = False) -> str:
+    if np.dtype(dtype) == BOOL and kind in BOOL_COMBINE:
+        return (BOOL_VCOMBINE if vector else BOOL_COMBINE)[kind]
+    return (VCOMBINE if vector else COMBINE)[kind]
+
+
+def hreduce(kind: str, dtype) -> str:
+    if np.dtype(dtype) == BOOL and kind in BOOL_HREDUCE:
+        return BOOL_HREDUCE[kind]
+    return HREDUCE[kind]
 
 
 def init_value(kind: str, dtype) -> str:
@@ -146,7 +165,7 @@ class KernelWriter:
             with w.indent("{"):
                 var = index_vars(len(s.domain))[last]
                 def update(r: ExprRenderer, value: str, vector: bool):
-                    comb = (VCOMBINE if vector else COMBINE)[s.reduction]
+                    comb = combine(s.reduction, s.body.dtype, vector)
                     if vector:
                         cur = r._bind(f"ccg::Vec<{t}, L>::load(acc + (i{last} - lo))")
                         w.line(f"{comb.format(cur, value)}.store(acc + (i{last} - lo));")
@@ -199,12 +218,13 @@ class KernelWriter:
 
             def update(r: ExprRenderer, value: str, vector: bool):
                 if vector:
-                    w.line(f"vacc = {VCOMBINE[kind].format('vacc', value)};")
+                    w.line(f"vacc = {combine(kind, s.body.dtype, True).format('vacc', value)};")
                 else:
-                    w.line(f"acc = {COMBINE[kind].format('acc', value)};")
+                    w.line(f"acc = {combine(kind, s.body.dtype).format('acc', value)};")
             self.loops(s, axes, ranges, update, parallel=False, declared_lanes=vec)
             if vec:
-                w.line(f"acc = {COMBINE[kind].format('acc', HREDUCE[kind].format('vacc'))};")
+                total = hreduce(kind, s.body.dtype).format("vacc")
+                w.line(f"acc = {combine(kind, s.body.dtype).format('acc', total)};")
             if target is not None or s.name in self.locals:
                 w.line(f"{acc} = acc;")
             else:
@@ -227,7 +247,7 @@ class KernelWriter:
                 self.reduction(s, list(range(len(s.domain))), {0: ("lo", "hi")}, target="partial[chunk]")
             w.line(f"{result} = {init_value(s.reduction, s.body.dtype)};")
             w.line(f"for (int64_t c = 0; c < {chunks}; ++c) {result} = "
-                   f"{COMBINE[s.reduction].format(result, 'partial[c]')};")
+                   f"{combine(s.reduction, s.body.dtype).format(result, 'partial[c]')};")
             if s.name not in self.locals:
                 w.line(f"{s.name}[0] = {result};")
 

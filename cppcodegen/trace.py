@@ -215,7 +215,7 @@ def _unsupported(what):
 
 # --------------------------------------------------------------------------- operands
 
-WEAK_TYPES = (bool, int, float)
+WEAK_TYPES = (int, float)      # NEP 50: Python int and float are weak; bool is np.bool_
 
 
 def _is_weak(x) -> bool:
@@ -225,9 +225,11 @@ def _is_weak(x) -> bool:
 def _descriptor(x):
     """What NumPy's promotion sees: a dtype, or a Python type for weak scalars."""
     if isinstance(x, Proxy):
-        if x.weak:
-            return {"b": bool, "i": int, "u": int, "f": float}[x.dtype.kind]
+        if x.weak and x.dtype.kind != "b":
+            return {"i": int, "u": int, "f": float}[x.dtype.kind]
         return x.dtype
+    if type(x) is bool:
+        return np.dtype(bool)
     if type(x) in WEAK_TYPES:
         return type(x)
     if isinstance(x, (np.ndarray, np.generic)):
@@ -244,7 +246,7 @@ def as_node(x, dtype=None) -> Node:
     where = user_location()
     if isinstance(x, Proxy):
         node = x.node
-    elif type(x) in WEAK_TYPES:
+    elif type(x) in WEAK_TYPES or type(x) is bool:
         dt = np.dtype(dtype) if dtype is not None else np.result_type(x)
         try:
             value = np.array(x, dtype=dt)
@@ -337,6 +339,8 @@ def trace_ufunc(ufunc, inputs, kwargs):
     in_dts, out_dt = dts[:-1], dts[-1]
     if name in ufuncs.LOGICAL:      # logical ops work on truth values
         in_dts = (np.dtype(bool),) * len(inputs)
+    if name in ufuncs.COMPARISONS and any(type(x) is int for x in inputs):
+        in_dts = _widen_for_python_ints(inputs, in_dts)
     shape = _broadcast_shapes(inputs, f"np.{ufunc.__name__}")
     args = [as_node(x, dt) for x, dt in zip(inputs, in_dts)]
     node = make_node(name, args, shape, out_dt, user_location())
@@ -344,6 +348,19 @@ def trace_ufunc(ufunc, inputs, kwargs):
     if weak and name in ufuncs.COMPARISONS:
         weak = False
     return wrap(node, weak)
+
+
+def _widen_for_python_ints(inputs, in_dts):
+    """NumPy compares arrays with out-of-range Python ints by value (int8 < 1000 is True)."""
+    for x, dt in zip(inputs, in_dts):
+        if type(x) is int and dt.kind in "iu":
+            info = np.iinfo(dt)
+            if not info.min <= x <= info.max:
+                wide = np.dtype(np.int64) if -2**63 <= x < 2**63 else np.dtype(np.float64)
+                if dt.kind == "u" and dt.itemsize == 8 and wide.kind == "i":
+                    wide = np.dtype(np.float64)
+                return tuple(wide for _ in in_dts)
+    return in_dts
 
 
 def trace_ufunc_reduce(ufunc, inputs, kwargs):
