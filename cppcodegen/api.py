@@ -49,6 +49,9 @@ class Explanation:
     cache_paths: list = field(default_factory=list)
     cached: bool = False
     seconds: dict = field(default_factory=dict)
+    cdef: str = ""
+    plan: object = None
+    build: object = None
 
     @property
     def num_kernels(self) -> int:
@@ -62,23 +65,61 @@ class Explanation:
 
 
 def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
-    """Run the pipeline for one call signature. Returns (Explanation, variant or None)."""
-    from .codegen import cdef_for, generate
-    from .lower import lower
-    from .schedule import schedule
-    from .runtime import compile_cached, load_built, CompiledVariant, cachedir
-    from .runtime.compiled import Plan
+    """Run the pipeline for one call signature. Returns (Explanation, variant or None).
+
+    A hit in the graph-level cache skips lowering, code generation and the compiler.
+    """
+    from .runtime import cachedir, graphcache
 
     times = {}
     t0 = time.perf_counter()
     graph = trace(fn, specs, args)
     times["trace"] = time.perf_counter() - t0
-    strides = {i: tuple(st // np.dtype(s[1]).itemsize for st in s[3])
-               for i, s in enumerate(specs) if s[0] == "array"}
+    cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
+    key = parts = None
+    if load:
+        key, parts = graphcache.graph_key({
+            "graph": graph.text(), "signature": repr(specs), "options": opts.code_key(),
+            "flags": build_flags(opts), "version": PACKAGE_VERSION,
+            **graphcache.toolchain_parts(opts.cxx, cache_dir, INCLUDE_DIR)})
+        entry = graphcache.lookup(cache_dir, key)
+        if entry is not None:
+            log.debug("graph cache hit %s (%s)", key[:16], parts)
+            try:
+                variant = _variant(entry["so_path"], entry["cdef"], entry["plan"], graph.constants)
+                times["load"] = time.perf_counter() - t0
+                return None, variant
+            except Exception as e:      # a damaged entry: rebuild it
+                log.warning("cppcodegen: cached kernel %s failed to load (%s); rebuilding",
+                            entry["so_path"], e)
+        log.debug("graph cache miss %s (%s)", key[:16], parts)
+    ex = build_stages(fn, graph, specs, opts, cache_dir if load else None, times)
+    if not load:
+        return ex, None
+    try:
+        variant = _variant(ex.cache_paths[0], ex.cdef, ex.plan, graph.constants)
+    except Exception:
+        from .runtime import invalidate
+        invalidate(ex.build)
+        raise
+    graphcache.store(cache_dir, key, {"so_path": ex.cache_paths[0], "cdef": ex.cdef,
+                                      "plan": ex.plan, "parts": parts})
+    return ex, variant
+
+
+def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
+    """Lower, schedule, generate and (when ``cache_dir`` is given) build one traced graph."""
+    from .codegen import cdef_for, generate
+    from .lower import lower
+    from .runtime import compile_cached
+    from .schedule import schedule
+
     for i, s in enumerate(specs):
         if s[0] == "array" and any(st % np.dtype(s[1]).itemsize for st in s[3]):
             raise UnsupportedError(f"argument {i} has strides {s[3]} that are not a multiple of "
                                    "its itemsize; pass np.ascontiguousarray(x)")
+    strides = {i: tuple(st // np.dtype(s[1]).itemsize for st in s[3])
+               for i, s in enumerate(specs) if s[0] == "array"}
     t0 = time.perf_counter()
     program = lower(graph, strides)
     kernels = schedule(program, opts)
@@ -88,22 +129,26 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
         log.warning("cppcodegen graph of %s:\n%s\nloop IR:\n%s\nC++:\n%s",
                     getattr(fn, "__qualname__", fn), graph, program, source)
     ex = Explanation(graph, program, kernels, source, sig, seconds=times)
-    if not load:
-        return ex, None
-    cache_dir = config.cache_dir_setting(opts) or cachedir.default_cache_dir()
+    ex.cdef, ex.plan = cdef_for(sig), _plan(program, sig)
+    if cache_dir is None:
+        return ex
     t0 = time.perf_counter()
-    build = compile_cached(source, name=_safe_name(fn), cache_dir=Path(cache_dir), cxx=opts.cxx,
+    build = compile_cached(source, name=_safe_name(fn), cache_dir=cache_dir, cxx=opts.cxx,
                            flags=build_flags(opts), include_dir=INCLUDE_DIR, libs=["mvec", "m"],
                            package_version=PACKAGE_VERSION, extra_key={"options": opts.code_key()})
     times["build"] = time.perf_counter() - t0
-    ex.command, ex.cache_paths, ex.cached = build.command, [str(build.so_path), str(build.source_path)], build.cached
+    ex.command, ex.cached, ex.build = build.command, build.cached, build
+    ex.cache_paths = [str(build.so_path), str(build.source_path)]
     if opts.debug:
         log.warning("cppcodegen build (%s): %s", "cached" if build.cached else "compiled",
                     " ".join(build.command))
-    lib = load_built(build, cdef_for(sig))
-    plan = _plan(program, sig)
-    variant = CompiledVariant(lib.ffi, getattr(lib.lib, "ccg_run"), plan, graph.constants)
-    return ex, variant
+    return ex
+
+
+def _variant(so_path, cdef, plan, constants):
+    from .runtime import CompiledVariant, load_library
+    lib = load_library(so_path, cdef)
+    return CompiledVariant(lib.ffi, lib.lib.ccg_run, plan, constants)
 
 
 def _safe_name(fn) -> str:
@@ -194,8 +239,11 @@ class CompiledFunction:
     def explain(self, *args, **kwargs):
         args = self._bind(args, kwargs)
         specs = signature.classify(args)
-        ex, _ = compile_stages(self.fn, specs, args, config.get_options(self.options))
-        return ex
+        opts = config.get_options(self.options)
+        from .runtime import cachedir
+        graph = trace(self.fn, specs, args)
+        cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
+        return build_stages(self.fn, graph, specs, opts, cache_dir, {})
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)

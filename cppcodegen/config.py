@@ -25,7 +25,7 @@ class Options:
     """Emit Vectorized<T> inner loops; off = plain scalar loops only."""
     parallel: bool = True
     """Emit OpenMP parallel loops."""
-    parallel_threshold: int = 32768
+    parallel_threshold: int = 131072
     """Minimum number of elements a loop nest must touch before it is run in parallel."""
     fuse: bool = True
     """Fuse pointwise and reduction stages into shared loop nests."""
