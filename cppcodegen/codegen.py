@@ -44,8 +44,9 @@ HREDUCE = {"sum": "ccg::reduce_add({0})", "prod": "ccg::reduce_mul({0})",
 BOOL_COMBINE = {"max": "({0} || {1})", "min": "({0} && {1})"}
 BOOL_VCOMBINE = {"max": "({0} | {1})", "min": "({0} & {1})"}
 BOOL_HREDUCE = {"max": "{0}.any()", "min": "{0}.all()"}
+TILE = 64            # square tiles of transposing pointwise kernels
 CHUNKS = 64          # parallel reductions to a scalar use this many fixed chunks (deterministic)
-COLUMN_TILE = 256    # elements of the kept axis handled per tile in column reductions
+COLUMN_TILE = 2048   # elements of the kept axis per tile in column reductions (acc stays in L1)
 
 
 def combine(kind: str, dtype, vector: bool = False) -> str:
@@ -120,6 +121,21 @@ class KernelWriter:
                 if s.kind == "reduction" and s.name in self.locals:
                     w.line(f"{ctype(self.p.buffers[s.name].dtype)} {self.locals[s.name]};")
                 self.stage(s, list(range(n, len(s.domain))), {})
+
+    def _form_tiled(self):
+        (s,) = self.k.stages
+        w = self.w
+        n = len(s.domain)
+        if self.k.parallel:
+            w.line(omp_parallel_for(n))
+        for a in range(n - 2):
+            w.line(f"for (int64_t i{a} = 0; i{a} < {s.domain[a]}; ++i{a})")
+        ranges = {}
+        for a in (n - 2, n - 1):
+            w.line(f"for (int64_t b{a} = 0; b{a} < {s.domain[a]}; b{a} += {TILE})")
+            ranges[a] = (f"b{a}", f"std::min<int64_t>(b{a} + {TILE}, {s.domain[a]})")
+        with w.indent("{"):
+            self.stage(s, [n - 2, n - 1], ranges)
 
     def _form_flat(self):
         for s in self.k.stages:

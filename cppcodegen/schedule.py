@@ -86,6 +86,9 @@ def schedule(program: LoopProgram, opts: Options) -> list:
         writer_of[stage.name] = kernels[-1]
     _choose_locals(program, kernels)
     for k in kernels:
+        if _wants_tiles(program, k):
+            k.form = "tiled"
+    for k in kernels:
         k.parallel = opts.parallel and max(s.numel() for s in k.stages) >= opts.parallel_threshold
         k.name = _kernel_name(k)
     return kernels
@@ -104,6 +107,27 @@ def _choose_locals(program: LoopProgram, kernels: list):
             buf = program.buffers[s.name]
             if s.kind == "reduction" and buf.role == "temp" and readers.get(s.name, set()) <= {id(k)}:
                 k.locals.add(s.name)
+
+
+def _wants_tiles(program: LoopProgram, k: Kernel) -> bool:
+    """A lone pointwise stage that reads some input across its rows (a transpose) is run in
+    square tiles of its last two axes, so both the rows it reads and the rows it writes stay
+    in cache."""
+    if k.form != "nest" or len(k.stages) != 1 or k.stages[0].kind != "pointwise":
+        return False
+    s = k.stages[0]
+    n = len(s.domain)
+    if n < 2 or min(s.domain[-2:]) < 16:
+        return False
+    import sympy
+    row, col = index_vars(n)[-2:]
+    for ld in _loads(s):
+        buf = program.buffers[ld.buf]
+        off = sympy.expand(sum((i * st for i, st in zip(ld.index, buf.strides)), sympy.Integer(0)))
+        c_col, c_row = off.coeff(col), off.coeff(row)
+        if c_col.is_Integer and c_row.is_Integer and abs(int(c_col)) > 1 and abs(int(c_row)) == 1:
+            return True
+    return False
 
 
 def _kernel_name(k: Kernel) -> str:
