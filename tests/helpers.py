@@ -16,7 +16,10 @@ bound; a float element passes when ``|got - expected| <= bound``):
 * transcendental functions use ``ulp=4`` (``TRANSCENDENTAL``): measured on this
   machine, NumPy's own float32 SIMD kernels are up to ~2.8 ULP away from the
   correctly rounded result (log, tan, arcsin), glibc's scalar libm is <= 1 ULP,
-  float64 is <= ~1.1 ULP on both sides.
+  float64 is <= ~1.1 ULP on both sides.  For float32 results an element also
+  passes when it is within 4 ULP of the float64 computation rounded to float32
+  (an accurate kernel can sit ~3 ULP on the other side of the true value than
+  NumPy's own kernel does).
 * reductions: summation order is implementation defined (NumPy sums pairwise,
   a vectorised/threaded kernel sums in lanes/chunks).  For any summation order
   the rounding error is bounded by ``(n-1) * u * sum(|terms|)``, so two orders
@@ -44,7 +47,7 @@ import cppcodegen
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 ARITH = {"ulp": 2}
-TRANSCENDENTAL = {"ulp": 4}
+TRANSCENDENTAL = {"ulp": 4, "alt_f64": True}  # alt_f64: see Batch.check
 EXACT = {"ulp": 0}
 
 FLOAT_DTYPES = (np.float32, np.float64)
@@ -66,7 +69,7 @@ def _fmt_mismatches(idx, g, e, limit=6):
     return "\n".join(lines)
 
 
-def _compare_arrays(g, e, rtol, atol, ulp, check_zero_sign, path):
+def _compare_arrays(g, e, rtol, atol, ulp, check_zero_sign, path, alt=None):
     assert g.shape == e.shape, f"{path}: shape {g.shape} != expected {e.shape}"
     if e.dtype.kind in "biuSU":
         bad = g != e
@@ -100,7 +103,19 @@ def _compare_arrays(g, e, rtol, atol, ulp, check_zero_sign, path):
         if ulp is not None:
             mag = np.maximum(np.abs(e), fi.tiny).astype(e.dtype)
             bound = np.maximum(bound, ulp * np.spacing(mag).astype(np.float64))
-        bad |= fin & np.isfinite(g) & ~(diff <= bound)
+        ok = diff <= bound
+        if alt is not None:
+            # element also accepted when within the same tolerance of `alt`
+            # (the correctly rounded value, see Batch.check(alt_f64=True))
+            a64 = np.broadcast_to(np.asarray(alt).astype(np.float64), e.shape)
+            amag = np.maximum(np.abs(a64), fi.tiny).astype(e.dtype)
+            abound = np.zeros(e.shape, np.float64)
+            if ulp is not None:
+                abound = np.maximum(abound, ulp * np.spacing(amag).astype(np.float64))
+            if rtol is not None:
+                abound = np.maximum(abound, rtol * np.abs(a64))
+            ok |= np.abs(g64 - a64) <= abound
+        bad |= fin & np.isfinite(g) & ~ok
         if check_zero_sign:
             z = both & (e == 0) & (g == 0)
             bad |= z & (np.signbit(g) != np.signbit(e))
@@ -117,7 +132,7 @@ def _compare_arrays(g, e, rtol, atol, ulp, check_zero_sign, path):
 
 
 def assert_matches_numpy(got, expected, rtol=None, atol=None, ulp=None,
-                         check_zero_sign=False, _path="result"):
+                         check_zero_sign=False, _path="result", alt=None):
     """Compare a cppcodegen result pytree with the NumPy one, leaf by leaf.
 
     Containers (tuple/list/dict) must have the same type and keys/length.
@@ -151,7 +166,7 @@ def assert_matches_numpy(got, expected, rtol=None, atol=None, ulp=None,
         assert got.dtype == expected.dtype, (
             f"{_path}: dtype {got.dtype} != expected {expected.dtype}")
         _compare_arrays(np.asarray(got), np.asarray(expected), rtol, atol, ulp,
-                        check_zero_sign, _path)
+                        check_zero_sign, _path, alt=alt)
         return
     if expected is None:
         assert got is None, f"{_path}: expected None, got {got!r}"
@@ -414,9 +429,22 @@ class Batch:
                              f"with {type(g).__name__}: {g}") from g
         return g, e
 
-    def check(self, name, **tol):
+    def check(self, name, alt_f64=False, **tol):
+        """Compare one op.  alt_f64=True (float32 transcendentals): an element
+        also passes when within the tolerance of the float64 computation
+        rounded to float32, i.e. of the (nearly) correctly rounded result.
+        NumPy's own float32 SIMD log/tan/... are up to ~3 ULP off, so a kernel
+        that is 3 ULP off the other way is accurate but 6 ULP from NumPy."""
         g, e = self.get(name)
-        assert_matches_numpy(g, e, _path=f"{self.key}:{name} = {self.exprs[name]}", **tol)
+        alt = None
+        if alt_f64 and isinstance(e, (np.ndarray, np.generic)) and e.dtype == np.float32:
+            args = [a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float32
+                    else a for a in self.results()[0]]
+            f = eval(f"lambda {', '.join(self.params)}: {self.exprs[name]}", {"np": np})
+            with np.errstate(all="ignore"):
+                alt = np.asarray(run_numpy(f, *args)).astype(np.float32)
+        assert_matches_numpy(g, e, _path=f"{self.key}:{name} = {self.exprs[name]}", alt=alt,
+                             **tol)
 
     def param(self, name, *extra, id=None):
         """pytest.param(self, name, *extra) grouped on one xdist worker."""
