@@ -86,7 +86,8 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
         if entry is not None:
             log.debug("graph cache hit %s (%s)", key[:16], parts)
             try:
-                variant = _variant(entry["so_path"], entry["cdef"], entry["plan"], graph.constants)
+                variant = _variant(entry["so_path"], entry["cdef"], entry["plan"], graph.constants,
+                                   specs)
                 times["load"] = time.perf_counter() - t0
                 return None, variant
             except Exception as e:      # a damaged entry: rebuild it
@@ -97,7 +98,7 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
     if not load:
         return ex, None
     try:
-        variant = _variant(ex.cache_paths[0], ex.cdef, ex.plan, graph.constants)
+        variant = _variant(ex.cache_paths[0], ex.cdef, ex.plan, graph.constants, specs)
     except Exception:
         from .runtime import invalidate
         invalidate(ex.build)
@@ -145,10 +146,21 @@ def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
     return ex
 
 
-def _variant(so_path, cdef, plan, constants):
+def _variant(so_path, cdef, plan, constants, specs):
     from .runtime import CompiledVariant, load_library
     lib = load_library(so_path, cdef)
-    return CompiledVariant(lib.ffi, lib.lib.ccg_run, plan, constants)
+    contiguous = {i: _c_contiguous(s) for i, s in enumerate(specs) if s[0] == "array"}
+    return CompiledVariant(lib.ffi, lib.lib.ccg_run, plan, constants, contiguous)
+
+
+def _c_contiguous(spec) -> bool:
+    _, dt, shape, strides = spec
+    expected = np.dtype(dt).itemsize
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def _safe_name(fn) -> str:

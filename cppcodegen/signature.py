@@ -10,26 +10,32 @@ from __future__ import annotations
 import numpy as np
 
 SUPPORTED_KINDS = "biuf"
+_F8 = np.dtype(np.float64)
+_SUPPORTED = {}     # dtype -> bool, filled as dtypes are seen
 
 
 def classify(args) -> tuple:
     """One spec per argument:
-    ('array', dtype.str, shape, strides)   traced input array
-    ('scalar', dtype.str, weak)            runtime scalar (Python float: weak; NumPy scalar: strong)
+    ('array', dtype, shape, strides)       traced input array
+    ('scalar', dtype, weak)                runtime scalar (Python float: weak; NumPy scalar: strong)
     ('const', type name, value)            compile-time constant guarded by value
     """
     specs = []
     for a in args:
         t = type(a)
         if t is np.ndarray:
-            if a.dtype.kind not in SUPPORTED_KINDS:
-                raise TypeError(f"cppcodegen supports bool, integer and float arrays; "
-                                f"got an array of dtype {a.dtype}")
-            specs.append(("array", a.dtype.str, a.shape, a.strides))
+            dt = a.dtype
+            ok = _SUPPORTED.get(dt)
+            if ok is None:
+                ok = _SUPPORTED[dt] = dt.kind in SUPPORTED_KINDS and dt.isnative
+            if not ok:
+                raise TypeError(f"cppcodegen supports native-byte-order bool, integer and float "
+                                f"arrays; got an array of dtype {dt}")
+            specs.append(("array", dt, a.shape, a.strides))
         elif t is float:
-            specs.append(("scalar", "<f8", True))
+            specs.append(("scalar", _F8, True))
         elif isinstance(a, np.generic) and a.dtype.kind in SUPPORTED_KINDS:
-            specs.append(("scalar", a.dtype.str, False))
+            specs.append(("scalar", a.dtype, False))
         elif t in (int, bool, str) or a is None:
             specs.append(("const", t.__name__, a))
         elif isinstance(a, tuple) and all(type(v) in (int, bool, str, float) for v in a):

@@ -20,48 +20,58 @@ class Plan:
 
 
 class CompiledVariant:
-    """Runs one compiled specialization (fixed dtypes, shapes and layouts)."""
+    """Runs one compiled specialization (fixed dtypes, shapes and layouts).
 
-    def __init__(self, ffi, fn, plan: Plan, constants: dict, hook=None):
+    The variant's guards fix every input's layout, so whether an input is contiguous (passed
+    with ``ffi.from_buffer``) or strided (passed by address) is decided once, here.
+    """
+
+    def __init__(self, ffi, fn, plan: Plan, constants: dict, contiguous=None, hook=None):
         self.ffi, self.fn, self.plan = ffi, fn, plan
         self.constants = constants
         self.hook = hook
+        contiguous = contiguous or {}
         steps = []
         for spec in plan.args:
             if spec[0] == "input":
-                steps.append((0, spec[1], None))
+                steps.append((0 if contiguous.get(spec[1], True) else 4, spec[1], None))
             elif spec[0] == "constant":
                 steps.append((1, constants[spec[1]], None))
             elif spec[0] in ("output", "temp"):
                 steps.append((2, tuple(spec[1]), np.dtype(spec[2])))
             else:
                 steps.append((3, spec[1], None))
-        self.steps = steps
-
-    def _pointer(self, a: np.ndarray):
-        if a.flags.c_contiguous:
-            return self.ffi.from_buffer(a)
-        return self.ffi.cast("void*", a.__array_interface__["data"][0])
+        self.steps = tuple(steps)
+        out = plan.outputs
+        single = type(out) is tuple and len(out) == 2 and out[0] == "buf"
+        self.single = out[1] if single and plan.args[out[1]][0] == "output" else None
 
     def __call__(self, args):
         values, cargs = [], []
-        ptr = self._pointer
+        from_buffer, empty = self.ffi.from_buffer, np.empty
         for kind, a, b in self.steps:
             if kind == 0:
                 arr = args[a]
                 values.append(arr)
-                cargs.append(ptr(arr))
+                cargs.append(from_buffer(arr))
+            elif kind == 2:
+                arr = empty(a, b)
+                values.append(arr)
+                cargs.append(from_buffer(arr))
+            elif kind == 4:
+                arr = args[a]
+                values.append(arr)
+                cargs.append(self.ffi.cast("void*", arr.__array_interface__["data"][0]))
             elif kind == 1:
                 values.append(a)
-                cargs.append(ptr(a))
-            elif kind == 2:
-                arr = np.empty(a, b)
-                values.append(arr)
-                cargs.append(self.ffi.from_buffer(arr))
+                cargs.append(from_buffer(a))
             else:
                 values.append(None)
                 cargs.append(args[a])
         self.fn(*cargs)
+        if self.single is not None:
+            out = values[self.single]
+            return out if out.ndim else out[()]
         return _build(self.plan.outputs, values, args)
 
 
