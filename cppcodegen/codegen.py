@@ -228,16 +228,22 @@ class KernelWriter:
             w.line(f"{t} acc = {init_value(kind, s.body.dtype)};")
             var = index_vars(len(s.domain))[axes[-1]] if axes else None
             vec = bool(axes) and self.can_vectorize(s, var)
+            # float sums are accumulated in blocks, then the blocks summed: error grows with
+            # log-ish depth instead of with the row length (NumPy sums pairwise)
+            block = self.opts.reduction_block if (
+                vec and kind == "sum" and s.body.dtype.kind == "f"
+                and s.domain[axes[-1]] > self.opts.reduction_block) else 0
             if vec:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
                 w.line(f"auto vacc = {_vtype(s.body.dtype)}::broadcast({init_value(kind, s.body.dtype)});")
+            target_v = "vblk" if block else "vacc"
 
             def update(r: ExprRenderer, value: str, vector: bool):
                 if vector:
-                    w.line(f"vacc = {combine(kind, s.body.dtype, True).format('vacc', value)};")
+                    w.line(f"{target_v} = {combine(kind, s.body.dtype, True).format(target_v, value)};")
                 else:
                     w.line(f"acc = {combine(kind, s.body.dtype).format('acc', value)};")
-            self.loops(s, axes, ranges, update, parallel=False, declared_lanes=vec)
+            self.loops(s, axes, ranges, update, parallel=False, declared_lanes=vec, block=block)
             if vec:
                 total = hreduce(kind, s.body.dtype).format("vacc")
                 w.line(f"acc = {combine(kind, s.body.dtype).format('acc', total)};")
@@ -293,7 +299,7 @@ class KernelWriter:
             s.body, var, self.p.buffers, self.locals)
 
     def loops(self, s: Stage, axes, ranges, emit, parallel=False, allow_vector=True,
-              declared_lanes=False):
+              declared_lanes=False, block=0):
         """Nested loops over ``axes``; the innermost is a vector loop when possible."""
         w = self.w
         if not axes:
@@ -313,10 +319,12 @@ class KernelWriter:
             if vector and not declared_lanes:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
             self.vector_loop(s, inner, lo, hi, emit, var, vector=vector,
-                             parallel=parallel and not outer)
+                             parallel=parallel and not outer, block=block)
 
-    def vector_loop(self, s, axis, lo, hi, emit, var, vector=None, parallel=False):
-        """for i = lo..hi: vector iterations of L lanes, then a scalar tail."""
+    def vector_loop(self, s, axis, lo, hi, emit, var, vector=None, parallel=False, block=0):
+        """for i = lo..hi: vector iterations of L lanes, then a scalar tail. With ``block``,
+        the vector iterations run in blocks of that many elements, each accumulating into a
+        fresh ``vblk`` that is added to ``vacc`` after the block."""
         w = self.w
         if vector is None:
             vector = self.can_vectorize(s, var)
@@ -328,9 +336,18 @@ class KernelWriter:
             w.line(f"const int64_t {i}_end = {'' if lo == '0' else lo + ' + '}{span} / L * L;")
             if parallel:
                 w.line(omp_parallel_for())
-            with w.indent(f"for (int64_t {i} = {lo}; {i} < {i}_end; {i} += L) {{"):
-                r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var)
-                emit(r, r(s.body), True)
+            if block:
+                with w.indent(f"for (int64_t {i}_b = {lo}; {i}_b < {i}_end; {i}_b += {block}) {{"):
+                    w.line(f"auto vblk = {_vtype(s.body.dtype)}::broadcast(0);")
+                    w.line(f"const int64_t {i}_be = std::min<int64_t>({i}_b + {block}, {i}_end);")
+                    with w.indent(f"for (int64_t {i} = {i}_b; {i} < {i}_be; {i} += L) {{"):
+                        r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var)
+                        emit(r, r(s.body), True)
+                    w.line("vacc = vacc + vblk;")
+            else:
+                with w.indent(f"for (int64_t {i} = {lo}; {i} < {i}_end; {i} += L) {{"):
+                    r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var)
+                    emit(r, r(s.body), True)
             lo = f"{i}_end"
             parallel = False
         if parallel:
