@@ -19,8 +19,10 @@ def _env_bool(text: str) -> bool:
 @dataclass(frozen=True)
 class Options:
     # -- options that change the generated code (part of the cache key) --
-    simd: str = "native"
-    """ISA for Vectorized<T>: 'native' (what this CPU has), 'avx512', 'avx2' or 'scalar'."""
+    isa: str = "native"
+    """Instruction set of the generated code: 'native' (the best this CPU runs, detected by
+    cppcodegen.runtime.cpu), 'avx512', 'avx2' or 'scalar' (no SIMD). The resolved ISA is part
+    of every cache key."""
     vectorize: bool = True
     """Emit Vectorized<T> inner loops; off = plain scalar loops only."""
     parallel: bool = True
@@ -33,19 +35,32 @@ class Options:
     """Inner reduction loops of float sums are blocked by this many elements (accuracy)."""
     generate_intermediate_hooks: bool = False
     """Report every materialized buffer to cppcodegen.hooks."""
+    _testing_miscompile: str = ""
+    """Testing only: the C++ renderer writes this op (e.g. 'exp') wrong on purpose (its result
+    times 1.001), so tests can prove that ``cppcodegen.check`` finds the broken buffer."""
     # -- options that do not change code --
-    cxx: str = "g++"
-    """C++ compiler (the CXX environment variable overrides)."""
+    cxx: str = ""
+    """C++ compiler; empty = the CXX environment variable, else g++, else clang++."""
     debug: bool = False
     """Print the graph, the loop IR, the C++ source and the compile command as they are made."""
     cache_dir: str = ""
     """Kernel cache directory; empty = CPPCODEGEN_CACHE_DIR or the per-user default."""
 
-    CODE_KEYS = ("simd", "vectorize", "parallel", "parallel_threshold", "fuse",
-                 "reduction_block", "generate_intermediate_hooks")
+    CODE_KEYS = ("isa", "vectorize", "parallel", "parallel_threshold", "fuse",
+                 "reduction_block", "generate_intermediate_hooks", "_testing_miscompile")
+
+    def resolved_isa(self) -> str:
+        """'avx512', 'avx2' or 'scalar': ``isa`` with 'native' replaced by what this CPU runs."""
+        from .runtime import cpu
+        return cpu.resolve_isa(self.isa)
 
     def code_key(self) -> str:
-        return ";".join(f"{k}={getattr(self, k)!r}" for k in self.CODE_KEYS)
+        """The code-changing options as text, with the ISA resolved (and, for -march=native,
+        the CPU named), so the same settings on another CPU give another key."""
+        from .runtime import cpu
+        values = {k: getattr(self, k) for k in self.CODE_KEYS}
+        values["isa"] = cpu.isa_key(self.resolved_isa())
+        return ";".join(f"{k}={v!r}" for k, v in values.items())
 
 
 _FIELDS = {f.name: f for f in fields(Options)}
@@ -72,7 +87,11 @@ def get_options(overrides: dict | None = None) -> Options:
             known = ", ".join(sorted(_FIELDS))
             raise ValueError(f"unknown cppcodegen option {name!r}; known options: {known}")
         values[name] = _convert(name, value)
-    return dataclasses.replace(Options(), **values)
+    opts = dataclasses.replace(Options(), **values)
+    if opts.isa not in ("native", "avx512", "avx2", "scalar"):
+        raise ValueError(f"cppcodegen option isa={opts.isa!r} (CPPCODEGEN_ISA): expected one of "
+                         "native, avx512, avx2, scalar")
+    return opts
 
 
 def cache_dir_setting(opts: Options) -> str | None:

@@ -21,12 +21,21 @@ Layout::
       <key[:2]>/<key>/<name>.cpp the source (kept after a failed build, too)
       <key[:2]>/<key>/<name>.so  the library; only ever appears by os.replace
       <key[:2]>/<key>/build.json written last: command, key parts, compiler
-                                 version, timestamps, .so size, completed=true
+                                 version, timestamps, .so size and sha256,
+                                 completed=true
 
 An entry counts as built only when build.json says ``completed`` and the
-.so has the size recorded there, so a truncated or half-written .so is never
-returned. The warm path (entry exists) takes no lock and runs no subprocess:
-the compiler version comes from a per-process memo or from ``compilers/``.
+.so has the size and sha256 recorded there (hashed once per process and
+file version), so a truncated, garbage or half-written .so is never returned
+or loaded. A damaged entry (bad .so, missing or corrupt build.json, files
+left by a killed builder) is rebuilt under the lock with a
+:class:`CacheWarning`. The warm path (entry intact) takes no lock and runs no
+subprocess: the compiler version comes from a per-process memo or from
+``compilers/``.
+
+The compiler: ``cxx`` as given, or when it is empty g++, else clang++
+(:func:`resolve_compiler`); a missing one gets a :class:`CompileError` that
+names what was tried and how to install one.
 """
 
 from __future__ import annotations
@@ -43,10 +52,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cachedir import MemoDict, clear_on_fresh_cache, ensure_cache_dir
+import warnings
+
+from .cachedir import (CacheWarning, MemoDict, check_private_file, clear_on_fresh_cache,
+                       ensure_cache_dir)
 from .locks import exclusive_lock
 
-FORMAT = 1
+FORMAT = 2
+AUTO_COMPILERS = ("g++", "clang++")
 STDERR_LIMIT = 6000
 _NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\Z")
 _TEMP_MARK = ".tmp-"
@@ -54,6 +67,8 @@ _TEMP_MARK = ".tmp-"
 _ENSURED = clear_on_fresh_cache(MemoDict())        # str(cache_dir) -> True
 _COMPILER_VERSIONS = clear_on_fresh_cache(MemoDict())  # cxx -> version line
 _INCLUDE_HASHES = clear_on_fresh_cache(MemoDict())  # dir -> (stat sig, digest)
+_RESOLVED = clear_on_fresh_cache(MemoDict())       # (cxx, PATH) -> compiler to run
+_SO_HASHES = clear_on_fresh_cache(MemoDict())      # .so path -> (stat sig, sha256)
 
 
 class CompileError(RuntimeError):
@@ -95,11 +110,30 @@ def _trim(text: str, limit: int = STDERR_LIMIT) -> str:
             "see CompileError.stderr]")
 
 
+_INSTALL_HINT = ("Install one (Debian/Ubuntu: `apt-get install g++`; Fedora/RHEL: `dnf install "
+                 "gcc-c++`; macOS: `xcode-select --install`; conda: `conda install -c "
+                 "conda-forge cxx-compiler`) or set CXX to the path of a C++ compiler.")
+
+
 def _missing_compiler(cxx: str, command) -> CompileError:
-    return CompileError(
-        f"C++ compiler {cxx!r} was not found (tried to run {cxx!r}). Install "
-        "a C++ compiler or set CXX to one (e.g. CXX=g++ or CXX=clang++).",
-        command=command)
+    tried = (f"CXX / option cxx = {cxx!r}" if cxx else
+             "CXX (not set), " + ", ".join(AUTO_COMPILERS))
+    return CompileError(f"no C++ compiler found: tried {tried} (searched PATH). {_INSTALL_HINT}",
+                        command=command)
+
+
+def resolve_compiler(cxx: str) -> str:
+    """The compiler to run: ``cxx`` if given (it must exist), else the first of
+    g++, clang++ on PATH; else :class:`CompileError` naming what was tried."""
+    memo_key = (cxx, os.environ.get("PATH", ""))
+    found = _RESOLVED.get(memo_key)
+    if found is not None:
+        return found
+    for candidate in ([cxx] if cxx else AUTO_COMPILERS):
+        if shutil.which(candidate) is not None:
+            _RESOLVED[memo_key] = candidate
+            return candidate
+    raise _missing_compiler(cxx, [cxx or AUTO_COMPILERS[0]])
 
 
 def _atomic_write(path: Path, data) -> None:
@@ -109,7 +143,8 @@ def _atomic_write(path: Path, data) -> None:
     tmp = path.with_name(f".{path.name}{_TEMP_MARK}{os.getpid()}-"
                          f"{secrets.token_hex(4)}")
     try:
-        with open(tmp, "wb") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        with open(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -127,7 +162,8 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _cache_root(cache_dir) -> Path:
+def cache_root(cache_dir) -> Path:
+    """``cache_dir`` as a Path, created and checked (private, not noexec) once per process."""
     cache_dir = Path(cache_dir)
     if str(cache_dir) not in _ENSURED:
         ensure_cache_dir(cache_dir)
@@ -141,7 +177,7 @@ def compiler_version(cxx: str, cache_dir=None) -> str:
     version = _COMPILER_VERSIONS.get(cxx)
     if version is not None:
         return version
-    exe = shutil.which(cxx)
+    exe = shutil.which(resolve_compiler(cxx))
     if exe is None:
         raise _missing_compiler(cxx, [cxx, "--version"])
     real = os.path.realpath(exe)
@@ -219,16 +255,62 @@ def _command(cxx, flags, include_dir, libs, source, output) -> list[str]:
             "-o", str(output), *_lib_args(libs)]
 
 
-def _completed(meta: Path, so: Path):
-    """build.json contents if the entry is fully built, else None."""
+def file_sha256(path, st=None) -> str:
+    """sha256 of a file, memoized per process by path, inode, size and mtime."""
+    st = st or os.stat(path)
+    sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    memo = _SO_HASHES.get(str(path))
+    if memo is not None and memo[0] == sig:
+        return memo[1]
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    digest = h.hexdigest()
+    _SO_HASHES[str(path)] = (sig, digest)
+    return digest
+
+
+def check_entry(so) -> tuple:
+    """``(build.json contents, None)`` if the entry holding ``so`` is complete and
+    its .so has the recorded size and sha256; else ``(None, why)``, with ``why``
+    None when the entry simply does not exist. Raises CacheDirError if the .so
+    belongs to another user or others could have written it."""
+    so = Path(so)
+    meta = so.parent / "build.json"
     try:
         with open(meta, "rb") as f:
-            info = json.loads(f.read())
-        if info.get("completed") is True and os.stat(so).st_size == info["so_size"]:
-            return info
-    except (OSError, ValueError, KeyError, AttributeError):
-        pass
-    return None
+            raw = f.read()
+    except FileNotFoundError:
+        if so.exists():
+            return None, "build.json is missing"
+        if so.parent.is_dir() and any(_TEMP_MARK in p.name for p in so.parent.iterdir()):
+            return None, "an earlier build was interrupted"
+        return None, None
+    except OSError as e:
+        return None, f"build.json cannot be read ({e})"
+    try:
+        info = json.loads(raw)
+        done, size, digest = info.get("completed"), info["so_size"], info["so_sha256"]
+    except (ValueError, KeyError, AttributeError, TypeError):
+        return None, "build.json is corrupt"
+    if done is not True:
+        return None, "build.json does not say the build completed"
+    try:
+        st = os.stat(so)
+    except OSError:
+        return None, f"{so.name} is missing"
+    check_private_file(so, st)
+    if st.st_size != size:
+        return None, f"{so.name} has {st.st_size} bytes, build.json recorded {size}"
+    if file_sha256(so, st) != digest:
+        return None, f"{so.name} does not match the sha256 recorded in build.json"
+    return info, None
+
+
+def _completed(meta: Path, so: Path):
+    """build.json contents if the entry is fully built and intact, else None."""
+    return check_entry(so)[0]
 
 
 def _paths(cache_dir: Path, key: str, name: str):
@@ -241,6 +323,11 @@ def _remove_temps(entry: Path) -> None:
     for p in entry.iterdir():
         if p.name.startswith(".") and _TEMP_MARK in p.name:
             p.unlink(missing_ok=True)
+
+
+def _warn_damaged(entry: Path, why: str) -> None:
+    warnings.warn(f"cppcodegen: cache entry {entry} is damaged ({why}); rebuilding it",
+                  CacheWarning, stacklevel=3)
 
 
 def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
@@ -261,10 +348,11 @@ def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
         if not (isinstance(k, str) and isinstance(v, str)):
             raise TypeError(f"compile_cached: extra_key items must be str: "
                             f"{k!r}: {v!r}")
-    cache_dir = _cache_root(cache_dir)
+    cache_dir = cache_root(cache_dir)
     include_dir = Path(include_dir)
     flags, libs = list(flags), list(libs)
 
+    cxx = resolve_compiler(cxx)
     template = _command(cxx, flags, "<include_dir>", libs, "<source>", "<output>")
     version = compiler_version(cxx, cache_dir)
     full = {
@@ -292,9 +380,13 @@ def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
     ensure_cache_dir(cache_dir)          # recheck: it may have been removed
     entry.parent.mkdir(mode=0o700, exist_ok=True)
     with exclusive_lock(entry.parent / f"{key}.lock"):
-        info = _completed(meta, so)      # someone else built it meanwhile
+        info, why = check_entry(so)      # someone else built it meanwhile?
         if info is not None:
             return cached(info)
+        if why is not None:              # no builder is running: it is damaged
+            _warn_damaged(entry, why)
+            meta.unlink(missing_ok=True)
+            so.unlink(missing_ok=True)
         entry.mkdir(mode=0o700, exist_ok=True)
         _remove_temps(entry)
         _atomic_write(src, source)
@@ -319,9 +411,11 @@ def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
                     f"compiler output:\n{_trim(output)}",
                     source_path=src, command=command, stderr=output)
             seconds = time.perf_counter() - t0
+            os.chmod(tmp_so, 0o700)
             with open(tmp_so, "rb") as f:
                 os.fsync(f.fileno())
             size = os.stat(tmp_so).st_size
+            digest = file_sha256(tmp_so)
             os.replace(tmp_so, so)
         finally:
             tmp_so.unlink(missing_ok=True)
@@ -336,6 +430,7 @@ def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
             "package_version": package_version,
             "extra_key": extra_key,
             "so_size": size,
+            "so_sha256": digest,
             "started": started,
             "finished": time.time(),
             "build_seconds": seconds,

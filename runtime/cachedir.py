@@ -29,6 +29,10 @@ class CacheDirError(RuntimeError):
     """The cache directory cannot be created or is not safe to use."""
 
 
+class CacheWarning(RuntimeWarning):
+    """A damaged cache entry was found and is being rebuilt."""
+
+
 def _fallback_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"cppcodegen_{os.getuid()}"
 
@@ -104,7 +108,38 @@ def ensure_cache_dir(path) -> Path:
             f"cppcodegen cache directory {path} is writable by group or others "
             f"(mode {stat.S_IMODE(st.st_mode):o}); another user could plant "
             f"code there. Fix: {hint}")
+    check_exec(path)
     return path
+
+
+def noexec_message(path) -> str:
+    return (f"cppcodegen cache directory {path} is on a filesystem mounted noexec, so compiled "
+            f"kernels cannot be loaded from it. Set {ENV_VAR} to a directory on a filesystem "
+            f"that allows execution (e.g. {ENV_VAR}=~/.cache/cppcodegen)")
+
+
+def is_noexec(path) -> bool:
+    """True if ``path`` lies on a filesystem mounted noexec (unknown = False)."""
+    try:
+        return bool(os.statvfs(path).f_flag & getattr(os, "ST_NOEXEC", 8))
+    except OSError:
+        return False
+
+
+def check_exec(path) -> None:
+    """Raise :class:`CacheDirError` if shared objects under ``path`` cannot be mapped."""
+    if is_noexec(path):
+        raise CacheDirError(noexec_message(path))
+
+
+def check_private_file(path, st) -> None:
+    """Refuse a cache file (``st`` = its stat) another user owns or could have written."""
+    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        raise CacheDirError(
+            f"refusing to load cppcodegen cache file {path}: it is owned by uid {st.st_uid} "
+            f"with mode {stat.S_IMODE(st.st_mode):o}, but must be owned by you (uid "
+            f"{os.geteuid()}) and not writable by group or others. Remove it (python -m "
+            f"cppcodegen cache clear) or set {ENV_VAR} to a directory you own")
 
 
 # -- registry of in-memory caches ---------------------------------------------

@@ -1,5 +1,6 @@
 """compile_cached / invalidate / load_library against a real C++ compiler."""
 
+import hashlib
 import json
 import multiprocessing
 import os
@@ -14,6 +15,7 @@ import pytest
 from cppcodegen.runtime import build, cachedir, loader
 from cppcodegen.runtime.build import (
     CompileError, compile_cached, explain_miss, invalidate)
+from cppcodegen.runtime.cachedir import CacheWarning
 from cppcodegen.runtime.loader import LoadError, load_built, load_library
 
 REAL_CXX = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
@@ -163,7 +165,8 @@ def test_truncated_so_without_build_json_is_rebuilt(tmp_path):
     entry = cache / ref.key[:2] / ref.key
     entry.mkdir(parents=True)
     (entry / "add.so").write_bytes(ref.so_path.read_bytes()[:100])
-    r = compile_cached(SOURCE, **kwargs(cache))
+    with pytest.warns(CacheWarning, match="build.json is missing"):
+        r = compile_cached(SOURCE, **kwargs(cache))
     assert not r.cached and r.so_path == entry / "add.so"
     assert load_library(r.so_path, CDEF).lib.add1(1) == 2
 
@@ -173,18 +176,29 @@ def test_so_with_wrong_size_is_rebuilt(tmp_path):
     r = compile_cached(SOURCE, **kw)
     data = r.so_path.read_bytes()
     r.so_path.write_bytes(data[: len(data) // 2])
-    again = compile_cached(SOURCE, **kw)
+    with pytest.warns(CacheWarning, match="bytes"):
+        again = compile_cached(SOURCE, **kw)
     assert not again.cached
     assert again.so_path.stat().st_size == len(data)
 
 
-def test_corrupt_so_is_invalidated_by_loader(tmp_path):
+def test_same_size_garbage_so_is_caught_by_its_hash(tmp_path):
     kw = kwargs(tmp_path / "c")
     r = compile_cached(SOURCE, **kw)
-    size = r.so_path.stat().st_size
-    r.so_path.write_bytes(b"\0" * size)  # same size: passes the cheap check
-    assert compile_cached(SOURCE, **kw).cached
-    with pytest.raises(LoadError) as info:
+    info = json.loads((r.so_path.parent / "build.json").read_text())
+    assert info["so_sha256"] == hashlib.sha256(r.so_path.read_bytes()).hexdigest()
+    r.so_path.write_bytes(b"\0" * info["so_size"])  # same size: only the hash tells
+    with pytest.warns(CacheWarning, match="sha256"):
+        again = compile_cached(SOURCE, **kw)
+    assert not again.cached
+    assert load_built(again, CDEF).lib.add1(2) == 3
+
+
+def test_loader_checks_hash_before_dlopen(tmp_path):
+    kw = kwargs(tmp_path / "c")
+    r = compile_cached(SOURCE, **kw)
+    r.so_path.write_bytes(b"\0" * r.so_path.stat().st_size)
+    with pytest.raises(LoadError, match="sha256") as info:
         load_built(r, CDEF)
     assert str(r.so_path) in str(info.value)
     assert not r.so_path.parent.exists()
