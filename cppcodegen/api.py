@@ -28,13 +28,11 @@ if not (INCLUDE_DIR / "cppcodegen" / "vec.h").exists():        # installed layou
 
 
 def build_flags(opts: config.Options) -> list:
+    """The compiler flags for ``opts``; the ISA part comes from ``runtime.cpu``."""
+    from .runtime import cpu
     flags = ["-O3", "-std=c++17", "-fopenmp", "-fPIC", "-shared", "-fwrapv",
              "-fno-math-errno", "-ffp-contract=off", "-Wno-unused-variable"]
-    isa = {"native": ["-march=native"], "avx512": ["-march=skylake-avx512"],
-           "avx2": ["-march=haswell"], "scalar": ["-march=x86-64", "-DCCG_NO_SIMD"]}
-    if opts.simd not in isa:
-        raise ValueError(f"option simd={opts.simd!r}: expected one of {sorted(isa)}")
-    return flags + isa[opts.simd]
+    return flags + cpu.isa_flags(opts.resolved_isa())
 
 
 @dataclass
@@ -69,7 +67,7 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
 
     A hit in the graph-level cache skips lowering, code generation and the compiler.
     """
-    from .runtime import cachedir, graphcache
+    from .runtime import build, cachedir, cpu, graphcache
 
     times = {}
     t0 = time.perf_counter()
@@ -78,11 +76,13 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
     cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
     key = parts = None
     if load:
+        cache_dir = build.cache_root(cache_dir)     # private to this user, not noexec
         key, parts = graphcache.graph_key({
             "graph": graph.text(), "signature": repr(specs), "options": opts.code_key(),
-            "flags": build_flags(opts), "version": PACKAGE_VERSION,
+            "isa": cpu.isa_key(opts.resolved_isa()), "flags": build_flags(opts),
+            "version": PACKAGE_VERSION,
             **graphcache.toolchain_parts(opts.cxx, cache_dir, INCLUDE_DIR)})
-        entry = graphcache.lookup(cache_dir, key)
+        entry = graphcache.lookup(cache_dir, key)   # None if it or its kernel is damaged
         if entry is not None:
             log.debug("graph cache hit %s (%s)", key[:16], parts)
             try:
@@ -90,9 +90,12 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
                                    specs)
                 times["load"] = time.perf_counter() - t0
                 return None, variant
-            except Exception as e:      # a damaged entry: rebuild it
-                log.warning("cppcodegen: cached kernel %s failed to load (%s); rebuilding",
-                            entry["so_path"], e)
+            except cachedir.CacheDirError:
+                raise
+            except Exception as e:      # loads badly though intact: rebuild it
+                import warnings
+                warnings.warn(f"cppcodegen: cached kernel {entry['so_path']} failed to load "
+                              f"({e}); rebuilding", cachedir.CacheWarning, stacklevel=4)
         log.debug("graph cache miss %s (%s)", key[:16], parts)
     ex = build_stages(fn, graph, specs, opts, cache_dir if load else None, times)
     if not load:
