@@ -81,6 +81,7 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
             "graph": graph.text(), "signature": repr(specs), "options": opts.code_key(),
             "isa": cpu.isa_key(opts.resolved_isa()), "flags": build_flags(opts),
             "version": PACKAGE_VERSION,
+            "compiler_source": graphcache.source_stamp(Path(__file__).parent),
             **graphcache.toolchain_parts(opts.cxx, cache_dir, INCLUDE_DIR)})
         entry = graphcache.lookup(cache_dir, key)   # None if it or its kernel is damaged
         if entry is not None:

@@ -40,6 +40,22 @@ def toolchain_parts(cxx: str, cache_dir, include_dir) -> dict:
             "headers": _include_digest(Path(include_dir))}
 
 
+_STAMPS: dict = {}
+
+
+def source_stamp(package_dir) -> str:
+    """Name, size and mtime of every module of the compiler in ``package_dir`` (one scandir,
+    memoized per process): editing the compiler makes graph entries miss, so a graph entry
+    never pairs a traced graph with code or a call plan made by another compiler version."""
+    package_dir = str(package_dir)
+    stamp = _STAMPS.get(package_dir)
+    if stamp is None:
+        rows = sorted(f"{e.name}:{e.stat().st_size}:{e.stat().st_mtime_ns}"
+                      for e in os.scandir(package_dir) if e.name.endswith(".py"))
+        stamp = _STAMPS[package_dir] = hashlib.sha256("\n".join(rows).encode()).hexdigest()
+    return stamp
+
+
 def _path(cache_dir, key: str) -> Path:
     return Path(cache_dir) / SUBDIR / key[:2] / f"{key}.pkl"
 

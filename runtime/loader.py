@@ -10,20 +10,28 @@ Out: :class:`Library` ``(ffi, lib)``, memoized per (path, cdef) in a table
 :func:`load_built` checks the entry (build.json, the .so's size and sha256)
 before the dynamic linker ever sees the file.
 
+Parsing a cdef needs pycparser (~20 ms in a fresh process), so the parsed
+declarations are kept beside the .so as ``ffi-<sha256(cdef)[:16]>.py``, the
+module cffi's out-of-line ABI mode would emit; a warm process reads its
+literal arguments (``ast.literal_eval``, nothing is executed) and builds the
+FFI with ``_cffi_backend`` alone (~0.5 ms).
+
 Note: the dynamic linker keeps a library loaded for the life of the process,
 so a file replaced at the same path is not re-read by a later dlopen here.
 """
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import os
+import secrets
 import threading
+from pathlib import Path
 from typing import NamedTuple
 
-import cffi
-
 from .build import BuildResult, check_entry, invalidate
-from .cachedir import ENV_VAR, CacheDirError, MemoDict, clear_on_fresh_cache, is_noexec, noexec_message
+from .cachedir import ENV_VAR, CacheDirError, MemoDict, check_private_file, clear_on_fresh_cache, is_noexec, noexec_message
 
 _LOADED = clear_on_fresh_cache(MemoDict())   # (path, cdef) -> Library
 _LOCK = threading.Lock()
@@ -39,8 +47,55 @@ class LoadError(RuntimeError):
 
 
 class Library(NamedTuple):
-    ffi: cffi.FFI
+    ffi: object      # a cffi FFI (or the equivalent _cffi_backend.FFI)
     lib: object
+
+
+def _ffi_path(so_path: str, cdef: str) -> Path:
+    digest = hashlib.sha256(cdef.encode()).hexdigest()[:16]
+    return Path(so_path).parent / f"ffi-{digest}.py"
+
+
+def _read_ffi(path: Path):
+    """The FFI stored at ``path``, or None if it is missing or not what we write."""
+    import _cffi_backend
+    try:
+        with open(path, "rb") as fh:
+            check_private_file(path, os.fstat(fh.fileno()))
+            text = fh.read().decode()
+        tree = ast.parse(text)
+        call = tree.body[-1].value
+        if not (isinstance(call, ast.Call) and ast.unparse(call.func) == "_cffi_backend.FFI"):
+            return None
+        args = [ast.literal_eval(a) for a in call.args]
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+        return _cffi_backend.FFI(*args, **kwargs)
+    except CacheDirError:
+        raise
+    except Exception:        # missing, corrupt, or from another cffi version: parse again
+        return None
+
+
+def _make_ffi(so_path: str, cdef: str):
+    path = _ffi_path(so_path, cdef)
+    ffi = _read_ffi(path)
+    if ffi is not None:
+        return ffi
+    import cffi
+    from cffi import recompiler
+    ffi = cffi.FFI()
+    ffi.cdef(cdef)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
+    try:
+        recompiler.make_py_source(ffi, "ccg_ffi", str(tmp))
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except Exception:         # read-only entry, or a cffi without make_py_source: no memo
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    return ffi
 
 
 def load_library(so_path, cdef: str) -> Library:
@@ -52,8 +107,7 @@ def load_library(so_path, cdef: str) -> Library:
     with _LOCK:
         found = _LOADED.get(key)
         if found is None:
-            ffi = cffi.FFI()
-            ffi.cdef(cdef)
+            ffi = _make_ffi(key[0], cdef)
             try:
                 lib = ffi.dlopen(key[0])
             except OSError as e:
