@@ -372,13 +372,24 @@ def _all(s: Stage):
 
 
 def generate(program: LoopProgram, kernels: list, opts: Options):
-    """Returns (source, signature). signature: list of (name, ctype, kind, role)."""
+    """Returns (source, signature, steps).
+
+    signature: the entry points' arguments, (name, ctype, kind, role) each; every entry
+    takes all of them. steps: what the runtime does in order, ('call', i) to run entry
+    ``ccg_run<i>`` or ('extern', op, input names, output name) for a library call (matmul)
+    between two entries.
+    """
     parts = [PRELUDE]
-    calls = []
+    segments, steps = [[]], []
     for k in kernels:
+        if k.form == "extern":
+            s = k.stages[0]
+            steps.append(("extern", s.extern, tuple(s.args), s.name))
+            segments.append([])
+            continue
         kw = KernelWriter(program, k, opts)
         parts.append(kw.render())
-        calls.append(f"{k.name}({', '.join(n for n, _ in kw.params())});")
+        segments[-1].append(f"{k.name}({', '.join(n for n, _ in kw.params())});")
     local = set().union(*[k.locals for k in kernels]) if kernels else set()
     signature = []
     for name, buf in program.buffers.items():
@@ -386,22 +397,34 @@ def generate(program: LoopProgram, kernels: list, opts: Options):
             signature.append((name, ctype(buf.dtype), "buffer", buf.role))
     for name, dtype, _ in program.scalars:
         signature.append((name, ctype(dtype), "scalar", "scalar"))
-    w = CodeWriter()
-    args = ", ".join(f"{'void*' if kind == 'buffer' else 'double' if t in ('float', 'double') else 'int64_t'} {n}_"
-                     for n, t, kind, _ in signature)
-    with w.indent(f'extern "C" void {ENTRY}({args or "void"}) {{'):
-        for n, t, kind, role in signature:
-            if kind == "buffer":
-                w.line(f"{t}* {n} = static_cast<{t}*>({n}_);")
-            else:
-                w.line(f"const {t} {n} = static_cast<{t}>({n}_);")
-        for c in calls:
-            w.line(c)
-    parts.append(w.text())
-    return "\n".join(parts), signature
+    args = ", ".join(f"{_abi_type(t, kind)} {n}_" for n, t, kind, _ in signature)
+    ordered, seg = [], 0
+    for i, calls in enumerate(segments):
+        if i:
+            ordered.append(steps[i - 1])
+        if calls:
+            ordered.append(("call", seg))
+            w = CodeWriter()
+            with w.indent(f'extern "C" void {ENTRY}{seg}({args or "void"}) {{'):
+                for n, t, kind, role in signature:
+                    if kind == "buffer":
+                        w.line(f"{t}* {n} = static_cast<{t}*>({n}_);")
+                    else:
+                        w.line(f"const {t} {n} = static_cast<{t}>({n}_);")
+                for c in calls:
+                    w.line(c)
+            parts.append(w.text())
+            seg += 1
+    return "\n".join(parts), signature, tuple(ordered)
 
 
-def cdef_for(signature) -> str:
-    args = ", ".join("void*" if kind == "buffer" else "double" if t in ("float", "double") else "int64_t"
-                     for _, t, kind, _ in signature)
-    return f"void {ENTRY}({args or 'void'});"
+def _abi_type(t: str, kind: str) -> str:
+    if kind == "buffer":
+        return "void*"
+    return "double" if t in ("float", "double") else "int64_t"
+
+
+def cdef_for(signature, steps) -> str:
+    args = ", ".join(_abi_type(t, kind) for _, t, kind, _ in signature) or "void"
+    entries = sorted({st[1] for st in steps if st[0] == "call"})
+    return "\n".join(f"void {ENTRY}{i}({args});" for i in entries)

@@ -99,6 +99,8 @@ class Stage:
     reduction: str | None = None   # 'sum' | 'prod' | 'max' | 'min' | 'any' | 'all' | 'argmax' | 'argmin'
     nodes: str = ""                # graph nodes it computes (for comments)
     where: str = ""                # the user's source line
+    extern: str | None = None      # kind 'extern': the library op (e.g. 'matmul') ...
+    args: tuple = ()               # ... and the buffers it reads
 
     @property
     def kept_axes(self) -> tuple:
@@ -124,6 +126,9 @@ class LoopProgram:
         lines = [f"buffer {b.name}: {b.role} {b.dtype}{list(b.shape)} strides={list(b.strides)}"
                  for b in self.buffers.values()]
         for s in self.stages:
+            if s.kind == "extern":
+                lines.append(f"extern {s.name} = {s.extern}({', '.join(s.args)}) -> {list(s.domain)}")
+                continue
             head = f"{s.kind} {s.name} over {list(s.domain)}"
             if s.kind == "reduction":
                 head += f" {s.reduction} axes={list(s.reduce_axes)}"

@@ -147,7 +147,10 @@ class Lowering:
 
     def add_stage(self, node: Node, role: str):
         where, label = node.where, self.names[id(node)]
-        if node.op == "reduce":
+        if node.op == "matmul":
+            args = tuple(self.realize(i) for i in node.inputs)
+            stage = Stage("", "extern", node.shape, None, (), None, label, where, "matmul", args)
+        elif node.op == "reduce":
             (src,) = node.inputs
             domain = src.shape
             body = self.value(src, index_vars(len(domain)))
@@ -158,6 +161,12 @@ class Lowering:
             stage = Stage("", "pointwise", node.shape, body, (), None, label, where)
         stage.name = self.add_buffer(node, role)
         self.stages.append(stage)
+
+    def realize(self, node: Node) -> str:
+        """The buffer holding ``node`` (an extern op's operand), making one if needed."""
+        if id(node) not in self.buffer_of:
+            self.add_stage(node, "temp")
+        return self.buffer_of[id(node)]
 
     def run(self, arg_strides: dict) -> LoopProgram:
         graph = self.graph
@@ -172,7 +181,7 @@ class Lowering:
                 self.scalars.append((f"s{node.attr('index')}", node.dtype, node.attr("index")))
             elif op == "constant":
                 self.add_buffer(node, "constant", arg=node.attr("array").key)
-            elif op == "reduce":
+            elif op in ("reduce", "matmul"):
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")

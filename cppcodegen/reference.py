@@ -43,6 +43,8 @@ def evaluate_node(node: Node, vals: list, args) -> np.ndarray:
             (axis,) = axes
             return getattr(np, kind)(vals[0], axis=axis)
         return _REDUCERS[kind](vals[0], axis=axes).astype(node.dtype)
+    if op == "matmul":
+        return np.matmul(vals[0], vals[1]).astype(node.dtype, copy=False)
     opdef = OPS[op]
     return np.asarray(opdef.numpy(*vals)).astype(node.dtype, copy=False)
 

@@ -36,11 +36,13 @@ class Kernel:
 
 
 def _loads(stage: Stage):
+    if stage.kind == "extern":
+        return []
     return [e for e in walk(stage.body) if isinstance(e, Load)]
 
 
 def _can_join(kernel: Kernel, stage: Stage, writer_of: dict) -> bool:
-    if kernel.form not in ("nest", "flat"):
+    if kernel.form not in ("nest", "flat") or stage.kind == "extern":
         return False
     outer = kernel.outer
     n = len(outer)
@@ -63,6 +65,8 @@ def _can_join(kernel: Kernel, stage: Stage, writer_of: dict) -> bool:
 
 def _new_kernel(stage: Stage, index: int) -> Kernel:
     name = f"kernel{index}"
+    if stage.kind == "extern":
+        return Kernel(name, "extern", (), [stage])
     if stage.kind == "reduction" and not stage.trailing_reduction:
         last_kept = (len(stage.domain) - 1) not in stage.reduce_axes
         if last_kept and stage.reduction in COLUMN_KINDS and stage.body.dtype != np.bool_:
@@ -90,7 +94,7 @@ def schedule(program: LoopProgram, opts: Options) -> list:
             k.form = "tiled"
     for k in kernels:
         k.parallel = opts.parallel and max(s.numel() for s in k.stages) >= opts.parallel_threshold
-        k.name = _kernel_name(k)
+        k.name = _kernel_name(k) if k.form != "extern" else f"{k.name}_{k.stages[0].extern}"
     return kernels
 
 
@@ -98,8 +102,8 @@ def _choose_locals(program: LoopProgram, kernels: list):
     readers: dict[str, set] = {}
     for k in kernels:
         for s in k.stages:
-            for ld in _loads(s):
-                readers.setdefault(ld.buf, set()).add(id(k))
+            for buf in [ld.buf for ld in _loads(s)] + list(s.args):
+                readers.setdefault(buf, set()).add(id(k))
     for k in kernels:
         if k.form not in ("nest", "flat"):
             continue

@@ -71,6 +71,8 @@ class Proxy:
 
     # --- protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and ufunc is np.matmul:
+            return matmul(*inputs, **kwargs)
         if method == "__call__":
             return trace_ufunc(ufunc, inputs, kwargs)
         if method == "reduce":
@@ -205,8 +207,9 @@ Proxy.__pos__ = lambda self: np.positive(self)
 Proxy.__abs__ = lambda self: np.absolute(self)
 Proxy.__invert__ = lambda self: np.invert(self)
 Proxy.__divmod__ = lambda self, other: np.divmod(self, other)
-Proxy.__matmul__ = lambda self, other: _unsupported("matrix product (@)")
-Proxy.__rmatmul__ = Proxy.__matmul__
+Proxy.__matmul__ = lambda self, other: matmul(self, other)
+Proxy.__rmatmul__ = lambda self, other: matmul(other, self)
+Proxy.dot = lambda self, other: dot(self, other)
 
 
 def _unsupported(what):
@@ -684,6 +687,48 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     return np.sqrt(var(a, axis, dtype, out, ddof, keepdims, **kw))
 
 
+# --------------------------------------------------------------------------- matrix products
+
+def matmul(a, b, out=None, **kw):
+    """np.matmul: an extern op (the BLAS NumPy links); elementwise work around it is fused."""
+    if out is not None or kw:
+        _unsupported("np.matmul with out= or other keywords")
+    a, b = asproxy(a), asproxy(b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: Input operand does not have enough dimensions "
+                         f"(at {user_location()})")
+    try:
+        dt = np.matmul.resolve_dtypes((_descriptor(a), _descriptor(b), None))[-1]
+    except TypeError as e:
+        raise TypeError(f"np.matmul: {e} (at {user_location()})") from None
+    if dt.kind not in "fiu":
+        _unsupported(f"np.matmul on {dt}")
+    a2 = reshape(a, (1, a.shape[0])) if a.ndim == 1 else a
+    b2 = reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
+    if a2.shape[-1] != b2.shape[-2]:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
+                         f"(size {b2.shape[-2]} is different from {a2.shape[-1]}) "
+                         f"(at {user_location()})")
+    batch = _broadcast_shapes((np.empty(a2.shape[:-2] + (0,)), np.empty(b2.shape[:-2] + (0,))),
+                              "np.matmul")[:-1]
+    shape = batch + (a2.shape[-2], b2.shape[-1])
+    node = make_node("matmul", (as_node(a2, dt), as_node(b2, dt)), shape, dt, user_location())
+    r = wrap(node)
+    if a.ndim == 1 or b.ndim == 1:
+        drop = ([len(shape) - 2] if a.ndim == 1 else []) + ([len(shape) - 1] if b.ndim == 1 else [])
+        r = reshape(r, tuple(s for i, s in enumerate(shape) if i not in drop))
+    return r
+
+
+def dot(a, b, out=None):
+    a, b = asproxy(a), asproxy(b)
+    if a.ndim <= 2 and b.ndim <= 2 and a.ndim and b.ndim:
+        return matmul(a, b, out=out)
+    if a.ndim == 0 or b.ndim == 0:
+        return np.multiply(a, b)
+    _unsupported("np.dot on arrays with more than 2 dimensions")
+
+
 def shape_of(a):
     return asproxy(a).shape
 
@@ -700,7 +745,7 @@ def size_of(a, axis=None):
 FUNCTIONS = {
     np.sum: sum_, np.prod: prod, np.max: amax, np.amax: amax, np.min: amin, np.amin: amin,
     np.any: any_, np.all: all_, np.argmax: argmax, np.argmin: argmin, np.mean: mean,
-    np.var: var, np.std: std, np.where: where, np.clip: clip, np.reshape: reshape,
+    np.var: var, np.std: std, np.matmul: matmul, np.dot: dot, np.where: where, np.clip: clip, np.reshape: reshape,
     np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis,
     np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays,
     np.expand_dims: expand_dims, np.squeeze: squeeze, np.ravel: ravel,
