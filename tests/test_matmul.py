@@ -1,0 +1,51 @@
+"""Matrix products: extern library calls with the elementwise work around them fused."""
+import numpy as np
+import pytest
+
+import cppcodegen
+
+RNG = np.random.default_rng(11)
+
+
+def mlp(x, W1, b1, W2, b2):
+    return np.maximum(x @ W1 + b1, 0) @ W2 + b2
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [
+    ((5,), (5, 3)), ((4, 5), (5,)), ((5,), (5,)), ((4, 5), (5, 3)), ((2, 4, 5), (5, 3)),
+    ((3, 1, 4, 5), (2, 5, 6)), ((0, 5), (5, 3)), ((7, 0), (0, 2)),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_matmul_shapes_and_dtypes(a_shape, b_shape, dtype):
+    a = (RNG.standard_normal(a_shape) * 4).astype(dtype)
+    b = (RNG.standard_normal(b_shape) * 4).astype(dtype)
+    f = cppcodegen.compile(lambda a, b: (a @ b) * 2)
+    got, want = np.asarray(f(a, b)), np.asarray((a @ b) * 2)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_dot_matmul_function_and_mixed_dtypes():
+    a = RNG.standard_normal((6, 7)).astype(np.float32)
+    b = RNG.integers(-3, 3, (7, 2)).astype(np.int32)
+    for fn in (lambda a, b: np.dot(a, b), lambda a, b: np.matmul(a, b), lambda a, b: a.dot(b),
+               lambda a, b: b.T @ a.T):
+        got, want = cppcodegen.compile(fn)(a, b), fn(a, b)
+        assert got.dtype == want.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_mlp_fuses_bias_and_relu_around_two_library_calls():
+    x = RNG.standard_normal((64, 32)).astype(np.float32)
+    W1, W2 = RNG.standard_normal((32, 48)).astype(np.float32), RNG.standard_normal((48, 8)).astype(np.float32)
+    b1, b2 = RNG.standard_normal(48).astype(np.float32), RNG.standard_normal(8).astype(np.float32)
+    ex = cppcodegen.explain(mlp, x, W1, b1, W2, b2)
+    forms = [k.form for k in ex.kernels]
+    assert forms.count("extern") == 2 and len(forms) == 4, forms   # matmul, bias+relu, matmul, bias
+    np.testing.assert_allclose(cppcodegen.compile(mlp)(x, W1, b1, W2, b2), mlp(x, W1, b1, W2, b2),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_core_dimension_mismatch_is_reported():
+    with pytest.raises(ValueError, match="core dimension"):
+        cppcodegen.compile(lambda a, b: a @ b)(np.ones((2, 3)), np.ones((4, 2)))
