@@ -17,12 +17,14 @@ Layout::
 
     <cache_dir>/
       compilers/<hash>.json      `cxx --version`, keyed by binary path+mtime+size
-      <key[:2]>/<key>.lock       flock()ed while building/invalidating; kept
+      <key[:2]>/<key>.lock       flock()ed while building or removing the entry
       <key[:2]>/<key>/<name>.cpp the source (kept after a failed build, too)
       <key[:2]>/<key>/<name>.so  the library; only ever appears by os.replace
       <key[:2]>/<key>/build.json written last: command, key parts, compiler
                                  version, timestamps, .so size and sha256,
                                  completed=true
+      <key[:2]>/<key>/ffi-<h>.py the parsed cffi declarations (loader.py)
+      graphs/<key[:2]>/<key>.pkl graph-level entries (graphcache.py)
 
 An entry counts as built only when build.json says ``completed`` and the
 .so has the size and sha256 recorded there (hashed once per process and
@@ -442,12 +444,34 @@ def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
 def invalidate(result: BuildResult) -> None:
     """Remove a (corrupted) entry under its lock; the next
     :func:`compile_cached` with the same inputs rebuilds it."""
-    entry = Path(result.so_path).parent
+    remove_entry(Path(result.so_path).parent)
+
+
+def remove_entry(entry: Path) -> None:
+    """Remove one kernel entry directory and its lock file, holding the lock
+    (so never while it is being built; see locks.py for why the lock file may go)."""
+    entry = Path(entry)
     if not entry.parent.is_dir():
         return                                           # nothing to remove
-    with exclusive_lock(entry.parent / f"{result.key}.lock"):
+    lock = entry.parent / f"{entry.name}.lock"
+    with exclusive_lock(lock):
         (entry / "build.json").unlink(missing_ok=True)   # un-publish first
         shutil.rmtree(entry, ignore_errors=True)
+        lock.unlink(missing_ok=True)
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def kernel_entries(cache_dir) -> list[Path]:
+    """Every kernel entry directory (``<key[:2]>/<key>``) under ``cache_dir``."""
+    root = Path(cache_dir)
+    if not root.is_dir():
+        return []
+    return sorted(p for shard in root.iterdir()
+                  if len(shard.name) == 2 and set(shard.name) <= _HEX and shard.is_dir()
+                  for p in shard.iterdir()
+                  if p.is_dir() and len(p.name) == 64 and p.name.startswith(shard.name))
 
 
 def explain_miss(old: BuildResult, new: BuildResult) -> list[str]:
