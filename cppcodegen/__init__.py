@@ -11,8 +11,14 @@ Importing this package is cheap: sympy and the code generator load on the first 
 from .api import CompiledFunction, Explanation, compile, explain
 from .errors import CppCodegenError, DataDependentError, TraceError, UnsupportedError
 from .runtime import CompileError, clear_caches, clear_on_fresh_cache, fresh_cache
+# extension points (light modules: no sympy, no code generator)
+from . import callback, hooks
+from .backends import list_backends, register_backend
+from .check import CheckError, CheckReport, check
+from .runtime.random import manual_seed
 
 __version__ = "0.1.0"
 __all__ = ["compile", "explain", "CompiledFunction", "Explanation", "UnsupportedError",
            "DataDependentError", "TraceError", "CppCodegenError", "CompileError", "fresh_cache",
-           "clear_caches", "clear_on_fresh_cache"]
+           "clear_caches", "clear_on_fresh_cache", "hooks", "callback", "check", "CheckError",
+           "CheckReport", "register_backend", "list_backends", "manual_seed"]

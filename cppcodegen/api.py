@@ -6,6 +6,7 @@ to loop IR, schedule kernels, generate C++, build (or find) the shared object, l
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import logging
@@ -128,13 +129,15 @@ def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
     t0 = time.perf_counter()
     program = lower(graph, strides)
     kernels = schedule(program, opts)
-    source, sig = generate(program, kernels, opts)
+    source, sig, steps = generate(program, kernels, opts)
     times["codegen"] = time.perf_counter() - t0
     if opts.debug:
         log.warning("cppcodegen graph of %s:\n%s\nloop IR:\n%s\nC++:\n%s",
                     getattr(fn, "__qualname__", fn), graph, program, source)
     ex = Explanation(graph, program, kernels, source, sig, seconds=times)
-    ex.cdef, ex.plan = cdef_for(sig), _plan(program, sig)
+    ex.cdef = cdef_for(sig, steps)
+    ex.plan = _plan(program, sig, graph if opts.generate_intermediate_hooks else None)
+    ex.plan = dataclasses.replace(ex.plan, steps=_steps(steps, sig))
     if cache_dir is None:
         return ex
     t0 = time.perf_counter()
@@ -151,10 +154,23 @@ def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
 
 
 def _variant(so_path, cdef, plan, constants, specs):
-    from .runtime import CompiledVariant, load_library
+    from .runtime import load_library, make_variant
     lib = load_library(so_path, cdef)
     contiguous = {i: _c_contiguous(s) for i, s in enumerate(specs) if s[0] == "array"}
-    return CompiledVariant(lib.ffi, lib.lib.ccg_run, plan, constants, contiguous)
+    calls = [st[1] for st in plan.steps if st[0] == "call"]
+    if plan.steps == (("call", 0),):
+        fn = lib.lib.ccg_run0
+    else:
+        fn = tuple(getattr(lib.lib, f"ccg_run{i}") for i in range(max(calls, default=-1) + 1))
+    return make_variant(lib.ffi, fn, plan, constants, contiguous)
+
+
+def _steps(steps, sig):
+    """Codegen's steps with buffer names replaced by positions in the entry arguments."""
+    position = {name: n for n, (name, *_) in enumerate(sig)}
+    return tuple(st if st[0] == "call" else
+                 (st[0], st[1], tuple(position[a] for a in st[2]), position[st[3]])
+                 for st in steps)
 
 
 def _c_contiguous(spec) -> bool:
@@ -172,7 +188,9 @@ def _safe_name(fn) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name)[:60] or "fn"
 
 
-def _plan(program, sig):
+def _plan(program, sig, graph=None):
+    """The runtime's call plan; with ``graph``, it also lists the buffers to report to the
+    intermediate hooks, in stage order, named ``<buffer>:<node label>:<op>``."""
     from .runtime.compiled import Plan
     position = {}
     args = []
@@ -194,7 +212,16 @@ def _plan(program, sig):
         if isinstance(x, tuple) and x and x[0] == "buf":
             return ("buf", position[x[1]])
         return x
-    return Plan(tuple(args), _map(program.outputs, leaf))
+    hooks = ()
+    if graph is not None:
+        nodes = {label: n for n, label in zip(graph.nodes, (f"%{i}" for i in range(len(graph.nodes))))}
+        hooks = tuple((f"{s.name}:{s.nodes}:{_op_name(nodes[s.nodes])}", position[s.name])
+                      for s in program.stages if s.name in position)
+    return Plan(tuple(args), _map(program.outputs, leaf), hooks)
+
+
+def _op_name(node) -> str:
+    return node.attr("kind") if node.op == "reduce" else node.op
 
 
 def _map(tree, fn):
@@ -211,10 +238,12 @@ class CompiledFunction:
     """What ``cppcodegen.compile`` returns: one compiled variant per input signature."""
 
     def __init__(self, fn, backend: str = "cpp", options: dict | None = None):
+        from .backends import lookup_backend
         if not callable(fn):
             raise TypeError(f"cppcodegen.compile expects a function, got {type(fn).__name__}")
         self.fn = fn
         self.backend = backend
+        self._backend = lookup_backend(backend)
         self.options = dict(options or {})
         config.get_options(self.options)            # validate option names now
         self.variants: dict = {}
@@ -247,8 +276,11 @@ class CompiledFunction:
         with self._lock:
             variant = self.variants.get(specs)
             if variant is None:
+                from .callback import CompileTrigger, callback_handler
                 opts = config.get_options(self.options)
-                _, variant = compile_stages(self.fn, specs, args, opts)
+                trigger = CompileTrigger.RECOMPILE if self.variants else CompileTrigger.FIRST_TRACE
+                with callback_handler.install_callbacks(trigger) as compilation:
+                    variant = self._backend(self.fn, specs, args, opts, compilation)
                 self.variants[specs] = variant
             return variant
 
@@ -257,9 +289,11 @@ class CompiledFunction:
         specs = signature.classify(args)
         opts = config.get_options(self.options)
         from .runtime import cachedir
-        graph = trace(self.fn, specs, args)
-        cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
-        return build_stages(self.fn, graph, specs, opts, cache_dir, {})
+        from .callback import CompileTrigger, callback_handler
+        with callback_handler.install_callbacks(CompileTrigger.EXPLAIN):
+            graph = trace(self.fn, specs, args)
+            cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
+            return build_stages(self.fn, graph, specs, opts, cache_dir, {})
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -269,9 +303,13 @@ class CompiledFunction:
 
 
 def compile(fn=None, *, backend: str = "cpp", options: dict | None = None):
-    """Compile a NumPy function. Use bare (``@compile``) or with arguments."""
-    if backend not in ("cpp",):
-        raise ValueError(f"unknown cppcodegen backend {backend!r}; known backends: ['cpp']")
+    """Compile a NumPy function. Use bare (``@compile``) or with arguments.
+
+    ``backend`` names a registered backend (``cppcodegen.list_backends()``): 'cpp' (default),
+    'numpy' (the NumPy reference interpreter) or 'check' (both, compared buffer by buffer).
+    """
+    from .backends import lookup_backend
+    lookup_backend(backend)                 # unknown names fail here, listing the known ones
     if fn is None:
         return lambda f: CompiledFunction(f, backend, options)
     return CompiledFunction(fn, backend, options)

@@ -6,6 +6,7 @@ sub-expression once (common subexpressions become named temporaries).
 """
 from __future__ import annotations
 
+import contextvars
 import math
 from fractions import Fraction
 
@@ -175,6 +176,7 @@ class ExprRenderer:
         dt = _operand_dtype(e)
         template = opdef.scalar_bool if dt == BOOL and opdef.scalar_bool else opdef.scalar
         text = template.format(*args, T="float" if e.dtype == HALF else ctype(e.dtype))
+        text = miscompiled(e, text)
         if e.dtype == HALF:
             text = f"static_cast<_Float16>({text})"
         if e.dtype.kind in "iu":
@@ -230,7 +232,19 @@ class ExprRenderer:
             if src == BOOL:
                 return self._bind(f"ccg::from_mask<{ctype(dst)}>({args[0]})")
             return self._bind(f"ccg::convert<{ctype(dst)}>({args[0]})")
-        return self._bind(template.format(*args, T=ctype(e.dtype)))
+        return self._bind(miscompiled(e, template.format(*args, T=ctype(e.dtype)), self.vtype(e.dtype)))
+
+
+TESTING_MISCOMPILE = contextvars.ContextVar("cppcodegen_testing_miscompile", default="")
+"""Testing only (option ``_testing_miscompile``, set by the driver around ``generate``)."""
+
+
+def miscompiled(e: Op, text: str, vtype: str | None = None) -> str:
+    """``text``, or for the op named by TESTING_MISCOMPILE a wrong value: ``text * 1.001``."""
+    if e.name != TESTING_MISCOMPILE.get():
+        return text
+    k = f"{'float' if e.dtype == HALF else ctype(e.dtype)}(1.001)"
+    return f"(({text}) * {vtype + '::broadcast(' + k + ')' if vtype else k})"
 
 
 def vectorizable(expr, var, buffers, locals_) -> bool:

@@ -8,3 +8,7 @@ from .cachedir import (CacheDirError, clear_caches, clear_on_fresh_cache, defaul
 from .build import BuildResult, CompileError, compile_cached, explain_miss, invalidate
 from .loader import Library, LoadError, load_built, load_library
 from .compiled import CompiledVariant, Plan
+from .compiled import HookedVariant, make_variant
+from .device import (CPUHooks, Device, DeviceHooks, HostAllocator, get_device_hooks,
+                     register_device_hooks, use_device_hooks)
+from .random import Generator, manual_seed

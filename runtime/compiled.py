@@ -4,6 +4,13 @@ In: a loaded library's entry point and a plain-data ``Plan`` (the entry's argume
 how to produce each one from the call's arguments, and the output tree). Out: a callable
 that allocates outputs and temporaries, passes pointers and scalars, runs the kernels and
 returns NumPy arrays. Built from JSON-able data so a warm start needs no lowering.
+
+A plan built with the option ``generate_intermediate_hooks`` lists the buffers to report
+(``Plan.hooks``); ``make_variant`` then returns a ``HookedVariant``, which hands each of
+them to ``cppcodegen.hooks.run_intermediate_hooks`` after the C++ entry returns. Plans
+without hooks get the plain ``CompiledVariant``, whose call path has no hook check at all.
+Outputs and temporaries come from the registered device hooks' output allocator
+(``device.output_empty``; ``numpy.empty`` on the CPU).
 """
 from __future__ import annotations
 
@@ -11,12 +18,31 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import device as _device
+
 
 @dataclass(frozen=True)
 class Plan:
     args: tuple        # per entry argument: ('input', arg index) | ('constant', key)
                        # | ('output'|'temp', shape, dtype str) | ('scalar', arg index)
     outputs: object    # tree with leaves ('buf', position in args) | ('arg', i) | ('value', v)
+    hooks: tuple = ()  # (report name, position in args) per materialized buffer, in stage order
+    steps: tuple = (("call", 0),)   # ('call', entry i) | ('extern', op, (arg positions), out position)
+
+
+# library ops called between compiled entry points, on the NumPy arrays of the call
+EXTERNS = {"matmul": lambda a, b, out: np.matmul(a, b, out=out)}
+
+
+def _run_steps(fns, steps):
+    """A runner for plans with extern ops: entry points and library calls in order."""
+    def run(cargs, values):
+        for st in steps:
+            if st[0] == "call":
+                fns[st[1]](*cargs)
+            else:
+                EXTERNS[st[1]](*[values[p] for p in st[2]], out=values[st[3]])
+    return run
 
 
 class CompiledVariant:
@@ -27,7 +53,9 @@ class CompiledVariant:
     """
 
     def __init__(self, ffi, fn, plan: Plan, constants: dict, contiguous=None, hook=None):
+        """``fn``: the entry point, or a tuple of them when the plan has extern steps."""
         self.ffi, self.fn, self.plan = ffi, fn, plan
+        self.multi = _run_steps(fn, plan.steps) if isinstance(fn, tuple) else None
         self.constants = constants
         self.hook = hook
         contiguous = contiguous or {}
@@ -48,7 +76,7 @@ class CompiledVariant:
 
     def __call__(self, args):
         values, cargs = [], []
-        from_buffer, empty = self.ffi.from_buffer, np.empty
+        from_buffer, empty = self.ffi.from_buffer, _device.output_empty
         for kind, a, b in self.steps:
             if kind == 0:
                 arr = args[a]
@@ -68,11 +96,62 @@ class CompiledVariant:
             else:
                 values.append(None)
                 cargs.append(args[a])
-        self.fn(*cargs)
+        if self.multi is None:
+            self.fn(*cargs)
+        else:
+            self.multi(cargs, values)
         if self.single is not None:
             out = values[self.single]
             return out if out.ndim else out[()]
         return _build(self.plan.outputs, values, args)
+
+
+class HookedVariant(CompiledVariant):
+    """A variant that reports every materialized buffer to the intermediate hooks."""
+
+    def __call__(self, args):
+        from ..hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
+        if not INTERMEDIATE_HOOKS:          # nobody listening: the plain path
+            return CompiledVariant.__call__(self, args)
+        values, cargs = _marshal(self, args)
+        if self.multi is None:
+            self.fn(*cargs)
+        else:
+            self.multi(cargs, values)
+        for name, pos in self.plan.hooks:
+            view = values[pos].view()
+            view.flags.writeable = False
+            run_intermediate_hooks(name, view)
+        return _build(self.plan.outputs, values, args)
+
+
+def _marshal(variant: CompiledVariant, args):
+    """The loop of ``CompiledVariant.__call__`` (kept inline there, for speed)."""
+    values, cargs = [], []
+    ffi, empty = variant.ffi, _device.output_empty
+    for kind, a, b in variant.steps:
+        if kind == 0:
+            values.append(args[a])
+            cargs.append(ffi.from_buffer(args[a]))
+        elif kind == 2:
+            values.append(empty(a, b))
+            cargs.append(ffi.from_buffer(values[-1]))
+        elif kind == 4:
+            values.append(args[a])
+            cargs.append(ffi.cast("void*", args[a].__array_interface__["data"][0]))
+        elif kind == 1:
+            values.append(a)
+            cargs.append(ffi.from_buffer(a))
+        else:
+            values.append(None)
+            cargs.append(args[a])
+    return values, cargs
+
+
+def make_variant(ffi, fn, plan: Plan, constants: dict, contiguous=None) -> CompiledVariant:
+    """The right variant for ``plan``: hooked when it lists buffers to report."""
+    cls = HookedVariant if plan.hooks else CompiledVariant
+    return cls(ffi, fn, plan, constants, contiguous)
 
 
 def _result(arr):

@@ -1,0 +1,121 @@
+"""Backends: what ``compile(fn, backend=...)`` turns a call signature into.
+
+In: a backend name. Out: the registered backend function, called once per new input
+signature as ``backend(fn, specs, args, opts, compilation)`` and returning a *variant*: a
+callable ``variant(args) -> output tree``. ``specs`` are the guards of
+``signature.classify(args)`` (the compiled function keeps one variant per distinct specs, so
+every backend gets the same guards), ``opts`` the resolved ``config.Options`` and
+``compilation`` the ``callback.Compilation`` in flight (set ``compilation.trigger =
+CompileTrigger.CACHE_LOAD`` when nothing was compiled).
+
+Register your own with the decorator::
+
+    @cppcodegen.register_backend("trace_only")
+    def trace_only(fn, specs, args, opts, compilation):
+        from cppcodegen.trace import trace          # heavy imports inside: paid on first use
+        graph = trace(fn, specs, args)
+        return lambda args: print(graph)
+
+Built in: ``cpp`` (the C++ pipeline), ``numpy`` (runs the traced graph with the NumPy
+reference interpreter, node by node) and ``check`` (runs ``cpp`` with intermediate hooks
+and the reference side by side; raises ``CheckError`` on the first diverging buffer). A
+backend's imports happen inside its function, so ``import cppcodegen`` loads none of them.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+__all__ = ["register_backend", "list_backends", "lookup_backend"]
+
+_BACKENDS: dict = {}
+_lock = threading.Lock()
+
+
+def register_backend(name=None, *, replace: bool = False):
+    """Decorator registering a backend under ``name`` (default: the function's name)."""
+    def deco(fn):
+        key = name if isinstance(name, str) else fn.__name__
+        if not callable(fn):
+            raise TypeError(f"backend {key!r} must be callable")
+        with _lock:
+            if key in _BACKENDS and not replace and _BACKENDS[key] is not fn:
+                raise ValueError(f"a cppcodegen backend named {key!r} is already registered; "
+                                 "pass replace=True to override it")
+            _BACKENDS[key] = fn
+        return fn
+    if callable(name):                      # bare @register_backend
+        return deco(name)
+    return deco
+
+
+def list_backends() -> list:
+    """Names of the registered backends, sorted."""
+    with _lock:
+        return sorted(_BACKENDS)
+
+
+def lookup_backend(name: str):
+    with _lock:
+        fn = _BACKENDS.get(name)
+    if fn is None:
+        raise ValueError(f"unknown cppcodegen backend {name!r}; known backends: "
+                         f"{', '.join(list_backends())} (add one with cppcodegen.register_backend)")
+    return fn
+
+
+# ----------------------------------------------------------------- built in
+
+@register_backend("cpp")
+def cpp_backend(fn, specs, args, opts, compilation):
+    from .api import compile_stages
+    from .callback import CompileTrigger
+    if opts._testing_miscompile:            # testing only: the renderer breaks one op
+        from .cexpr import TESTING_MISCOMPILE
+        token = TESTING_MISCOMPILE.set(opts._testing_miscompile)
+        try:
+            ex, variant = compile_stages(fn, specs, args, opts)
+        finally:
+            TESTING_MISCOMPILE.reset(token)
+    else:
+        ex, variant = compile_stages(fn, specs, args, opts)
+    if ex is None:                          # served by the graph-level disk cache
+        compilation.trigger = CompileTrigger.CACHE_LOAD
+    return variant
+
+
+@register_backend("numpy")
+def numpy_backend(fn, specs, args, opts, compilation):
+    from .trace import trace
+    return ReferenceVariant(trace(fn, specs, args))
+
+
+class ReferenceVariant:
+    """Runs one traced graph with the NumPy reference interpreter.
+
+    Results look like the compiled ones: fresh arrays (an input returned as is stays that
+    input), 0-d results as NumPy scalars.
+    """
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    def __call__(self, args):
+        from .graph import Node, map_tree
+        from .reference import run_graph
+        values = {}
+        run_graph(self.graph, args, on_node=lambda n, v: values.__setitem__(id(n), v))
+
+        def leaf(node):
+            if node.op == "input":
+                return args[node.attr("index")]
+            v = np.array(values[id(node)], dtype=node.dtype)       # a fresh, writeable copy
+            return v[()] if v.ndim == 0 else v
+        return map_tree(self.graph.outputs, leaf, Node)
+
+
+@register_backend("check")
+def check_backend(fn, specs, args, opts, compilation):
+    from .check import make_check_variant
+    return make_check_variant(fn, specs, args, opts, compilation)

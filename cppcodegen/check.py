@@ -1,0 +1,212 @@
+"""Check mode: find the first buffer where compiled code and NumPy disagree.
+
+In: a function and arguments (``check(fn, *args)``) or ``compile(fn, backend="check")``.
+Out: a ``CheckReport`` listing, in execution order, every buffer the compiled code
+materialized (reported through ``cppcodegen.hooks``) compared with the value of the same
+graph node in the NumPy reference interpreter (``reference.run_graph``) of the same traced
+graph; on a mismatch, ``CheckError`` naming the first diverging buffer, its op, the user's
+file:line and the largest absolute and relative errors::
+
+    report = cppcodegen.check(softmax, x)                       # raises on a mismatch
+    report = cppcodegen.check(softmax, x, raise_on_mismatch=False)
+    print(report)
+
+Tolerances per dtype (``DEFAULT_TOLERANCES``, override with ``tolerances={dtype: (rtol,
+atol, ulp)}``): integers and bools exact; floats pass where ``|got - ref| <= atol + rtol *
+|ref|`` or where they are at most ``ulp`` units in the last place apart; NaN positions and
+infinities (with their sign) must match exactly. Only materialized buffers are compared
+(see ``cppcodegen.hooks``): a pointwise value fused into its consumer shows up in the first
+buffer that consumes it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import CppCodegenError
+
+__all__ = ["check", "CheckReport", "BufferCheck", "CheckError", "DEFAULT_TOLERANCES"]
+
+DEFAULT_TOLERANCES = {
+    np.dtype("float16"): (1e-3, 1e-5, 2),
+    np.dtype("float32"): (1e-5, 1e-6, 4),
+    np.dtype("float64"): (1e-12, 1e-14, 4),
+}
+
+
+@dataclass
+class BufferCheck:
+    name: str              # "buf3:%7:exp"
+    node: str              # "%7"
+    op: str
+    where: str             # the user's file:line
+    shape: tuple
+    dtype: str
+    ok: bool
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    bad: int = 0           # elements outside tolerance
+    reason: str = ""       # why it failed: 'values', 'NaN positions', 'shape', ...
+
+    def line(self) -> str:
+        status = "ok      " if self.ok else "MISMATCH"
+        err = f"max abs {self.max_abs:.3g}, max rel {self.max_rel:.3g}"
+        extra = f"  [{self.reason}: {self.bad} elements]" if not self.ok else ""
+        return (f"{status} {self.name:<22} {self.dtype}{list(self.shape)}  {err}  "
+                f"at {self.where or '?'}{extra}")
+
+
+@dataclass
+class CheckReport:
+    function: str
+    buffers: list = field(default_factory=list)     # BufferCheck, in execution order
+    graph: object = None
+
+    @property
+    def ok(self) -> bool:
+        return all(b.ok for b in self.buffers)
+
+    @property
+    def first_mismatch(self) -> BufferCheck | None:
+        return next((b for b in self.buffers if not b.ok), None)
+
+    def __str__(self):
+        head = (f"cppcodegen.check of {self.function}: {len(self.buffers)} buffers compared, "
+                + ("all match" if self.ok else f"first mismatch {self.first_mismatch.name}"))
+        return "\n".join([head] + ["  " + b.line() for b in self.buffers])
+
+
+class CheckError(CppCodegenError, AssertionError):
+    """A compiled buffer diverged from the NumPy reference; ``.report`` has the details."""
+
+    def __init__(self, report: CheckReport):
+        self.report = report
+        b = report.first_mismatch
+        before = [x.name for x in report.buffers[:report.buffers.index(b)]]
+        super().__init__(
+            f"cppcodegen.check: {report.function}: buffer {b.name} (op {b.op}, graph node "
+            f"{b.node}, at {b.where or 'unknown location'}) diverges from the NumPy reference: "
+            f"{b.reason}, max abs error {b.max_abs:.3g}, max rel error {b.max_rel:.3g}, "
+            f"{b.bad} of {int(np.prod(b.shape, dtype=np.int64))} elements outside tolerance. "
+            f"Buffers before it match ({', '.join(before) or 'none'}). "
+            "cppcodegen.explain(fn, *args) shows that node in the graph, loop IR and C++.")
+
+
+# ----------------------------------------------------------------- comparison
+
+def _ordered(a: np.ndarray) -> np.ndarray:
+    """Floats as integers that count representable values (for ULP distances)."""
+    itype = {2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
+    i = a.view(itype).astype(np.int64)
+    return np.where(i < 0, np.int64(np.iinfo(itype).min) - i, i)
+
+
+def compare(got: np.ndarray, ref: np.ndarray, tolerances=None) -> tuple:
+    """(ok, max_abs, max_rel, bad count, reason) for one buffer."""
+    got, ref = np.asarray(got), np.asarray(ref)
+    if got.shape != ref.shape:
+        return False, np.inf, np.inf, got.size, f"shape {got.shape} != reference {ref.shape}"
+    if got.dtype != ref.dtype:
+        return False, np.inf, np.inf, got.size, f"dtype {got.dtype} != reference {ref.dtype}"
+    if got.dtype.kind not in "fc":
+        diff = got != ref
+        bad = int(np.count_nonzero(diff))
+        if not bad:
+            return True, 0.0, 0.0, 0, ""
+        d = np.abs(got[diff].astype(np.float64) - ref[diff].astype(np.float64))
+        r = d / np.maximum(np.abs(ref[diff].astype(np.float64)), 1)
+        return False, float(d.max()), float(r.max()), bad, "values (exact dtype)"
+    rtol, atol, ulp = {**DEFAULT_TOLERANCES, **{np.dtype(k): v for k, v in (tolerances or {}).items()}}[got.dtype]
+    gn, rn = np.isnan(got), np.isnan(ref)
+    nan_bad = gn != rn
+    gi, ri = np.isinf(got), np.isinf(ref)
+    inf_bad = (gi | ri) & ~(gn | rn) & (got != ref)
+    fin = ~(gn | rn | gi | ri)
+    g64, r64 = got[fin].astype(np.float64), ref[fin].astype(np.float64)
+    d = np.abs(g64 - r64)
+    rel = d / np.maximum(np.abs(r64), np.finfo(got.dtype).tiny)
+    close = d <= atol + rtol * np.abs(r64)
+    if not close.all():
+        go, ro = _ordered(got[fin]), _ordered(ref[fin])
+        close |= np.abs(go - ro) <= ulp
+    bad = int(np.count_nonzero(nan_bad) + np.count_nonzero(inf_bad) + np.count_nonzero(~close))
+    max_abs = float(d.max()) if d.size else 0.0
+    max_rel = float(rel.max()) if rel.size else 0.0
+    if np.any(nan_bad):
+        return False, max_abs, max_rel, bad, "NaN positions differ"
+    if np.any(inf_bad):
+        return False, max_abs, max_rel, bad, "infinities differ"
+    if bad:
+        return False, max_abs, max_rel, bad, f"values (rtol={rtol:g}, atol={atol:g}, {ulp} ulp)"
+    return True, max_abs, max_rel, 0, ""
+
+
+# ----------------------------------------------------------------- running
+
+class CheckVariant:
+    """A hooked compiled variant and the traced graph, run side by side."""
+
+    def __init__(self, fn, graph, compiled, tolerances=None):
+        self.fn, self.graph, self.compiled = fn, graph, compiled
+        self.tolerances = tolerances
+
+    def run(self, args):
+        """Returns (compiled outputs, CheckReport)."""
+        from .hooks import intermediate_hook
+        from .reference import run_graph
+        reported = []
+        with intermediate_hook(lambda name, value: reported.append((name, value))):
+            out = self.compiled(args)
+        names = self.graph.names()
+        reference = {}
+        run_graph(self.graph, args, on_node=lambda n, v: reference.__setitem__(names[id(n)], v))
+        nodes = {names[id(n)]: n for n in self.graph.nodes}
+        report = CheckReport(getattr(self.fn, "__qualname__", repr(self.fn)), graph=self.graph)
+        for name, value in reported:
+            label = name.split(":")[1]
+            node = nodes[label]
+            op = node.attr("kind") if node.op == "reduce" else node.op
+            ok, mabs, mrel, bad, reason = compare(value, reference[label], self.tolerances)
+            report.buffers.append(BufferCheck(name, label, op, node.where, tuple(value.shape),
+                                              str(value.dtype), ok, mabs, mrel, bad, reason))
+        return out, report
+
+    def __call__(self, args):
+        out, report = self.run(args)
+        if not report.ok:
+            raise CheckError(report)
+        return out
+
+
+def make_check_variant(fn, specs, args, opts, compilation, tolerances=None) -> CheckVariant:
+    """The ``check`` backend: trace, compile with intermediate hooks on, pair with the graph."""
+    import dataclasses
+
+    from .backends import cpp_backend
+    from .trace import trace
+    opts = dataclasses.replace(opts, generate_intermediate_hooks=True)
+    graph = trace(fn, specs, args)
+    return CheckVariant(fn, graph, cpp_backend(fn, specs, args, opts, compilation), tolerances)
+
+
+def check(fn, *args, raise_on_mismatch: bool = True, options: dict | None = None,
+          tolerances: dict | None = None, **kwargs) -> CheckReport:
+    """Run ``fn(*args, **kwargs)`` compiled (with hooks) and in the reference; compare buffers.
+
+    ``fn`` is a plain function or a ``cppcodegen.compile`` result (its options are kept).
+    Returns the ``CheckReport``; raises ``CheckError`` on a mismatch unless
+    ``raise_on_mismatch=False``.
+    """
+    from . import signature
+    from .api import CompiledFunction
+    base = fn.fn if isinstance(fn, CompiledFunction) else fn
+    merged = dict(fn.options if isinstance(fn, CompiledFunction) else {}, **(options or {}))
+    cf = CompiledFunction(base, backend="check", options=merged)
+    args = cf._bind(args, kwargs)
+    variant = cf._compile(signature.classify(args), args)
+    variant.tolerances = tolerances
+    _, report = variant.run(args)
+    if raise_on_mismatch and not report.ok:
+        raise CheckError(report)
+    return report
