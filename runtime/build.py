@@ -286,8 +286,12 @@ def check_entry(so) -> tuple:
     except FileNotFoundError:
         if so.exists():
             return None, "build.json is missing"
-        if so.parent.is_dir() and any(_TEMP_MARK in p.name for p in so.parent.iterdir()):
-            return None, "an earlier build was interrupted"
+        left = sorted(p.name for p in so.parent.iterdir()
+                      if _TEMP_MARK in p.name) if so.parent.is_dir() else []
+        if left:
+            pid = left[0].split(_TEMP_MARK)[1].split("-")[0]
+            return None, (f"a build by process {pid} was interrupted (killed?) and left "
+                          f"{', '.join(left)}")
         return None, None
     except OSError as e:
         return None, f"build.json cannot be read ({e})"
@@ -391,6 +395,8 @@ def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
             so.unlink(missing_ok=True)
         entry.mkdir(mode=0o700, exist_ok=True)
         _remove_temps(entry)
+        marker = entry / f".building{_TEMP_MARK}{os.getpid()}"   # gone unless we are killed
+        marker.touch(mode=0o600)
         _atomic_write(src, source)
         tmp_so = entry / f".{name}.so{_TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
         command = _command(cxx, flags, include_dir, libs, src, tmp_so)
@@ -421,6 +427,7 @@ def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
             os.replace(tmp_so, so)
         finally:
             tmp_so.unlink(missing_ok=True)
+            marker.unlink(missing_ok=True)
         _atomic_write(meta, json.dumps({
             "format": FORMAT,
             "completed": True,

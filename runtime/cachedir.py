@@ -34,7 +34,15 @@ class CacheWarning(RuntimeWarning):
 
 
 def _fallback_dir() -> Path:
-    return Path(tempfile.gettempdir()) / f"cppcodegen_{os.getuid()}"
+    """``<tempdir>/cppcodegen_<uid>``; when the temp directory is mounted noexec (common
+    for a hardened /tmp), the first of /var/tmp, /dev/shm that is writable and allows
+    execution instead."""
+    name = f"cppcodegen_{os.getuid()}"
+    first = Path(tempfile.gettempdir())
+    for base in (first, Path("/var/tmp"), Path("/dev/shm")):
+        if _writable_base(base) and not is_noexec(base):
+            return base / name
+    return first / name
 
 
 def _writable_base(path: Path) -> bool:
