@@ -120,3 +120,16 @@ def test_option_off_means_no_reports_and_the_plain_variant():
     assert seen == []
     (variant,) = f.variants.values()
     assert type(variant) is CompiledVariant and variant.plan.hooks == ()
+
+
+def test_extern_results_are_reported():
+    def f(a, b):
+        return np.exp(a @ b) * 2
+    g = cppcodegen.compile(f, options=HOOKED)
+    a, b = X[:, :5], X[:5, :7].copy()
+    a = np.ascontiguousarray(a)
+    seen = {}
+    with hooks.intermediate_hook(lambda n, v: seen.__setitem__(n.split(":")[2], v)):
+        g(a, b)
+    assert list(seen) == ["matmul", "multiply"]
+    np.testing.assert_allclose(seen["matmul"], a @ b, rtol=1e-5)
