@@ -1,0 +1,510 @@
+"""Random NumPy programs of 1-12 ops, reproducible from (seed, index).
+
+In: a seed and an index. Out: a ``Program`` whose statements were each checked by running
+them with NumPy on the real inputs while generating (a value search): a candidate op is
+thrown away and another drawn when NumPy raises, when the result has a dtype outside
+bool/int32/int64/float32/float64 (e.g. float16 from exp(bool)), more than MAX_SIZE elements,
+or drowns in NaN/inf (more than a quarter of the new float elements non-finite where its
+operands were finite).
+
+Deliberately not generated (NumPy corners cppcodegen does not promise to match):
+* float -> int casts of NaN, +-inf or out-of-range values (``astype``; NumPy's result is
+  whatever the x86 conversion instruction gives): ``astype`` float->int is only drawn when
+  its operand is finite and in range, and ``valid`` re-checks that while shrinking;
+* ``np.reciprocal`` of integers: NumPy computes it as ``1.0 / x`` converted back, so
+  reciprocal(0) is the float->int conversion of inf (INT_MIN on x86); only floats get it;
+* float16 and other dtypes: results of other dtypes are rejected.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .inputs import DOMAINS, DTYPES, InputSpec
+from .program import Program, Stmt
+
+SIZES = (0, 1, 1, 2, 3, 5, 7, 11, 13, 17, 31, 61, 127, 131)
+MAX_SIZE = 20000
+MAX_INPUT_SIZE = 6000
+OK_DTYPES = {np.dtype(d) for d in DTYPES}
+
+UNARY_FLOAT = ("exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh "
+               "cosh tanh arcsinh arccosh arctanh sqrt floor ceil trunc rint reciprocal").split()
+UNARY_ANY = "negative positive absolute sign square isnan isinf isfinite signbit logical_not".split()
+UNARY_OPS = {"negative": "-{0}", "absolute": "abs({0})", "invert": "~{0}", "positive": "+{0}"}
+BINARY_ARITH = "add subtract multiply divide floor_divide remainder fmod power".split()
+BINARY_FLOAT = "arctan2 hypot copysign".split()
+BINARY_MINMAX = "maximum minimum fmax fmin".split()
+BINARY_LOGIC = "logical_and logical_or logical_xor".split()
+BINARY_BITS = "bitwise_and bitwise_or bitwise_xor left_shift right_shift".split()
+COMPARE = "equal not_equal less less_equal greater greater_equal".split()
+BIN_OPS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floor_divide": "//",
+           "remainder": "%", "power": "**", "bitwise_and": "&", "bitwise_or": "|",
+           "bitwise_xor": "^", "left_shift": "<<", "right_shift": ">>", "equal": "==",
+           "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">",
+           "greater_equal": ">="}
+ALIASES = {"remainder": "mod", "divide": "true_divide", "absolute": "abs", "invert": "bitwise_not"}
+REDUCE = "sum prod mean max min argmax argmin any all var std".split()
+INT_LITERALS = (0, 1, 2, 3, 5, 7, -1, -2, -3, 31, 64, 100)
+FLOAT_LITERALS = (0.5, 2.0, -1.5, 1.0, 0.0, -0.0, 3.25, 1e-3, 10.0, -7.0)
+
+
+# Substrings of statement templates never generated: known, already reported bugs (see
+# KNOWN_BUGS in tests/test_fuzz.py) so that long runs look for new ones. Set by the CLI.
+AVOID: set = set()
+
+
+class Reject(Exception):
+    pass
+
+
+def _np_eval(line, env):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ns = dict(env)
+        ns["np"] = np
+        exec(line, ns)
+        return ns
+
+
+def _nonfinite_frac(a):
+    a = np.asarray(a)
+    if a.dtype.kind != "f" or a.size == 0:
+        return 0.0
+    return float((~np.isfinite(a)).mean())
+
+
+def check_value(stmt: Stmt, env: dict, value, strict=True):
+    """Raise Reject when ``value`` (NumPy's result of ``stmt``) is not one we want."""
+    if not isinstance(value, (np.ndarray, np.generic)):
+        raise Reject(f"result is {type(value).__name__}")
+    v = np.asarray(value)
+    if v.dtype not in OK_DTYPES:
+        raise Reject(f"dtype {v.dtype}")
+    if v.size > MAX_SIZE:
+        raise Reject("too large")
+    if ".astype(np.int" in stmt.template:
+        x = np.asarray(env[stmt.args[0]])
+        if x.dtype.kind == "f":
+            info = np.iinfo(v.dtype)
+            with np.errstate(all="ignore"):
+                if x.size and not (np.isfinite(x).all() and (np.abs(x) < 0.5 * info.max).all()):
+                    raise Reject("float->int cast of NaN/inf/out-of-range")
+    if strict and v.dtype.kind == "f":
+        before = max([_nonfinite_frac(env[a]) for a in stmt.args] + [0.0])
+        if _nonfinite_frac(v) > max(0.25, before + 0.05):
+            raise Reject("drowns in NaN/inf")
+
+
+def evaluate(program: Program, args=None, strict=False):
+    """Run ``program`` statement by statement under NumPy, checking every value; returns
+    the environment. Raises Reject (or NumPy's exception) for an invalid program."""
+    args = program.args() if args is None else args
+    env = dict(zip(program.params, args))
+    for s in program.stmts:
+        ns = _np_eval(s.render(), env)
+        check_value(s, env, ns[s.target], strict=strict)
+        env[s.target] = ns[s.target]
+    return env
+
+
+def valid(program: Program) -> bool:
+    try:
+        evaluate(program)
+        return True
+    except Exception:
+        return False
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _shape_for(r, base):
+    """A shape broadcast-compatible with ``base``: drop leading dims or set some to 1."""
+    nd = len(base)
+    k = r.integers(0, nd + 1) if r.random() < 0.4 else nd
+    s = list(base[nd - k:])
+    for i in range(len(s)):
+        if r.random() < 0.25:
+            s[i] = 1
+    return tuple(s)
+
+
+def _random_shape(r):
+    nd = int(r.choice([0, 1, 1, 2, 2, 2, 3, 3, 4], p=None))
+    for _ in range(20):
+        s = tuple(int(r.choice(SIZES)) for _ in range(nd))
+        if math.prod(s) <= MAX_INPUT_SIZE:
+            return s
+    return tuple(1 for _ in range(nd))
+
+
+def _factorizations(n, nd, r):
+    """A random shape of ``nd`` dims with product ``n``."""
+    if n == 0:
+        s = [int(r.choice([1, 2, 3, 5])) for _ in range(nd)]
+        if nd:
+            s[r.integers(0, nd)] = 0
+        return tuple(s)
+    dims = [1] * nd
+    m = n
+    f = 2
+    factors = []
+    while f * f <= m:
+        while m % f == 0:
+            factors.append(f)
+            m //= f
+        f += 1
+    if m > 1:
+        factors.append(m)
+    for f in factors:
+        dims[r.integers(0, nd)] *= f
+    return tuple(dims)
+
+
+class Gen:
+    def __init__(self, seed, index):
+        self.r = np.random.default_rng([int(seed), int(index), 0x5eed])
+        self.label = f"seed {seed} #{index}"
+        self.seed, self.index = seed, index
+
+    # -- inputs
+    def make_inputs(self):
+        r = self.r
+        base = _random_shape(r)
+        n_in = int(r.choice([1, 1, 2, 2, 2, 3]))
+        inputs = []
+        for j in range(n_in):
+            dt = str(r.choice(DTYPES, p=[0.12, 0.18, 0.2, 0.25, 0.25]))
+            shape = base if j == 0 or r.random() < 0.4 else _shape_for(r, base)
+            if r.random() < 0.1:
+                shape = _random_shape(r)
+            kind = np.dtype(dt).kind
+            spec = InputSpec(dt, shape, str(r.choice(DOMAINS[kind])),
+                             int(r.integers(0, 2**31)))
+            nd = len(shape)
+            lay = r.random()
+            if nd >= 2 and lay < 0.2:
+                spec.perm = tuple(int(i) for i in r.permutation(nd))
+            if nd >= 1 and r.random() < 0.2:
+                spec.neg = (int(r.integers(0, nd)),)
+            if nd >= 1 and r.random() < 0.2:
+                spec.step = {int(r.integers(0, nd)): int(r.choice([2, 3]))}
+            if r.random() < 0.1:
+                spec.off = True
+            if nd >= 1 and r.random() < 0.12:
+                # broadcast: this array's shape gets 1s that are stretched
+                small = list(shape)
+                i = int(r.integers(0, nd))
+                if small[i] != 0:
+                    full = list(shape)
+                    small[i] = 1
+                    if full[i] == 1:
+                        full[i] = int(r.choice([3, 7, 13]))
+                    spec.shape = tuple(small)
+                    spec.bcast = tuple(full)
+            inputs.append((f"x{j}", spec))
+        scalars = []
+        if r.random() < 0.35:
+            scalars.append(("s0", float(r.choice([0.5, 1.5, -2.0, 3.0, 0.25, -0.75]))))
+        return inputs, scalars
+
+    # -- operand choice
+    def pick(self, env, names, want=None):
+        """A variable name, biased to recent ones; ``want``: predicate on the value."""
+        cands = [n for n in names if want is None or want(np.asarray(env[n]))]
+        if not cands:
+            return None
+        w = np.array([1.0 + 2.0 * i for i in range(len(cands))])
+        return cands[int(self.r.choice(len(cands), p=w / w.sum()))]
+
+    def other_operand(self, env, names, a, allow_scalar=True):
+        """Second operand: a broadcast-compatible variable, the runtime scalar, or a literal."""
+        r = self.r
+        sa = np.shape(env[a])
+        u = r.random()
+        if u < 0.55:
+            comp = [n for n in names if n != a and not n.startswith("s")
+                    and _bcast_ok(sa, np.shape(env[n]))]
+            if comp:
+                return self.pick(env, comp), None
+        if u < 0.65:
+            return a, None
+        scal = self.scalar_names
+        if allow_scalar and scal and u < 0.75:
+            return scal[0], None
+        kind = np.asarray(env[a]).dtype.kind
+        if kind == "f" or r.random() < 0.3:
+            return None, repr(float(r.choice(FLOAT_LITERALS)))
+        if kind == "b" and r.random() < 0.5:
+            return None, str(bool(r.random() < 0.5))
+        return None, str(int(r.choice(INT_LITERALS)))
+
+    # -- op generators: each returns (template, args)
+    def op_unary(self, env, names):
+        r = self.r
+        a = self.pick(env, names, lambda v: v.ndim >= 0)
+        kind = np.asarray(env[a]).dtype.kind
+        pool = UNARY_ANY + (UNARY_FLOAT if kind != "b" else []) + (["invert"] if kind in "bi" else [])
+        if kind != "f" and r.random() < 0.7:
+            pool = [p for p in pool if p not in UNARY_FLOAT]
+        if kind != "f":
+            pool = [p for p in pool if p != "reciprocal"]
+        op = str(r.choice(pool))
+        if op in UNARY_OPS and r.random() < 0.4:
+            return UNARY_OPS[op], (a,)
+        name = ALIASES[op] if op in ALIASES and r.random() < 0.2 else op
+        return f"np.{name}({{0}})", (a,)
+
+    def op_binary(self, env, names):
+        r = self.r
+        a = self.pick(env, names)
+        kind = np.asarray(env[a]).dtype.kind
+        pool = BINARY_ARITH * 2 + BINARY_MINMAX + COMPARE + BINARY_LOGIC
+        if kind != "b":
+            pool += BINARY_FLOAT
+        if kind in "bi":
+            pool += BINARY_BITS * 2
+        op = str(r.choice(pool))
+        b, lit = self.other_operand(env, names, a)
+        args = (a,) if b is None else (a, b)
+        rhs = lit if b is None else "{1}"
+        lhs = "{0}"
+        if r.random() < 0.2:
+            lhs, rhs = rhs, lhs
+        if op in BIN_OPS and r.random() < 0.6:
+            return f"{lhs} {BIN_OPS[op]} {rhs}", args
+        name = ALIASES[op] if op in ALIASES and r.random() < 0.2 else op
+        if op == "remainder" and r.random() < 0.15:
+            return f"np.divmod({lhs}, {rhs})[{int(r.integers(0, 2))}]", args
+        return f"np.{name}({lhs}, {rhs})", args
+
+    def op_where(self, env, names):
+        r = self.r
+        c = self.pick(env, names, lambda v: v.dtype == np.bool_)
+        if c is None or r.random() < 0.3:
+            x = self.pick(env, names)
+            cond = f"{{0}} > {r.choice(['0', '0.5', '1'])}"
+            args = [x]
+        else:
+            cond, args = "{0}", [c]
+        sc = np.shape(env[args[0]])
+        parts = []
+        for _ in range(2):
+            u = r.random()
+            comp = [n for n in names if not n.startswith("s") and _bcast_ok(sc, np.shape(env[n]))]
+            if u < 0.75 and comp:
+                n = self.pick(env, comp)
+                args.append(n)
+                parts.append(f"{{{len(args) - 1}}}")
+            elif u < 0.85 and self.scalar_names:
+                args.append(self.scalar_names[0])
+                parts.append(f"{{{len(args) - 1}}}")
+            else:
+                parts.append(str(r.choice(["0", "1", "-1.5", "2.0", "True"])))
+        return f"np.where({cond}, {parts[0]}, {parts[1]})", tuple(args)
+
+    def op_clip(self, env, names):
+        r = self.r
+        a = self.pick(env, names, lambda v: v.dtype.kind != "b")
+        if a is None:
+            return None
+        kind = np.asarray(env[a]).dtype.kind
+        if kind == "f":
+            lo, hi = sorted(float(x) for x in r.choice([-2.0, -0.5, 0.0, 0.25, 1.0, 2.5], 2, replace=False))
+        else:
+            lo, hi = sorted(int(x) for x in r.choice([-10, -3, 0, 1, 4, 9, 15], 2, replace=False))
+        lo, hi = repr(lo), repr(hi)
+        u = r.random()
+        if u < 0.15:
+            lo = "None"
+        elif u < 0.3:
+            hi = "None"
+        if r.random() < 0.3:
+            return f"{{0}}.clip({lo}, {hi})", (a,)
+        return f"np.clip({{0}}, {lo}, {hi})", (a,)
+
+    def op_astype(self, env, names):
+        a = self.pick(env, names)
+        dt = str(self.r.choice(DTYPES))
+        return f"{{0}}.astype(np.{'bool_' if dt == 'bool' else dt})", (a,)
+
+    def op_reduce(self, env, names):
+        r = self.r
+        a = self.pick(env, names)
+        v = np.asarray(env[a])
+        kind = str(r.choice(REDUCE))
+        nd = v.ndim
+        u = r.random()
+        if nd == 0 or u < 0.25:
+            axis = None
+        elif u < 0.75 or kind in ("argmax", "argmin") or nd == 1:
+            axis = int(r.integers(-nd, nd))
+        else:
+            k = int(r.integers(1, nd + 1))
+            axis = tuple(int(x) for x in sorted(r.choice(nd, k, replace=False)))
+        kw = []
+        if axis is not None:
+            kw.append(f"axis={axis!r}")
+        if r.random() < 0.35:
+            kw.append("keepdims=True")
+        if kind in ("sum", "prod", "mean") and r.random() < 0.2:
+            choices = ["float64", "float32"] if v.dtype.kind == "f" else ["int64", "int32", "float64"]
+            if kind == "mean":
+                choices = ["float64", "float32"]
+            kw.append(f"dtype=np.{r.choice(choices)}")
+        if kind in ("var", "std") and r.random() < 0.4:
+            kw.append("ddof=1")
+        kws = ", ".join(kw)
+        if kind in ("argmax", "argmin", "any", "all", "max", "min") or r.random() < 0.5:
+            if r.random() < 0.5 and kind not in ("any", "all") or kind in ("argmax", "argmin") and r.random() < 0.5:
+                return f"np.{kind}({{0}}{', ' + kws if kws else ''})", (a,)
+        return f"{{0}}.{kind}({kws})", (a,)
+
+    def op_view(self, env, names):
+        r = self.r
+        a = self.pick(env, names)
+        v = np.asarray(env[a])
+        nd, shape = v.ndim, v.shape
+        kinds = ["reshape", "slice", "slice", "expand_dims", "ravel", "broadcast_to"]
+        if nd >= 2:
+            kinds += ["T", "transpose", "swapaxes", "moveaxis"] * 2
+        if 1 in shape:
+            kinds += ["squeeze"]
+        k = str(r.choice(kinds))
+        if k == "reshape":
+            tgt = _factorizations(v.size, int(r.integers(0 if v.size == 1 else 1, 5)), r)
+            if v.size == 0 and len(tgt) == 0:
+                tgt = (0,)
+            tl = list(tgt)
+            if tl and v.size and r.random() < 0.3:
+                tl[r.integers(0, len(tl))] = -1
+            t = tuple(tl)
+            if r.random() < 0.5:
+                return f"{{0}}.reshape({t!r})", (a,)
+            return f"np.reshape({{0}}, {t!r})", (a,)
+        if k == "T":
+            return "{0}.T", (a,)
+        if k == "transpose":
+            p = tuple(int(i) for i in r.permutation(nd))
+            if r.random() < 0.5:
+                return f"np.transpose({{0}}, {p!r})", (a,)
+            return f"{{0}}.transpose{p!r}", (a,)
+        if k == "swapaxes":
+            i, j = (int(x) for x in r.choice(nd, 2, replace=False))
+            return f"np.swapaxes({{0}}, {i}, {j - nd if r.random() < 0.3 else j})", (a,)
+        if k == "moveaxis":
+            i, j = (int(x) for x in r.integers(0, nd, 2))
+            return f"np.moveaxis({{0}}, {i}, {j})", (a,)
+        if k == "squeeze":
+            ones = [i for i, s in enumerate(shape) if s == 1]
+            if r.random() < 0.5:
+                return "np.squeeze({0})" if r.random() < 0.5 else "{0}.squeeze()", (a,)
+            return f"np.squeeze({{0}}, axis={int(r.choice(ones))})", (a,)
+        if k == "expand_dims":
+            return f"np.expand_dims({{0}}, {int(r.integers(-nd - 1, nd + 1))})", (a,)
+        if k == "ravel":
+            return ("np.ravel({0})" if r.random() < 0.5 else "{0}.ravel()"), (a,)
+        if k == "broadcast_to":
+            tgt = list(shape)
+            for i, s in enumerate(tgt):
+                if s == 1 and r.random() < 0.6:
+                    tgt[i] = int(r.choice([2, 3, 7, 13]))
+            if r.random() < 0.5 or tgt == list(shape):
+                tgt.insert(0, int(r.choice([1, 2, 5])))
+            return f"np.broadcast_to({{0}}, {tuple(tgt)!r})", (a,)
+        # slicing
+        idx = []
+        for i, s in enumerate(shape):
+            u = r.random()
+            if u < 0.3:
+                idx.append(":")
+            elif u < 0.45:
+                idx.append("::-1")
+            elif u < 0.6 and s > 0:
+                idx.append(str(int(r.integers(-s, s))))
+            elif u < 0.8:
+                st = int(r.choice([2, 3, -2, -3]))
+                lo = int(r.integers(0, s + 1)) if s else 0
+                idx.append(f"{lo}::{st}" if r.random() < 0.5 else f"::{st}")
+            else:
+                lo = int(r.integers(0, s + 1))
+                hi = int(r.integers(lo, s + 1))
+                idx.append(f"{lo}:{hi}" if r.random() < 0.7 else f"{lo - s}:{hi}")
+        if idx and r.random() < 0.3:
+            idx = idx[: int(r.integers(0, len(idx)))] + ["..."]
+        if r.random() < 0.2:
+            idx.insert(int(r.integers(0, len(idx) + 1)), "None")
+        if not idx:
+            idx = ["..."] if r.random() < 0.5 else ["None"]
+        return f"{{0}}[{', '.join(idx)}]", (a,)
+
+    OPS = (("unary", 0.24), ("binary", 0.32), ("where", 0.05), ("clip", 0.04),
+           ("astype", 0.05), ("reduce", 0.13), ("view", 0.17))
+
+    def program(self, n_ops=None) -> Program:
+        r = self.r
+        for _attempt in range(20):
+            inputs, scalars = self.make_inputs()
+            prog = Program(inputs, scalars, [], [], label=self.label,
+                           meta={"seed": self.seed, "index": self.index})
+            try:
+                args = prog.args()
+            except Exception:
+                continue
+            env = dict(zip(prog.params, args))
+            self.scalar_names = [n for n, _ in scalars]
+            arr_names = [n for n, _ in inputs]
+            want = n_ops or int(r.integers(1, 13))
+            tries = 0
+            while len(prog.stmts) < want and tries < want * 15:
+                tries += 1
+                kinds, w = zip(*self.OPS)
+                kind = str(r.choice(kinds, p=np.array(w) / sum(w)))
+                try:
+                    got = getattr(self, "op_" + kind)(env, arr_names)
+                except (ValueError, IndexError):
+                    continue
+                if got is None:
+                    continue
+                template, a = got
+                if any(pat in template for pat in AVOID):
+                    continue
+                stmt = Stmt(f"v{len(prog.stmts)}", template, tuple(a))
+                try:
+                    ns = _np_eval(stmt.render(), env)
+                    check_value(stmt, env, ns[stmt.target])
+                except Exception:
+                    continue
+                env[stmt.target] = ns[stmt.target]
+                prog.stmts.append(stmt)
+                arr_names.append(stmt.target)
+            if not prog.stmts:
+                continue
+            used = {a for s in prog.stmts for a in s.args}
+            sinks = [s.target for s in prog.stmts[:-1] if s.target not in used]
+            outs = [prog.stmts[-1].target]
+            for t in reversed(sinks):
+                if len(outs) < 3 and r.random() < 0.7:
+                    outs.insert(0, t)
+            prog.outputs = outs
+            return prog.dead_code_eliminated().renumbered()
+        raise RuntimeError(f"could not generate a program for {self.label}")
+
+
+def _bcast_ok(a, b):
+    try:
+        s = np.broadcast_shapes(a, b)
+    except ValueError:
+        return False
+    return math.prod(s) <= MAX_SIZE
+
+
+def generate(seed, index, n_ops=None) -> Program:
+    return Gen(seed, index).program(n_ops)
+
+
+def generate_many(seed, start, count):
+    return [generate(seed, i) for i in range(start, start + count)]
+

@@ -1,0 +1,251 @@
+"""NumPy as the oracle: reference results with per-element tolerances, and the comparator.
+
+In: a program's source (any function whose statements call NumPy) and its arguments.
+Out: for every output leaf the NumPy value, an absolute error bound per element and a mask
+of *unstable* elements; ``compare`` checks a compiled result against that.
+
+Why these tolerances. A correct compiler may differ from NumPy at exactly two kinds of
+places: transcendental functions (exp, log, sin, power, arctan2, hypot, ...: both sides are
+within a few ULP of the true value, not bit-equal; helpers.TRANSCENDENTAL allows 4 ULP) and
+float reductions (summation order; helpers.py bounds two orders by (n-1)*eps*sum|x|).
+Everything else (+ - * / sqrt, comparisons, casts, min/max, integer ops) is correctly
+rounded or exact, so bit-equal. A random program then propagates those local differences
+through further ops (cancellation, comparisons, floor, astype to int, argmax ties ...).
+We *measure* that propagation instead of guessing it: the program is re-run K times under
+NumPy with every transcendental result and every float reduction perturbed by uniform noise
+of exactly the allowed size (4 ULP; the reduction-order bound), and
+
+* float elements may differ from NumPy by 2 ULP (helpers.ARITH) + SAFETY x the largest
+  deviation any perturbed run showed (random draws under-sample the worst case; SAFETY=8
+  covers that for K=4 and <=12 ops, and a real bug, e.g. a wrong index, is O(1) off);
+* elements whose NaN-ness, infinity or (integer/bool) value changed in any perturbed run
+  depend discontinuously on legitimate rounding differences; they are not compared;
+* everything else is compared exactly: integers and bools bit-equal, NaN where NumPy has NaN.
+
+The perturbation is a source rewrite (``ast``), so it also works for pasted regression tests.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import warnings
+
+import numpy as np
+
+import helpers
+
+K_RUNS = 4
+SAFETY = 8.0
+TRANSCENDENTAL = frozenset(
+    "exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh "
+    "arcsinh arccosh arctanh power float_power arctan2 hypot".split())
+REDUCTIONS = frozenset("sum prod mean var std".split())
+
+
+class _Perturb(ast.NodeTransformer):
+    """np.<transcendental>(...) -> _tr(...); a ** b -> _tr(a ** b);
+    np.<red>(X, **kw) and X.<red>(**kw) -> _red('<red>', X, **kw)."""
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Pow):
+            return ast.Call(ast.Name("_tr", ast.Load()), [node], [])
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if not isinstance(f, ast.Attribute):
+            return node
+        is_np = isinstance(f.value, ast.Name) and f.value.id == "np"
+        if is_np and f.attr in TRANSCENDENTAL:
+            return ast.Call(ast.Name("_tr", ast.Load()), [node], [])
+        if f.attr in REDUCTIONS:
+            if is_np and node.args:
+                x, rest = node.args[0], node.args[1:]
+            elif not is_np:
+                x, rest = f.value, node.args
+            else:
+                return node
+            if rest:        # positional axis etc.: leave unperturbed (generator never does it)
+                return node
+            return ast.Call(ast.Name("_red", ast.Load()), [ast.Constant(f.attr), x],
+                            node.keywords)
+        return node
+
+
+class Perturber:
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+    def _noise(self, v, amp):
+        v = np.asarray(v)
+        if v.dtype.kind != "f" or v.size == 0:
+            return v
+        amp = np.broadcast_to(np.nan_to_num(np.asarray(amp, np.float64), nan=0.0, posinf=0.0), v.shape)
+        with np.errstate(all="ignore"):
+            w = v.astype(np.float64) + self.rng.uniform(-1, 1, v.shape) * amp
+            out = np.where(np.isfinite(v), w, v).astype(v.dtype)
+        return out
+
+    def tr(self, v):
+        if not isinstance(v, (np.ndarray, np.generic)) or np.asarray(v).dtype.kind != "f":
+            return v
+        a = np.asarray(v)
+        with np.errstate(all="ignore"):
+            amp = 4.0 * np.spacing(np.abs(a)).astype(np.float64)
+        return self._noise(a, amp)
+
+    def red(self, kind, x, axis=None, keepdims=False, dtype=None, ddof=0, **kw):
+        fn = getattr(np, kind)
+        extra = {"dtype": dtype} if kind in ("sum", "prod", "mean", "var", "std") else {}
+        if kind in ("var", "std"):
+            extra["ddof"] = ddof
+        res = fn(x, axis=axis, keepdims=keepdims, **extra, **kw)
+        r = np.asarray(res)
+        if r.dtype.kind != "f" or r.size == 0:
+            return res
+        xa = np.asarray(x)
+        ax = tuple(range(xa.ndim)) if axis is None else (
+            tuple(a % xa.ndim for a in axis) if isinstance(axis, tuple) else (axis % xa.ndim,))
+        n = int(np.prod([xa.shape[a] for a in ax], dtype=np.int64))
+        eps = float(np.finfo(r.dtype).eps)
+        if xa.dtype.kind == "f":
+            eps = max(eps, float(np.finfo(xa.dtype).eps))
+        with np.errstate(all="ignore"):
+            ab = np.abs(xa.astype(np.float64))
+            mabs = np.mean(ab, axis=axis, keepdims=keepdims) if n else np.zeros(r.shape)
+            if kind == "sum":
+                amp = n * eps * np.sum(ab, axis=axis, keepdims=keepdims)
+            elif kind == "mean":
+                amp = n * eps * mabs
+            elif kind == "prod":
+                amp = n * eps * np.abs(r.astype(np.float64))
+            else:
+                v64 = np.var(xa.astype(np.float64), axis=axis, keepdims=keepdims, ddof=ddof)
+                scale = n / max(n - ddof, 1)
+                amp = 2 * n * eps * np.abs(v64) * scale + 2 * (n * eps * mabs) ** 2 * scale
+                if kind == "std":
+                    s = np.sqrt(np.abs(v64))
+                    amp = np.where(s > np.sqrt(amp), amp / (2 * np.where(s > 0, s, 1)), np.sqrt(amp))
+            amp = np.reshape(amp, r.shape) + 4.0 * np.spacing(np.abs(r)).astype(np.float64)
+        return self._noise(r, amp)
+
+
+def perturbed_source(src: str) -> str:
+    tree = ast.parse(textwrap.dedent(src))
+    tree = ast.fix_missing_locations(_Perturb().visit(tree))
+    return ast.unparse(tree)
+
+
+def _exec(src, name, extra):
+    ns = {"np": np, "__name__": "fuzz_oracle", **extra}
+    exec(compile(src, f"<fuzz-oracle {name}>", "exec"), ns)
+    return ns[name]
+
+
+def _leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        out = []
+        for t in tree:
+            out += _leaves(t)
+        return out
+    return [tree]
+
+
+def _copy(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _run(fn, args):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*_copy(args))
+
+
+class Reference:
+    """NumPy results of one program with their tolerances (see the module docstring)."""
+
+    def __init__(self, src: str, name: str, args, k_runs: int = K_RUNS, seed: int = 0):
+        from .inputs import make_input
+        src = textwrap.dedent(src)
+        self.expected = _run(_exec(src, name, {"make_input": make_input}), args)
+        self.leaves = [np.asarray(x) for x in _leaves(self.expected)]
+        psrc = perturbed_source(src)
+        runs = []
+        for k in range(k_runs):
+            p = Perturber([seed, k])
+            fn = _exec(psrc, name, {"_tr": p.tr, "_red": p.red})
+            runs.append([np.asarray(x) for x in _leaves(_run(fn, args))])
+        self.bounds, self.unstable = [], []
+        for i, e in enumerate(self.leaves):
+            unstable = np.zeros(e.shape, bool)
+            dev = np.zeros(e.shape, np.float64)
+            for r in runs:
+                p = r[i]
+                if p.shape != e.shape or p.dtype != e.dtype:
+                    raise AssertionError("perturbed run changed shape/dtype (oracle bug)")
+                if e.dtype.kind == "f":
+                    with np.errstate(all="ignore"):
+                        en, pn = np.isnan(e), np.isnan(p)
+                        unstable |= en != pn
+                        inf = (np.isinf(e) | np.isinf(p)) & ~en & ~pn
+                        unstable |= inf & (e != p)
+                        d = np.abs(p.astype(np.float64) - e.astype(np.float64))
+                        dev = np.maximum(dev, np.where(np.isfinite(d), d, 0.0))
+                else:
+                    unstable |= p != e
+            self.bounds.append(SAFETY * dev if e.dtype.kind == "f" else None)
+            self.unstable.append(unstable)
+
+    @property
+    def n_unstable(self):
+        return sum(int(u.sum()) for u in self.unstable)
+
+    @property
+    def n_elements(self):
+        return sum(int(e.size) for e in self.leaves)
+
+
+def compare_leaf(got, expected, bound, unstable, path="result", bound2=None):
+    """Compiled leaf vs NumPy leaf (helpers.assert_matches_numpy does the work)."""
+    if not isinstance(got, (np.ndarray, np.generic)):
+        raise AssertionError(f"{path}: expected a NumPy array/scalar, got {type(got).__name__}")
+    g = np.array(got, copy=True)
+    e = np.asarray(expected)
+    if g.dtype != e.dtype:
+        raise AssertionError(f"{path}: dtype {g.dtype} != expected {e.dtype}")
+    if g.shape != e.shape:
+        raise AssertionError(f"{path}: shape {g.shape} != expected {e.shape}")
+    if unstable is not None and unstable.any():
+        g[unstable] = e[unstable]
+    atol = None
+    if e.dtype.kind == "f":
+        atol = bound if bound is not None else np.zeros(e.shape)
+        if bound2 is not None:
+            atol = atol + bound2
+    helpers.assert_matches_numpy(g, e, atol=atol, ulp=2 if e.dtype.kind == "f" else None,
+                                 _path=path)
+
+
+def compare(got, ref: Reference, path="result"):
+    g_leaves = _leaves(got)
+    if len(g_leaves) != len(ref.leaves):
+        raise AssertionError(f"{path}: {len(g_leaves)} outputs, expected {len(ref.leaves)}")
+    for i, g in enumerate(g_leaves):
+        compare_leaf(g, ref.leaves[i], ref.bounds[i], ref.unstable[i], f"{path}[{i}]")
+
+
+def check_program(fn, args):
+    """For regression tests: run ``fn`` under NumPy (with the tolerance analysis above) and
+    compiled; assert they agree and that the inputs were not modified."""
+    import cppcodegen
+    src = textwrap.dedent(inspect.getsource(fn))
+    ref = Reference(src, fn.__name__, args)
+    pristine = _copy(args)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = cppcodegen.compile(fn)(*args)
+    helpers.assert_inputs_unchanged(args, pristine)
+    compare(got, ref)

@@ -1,0 +1,158 @@
+"""Run many programs as one compiled function and judge every program on its own.
+
+In: a list of ``Program``. Out: one ``Outcome`` per program: ``ok``, ``mismatch`` (a
+compiled value, shape or dtype differs from NumPy beyond the oracle's tolerance, or an
+input was modified), ``error`` (cppcodegen raised while tracing, compiling or running) or
+``invalid`` (NumPy itself refused the program; a generator/shrinker artefact, not a bug).
+
+One g++ build serves a whole batch: the programs' statements are concatenated (variables
+prefixed ``p<k>_``) into one function returning a tuple of per-program output tuples. When
+that batch raises, it is bisected until each failing program is isolated, so one bad
+program costs ~2*log2(batch) extra builds and every other program is still checked.
+"""
+from __future__ import annotations
+
+import re
+import traceback
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import cppcodegen
+import helpers
+
+from .oracle import Reference, compare
+from .program import Program, batch_source, exec_function
+
+
+@dataclass
+class Outcome:
+    status: str                  # ok | mismatch | error | invalid
+    message: str = ""
+    got: object = None
+    ref: Reference | None = None
+    leaf: int | None = None      # index of the first failing output leaf (mismatch)
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def failed(self):
+        return self.status in ("mismatch", "error")
+
+    def signature(self) -> str:
+        """What kind of failure (for 'does the shrunk program still fail the same way')."""
+        if self.status == "error":
+            first = self.message.strip().splitlines()[0] if self.message.strip() else ""
+            sig = "error:" + first.split(":")[0]
+            errs = [ln for ln in self.message.splitlines() if " error: " in ln]
+            if errs:        # the first g++ error, without paths, line numbers, temporaries
+                e = errs[0].split(" error: ", 1)[1]
+                sig += ":" + re.sub(r"\b(t|v|buf|kernel)\d+\w*|\d+", "#", e)
+            return sig
+        return self.status
+
+
+class Stats:
+    def __init__(self):
+        self.builds = 0
+        self.build_seconds = 0.0
+
+
+STATS = Stats()
+
+
+def _err_text(e):
+    return f"{type(e).__name__}: {e}"
+
+
+def _invoke(programs, arg_lists, options=None):
+    """Compile + run the batch of ``programs``; return its per-program results or raise."""
+    import time
+    name = "fuzz_batch"
+    src = batch_source(programs, name)
+    fn = exec_function(src, name, f"<fuzz batch {programs[0].label} +{len(programs)}>")
+    flat = [a for args in arg_lists for a in args]
+    pristine = [a.copy() if isinstance(a, np.ndarray) else a for a in flat]
+    t0 = time.perf_counter()
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = cppcodegen.compile(fn, options=options)(*flat)
+    STATS.builds += 1
+    STATS.build_seconds += time.perf_counter() - t0
+    if not isinstance(res, tuple) or len(res) != len(programs):
+        raise AssertionError(f"batch returned {type(res).__name__} of length "
+                             f"{len(res) if isinstance(res, tuple) else '-'}; expected a "
+                             f"tuple of {len(programs)}")
+    modified = []
+    pos = 0
+    for k, args in enumerate(arg_lists):
+        for i, a in enumerate(args):
+            if isinstance(a, np.ndarray) and not helpers._same_bits(a, pristine[pos]):
+                modified.append((k, i))
+            pos += 1
+    return list(res), modified
+
+
+def run_programs(programs, options=None, bisect=True):
+    """Outcomes for ``programs`` (same order)."""
+    outcomes = [None] * len(programs)
+    live, arg_lists = [], []
+    for k, p in enumerate(programs):
+        try:
+            args = p.args()
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ref = Reference(p.source(), "f", args)
+        except Exception as e:
+            outcomes[k] = Outcome("invalid", _err_text(e))
+            continue
+        outcomes[k] = Outcome("pending", ref=ref)
+        live.append(k)
+        arg_lists.append(args)
+
+    def attempt(idx):
+        progs = [programs[k] for k in idx]
+        args = [arg_lists[live.index(k)] for k in idx]
+        try:
+            res, modified = _invoke(progs, args, options)
+        except Exception as e:
+            if len(idx) == 1 or not bisect:
+                tb = traceback.format_exc()[-2500:]
+                for k in idx:
+                    outcomes[k] = Outcome("error", _err_text(e), ref=outcomes[k].ref,
+                                          extra={"traceback": tb})
+                return
+            h = len(idx) // 2
+            attempt(idx[:h])
+            attempt(idx[h:])
+            return
+        bad_inputs = {}
+        for j, i in modified:
+            bad_inputs.setdefault(idx[j], []).append(i)
+        for j, k in enumerate(idx):
+            ref = outcomes[k].ref
+            out = Outcome("ok", got=res[j], ref=ref)
+            if k in bad_inputs:
+                out = Outcome("mismatch", f"compiled code modified input argument(s) "
+                              f"{bad_inputs[k]}", got=res[j], ref=ref)
+            else:
+                try:
+                    compare(res[j], ref)
+                except AssertionError as e:
+                    msg = str(e)
+                    leaf = None
+                    if msg.startswith("result["):
+                        try:
+                            leaf = int(msg[7:msg.index("]")])
+                        except ValueError:
+                            pass
+                    out = Outcome("mismatch", msg, got=res[j], ref=ref, leaf=leaf)
+            outcomes[k] = out
+
+    if live:
+        attempt(live)
+    return outcomes
+
+
+def run_one(program: Program, options=None) -> Outcome:
+    return run_programs([program], options)[0]
