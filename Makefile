@@ -23,3 +23,10 @@ bench: install-bench
 
 bench-quick: install
 	$(PYTHON) -m benchmarks.run --quick
+
+# make fuzz [N=2000] [S=0]  -- N random graphs of seed S against NumPy (tests/fuzz/)
+N ?= 2000
+S ?= 0
+.PHONY: fuzz
+fuzz: install-test
+	$(PYTHON) -m tests.fuzz --count $(N) --seed $(S)

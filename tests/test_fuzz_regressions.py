@@ -1,0 +1,62 @@
+"""Minimal programs found by the random-graph fuzzer (tests/fuzz/), shrunk automatically.
+
+Each test is a bug that is not fixed yet: ``xfail(strict=True)``, so it turns red the day
+the bug is fixed; then remove the mark (and the bug's entry in tests/test_fuzz.py's
+KNOWN/KNOWN_PATTERNS). ``check_program`` runs the function under NumPy (with the fuzzer's
+measured tolerances, tests/fuzz/oracle.py) and compiled, and compares the two.
+"""
+import numpy as np
+import pytest
+
+from fuzz.inputs import make_input
+from fuzz.oracle import check_program
+
+
+# -- bug: np.fmod is in the op table but include/ has no ccg::fmod -------------------------
+@pytest.mark.xfail(strict=True, reason="fmod: generated C++ calls ccg::fmod, which "
+                   "include/cppcodegen/scalar.h does not define (CompileError)")
+def test_fmod_missing_in_headers():
+    def f(x0):
+        v0 = np.fmod(x0, 2.5)
+        return (v0,)
+    args = [make_input(np.array([1.0, -7.0, 3.5], dtype=np.float64))]
+    check_program(f, args)
+
+
+@pytest.mark.xfail(strict=True, reason="fmod: ccg::fmod missing (int operands)")
+def test_fmod_missing_in_headers_int():
+    def f(x0):
+        v0 = np.fmod(x0, 100)
+        v1 = v0.min()
+        return (v1,)
+    args = [make_input(np.array([1], dtype=np.int64).reshape((1, 1)))]
+    check_program(f, args)
+
+
+# -- bug: a partial reduction fused into a "flat kernel" next to a full reduction ----------
+# kernel0_* keeps ONE accumulator for the partial reduction (acc declared outside the i0/i1
+# loops) and sums over every row; with nothing to loop over, the store `buf[i0] = acc`
+# names an undeclared index.
+@pytest.mark.xfail(strict=True, reason="flat kernel: partial reduction after a full one "
+                   "stores buf[i0] outside any i0 loop (CompileError: 'i0' not declared)")
+def test_full_then_partial_reduction_compile_error():
+    def f(x0):
+        v0 = x0.min(keepdims=True)
+        v1 = v0.max(axis=-1)
+        return (v1,)
+    args = [make_input(np.array([0], dtype=np.int64).reshape((1, 1, 1)))]
+    check_program(f, args)
+
+
+@pytest.mark.xfail(strict=True, reason="flat kernel: partial reduction (var axis=2) fused "
+                   "after a full one accumulates over all rows (2.0 instead of 0.0)")
+def test_full_then_partial_reduction_wrong_values():
+    def f(x0, x1):
+        v0 = x0.std(ddof=1)
+        v1 = np.copysign(v0, x1)
+        v2 = np.logical_or(x0, v1)
+        v3 = v2.var(axis=2, keepdims=True)
+        return (v3,)
+    args = [make_input(np.array([True], dtype=np.bool_).reshape((1, 1, 1))),
+            make_input(np.array([False, False], dtype=np.bool_).reshape((1, 2, 1)))]
+    check_program(f, args)
