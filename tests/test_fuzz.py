@@ -16,9 +16,9 @@ import pytest
 from fuzz import generator, metamorphic, runner
 
 SEED = 20240
-CHUNK = 40
-N_CHUNKS = 14          # 560 graphs
-PAIR = (0, 2)          # program i gets a twin when i % 5 in PAIR: 16 per chunk, 208 in all
+CHUNK = 42
+N_CHUNKS = 24          # 1008 graphs
+PAIR = (0, 2)          # program i gets a twin when i % 5 in PAIR: ~17 per chunk, ~400 in all
 
 # statement templates not generated in CI: known bugs hit by many programs
 # (template substring -> regression test in tests/test_fuzz_regressions.py)
@@ -52,6 +52,7 @@ def _chunk(c):
 def test_fuzz_chunk(c):
     items = _chunk(c)
     progs = [p for _, p, _ in items] + [t for _, _, t in items if t is not None]
+    runner.INTERACTIONS.clear()
     outs = runner.run_programs(progs)
     res = {id(p): o for p, o in zip(progs, outs)}
     problems = []
@@ -74,6 +75,9 @@ def test_fuzz_chunk(c):
             if msg:
                 problems.append(f"seed {SEED} #{i}: {msg}\noriginal:\n{p.source()}twin:\n"
                                 f"{t.source()}args = {p.args_source()}")
+    for merged, o in runner.INTERACTIONS:
+        problems.append(f"programs that fail only together ({o.extra['members']}): "
+                        f"{o.message[:1500]}\n{merged.source()}args = {merged.args_source()}")
     if problems:
         pytest.fail(f"{len(problems)} fuzz failure(s); reproduce and shrink with "
                     f"`python3 -m tests.fuzz --seed {SEED} --start <index> --count 1`\n\n" +

@@ -60,3 +60,57 @@ def test_full_then_partial_reduction_wrong_values():
     args = [make_input(np.array([True], dtype=np.bool_).reshape((1, 1, 1))),
             make_input(np.array([False, False], dtype=np.bool_).reshape((1, 2, 1)))]
     check_program(f, args)
+
+
+# Same bug in a nest kernel: the stages share only the outer i0 loop; the partial
+# reduction's remaining output axis i1 becomes a reduction loop and the store
+# `buf[(3 * i0) + i1]` sits after that loop has closed.
+@pytest.mark.xfail(strict=True, reason="nest kernel: pointwise + partial reduction with the "
+                   "same output shape; the sum's store uses i1 outside its loop (CompileError)")
+def test_pointwise_and_partial_reduction_fused():
+    def f(x0, x1):
+        v0 = x0 + 1
+        v1 = x1.sum(axis=2)
+        return (v0, v1,)
+    args = [make_input('float64', (7, 3), domain='mixed', seed=1),
+            make_input('float64', (7, 3, 5), domain='mixed', seed=2)]
+    check_program(f, args)
+
+
+@pytest.mark.xfail(strict=True, reason="nest kernel fuses reductions over different axis "
+                   "sets of one input (all over (1, 2), sum over -1): CompileError")
+def test_reductions_over_different_axes_fused():
+    def f(x0):
+        v0 = x0.all(axis=(1, 2))
+        v1 = np.sum(x0, axis=-1)
+        return (v0, v1,)
+    args = [make_input('float64', (3, 4, 5), domain='mixed', seed=1)]
+    check_program(f, args)
+
+
+@pytest.mark.xfail(strict=True, reason="flat kernel: prod(axis=1) after a full sum "
+                   "multiplies across rows: (-1)*(-1) = 1.0 instead of -1.0 per row")
+def test_full_sum_then_row_prod_wrong_values():
+    def f(x0):
+        v0 = x0.sum(axis=(0, 1), keepdims=True)
+        v1 = np.subtract(x0, v0)
+        v2 = v1.prod(axis=(1,), keepdims=True)
+        return (v2,)
+    args = [make_input(np.array([1.0, 1.0], dtype=np.float32).reshape((2, 1)))]
+    check_program(f, args)
+
+
+# -- bug: float64 -> float32 -> float64 round trip is compiled to a plain copy -------------
+# The generated C++ is right (static_cast<float> then static_cast<double>), but g++ 12.2's
+# SLP vectorizer folds the pair into an identity when the trip count is a small constant
+# (here 2: the scalar tail loop is the whole loop): objdump shows ccg_run0 = two movupd.
+# Reproduced standalone with `g++ -O3` (correct with -fno-tree-slp-vectorize or -O1).
+@pytest.mark.xfail(strict=True, reason="g++ 12 SLP vectorizer folds (double)(float)x to x in "
+                   "the constant-trip scalar loop: float32 rounding lost")
+def test_astype_float32_roundtrip_small_constant_size():
+    def f(x0):
+        v0 = x0.astype(np.float32)
+        v1 = x0 * v0
+        return (v1,)
+    args = [make_input(np.array([-1.1624312698941806, -4.152529913171316], dtype=np.float64))]
+    check_program(f, args)

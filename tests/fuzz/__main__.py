@@ -80,6 +80,10 @@ def main(argv=None):
                     msg = metamorphic.check_pair(o, ot)
                     if msg:
                         bad.append(("pair", (p, twin), runner.Outcome("mismatch", msg)))
+            if i == idx[-1]:
+                while runner.INTERACTIONS:
+                    mp, mo = runner.INTERACTIONS.pop()
+                    bad.append(("interaction", mp, mo))
             for what, prog, out in bad:
                 rec = {"event": "failure", "kind": what, "seed": a.seed, "index": i,
                        "status": out.status, "message": out.message[:3000]}
@@ -92,6 +96,8 @@ def main(argv=None):
                 rec["signature"] = sig
                 if sig != "mismatch" and sig in seen_sigs:
                     rec["duplicate"] = True
+                elif what in ("graph", "twin") and not runner.run_one(prog).failed:
+                    rec["batch_only"] = True        # fails only next to other programs
                 elif not a.no_shrink and what != "pair":
                     seen_sigs.add(sig)
                     small = shrink.shrink(prog, out, budget=a.shrink_budget)

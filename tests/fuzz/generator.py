@@ -13,6 +13,9 @@ Deliberately not generated (NumPy corners cppcodegen does not promise to match):
   its operand is finite and in range, and ``valid`` re-checks that while shrinking;
 * ``np.reciprocal`` of integers: NumPy computes it as ``1.0 / x`` converted back, so
   reciprocal(0) is the float->int conversion of inf (INT_MIN on x86); only floats get it;
+* the sign bit of a NaN (``np.signbit``, ``np.copysign`` with NaN operands): IEEE 754
+  leaves the sign of a NaN produced by arithmetic unspecified, x86 makes it negative and
+  NumPy's loops propagate the input's; not a promise cppcodegen makes;
 * float16 and other dtypes: results of other dtypes are rejected.
 """
 from __future__ import annotations
@@ -92,6 +95,11 @@ def check_value(stmt: Stmt, env: dict, value, strict=True):
             with np.errstate(all="ignore"):
                 if x.size and not (np.isfinite(x).all() and (np.abs(x) < 0.5 * info.max).all()):
                     raise Reject("float->int cast of NaN/inf/out-of-range")
+    if "signbit" in stmt.template or "copysign" in stmt.template:
+        for a in stmt.args:
+            x = np.asarray(env[a])
+            if x.dtype.kind == "f" and np.isnan(x).any():
+                raise Reject("sign bit of a NaN")
     if strict and v.dtype.kind == "f":
         before = max([_nonfinite_frac(env[a]) for a in stmt.args] + [0.0])
         if _nonfinite_frac(v) > max(0.25, before + 0.05):

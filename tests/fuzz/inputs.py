@@ -166,6 +166,9 @@ def _lit(x, kind):
 def literal_source(a: np.ndarray) -> str:
     """``np.array([...], dtype=np.<dtype>)`` (reshaped) that rebuilds ``a`` exactly."""
     a = np.asarray(a)
+    flat = a.reshape(-1)
+    if a.size > 8 and (flat == flat[0]).all():
+        return f"np.full({tuple(a.shape)!r}, {_lit(flat[0], a.dtype.kind)}, dtype=np.{a.dtype.name})"
     items = ", ".join(_lit(x, a.dtype.kind) for x in a.reshape(-1))
     src = f"np.array([{items}], dtype=np.{a.dtype.name})"
     if a.ndim != 1:

@@ -86,6 +86,10 @@ class Perturber:
         amp = np.broadcast_to(np.nan_to_num(np.asarray(amp, np.float64), nan=0.0, posinf=0.0), v.shape)
         with np.errstate(all="ignore"):
             w = v.astype(np.float64) + self.rng.uniform(-1, 1, v.shape) * amp
+            # zero is inside the allowed interval: an exact cancellation (e.g. the variance
+            # of equal values) is as legitimate as any other value there
+            snap = (np.abs(v.astype(np.float64)) <= amp) & (self.rng.random(v.shape) < 0.5)
+            w = np.where(snap, 0.0, w)
             out = np.where(np.isfinite(v), w, v).astype(v.dtype)
         return out
 

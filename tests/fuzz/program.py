@@ -119,3 +119,17 @@ def batch_args(programs, arg_lists):
     for args in arg_lists:
         out += list(args)
     return out
+
+
+def merge(programs, label="merged") -> Program:
+    """Several independent programs as ONE program (names prefixed ``p<k>_``); used when
+    programs fail only together (an interaction inside one compiled function)."""
+    inputs, scalars, stmts, outputs = [], [], [], []
+    for k, p in enumerate(programs):
+        pre = f"p{k}_"
+        inputs += [(pre + n, copy.deepcopy(s)) for n, s in p.inputs]
+        scalars += [(pre + n, v) for n, v in p.scalars]
+        stmts += [Stmt(pre + s.target, s.template, tuple(pre + a for a in s.args)) for s in p.stmts]
+        outputs += [pre + o for o in p.outputs]
+    return Program(inputs, scalars, stmts, outputs, label=label,
+                   meta={"merged": [p.label for p in programs]})

@@ -23,7 +23,7 @@ import cppcodegen
 import helpers
 
 from .oracle import Reference, compare
-from .program import Program, batch_source, exec_function
+from .program import Program, batch_source, exec_function, merge
 
 
 @dataclass
@@ -59,6 +59,8 @@ class Stats:
 
 
 STATS = Stats()
+# programs that fail only together, as merged programs: [(Program, Outcome)]
+INTERACTIONS = []
 
 
 def _err_text(e):
@@ -125,6 +127,8 @@ def run_programs(programs, options=None, bisect=True):
             h = len(idx) // 2
             attempt(idx[:h])
             attempt(idx[h:])
+            if not any(outcomes[k].status == "error" for k in idx):
+                _interaction(idx, e)
             return
         bad_inputs = {}
         for j, i in modified:
@@ -148,6 +152,27 @@ def run_programs(programs, options=None, bisect=True):
                             pass
                     out = Outcome("mismatch", msg, got=res[j], ref=ref, leaf=leaf)
             outcomes[k] = out
+
+    def _interaction(idx, err):
+        """The batch ``idx`` fails but each half passes: find a small failing subset
+        (greedy removal of chunks) and record it as one merged program."""
+        cur = list(idx)
+        size = len(cur) // 2
+        while size >= 1:
+            j = 0
+            while j < len(cur) and len(cur) > 1:
+                trial = cur[:j] + cur[j + size:]
+                try:
+                    _invoke([programs[k] for k in trial],
+                            [arg_lists[live.index(k)] for k in trial], options)
+                    j += size
+                except Exception:
+                    cur = trial
+            size //= 2
+        merged = merge([programs[k] for k in cur],
+                       label=" + ".join(programs[k].label for k in cur))
+        INTERACTIONS.append((merged, Outcome("error", _err_text(err),
+                                             extra={"members": [programs[k].label for k in cur]})))
 
     if live:
         attempt(live)
