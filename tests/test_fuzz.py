@@ -11,6 +11,8 @@ tests/test_fuzz_regressions.py; they are left out of the batches (a failing prog
 ~2*log2(batch) extra builds to isolate). When such a bug is fixed, its regression test turns
 red; remove the xfail mark there and the entries here.
 """
+import warnings
+
 import pytest
 
 from fuzz import generator, metamorphic, runner
@@ -23,7 +25,10 @@ PAIR = (0, 2)          # program i gets a twin when i % 5 in PAIR: ~17 per chunk
 # statement templates not generated in CI: known bugs hit by many programs
 # (template substring -> regression test in tests/test_fuzz_regressions.py)
 KNOWN_PATTERNS = {"np.fmod(": "test_fmod_missing_in_headers"}
-# single programs of this seed that hit other known bugs -> regression test
+# compile errors of known bugs (substring of Outcome.signature() -> regression test); such
+# failures are reported as warnings, not test failures
+KNOWN_ERRORS = {"was not declared in this scope": "test_pointwise_and_partial_reduction_fused"}
+# single programs of this seed that hit other known bugs (wrong values) -> regression test
 KNOWN = {}
 
 
@@ -55,11 +60,20 @@ def test_fuzz_chunk(c):
     runner.INTERACTIONS.clear()
     outs = runner.run_programs(progs)
     res = {id(p): o for p, o in zip(progs, outs)}
-    problems = []
+    problems, known = [], []
+
+    def is_known(o):
+        if o.status == "error" and any(k in o.signature() for k in KNOWN_ERRORS):
+            known.append(o.signature())
+            return True
+        return False
+
     n_pairs = 0
     for i, p, t in items:
         o = res[id(p)]
         assert o.status != "invalid", f"generator produced an invalid program: {o.message}"
+        if is_known(o):
+            continue
         if o.failed:
             problems.append(f"seed {SEED} #{i}: {o.status}: {o.message[:1500]}\n{p.source()}"
                             f"args = {p.args_source()}")
@@ -67,6 +81,8 @@ def test_fuzz_chunk(c):
             continue
         n_pairs += 1
         ot = res[id(t)]
+        if is_known(ot):
+            continue
         if ot.failed:
             problems.append(f"seed {SEED} #{i} (metamorphic twin): {ot.status}: "
                             f"{ot.message[:1500]}\n{t.source()}args = {t.args_source()}")
@@ -76,8 +92,12 @@ def test_fuzz_chunk(c):
                 problems.append(f"seed {SEED} #{i}: {msg}\noriginal:\n{p.source()}twin:\n"
                                 f"{t.source()}args = {p.args_source()}")
     for merged, o in runner.INTERACTIONS:
+        if is_known(o):
+            continue
         problems.append(f"programs that fail only together ({o.extra['members']}): "
                         f"{o.message[:1500]}\n{merged.source()}args = {merged.args_source()}")
+    if known:
+        warnings.warn(f"{len(known)} fuzz program(s) hit known bugs: {sorted(set(known))}")
     if problems:
         pytest.fail(f"{len(problems)} fuzz failure(s); reproduce and shrink with "
                     f"`python3 -m tests.fuzz --seed {SEED} --start <index> --count 1`\n\n" +
