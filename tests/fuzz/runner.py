@@ -127,7 +127,7 @@ def run_programs(programs, options=None, bisect=True):
             h = len(idx) // 2
             attempt(idx[:h])
             attempt(idx[h:])
-            if not any(outcomes[k].status == "error" for k in idx):
+            if not any(outcomes[k].status == "error" or k in in_interaction for k in idx):
                 _interaction(idx, e)
             return
         bad_inputs = {}
@@ -153,6 +153,8 @@ def run_programs(programs, options=None, bisect=True):
                     out = Outcome("mismatch", msg, got=res[j], ref=ref, leaf=leaf)
             outcomes[k] = out
 
+    in_interaction = set()
+
     def _interaction(idx, err):
         """The batch ``idx`` fails but each half passes: find a small failing subset
         (greedy removal of chunks) and record it as one merged program."""
@@ -169,6 +171,7 @@ def run_programs(programs, options=None, bisect=True):
                 except Exception:
                     cur = trial
             size //= 2
+        in_interaction.update(idx)
         merged = merge([programs[k] for k in cur],
                        label=" + ".join(programs[k].label for k in cur))
         INTERACTIONS.append((merged, Outcome("error", _err_text(err),
