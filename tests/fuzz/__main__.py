@@ -35,6 +35,9 @@ def main(argv=None):
     ap.add_argument("--shrink-budget", type=int, default=40, help="max shrink rounds per bug")
     ap.add_argument("--avoid", default="", help="comma-separated template substrings never "
                     "to generate (known bugs), e.g. 'np.fmod('")
+    ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                    help="cppcodegen compile option for every build, e.g. parallel_threshold=64 "
+                    "(OpenMP paths on small arrays) or fuse=0")
     ap.add_argument("--log", help="append JSON lines (progress, failures) to this file")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
@@ -47,6 +50,8 @@ def main(argv=None):
             log.write(json.dumps(rec) + "\n")
             log.flush()
 
+    options = dict(o.split("=", 1) for o in a.option) or None
+    runner.DEFAULT_OPTIONS = options
     t0 = time.time()
     n_graphs = n_pairs = 0
     failures = []
@@ -63,7 +68,7 @@ def main(argv=None):
                 twin = metamorphic.twin(p, a.seed, i)
             items.append((i, p, twin))
         progs = [p for _, p, _ in items] + [t for _, _, t in items if t is not None]
-        outs = runner.run_programs(progs)
+        outs = runner.run_programs(progs, options)
         res = dict(zip([id(p) for p in progs], outs))
         for i, p, twin in items:
             n_graphs += 1
@@ -96,7 +101,7 @@ def main(argv=None):
                 rec["signature"] = sig
                 if sig != "mismatch" and sig in seen_sigs:
                     rec["duplicate"] = True
-                elif what in ("graph", "twin") and not runner.run_one(prog).failed:
+                elif what in ("graph", "twin") and not runner.run_one(prog, options).failed:
                     rec["batch_only"] = True        # fails only next to other programs
                 elif not a.no_shrink and what != "pair":
                     seen_sigs.add(sig)
@@ -118,7 +123,7 @@ def main(argv=None):
             print(f"[{n_graphs}/{a.count} graphs, {n_pairs} pairs, {len(failures)} failures, "
                   f"{runner.STATS.builds} builds, {el:.0f}s]", flush=True)
     el = time.time() - t0
-    summary = {"event": "done", "seed": a.seed, "start": a.start, "graphs": n_graphs,
+    summary = {"event": "done", "seed": a.seed, "options": options, "start": a.start, "graphs": n_graphs,
                "pairs": n_pairs, "failures": len(failures), "builds": runner.STATS.builds,
                "seconds": round(el, 1)}
     emit(summary)

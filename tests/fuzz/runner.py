@@ -95,8 +95,12 @@ def _invoke(programs, arg_lists, options=None):
     return list(res), modified
 
 
+DEFAULT_OPTIONS = None     # compile options used when none are given (set by the CLI)
+
+
 def run_programs(programs, options=None, bisect=True):
     """Outcomes for ``programs`` (same order)."""
+    options = options if options is not None else DEFAULT_OPTIONS
     outcomes = [None] * len(programs)
     live, arg_lists = [], []
     for k, p in enumerate(programs):
