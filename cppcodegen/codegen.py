@@ -24,6 +24,7 @@ PRELUDE = """\
 #include <cmath>
 #include <limits>
 #include <algorithm>
+#include <vector>
 #include "cppcodegen/scalar.h"
 #include "cppcodegen/vec.h"
 
@@ -46,7 +47,8 @@ BOOL_VCOMBINE = {"max": "({0} | {1})", "min": "({0} & {1})"}
 BOOL_HREDUCE = {"max": "{0}.any()", "min": "{0}.all()"}
 TILE = 64            # square tiles of transposing pointwise kernels
 CHUNKS = 64          # parallel reductions to a scalar use this many fixed chunks (deterministic)
-COLUMN_TILE = 2048   # elements of the kept axis per tile in column reductions (acc stays in L1)
+COLUMN_TILE = 16384  # elements of the kept axis per tile in column reductions (acc stays in L2)
+COLUMN_CHUNKS = 8    # at most this many parallel chunks of the reduced axis in column reductions
 
 
 def combine(kind: str, dtype, vector: bool = False) -> str:
@@ -113,7 +115,7 @@ class KernelWriter:
         w, k = self.w, self.k
         n = len(k.outer)
         if k.parallel:
-            w.line(omp_parallel_for(n))
+            w.line(omp_parallel_for(n, max(_prod(s.domain[n:]) for s in k.stages)))
         for axis, size in enumerate(k.outer):
             w.line(f"for (int64_t i{axis} = 0; i{axis} < {size}; ++i{axis})")
         with w.indent("{"):
@@ -127,7 +129,7 @@ class KernelWriter:
         w = self.w
         n = len(s.domain)
         if self.k.parallel:
-            w.line(omp_parallel_for(n))
+            w.line(omp_parallel_for(n, TILE * TILE))
         for a in range(n - 2):
             w.line(f"for (int64_t i{a} = 0; i{a} < {s.domain[a]}; ++i{a})")
         ranges = {}
@@ -153,43 +155,70 @@ class KernelWriter:
         w = self.w
         kept = s.kept_axes
         if self.k.parallel and kept:
-            w.line(omp_parallel_for(len(kept)))
+            w.line(omp_parallel_for(len(kept), _prod([s.domain[a] for a in s.reduce_axes])))
         for a in kept:
             w.line(f"for (int64_t i{a} = 0; i{a} < {s.domain[a]}; ++i{a})")
         with w.indent("{"):
             self.stage(s, list(s.reduce_axes), {})
 
     def _form_column(self):
+        """Reductions that keep the innermost axis: vector accumulators along that axis, in
+        tiles; with nothing else kept, the first reduced axis is also split into chunks whose
+        partial results are combined in a fixed order (parallel and deterministic)."""
         (s,) = self.k.stages
         w = self.w
         last = len(s.domain) - 1
         kept_outer = [a for a in s.kept_axes if a != last]
         size = s.domain[last]
-        ntiles = -(-size // COLUMN_TILE)
+        tile = max(1, min(size, COLUMN_TILE))
+        ntiles = -(-size // tile)
         t = ctype(s.body.dtype)
-        if self.k.parallel:
-            w.line(omp_parallel_for(len(kept_outer) + 1))
-        for a in kept_outer:
-            w.line(f"for (int64_t i{a} = 0; i{a} < {s.domain[a]}; ++i{a})")
-        with w.indent(f"for (int64_t tile = 0; tile < {ntiles}; ++tile) {{"):
-            w.line(f"const int64_t lo = tile * {COLUMN_TILE};")
-            w.line(f"const int64_t hi = std::min<int64_t>(lo + {COLUMN_TILE}, {size});")
-            w.line(f"{t} acc[{COLUMN_TILE}];")
-            w.line(f"for (int64_t j = 0; j < hi - lo; ++j) acc[j] = {init_value(s.reduction, s.body.dtype)};")
-            for a in s.reduce_axes:
+        first, rest = s.reduce_axes[0], list(s.reduce_axes[1:])
+        chunks = 1 if kept_outer or not self.k.parallel else max(1, min(
+            COLUMN_CHUNKS, s.domain[first], s.numel() // (1 << 16)))
+        init = init_value(s.reduction, s.body.dtype)
+        with w.indent("{"):
+            if chunks > 1:
+                w.line(f"std::vector<{t}> part({chunks} * {size});")
+            if self.k.parallel:
+                work = tile * _prod([s.domain[a] for a in s.reduce_axes]) // chunks
+                w.line(omp_parallel_for(len(kept_outer) + 2, work))
+            for a in kept_outer:
                 w.line(f"for (int64_t i{a} = 0; i{a} < {s.domain[a]}; ++i{a})")
-            with w.indent("{"):
-                var = index_vars(len(s.domain))[last]
-                def update(r: ExprRenderer, value: str, vector: bool):
-                    comb = combine(s.reduction, s.body.dtype, vector)
-                    if vector:
-                        cur = r._bind(f"ccg::Vec<{t}, L>::load(acc + (i{last} - lo))")
-                        w.line(f"{comb.format(cur, value)}.store(acc + (i{last} - lo));")
-                    else:
-                        w.line(f"acc[i{last} - lo] = {comb.format(f'acc[i{last} - lo]', value)};")
-                self.vector_loop(s, last, "lo", "hi", update, var)
-            with w.indent(f"for (int64_t i{last} = lo; i{last} < hi; ++i{last}) {{"):
-                w.line(f"{s.name}[{self.out_offset(s)}] = acc[i{last} - lo];")
+            w.line(f"for (int64_t chunk = 0; chunk < {chunks}; ++chunk)")
+            with w.indent(f"for (int64_t tile = 0; tile < {ntiles}; ++tile) {{"):
+                w.line(f"const int64_t lo = tile * {tile};")
+                w.line(f"const int64_t hi = std::min<int64_t>(lo + {tile}, {size});")
+                if chunks > 1:
+                    w.line(f"{t}* acc = part.data() + chunk * {size} + lo;")
+                else:
+                    w.line(f"{t} acc[{tile}];")
+                w.line(f"for (int64_t j = 0; j < hi - lo; ++j) acc[j] = {init};")
+                d = s.domain[first]
+                w.line(f"for (int64_t i{first} = {d} * chunk / {chunks}; i{first} < {d} * (chunk + 1) / {chunks}; ++i{first})")
+                for a in rest:
+                    w.line(f"for (int64_t i{a} = 0; i{a} < {s.domain[a]}; ++i{a})")
+                with w.indent("{"):
+                    var = index_vars(len(s.domain))[last]
+
+                    def update(r: ExprRenderer, value: str, vector: bool):
+                        comb = combine(s.reduction, s.body.dtype, vector)
+                        if vector:
+                            cur = r._bind(f"ccg::Vec<{t}, L>::load(acc + (i{last} - lo))")
+                            w.line(f"{comb.format(cur, value)}.store(acc + (i{last} - lo));")
+                        else:
+                            w.line(f"acc[i{last} - lo] = {comb.format(f'acc[i{last} - lo]', value)};")
+                    self.vector_loop(s, last, "lo", "hi", update, var)
+                if chunks == 1:
+                    with w.indent(f"for (int64_t i{last} = lo; i{last} < hi; ++i{last}) {{"):
+                        w.line(f"{s.name}[{self.out_offset(s)}] = acc[i{last} - lo];")
+            if chunks > 1:
+                w.line(omp_parallel_for(1, chunks))
+                with w.indent(f"for (int64_t i{last} = 0; i{last} < {size}; ++i{last}) {{"):
+                    w.line(f"{t} v = part[i{last}];")
+                    comb = combine(s.reduction, s.body.dtype).format("v", f"part[c * {size} + i{last}]")
+                    w.line(f"for (int64_t c = 1; c < {chunks}; ++c) v = {comb};")
+                    w.line(f"{s.name}[{self.out_offset(s)}] = v;")
 
     # ------------------------------------------------------------ stages
     def out_offset(self, s: Stage) -> str:
@@ -263,7 +292,7 @@ class KernelWriter:
             w.line(f"{t} {result};")
         with w.indent("{"):
             w.line(f"{t} partial[{chunks}];")
-            w.line(omp_parallel_for())
+            w.line(omp_parallel_for(1, 1 << 20))
             with w.indent(f"for (int64_t chunk = 0; chunk < {chunks}; ++chunk) {{"):
                 w.line(f"const int64_t lo = {n0} * chunk / {chunks}, hi = {n0} * (chunk + 1) / {chunks};")
                 self.reduction(s, list(range(len(s.domain))), {0: ("lo", "hi")}, target="partial[chunk]")
@@ -310,7 +339,7 @@ class KernelWriter:
         for n, a in enumerate(outer):
             lo, hi = ranges.get(a, ("0", str(s.domain[a])))
             if parallel and n == 0:
-                w.line(omp_parallel_for())
+                w.line(omp_parallel_for(1, _prod([s.domain[b] for b in axes[1:]])))
             w.line(f"for (int64_t i{a} = {lo}; i{a} < {hi}; ++i{a})")
         lo, hi = ranges.get(inner, ("0", str(s.domain[inner])))
         var = index_vars(len(s.domain))[inner]
@@ -335,7 +364,7 @@ class KernelWriter:
             span = hi if lo == "0" else f"({hi} - {lo})"
             w.line(f"const int64_t {i}_end = {'' if lo == '0' else lo + ' + '}{span} / L * L;")
             if parallel:
-                w.line(omp_parallel_for())
+                w.line(omp_parallel_for(1, 16))
             if block:
                 with w.indent(f"for (int64_t {i}_b = {lo}; {i}_b < {i}_end; {i}_b += {block}) {{"):
                     w.line(f"auto vblk = {_vtype(s.body.dtype)}::broadcast(0);")
@@ -351,10 +380,14 @@ class KernelWriter:
             lo = f"{i}_end"
             parallel = False
         if parallel:
-            w.line(omp_parallel_for())
+            w.line(omp_parallel_for(1, 1))
         with w.indent(f"for (int64_t {i} = {lo}; {i} < {hi}; ++{i}) {{"):
             r = ExprRenderer(w, self.p.buffers, self.locals)
             emit(r, r(s.body), False)
+
+
+def _prod(sizes) -> int:
+    return int(np.prod(sizes, dtype=np.int64))
 
 
 def _vtype(dtype):

@@ -33,8 +33,13 @@ class CodeWriter:
         return "\n".join(self.lines) + "\n"
 
 
-def omp_parallel_for(collapse: int = 1) -> str:
-    return "#pragma omp parallel for schedule(static)" + (f" collapse({collapse})" if collapse > 1 else "")
+def omp_parallel_for(collapse: int = 1, work: int = 1 << 14) -> str:
+    """A parallel loop whose iterations each touch about ``work`` elements. Iterations are
+    handed out dynamically in chunks of ~16K elements, so a thread that the OS preempts
+    does not hold the others back (results never depend on the schedule)."""
+    chunk = max(1, (1 << 14) // max(1, int(work)))
+    return (f"#pragma omp parallel for schedule(dynamic, {chunk})"
+            + (f" collapse({collapse})" if collapse > 1 else ""))
 
 
 OMP_PARALLEL = "#pragma omp parallel"
