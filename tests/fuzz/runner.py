@@ -146,8 +146,8 @@ def run_programs(programs, options=None, bisect=True):
             else:
                 try:
                     compare(res[j], ref)
-                except AssertionError as e:
-                    msg = str(e)
+                except Exception as e:         # AssertionError, or a comparator crash
+                    msg = str(e) if isinstance(e, AssertionError) else f"comparator: {_err_text(e)}"
                     leaf = None
                     if msg.startswith("result["):
                         try:
