@@ -48,7 +48,8 @@ def _can_join(kernel: Kernel, stage: Stage, writer_of: dict) -> bool:
     n = len(outer)
     if tuple(stage.domain[:n]) != tuple(outer):
         return False
-    if stage.kind == "reduction" and not (stage.trailing_reduction and min(stage.reduce_axes) >= n):
+    # a reduction joins only if it reduces exactly the axes inside the shared loops
+    if stage.kind == "reduction" and stage.kept_axes != tuple(range(n)):
         return False
     if stage.kind == "reduction" and stage.reduction in ("argmax", "argmin") and n == 0:
         return False

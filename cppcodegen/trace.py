@@ -346,6 +346,8 @@ def trace_ufunc(ufunc, inputs, kwargs):
         in_dts = _widen_for_python_ints(inputs, in_dts)
     shape = _broadcast_shapes(inputs, f"np.{ufunc.__name__}")
     args = [as_node(x, dt) for x, dt in zip(inputs, in_dts)]
+    if name in ("floor", "ceil", "trunc") and out_dt.kind in "biu":
+        return wrap(broadcast_node(args[0], shape))        # integers are already whole
     node = make_node(name, args, shape, out_dt, user_location())
     weak = all(_is_weak(x) for x in inputs)
     if weak and name in ufuncs.COMPARISONS:

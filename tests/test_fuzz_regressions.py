@@ -1,7 +1,8 @@
 """Minimal programs found by the random-graph fuzzer (tests/fuzz/), shrunk automatically.
 
-Each test is a bug that is not fixed yet: ``xfail(strict=True)``, so it turns red the day
-the bug is fixed; then remove the mark (and the bug's entry in tests/test_fuzz.py's
+Each test was a bug (fixed since; the comment above it says what was wrong) and stays as a
+regression test. A new, not yet fixed bug is added with ``xfail(strict=True)``, so it turns
+red the day it is fixed; then remove the mark (and its entry in tests/test_fuzz.py's
 KNOWN/KNOWN_PATTERNS). ``check_program`` runs the function under NumPy (with the fuzzer's
 measured tolerances, tests/fuzz/oracle.py) and compiled, and compares the two.
 """
@@ -13,8 +14,6 @@ from fuzz.oracle import check_program
 
 
 # -- bug: np.fmod is in the op table but include/ has no ccg::fmod -------------------------
-@pytest.mark.xfail(strict=True, reason="fmod: generated C++ calls ccg::fmod, which "
-                   "include/cppcodegen/scalar.h does not define (CompileError)")
 def test_fmod_missing_in_headers():
     def f(x0):
         v0 = np.fmod(x0, 2.5)
@@ -23,7 +22,6 @@ def test_fmod_missing_in_headers():
     check_program(f, args)
 
 
-@pytest.mark.xfail(strict=True, reason="fmod: ccg::fmod missing (int operands)")
 def test_fmod_missing_in_headers_int():
     def f(x0):
         v0 = np.fmod(x0, 100)
@@ -37,8 +35,6 @@ def test_fmod_missing_in_headers_int():
 # kernel0_* keeps ONE accumulator for the partial reduction (acc declared outside the i0/i1
 # loops) and sums over every row; with nothing to loop over, the store `buf[i0] = acc`
 # names an undeclared index.
-@pytest.mark.xfail(strict=True, reason="flat kernel: partial reduction after a full one "
-                   "stores buf[i0] outside any i0 loop (CompileError: 'i0' not declared)")
 def test_full_then_partial_reduction_compile_error():
     def f(x0):
         v0 = x0.min(keepdims=True)
@@ -48,8 +44,6 @@ def test_full_then_partial_reduction_compile_error():
     check_program(f, args)
 
 
-@pytest.mark.xfail(strict=True, reason="flat kernel: partial reduction (var axis=2) fused "
-                   "after a full one accumulates over all rows (2.0 instead of 0.0)")
 def test_full_then_partial_reduction_wrong_values():
     def f(x0, x1):
         v0 = x0.std(ddof=1)
@@ -65,8 +59,6 @@ def test_full_then_partial_reduction_wrong_values():
 # Same bug in a nest kernel: the stages share only the outer i0 loop; the partial
 # reduction's remaining output axis i1 becomes a reduction loop and the store
 # `buf[(3 * i0) + i1]` sits after that loop has closed.
-@pytest.mark.xfail(strict=True, reason="nest kernel: pointwise + partial reduction with the "
-                   "same output shape; the sum's store uses i1 outside its loop (CompileError)")
 def test_pointwise_and_partial_reduction_fused():
     def f(x0, x1):
         v0 = x0 + 1
@@ -77,8 +69,6 @@ def test_pointwise_and_partial_reduction_fused():
     check_program(f, args)
 
 
-@pytest.mark.xfail(strict=True, reason="nest kernel fuses reductions over different axis "
-                   "sets of one input (all over (1, 2), sum over -1): CompileError")
 def test_reductions_over_different_axes_fused():
     def f(x0):
         v0 = x0.all(axis=(1, 2))
@@ -88,8 +78,6 @@ def test_reductions_over_different_axes_fused():
     check_program(f, args)
 
 
-@pytest.mark.xfail(strict=True, reason="flat kernel: prod(axis=1) after a full sum "
-                   "multiplies across rows: (-1)*(-1) = 1.0 instead of -1.0 per row")
 def test_full_sum_then_row_prod_wrong_values():
     def f(x0):
         v0 = x0.sum(axis=(0, 1), keepdims=True)
@@ -105,8 +93,6 @@ def test_full_sum_then_row_prod_wrong_values():
 # SLP vectorizer folds the pair into an identity when the trip count is a small constant
 # (here 2: the scalar tail loop is the whole loop): objdump shows ccg_run0 = two movupd.
 # Reproduced standalone with `g++ -O3` (correct with -fno-tree-slp-vectorize or -O1).
-@pytest.mark.xfail(strict=True, reason="g++ 12 SLP vectorizer folds (double)(float)x to x in "
-                   "the constant-trip scalar loop: float32 rounding lost")
 def test_astype_float32_roundtrip_small_constant_size():
     def f(x0):
         v0 = x0.astype(np.float32)
@@ -119,8 +105,6 @@ def test_astype_float32_roundtrip_small_constant_size():
 # -- bug: floor/ceil/trunc of int64 go through double ---------------------------------------
 # NumPy 2 returns integers unchanged (int64 result); the op table renders std::trunc({0}),
 # which converts the int64 to double (53-bit mantissa) and back.
-@pytest.mark.xfail(strict=True, reason="np.trunc/floor/ceil on int64 rendered as "
-                   "std::trunc(double(x)): values above 2**53 lose their low bits")
 def test_trunc_int64_through_double():
     def f(x0):
         v0 = np.trunc(x0)

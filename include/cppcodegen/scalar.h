@@ -118,6 +118,17 @@ template <class T, enable_float<T> = 0> inline T mod(T a, T b) {
   return m;
 }
 
+// C's truncated remainder, as np.fmod: the sign of the dividend; x fmod 0 is 0 for
+// integers (NumPy warns) and NaN for floats; INT_MIN fmod -1 is 0.
+template <class T, enable_int<T> = 0> inline T fmod(T a, T b) {
+  if (b == 0) return T(0);
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return T(0);
+  }
+  return static_cast<T>(a % b);
+}
+template <class T, enable_float<T> = 0> inline T fmod(T a, T b) { return std::fmod(a, b); }
+
 // ---------------------------------------------------------------- power
 // Integer power by squaring, wrapping on overflow. A negative exponent
 // returns 0 (NumPy raises ValueError instead).
