@@ -113,3 +113,27 @@ def test_trunc_int64_through_double():
         return (v0, v1, v2,)
     args = [make_input(np.array([-2026410925307599781, 4611686018427387905, 3], dtype=np.int64))]
     check_program(f, args)
+
+
+# -- bug: full float sum over a row-reversed input is wrong (g++ 12.2 loop vectorizer) ------
+# The generated kernel is right: a scalar loop `acc += in0[5*i0 - i1]` (5 < vector width,
+# so the Vec loop never runs). The same loop nest compiled standalone with `g++ -O3` sums
+# 111 instead of 105 for arange(15).reshape(3, 5)[:, ::-1]; -O2 or -O3
+# -fno-tree-loop-vectorize give 105. Integer sums are not affected.
+@pytest.mark.xfail(strict=True, reason="g++ 12 -O3 loop vectorizer miscompiles the float "
+                   "reduction over a negative-stride inner loop with constant trip counts")
+def test_sum_over_reversed_rows():
+    def f(x0):
+        v0 = x0.sum()
+        return (v0,)
+    args = [make_input(np.arange(15.0).reshape((3, 5)), neg=(1,))]
+    check_program(f, args)
+
+
+@pytest.mark.xfail(strict=True, reason="same g++ 12 loop-vectorizer miscompile, via var()")
+def test_var_over_reversed_axis():
+    def f(x0):
+        v0 = x0.var()
+        return (v0,)
+    args = [make_input(np.array([-3, -2, -1, 0], dtype=np.int64).reshape((2, 1, 2)), neg=(2,))]
+    check_program(f, args)
