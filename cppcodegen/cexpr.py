@@ -131,9 +131,10 @@ class ExprRenderer:
     C++ name of the lane count for partial vectors (None = full vectors).
     """
 
-    def __init__(self, w, buffers, locals_: dict, mode: str = "scalar", var=None):
+    def __init__(self, w, buffers, locals_: dict, mode: str = "scalar", var=None, reuse=None):
         self.w, self.buffers, self.locals = w, buffers, locals_
         self.mode, self.var = mode, var
+        self.reuse = reuse or {}     # id(expr) -> (scratch array, 'store'|'load', index)
         self.names: dict[int, str] = {}
         self.count = 0
 
@@ -142,9 +143,24 @@ class ExprRenderer:
         return f"t{self.count}"
 
     def __call__(self, expr) -> str:
-        for e in walk(expr):
-            if id(e) not in self.names:
-                self.names[id(e)] = self._emit(e)
+        reuse = self.reuse
+        stop = {k for k, (_, mode, _) in reuse.items() if mode == "load"}
+        for e in walk(expr, stop):
+            if id(e) in self.names:
+                continue
+            entry = reuse.get(id(e))
+            if entry is not None and entry[1] == "load":
+                arr, _, idx = entry
+                vt = self.vtype(e.dtype)
+                text = f"{vt}::load({arr} + {idx})" if self.mode == "vector" else f"{arr}[{idx}]"
+                self.names[id(e)] = self._bind(text)
+                continue
+            self.names[id(e)] = self._emit(e)
+            if entry is not None:            # the first stage computing it keeps it
+                arr, _, idx = entry
+                name = self.names[id(e)]
+                self.w.line(f"{name}.store({arr} + {idx});" if self.mode == "vector"
+                            else f"{arr}[{idx}] = {name};")
         return self.names[id(expr)]
 
     def _bind(self, text: str) -> str:

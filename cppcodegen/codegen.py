@@ -81,6 +81,7 @@ class KernelWriter:
         self.p, self.k, self.opts = program, kernel, opts
         self.w = CodeWriter()
         self.locals = {name: f"acc_{name}" for name in kernel.locals}
+        self.scratch, self.reuse = reuse_plan(kernel)
 
     # ------------------------------------------------------------ entry
     def params(self) -> list:
@@ -119,6 +120,8 @@ class KernelWriter:
         for axis, size in enumerate(k.outer):
             w.line(f"for (int64_t i{axis} = 0; i{axis} < {size}; ++i{axis})")
         with w.indent("{"):
+            for arr, (dtype, size) in self.scratch.items():
+                w.line(f"{ctype(dtype)} {arr}[{size}];   // computed once, read by later stages")
             for s in k.stages:
                 if s.kind == "reduction" and s.name in self.locals:
                     w.line(f"{ctype(self.p.buffers[s.name].dtype)} {self.locals[s.name]};")
@@ -370,20 +373,72 @@ class KernelWriter:
                     w.line(f"auto vblk = {_vtype(s.body.dtype)}::broadcast(0);")
                     w.line(f"const int64_t {i}_be = std::min<int64_t>({i}_b + {block}, {i}_end);")
                     with w.indent(f"for (int64_t {i} = {i}_b; {i} < {i}_be; {i} += L) {{"):
-                        r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var)
+                        r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,
+                                         self.reuse.get(s.name))
                         emit(r, r(s.body), True)
                     w.line("vacc = vacc + vblk;")
             else:
                 with w.indent(f"for (int64_t {i} = {lo}; {i} < {i}_end; {i} += L) {{"):
-                    r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var)
+                    r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,
+                                     self.reuse.get(s.name))
                     emit(r, r(s.body), True)
             lo = f"{i}_end"
             parallel = False
         if parallel:
             w.line(omp_parallel_for(1, 1))
         with w.indent(f"for (int64_t {i} = {lo}; {i} < {hi}; ++{i}) {{"):
-            r = ExprRenderer(w, self.p.buffers, self.locals)
+            r = ExprRenderer(w, self.p.buffers, self.locals, reuse=self.reuse.get(s.name))
             emit(r, r(s.body), False)
+
+
+EXPENSIVE = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
+                       "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+                       "arccosh", "arctanh", "power", "hypot", "arctan2"})
+SCRATCH_BYTES = 1 << 16
+
+
+def reuse_plan(k: Kernel):
+    """Expensive sub-expressions that several stages of a nest kernel compute over the same
+    inner row (softmax's exp(x - max)): the first stage stores them in a per-row scratch
+    array, later stages load them instead of computing them again.
+    Returns ({array: (dtype, size)}, {stage name: {id(expr): (array, 'store'|'load', index)}})."""
+    from .loopir import Load, Op, walk
+    if k.form != "nest":
+        return {}, {}
+    n = len(k.outer)
+    var = index_vars(n + 1)[n]
+    seen: dict = {}
+    for s in k.stages:
+        if len(s.domain) != n + 1:
+            continue
+        for e in walk(s.body):
+            if isinstance(e, Op) and e.name in EXPENSIVE and _depends_on(e, var):
+                seen.setdefault(id(e), (e, []))[1].append(s)
+    shared = {key: (e, stages) for key, (e, stages) in seen.items()
+              if len({st.domain[n] for st in stages}) == 1 and len(stages) > 1
+              and stages[0].domain[n] * e.dtype.itemsize <= SCRATCH_BYTES}
+    inner = set()
+    for e, _ in shared.values():          # keep only the outermost shared expressions
+        inner |= {id(x) for x in walk(e) if x is not e}
+    arrays, plan = {}, {}
+    for key, (e, stages) in shared.items():
+        if key in inner:
+            continue
+        arr = f"row{len(arrays)}"
+        arrays[arr] = (e.dtype, stages[0].domain[n])
+        for j, st in enumerate(stages):
+            plan.setdefault(st.name, {})[key] = (arr, "store" if j == 0 else "load", f"i{n}")
+    return arrays, plan
+
+
+def _depends_on(e, var) -> bool:
+    from .loopir import Index, Load, walk
+    for x in walk(e):
+        if isinstance(x, Load) and any(var in sympy.sympify(i).free_symbols for i in x.index):
+            return True
+        if isinstance(x, Index) and var in x.expr.free_symbols:
+            return True
+    return False
 
 
 def _prod(sizes) -> int:

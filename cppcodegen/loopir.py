@@ -156,8 +156,8 @@ def format_expr(e, depth=0) -> str:
     return f"{e.name}({', '.join(format_expr(a, depth + 1) for a in e.args)})"
 
 
-def walk(expr):
-    """Every distinct sub-expression once, operands before users."""
+def walk(expr, stop=frozenset()):
+    """Every distinct sub-expression once, operands before users (not below ``stop`` ids)."""
     seen, order, stack = set(), [], [(expr, False)]
     while stack:
         e, done = stack.pop()
@@ -168,6 +168,6 @@ def walk(expr):
             continue
         seen.add(id(e))
         stack.append((e, True))
-        if isinstance(e, Op):
+        if isinstance(e, Op) and id(e) not in stop:
             stack.extend((a, False) for a in reversed(e.args) if id(a) not in seen)
     return order
