@@ -137,3 +137,17 @@ def test_var_over_reversed_axis():
         return (v0,)
     args = [make_input(np.array([-3, -2, -1, 0], dtype=np.int64).reshape((2, 1, 2)), neg=(2,))]
     check_program(f, args)
+
+
+# -- bug: np.clip with a zero bound loses the sign of a -0.0 input ---------------------------
+# NumPy keeps x when it compares equal to a bound: clip(-0.0, 0.0, 2.5) is -0.0 (signbit
+# True); the compiled clip returns the bound's +0.0.
+@pytest.mark.xfail(strict=True, reason="clip(-0.0, 0.0, hi) gives +0.0 (the bound) where "
+                   "NumPy keeps x = -0.0")
+def test_clip_keeps_negative_zero():
+    def f(x0):
+        v0 = np.clip(x0, 0.0, 2.5)
+        v1 = np.signbit(v0)
+        return (v1,)
+    args = [make_input(np.array([2.0, 1.0, 1.0, -0.0], dtype=np.float32).reshape((1, 4, 1, 1)))]
+    check_program(f, args)
