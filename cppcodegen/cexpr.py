@@ -107,6 +107,8 @@ def _operand_dtype(e: Op):
 
 def vector_template(e: Op):
     """The ccg::Vec template for op ``e``, or None if the vector renderer cannot write it."""
+    if e.name == "group":
+        return "group"
     if e.name == "cast":
         src, dst = e.args[0].dtype, e.dtype
         ok = {src, dst} <= VEC_TYPES | {BOOL}
@@ -170,6 +172,8 @@ class ExprRenderer:
 
     # -- scalar mode
     def _emit(self, e) -> str:
+        if isinstance(e, Op) and e.name == "group":      # several outputs of one loop
+            return ""
         if self.mode == "vector":
             return self._emit_vector(e)
         if isinstance(e, Const):

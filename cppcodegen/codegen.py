@@ -81,7 +81,8 @@ class KernelWriter:
         self.p, self.k, self.opts = program, kernel, opts
         self.w = CodeWriter()
         self.locals = {name: f"acc_{name}" for name in kernel.locals}
-        self.scratch, self.reuse = reuse_plan(kernel)
+        self.units = group_siblings(kernel.stages)
+        self.scratch, self.reuse = reuse_plan(kernel, self.units)
 
     # ------------------------------------------------------------ entry
     def params(self) -> list:
@@ -122,7 +123,7 @@ class KernelWriter:
         with w.indent("{"):
             for arr, (dtype, size) in self.scratch.items():
                 w.line(f"{ctype(dtype)} {arr}[{size}];   // computed once, read by later stages")
-            for s in k.stages:
+            for s in self.units:
                 if s.kind == "reduction" and s.name in self.locals:
                     w.line(f"{ctype(self.p.buffers[s.name].dtype)} {self.locals[s.name]};")
                 self.stage(s, list(range(n, len(s.domain))), {})
@@ -143,7 +144,7 @@ class KernelWriter:
             self.stage(s, [n - 2, n - 1], ranges)
 
     def _form_flat(self):
-        for s in self.k.stages:
+        for s in self.units:
             if s.kind == "reduction" and s.name in self.locals:
                 self.w.line(f"{ctype(self.p.buffers[s.name].dtype)} {self.locals[s.name]};")
             axes = list(range(len(s.domain)))
@@ -234,12 +235,15 @@ class KernelWriter:
         """Loops over ``axes`` (outer ones bound already); pointwise store or reduction."""
         w = self.w
         if s.kind == "pointwise":
+            members = s.members or (s,)
+
             def store(r: ExprRenderer, value: str, vector: bool):
-                off = self.out_offset(s)
-                if vector:
-                    w.line(f"{value}.store({s.name} + {off});")
-                else:
-                    w.line(f"{s.name}[{off}] = {value};")
+                for m in members:
+                    off, value = self.out_offset(m), r.names[id(m.body)]
+                    if vector:
+                        w.line(f"{value}.store({m.name} + {off});")
+                    else:
+                        w.line(f"{m.name}[{off}] = {value};")
             with w.indent("{"):
                 self.loops(s, axes, ranges, store, parallel)
             return
@@ -397,7 +401,39 @@ EXPENSIVE = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", 
 SCRATCH_BYTES = 1 << 16
 
 
-def reuse_plan(k: Kernel):
+def group_siblings(stages: list) -> list:
+    """Consecutive pointwise stages over the same domain, none reading another's buffer, run
+    in one loop (a multi-output loop body: shared sub-expressions are computed once)."""
+    from .loopir import Load, Op, walk
+    units, group = [], []
+
+    def flush():
+        if len(group) == 1:
+            units.append(group[0])
+        elif group:
+            widest = max((g.body.dtype for g in group), key=lambda d: d.itemsize)
+            body = Op("group", tuple(g.body for g in group), widest)
+            units.append(Stage("+".join(g.name for g in group), "pointwise", group[0].domain,
+                               body, nodes=", ".join(g.nodes for g in group),
+                               where=group[0].where, members=tuple(group)))
+        group.clear()
+
+    for s in stages:
+        written = {g.name for g in group}
+        if (s.kind == "pointwise" and group and tuple(s.domain) == tuple(group[0].domain)
+                and not any(isinstance(e, Load) and e.buf in written for e in walk(s.body))):
+            group.append(s)
+            continue
+        flush()
+        if s.kind == "pointwise":
+            group.append(s)
+        else:
+            units.append(s)
+    flush()
+    return units
+
+
+def reuse_plan(k: Kernel, units: list):
     """Expensive sub-expressions that several stages of a nest kernel compute over the same
     inner row (softmax's exp(x - max)): the first stage stores them in a per-row scratch
     array, later stages load them instead of computing them again.
@@ -408,7 +444,7 @@ def reuse_plan(k: Kernel):
     n = len(k.outer)
     var = index_vars(n + 1)[n]
     seen: dict = {}
-    for s in k.stages:
+    for s in units:
         if len(s.domain) != n + 1:
             continue
         for e in walk(s.body):

@@ -101,6 +101,7 @@ class Stage:
     where: str = ""                # the user's source line
     extern: str | None = None      # kind 'extern': the library op (e.g. 'matmul') ...
     args: tuple = ()               # ... and the buffers it reads
+    members: tuple = ()            # a multi-output pointwise loop: the stages it runs
 
     @property
     def kept_axes(self) -> tuple:

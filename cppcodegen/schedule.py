@@ -61,7 +61,10 @@ def _can_join(kernel: Kernel, stage: Stage, writer_of: dict) -> bool:
             reads_mine = True
             if tuple(ld.index[:n]) != pvars:
                 return False
-    return reads_mine or n > 0
+    last = kernel.stages[-1]
+    sibling = (stage.kind == last.kind == "pointwise" and tuple(stage.domain) == tuple(last.domain)
+               and not reads_mine)
+    return reads_mine or n > 0 or sibling
 
 
 def _new_kernel(stage: Stage, index: int) -> Kernel:

@@ -215,3 +215,21 @@ def test_column_reduction_and_tiny_work_are_not_parallel():
     assert "tile" in ex.source and "#pragma omp parallel for" in ex.source
     small = cppcodegen.explain(chain, F32(1000), F32(1000), F32(1000))
     assert "#pragma omp" not in small.source
+
+
+def test_softmax_computes_exp_once_per_element():
+    src = cppcodegen.explain(softmax, F32(64, 1003)).source
+    # one vector exp and one scalar exp (tail): the output loop reads the stored row instead
+    assert src.count("ccg::exp(") == 1 and src.count("std::exp(") == 1, src
+    assert "row0[" in src
+
+
+def test_sibling_outputs_share_one_loop():
+    def f(s, k):
+        d = np.log(s / k) * 0.5
+        return np.exp(d) * s, np.exp(d) * k
+    s, k = F32(5000) ** 2 + 1, F32(5000) ** 2 + 1
+    ex = cppcodegen.explain(f, s, k)
+    assert ex.num_kernels == 1 and ex.source.count("ccg::log(") == 1
+    for got, want in zip(cppcodegen.compile(f)(s, k), f(s, k)):
+        np.testing.assert_allclose(got, want, rtol=1e-5)
