@@ -16,8 +16,10 @@ NumPy with every transcendental result and every float reduction perturbed by un
 of exactly the allowed size (4 ULP; the reduction-order bound), and
 
 * float elements may differ from NumPy by 2 ULP (helpers.ARITH) + SAFETY x the largest
-  deviation any perturbed run showed (random draws under-sample the worst case; SAFETY=8
-  covers that for K=4 and <=12 ops, and a real bug, e.g. a wrong index, is O(1) off);
+  deviation any perturbed run showed (each injected error has a random sign and a size
+  between 1/4 and all of its bound, so every run moves every sensitive element; random
+  draws still under-sample the worst case, SAFETY=8 covers that for K=4 and <=12 ops, and
+  a real bug, e.g. a wrong index, is O(1) off);
 * elements whose NaN-ness, infinity or (integer/bool) value changed in any perturbed run
   depend discontinuously on legitimate rounding differences; they are not compared;
 * everything else is compared exactly: integers and bools bit-equal, NaN where NumPy has NaN.
@@ -85,7 +87,10 @@ class Perturber:
             return v
         amp = np.broadcast_to(np.nan_to_num(np.asarray(amp, np.float64), nan=0.0, posinf=0.0), v.shape)
         with np.errstate(all="ignore"):
-            w = v.astype(np.float64) + self.rng.uniform(-1, 1, v.shape) * amp
+            # |noise| in [amp/4, amp] with a random sign: never (almost) zero, so that with
+            # only K runs no element's measured sensitivity is accidentally ~0
+            noise = self.rng.choice([-1.0, 1.0], v.shape) * self.rng.uniform(0.25, 1, v.shape)
+            w = v.astype(np.float64) + noise * amp
             # zero is inside the allowed interval: an exact cancellation (e.g. the variance
             # of equal values) is as legitimate as any other value there
             snap = (np.abs(v.astype(np.float64)) <= amp) & (self.rng.random(v.shape) < 0.5)
