@@ -32,11 +32,13 @@ def build_flags(opts: config.Options) -> list:
     """The compiler flags for ``opts``; the ISA part comes from ``runtime.cpu``."""
     from .runtime import cpu
     # -fwrapv: integer overflow wraps as in NumPy; -ffp-contract=off: no FMA contraction, so
-    # a*b+c rounds twice as in NumPy; -fno-tree-slp-vectorize: g++ 12's SLP pass folds
-    # (double)(float)x into x in short constant-trip loops (wrong code; our vector loops are
-    # explicit, so nothing is lost).
+    # a*b+c rounds twice as in NumPy; no auto-vectorization: g++ 12 -O3 miscompiles two of
+    # our scalar loops (the SLP pass folds (double)(float)x into x; the loop vectorizer sums a
+    # reversed-stride double loop wrongly: tests/test_fuzz_regressions.py), and our vector
+    # loops are explicit anyway.
     flags = ["-O3", "-std=c++17", "-fopenmp", "-fPIC", "-shared", "-fwrapv",
              "-fno-math-errno", "-ffp-contract=off", "-fno-tree-slp-vectorize",
+             "-fno-tree-loop-vectorize",
              "-Wno-unused-variable", "-Wno-psabi"]
     return flags + cpu.isa_flags(opts.resolved_isa())
 

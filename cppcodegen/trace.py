@@ -407,12 +407,24 @@ def clip(a, a_min=None, a_max=None, out=None, **kw):
     a_max = kw.pop("max", a_max)
     if kw:
         _unsupported(f"np.clip keyword arguments {sorted(kw)}")
-    r = asproxy(a)
-    if a_min is not None:
-        r = np.maximum(r, a_min)
-    if a_max is not None:
-        r = np.minimum(r, a_max)
-    return r
+    if a_min is None and a_max is None:
+        return asproxy(a)
+    # a missing bound never wins: -inf/+inf (or the integer extremes) in its place
+    x = asproxy(a)
+    lo = a_min if a_min is not None else _extreme(x, a_max, low=True)
+    hi = a_max if a_max is not None else _extreme(x, a_min, low=False)
+    return trace_ufunc(np._core.umath.clip, (x, lo, hi), {})
+
+
+def _extreme(x, other, low: bool):
+    dt = np.result_type(x.dtype if not x.weak else x.dtype.type(0),
+                        other.dtype if isinstance(other, (Proxy, np.ndarray, np.generic)) else other)
+    if dt.kind == "f":
+        return dt.type(-np.inf if low else np.inf)
+    if dt.kind == "b":
+        return np.bool_(not low)
+    info = np.iinfo(dt)
+    return dt.type(info.min if low else info.max)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):

@@ -92,6 +92,7 @@ _ROWS = [
     OpDef("less_equal", 2, np.less_equal, "({0} <= {1})", "({0} <= {1})", True),
     OpDef("greater", 2, np.greater, "({0} > {1})", "({0} > {1})", True),
     OpDef("greater_equal", 2, np.greater_equal, "({0} >= {1})", "({0} >= {1})", True),
+    OpDef("clip", 3, np.clip, "ccg::clip({0}, {1}, {2})", "ccg::clip({0}, {1}, {2})", True),
     OpDef("where", 3, np.where, "({0} ? {1} : {2})", "ccg::select({0}, {1}, {2})", True,
           "(({0} & {1}) | (~{0} & {2}))"),
 ]

@@ -90,7 +90,8 @@ def row_sums(x):
 
 
 def int_mix(a, b):
-    return (a * 3 + b) // 2 - (a & b)
+    # vectorizable integer ops, so each ISA's build really differs
+    return (a * 3 + b) - (a & b) + np.maximum(a, b)
 
 
 def _inputs():

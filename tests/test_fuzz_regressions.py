@@ -120,8 +120,6 @@ def test_trunc_int64_through_double():
 # so the Vec loop never runs). The same loop nest compiled standalone with `g++ -O3` sums
 # 111 instead of 105 for arange(15).reshape(3, 5)[:, ::-1]; -O2 or -O3
 # -fno-tree-loop-vectorize give 105. Integer sums are not affected.
-@pytest.mark.xfail(strict=True, reason="g++ 12 -O3 loop vectorizer miscompiles the float "
-                   "reduction over a negative-stride inner loop with constant trip counts")
 def test_sum_over_reversed_rows():
     def f(x0):
         v0 = x0.sum()
@@ -130,7 +128,6 @@ def test_sum_over_reversed_rows():
     check_program(f, args)
 
 
-@pytest.mark.xfail(strict=True, reason="same g++ 12 loop-vectorizer miscompile, via var()")
 def test_var_over_reversed_axis():
     def f(x0):
         v0 = x0.var()
@@ -142,8 +139,6 @@ def test_var_over_reversed_axis():
 # -- bug: np.clip with a zero bound loses the sign of a -0.0 input ---------------------------
 # NumPy keeps x when it compares equal to a bound: clip(-0.0, 0.0, 2.5) is -0.0 (signbit
 # True); the compiled clip returns the bound's +0.0.
-@pytest.mark.xfail(strict=True, reason="clip(-0.0, 0.0, hi) gives +0.0 (the bound) where "
-                   "NumPy keeps x = -0.0")
 def test_clip_keeps_negative_zero():
     def f(x0):
         v0 = np.clip(x0, 0.0, 2.5)

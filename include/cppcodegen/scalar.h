@@ -129,6 +129,16 @@ template <class T, enable_int<T> = 0> inline T fmod(T a, T b) {
 }
 template <class T, enable_float<T> = 0> inline T fmod(T a, T b) { return std::fmod(a, b); }
 
+// np.clip: x itself unless it is below lo (then lo) or above hi (then hi), applied in that
+// order; NaN anywhere gives NaN; ties keep x (clip(-0.0, 0.0, 1.0) is -0.0).
+template <class T> inline T clip(T x, T lo, T hi) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (x != x || lo != lo || hi != hi) return x + lo + hi;
+  }
+  T t = x < lo ? lo : x;
+  return t > hi ? hi : t;
+}
+
 // ---------------------------------------------------------------- power
 // Integer power by squaring, wrapping on overflow. A negative exponent
 // returns 0 (NumPy raises ValueError instead).

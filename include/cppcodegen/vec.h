@@ -915,6 +915,17 @@ template <class T, int N> inline T reduce_min(const Vec<T, N>& x) { return detai
 template <class T, int N> inline T reduce_fmax(const Vec<T, N>& x) { return detail::reduce<detail::fmax_op>(x); }
 template <class T, int N> inline T reduce_fmin(const Vec<T, N>& x) { return detail::reduce<detail::fmin_op>(x); }
 
+// np.clip, lane-wise, with the semantics of ccg::clip in scalar.h.
+template <class T, int N>
+inline Vec<T, N> clip(const Vec<T, N>& x, const Vec<T, N>& lo, const Vec<T, N>& hi) {
+  Vec<T, N> t = select(x < lo, lo, x);
+  t = select(t > hi, hi, t);
+  if constexpr (std::is_floating_point_v<T>) {
+    t = select(isnan(x) | isnan(lo) | isnan(hi), x + lo + hi, t);
+  }
+  return t;
+}
+
 }  // namespace ccg
 
 #pragma GCC diagnostic pop
