@@ -27,7 +27,7 @@ class Options:
     """Emit Vectorized<T> inner loops; off = plain scalar loops only."""
     parallel: bool = True
     """Emit OpenMP parallel loops."""
-    parallel_threshold: int = 131072
+    parallel_threshold: int = 1 << 19
     """Minimum number of elements a loop nest must touch before it is run in parallel."""
     fuse: bool = True
     """Fuse pointwise and reduction stages into shared loop nests."""
