@@ -19,7 +19,8 @@ of exactly the allowed size (4 ULP; the reduction-order bound), and
   deviation any perturbed run showed (each injected error has a random sign and a size
   between 1/4 and all of its bound, so every run moves every sensitive element; random
   draws still under-sample the worst case, SAFETY=8 covers that for K=4 and <=12 ops, and
-  a real bug, e.g. a wrong index, is O(1) off);
+  a real bug, e.g. a wrong index, is O(1) off); two more runs put every injected error at
+  +bound and at -bound, so that errors adding up along a chain cannot all cancel by chance;
 * elements whose NaN-ness, infinity or (integer/bool) value changed in any perturbed run
   depend discontinuously on legitimate rounding differences; they are not compared;
 * everything else is compared exactly: integers and bools bit-equal, NaN where NumPy has NaN.
@@ -78,9 +79,10 @@ class _Perturb(ast.NodeTransformer):
 
 
 class Perturber:
-    def __init__(self, seed, snap=False):
+    def __init__(self, seed, snap=False, sign=0):
         self.rng = np.random.default_rng(seed)
         self.snap = snap
+        self.sign = sign        # 0: random signs and sizes; +1/-1: every error at +-its bound
 
     def _noise(self, v, amp):
         v = np.asarray(v)
@@ -90,7 +92,10 @@ class Perturber:
         with np.errstate(all="ignore"):
             # |noise| in [amp/4, amp] with a random sign: never (almost) zero, so that with
             # only K runs no element's measured sensitivity is accidentally ~0
-            noise = self.rng.choice([-1.0, 1.0], v.shape) * self.rng.uniform(0.25, 1, v.shape)
+            if self.sign:
+                noise = np.full(v.shape, float(self.sign))
+            else:
+                noise = self.rng.choice([-1.0, 1.0], v.shape) * self.rng.uniform(0.25, 1, v.shape)
             w = v.astype(np.float64) + noise * amp
             # zero is inside the allowed interval: an exact cancellation (e.g. the variance
             # of equal values) is as legitimate as any other value there
@@ -186,8 +191,11 @@ class Reference:
         self.leaves = [np.asarray(x) for x in _leaves(self.expected)]
         psrc = perturbed_source(src)
         runs = []
-        for k in range(k_runs):
-            p = Perturber([seed, k], snap=k % 2 == 1)
+        for k in range(k_runs + 2):
+            # K random runs, then every error at +bound and at -bound (errors that add up
+            # along a smooth chain can cancel by chance in the random runs)
+            sign = (1, -1)[k - k_runs] if k >= k_runs else 0
+            p = Perturber([seed, k], snap=k % 2 == 1 and not sign, sign=sign)
             fn = _exec(psrc, name, {"_tr": p.tr, "_red": p.red})
             runs.append([np.asarray(x) for x in _leaves(_run(fn, args))])
         self.bounds, self.unstable = [], []
