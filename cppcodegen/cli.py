@@ -63,8 +63,12 @@ def cmd_info(root: Path, origin: str) -> int:
         print("entries:  0 (the directory does not exist yet)")
         return 0
     kernels, graphs = build.kernel_entries(root), graphcache.entries(root)
-    print(f"entries:  {len(kernels)} kernels, {len(graphs)} graphs")
-    print(f"size:     {_human(_size(root))}")
+    pch = root / "pch"
+    pch_count = len(list(pch.glob("*/cppcodegen/*.gch"))) if pch.is_dir() else 0
+    pch_size = _size(pch) if pch.is_dir() else 0
+    print(f"entries:  {len(kernels)} kernels, {len(graphs)} graphs, "
+          f"{pch_count} precompiled headers")
+    print(f"size:     {_human(_size(root) - pch_size)} (+ {_human(pch_size)} precompiled headers)")
     return 0
 
 
@@ -92,6 +96,7 @@ def cmd_clear(root: Path, origin: str) -> int:
     for entry in kernels:
         build.remove_entry(entry)
     shutil.rmtree(root / "compilers", ignore_errors=True)
+    shutil.rmtree(root / "pch", ignore_errors=True)
     cachedir.clear_caches()
     print(f"removed {len(kernels)} kernels and {len(graphs)} graphs "
           f"({_human(before - _size(root))}) from {root}")

@@ -251,10 +251,47 @@ def _lib_args(libs) -> list[str]:
     return [lib if lib.startswith("-") or "/" in lib else f"-l{lib}" for lib in libs]
 
 
-def _command(cxx, flags, include_dir, libs, source, output) -> list[str]:
+def _command(cxx, flags, include_dir, libs, source, output, pch_dir=None) -> list[str]:
     extra = [f for f in ("-shared", "-fPIC") if f not in flags]
-    return [cxx, *flags, *extra, f"-I{include_dir}", str(source),
+    pch = [f"-I{pch_dir}"] if pch_dir else []
+    return [cxx, *flags, *extra, *pch, f"-I{include_dir}", str(source),
             "-o", str(output), *_lib_args(libs)]
+
+
+PCH_HEADER = "cppcodegen/kernel.h"
+
+
+def precompiled_header(cxx: str, flags: list, include_dir: Path, cache_dir: Path):
+    """A directory holding ``cppcodegen/kernel.h.gch`` built with exactly these flags, or
+    None. Put first on the include path, it lets g++ skip parsing the headers (~0.35 s of a
+    ~0.45 s kernel build); g++ ignores a .gch that does not match and reads the header.
+    Built once per compiler, flag set and header content, under a lock, renamed into place."""
+    header = Path(include_dir) / PCH_HEADER
+    if not header.exists() or "clang" in os.path.basename(cxx):
+        return None
+    pch_flags = [f for f in flags if f != "-shared"]
+    key = _sha("\0".join([compiler_version(cxx, cache_dir), *pch_flags,
+                          _include_digest(Path(include_dir))]))[:24]
+    root = Path(cache_dir) / "pch" / key
+    gch = root / (PCH_HEADER + ".gch")
+    if gch.exists():
+        return root
+    try:
+        gch.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with exclusive_lock(root.parent / f"{key}.lock"):
+            if gch.exists():
+                return root
+            tmp = gch.with_name(f".{gch.name}{_TEMP_MARK}{os.getpid()}")
+            cmd = [cxx, *pch_flags, "-x", "c++-header", f"-I{include_dir}", str(header),
+                   "-o", str(tmp)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+            if proc.returncode != 0:
+                tmp.unlink(missing_ok=True)
+                return None
+            os.replace(tmp, gch)
+        return root
+    except OSError:
+        return None
 
 
 def file_sha256(path, st=None) -> str:
@@ -399,7 +436,8 @@ def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
         marker.touch(mode=0o600)
         _atomic_write(src, source)
         tmp_so = entry / f".{name}.so{_TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
-        command = _command(cxx, flags, include_dir, libs, src, tmp_so)
+        pch_dir = precompiled_header(cxx, flags, include_dir, cache_dir)
+        command = _command(cxx, flags, include_dir, libs, src, tmp_so, pch_dir)
         started, t0 = time.time(), time.perf_counter()
         try:
             try:

@@ -42,6 +42,7 @@ def counting_wrapper(tmp_path):
     wrapper = tmp_path / "cxx"
     wrapper.write_text("#!/bin/sh\n"
                        f'case "$1" in --version) exec {REAL_CXX} --version;; esac\n'
+                       f'case "$*" in *c++-header*) exec {REAL_CXX} "$@";; esac\n'   # the PCH
                        f'echo "$$ $(date +%s.%N)" >> "{log}"\n'
                        f'exec {REAL_CXX} "$@"\n')
     wrapper.chmod(0o755)

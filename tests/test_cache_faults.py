@@ -47,6 +47,7 @@ def toolbox(tmp_path_factory):
     wrapper = root / "cxx"
     wrapper.write_text("#!/bin/sh\n"
                        f'case "$1" in --version) exec {REAL_CXX} --version;; esac\n'
+                       f'case "$*" in *c++-header*) exec {REAL_CXX} "$@";; esac\n'   # the PCH
                        'echo "$$" >> "$CCG_TEST_CXX_LOG"\n'
                        '[ -n "$CCG_TEST_CXX_SLEEP" ] && sleep "$CCG_TEST_CXX_SLEEP"\n'
                        f'exec {REAL_CXX} "$@"\n')

@@ -1,0 +1,11 @@
+// Everything generated kernels include, in one header so that it can be precompiled once
+// per compiler and flag set (runtime/build.py keeps the .gch in the cache directory).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "cppcodegen/scalar.h"
+#include "cppcodegen/vec.h"
