@@ -82,6 +82,8 @@ def cindex(expr) -> str:
             c, _ = t.as_coeff_Mul()
             den = math.lcm(den, Fraction(str(c)).denominator)
         return f"ccg_idx_div({cindex(sympy.expand(arg * den))}, {den})"
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and int(expr.exp) > 0:
+        return "(" + " * ".join([cindex(expr.base)] * int(expr.exp)) + ")"
     if isinstance(expr, sympy.Mod):
         return f"ccg_idx_mod({cindex(expr.args[0])}, {cindex(expr.args[1])})"
     raise NotImplementedError(f"index expression {expr}")

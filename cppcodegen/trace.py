@@ -191,12 +191,17 @@ Proxy.__hash__ = object.__hash__
 
 def _pow(self, other):
     # ndarray.__pow__'s fast paths for scalar exponents
-    if type(other) in (int, float) and not self.weak:
-        if other == 2:
+    # (only where the fast path keeps power's result dtype: int ** 2.0 is float64)
+    if type(other) in (int, float) and not self.weak and self.dtype.kind in "biuf":
+        try:
+            same = np.power.resolve_dtypes((self.dtype, type(other), None))[-1] == self.dtype
+        except TypeError:
+            same = False
+        if same and other == 2:
             return np.square(self)
-        if self.dtype.kind == "f" and other == 0.5:
+        if same and self.dtype.kind == "f" and other == 0.5:
             return np.sqrt(self)
-        if self.dtype.kind == "f" and other == -1:
+        if same and self.dtype.kind == "f" and other == -1:
             return np.reciprocal(self)
     return np.power(self, other)
 

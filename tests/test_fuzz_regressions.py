@@ -152,8 +152,6 @@ def test_clip_keeps_negative_zero():
 # NumPy promotes bool/int ** Python float to float64 (NEP 50: a weak float still makes the
 # result floating); the power fast path for exponent 2 rewrites x ** 2.0 into square(x)
 # and returns int8 (bool) or int32/int64 (ints).
-@pytest.mark.xfail(strict=True, reason="x ** 2.0 fast path becomes square(x): dtype int8 "
-                   "for bool (int32 for int32) instead of float64")
 def test_power_two_float_exponent_promotes():
     def f(x0, x1):
         v0 = x0 ** 2.0
@@ -168,8 +166,6 @@ def test_power_two_float_exponent_promotes():
 # Lowering argmin(keepdims) -> [::-1, :, 1, ::2] -> transpose builds an index in which sympy
 # folds Mod(i1, 2) * Mod(i1, 2) into Mod(i1, 2)**2; cexpr.cindex has no case for Pow and
 # raises NotImplementedError("index expression (Mod(i1, 2))**2").
-@pytest.mark.xfail(strict=True, reason="cexpr.cindex cannot print sympy Pow: "
-                   "NotImplementedError index expression (Mod(i1, 2))**2")
 def test_index_expression_power():
     def f(x0):
         v0 = np.argmin(x0, axis=-3, keepdims=True)
