@@ -265,7 +265,11 @@ def precompiled_header(cxx: str, flags: list, include_dir: Path, cache_dir: Path
     """A directory holding ``cppcodegen/kernel.h.gch`` built with exactly these flags, or
     None. Put first on the include path, it lets g++ skip parsing the headers (~0.35 s of a
     ~0.45 s kernel build); g++ ignores a .gch that does not match and reads the header.
-    Built once per compiler, flag set and header content, under a lock, renamed into place."""
+
+    When it is missing, it is built in the background (a detached ``sh -c 'g++ ... && mv'``
+    that outlives this process) and this build goes without: the first compile in an empty
+    cache is not slowed down, the following ones are faster. The .gch appears only by an
+    atomic rename; a ``.building`` marker keeps concurrent processes from building it twice."""
     header = Path(include_dir) / PCH_HEADER
     if not header.exists() or "clang" in os.path.basename(cxx):
         return None
@@ -278,20 +282,26 @@ def precompiled_header(cxx: str, flags: list, include_dir: Path, cache_dir: Path
         return root
     try:
         gch.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with exclusive_lock(root.parent / f"{key}.lock"):
-            if gch.exists():
-                return root
-            tmp = gch.with_name(f".{gch.name}{_TEMP_MARK}{os.getpid()}")
-            cmd = [cxx, *pch_flags, "-x", "c++-header", f"-I{include_dir}", str(header),
-                   "-o", str(tmp)]
-            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
-            if proc.returncode != 0:
-                tmp.unlink(missing_ok=True)
-                return None
-            os.replace(tmp, gch)
-        return root
+        marker = root / ".building"
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            os.close(fd)
+        except FileExistsError:
+            if time.time() - marker.stat().st_mtime < 120:
+                return None                      # someone is building it
+            marker.touch()                       # a builder died: take over
+        tmp = gch.with_name(f".{gch.name}{_TEMP_MARK}{os.getpid()}")
+        cmd = [cxx, *pch_flags, "-x", "c++-header", f"-I{include_dir}", str(header),
+               "-o", str(tmp)]
+        script = (f"{shlex.join(cmd)} >/dev/null 2>&1 && mv -f {shlex.quote(str(tmp))} "
+                  f"{shlex.quote(str(gch))}; rm -f {shlex.quote(str(tmp))} "
+                  f"{shlex.quote(str(marker))}")
+        subprocess.Popen(["sh", "-c", script], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
     except OSError:
-        return None
+        pass
+    return None
 
 
 def file_sha256(path, st=None) -> str:
