@@ -296,9 +296,10 @@ def precompiled_header(cxx: str, flags: list, include_dir: Path, cache_dir: Path
         script = (f"{shlex.join(cmd)} >/dev/null 2>&1 && mv -f {shlex.quote(str(tmp))} "
                   f"{shlex.quote(str(gch))}; rm -f {shlex.quote(str(tmp))} "
                   f"{shlex.quote(str(marker))}")
-        subprocess.Popen(["sh", "-c", script], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
+        # `( ... ) &`: sh returns at once and the build goes on without a parent to wait
+        subprocess.run(["sh", "-c", f"( {script} ) &"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       start_new_session=True, check=False)
     except OSError:
         pass
     return None
