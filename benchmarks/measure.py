@@ -9,6 +9,10 @@ Out: plain dicts (JSON-ready) -- nothing here prints.
   faster than ~2 ms are batched so a sample is long enough for the clock.
 - ``bandwidth``: a STREAM-like triad ``a + s*b`` compiled by cppcodegen, with a NumPy copy as floor.
 - ``warm_start``: a new Python process, pointed at the populated cache, times its first call.
+- ``single_thread``: a new process with every thread variable at 1 (OpenMP reads
+  OMP_NUM_THREADS when the library loads), reusing the populated cache, times cppcodegen (and
+  NumPy, for BLAS workloads) at 1 thread.
+- ``import_time``: ``import cppcodegen`` in fresh processes, after ``import numpy``.
 """
 from __future__ import annotations
 
@@ -144,3 +148,82 @@ def warm_start(name: str, cache_dir: str, quick: bool, options=None, timeout=600
     if got.get("new_cache_files"):
         out["compile_warm_note"] = f"cache miss: {got['new_cache_files']} new files"
     return out
+
+
+_SINGLE_SCRIPT = r"""
+import json, sys
+name, quick, options, repeats, with_numpy = (sys.argv[1], sys.argv[2] == "1", json.loads(sys.argv[3]),
+                                             int(sys.argv[4]), sys.argv[5] == "1")
+from benchmarks.measure import check, time_call
+from benchmarks.workloads import WORKLOADS, as_tuple
+w = WORKLOADS[name]
+inputs = w.inputs(quick)
+ref = as_tuple(w.fn(*inputs))
+out = {}
+if with_numpy:
+    out["numpy_time_1t_s"] = time_call(lambda: w.fn(*inputs), repeats)["time_s"]
+import cppcodegen
+f = cppcodegen.compile(w.fn, options=options) if options else cppcodegen.compile(w.fn)
+ok, msg = check(as_tuple(f(*inputs)), ref, w.magnitude(inputs, ref) if w.magnitude else None)
+if ok:
+    out["time_1t_s"] = time_call(lambda: f(*inputs), repeats)["time_s"]
+else:
+    out["time_1t_error"] = "1-thread result differs from NumPy: " + msg
+print(json.dumps(out))
+"""
+
+
+def single_thread(name: str, cache_dir: str, quick: bool, repeats: int, options=None,
+                  with_numpy=False, timeout=900) -> dict:
+    """cppcodegen's time (``time_1t_s``) with 1 thread, in a new process using ``cache_dir``;
+    ``numpy_time_1t_s`` too when ``with_numpy``. Errors land in ``time_1t_error``."""
+    from benchmarks.run import THREAD_VARS
+    env = dict(os.environ, CPPCODEGEN_CACHE_DIR=str(cache_dir), **{v: "1" for v in THREAD_VARS})
+    env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    argv = [sys.executable, "-c", _SINGLE_SCRIPT, name, "1" if quick else "0",
+            json.dumps(options or {}), str(repeats), "1" if with_numpy else "0"]
+    try:
+        p = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"time_1t_error": f"1-thread run timed out after {timeout} s"}
+    if p.returncode != 0:
+        tail = (p.stderr.strip().splitlines() or ["?"])[-1]
+        return {"time_1t_error": f"1-thread run exited {p.returncode}: {tail[:300]}"}
+    try:
+        return json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"time_1t_error": f"1-thread run printed no result: {p.stdout[-200:]!r}"}
+
+
+_IMPORT_SCRIPT = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy
+t1 = time.perf_counter()
+import cppcodegen
+t2 = time.perf_counter()
+heavy = sorted(m for m in ("sympy", "cffi", "scipy", "numba", "torch", "jax") if m in sys.modules)
+print(json.dumps({"numpy_s": t1 - t0, "cppcodegen_s": t2 - t1, "heavy_modules": heavy}))
+"""
+
+
+def import_time(runs: int = 5, timeout=120) -> dict:
+    """``import cppcodegen`` in ``runs`` fresh processes, timed in-process after ``import numpy``
+    (so NumPy's own import is excluded): the median, and which heavy modules it pulled in."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    got = []
+    for _ in range(max(1, runs)):
+        try:
+            p = subprocess.run([sys.executable, "-c", _IMPORT_SCRIPT], cwd=REPO_ROOT, env=env,
+                               capture_output=True, text=True, timeout=timeout)
+            if p.returncode != 0:
+                tail = (p.stderr.strip().splitlines() or ["?"])[-1]
+                return {"error": f"import cppcodegen failed: {tail[:300]}"}
+            got.append(json.loads(p.stdout.strip().splitlines()[-1]))
+        except (subprocess.TimeoutExpired, ValueError, IndexError) as e:
+            return {"error": f"import probe: {type(e).__name__}: {e}"[:300]}
+    return {"import_s": statistics.median(g["cppcodegen_s"] for g in got),
+            "numpy_import_s": statistics.median(g["numpy_s"] for g in got),
+            "runs": len(got), "heavy_modules": got[-1]["heavy_modules"]}

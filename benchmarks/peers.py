@@ -65,8 +65,17 @@ class System:
 class NumPy(System):
     name = "numpy"
 
+    def __init__(self, repeats=3):
+        self.repeats = repeats
+
     def prepare(self, wl, inputs):
-        return Prepared(lambda: wl.fn(*inputs))
+        info = {}
+        if wl.tiny_size is not None:            # per-call overhead at a tiny size
+            from benchmarks.measure import time_call
+            tiny = wl.tiny_inputs()
+            info.update(tiny_call_s=time_call(lambda: wl.fn(*tiny), self.repeats)["time_s"],
+                        tiny_size=list(np.atleast_1d(wl.tiny_size).tolist()))
+        return Prepared(lambda: wl.fn(*inputs), info=info)
 
 
 # ----------------------------------------------------------------------------- cppcodegen
@@ -101,14 +110,18 @@ def cold_cache():
 
 
 class CppCodegen(System):
-    """Compiles in a fresh cache (cold compile = compile() + first call), then measures a warm
-    start in a new process that reuses that cache (see ``measure.warm_start``)."""
+    """Compiles in a fresh cache (cold compile = compile() + first call), then, in new
+    processes that reuse that cache, measures a warm start (``measure.warm_start``) and the
+    1-thread time (``measure.single_thread``); a workload with a ``tiny_size`` also gets its
+    per-call time at that size (``tiny_call_s``, compiled in the same cache)."""
     name = "cppcodegen"
     module = "cppcodegen"
 
-    def __init__(self, options=None, warm_probe=None):
+    def __init__(self, options=None, warm_probe=None, single_probe=None, repeats=3):
         self.options = options or {}
         self.warm_probe = warm_probe      # (workload name, cache dir) -> dict, or None
+        self.single_probe = single_probe  # (workload, cache dir) -> dict, or None
+        self.repeats = repeats
 
     def available(self):
         return True                       # a missing module is reported per workload as failed
@@ -138,11 +151,31 @@ class CppCodegen(System):
             info = {"compile_cold_s": cold, "cache_dir_files": _count_files(cache)}
             if self.warm_probe is not None:
                 info.update(self.warm_probe(wl.name, cache))
+            if self.single_probe is not None:
+                info.update(self.single_probe(wl, cache))
+            if wl.tiny_size is not None:
+                info.update(self._tiny(compile_fn, wl))
         except BaseException:
             stack.close()
             raise
         del first
         return Prepared(lambda: f(*inputs), info=info, cleanup=stack.close)
+
+
+    def _tiny(self, compile_fn, wl) -> dict:
+        """Per-call time at ``wl.tiny_size`` (a new shape: compiled, checked, then timed)."""
+        from benchmarks.measure import check, time_call
+        tiny = wl.tiny_inputs()
+        try:
+            f = compile_fn(wl.fn, options=self.options) if self.options else compile_fn(wl.fn)
+            ref = as_tuple(wl.fn(*tiny))
+            ok, msg = check(as_tuple(f(*tiny)), ref)
+            if not ok:
+                return {"tiny_error": f"wrong at size {wl.tiny_size}: {msg}"}
+            return {"tiny_call_s": time_call(lambda: f(*tiny), self.repeats)["time_s"],
+                    "tiny_size": list(np.atleast_1d(wl.tiny_size).tolist())}
+        except Exception as e:
+            return {"tiny_error": f"{type(e).__name__}: {e}"[:300]}
 
 
 def _count_files(path):

@@ -6,15 +6,23 @@ Out: strings (``format_table``, ``format_core``, ``to_markdown``) and files
      (``write_json``, ``write_markdown``, ``write_png`` -- the last one only with matplotlib).
 A system entry's ``status`` is "ok", "failed" (raised; ``error`` says why), "WRONG" (checked
 against NumPy and differed; never ranked) or "skipped" (no version of this workload).
+Optional entry keys: ``time_1t_s`` (1 thread), ``rel_error_vs_f64`` (sum accuracy),
+``compile_cold_s``/``compile_warm_s``, ``tiny_call_s`` (per-call overhead); ``doc["import"]``
+holds the ``import cppcodegen`` time. Sections: main table, thread scaling, sum accuracy,
+compile time and per-call overhead; ``update_readme`` puts them between README markers.
 """
 from __future__ import annotations
 
 import json
 import os
 import platform
+import re
 import subprocess
 
 BASELINE, COMPILER = "numpy", "cppcodegen"
+SCALING_TOL = 0.05   # all threads flagged when slower than 1 thread by more than this (noise)
+TARGETS = {"compile_cold_s": 1.0, "compile_warm_s": 0.030, "import_s": 0.150}   # issue 5
+README_START, README_END = "<!-- bench-table -->", "<!-- /bench-table -->"
 COLUMNS = ("workload", "NumPy", "cppcodegen", "vs NumPy", "best peer", "peer time", "vs peer",
            "GB/s", "%BW", "compile cold/warm s")
 
@@ -88,7 +96,19 @@ def summarize(w: dict, bw_gbps: float | None) -> dict:
         "speedup_vs_best_peer": peers[best] / cpp if best and cpp else None,
         "gbps": gbps, "pct_bw": 100 * gbps / bw_gbps if gbps and bw_gbps else None,
         "compile_cold_s": c.get("compile_cold_s"), "compile_warm_s": c.get("compile_warm_s"),
+        **scaling(w),
+        "rel_error_vs_f64": {k: v["rel_error_vs_f64"] for k, v in systems.items()
+                             if v.get("status") == "ok" and v.get("rel_error_vs_f64") is not None},
     }
+
+
+def scaling(w: dict, system: str = COMPILER) -> dict:
+    """1 thread vs all threads for one system: times, speedup from threads, and the flag."""
+    e = (w.get("systems") or {}).get(system) or {}
+    t_all, t_1 = _ok_time(e), e.get("time_1t_s")
+    speedup = t_1 / t_all if t_all and t_1 else None
+    return {"time_1t_s": t_1 if t_all else None, "thread_speedup": speedup,
+            "slower_with_threads": bool(speedup is not None and speedup < 1 - SCALING_TOL)}
 
 
 def _t(seconds, unit):
@@ -161,11 +181,174 @@ def format_core(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def _grid(header, body) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *body]) for i in range(len(header))]
+    fmt = lambda r: "  ".join(str(c).ljust(wd) if i == 0 else str(c).rjust(wd)
+                              for i, (c, wd) in enumerate(zip(r, widths)))
+    return "\n".join([fmt(header), "  ".join("-" * wd for wd in widths), *map(fmt, body)])
+
+
+def _md_grid(header, body) -> list[str]:
+    return ["| " + " | ".join(header) + " |",
+            "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|",
+            *("| " + " | ".join(str(c) for c in r) + " |" for r in body)]
+
+
+# ----------------------------------------------------------------------------- extra sections
+SCALING_COLUMNS = ("workload", "cppcodegen 1 thread", "all threads", "threads speedup",
+                   "NumPy 1 thread", "NumPy all threads", "flag")
+
+
+def scaling_rows(doc: dict) -> list[tuple]:
+    """cppcodegen (and, for BLAS workloads, NumPy) at 1 thread vs all threads."""
+    out = []
+    for w in doc["workloads"]:
+        sc, unit = scaling(w), w.get("unit", "ms")
+        c = w.get("systems", {}).get(COMPILER) or {}
+        n = w.get("systems", {}).get(BASELINE) or {}
+        if sc["time_1t_s"] is None and not c.get("time_1t_error") and "time_1t_s" not in n:
+            continue
+        flag = "SLOWER WITH THREADS" if sc["slower_with_threads"] else \
+            (c.get("time_1t_error", "")[:60] if c.get("time_1t_error") else "")
+        out.append((w["name"], _t(sc["time_1t_s"], unit), _t(_ok_time(c), unit),
+                    _x(sc["thread_speedup"]),
+                    _t(n.get("time_1t_s"), unit) if "time_1t_s" in n else "-",
+                    _t(_ok_time(n), unit) if "time_1t_s" in n else "-", flag))
+    return out
+
+
+def scaling_flags(doc: dict) -> list[str]:
+    out = []
+    for w in doc["workloads"]:
+        sc, unit = scaling(w), w.get("unit", "ms")
+        if sc["slower_with_threads"]:
+            out.append(f"{w['name']}: cppcodegen with {doc['machine']['threads']} threads "
+                       f"{_t(_ok_time(w['systems'][COMPILER]), unit)} is slower than 1 thread "
+                       f"{_t(sc['time_1t_s'], unit)}")
+    return out
+
+
+def accuracy_rows(doc: dict) -> list[tuple]:
+    """Relative error against a float64 sum, per workload with an exact reference, per system."""
+    out = []
+    for w in doc["workloads"]:
+        errs = summarize(w, None)["rel_error_vs_f64"]
+        for name, e in w.get("systems", {}).items():
+            if name in errs:
+                out.append((w["name"], name, f"{errs[name]:.2e}"))
+    return out
+
+
+def accuracy_flags(doc: dict) -> list[str]:
+    out = []
+    for w in doc["workloads"]:
+        errs = summarize(w, None)["rel_error_vs_f64"]
+        if COMPILER in errs and BASELINE in errs and errs[COMPILER] > errs[BASELINE]:
+            out.append(f"{w['name']}: cppcodegen's relative error {errs[COMPILER]:.2e} is larger "
+                       f"than NumPy's {errs[BASELINE]:.2e}")
+    return out
+
+
+OVERHEAD_COLUMNS = ("workload", "cold compile s", "warm start ms", "per-call us", "NumPy per-call us",
+                    "at size")
+
+
+def _us(seconds):
+    return "-" if seconds is None else (f"{seconds * 1e6:.1f}" if seconds < 1e-2
+                                        else f"{seconds * 1e6:.0f}")
+
+
+def overhead_rows(doc: dict) -> list[tuple]:
+    """Workloads tagged "overhead": cold compile, warm start, per-call time at a tiny size (or
+    the workload's own size when it is already tiny, e.g. chain_small)."""
+    out = []
+    for w in doc["workloads"]:
+        c = w.get("systems", {}).get(COMPILER) or {}
+        n = w.get("systems", {}).get(BASELINE) or {}
+        if "tiny_call_s" not in c and "tiny_call_s" not in n and w.get("unit") != "us":
+            continue
+        if w.get("unit") == "us":
+            call, ncall, size = _ok_time(c), _ok_time(n), w.get("size")
+        else:
+            call, ncall = c.get("tiny_call_s"), n.get("tiny_call_s")
+            size = c.get("tiny_size") or n.get("tiny_size")
+        cold, warm = c.get("compile_cold_s"), c.get("compile_warm_s")
+        out.append((w["name"], "-" if cold is None else f"{cold:.2f}",
+                    "-" if warm is None else f"{warm * 1e3:.1f}", _us(call), _us(ncall),
+                    "x".join(str(d) for d in size) if size else "-"))
+    return out
+
+
+def import_line(doc: dict) -> str:
+    imp = doc.get("import") or {}
+    if not imp:
+        return "import cppcodegen: not measured"
+    if imp.get("error"):
+        return f"import cppcodegen: {imp['error']}"
+    heavy = ", ".join(imp.get("heavy_modules") or []) or "none"
+    return (f"import cppcodegen: {imp['import_s'] * 1e3:.0f} ms after numpy (median of "
+            f"{imp['runs']} fresh processes; target < {TARGETS['import_s'] * 1e3:.0f} ms; "
+            f"heavy modules it imports: {heavy})")
+
+
+def overhead_flags(doc: dict) -> list[str]:
+    out = []
+    for r in overhead_rows(doc):
+        name, cold, warm = r[0], r[1], r[2]
+        if cold != "-" and float(cold) > TARGETS["compile_cold_s"]:
+            out.append(f"{name}: cold compile {cold} s > {TARGETS['compile_cold_s']:g} s target")
+        if warm != "-" and float(warm) > TARGETS["compile_warm_s"] * 1e3:
+            out.append(f"{name}: warm start {warm} ms > {TARGETS['compile_warm_s'] * 1e3:g} ms target")
+    imp = (doc.get("import") or {}).get("import_s")
+    if imp is not None and imp > TARGETS["import_s"]:
+        out.append(f"import cppcodegen {imp * 1e3:.0f} ms > {TARGETS['import_s'] * 1e3:.0f} ms target")
+    return out
+
+
+SCALING_NOTE = ("1 thread: cppcodegen re-run in a new process with OMP_NUM_THREADS=1 (and every "
+                "other thread variable at 1), reusing the compiled kernels; NumPy too where it "
+                "uses threads (BLAS). threads speedup = 1-thread time / all-threads time; flagged "
+                f"when all threads are slower than 1 thread by more than {SCALING_TOL:.0%}.")
+ACCURACY_NOTE = ("Relative error = |result - float64 sum of the same float32 input| / |float64 "
+                 "sum|; flagged when cppcodegen's is larger than NumPy's (pairwise sum).")
+OVERHEAD_NOTE = ("cold compile: compile() + first call with an empty cache "
+                 "(cppcodegen.fresh_cache()), includes building the kernel. warm start: a new "
+                 "process with the cache populated, compile() + first call until the result is "
+                 "back, import excluded. per-call: median time of one call at the size shown "
+                 "(tiny inputs, so this is the call overhead).")
+
+
+def format_all(doc: dict) -> str:
+    """Everything the terminal shows after a run."""
+    threads = (doc.get("machine") or {}).get("threads")
+    parts = [format_table(doc)]
+    probs = problems(doc)
+    if probs:
+        parts.append("failures and mismatches:\n" + "\n".join(f"  {p}" for p in probs))
+    body = scaling_rows(doc)
+    if body:
+        hdr = SCALING_COLUMNS[:2] + (f"{threads} threads",) + SCALING_COLUMNS[3:]
+        parts.append(f"thread scaling (1 thread vs {threads} threads):\n" + _grid(hdr, body))
+    body = accuracy_rows(doc)
+    if body:
+        parts.append("float32 sum accuracy (relative error vs a float64 sum):\n"
+                     + _grid(("workload", "system", "rel. error"), body))
+    body = overhead_rows(doc)
+    parts.append("compile time and per-call overhead (cppcodegen):\n"
+                 + (_grid(OVERHEAD_COLUMNS, body) + "\n" if body else "") + import_line(doc))
+    flags = scaling_flags(doc) + accuracy_flags(doc) + overhead_flags(doc)
+    if flags:
+        parts.append("flags:\n" + "\n".join(f"  {f}" for f in flags))
+    parts.append(format_core(doc))
+    return "\n\n".join(parts)
+
+
 # ----------------------------------------------------------------------------- files
 def enrich(doc: dict) -> dict:
     bw = (doc.get("bandwidth") or {}).get("gbps")
     for w in doc["workloads"]:
         w["summary"] = summarize(w, bw)
+    doc["flags"] = scaling_flags(doc) + accuracy_flags(doc) + overhead_flags(doc)
     return doc
 
 
@@ -175,22 +358,76 @@ def write_json(doc: dict, path: str) -> None:
         json.dump(enrich(doc), f, indent=2, sort_keys=False, default=str)
 
 
-def to_markdown(doc: dict) -> str:
-    md = ["# cppcodegen benchmark results", ""]
+def to_markdown(doc: dict, level: int = 1) -> str:
+    """The results as markdown; ``level`` is the heading level of the title (sections get one
+    more), so the README can hold it under its ``## Benchmarks``."""
+    h = "#" * level
+    md = [f"{h} cppcodegen benchmark results", ""]
     md += [f"- {line}" for line in format_header(doc).splitlines()]
     st = doc.get("settings", {})
-    md += [f"- mode: {'quick' if st.get('quick') else 'full'}, repeats: {st.get('repeats')}",
-           "", "Times are medians (warm-up excluded). `*` marks the core set. "
+    md += [f"- mode: {'quick' if st.get('quick') else 'full'}, repeats: {st.get('repeats')}"]
+    if doc.get("date"):
+        md.append(f"- date: {doc['date']}")
+    if doc.get("command"):
+        md.append(f"- command: `{doc['command']}`")
+    md += ["", "Times are medians (warm-up excluded). `*` marks the core set. "
            "Speedup > 1 means cppcodegen is faster. GB/s counts every input read and every "
            "output written once, at cppcodegen's time; %BW is that over the measured bandwidth "
            "(with --quick the data mostly fits in cache, so %BW can exceed 100%).", ""]
     md.append("| " + " | ".join(COLUMNS) + " |")
     md.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(COLUMNS))) + "|")
     md += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows(doc)]
+    hh = h + "#"
+    threads = (doc.get("machine") or {}).get("threads")
+    body = scaling_rows(doc)
+    if body:
+        hdr = SCALING_COLUMNS[:2] + (f"{threads} threads",) + SCALING_COLUMNS[3:]
+        md += ["", f"{hh} Thread scaling: 1 thread vs {threads} threads", "", SCALING_NOTE, ""]
+        md += _md_grid(hdr, body)
+    body = accuracy_rows(doc)
+    if body:
+        md += ["", f"{hh} Float32 sum accuracy", "", ACCURACY_NOTE, ""]
+        md += _md_grid(("workload", "system", "relative error vs float64"), body)
+    body = overhead_rows(doc)
+    md += ["", f"{hh} Compile time and per-call overhead (cppcodegen)", "", OVERHEAD_NOTE, ""]
+    if body:
+        md += _md_grid(OVERHEAD_COLUMNS, body) + [""]
+    md.append(f"- {import_line(doc)}")
+    flags = scaling_flags(doc) + accuracy_flags(doc) + overhead_flags(doc)
+    if flags:
+        md += ["", f"{hh} Flags", ""] + [f"- {f}" for f in flags]
     probs = problems(doc)
     if probs:
-        md += ["", "## Failures and mismatches", ""] + [f"- {p}" for p in probs]
+        md += ["", f"{hh} Failures and mismatches", ""] + [f"- {p}" for p in probs]
     return "\n".join(md) + "\n"
+
+
+def readme_section(text: str, doc: dict) -> str:
+    """``text`` (a README) with everything between the bench-table markers replaced by the
+    results (headings under the README's ``## Benchmarks``). A missing closing marker is added:
+    the old section then ends at the next ``## `` heading or at the end of the file."""
+    start = text.find(README_START)
+    if start < 0:
+        raise ValueError(f"no {README_START} marker in the README")
+    body_start = start + len(README_START)
+    end = text.find(README_END, body_start)
+    if end >= 0:
+        tail = text[end + len(README_END):]
+    else:
+        m = re.search(r"^## ", text[body_start:], flags=re.M)
+        tail = "\n\n" + text[body_start + m.start():] if m else "\n"
+    md = to_markdown(doc, level=2).replace("## cppcodegen benchmark results\n\n", "", 1)
+    return text[:body_start] + "\n" + md + README_END + tail
+
+
+def update_readme(path: str, doc: dict) -> None:
+    with open(path) as f:
+        text = f.read()
+    new = readme_section(text, doc)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(new)
+    os.replace(tmp, path)
 
 
 def write_markdown(doc: dict, path: str) -> None:

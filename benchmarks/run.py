@@ -1,5 +1,6 @@
 """Command-line driver: ``python3 -m benchmarks.run [--quick] [--only NAME,...] [--repeat N]
-[--threads N] [--json PATH] [--peers LIST] [--no-warm] [--cpp-options JSON]``.
+[--threads N] [--json PATH] [--peers LIST] [--no-warm] [--no-scaling] [--cpp-options JSON]
+[--readme [PATH]] [--from-json PATH]``.
 
 In:  the workloads table and whatever systems are importable.
 Out: progress lines on stderr; machine header, the results table and the core-set summary on
@@ -9,6 +10,11 @@ timed. Each workload (and the bandwidth probe) runs in a child process (``benchm
 a system that raises is recorded as "failed" with its message, one that crashes the process
 (segfault, abort, timeout) as "failed" with the signal, and the rest still run. The run exits 0
 whatever the systems did (2 only for bad arguments).
+Besides the main table: cppcodegen at 1 thread vs all threads (a fresh process per workload,
+reusing the cold-compiled cache), float32 sum accuracy against a float64 sum, and compile
+times / per-call overhead / ``import cppcodegen`` time. ``--readme`` writes the markdown results
+between the ``<!-- bench-table -->`` markers of README.md; with ``--from-json`` it does so from
+an earlier run's results.json without measuring anything.
 """
 from __future__ import annotations
 
@@ -42,6 +48,13 @@ def parse_args(argv=None):
                    help="comma-separated peers to try (numexpr,numba,torch.compile,jax.jit); "
                         "'none' for none; default: every importable one")
     p.add_argument("--no-warm", action="store_true", help="skip the warm-start subprocess")
+    p.add_argument("--no-scaling", action="store_true",
+                   help="skip the 1-thread cppcodegen runs (thread scaling)")
+    p.add_argument("--readme", nargs="?", const="README.md", default=None, metavar="PATH",
+                   help="write the results into PATH's <!-- bench-table --> section "
+                        "(default README.md)")
+    p.add_argument("--from-json", default=None, metavar="PATH",
+                   help="measure nothing: report (and --readme) from an earlier results.json")
     p.add_argument("--cpp-options", default="{}", help="JSON dict for cppcodegen.compile(options=)")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     p.add_argument("--timeout", type=float, default=1800.0,
@@ -129,6 +142,14 @@ def main(argv=None) -> int:
     from benchmarks import peers, report    # imports NumPy: after the thread variables are set
     from benchmarks.workloads import WORKLOADS
 
+    if args.from_json:
+        with open(args.from_json) as f:
+            doc = json.load(f)
+        print(report.format_all(doc))
+        if args.readme:
+            report.update_readme(args.readme, doc)
+            print(f"\nwrote the bench-table section of {args.readme}")
+        return 0
     if args.list:
         for w in WORKLOADS.values():
             print(f"{w.name:<16} {'core ' if w.core else '     '}{w.description}")
@@ -149,6 +170,8 @@ def main(argv=None) -> int:
     systems = [peers.NumPy(), peers.CppCodegen()] + found
     versions = {s.name: _version(s) for s in systems}
     doc = {"machine": report.machine_info(args.threads, versions),
+           "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+           "command": _command(argv),
            "settings": {"quick": quick, "repeats": repeats, "only": names,
                         "peers": [p.name for p in found],
                         "cpp_options": json.loads(args.cpp_options)},
@@ -156,6 +179,7 @@ def main(argv=None) -> int:
     print(report.format_header(doc), flush=True)
     base_job = {"quick": quick, "repeats": repeats, "threads": args.threads,
                 "peers": [p.name for p in found], "no_warm": args.no_warm,
+                "scaling": not args.no_scaling and args.threads > 1,
                 "cpp_options": json.loads(args.cpp_options), "total": len(names)}
     timeout = args.timeout
 
@@ -171,6 +195,9 @@ def main(argv=None) -> int:
             bw["note"] = f"compiled triad {describe_exit(rc)}"
         doc["bandwidth"] = bw
         print(report.format_header(doc).splitlines()[-1], flush=True)
+        progress("import cppcodegen time (fresh processes)")
+        from benchmarks import measure
+        doc["import"] = measure.import_time(3 if quick else 5)
 
         for i, name in enumerate(names, 1):
             wl = WORKLOADS[name]
@@ -181,14 +208,7 @@ def main(argv=None) -> int:
 
     doc["elapsed_s"] = time.perf_counter() - t_start
     print()
-    print(report.format_table(doc))
-    probs = report.problems(doc)
-    if probs:
-        print("\nfailures and mismatches:")
-        for p in probs:
-            print(f"  {p}")
-    print()
-    print(report.format_core(doc))
+    print(report.format_all(doc))
     out_dir = os.path.dirname(os.path.abspath(args.json))
     report.write_json(doc, args.json)
     report.write_markdown(doc, os.path.join(out_dir, "results.md"))
@@ -196,7 +216,20 @@ def main(argv=None) -> int:
     print(f"\nwrote {args.json}, {os.path.join(out_dir, 'results.md')}"
           + (f", {os.path.join(out_dir, 'speedup.png')}" if wrote_png else "")
           + f"  ({doc['elapsed_s']:.1f} s)")
+    if args.readme:
+        report.update_readme(args.readme, doc)
+        print(f"wrote the bench-table section of {args.readme}")
     return 0
+
+
+def _command(argv) -> str:
+    """How this run was started, for the report (``make bench`` when make started it)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    cmd = " ".join(["python3 -m benchmarks.run", *args])
+    if os.environ.get("MAKELEVEL") is not None:
+        target = "bench-quick" if "--quick" in args else "bench"
+        cmd = f"make {target}  ({cmd})"
+    return cmd
 
 
 def _version(system) -> str:

@@ -1,7 +1,7 @@
 """The child side of the runner: one workload (or the bandwidth probe) in its own process.
 
 In:  a job file (JSON) written by ``benchmarks.run``: workload name, quick, repeats, threads,
-     peers, cpp options, warm probe on/off, and ``skip`` (systems already measured or crashed).
+     peers, cpp options, warm probe on/off, 1-thread probe on/off (``scaling``), and ``skip`` (systems already measured or crashed).
 Out: the job's state file (JSON), rewritten after every step: ``in_progress`` names the system
      being measured, ``systems`` holds the finished entries. If the process dies (a segfault in
      compiled code, an abort), the parent reads this file, blames ``in_progress`` and starts a
@@ -24,7 +24,7 @@ def err_text(e: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def run_system(system, wl, inputs, ref, magnitude, repeats) -> dict:
+def run_system(system, wl, inputs, ref, magnitude, repeats, exact=None) -> dict:
     """Prepare, check against NumPy, then time one system on one workload."""
     from benchmarks import measure
     from benchmarks.peers import Skip
@@ -38,6 +38,9 @@ def run_system(system, wl, inputs, ref, magnitude, repeats) -> dict:
     try:
         got = prepared.to_numpy(prepared.call())
         ok, msg = measure.check(got, ref, magnitude)
+        if ok and exact is not None:
+            from benchmarks.workloads import rel_error
+            entry["rel_error_vs_f64"] = rel_error(got, exact)
         del got
         if not ok:
             entry.update(status="WRONG", error=msg)
@@ -59,7 +62,11 @@ def build_systems(job: dict, skip=()) -> list:
     quick, options = job["quick"], job["cpp_options"]
     probe = None if job["no_warm"] else (
         lambda name, cache: measure.warm_start(name, cache, quick, options))
-    systems = [peers.NumPy(), peers.CppCodegen(options, probe)]
+    single = None if not job.get("scaling") else (
+        lambda wl, cache: measure.single_thread(wl.name, cache, quick, job["repeats"], options,
+                                                with_numpy="blas" in wl.tags))
+    systems = [peers.NumPy(job["repeats"]),
+               peers.CppCodegen(options, probe, single, job["repeats"])]
     wanted = job.get("peers")
     systems += peers.installed_peers(None if wanted is None else set(wanted))
     out = []
@@ -110,6 +117,7 @@ def run_job(job: dict, state: State) -> None:
     inputs = wl.inputs(job["quick"])
     ref = as_tuple(wl.fn(*inputs))
     magnitude = wl.magnitude(inputs, ref) if wl.magnitude else None
+    exact = wl.exact(*inputs) if wl.exact else None
     state.data.update(size=list(np.atleast_1d(wl.size(job["quick"])).tolist()),
                       bytes=nbytes_moved(inputs, ref))
     state.save()
@@ -121,7 +129,10 @@ def run_job(job: dict, state: State) -> None:
         if os.environ.get("CPPCODEGEN_BENCH_CRASH") == system.name:   # for the smoke test
             import signal
             os.kill(os.getpid(), signal.SIGSEGV)
-        entry = run_system(system, wl, inputs, ref, magnitude, job["repeats"])
+        entry = run_system(system, wl, inputs, ref, magnitude, job["repeats"], exact)
+        numpy_1t = entry.pop("numpy_time_1t_s", None)    # measured by the cppcodegen probe
+        if numpy_1t is not None and "numpy" in state.data["systems"]:
+            state.data["systems"]["numpy"]["time_1t_s"] = numpy_1t
         state.data["systems"][system.name] = entry
         state.data["in_progress"] = None
         state.save()

@@ -7,6 +7,10 @@ A ``Workload`` holds the NumPy function every system runs (or mirrors), an input
 (float32, fixed seed), the full and quick sizes, the display unit, and an optional
 ``magnitude`` hook giving the per-element error scale used by the correctness check when
 plain ``|reference|`` would be too strict (sums and matmuls with cancellation).
+Optional extras: ``exact`` (inputs -> float64 reference outputs; the report gives every system's
+relative error against it), ``tiny_size`` (a size small enough that a call measures per-call
+overhead, reported in microseconds) and ``tags``: "overhead" (in the compile-time / per-call
+overhead table), "blas" (NumPy uses threads here, so NumPy gets a 1-thread time too).
 """
 from __future__ import annotations
 
@@ -150,6 +154,10 @@ def _bs_magnitude(inputs, ref):
     return (scale, scale)
 
 
+def _f64_sum(x):
+    return (np.asarray(x.astype(np.float64).sum()),)
+
+
 # ----------------------------------------------------------------------------- table
 @dataclass(frozen=True)
 class Workload:
@@ -163,6 +171,11 @@ class Workload:
     unit: str = "ms"                       # "ms" or "us" for display
     magnitude: Callable | None = None      # (inputs, ref_outputs) -> tuple of error scales
     tags: tuple = field(default=())
+    exact: Callable | None = None          # inputs -> float64 reference outputs (accuracy)
+    tiny_size: Any = None                  # size for the per-call overhead measurement
+
+    def tiny_inputs(self) -> tuple:
+        return self.make_inputs(self.tiny_size)
 
     def size(self, quick: bool):
         return self.quick_size if quick else self.full_size
@@ -178,9 +191,10 @@ def _w(*args, **kw):
 
 WORKLOADS: dict[str, Workload] = dict([
     _w("chain", chain, make_chain, 2**24, 2**16, "exp(a)*b + sin(c) - a*c", core=True),
-    _w("softmax", softmax, make_matrix, (4096, 4096), (256, 256), "row softmax", core=True),
+    _w("softmax", softmax, make_matrix, (4096, 4096), (256, 256), "row softmax", core=True,
+       tags=("overhead",), tiny_size=(8, 16)),
     _w("layer_norm", layer_norm, make_layer_norm, (8192, 1024), (512, 256),
-       "layer norm, last axis", core=True),
+       "layer norm, last axis", core=True, tags=("overhead",), tiny_size=(8, 16)),
     _w("gelu", gelu, make_gelu, 2**24, 2**16, "GELU, tanh form"),
     _w("black_scholes", black_scholes, make_black_scholes, 2**22, 2**14,
        "Black-Scholes call+put", magnitude=_bs_magnitude),
@@ -189,15 +203,16 @@ WORKLOADS: dict[str, Workload] = dict([
     _w("sum_axis1", sum_axis1, make_matrix, (8192, 8192), (512, 512), "x.sum(axis=1)",
        magnitude=_sum_magnitude(sum_axis1)),
     _w("sum_all", sum_all, make_matrix, (8192, 8192), (512, 512), "x.sum()",
-       magnitude=_sum_magnitude(sum_all)),
+       magnitude=_sum_magnitude(sum_all), exact=_f64_sum),
     _w("pairwise_sqdist", pairwise_sqdist, make_pairwise, (1024, 64), (128, 64),
        "((a[:,None]-b[None])**2).sum(-1)"),
     _w("transpose_add", transpose_add, make_matrix, (4096, 4096), (256, 256), "x + x.T"),
     _w("chain_small", chain, make_chain, 1000, 1000, "chain at N=1000 (per-call overhead)",
-       unit="us"),
+       unit="us", tags=("overhead",)),
     _w("mlp", mlp, make_mlp, (4096, 1024), (256, 128), "relu(x@W1+b1)@W2+b2",
        magnitude=lambda inputs, ref: (np.asarray(mlp(*[np.abs(a) for a in inputs]),
-                                                 dtype=np.float64),)),
+                                                 dtype=np.float64),),
+       tags=("blas",)),
 ])
 
 CORE = tuple(n for n, w in WORKLOADS.items() if w.core)
@@ -208,6 +223,14 @@ def as_tuple(out) -> tuple:
     if isinstance(out, (tuple, list)):
         return tuple(np.asarray(o) for o in out)
     return (np.asarray(out),)
+
+
+def rel_error(got: tuple, exact: tuple) -> float:
+    """Largest |got - exact| over the largest |exact|, in float64 (0.0 when both are zero)."""
+    err = max(float(np.max(np.abs(g.astype(np.float64) - e), initial=0.0))
+              for g, e in zip(got, exact))
+    scale = max(float(np.max(np.abs(e), initial=0.0)) for e in exact)
+    return err / scale if scale else err
 
 
 def nbytes_moved(inputs, outputs) -> int:

@@ -1,7 +1,7 @@
 """Smoke tests for benchmarks/: workloads run under NumPy, the checker and report writers work.
 
 Nothing here compiles C++ (CI time): the workloads run in plain NumPy, the report writers get a
-fake result set, and one test runs ``python -m benchmarks.run --quick --only chain`` with the
+fake result set (thread scaling, sum accuracy, overhead and README sections included), and one test runs ``python -m benchmarks.run --quick --only chain`` with the
 compiler step allowed to fail (a failure is recorded, never fatal).
 """
 import json
@@ -151,6 +151,164 @@ def test_report_writers(tmp_path):
         assert png.stat().st_size > 0
 
 
+def fake_doc_extras():
+    """fake_doc plus the extra report parts: 1-thread times, sum accuracy, overhead, import."""
+    doc = fake_doc()
+    chain, _softmax, small = doc["workloads"]
+    chain["systems"]["cppcodegen"]["time_1t_s"] = 0.15          # threads help: 1.5x
+    small["size"] = [1000]
+    small["systems"]["cppcodegen"].update(time_1t_s=1e-6, compile_cold_s=0.4,
+                                          compile_warm_s=0.012)   # threads hurt: flagged
+    doc["workloads"].append({"name": "sum_all", "core": False, "unit": "ms", "bytes": 4 * 10**6,
+                             "systems": {
+        "numpy": {"status": "ok", "time_s": 0.01, "rel_error_vs_f64": 5.6e-9},
+        "cppcodegen": {"status": "ok", "time_s": 0.008, "rel_error_vs_f64": 3.4e-5,
+                       "time_1t_s": 0.0081},
+        "numba": {"status": "ok", "time_s": 0.009, "rel_error_vs_f64": 2.0e-8}}})
+    doc["workloads"].append({"name": "layer_norm", "core": True, "unit": "ms", "bytes": 10**6,
+                             "systems": {
+        "numpy": {"status": "ok", "time_s": 0.02, "tiny_call_s": 9e-6, "tiny_size": [8, 16]},
+        "cppcodegen": {"status": "ok", "time_s": 0.01, "compile_cold_s": 1.7,
+                       "compile_warm_s": 0.045, "tiny_call_s": 3e-6, "tiny_size": [8, 16]}}})
+    doc["workloads"].append({"name": "mlp", "core": False, "unit": "ms", "bytes": 10**6,
+                             "systems": {
+        "numpy": {"status": "ok", "time_s": 0.05, "time_1t_s": 0.09},
+        "cppcodegen": {"status": "ok", "time_s": 0.04, "time_1t_s": 0.07}}})
+    doc["import"] = {"import_s": 0.09, "numpy_import_s": 0.15, "runs": 3, "heavy_modules": []}
+    doc["date"], doc["command"] = "2030-01-02 03:04 UTC", "make bench"
+    return doc
+
+
+def test_thread_scaling_report():
+    doc = fake_doc_extras()
+    sc = report.scaling(doc["workloads"][0])
+    assert sc["thread_speedup"] == pytest.approx(1.5) and not sc["slower_with_threads"]
+    assert report.scaling(doc["workloads"][2])["slower_with_threads"]
+    assert not report.scaling(doc["workloads"][3])["slower_with_threads"]   # within noise
+    flags = report.scaling_flags(doc)
+    assert len(flags) == 1 and flags[0].startswith("chain_small:")
+    rows = {r[0]: r for r in report.scaling_rows(doc)}
+    assert set(rows) == {"chain", "chain_small", "sum_all", "mlp"}
+    assert rows["chain_small"][-1] == "SLOWER WITH THREADS"
+    assert rows["mlp"][4] == "90.0 ms" and rows["mlp"][5] == "50.0 ms"       # NumPy (BLAS)
+    text = report.format_all(doc)
+    assert "thread scaling (1 thread vs 2 threads)" in text and "SLOWER WITH THREADS" in text
+
+
+def test_sum_accuracy_report():
+    doc = fake_doc_extras()
+    rows = report.accuracy_rows(doc)
+    assert [(r[1], r[2]) for r in rows] == [("numpy", "5.60e-09"), ("cppcodegen", "3.40e-05"),
+                                            ("numba", "2.00e-08")]
+    assert report.accuracy_flags(doc) and "larger than NumPy's" in report.accuracy_flags(doc)[0]
+    summary = report.summarize(doc["workloads"][3], None)
+    assert summary["rel_error_vs_f64"]["numba"] == pytest.approx(2e-8)
+
+
+def test_rel_error_against_float64_sum():
+    from benchmarks.workloads import rel_error
+    w = WORKLOADS["sum_all"]
+    (x,) = w.inputs(quick=True)
+    exact = w.exact(x)
+    assert exact[0].dtype == np.float64
+    assert rel_error(as_tuple(w.fn(x)), exact) < 1e-5
+    assert rel_error((np.asarray(exact[0] * 1.01),), exact) == pytest.approx(0.01)
+
+
+def test_overhead_report():
+    doc = fake_doc_extras()
+    rows = {r[0]: r for r in report.overhead_rows(doc)}
+    assert set(rows) == {"chain_small", "layer_norm"}
+    assert rows["chain_small"][1:] == ("0.40", "12.0", "2.0", "5.0", "1000")
+    assert rows["layer_norm"][1:] == ("1.70", "45.0", "3.0", "9.0", "8x16")
+    flags = report.overhead_flags(doc)
+    assert any("layer_norm: cold compile" in f for f in flags)
+    assert any("layer_norm: warm start" in f for f in flags)
+    assert not any("chain_small" in f for f in flags)
+    assert "import cppcodegen: 90 ms" in report.import_line(doc)
+    doc["import"]["import_s"] = 0.2
+    assert any(f.startswith("import cppcodegen 200 ms") for f in report.overhead_flags(doc))
+
+
+def test_overhead_workloads_are_tagged():
+    tagged = {n for n, w in WORKLOADS.items() if "overhead" in w.tags}
+    assert tagged == {"softmax", "layer_norm", "chain_small"}
+    for n in ("softmax", "layer_norm"):
+        w = WORKLOADS[n]
+        assert w.tiny_size is not None
+        assert as_tuple(w.fn(*w.tiny_inputs()))[0].size <= 1024
+
+
+def test_markdown_has_every_section(tmp_path):
+    doc = fake_doc_extras()
+    md = tmp_path / "r.md"
+    report.write_markdown(doc, str(md))
+    text = md.read_text()
+    for part in ("## Thread scaling: 1 thread vs 2 threads", "## Float32 sum accuracy",
+                 "## Compile time and per-call overhead", "| sum_all | cppcodegen | 3.40e-05 |",
+                 "| layer_norm | 1.70 | 45.0 | 3.0 | 9.0 | 8x16 |", "import cppcodegen: 90 ms",
+                 "## Flags", "- date: 2030-01-02 03:04 UTC", "- command: `make bench`"):
+        assert part in text, part
+    js = tmp_path / "r.json"
+    report.write_json(doc, str(js))
+    data = json.loads(js.read_text())
+    assert data["workloads"][3]["summary"]["rel_error_vs_f64"]["cppcodegen"] == 3.4e-5
+    assert data["workloads"][0]["summary"]["thread_speedup"] == pytest.approx(1.5)
+    assert any(f.startswith("chain_small:") for f in data["flags"])
+
+
+README_TEXT = """# proj
+
+## Benchmarks
+
+Intro kept.
+
+<!-- bench-table -->
+stale table
+{end}
+## Next section
+
+kept too
+"""
+
+
+@pytest.mark.parametrize("closing", [True, False])
+def test_readme_section_is_replaced(tmp_path, closing):
+    path = tmp_path / "README.md"
+    path.write_text(README_TEXT.format(end="<!-- /bench-table -->\n" if closing else ""))
+    doc = fake_doc_extras()
+    report.update_readme(str(path), doc)
+    text = path.read_text()
+    assert "stale table" not in text and "Intro kept." in text
+    assert text.count(report.README_START) == 1 and text.count(report.README_END) == 1
+    assert text.index(report.README_START) < text.index("| chain * |") \
+        < text.index(report.README_END) < text.index("## Next section")
+    assert text.rstrip().endswith("kept too")
+    assert "# cppcodegen benchmark results" not in text          # README has its own heading
+    assert "### Thread scaling" in text and "- date: 2030-01-02 03:04 UTC" in text
+    report.update_readme(str(path), doc)                         # idempotent
+    assert path.read_text() == text
+
+
+def test_readme_without_marker_is_an_error(tmp_path):
+    path = tmp_path / "README.md"
+    path.write_text("# nothing here\n")
+    with pytest.raises(ValueError):
+        report.update_readme(str(path), fake_doc())
+
+
+def test_readme_from_json_measures_nothing(tmp_path):
+    js, readme = tmp_path / "results.json", tmp_path / "README.md"
+    report.write_json(fake_doc_extras(), str(js))
+    readme.write_text(README_TEXT.format(end=""))
+    p = subprocess.run([sys.executable, "-m", "benchmarks.run", "--from-json", str(js),
+                        "--readme", str(readme)], cwd=REPO, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "SLOWER WITH THREADS" in p.stdout
+    assert "| chain_small | 1 us | 2 us | 0.50x |" in readme.read_text()
+
+
 def test_run_quick_only_chain(tmp_path):
     out = tmp_path / "res" / "results.json"
     p = subprocess.run([sys.executable, "-m", "benchmarks.run", "--quick", "--only", "chain",
@@ -164,6 +322,8 @@ def test_run_quick_only_chain(tmp_path):
     assert systems["cppcodegen"]["status"] in ("ok", "failed", "WRONG")
     assert (out.parent / "results.md").exists()
     assert "core set" in p.stdout and "chain" in p.stdout
+    assert "import" in data and "import cppcodegen" in p.stdout
+    assert data["date"] and data["command"].startswith("python3 -m benchmarks.run")
 
 
 def test_a_crashing_system_costs_one_entry(tmp_path):
