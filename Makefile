@@ -1,5 +1,6 @@
 # make test   -- install what the tests need, then run them
-# make bench  -- install what the benchmarks need, then run the workload suite
+# make bench  -- install what the benchmarks need, run the workload suite, rewrite README's table
+# make bench-quick -- small sizes, peers only on the core set and sum_all (a smoke test)
 PYTHON ?= python3
 PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
 export CPPCODEGEN_CACHE_DIR ?= $(CURDIR)/.cache/kernels
@@ -19,7 +20,7 @@ test: install-test
 	$(PYTHON) -m pytest -q -n 2 tests
 
 bench: install-bench
-	$(PYTHON) -m benchmarks.run
+	$(PYTHON) -m benchmarks.run --readme
 
 bench-quick: install
 	$(PYTHON) -m benchmarks.run --quick
