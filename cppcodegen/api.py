@@ -205,7 +205,7 @@ def _plan(program, sig, graph=None):
         position[name] = n
         if kind == "scalar":
             index = next(i for s, _, i in program.scalars if s == name)
-            args.append(("scalar", index))
+            args.append(index if isinstance(index, tuple) else ("scalar", index))  # or ('rng', ...)
             continue
         buf = program.buffers[name]
         if role == "input":

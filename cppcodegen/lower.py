@@ -133,6 +133,14 @@ class Lowering:
             return self.value(node.inputs[0], view_index(node, idx))
         if op == "iota":
             return eb.index(idx[-1], node.dtype)
+        if op == "random":
+            slot = node.attr("slot")
+            flat = sum((i * st for i, st in zip(idx, contiguous_strides(node.shape))),
+                       sympy.Integer(0))
+            u64 = np.dtype(np.uint64)
+            args = [eb.index(flat, np.dtype(np.int64)), eb.scalar(f"rng{slot}_seed", u64),
+                    eb.scalar(f"rng{slot}_off", u64)]
+            return eb.op(f"random_{node.attr('dist')}", args, node.dtype)
         if op == "cast" or op in OPS:
             args = [self.value(i, broadcast_index(idx, i.shape, node.shape)) for i in node.inputs]
             return eb.op(op, args, node.dtype)
@@ -179,6 +187,11 @@ class Lowering:
                 continue
             if op == "scalar":
                 self.scalars.append((f"s{node.attr('index')}", node.dtype, node.attr("index")))
+            elif op == "random":
+                slot, source = node.attr("slot"), node.attr("source")
+                u64 = np.dtype(np.uint64)
+                self.scalars.append((f"rng{slot}_seed", u64, ("rng", slot, "seed", source)))
+                self.scalars.append((f"rng{slot}_off", u64, ("rng", slot, "off", source)))
             elif op == "constant":
                 self.add_buffer(node, "constant", arg=node.attr("array").key)
             elif op in ("reduce", "matmul"):

@@ -43,6 +43,16 @@ def evaluate_node(node: Node, vals: list, args) -> np.ndarray:
             (axis,) = axes
             return getattr(np, kind)(vals[0], axis=axis)
         return _REDUCERS[kind](vals[0], axis=axes).astype(node.dtype)
+    if op == "random":          # draws of the same scheme, from a fresh reservation
+        from .runtime import random as rnd
+        from .runtime.device import get_device_hooks
+        source = node.attr("source")
+        if source is None:
+            seed, off = get_device_hooks().default_generator(0).reserve(1)
+        else:
+            seed, off = int(args[source].integers(0, 2 ** 63)), 0
+        values = getattr(rnd, node.attr("dist"))(seed, off, int(np.prod(node.shape)), node.dtype)
+        return values.reshape(node.shape)
     if op == "matmul":
         return np.matmul(vals[0], vals[1]).astype(node.dtype, copy=False)
     opdef = OPS[op]

@@ -38,6 +38,8 @@ def classify(args) -> tuple:
             specs.append(("scalar", a.dtype, False))
         elif t in (int, bool, str) or a is None:
             specs.append(("const", t.__name__, a))
+        elif isinstance(a, np.random.Generator):
+            specs.append(("generator",))
         elif isinstance(a, tuple) and all(type(v) in (int, bool, str, float) for v in a):
             specs.append(("const", "tuple", a))
         elif isinstance(a, np.ndarray):      # subclasses: treat as plain arrays

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import operator
+import threading
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -779,7 +780,96 @@ FUNCTIONS = {
 }
 
 
+# --------------------------------------------------------------------------- random numbers
+
+class _RandomState:
+    """Counts the random ops of the trace in progress (each gets a slot: its own draws)."""
+    slots = None
+
+
+def _size_shape(size):
+    if size is None:
+        return ()
+    if isinstance(size, (int, np.integer)):
+        return (int(size),)
+    return tuple(int(s) for s in size)
+
+
+def _random_node(dist: str, shape, dtype=np.float64, source=None) -> Proxy:
+    if _RandomState.slots is None:
+        raise TraceError("random numbers outside a trace")
+    dtype = np.dtype(dtype)
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        _unsupported(f"random numbers of dtype {dtype}")
+    slot = _RandomState.slots
+    _RandomState.slots += 1
+    return wrap(make_node("random", (), shape, dtype, user_location(), dist=dist, slot=slot,
+                          source=source))
+
+
+def _affine(p: Proxy, loc, scale) -> Proxy:
+    return p if (type(loc) in (int, float) and loc == 0 and type(scale) in (int, float)
+                 and scale == 1) else np.add(np.multiply(p, scale), loc)
+
+
+def _uniform(low=0.0, high=1.0, size=None, source=None):
+    shape = _broadcast_shapes((np.empty(_size_shape(size)), low, high), "uniform")
+    u = _random_node("uniform", shape, source=source)
+    return _affine(u, low, np.subtract(high, low) if isinstance(high, Proxy) or
+                   isinstance(low, Proxy) else high - low)
+
+
+def _normal(loc=0.0, scale=1.0, size=None, source=None):
+    shape = _broadcast_shapes((np.empty(_size_shape(size)), loc, scale), "normal")
+    return _affine(_random_node("normal", shape, source=source), loc, scale)
+
+
+RANDOM_FUNCTIONS = {
+    "random": lambda size=None: _random_node("uniform", _size_shape(size)),
+    "random_sample": lambda size=None: _random_node("uniform", _size_shape(size)),
+    "sample": lambda size=None: _random_node("uniform", _size_shape(size)),
+    "rand": lambda *dims: _random_node("uniform", tuple(int(d) for d in dims)),
+    "randn": lambda *dims: _random_node("normal", tuple(int(d) for d in dims)),
+    "standard_normal": lambda size=None: _random_node("normal", _size_shape(size)),
+    "uniform": _uniform,
+    "normal": _normal,
+}
+
+
+class TracedGenerator:
+    """Stands for a ``numpy.random.Generator`` argument: its draws happen in the kernel, seeded
+    from the Generator itself at each call (so its own seed makes the results reproducible)."""
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        return _random_node("uniform", _size_shape(size), dtype, self.index)
+
+    def standard_normal(self, size=None, dtype=np.float64, out=None):
+        return _random_node("normal", _size_shape(size), dtype, self.index)
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        return _uniform(low, high, size, self.index)
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        return _normal(loc, scale, size, self.index)
+
+    def __getattr__(self, name):
+        _unsupported(f"numpy.random.Generator.{name}")
+
+
+def _patch_random():
+    """np.random's module functions, replaced for the duration of a trace."""
+    saved = {name: getattr(np.random, name) for name in RANDOM_FUNCTIONS}
+    for name, fn in RANDOM_FUNCTIONS.items():
+        setattr(np.random, name, fn)
+    return saved
+
+
 # --------------------------------------------------------------------------- driver
+
+_TRACE_LOCK = threading.RLock()
 
 def trace(fn, arg_specs, args):
     """Run ``fn`` on proxies. ``arg_specs`` come from signature.classify(); returns a Graph."""
@@ -795,10 +885,18 @@ def trace(fn, arg_specs, args):
             node = make_node("scalar", (), (), dt, "", index=i)
             inputs.append(node)
             call_args.append(wrap(node, weak=spec[2]))
+        elif kind == "generator":
+            call_args.append(TracedGenerator(i))
         else:
             call_args.append(value)
-    with np.errstate(all="ignore"):
-        result = fn(*call_args)
+    with _TRACE_LOCK, np.errstate(all="ignore"):
+        saved, _RandomState.slots = _patch_random(), 0
+        try:
+            result = fn(*call_args)
+        finally:
+            for name, f in saved.items():
+                setattr(np.random, name, f)
+            _RandomState.slots = None
     outputs = map_tree(result, lambda p: p.node, leaf_type=Proxy)
     _check_outputs(result)
     leaves = flatten_tree(outputs)

@@ -97,6 +97,28 @@ _ROWS = [
           "(({0} & {1}) | (~{0} & {2}))"),
 ]
 
+def _random_reference(kind):
+    """NumPy reference of the kernels' Philox draws for an array of element indices."""
+    def draw(index, seed, offset):
+        from .runtime import random as rnd
+        index = np.asarray(index, dtype=np.uint64)
+        seed, offset = int(np.asarray(seed).reshape(-1)[0]), int(np.asarray(offset).reshape(-1)[0])
+        flat = index.reshape(-1)
+        out = np.empty(flat.shape, np.float64)
+        for j, i in enumerate(flat):                      # slow, but only an oracle
+            out[j] = getattr(rnd, kind)(seed, offset, 1, start=int(i))[0]
+        return out.reshape(index.shape)
+    return draw
+
+
+# random numbers: operands (flat element index, seed, offset); scalar code only
+_ROWS += [
+    OpDef("random_uniform", 3, _random_reference("uniform"),
+          "ccg::random_uniform<{T}>({0}, {1}, {2})", None),
+    OpDef("random_normal", 3, _random_reference("normal"),
+          "ccg::random_normal<{T}>({0}, {1}, {2})", None),
+]
+
 OPS: dict[str, OpDef] = {row.name: row for row in _ROWS}
 
 # NumPy names that are the same op under another name
@@ -104,7 +126,7 @@ ALIASES = {"true_divide": "divide", "mod": "remainder", "abs": "absolute",
            "conjugate": "positive", "bitwise_not": "invert", "bitwise_left_shift": "left_shift",
            "bitwise_right_shift": "right_shift", "power": "power"}
 
-TRACEABLE = (set(OPS) - {"where"}) | set(ALIASES) | {"divmod"}
+TRACEABLE = (set(OPS) - {"where", "random_uniform", "random_normal"}) | set(ALIASES) | {"divmod"}
 LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                          "isnan", "isinf", "isfinite", "signbit"})

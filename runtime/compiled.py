@@ -67,6 +67,8 @@ class CompiledVariant:
                 steps.append((1, constants[spec[1]], None))
             elif spec[0] in ("output", "temp"):
                 steps.append((2, tuple(spec[1]), np.dtype(spec[2])))
+            elif spec[0] == "rng":                  # ('rng', slot, 'seed'|'off', source)
+                steps.append((5, spec[1:], None))
             else:
                 steps.append((3, spec[1], None))
         self.steps = tuple(steps)
@@ -93,9 +95,12 @@ class CompiledVariant:
             elif kind == 1:
                 values.append(a)
                 cargs.append(from_buffer(a))
-            else:
+            elif kind == 3:
                 values.append(None)
                 cargs.append(args[a])
+            else:
+                values.append(None)
+                cargs.append(_random_arg(a, args, values))
         if self.multi is None:
             self.fn(*cargs)
         else:
@@ -142,10 +147,29 @@ def _marshal(variant: CompiledVariant, args):
         elif kind == 1:
             values.append(a)
             cargs.append(ffi.from_buffer(a))
-        else:
+        elif kind == 3:
             values.append(None)
             cargs.append(args[a])
+        else:
+            values.append(None)
+            cargs.append(_random_arg(a, args, values))
     return values, cargs
+
+
+def _random_arg(spec, args, values):
+    """The seed or offset argument of a random op's slot for this call. The seed entry
+    draws (from the device's default generator, or from a Generator argument) and leaves
+    the offset for the entry after it, in ``values``' last slot."""
+    slot, part, source = spec
+    if part == "seed":
+        if source is None:
+            seed, off = _device.get_device_hooks().default_generator(0).reserve(1)
+        else:
+            seed, off = int(args[source].integers(0, 2 ** 63)), 0
+        values[-1] = ("rng-offset", off)
+        return seed - (1 << 64) if seed >= 1 << 63 else seed
+    off = values[-2][1]
+    return off - (1 << 64) if off >= 1 << 63 else off
 
 
 def make_variant(ffi, fn, plan: Plan, constants: dict, contiguous=None) -> CompiledVariant:

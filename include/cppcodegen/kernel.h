@@ -9,3 +9,4 @@
 
 #include "cppcodegen/scalar.h"
 #include "cppcodegen/vec.h"
+#include "cppcodegen/random.h"

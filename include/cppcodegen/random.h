@@ -1,0 +1,53 @@
+// Counter-based random numbers for kernels: Philox4x32-10 (Salmon et al. 2011).
+// Element i of a random op draws philox(counter = (i, offset), key = seed) on its own, so the
+// values depend only on (seed, offset, i): never on threads, vector width or chunking.
+// runtime/random.py holds the NumPy reference of exactly this scheme (the tests' oracle).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+namespace ccg {
+
+struct Philox4 { uint32_t w[4]; };
+
+inline Philox4 philox4x32(uint64_t index, uint64_t offset, uint64_t seed) {
+  uint32_t c0 = uint32_t(index), c1 = uint32_t(index >> 32);
+  uint32_t c2 = uint32_t(offset), c3 = uint32_t(offset >> 32);
+  uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
+  for (int r = 0; r < 10; ++r) {
+    if (r) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+    const uint64_t p0 = uint64_t(0xD2511F53u) * c0, p1 = uint64_t(0xCD9E8D57u) * c2;
+    const uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0, n1 = uint32_t(p1);
+    const uint32_t n2 = uint32_t(p0 >> 32) ^ c3 ^ k1, n3 = uint32_t(p0);
+    c0 = n0; c1 = n1; c2 = n2; c3 = n3;
+  }
+  return Philox4{{c0, c1, c2, c3}};
+}
+
+// uniform in [0, 1): 24 random bits for float, 53 for double
+template <class T> inline T random_uniform(int64_t index, uint64_t seed, uint64_t offset) {
+  const Philox4 r = philox4x32(uint64_t(index), offset, seed);
+  if constexpr (sizeof(T) == 4) {
+    return T(r.w[0] >> 8) * T(5.9604644775390625e-08);                 // 2**-24
+  } else {
+    const uint64_t bits = ((uint64_t(r.w[0]) << 32) | r.w[1]) >> 11;
+    return T(bits) * T(1.1102230246251565e-16);                         // 2**-53
+  }
+}
+
+// standard normal by Box-Muller (cosine branch), computed in double
+template <class T> inline T random_normal(int64_t index, uint64_t seed, uint64_t offset) {
+  const Philox4 r = philox4x32(uint64_t(index), offset, seed);
+  const double two_pi = 6.283185307179586;
+  double u1, u2;
+  if constexpr (sizeof(T) == 4) {
+    u1 = (double(r.w[0] >> 8) + 1.0) * 5.9604644775390625e-08;         // (0, 1]
+    u2 = double(r.w[1] >> 8) * 5.9604644775390625e-08;
+  } else {
+    u1 = (double(((uint64_t(r.w[0]) << 32) | r.w[1]) >> 11) + 1.0) * 1.1102230246251565e-16;
+    u2 = double(((uint64_t(r.w[2]) << 32) | r.w[3]) >> 11) * 1.1102230246251565e-16;
+  }
+  return T(std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2));
+}
+
+}  // namespace ccg

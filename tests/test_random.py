@@ -1,0 +1,93 @@
+"""Random numbers inside compiled functions: NumPy's distributions from a counter-based
+generator (Philox4x32-10), reproducible with cppcodegen.manual_seed whatever the thread
+count or ISA. The streams differ from NumPy's own on purpose."""
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from cppcodegen.runtime import random as rnd
+
+
+def ks_statistic(sample, cdf) -> float:
+    x = np.sort(np.asarray(sample, dtype=np.float64))
+    n = len(x)
+    f = cdf(x)
+    return float(max(np.max(np.arange(1, n + 1) / n - f), np.max(f - np.arange(n) / n)))
+
+
+def normal_cdf(x):
+    return 0.5 * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+
+
+KS_CRIT = lambda n: 1.95 / math.sqrt(n)     # alpha = 0.001  # noqa: E731
+
+
+def draws(x):
+    return (np.random.random(x.shape) + x, np.random.randn(20000),
+            np.random.uniform(-3.0, 5.0, size=20000), np.random.normal(2.0, 0.5, 20000),
+            np.random.standard_normal((100, 200)))
+
+
+def test_distributions_pass_kolmogorov_smirnov():
+    cppcodegen.manual_seed(1234)
+    u, n, un, nn, sn = cppcodegen.compile(draws)(np.zeros(20000))
+    assert u.dtype == n.dtype == np.float64 and sn.shape == (100, 200)
+    assert ks_statistic(u, lambda t: np.clip(t, 0, 1)) < KS_CRIT(u.size)
+    assert ks_statistic(n, normal_cdf) < KS_CRIT(n.size)
+    assert ks_statistic(un, lambda t: np.clip((t + 3) / 8, 0, 1)) < KS_CRIT(un.size)
+    assert ks_statistic(nn, lambda t: normal_cdf((t - 2.0) / 0.5)) < KS_CRIT(nn.size)
+    assert ks_statistic(sn.ravel(), normal_cdf) < KS_CRIT(sn.size)
+    assert 0 <= u.min() and u.max() < 1
+
+
+def test_a_wrong_distribution_fails_the_test():     # the KS check can fail
+    u = np.random.default_rng(0).random(20000) ** 1.1
+    assert ks_statistic(u, lambda t: np.clip(t, 0, 1)) > KS_CRIT(u.size)
+
+
+def test_manual_seed_reproduces_and_calls_advance():
+    f = cppcodegen.compile(draws)
+    x = np.zeros(1000)
+    cppcodegen.manual_seed(7)
+    a, b = f(x), f(x)
+    cppcodegen.manual_seed(7)
+    c = f(x)
+    for u, v, w in zip(a, b, c):
+        np.testing.assert_array_equal(u, w)          # same seed, same values
+        assert not np.array_equal(u, v)              # the next call draws new numbers
+
+
+def test_values_are_the_reference_scheme():
+    cppcodegen.manual_seed(99)
+    got = cppcodegen.compile(lambda x: np.random.random(x.shape) * 1 + x)(np.zeros((7, 11)))
+    np.testing.assert_array_equal(got, rnd.uniform(99, 0, 77).reshape(7, 11))
+    g32 = cppcodegen.compile(lambda x, g: x + g.standard_normal(x.shape, dtype=np.float32))
+    out = g32(np.zeros(50, np.float32), np.random.default_rng(3))
+    seed = int(np.random.default_rng(3).integers(0, 2 ** 63))
+    np.testing.assert_allclose(out, rnd.normal(seed, 0, 50, np.float32), rtol=1e-6, atol=1e-6)
+
+
+SCRIPT = """
+import numpy as np, cppcodegen, sys
+cppcodegen.manual_seed(2024)
+f = cppcodegen.compile(lambda x: np.exp(np.random.randn(*x.shape)) + x, options={"isa": sys.argv[1]})
+np.save(sys.argv[2], f(np.zeros((700, 900))))
+"""
+
+
+@pytest.mark.parametrize("threads,isa", [("1", "native"), ("2", "native"), ("2", "scalar")])
+def test_same_values_for_any_thread_count_and_isa(tmp_path, threads, isa):
+    outs = []
+    for t, i in [(threads, isa), ("2", "native")]:
+        path = tmp_path / f"{t}-{i}.npy"
+        env = dict(os.environ, OMP_NUM_THREADS=t)
+        r = subprocess.run([sys.executable, "-c", SCRIPT, i, str(path)], env=env,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        outs.append(np.load(path))
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-15, atol=0)
