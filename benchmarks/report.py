@@ -365,7 +365,9 @@ def to_markdown(doc: dict, level: int = 1) -> str:
     md = [f"{h} cppcodegen benchmark results", ""]
     md += [f"- {line}" for line in format_header(doc).splitlines()]
     st = doc.get("settings", {})
-    md += [f"- mode: {'quick' if st.get('quick') else 'full'}, repeats: {st.get('repeats')}"]
+    md += [f"- mode: {'quick' if st.get('quick') else 'full'}, repeats: {st.get('repeats')}"
+           + (f", peers only on {', '.join(st['peers_only_on'])}" if st.get("peers_only_on")
+              else "")]
     if doc.get("date"):
         md.append(f"- date: {doc['date']}")
     if doc.get("command"):

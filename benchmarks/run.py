@@ -48,6 +48,9 @@ def parse_args(argv=None):
                    help="comma-separated peers to try (numexpr,numba,torch.compile,jax.jit); "
                         "'none' for none; default: every importable one")
     p.add_argument("--no-warm", action="store_true", help="skip the warm-start subprocess")
+    p.add_argument("--all-peers", action="store_true",
+                   help="with --quick: run the peers on every workload, not only on "
+                        "chain, softmax, layer_norm and sum_all")
     p.add_argument("--no-scaling", action="store_true",
                    help="skip the 1-thread cppcodegen runs (thread scaling)")
     p.add_argument("--readme", nargs="?", const="README.md", default=None, metavar="PATH",
@@ -140,15 +143,15 @@ def main(argv=None) -> int:
     set_threads(args.threads)
 
     from benchmarks import peers, report    # imports NumPy: after the thread variables are set
-    from benchmarks.workloads import WORKLOADS
+    from benchmarks.workloads import QUICK_PEERS, WORKLOADS
 
     if args.from_json:
         with open(args.from_json) as f:
             doc = json.load(f)
         print(report.format_all(doc))
         if args.readme:
-            report.update_readme(args.readme, doc)
-            print(f"\nwrote the bench-table section of {args.readme}")
+            print()
+            _write_readme(report, args.readme, doc)
         return 0
     if args.list:
         for w in WORKLOADS.values():
@@ -173,6 +176,8 @@ def main(argv=None) -> int:
            "date": time.strftime("%Y-%m-%d %H:%M %Z"),
            "command": _command(argv),
            "settings": {"quick": quick, "repeats": repeats, "only": names,
+                        "peers_only_on": list(QUICK_PEERS) if quick and not args.all_peers
+                        and args.peers is None else None,
                         "peers": [p.name for p in found],
                         "cpp_options": json.loads(args.cpp_options)},
            "workloads": []}
@@ -182,6 +187,8 @@ def main(argv=None) -> int:
                 "scaling": not args.no_scaling and args.threads > 1,
                 "cpp_options": json.loads(args.cpp_options), "total": len(names)}
     timeout = args.timeout
+    if doc["settings"]["peers_only_on"] and found:
+        progress(f"quick mode: peers run only on {', '.join(QUICK_PEERS)} (--all-peers for all)")
 
     with tempfile.TemporaryDirectory(prefix="cppcodegen-bench-jobs-") as workdir:
         n_bw = 2**22 if quick else 2**25
@@ -201,8 +208,11 @@ def main(argv=None) -> int:
 
         for i, name in enumerate(names, 1):
             wl = WORKLOADS[name]
-            got = run_workload(dict(base_job, name=name, index=i), workdir, timeout,
-                               [s.name for s in systems])
+            job = dict(base_job, name=name, index=i)
+            if quick and not args.all_peers and args.peers is None and name not in QUICK_PEERS:
+                job["peers"] = []        # peers' compile times (torch ~10 s) dominate --quick
+            got = run_workload(job, workdir, timeout,
+                               [s.name for s in systems[:2]] + job["peers"])
             doc["workloads"].append({"name": name, "description": wl.description,
                                      "core": wl.core, "unit": wl.unit, **got})
 
@@ -217,9 +227,16 @@ def main(argv=None) -> int:
           + (f", {os.path.join(out_dir, 'speedup.png')}" if wrote_png else "")
           + f"  ({doc['elapsed_s']:.1f} s)")
     if args.readme:
-        report.update_readme(args.readme, doc)
-        print(f"wrote the bench-table section of {args.readme}")
+        _write_readme(report, args.readme, doc)
     return 0
+
+
+def _write_readme(report, path, doc) -> None:
+    try:
+        report.update_readme(path, doc)
+        print(f"wrote the bench-table section of {path}")
+    except (OSError, ValueError) as e:
+        print(f"README not updated: {e}", file=sys.stderr)
 
 
 def _command(argv) -> str:

@@ -57,7 +57,7 @@ def run_system(system, wl, inputs, ref, magnitude, repeats, exact=None) -> dict:
 
 
 def build_systems(job: dict, skip=()) -> list:
-    """NumPy, cppcodegen and the importable peers asked for, minus ``skip``."""
+    """NumPy, cppcodegen and the importable peers asked for, minus ``skip`` (not set up yet)."""
     from benchmarks import measure, peers
     quick, options = job["quick"], job["cpp_options"]
     probe = None if job["no_warm"] else (
@@ -69,16 +69,18 @@ def build_systems(job: dict, skip=()) -> list:
                peers.CppCodegen(options, probe, single, job["repeats"])]
     wanted = job.get("peers")
     systems += peers.installed_peers(None if wanted is None else set(wanted))
-    out = []
-    for s in systems:
-        if s.name in skip:
-            continue
-        try:
-            s.setup(job["threads"])
-            out.append(s)
-        except Exception as e:
-            progress(f"{s.name} unusable, left out: {err_text(e)}")
-    return out
+    return [s for s in systems if s.name not in skip]
+
+
+def set_up(system, threads) -> bool:
+    """Import and configure one system, just before it runs: a peer's thread pools (torch,
+    jax, numba) must not exist yet while NumPy and cppcodegen are timed."""
+    try:
+        system.setup(threads)
+        return True
+    except Exception as e:
+        progress(f"{system.name} unusable, left out: {err_text(e)}")
+        return False
 
 
 class State:
@@ -123,9 +125,13 @@ def run_job(job: dict, state: State) -> None:
     state.save()
     tag = f"[{job['index']}/{job['total']}] {wl.name}"
     for system in build_systems(job, skip=set(job.get("skip", ()))):
-        progress(f"{tag}: {system.name} ...")
-        state.data["in_progress"] = system.name
+        state.data["in_progress"] = system.name        # a crash in its import is its own
         state.save()
+        if not set_up(system, job["threads"]):
+            state.data["in_progress"] = None
+            state.save()
+            continue
+        progress(f"{tag}: {system.name} ...")
         if os.environ.get("CPPCODEGEN_BENCH_CRASH") == system.name:   # for the smoke test
             import signal
             os.kill(os.getpid(), signal.SIGSEGV)

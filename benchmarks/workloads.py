@@ -216,6 +216,8 @@ WORKLOADS: dict[str, Workload] = dict([
 ])
 
 CORE = tuple(n for n, w in WORKLOADS.items() if w.core)
+# --quick runs the peers only on these (their compile times would dominate it otherwise)
+QUICK_PEERS = CORE + ("sum_all",)
 
 
 def as_tuple(out) -> tuple:
