@@ -119,7 +119,9 @@ def _t(seconds, unit):
 
 
 def _x(ratio):
-    return f"{ratio:.2f}x" if ratio is not None else "-"
+    if ratio is None:
+        return "-"
+    return f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
 
 
 def _status_cell(entry, unit):
