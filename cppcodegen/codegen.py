@@ -142,8 +142,8 @@ class KernelWriter:
             if s.kind == "reduction" and s.name in self.locals:
                 self.w.line(f"{ctype(self.p.buffers[s.name].dtype)} {self.locals[s.name]};")
             axes = list(range(len(s.domain)))
-            if s.kind == "reduction" and self.k.parallel and s.domain and s.reduction != "argmax" \
-                    and s.reduction != "argmin":
+            if s.kind == "reduction" and self.k.parallel and s.domain and s.reduction not in (
+                    "argmax", "argmin", "prod"):
                 self.chunked_reduction(s)
             else:
                 self.stage(s, axes, {}, parallel=self.k.parallel and bool(axes))
@@ -172,7 +172,7 @@ class KernelWriter:
         ntiles = -(-size // tile)
         t = ctype(s.body.dtype)
         first, rest = s.reduce_axes[0], list(s.reduce_axes[1:])
-        chunks = 1 if kept_outer or not self.k.parallel else max(1, min(
+        chunks = 1 if kept_outer or not self.k.parallel or s.reduction == "prod" else max(1, min(
             COLUMN_CHUNKS, s.domain[first], s.numel() // (1 << 16)))
         init = init_value(s.reduction, s.body.dtype)
         with w.indent("{"):
@@ -257,7 +257,9 @@ class KernelWriter:
                 w.line(f"{t} {acc};")
             w.line(f"{t} acc = {init_value(kind, s.body.dtype)};")
             var = index_vars(len(s.domain))[axes[-1]] if axes else None
-            vec = bool(axes) and self.can_vectorize(s, var)
+            # products run in index order, as NumPy's do: with lanes, 0 * inf could make NaN
+            # where NumPy's running product is already 0
+            vec = bool(axes) and kind != "prod" and self.can_vectorize(s, var)
             # float sums are accumulated in blocks, then the blocks summed: error grows with
             # log-ish depth instead of with the row length (NumPy sums pairwise)
             block = self.opts.reduction_block if (
@@ -273,7 +275,8 @@ class KernelWriter:
                     w.line(f"{target_v} = {combine(kind, s.body.dtype, True).format(target_v, value)};")
                 else:
                     w.line(f"acc = {combine(kind, s.body.dtype).format('acc', value)};")
-            self.loops(s, axes, ranges, update, parallel=False, declared_lanes=vec, block=block)
+            self.loops(s, axes, ranges, update, parallel=False, allow_vector=vec,
+                       declared_lanes=vec, block=block)
             if vec:
                 total = hreduce(kind, s.body.dtype).format("vacc")
                 w.line(f"acc = {combine(kind, s.body.dtype).format('acc', total)};")

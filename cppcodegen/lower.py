@@ -155,9 +155,10 @@ class Lowering:
 
     def add_stage(self, node: Node, role: str):
         where, label = node.where, self.names[id(node)]
-        if node.op == "matmul":
+        if node.op in ("matmul", "extern"):
             args = tuple(self.realize(i) for i in node.inputs)
-            stage = Stage("", "extern", node.shape, None, (), None, label, where, "matmul", args)
+            call = "matmul" if node.op == "matmul" else node.attr("call")
+            stage = Stage("", "extern", node.shape, None, (), None, label, where, call, args)
         elif node.op == "reduce":
             (src,) = node.inputs
             domain = src.shape
@@ -194,7 +195,7 @@ class Lowering:
                 self.scalars.append((f"rng{slot}_off", u64, ("rng", slot, "off", source)))
             elif op == "constant":
                 self.add_buffer(node, "constant", arg=node.attr("array").key)
-            elif op in ("reduce", "matmul"):
+            elif op in ("reduce", "matmul", "extern"):
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")

@@ -98,7 +98,7 @@ def schedule(program: LoopProgram, opts: Options) -> list:
             k.form = "tiled"
     for k in kernels:
         k.parallel = opts.parallel and max(s.numel() for s in k.stages) >= opts.parallel_threshold
-        k.name = _kernel_name(k) if k.form != "extern" else f"{k.name}_{k.stages[0].extern}"
+        k.name = _kernel_name(k) if k.form != "extern" else f"{k.name}_{_extern_name(k.stages[0])}"
     return kernels
 
 
@@ -136,6 +136,11 @@ def _wants_tiles(program: LoopProgram, k: Kernel) -> bool:
         if c_col.is_Integer and c_row.is_Integer and abs(int(c_col)) > 1 and abs(int(c_row)) == 1:
             return True
     return False
+
+
+def _extern_name(s: Stage) -> str:
+    e = s.extern
+    return e if isinstance(e, str) else e.name.rsplit(".", 1)[-1]
 
 
 def _kernel_name(k: Kernel) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import operator
 import threading
+import warnings
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -84,9 +85,7 @@ class Proxy:
     def __array_function__(self, func, types, args, kwargs):
         handler = FUNCTIONS.get(func)
         if handler is None:
-            name = getattr(func, "__module__", "numpy").replace("numpy._core", "numpy")
-            raise UnsupportedError(f"{name}.{func.__name__} is not supported by cppcodegen "
-                                   f"(called at {user_location()})")
+            return extern_call(func, args, kwargs)
         return handler(*args, **kwargs)
 
     def __array__(self, dtype=None, copy=None):
@@ -778,6 +777,83 @@ FUNCTIONS = {
     np.result_type: lambda *args: np.result_type(*[_descriptor(a) if isinstance(a, Proxy) else a
                                                    for a in args]),
 }
+
+
+# --------------------------------------------------------------------------- extern NumPy calls
+
+# functions whose output shape depends on the values: never run as extern steps
+DATA_DEPENDENT = {"unique", "nonzero", "argwhere", "flatnonzero", "extract", "compress",
+                  "unique_values", "unique_counts", "unique_inverse", "unique_all", "trim_zeros",
+                  "delete", "insert", "select", "piecewise", "histogram_bin_edges", "place",
+                  "put", "putmask", "copyto", "fill_diagonal", "save", "savez", "savetxt",
+                  "array_equal", "array_equiv", "allclose", "isclose", "array2string",
+                  "array_repr", "array_str", "shape", "ndim", "size"}
+_WARNED: set = set()
+
+
+def extern_call(func, args, kwargs):
+    """Any other NumPy function on traced arrays: a call to NumPy itself between compiled
+    kernels, when its output shapes and dtypes follow from its inputs' (found by running it
+    once on stand-in arrays). Warns once per function."""
+    from .runtime.extern import ExternCall, Slot, qualified_name
+    name = qualified_name(func)
+    if func.__name__ in DATA_DEPENDENT or "random" in name or "fft" in name or "linalg.eig" in name:
+        raise UnsupportedError(f"{name} is not supported by cppcodegen "
+                               f"(called at {user_location()})")
+    proxies = []
+
+    def template(x):
+        if isinstance(x, Proxy):
+            proxies.append(x)
+            return Slot(len(proxies) - 1)
+        if isinstance(x, np.ndarray) and x.size > 16:
+            proxies.append(asproxy(x))
+            return Slot(len(proxies) - 1)
+        if isinstance(x, tuple):
+            return tuple(template(v) for v in x)
+        if isinstance(x, list):
+            return [template(v) for v in x]
+        if isinstance(x, dict):
+            return {k: template(v) for k, v in x.items()}
+        if callable(x) and not isinstance(x, (np.dtype, type)):
+            _unsupported(f"{name} with a function argument")
+        return x
+    targs, tkwargs = template(tuple(args)), template(dict(kwargs))
+    result = _stand_in_call(func, name, targs, tkwargs, proxies)
+    results = result if isinstance(result, tuple) else (result,)
+    outs = []
+    for k, r in enumerate(results):
+        r = np.asarray(r)
+        if r.dtype.kind not in "biuf":
+            _unsupported(f"{name} returning {r.dtype}")
+        call = ExternCall(func, targs, tkwargs, k if isinstance(result, tuple) else None)
+        node = make_node("extern", [p.node for p in proxies], r.shape, r.dtype,
+                         user_location(), call=call)
+        outs.append(wrap(node))
+    if name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(f"cppcodegen: {name} runs as a NumPy call between compiled kernels "
+                      f"(at {user_location()})", stacklevel=3)
+    return tuple(outs) if isinstance(result, tuple) else outs[0]
+
+
+def _stand_in_call(func, name, targs, tkwargs, proxies):
+    """Run ``func`` on stand-ins of the traced arrays (zeros, then random values) to learn
+    its output shapes and dtypes."""
+    from .runtime.extern import fill
+    rng = np.random.default_rng(0)
+    errors = []
+    for make in (lambda p: np.zeros(p.shape, p.dtype),
+                 lambda p: (rng.random(p.shape) * 4 + 1).astype(p.dtype)):
+        arrays = [make(p) for p in proxies]
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return func(*fill(targs, arrays), **fill(tkwargs, arrays))
+        except Exception as e:          # noqa: BLE001 -- reported below
+            errors.append(e)
+    raise UnsupportedError(f"{name} could not be run on traced arrays ({errors[-1]}) "
+                           f"(at {user_location()})")
 
 
 # --------------------------------------------------------------------------- random numbers

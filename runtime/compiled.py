@@ -41,7 +41,9 @@ def _run_steps(fns, steps):
             if st[0] == "call":
                 fns[st[1]](*cargs)
             else:
-                EXTERNS[st[1]](*[values[p] for p in st[2]], out=values[st[3]])
+                op = st[1]
+                call = EXTERNS[op] if isinstance(op, str) else op     # an ExternCall
+                call(*[values[p] for p in st[2]], out=values[st[3]])
     return run
 
 

@@ -180,8 +180,6 @@ def test_index_expression_power():
 # prod(0.0, 1.0, ..., 63.0) in float32: NumPy multiplies in order, the 0 comes first and the
 # product stays 0. The compiled reduction multiplies in vector lanes: the lanes without the
 # 0 overflow to inf (63! >> FLT_MAX) and the final combine computes 0 * inf = NaN.
-@pytest.mark.xfail(strict=True, reason="lane-wise float prod: partial products overflow to "
-                   "inf, 0 * inf = NaN where NumPy's in-order product is 0")
 def test_prod_with_zero_and_overflowing_partials():
     def f(x0):
         v0 = x0.prod(axis=1)

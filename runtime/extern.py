@@ -1,0 +1,84 @@
+"""NumPy functions called between compiled kernels ("extern" steps).
+
+In: a function and the structure of its arguments, with ``Slot(k)`` where the k-th traced
+array goes. Out: a picklable, hashable ``ExternCall`` that the runtime calls with the step's
+input arrays and whose result it copies into the step's output buffer. Used for matrix
+products and for NumPy functions the compiler does not lower itself (sort, cumsum,
+concatenate, median, ...). No compiler imports: a warm process unpickles these from the
+graph cache.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class Slot:
+    """Where the k-th input array of an extern call goes in its argument structure."""
+    __slots__ = ("k",)
+
+    def __init__(self, k: int):
+        self.k = k
+
+    def __repr__(self):
+        return f"<in{self.k}>"
+
+    def __eq__(self, other):
+        return isinstance(other, Slot) and other.k == self.k
+
+    def __hash__(self):
+        return hash(("slot", self.k))
+
+    def __reduce__(self):
+        return (Slot, (self.k,))
+
+
+def fill(template, arrays):
+    if isinstance(template, Slot):
+        return arrays[template.k]
+    if isinstance(template, tuple):
+        return tuple(fill(t, arrays) for t in template)
+    if isinstance(template, list):
+        return [fill(t, arrays) for t in template]
+    if isinstance(template, dict):
+        return {k: fill(v, arrays) for k, v in template.items()}
+    return template
+
+
+def qualified_name(func) -> str:
+    module = getattr(func, "__module__", None) or "numpy"
+    module = module.replace("numpy._core", "numpy").replace("numpy.lib._", "numpy.")
+    return f"{module}.{getattr(func, '__qualname__', getattr(func, '__name__', repr(func)))}"
+
+
+class ExternCall:
+    """``func(*args, **kwargs)`` with Slots filled in; ``item`` picks one of a tuple result."""
+
+    def __init__(self, func, args: tuple, kwargs: dict, item=None):
+        self.func, self.args, self.kwargs, self.item = func, args, dict(kwargs), item
+        self.name = qualified_name(func)
+        self._repr = (f"{self.name}({', '.join([repr(a) for a in args] + [f'{k}={v!r}' for k, v in self.kwargs.items()])})"
+                      + ("" if item is None else f"[{item}]"))
+
+    def __repr__(self):
+        return self._repr
+
+    def __eq__(self, other):
+        return isinstance(other, ExternCall) and other.func is self.func and other._repr == self._repr
+
+    def __hash__(self):
+        return hash(self._repr)
+
+    def __reduce__(self):
+        return (ExternCall, (self.func, self.args, self.kwargs, self.item))
+
+    def __call__(self, *arrays, out):
+        with np.errstate(all="ignore"):
+            result = self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays))
+        if self.item is not None:
+            result = result[self.item]
+        if np.shape(result) != out.shape:
+            raise RuntimeError(
+                f"{self.name} returned shape {np.shape(result)} where {out.shape} was traced: "
+                "its output shape depends on the values, which a compiled function cannot "
+                "allow; call it outside the compiled function")
+        np.copyto(out, result, casting="unsafe")

@@ -1,0 +1,61 @@
+"""NumPy functions without a lowering run as NumPy calls between compiled kernels."""
+import warnings
+
+import numpy as np
+import pytest
+
+import cppcodegen
+
+RNG = np.random.default_rng(5)
+X = RNG.standard_normal((6, 5)).astype(np.float32)
+Y = RNG.standard_normal((6, 5)).astype(np.float32)
+
+CASES = {
+    "sort": lambda x, y: np.sort(x * 2, axis=1) + y,
+    "argsort": lambda x, y: np.argsort(x + y, axis=0),
+    "cumsum": lambda x, y: np.cumsum(x, axis=0) * 2 - y,
+    "cumprod": lambda x, y: np.cumprod(x / 4 + 1, axis=1),
+    "concatenate": lambda x, y: np.concatenate([x, y * 2], axis=0).sum(0),
+    "stack": lambda x, y: np.stack([x, y]) - 1,
+    "hstack": lambda x, y: np.hstack([x, y]),
+    "median": lambda x, y: np.median(x + y, axis=1),
+    "percentile": lambda x, y: np.percentile(x, 90) + y,
+    "pad_edge": lambda x, y: np.pad(x, 1, mode="edge") * 2,
+    "pad_constant": lambda x, y: np.pad(x, ((1, 0), (2, 1))),
+    "tile": lambda x, y: np.tile(x, (2, 1)),
+    "repeat": lambda x, y: np.repeat(x, 2, axis=1),
+    "roll": lambda x, y: np.roll(x, 2, axis=1) + y,
+    "triu": lambda x, y: np.triu(x[:5]),
+    "diagonal": lambda x, y: np.diagonal(x) * 3,
+    "trace": lambda x, y: np.trace(x),
+    "norm": lambda x, y: np.linalg.norm(x - y, axis=1),
+    "histogram": lambda x, y: np.histogram(x, bins=4, range=(-3, 3))[0],
+    "cov": lambda x, y: np.cov(x),
+    "average": lambda x, y: np.average(x, axis=0, weights=np.arange(1.0, 7.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_extern_call_matches_numpy(name):
+    f = CASES[name]
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        got = cppcodegen.compile(f)(X, Y)
+    want = f(X, Y)
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_extern_call_warns_once_naming_the_function():
+    def f(x):
+        return np.partition(x, 2, axis=1) + 1
+    with pytest.warns(UserWarning, match="numpy.partition runs as a NumPy call"):
+        cppcodegen.compile(f)(X)
+    ex = cppcodegen.explain(f, X)
+    assert [k.form for k in ex.kernels].count("extern") == 1
+
+
+def test_data_dependent_shapes_are_refused():
+    with pytest.raises(cppcodegen.UnsupportedError, match="numpy.unique"):
+        cppcodegen.compile(lambda x: np.unique(x))(X)
