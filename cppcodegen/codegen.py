@@ -262,12 +262,15 @@ class KernelWriter:
             vec = bool(axes) and kind != "prod" and self.can_vectorize(s, var)
             # float sums are accumulated in blocks, then the blocks summed: error grows with
             # log-ish depth instead of with the row length (NumPy sums pairwise)
+            # (a row of a multi-axis reduction is its own block, however short)
             block = self.opts.reduction_block if (
                 vec and kind == "sum" and s.body.dtype.kind == "f"
-                and s.domain[axes[-1]] > self.opts.reduction_block) else 0
+                and (s.domain[axes[-1]] > self.opts.reduction_block or len(axes) > 1)) else 0
             if vec:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
                 w.line(f"auto vacc = {_vtype(s.body.dtype)}::broadcast({init_value(kind, s.body.dtype)});")
+            if block:
+                w.line(f"auto vcomp = {_vtype(s.body.dtype)}::broadcast(0);   // Kahan compensation")
             target_v = "vblk" if block else "vacc"
 
             def update(r: ExprRenderer, value: str, vector: bool):
@@ -300,9 +303,16 @@ class KernelWriter:
             with w.indent(f"for (int64_t chunk = 0; chunk < {chunks}; ++chunk) {{"):
                 w.line(f"const int64_t lo = {n0} * chunk / {chunks}, hi = {n0} * (chunk + 1) / {chunks};")
                 self.reduction(s, list(range(len(s.domain))), {0: ("lo", "hi")}, target="partial[chunk]")
-            w.line(f"{result} = {init_value(s.reduction, s.body.dtype)};")
-            w.line(f"for (int64_t c = 0; c < {chunks}; ++c) {result} = "
-                   f"{combine(s.reduction, s.body.dtype).format(result, 'partial[c]')};")
+            if s.reduction == "sum" and s.body.dtype == np.float32:
+                # the chunks' float sums are added in double: the running total is the
+                # largest value of the whole sum, where float32 rounding would cost most
+                w.line("double total = 0;")
+                w.line(f"for (int64_t c = 0; c < {chunks}; ++c) total += partial[c];")
+                w.line(f"{result} = static_cast<float>(total);")
+            else:
+                w.line(f"{result} = {init_value(s.reduction, s.body.dtype)};")
+                w.line(f"for (int64_t c = 0; c < {chunks}; ++c) {result} = "
+                       f"{combine(s.reduction, s.body.dtype).format(result, 'partial[c]')};")
             if s.name not in self.locals:
                 w.line(f"{s.name}[0] = {result};")
 
@@ -377,7 +387,12 @@ class KernelWriter:
                         r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,
                                          self.reuse.get(s.name))
                         emit(r, r(s.body), True)
-                    w.line("vacc = vacc + vblk;")
+                    # compensated (Kahan) sum of the block sums; not across infinities
+                    w.line("auto y = vblk - vcomp;")
+                    w.line("auto t = vacc + y;")
+                    w.line(f"vcomp = ccg::select(ccg::isfinite(t), (t - vacc) - y, "
+                           f"{_vtype(s.body.dtype)}::broadcast(0));")
+                    w.line("vacc = t;")
             else:
                 with w.indent(f"for (int64_t {i} = {lo}; {i} < {i}_end; {i} += L) {{"):
                     r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,

@@ -31,7 +31,7 @@ class Options:
     """Minimum number of elements a loop nest must touch before it is run in parallel."""
     fuse: bool = True
     """Fuse pointwise and reduction stages into shared loop nests."""
-    reduction_block: int = 4096
+    reduction_block: int = 1024
     """Inner reduction loops of float sums are blocked by this many elements (accuracy)."""
     generate_intermediate_hooks: bool = False
     """Report every materialized buffer to cppcodegen.hooks."""
