@@ -11,6 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+# the precompiled header may still be being written in the background: never copy it
+_NO_PCH = shutil.ignore_patterns("pch")
+
 import cppcodegen
 from cppcodegen.runtime import build, cachedir, loader
 from cppcodegen.runtime.locks import exclusive_lock
@@ -41,7 +44,7 @@ def populated(tmp_path_factory):
 @needs_cxx
 def test_info_and_list(populated, tmp_path):
     cache = tmp_path / "c"
-    shutil.copytree(populated, cache)
+    shutil.copytree(populated, cache, ignore=_NO_PCH)
     info = cli("cache", "info", cache=cache)
     assert info.returncode == 0, info.stderr
     assert f"location: {cache} (CPPCODEGEN_CACHE_DIR)" in info.stdout
@@ -56,7 +59,7 @@ def test_info_and_list(populated, tmp_path):
 @needs_cxx
 def test_clear_removes_every_entry_and_the_next_call_rebuilds(populated, tmp_path):
     cache = tmp_path / "c"
-    shutil.copytree(populated, cache)
+    shutil.copytree(populated, cache, ignore=_NO_PCH)
     out = cli("cache", "clear", cache=cache)
     assert out.returncode == 0, out.stderr
     assert "removed 2 kernels and 2 graphs" in out.stdout
@@ -71,7 +74,7 @@ def test_clear_removes_every_entry_and_the_next_call_rebuilds(populated, tmp_pat
 @needs_cxx
 def test_clear_waits_for_a_build_in_progress(populated, tmp_path):
     cache = tmp_path / "c"
-    shutil.copytree(populated, cache)
+    shutil.copytree(populated, cache, ignore=_NO_PCH)
     entry = build.kernel_entries(cache)[0]
     with exclusive_lock(entry.parent / f"{entry.name}.lock"):     # "someone is building"
         proc = subprocess.Popen([sys.executable, "-m", "cppcodegen", "cache", "clear"],

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+# the precompiled header may still be being written in the background: never copy it
+_NO_PCH = shutil.ignore_patterns("pch")
+
 REAL_CXX = shutil.which("g++") or shutil.which("clang++")
 pytestmark = pytest.mark.skipif(REAL_CXX is None, reason="no C++ compiler")
 
@@ -80,7 +83,7 @@ def compiles(log) -> int:
 def cache(toolbox, tmp_path):
     """A private copy of the populated template cache (entries are location independent)."""
     dst = tmp_path / "cache"
-    shutil.copytree(toolbox["template"], dst, symlinks=True)
+    shutil.copytree(toolbox["template"], dst, symlinks=True, ignore=_NO_PCH)
     return dst
 
 
