@@ -98,6 +98,14 @@ def _make_ffi(so_path: str, cdef: str):
     return ffi
 
 
+def _quiet_openmp() -> None:
+    """Before libgomp is loaded: idle OpenMP threads sleep instead of spinning, unless the
+    user chose otherwise. Our parallel regions are large (see config.parallel_threshold), so
+    waking a thread costs little, while spinning threads steal the cores from the BLAS threads
+    of a matrix product (np.matmul) and from other processes. libgomp reads this once."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def load_library(so_path, cdef: str) -> Library:
     """Return ``Library(ffi, lib)`` for ``so_path`` declared by ``cdef``."""
     key = (str(so_path), cdef)
@@ -108,6 +116,7 @@ def load_library(so_path, cdef: str) -> Library:
         found = _LOADED.get(key)
         if found is None:
             ffi = _make_ffi(key[0], cdef)
+            _quiet_openmp()
             try:
                 lib = ffi.dlopen(key[0])
             except OSError as e:
