@@ -323,7 +323,8 @@ def test_run_quick_only_chain(tmp_path):
     assert (out.parent / "results.md").exists()
     assert "core set" in p.stdout and "chain" in p.stdout
     assert "import" in data and "import cppcodegen" in p.stdout
-    assert data["date"] and data["command"].startswith("python3 -m benchmarks.run")
+    # under `make test` the command is reported as started by make
+    assert data["date"] and "python3 -m benchmarks.run" in data["command"]
 
 
 def test_a_crashing_system_costs_one_entry(tmp_path):
