@@ -128,9 +128,11 @@ def map_tree(tree, fn, leaf_type=Node):
     return tree
 
 
-def toposort(outputs: list) -> list:
+def postorder(roots, children) -> list:
+    """Every node reachable from ``roots`` once, each after its children (iterative DFS, so
+    deep graphs do not hit the recursion limit). ``children(node)`` lists a node's operands."""
     order, seen = [], set()
-    stack = [(n, False) for n in reversed(outputs)]
+    stack = [(n, False) for n in reversed(list(roots))]
     while stack:
         node, done = stack.pop()
         if done:
@@ -140,7 +142,9 @@ def toposort(outputs: list) -> list:
             continue
         seen.add(id(node))
         stack.append((node, True))
-        for i in reversed(node.inputs):
-            if id(i) not in seen:
-                stack.append((i, False))
+        stack.extend((c, False) for c in reversed(children(node)) if id(c) not in seen)
     return order
+
+
+def toposort(outputs: list) -> list:
+    return postorder(outputs, lambda n: n.inputs)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
+from .graph import postorder
+
 
 @dataclass(frozen=True, eq=False)
 class Load:
@@ -159,16 +161,4 @@ def format_expr(e, depth=0) -> str:
 
 def walk(expr, stop=frozenset()):
     """Every distinct sub-expression once, operands before users (not below ``stop`` ids)."""
-    seen, order, stack = set(), [], [(expr, False)]
-    while stack:
-        e, done = stack.pop()
-        if done:
-            order.append(e)
-            continue
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        stack.append((e, True))
-        if isinstance(e, Op) and id(e) not in stop:
-            stack.extend((a, False) for a in reversed(e.args) if id(a) not in seen)
-    return order
+    return postorder([expr], lambda e: e.args if isinstance(e, Op) and id(e) not in stop else ())
