@@ -254,6 +254,7 @@ class CompiledFunction:
         self.options = dict(options or {})
         config.get_options(self.options)            # validate option names now
         self.variants: dict = {}
+        self._fast: dict = {}          # (type, dtype, shape, strides) per argument -> variant
         self._lock = threading.Lock()
         self._sig = inspect.signature(fn)
         self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty
@@ -272,11 +273,25 @@ class CompiledFunction:
         return bound.args
 
     def __call__(self, *args, **kwargs):
+        # fast path: arrays and NumPy scalars only; equal (type, dtype, shape, strides) give
+        # equal guards, so the variant found for them last time is the right one again
+        key = None
+        if not kwargs and self._simple and len(args) == self._nargs:
+            try:
+                key = tuple([(a.__class__, a.dtype, a.shape, a.strides) for a in args])
+            except AttributeError:
+                key = None
+            else:
+                variant = self._fast.get(key)
+                if variant is not None:
+                    return variant(args)
         args = self._bind(args, kwargs)
         specs = signature.classify(args)
         variant = self.variants.get(specs)
         if variant is None:
             variant = self._compile(specs, args)
+        if key is not None:
+            self._fast[key] = variant
         return variant(args)
 
     def _compile(self, specs, args):
