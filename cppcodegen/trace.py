@@ -51,6 +51,8 @@ class Proxy:
     def __init__(self, node: Node, weak: bool = False):
         self.node = node
         self.weak = weak
+        self.owned = True       # a fresh result: in-place operators may rebind its node
+        self.viewed = False     # some view of it exists: in-place updates would be unsafe
 
     # --- properties
     shape = property(lambda self: self.node.shape)
@@ -152,7 +154,7 @@ class Proxy:
     ravel = lambda self, order="C": reshape(self, (-1,), order=order)
     flatten = lambda self, order="C": reshape(self, (-1,), order=order)
     squeeze = lambda self, axis=None: squeeze(self, axis)
-    copy = lambda self, order="C": self
+    copy = lambda self, order="C": wrap(self.node, self.weak)
     view = lambda self, dtype=None: self if dtype is None else _unsupported("ndarray.view(dtype)")
     clip = lambda self, min=None, max=None, **kw: clip(self, min, max, **kw)
     sum = lambda self, *a, **kw: sum_(self, *a, **kw)
@@ -307,6 +309,46 @@ def broadcast_node(node: Node, shape) -> Node:
 
 def wrap(node: Node, weak=False) -> Proxy:
     return Proxy(node, weak)
+
+
+def _view_of(base: Proxy, node: Node) -> Proxy:
+    """A view of ``base`` (NumPy would alias the memory): neither may be updated in place."""
+    base.viewed = True
+    view = Proxy(node, base.weak)
+    view.owned = False
+    return view
+
+
+def _inplace(ufunc):
+    """``x op= y``: NumPy writes into x. A fresh result with no views is updated by
+    rebinding its node (nobody else can see the difference); an argument, a view, or an array
+    with views would need real aliasing, which is refused rather than silently diverging."""
+    def op(self, other):
+        if self.weak:               # a Python scalar: `s += 1` just rebinds the name
+            return ufunc(self, other)
+        if not self.owned or self.viewed:
+            what = "a view of another array or an array with views" if self.owned or \
+                self.node.op != "input" else "a function argument"
+            raise UnsupportedError(
+                f"in-place np.{ufunc.__name__} (x op= y) on {what} is not supported yet: NumPy "
+                f"would modify memory shared with it (at {user_location()}); write x = x + y "
+                "instead, or return the new value")
+        result = ufunc(self, other)
+        if not np.can_cast(result.dtype, self.dtype, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc '{ufunc.__name__}' output from {result.dtype!r} "
+                            f"to {self.dtype!r} with casting rule 'same_kind' "
+                            f"(at {user_location()})")
+        self.node = cast_node(result.node, self.dtype)
+        return self
+    return op
+
+
+for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                   ("mod", np.remainder), ("pow", np.power), ("and", np.bitwise_and),
+                   ("or", np.bitwise_or), ("xor", np.bitwise_xor), ("lshift", np.left_shift),
+                   ("rshift", np.right_shift)]:
+    setattr(Proxy, f"__i{_name}__", _inplace(_uf))
 
 
 # --------------------------------------------------------------------------- ufuncs
@@ -472,7 +514,7 @@ def reshape(a, shape, order="C", **kw):
                          f"(at {user_location()})")
     if shape == a.shape:
         return a
-    return wrap(make_node("reshape", (a.node,), shape, a.dtype, user_location()), a.weak)
+    return _view_of(a, make_node("reshape", (a.node,), shape, a.dtype, user_location()))
 
 
 def transpose(a, axes=None):
@@ -485,7 +527,7 @@ def transpose(a, axes=None):
     if axes == tuple(range(a.ndim)):
         return a
     shape = tuple(a.shape[i] for i in axes)
-    return wrap(make_node("transpose", (a.node,), shape, a.dtype, user_location(), perm=axes))
+    return _view_of(a, make_node("transpose", (a.node,), shape, a.dtype, user_location(), perm=axes))
 
 
 def swapaxes(a, axis1, axis2):
@@ -509,7 +551,7 @@ def moveaxis(a, source, destination):
 def broadcast_to(a, shape, subok=False):
     a = asproxy(a)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    return wrap(broadcast_node(a.node, shape))
+    return _view_of(a, broadcast_node(a.node, shape))
 
 
 def broadcast_arrays(*args, subok=False):
@@ -584,7 +626,7 @@ def getitem(a: Proxy, index):
     node = a.node
     if any(s != (0, 1, n) for s, n in zip(spec, a.shape)):
         node = make_node("slice", (node,), sliced_shape, a.dtype, user_location(), spec=tuple(spec))
-    return reshape(wrap(node, a.weak), out_shape)
+    return reshape(_view_of(a, node), out_shape)
 
 
 # --------------------------------------------------------------------------- reductions
@@ -955,7 +997,9 @@ def trace(fn, arg_specs, args):
         if kind == "array":
             node = make_node("input", (), value.shape, value.dtype, "", index=i)
             inputs.append(node)
-            call_args.append(wrap(node))
+            arg = wrap(node)
+            arg.owned = False       # the caller's array: in-place updates would have to show
+            call_args.append(arg)
         elif kind == "scalar":
             dt = np.dtype(spec[1])
             node = make_node("scalar", (), (), dt, "", index=i)

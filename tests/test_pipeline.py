@@ -234,3 +234,39 @@ def test_sibling_outputs_share_one_loop():
     assert ex.num_kernels == 1 and ex.source.count("ccg::log(") == 1
     for got, want in zip(cppcodegen.compile(f)(s, k), f(s, k)):
         np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_in_place_operators_on_fresh_results_and_refusals():
+    def fresh(x):
+        y = x * 2
+        y += 1
+        y *= y
+        return y
+    x = F32(4, 5)
+    np.testing.assert_array_equal(cppcodegen.compile(fresh)(x), fresh(x.copy()))
+
+    def on_argument(x):
+        x += 1
+        return x
+    def through_view(x):
+        y = x * 2
+        z = y[1:]
+        z += 1
+        return y
+    for fn in (on_argument, through_view):
+        before = x.copy()
+        with pytest.raises(cppcodegen.UnsupportedError, match="in-place np.add"):
+            cppcodegen.compile(fn)(x)
+        np.testing.assert_array_equal(x, before)
+
+    def scalar_rebinds(x, s):
+        s += 1.0
+        return x * s
+    np.testing.assert_array_equal(cppcodegen.compile(scalar_rebinds)(x, 2.0), x * 3.0)
+
+    def bad_cast(x):
+        y = (x * 10).astype(np.int32)
+        y += 1.5
+        return y
+    with pytest.raises(TypeError, match="same_kind"):
+        cppcodegen.compile(bad_cast)(x)
