@@ -82,6 +82,12 @@ def cindex(expr) -> str:
             c, _ = t.as_coeff_Mul()
             den = math.lcm(den, Fraction(str(c)).denominator)
         return f"ccg_idx_div({cindex(sympy.expand(arg * den))}, {den})"
+    if isinstance(expr, (sympy.Min, sympy.Max)):
+        fn = "std::min" if isinstance(expr, sympy.Min) else "std::max"
+        out = cindex(expr.args[0])
+        for a in expr.args[1:]:
+            out = f"{fn}<int64_t>({out}, {cindex(a)})"
+        return out
     if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and int(expr.exp) > 0:
         return "(" + " * ".join([cindex(expr.base)] * int(expr.exp)) + ")"
     if isinstance(expr, sympy.Mod):
@@ -94,7 +100,7 @@ def linear_coefficient(expr, var):
     expr = sympy.expand(expr)
     if var not in expr.free_symbols:
         return 0
-    for f in expr.atoms(sympy.floor, sympy.Mod):
+    for f in expr.atoms(sympy.floor, sympy.Mod, sympy.Min, sympy.Max):
         if var in f.free_symbols:
             return None
     c = expr.diff(var)

@@ -141,10 +141,50 @@ class Lowering:
             args = [eb.index(flat, np.dtype(np.int64)), eb.scalar(f"rng{slot}_seed", u64),
                     eb.scalar(f"rng{slot}_off", u64)]
             return eb.op(f"random_{node.attr('dist')}", args, node.dtype)
+        if op == "setitem":
+            return self._setitem(node, idx)
         if op == "cast" or op in OPS:
             args = [self.value(i, broadcast_index(idx, i.shape, node.shape)) for i in node.inputs]
             return eb.op(op, args, node.dtype)
         raise AssertionError(f"cannot lower {op}")
+
+    def _setitem(self, node: Node, idx: tuple):
+        """where(idx in the assigned region, value at its region index, base at idx)."""
+        eb, i64, b = self.eb, np.dtype(np.int64), np.dtype(bool)
+        base, value = node.inputs
+        conds, vidx = [], []
+
+        def compare(name, expr, k):
+            conds.append(eb.op(name, [eb.index(expr, i64), eb.const(int(k), i64)], b))
+
+        for d, sp in enumerate(node.attr("spec")):
+            i = idx[d]
+            if sp[0] == "i":
+                compare("equal", i, sp[1])
+                continue
+            _, start, step, length = sp
+            if length == 0:
+                return self.value(base, idx)
+            lo = start if step > 0 else start + (length - 1) * step
+            st = abs(step)
+            if lo > 0:
+                compare("greater_equal", i, lo)
+            if lo + (length - 1) * st < base.shape[d] - 1:
+                compare("less_equal", i, lo + (length - 1) * st)
+            if st > 1:
+                compare("equal", sympy.Mod(i - lo, st), 0)
+            k = (i - lo) if st == 1 else sympy.floor((i - lo) / sympy.Integer(st))
+            if conds:      # clamp: the value is loaded for every element, used in the region
+                k = sympy.Max(0, sympy.Min(length - 1, k))
+            vidx.append(length - 1 - k if step < 0 else k)
+        region = node.attr("region")
+        val = self.value(value, broadcast_index(tuple(vidx), value.shape, region))
+        if not conds:
+            return val
+        cond = conds[0]
+        for c in conds[1:]:
+            cond = eb.op("logical_and", [cond, c], b)
+        return eb.op("where", [cond, val, self.value(base, idx)], node.dtype)
 
     def add_buffer(self, node: Node, role: str, strides=None, arg=None) -> str:
         name = {"input": f"in{arg}", "constant": f"c{len(self.buffers)}"}.get(role, f"buf{len(self.buffers)}")

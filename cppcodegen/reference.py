@@ -53,6 +53,13 @@ def evaluate_node(node: Node, vals: list, args) -> np.ndarray:
             seed, off = int(args[source].integers(0, 2 ** 63)), 0
         values = getattr(rnd, node.attr("dist"))(seed, off, int(np.prod(node.shape)), node.dtype)
         return values.reshape(node.shape)
+    if op == "setitem":
+        out = vals[0].copy()
+        index = tuple(sp[1] if sp[0] == "i" else
+                      slice(sp[1], sp[1] + sp[2] * sp[3] if sp[1] + sp[2] * sp[3] >= 0 else None,
+                            sp[2]) for sp in node.attr("spec"))
+        out[index] = vals[1]
+        return out
     if op == "extern":
         out = np.empty(node.shape, node.dtype)
         node.attr("call")(*vals, out=out)

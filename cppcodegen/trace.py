@@ -49,10 +49,28 @@ class Proxy:
     __array_priority__ = 1000
 
     def __init__(self, node: Node, weak: bool = False):
-        self.node = node
+        self._node = node
         self.weak = weak
-        self.owned = True       # a fresh result: in-place operators may rebind its node
-        self.viewed = False     # some view of it exists: in-place updates would be unsafe
+        self.owned = True       # a fresh result: in-place updates may rebind its node
+        self.version = 0        # bumped by every in-place update
+        self._base = None       # a view: (the array it views, that array's version then)
+
+    @property
+    def node(self) -> Node:
+        base = self._base
+        while base is not None:     # a view used after its array changed would be stale
+            array, version = base
+            if array.version != version:
+                raise UnsupportedError(
+                    f"a view of an array is used after the array was modified in place "
+                    f"(at {user_location()}); NumPy would see the new values through the view, "
+                    "which cppcodegen does not model yet: take the view after the update")
+            base = array._base
+        return self._node
+
+    @node.setter
+    def node(self, value: Node):
+        self._node = value
 
     # --- properties
     shape = property(lambda self: self.node.shape)
@@ -133,8 +151,7 @@ class Proxy:
         return getitem(self, index)
 
     def __setitem__(self, index, value):
-        raise UnsupportedError(f"in-place assignment (x[...] = v) is not supported yet "
-                               f"(at {user_location()})")
+        setitem(self, index, value)
 
     # --- methods
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
@@ -312,10 +329,11 @@ def wrap(node: Node, weak=False) -> Proxy:
 
 
 def _view_of(base: Proxy, node: Node) -> Proxy:
-    """A view of ``base`` (NumPy would alias the memory): neither may be updated in place."""
-    base.viewed = True
+    """A view of ``base`` (NumPy would alias the memory): it may not be updated in place, and
+    it may not be used after ``base`` is."""
     view = Proxy(node, base.weak)
     view.owned = False
+    view._base = (base, base.version)
     return view
 
 
@@ -326,9 +344,8 @@ def _inplace(ufunc):
     def op(self, other):
         if self.weak:               # a Python scalar: `s += 1` just rebinds the name
             return ufunc(self, other)
-        if not self.owned or self.viewed:
-            what = "a view of another array or an array with views" if self.owned or \
-                self.node.op != "input" else "a function argument"
+        if not self.owned:
+            what = "a function argument" if self._base is None else "a view of another array"
             raise UnsupportedError(
                 f"in-place np.{ufunc.__name__} (x op= y) on {what} is not supported yet: NumPy "
                 f"would modify memory shared with it (at {user_location()}); write x = x + y "
@@ -339,6 +356,7 @@ def _inplace(ufunc):
                             f"to {self.dtype!r} with casting rule 'same_kind' "
                             f"(at {user_location()})")
         self.node = cast_node(result.node, self.dtype)
+        self.version += 1
         return self
     return op
 
@@ -585,7 +603,9 @@ def ravel(a, order="C"):
     return reshape(a, (-1,), order=order)
 
 
-def getitem(a: Proxy, index):
+def _basic_index(a: Proxy, index):
+    """Normalize a basic index: per input dim (start, step, length) (an int index is
+    (i, 1, 1) and listed in ``ints``), the result shape, the sliced shape."""
     if not isinstance(index, tuple):
         index = (index,)
     for ix in index:
@@ -603,7 +623,7 @@ def getitem(a: Proxy, index):
         index = index + (Ellipsis,)
     pos = index.index(Ellipsis)
     index = index[:pos] + (slice(None),) * (a.ndim - n_real) + index[pos + 1:]
-    spec, out_shape, sliced_shape, dim = [], [], [], 0
+    spec, out_shape, sliced_shape, ints, dim = [], [], [], [], 0
     for ix in index:
         if ix is None:
             out_shape.append(1)
@@ -622,11 +642,46 @@ def getitem(a: Proxy, index):
                                  f"(at {user_location()})")
             spec.append((i % size, 1, 1))
             sliced_shape.append(1)
+            ints.append(dim)
         dim += 1
+    return spec, out_shape, sliced_shape, ints
+
+
+def getitem(a: Proxy, index):
+    spec, out_shape, sliced_shape, _ = _basic_index(a, index)
     node = a.node
     if any(s != (0, 1, n) for s, n in zip(spec, a.shape)):
         node = make_node("slice", (node,), sliced_shape, a.dtype, user_location(), spec=tuple(spec))
     return reshape(_view_of(a, node), out_shape)
+
+
+def setitem(a: Proxy, index, value):
+    """``a[index] = value`` on a fresh result: ``a`` becomes a new node that holds ``value``
+    in the indexed region and ``a`` elsewhere (value cast unsafely, as NumPy's setitem does).
+    On an argument or a view it is refused (NumPy would write shared memory)."""
+    if not a.owned:
+        what = "a function argument" if a._base is None else "a view of another array"
+        raise UnsupportedError(
+            f"assignment x[...] = v on {what} is not supported yet: NumPy would modify memory "
+            f"shared with it (at {user_location()}); build the result in a new array instead, "
+            "e.g. y = np.zeros_like(x); y[1:-1] = ...")
+    if isinstance(index, tuple) and any(ix is None for ix in index) or index is None:
+        _unsupported("np.newaxis in an assignment index")
+    spec, region, _, ints = _basic_index(a, index)
+    v = as_node(value)
+    try:
+        if np.broadcast_shapes(v.shape, tuple(region)) != tuple(region):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"could not broadcast input array from shape {v.shape} into shape "
+                         f"{tuple(region)} (at {user_location()})") from None
+    if v.dtype != a.dtype:
+        v = make_node("cast", (v,), v.shape, a.dtype, user_location()) if v.op != "const" else \
+            cast_node(v, a.dtype)
+    spec = tuple(("i", s[0]) if d in ints else ("s",) + tuple(s) for d, s in enumerate(spec))
+    a.node = make_node("setitem", (a.node, v), a.shape, a.dtype, user_location(),
+                       spec=spec, region=tuple(region))
+    a.version += 1
 
 
 # --------------------------------------------------------------------------- reductions

@@ -270,3 +270,51 @@ def test_in_place_operators_on_fresh_results_and_refusals():
         return y
     with pytest.raises(TypeError, match="same_kind"):
         cppcodegen.compile(bad_cast)(x)
+
+
+def test_assignment_into_a_fresh_array():
+    x = F32(9, 11)
+
+    def stencil(x):
+        y = np.zeros_like(x)
+        y[1:-1, 1:-1] = x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:] - 4 * x[1:-1, 1:-1]
+        return y
+
+    def steps(x):
+        y = x * 1
+        y[::2] = 0
+        y[:, ::-3] = y[:, ::-3] * 10          # reads the old values, as NumPy does
+        y[3] = 7
+        y[..., 4] = x[:, 0]
+        y[-1, -1] = 1.5
+        y[1:] = y[:-1]                         # overlapping shift
+        y += 1
+        return y
+
+    def int_target(x):
+        y = (x * 10).astype(np.int32)
+        y[1:4, :] = x[1:4] * 100               # float into int: cast like NumPy's setitem
+        return y
+
+    for fn in (stencil, steps, int_target):
+        got, want = cppcodegen.compile(fn)(x), fn(x)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+    def on_argument(x):
+        x[0] = 1
+        return x
+
+    def stale_view(x):
+        y = x * 1
+        v = y[1:]
+        y[0] = 5
+        return v
+
+    for fn, match in ((on_argument, "function argument"), (stale_view, "after the array")):
+        before = x.copy()
+        with pytest.raises(cppcodegen.UnsupportedError, match=match):
+            cppcodegen.compile(fn)(x)
+        np.testing.assert_array_equal(x, before)
+    with pytest.raises(ValueError, match="could not broadcast"):
+        cppcodegen.compile(lambda x: (lambda y: y.__setitem__(slice(0, 2), x[:3]))(x * 1))(x)
