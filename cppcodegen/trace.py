@@ -337,6 +337,15 @@ def _view_of(base: Proxy, node: Node) -> Proxy:
     return view
 
 
+def _check_updatable(a: Proxy, what: str, instead: str):
+    """Updates in place are modelled for arrays the function created, not for arguments or
+    views (NumPy would write memory they share with someone else)."""
+    if not a.owned:
+        target = "a function argument" if a._base is None else "a view of another array"
+        raise UnsupportedError(f"{what} on {target} is not supported yet: NumPy would modify "
+                               f"memory shared with it (at {user_location()}); {instead}")
+
+
 def _inplace(ufunc):
     """``x op= y``: NumPy writes into x. A fresh result with no views is updated by
     rebinding its node (nobody else can see the difference); an argument, a view, or an array
@@ -344,12 +353,8 @@ def _inplace(ufunc):
     def op(self, other):
         if self.weak:               # a Python scalar: `s += 1` just rebinds the name
             return ufunc(self, other)
-        if not self.owned:
-            what = "a function argument" if self._base is None else "a view of another array"
-            raise UnsupportedError(
-                f"in-place np.{ufunc.__name__} (x op= y) on {what} is not supported yet: NumPy "
-                f"would modify memory shared with it (at {user_location()}); write x = x + y "
-                "instead, or return the new value")
+        _check_updatable(self, f"in-place np.{ufunc.__name__} (x op= y)",
+                         "write x = x + y instead, or return the new value")
         result = ufunc(self, other)
         if not np.can_cast(result.dtype, self.dtype, "same_kind"):
             raise TypeError(f"Cannot cast ufunc '{ufunc.__name__}' output from {result.dtype!r} "
@@ -659,12 +664,8 @@ def setitem(a: Proxy, index, value):
     """``a[index] = value`` on a fresh result: ``a`` becomes a new node that holds ``value``
     in the indexed region and ``a`` elsewhere (value cast unsafely, as NumPy's setitem does).
     On an argument or a view it is refused (NumPy would write shared memory)."""
-    if not a.owned:
-        what = "a function argument" if a._base is None else "a view of another array"
-        raise UnsupportedError(
-            f"assignment x[...] = v on {what} is not supported yet: NumPy would modify memory "
-            f"shared with it (at {user_location()}); build the result in a new array instead, "
-            "e.g. y = np.zeros_like(x); y[1:-1] = ...")
+    _check_updatable(a, "assignment x[...] = v", "build the result in a new array instead, "
+                     "e.g. y = np.zeros_like(x); y[1:-1] = ...")
     if isinstance(index, tuple) and any(ix is None for ix in index) or index is None:
         _unsupported("np.newaxis in an assignment index")
     spec, region, _, ints = _basic_index(a, index)
