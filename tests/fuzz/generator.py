@@ -16,6 +16,8 @@ Deliberately not generated (NumPy corners cppcodegen does not promise to match):
 * the sign bit of a NaN (``np.signbit``, ``np.copysign`` with NaN operands): IEEE 754
   leaves the sign of a NaN produced by arithmetic unspecified, x86 makes it negative and
   NumPy's loops propagate the input's; not a promise cppcodegen makes;
+* ``np.fmin``/``np.fmax`` of +0.0 against -0.0: NumPy returns either operand depending on
+  the array's length (its SIMD and scalar loops differ), so there is no single answer;
 * float16 and other dtypes: results of other dtypes are rejected.
 """
 from __future__ import annotations
@@ -95,6 +97,13 @@ def check_value(stmt: Stmt, env: dict, value, strict=True):
             with np.errstate(all="ignore"):
                 if x.size and not (np.isfinite(x).all() and (np.abs(x) < 0.5 * info.max).all()):
                     raise Reject("float->int cast of NaN/inf/out-of-range")
+    if ("np.fmin(" in stmt.template or "np.fmax(" in stmt.template) and len(stmt.args) == 2:
+        a, b = (np.asarray(env[x]) for x in stmt.args)
+        if a.dtype.kind == "f" and b.dtype.kind == "f":
+            with np.errstate(all="ignore"):
+                tie = (a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b))
+            if np.any(tie):
+                raise Reject("fmin/fmax of +0.0 and -0.0")
     if "signbit" in stmt.template or "copysign" in stmt.template:
         for a in stmt.args:
             x = np.asarray(env[a])
