@@ -228,7 +228,11 @@ def _plan(program, sig, graph=None):
 
 
 def _op_name(node) -> str:
-    return node.attr("kind") if node.op == "reduce" else node.op
+    if node.op == "reduce":
+        return node.attr("kind")
+    if node.op == "extern":                    # the NumPy function: matmul, sort, ...
+        return node.attr("call").name.rsplit(".", 1)[-1]
+    return node.op
 
 
 def _map(tree, fn):

@@ -164,9 +164,8 @@ class CheckVariant:
         nodes = {names[id(n)]: n for n in self.graph.nodes}
         report = CheckReport(getattr(self.fn, "__qualname__", repr(self.fn)), graph=self.graph)
         for name, value in reported:
-            label = name.split(":")[1]
+            _, label, op = name.split(":")        # buffer:node label:op, as api._plan names it
             node = nodes[label]
-            op = node.attr("kind") if node.op == "reduce" else node.op
             ok, mabs, mrel, bad, reason = compare(value, reference[label], self.tolerances)
             report.buffers.append(BufferCheck(name, label, op, node.where, tuple(value.shape),
                                               str(value.dtype), ok, mabs, mrel, bad, reason))

@@ -13,7 +13,7 @@ import sympy
 
 from .cexpr import BOOL, ExprRenderer, cindex, ctype, lanes_itemsize, literal, vectorizable
 from .config import Options
-from .loopir import LoopProgram, Stage, index_vars
+from .loopir import Load, LoopProgram, Scalar, Stage, index_vars, walk
 from .schedule import Kernel
 from .writer import CodeWriter, omp_parallel_for
 
@@ -83,13 +83,13 @@ class KernelWriter:
         used = set()
         for s in self.k.stages:
             used.add(s.name)
-            used |= {e.buf for e in _loads(s)}
+            used |= {e.buf for e in walk(s.body) if isinstance(e, Load)}
         out = []
         for name, buf in self.p.buffers.items():
             if name in used and name not in self.locals:
                 const = "const " if buf.role in ("input", "constant") else ""
                 out.append((name, f"{const}{ctype(buf.dtype)}* __restrict__"))
-        scalars = {e.name for s in self.k.stages for e in _all(s) if type(e).__name__ == "Scalar"}
+        scalars = {e.name for s in self.k.stages for e in walk(s.body) if isinstance(e, Scalar)}
         for name, dtype, _ in self.p.scalars:
             if name in scalars:
                 out.append((name, f"const {ctype(dtype)}"))
@@ -416,7 +416,7 @@ SCRATCH_BYTES = 1 << 16
 def group_siblings(stages: list) -> list:
     """Consecutive pointwise stages over the same domain, none reading another's buffer, run
     in one loop (a multi-output loop body: shared sub-expressions are computed once)."""
-    from .loopir import Load, Op, walk
+    from .loopir import Op
     units, group = [], []
 
     def flush():
@@ -450,7 +450,7 @@ def reuse_plan(k: Kernel, units: list):
     inner row (softmax's exp(x - max)): the first stage stores them in a per-row scratch
     array, later stages load them instead of computing them again.
     Returns ({array: (dtype, size)}, {stage name: {id(expr): (array, 'store'|'load', index)}})."""
-    from .loopir import Load, Op, walk
+    from .loopir import Op
     if k.form != "nest":
         return {}, {}
     n = len(k.outer)
@@ -480,7 +480,7 @@ def reuse_plan(k: Kernel, units: list):
 
 
 def _depends_on(e, var) -> bool:
-    from .loopir import Index, Load, walk
+    from .loopir import Index
     for x in walk(e):
         if isinstance(x, Load) and any(var in sympy.sympify(i).free_symbols for i in x.index):
             return True
@@ -497,23 +497,13 @@ def _vtype(dtype):
     return "ccg::Mask<L>" if np.dtype(dtype) == BOOL else f"ccg::Vec<{ctype(dtype)}, L>"
 
 
-def _loads(s: Stage):
-    from .loopir import Load, walk
-    return [e for e in walk(s.body) if isinstance(e, Load)]
-
-
-def _all(s: Stage):
-    from .loopir import walk
-    return walk(s.body)
-
-
 def generate(program: LoopProgram, kernels: list, opts: Options):
     """Returns (source, signature, steps).
 
     signature: the entry points' arguments, (name, ctype, kind, role) each; every entry
     takes all of them. steps: what the runtime does in order, ('call', i) to run entry
-    ``ccg_run<i>`` or ('extern', op, input names, output name) for a library call (matmul)
-    between two entries.
+    ``ccg_run<i>`` or ('extern', ExternCall, input names, output name) for a NumPy call
+    (np.matmul, np.sort, ...) between two entries.
     """
     parts = [PRELUDE]
     segments, steps = [[]], []

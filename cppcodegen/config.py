@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 
 
 def _env_bool(text: str) -> bool:

@@ -8,7 +8,7 @@ domain dimension, shared by position across the stages of a kernel).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import sympy
@@ -101,7 +101,7 @@ class Stage:
     reduction: str | None = None   # 'sum' | 'prod' | 'max' | 'min' | 'any' | 'all' | 'argmax' | 'argmin'
     nodes: str = ""                # graph nodes it computes (for comments)
     where: str = ""                # the user's source line
-    extern: str | None = None      # kind 'extern': the library op (e.g. 'matmul') ...
+    extern: object = None          # kind 'extern': the NumPy call (runtime.extern.ExternCall) ...
     args: tuple = ()               # ... and the buffers it reads
     members: tuple = ()            # a multi-output pointwise loop: the stages it runs
 

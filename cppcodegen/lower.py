@@ -195,10 +195,10 @@ class Lowering:
 
     def add_stage(self, node: Node, role: str):
         where, label = node.where, self.names[id(node)]
-        if node.op in ("matmul", "extern"):
+        if node.op == "extern":
             args = tuple(self.realize(i) for i in node.inputs)
-            call = "matmul" if node.op == "matmul" else node.attr("call")
-            stage = Stage("", "extern", node.shape, None, (), None, label, where, call, args)
+            stage = Stage("", "extern", node.shape, None, (), None, label, where,
+                          node.attr("call"), args)
         elif node.op == "reduce":
             (src,) = node.inputs
             domain = src.shape
@@ -235,7 +235,7 @@ class Lowering:
                 self.scalars.append((f"rng{slot}_off", u64, ("rng", slot, "off", source)))
             elif op == "constant":
                 self.add_buffer(node, "constant", arg=node.attr("array").key)
-            elif op in ("reduce", "matmul", "extern"):
+            elif op in ("reduce", "extern"):
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")

@@ -16,7 +16,6 @@ import numpy as np
 
 from .config import Options
 from .loopir import Load, LoopProgram, Op, Stage, index_vars, walk
-from .ufuncs import OPS
 
 VECTOR_DTYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "int32", "int64", "bool"))
 COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
@@ -41,7 +40,7 @@ def _loads(stage: Stage):
     return [e for e in walk(stage.body) if isinstance(e, Load)]
 
 
-def _can_join(kernel: Kernel, stage: Stage, writer_of: dict) -> bool:
+def _can_join(kernel: Kernel, stage: Stage) -> bool:
     if kernel.form not in ("nest", "flat") or stage.kind == "extern":
         return False
     outer = kernel.outer
@@ -85,13 +84,11 @@ def _new_kernel(stage: Stage, index: int) -> Kernel:
 
 def schedule(program: LoopProgram, opts: Options) -> list:
     kernels: list[Kernel] = []
-    writer_of = {}
     for stage in program.stages:
-        if opts.fuse and kernels and _can_join(kernels[-1], stage, writer_of):
+        if opts.fuse and kernels and _can_join(kernels[-1], stage):
             kernels[-1].stages.append(stage)
         else:
             kernels.append(_new_kernel(stage, len(kernels)))
-        writer_of[stage.name] = kernels[-1]
     _choose_locals(program, kernels)
     for k in kernels:
         if _wants_tiles(program, k):
@@ -139,8 +136,7 @@ def _wants_tiles(program: LoopProgram, k: Kernel) -> bool:
 
 
 def _extern_name(s: Stage) -> str:
-    e = s.extern
-    return e if isinstance(e, str) else e.name.rsplit(".", 1)[-1]
+    return s.extern.name.rsplit(".", 1)[-1]
 
 
 def _kernel_name(k: Kernel) -> str:

@@ -9,7 +9,6 @@ and basic indexing. dtype rules are NumPy's own (``ufunc.resolve_dtypes`` and
 from __future__ import annotations
 
 import hashlib
-import operator
 import threading
 import warnings
 
@@ -193,13 +192,12 @@ def _binop(ufunc, reflected=False):
     return lambda self, other: ufunc(self, other)
 
 
-for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                   ("truediv", np.true_divide), ("floordiv", np.floor_divide),
-                   ("mod", np.remainder), ("pow", np.power), ("and", np.bitwise_and),
-                   ("or", np.bitwise_or), ("xor", np.bitwise_xor), ("lshift", np.left_shift),
-                   ("rshift", np.right_shift), ("matmul", None)]:
-    if _uf is None:
-        continue
+# Python operator name -> ufunc, for x op y, y op x and x op= y
+BINARY_OPERATORS = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                    "truediv": np.true_divide, "floordiv": np.floor_divide, "mod": np.remainder,
+                    "pow": np.power, "and": np.bitwise_and, "or": np.bitwise_or,
+                    "xor": np.bitwise_xor, "lshift": np.left_shift, "rshift": np.right_shift}
+for _name, _uf in BINARY_OPERATORS.items():
     setattr(Proxy, f"__{_name}__", _binop(_uf))
     setattr(Proxy, f"__r{_name}__", _binop(_uf, reflected=True))
 for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
@@ -366,11 +364,7 @@ def _inplace(ufunc):
     return op
 
 
-for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                   ("truediv", np.true_divide), ("floordiv", np.floor_divide),
-                   ("mod", np.remainder), ("pow", np.power), ("and", np.bitwise_and),
-                   ("or", np.bitwise_or), ("xor", np.bitwise_xor), ("lshift", np.left_shift),
-                   ("rshift", np.right_shift)]:
+for _name, _uf in BINARY_OPERATORS.items():
     setattr(Proxy, f"__i{_name}__", _inplace(_uf))
 
 
@@ -829,7 +823,10 @@ def matmul(a, b, out=None, **kw):
     batch = _broadcast_shapes((np.empty(a2.shape[:-2] + (0,)), np.empty(b2.shape[:-2] + (0,))),
                               "np.matmul")[:-1]
     shape = batch + (a2.shape[-2], b2.shape[-1])
-    node = make_node("matmul", (as_node(a2, dt), as_node(b2, dt)), shape, dt, user_location())
+    from .runtime.extern import ExternCall, Slot
+    call = ExternCall(np.matmul, (Slot(0), Slot(1)), {}, writes_out=True)
+    node = make_node("extern", (as_node(a2, dt), as_node(b2, dt)), shape, dt, user_location(),
+                     call=call)
     r = wrap(node)
     if a.ndim == 1 or b.ndim == 1:
         drop = ([len(shape) - 2] if a.ndim == 1 else []) + ([len(shape) - 1] if b.ndim == 1 else [])

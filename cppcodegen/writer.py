@@ -41,5 +41,3 @@ def omp_parallel_for(collapse: int = 1, work: int = 1 << 14) -> str:
     return (f"#pragma omp parallel for schedule(dynamic, {chunk})"
             + (f" collapse({collapse})" if collapse > 1 else ""))
 
-
-OMP_PARALLEL = "#pragma omp parallel"

@@ -27,23 +27,17 @@ class Plan:
                        # | ('output'|'temp', shape, dtype str) | ('scalar', arg index)
     outputs: object    # tree with leaves ('buf', position in args) | ('arg', i) | ('value', v)
     hooks: tuple = ()  # (report name, position in args) per materialized buffer, in stage order
-    steps: tuple = (("call", 0),)   # ('call', entry i) | ('extern', op, (arg positions), out position)
-
-
-# library ops called between compiled entry points, on the NumPy arrays of the call
-EXTERNS = {"matmul": lambda a, b, out: np.matmul(a, b, out=out)}
+    steps: tuple = (("call", 0),)   # ('call', entry i) | ('extern', ExternCall, (arg positions), out position)
 
 
 def _run_steps(fns, steps):
-    """A runner for plans with extern ops: entry points and library calls in order."""
+    """A runner for plans with extern steps: entry points and NumPy calls in order."""
     def run(cargs, values):
         for st in steps:
             if st[0] == "call":
                 fns[st[1]](*cargs)
             else:
-                op = st[1]
-                call = EXTERNS[op] if isinstance(op, str) else op     # an ExternCall
-                call(*[values[p] for p in st[2]], out=values[st[3]])
+                st[1](*[values[p] for p in st[2]], out=values[st[3]])
     return run
 
 
@@ -69,8 +63,9 @@ class CompiledVariant:
                 steps.append((1, constants[spec[1]], None))
             elif spec[0] in ("output", "temp"):
                 steps.append((2, tuple(spec[1]), np.dtype(spec[2])))
-            elif spec[0] == "rng":                  # ('rng', slot, 'seed'|'off', source)
-                steps.append((5, spec[1:], None))
+            elif spec[0] == "rng":          # ('rng', slot, 'seed'|'off', source): one draw
+                if spec[2] == "seed":       # gives both arguments, which are adjacent
+                    steps.append((5, spec[3], None))
             else:
                 steps.append((3, spec[1], None))
         self.steps = tuple(steps)
@@ -78,7 +73,9 @@ class CompiledVariant:
         single = type(out) is tuple and len(out) == 2 and out[0] == "buf"
         self.single = out[1] if single and plan.args[out[1]][0] == "output" else None
 
-    def __call__(self, args):
+    def run(self, args) -> list:
+        """Marshal the arguments, run the entry points (and extern steps); returns every
+        argument's value (arrays for buffers) in entry-argument order."""
         values, cargs = [], []
         from_buffer, empty = self.ffi.from_buffer, _device.output_empty
         for kind, a, b in self.steps:
@@ -101,12 +98,16 @@ class CompiledVariant:
                 values.append(None)
                 cargs.append(args[a])
             else:
-                values.append(None)
-                cargs.append(_random_arg(a, args, values))
+                values += (None, None)
+                cargs += _random_args(a, args)
         if self.multi is None:
             self.fn(*cargs)
         else:
             self.multi(cargs, values)
+        return values
+
+    def __call__(self, args):
+        values = self.run(args)
         if self.single is not None:
             out = values[self.single]
             return out if out.ndim else out[()]
@@ -120,11 +121,7 @@ class HookedVariant(CompiledVariant):
         from ..hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
         if not INTERMEDIATE_HOOKS:          # nobody listening: the plain path
             return CompiledVariant.__call__(self, args)
-        values, cargs = _marshal(self, args)
-        if self.multi is None:
-            self.fn(*cargs)
-        else:
-            self.multi(cargs, values)
+        values = self.run(args)
         for name, pos in self.plan.hooks:
             view = values[pos].view()
             view.flags.writeable = False
@@ -132,46 +129,14 @@ class HookedVariant(CompiledVariant):
         return _build(self.plan.outputs, values, args)
 
 
-def _marshal(variant: CompiledVariant, args):
-    """The loop of ``CompiledVariant.__call__`` (kept inline there, for speed)."""
-    values, cargs = [], []
-    ffi, empty = variant.ffi, _device.output_empty
-    for kind, a, b in variant.steps:
-        if kind == 0:
-            values.append(args[a])
-            cargs.append(ffi.from_buffer(args[a]))
-        elif kind == 2:
-            values.append(empty(a, b))
-            cargs.append(ffi.from_buffer(values[-1]))
-        elif kind == 4:
-            values.append(args[a])
-            cargs.append(ffi.cast("void*", args[a].__array_interface__["data"][0]))
-        elif kind == 1:
-            values.append(a)
-            cargs.append(ffi.from_buffer(a))
-        elif kind == 3:
-            values.append(None)
-            cargs.append(args[a])
-        else:
-            values.append(None)
-            cargs.append(_random_arg(a, args, values))
-    return values, cargs
-
-
-def _random_arg(spec, args, values):
-    """The seed or offset argument of a random op's slot for this call. The seed entry
-    draws (from the device's default generator, or from a Generator argument) and leaves
-    the offset for the entry after it, in ``values``' last slot."""
-    slot, part, source = spec
-    if part == "seed":
-        if source is None:
-            seed, off = _device.get_device_hooks().default_generator(0).reserve(1)
-        else:
-            seed, off = int(args[source].integers(0, 2 ** 63)), 0
-        values[-1] = ("rng-offset", off)
-        return seed - (1 << 64) if seed >= 1 << 63 else seed
-    off = values[-2][1]
-    return off - (1 << 64) if off >= 1 << 63 else off
+def _random_args(source, args) -> tuple:
+    """(seed, offset) of one random op for this call, as signed 64-bit ints: drawn from the
+    device's default generator, or seeded from a ``numpy.random.Generator`` argument."""
+    if source is None:
+        seed, off = _device.get_device_hooks().default_generator(0).reserve(1)
+    else:
+        seed, off = int(args[source].integers(0, 2 ** 63)), 0
+    return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in (seed, off))
 
 
 def make_variant(ffi, fn, plan: Plan, constants: dict, contiguous=None) -> CompiledVariant:

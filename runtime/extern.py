@@ -53,8 +53,11 @@ def qualified_name(func) -> str:
 class ExternCall:
     """``func(*args, **kwargs)`` with Slots filled in; ``item`` picks one of a tuple result."""
 
-    def __init__(self, func, args: tuple, kwargs: dict, item=None):
+    def __init__(self, func, args: tuple, kwargs: dict, item=None, writes_out: bool = False):
+        """``writes_out``: ``func`` takes ``out=`` (a ufunc such as np.matmul) and writes the
+        step's output buffer itself, with no temporary."""
         self.func, self.args, self.kwargs, self.item = func, args, dict(kwargs), item
+        self.writes_out = writes_out
         self.name = qualified_name(func)
         self._repr = (f"{self.name}({', '.join([repr(a) for a in args] + [f'{k}={v!r}' for k, v in self.kwargs.items()])})"
                       + ("" if item is None else f"[{item}]"))
@@ -69,9 +72,12 @@ class ExternCall:
         return hash(self._repr)
 
     def __reduce__(self):
-        return (ExternCall, (self.func, self.args, self.kwargs, self.item))
+        return (ExternCall, (self.func, self.args, self.kwargs, self.item, self.writes_out))
 
     def __call__(self, *arrays, out):
+        if self.writes_out:
+            self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays), out=out)
+            return
         with np.errstate(all="ignore"):
             result = self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays))
         if self.item is not None:
