@@ -8,7 +8,8 @@
 
 Importing this package is cheap: sympy and the code generator load on the first compile.
 """
-from .api import CompiledFunction, Explanation, compile, explain
+from .api import (CompiledFunction, Explanation, Recompile, RecompileLimitWarning, compile,
+                  explain, mark_dynamic)
 from .errors import CppCodegenError, DataDependentError, TraceError, UnsupportedError
 from .runtime import CompileError, clear_caches, clear_on_fresh_cache, fresh_cache
 # extension points (light modules: no sympy, no code generator)
@@ -21,4 +22,5 @@ __version__ = "0.1.0"
 __all__ = ["compile", "explain", "CompiledFunction", "Explanation", "UnsupportedError",
            "DataDependentError", "TraceError", "CppCodegenError", "CompileError", "fresh_cache",
            "clear_caches", "clear_on_fresh_cache", "hooks", "callback", "check", "CheckError",
-           "CheckReport", "register_backend", "list_backends", "manual_seed"]
+           "CheckReport", "register_backend", "list_backends", "manual_seed", "mark_dynamic",
+           "Recompile", "RecompileLimitWarning"]

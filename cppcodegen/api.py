@@ -58,6 +58,7 @@ class Explanation:
     cdef: str = ""
     plan: object = None
     build: object = None
+    recompiles: list = field(default_factory=list)   # the function's Recompile records so far
 
     @property
     def num_kernels(self) -> int:
@@ -133,6 +134,9 @@ def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
                                    "its itemsize; pass np.ascontiguousarray(x)")
     strides = {i: tuple(st // np.dtype(s[1]).itemsize for st in s[3])
                for i, s in enumerate(specs) if s[0] == "array"}
+    strides.update({i: _symbolic_strides(n.shape, specs[n.attr("index")][3])
+                    for i, n in ((n.attr("index"), n) for n in graph.inputs if n.op == "input")
+                    if specs[i][0] == "darray"})
     t0 = time.perf_counter()
     program = lower(graph, strides)
     kernels = schedule(program, opts)
@@ -144,7 +148,7 @@ def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
     ex = Explanation(graph, program, kernels, source, sig, seconds=times)
     ex.cdef = cdef_for(sig, steps)
     ex.plan = _plan(program, sig, graph if opts.generate_intermediate_hooks else None)
-    ex.plan = dataclasses.replace(ex.plan, steps=_steps(steps, sig))
+    ex.plan = dataclasses.replace(ex.plan, steps=_steps(steps, sig), **_size_plan(specs, graph))
     if cache_dir is None:
         return ex
     t0 = time.perf_counter()
@@ -158,6 +162,32 @@ def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
         log.warning("cppcodegen build (%s): %s", "cached" if build.cached else "compiled",
                     " ".join(build.command))
     return ex
+
+
+def _symbolic_strides(shape, pattern) -> tuple:
+    """A dynamic input's strides in elements: 'c' = contiguous over the (symbolic) inner dims,
+    a name = a stride passed at run time, an int = fixed."""
+    from .shapes import size_symbol
+    out, inner = [], 1
+    for size, st in zip(reversed(shape), reversed(pattern)):
+        out.append(inner if st == "c" else size_symbol(st) if isinstance(st, str) else st)
+        inner = inner * size
+    return tuple(reversed(out))
+
+
+def _size_plan(specs, graph) -> dict:
+    """Plan fields of a dynamic variant: where each size/stride name is read, and the guards."""
+    if not any(s[0] == "darray" for s in specs):
+        return {}
+    from .shapes import pyexpr
+    sizes = []
+    for i, s in enumerate(specs):
+        if s[0] == "darray":
+            sizes += [(n, i, d, 0) for d, n in enumerate(s[2]) if isinstance(n, str)]
+            sizes += [(n, i, d, 1) for d, n in enumerate(s[3]) if isinstance(n, str) and n != "c"]
+    seen = set()
+    sizes = [x for x in sizes if not (x[0] in seen or seen.add(x[0]))]
+    return {"sizes": tuple(sizes), "guards": tuple(pyexpr(g) for g in graph.guards)}
 
 
 def _variant(so_path, cdef, plan, constants, specs):
@@ -182,6 +212,8 @@ def _steps(steps, sig):
 
 def _c_contiguous(spec) -> bool:
     _, dt, shape, strides = spec
+    if spec[0] == "darray":
+        return all(st == "c" or st == 0 for st in strides)
     expected = np.dtype(dt).itemsize
     for size, stride in zip(reversed(shape), reversed(strides)):
         if size != 1 and stride != expected:
@@ -203,6 +235,9 @@ def _plan(program, sig, graph=None):
     args = []
     for n, (name, _, kind, role) in enumerate(sig):
         position[name] = n
+        if role == "size":
+            args.append(("size", name))
+            continue
         if kind == "scalar":
             index = next(i for s, _, i in program.scalars if s == name)
             args.append(index if isinstance(index, tuple) else ("scalar", index))  # or ('rng', ...)
@@ -212,6 +247,10 @@ def _plan(program, sig, graph=None):
             args.append(("input", buf.arg))
         elif role == "constant":
             args.append(("constant", buf.arg))
+        elif any(not isinstance(d, int) for d in buf.shape):      # symbolic sizes
+            from .shapes import pyexpr
+            args.append((role, tuple(d if isinstance(d, int) else pyexpr(d) for d in buf.shape),
+                         buf.dtype.str))
         else:
             args.append((role, tuple(buf.shape), buf.dtype.str))
 
@@ -248,11 +287,18 @@ def _map(tree, fn):
 class CompiledFunction:
     """What ``cppcodegen.compile`` returns: one compiled variant per input signature."""
 
-    def __init__(self, fn, backend: str = "cpp", options: dict | None = None):
+    def __init__(self, fn, backend: str = "cpp", options: dict | None = None,
+                 dynamic: bool | None = None):
         from .backends import lookup_backend
         if not callable(fn):
             raise TypeError(f"cppcodegen.compile expects a function, got {type(fn).__name__}")
+        if dynamic not in (None, True, False):
+            raise TypeError(f"cppcodegen.compile: dynamic must be None, True or False, got {dynamic!r}")
         self.fn = fn
+        self.dynamic = dynamic
+        self.dynamic_variants: list = []   # (specs, ((guard text, code), ...), variant), newest first
+        self.recompiles: list = []         # why each compile after the first happened
+        self._limit_warned = False
         self.backend = backend
         self._backend = lookup_backend(backend)
         self.options = dict(options or {})
@@ -292,34 +338,103 @@ class CompiledFunction:
         args = self._bind(args, kwargs)
         specs = signature.classify(args)
         variant = self.variants.get(specs)
+        if variant is None and self.dynamic_variants:
+            variant = self._find_dynamic(specs, args)
         if variant is None:
             variant = self._compile(specs, args)
+            if variant is None:             # past the recompile limit: plain NumPy
+                return self.fn(*args)
         if key is not None:
+            if len(self._fast) >= FAST_PATH_ENTRIES:
+                self._fast.clear()
             self._fast[key] = variant
         return variant(args)
 
+    def _find_dynamic(self, specs, args):
+        """The newest dynamic variant whose guards this call passes, or None."""
+        for dspecs, guards, variant in self.dynamic_variants:
+            if _fits(dspecs, guards, specs, args)[0]:
+                return variant
+        return None
+
     def _compile(self, specs, args):
         with self._lock:
-            variant = self.variants.get(specs)
-            if variant is None:
-                from .callback import CompileTrigger, callback_handler
-                opts = config.get_options(self.options)
-                trigger = CompileTrigger.RECOMPILE if self.variants else CompileTrigger.FIRST_TRACE
-                with callback_handler.install_callbacks(trigger) as compilation:
-                    variant = self._backend(self.fn, specs, args, opts, compilation)
-                self.variants[specs] = variant
+            variant = self.variants.get(specs) or self._find_dynamic(specs, args)
+            if variant is not None:
+                return variant
+            from .callback import CompileTrigger, callback_handler
+            opts = config.get_options(self.options)
+            if len(self.variants) >= opts.recompile_limit:
+                if not self._limit_warned:
+                    import warnings
+                    self._limit_warned = True
+                    warnings.warn(
+                        f"cppcodegen: {self.fn.__qualname__} reached the recompile limit "
+                        f"({opts.recompile_limit} variants; option recompile_limit); calls that "
+                        f"fit none of them run as plain NumPy. Last reason: "
+                        f"{self._why_not(specs, args)}", RecompileLimitWarning, stacklevel=3)
+                return None
+            cspecs = self._choose_specs(specs, args)
+            if self.variants:
+                reason = Recompile(self.fn.__qualname__, self._why_not(specs, args),
+                                   dynamic=cspecs != specs, variants=len(self.variants) + 1)
+                self.recompiles.append(reason)
+                log.info("%s", reason)
+            trigger = CompileTrigger.RECOMPILE if self.variants else CompileTrigger.FIRST_TRACE
+            with callback_handler.install_callbacks(trigger) as compilation:
+                variant = self._backend(self.fn, cspecs, args, opts, compilation)
+            self.variants[cspecs] = variant
+            if cspecs != specs:
+                from .runtime.sizes import compile_expr
+                guards = tuple((g, compile_expr(g)) for g in getattr(variant.plan, "guards", ()))
+                self.dynamic_variants.insert(0, (cspecs, guards, variant))
             return variant
+
+    def _choose_specs(self, specs, args):
+        """The specs to compile for: static, or with symbolic sizes (``dynamic=True``; dims
+        marked with ``mark_dynamic``; or, by default, the dims in which this call differs from
+        an earlier variant of the same dtypes and ranks: "automatic dynamic")."""
+        if self.dynamic is False or self.backend != "cpp":
+            return specs
+        if self.dynamic:
+            return signature.classify_dynamic(args)
+        dims = {i: set(d) for i, a in enumerate(args) if (d := marked_dims(a))}
+        for old in self.variants:
+            if not signature.same_structure(old, specs):
+                continue
+            for i, (o, n) in enumerate(zip(old, specs)):
+                if n[0] == "array":
+                    dims.setdefault(i, set()).update(
+                        d for d, (x, y) in enumerate(zip(o[2], n[2])) if x != y)
+        dims = {i: d for i, d in dims.items() if d}
+        return signature.classify_dynamic(args, dims) if dims else specs
+
+    def _why_not(self, specs, args) -> str:
+        """Why the newest variant does not serve this call: the guard that failed."""
+        newest = list(self.variants)[-1]
+        if any(s[0] == "darray" for s in newest):
+            for dspecs, guards, _ in self.dynamic_variants:
+                if dspecs == newest:
+                    return _fits(dspecs, guards, specs, args)[1]
+        return signature.describe_change(newest, specs)
+
+    @property
+    def recompile_reasons(self) -> list:
+        """Why each compile after the first happened (``Recompile`` records, oldest first)."""
+        return list(self.recompiles)
 
     def explain(self, *args, **kwargs):
         args = self._bind(args, kwargs)
-        specs = signature.classify(args)
+        specs = self._choose_specs(signature.classify(args), args)
         opts = config.get_options(self.options)
         from .runtime import cachedir
         from .callback import CompileTrigger, callback_handler
         with callback_handler.install_callbacks(CompileTrigger.EXPLAIN):
             graph = trace(self.fn, specs, args)
             cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
-            return build_stages(self.fn, graph, specs, opts, cache_dir, {})
+            ex = build_stages(self.fn, graph, specs, opts, cache_dir, {})
+            ex.recompiles = self.recompile_reasons
+            return ex
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -328,17 +443,83 @@ class CompiledFunction:
         return f"<cppcodegen compiled {self.fn.__qualname__} ({len(self.variants)} variants)>"
 
 
-def compile(fn=None, *, backend: str = "cpp", options: dict | None = None):
+def compile(fn=None, *, backend: str = "cpp", options: dict | None = None,
+            dynamic: bool | None = None):
     """Compile a NumPy function. Use bare (``@compile``) or with arguments.
 
     ``backend`` names a registered backend (``cppcodegen.list_backends()``): 'cpp' (default),
     'numpy' (the NumPy reference interpreter) or 'check' (both, compared buffer by buffer).
+    ``dynamic``: True compiles one variant whose array sizes (other than 0 and 1) are symbolic;
+    False specializes every size; None (default) specializes first and, when a call differs
+    from a variant only in sizes, recompiles once with those sizes symbolic.
     """
     from .backends import lookup_backend
     lookup_backend(backend)                 # unknown names fail here, listing the known ones
     if fn is None:
-        return lambda f: CompiledFunction(f, backend, options)
-    return CompiledFunction(fn, backend, options)
+        return lambda f: CompiledFunction(f, backend, options, dynamic)
+    return CompiledFunction(fn, backend, options, dynamic)
+
+
+# --------------------------------------------------------------------------- dynamic shapes
+
+FAST_PATH_ENTRIES = 256       # exact (dtype, shape, strides) keys remembered per function
+
+
+class RecompileLimitWarning(UserWarning):
+    """A function reached ``recompile_limit`` and now runs uncompiled for new signatures."""
+
+
+@dataclass(frozen=True)
+class Recompile:
+    function: str
+    reason: str            # the guard that failed, with old and new values
+    dynamic: bool          # the new variant has symbolic sizes
+    variants: int          # variants after this compile
+
+    def __str__(self):
+        kind = "with symbolic sizes" if self.dynamic else "specialized"
+        return (f"cppcodegen: recompiling {self.function} ({kind}; variant {self.variants}): "
+                f"{self.reason}")
+
+
+_MARKED: dict = {}            # id(array) -> dims marked dynamic (dropped when the array dies)
+
+
+def mark_dynamic(array, dim) -> None:
+    """Compile ``array``'s dimension(s) ``dim`` symbolically the first time it is passed."""
+    import weakref
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"mark_dynamic expects a numpy.ndarray, got {type(array).__name__}")
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    for d in dims:
+        if not -array.ndim <= d < array.ndim:
+            raise IndexError(f"mark_dynamic: dim {d} out of range for a {array.ndim}-d array")
+    key = id(array)
+    if key not in _MARKED:
+        weakref.finalize(array, _MARKED.pop, key, None)
+    _MARKED.setdefault(key, set()).update(d % array.ndim for d in dims)
+
+
+def marked_dims(a) -> set:
+    return _MARKED.get(id(a), set()) if _MARKED and isinstance(a, np.ndarray) else set()
+
+
+def _fits(dspecs, guards, specs, args):
+    """(True, "") when this call fits a dynamic variant, else (False, why not)."""
+    from .runtime.sizes import bind, evaluate
+    for i, (d, s) in enumerate(zip(dspecs, specs)):
+        if d[0] != "darray" and d != s:
+            return False, signature.describe_change((d,), (s,)).replace("argument 0", f"argument {i}")
+    if len(dspecs) != len(specs):
+        return False, f"{len(specs)} arguments, compiled for {len(dspecs)}"
+    env, why = bind(dspecs, args)
+    if env is None:
+        return False, why
+    for text, code in guards:
+        if not evaluate(code, env):
+            values = ", ".join(f"{k} = {v}" for k, v in sorted(env.items()) if not k.startswith("t"))
+            return False, f"guard {text} failed ({values})"
+    return True, ""
 
 
 def explain(fn, *args, **kwargs) -> Explanation:

@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from .loopir import Const, Index, Load, Op, Scalar, walk
+from .loopir import Const, FloorDiv, Index, Load, Op, Scalar, walk
 from .ufuncs import OPS
 
 CTYPES = {
@@ -59,7 +59,8 @@ def simplify_offset(expr):
     expr = sympy.expand(expr)
     if not expr.has(sympy.Mod):
         return expr
-    alt = sympy.expand(expr.replace(sympy.Mod, lambda a, m: a - m * sympy.floor(a / m)))
+    alt = sympy.expand(expr.replace(sympy.Mod, lambda a, m: a - m * (
+        sympy.floor(a / m) if m.is_Integer else FloorDiv(a, m))))
     return alt if sympy.count_ops(alt) <= sympy.count_ops(expr) else expr
 
 
@@ -92,6 +93,8 @@ def cindex(expr) -> str:
         return "(" + " * ".join([cindex(expr.base)] * int(expr.exp)) + ")"
     if isinstance(expr, sympy.Mod):
         return f"ccg_idx_mod({cindex(expr.args[0])}, {cindex(expr.args[1])})"
+    if isinstance(expr, FloorDiv):               # a symbolic divisor (dynamic shapes)
+        return f"ccg_idx_div({cindex(expr.args[0])}, {cindex(expr.args[1])})"
     raise NotImplementedError(f"index expression {expr}")
 
 
@@ -100,7 +103,7 @@ def linear_coefficient(expr, var):
     expr = sympy.expand(expr)
     if var not in expr.free_symbols:
         return 0
-    for f in expr.atoms(sympy.floor, sympy.Mod, sympy.Min, sympy.Max):
+    for f in expr.atoms(sympy.Function, sympy.Mod, sympy.Min, sympy.Max):
         if var in f.free_symbols:
             return None
     c = expr.diff(var)

@@ -8,6 +8,8 @@ stage is vectorized when its body allows, with a scalar tail.
 """
 from __future__ import annotations
 
+import contextvars
+
 import numpy as np
 import sympy
 
@@ -39,6 +41,7 @@ HREDUCE = {"sum": "ccg::reduce_add({0})", "prod": "ccg::reduce_mul({0})",
 BOOL_COMBINE = {"max": "({0} || {1})", "min": "({0} && {1})"}
 BOOL_VCOMBINE = {"max": "({0} | {1})", "min": "({0} & {1})"}
 BOOL_HREDUCE = {"max": "{0}.any()", "min": "{0}.all()"}
+HINTS = contextvars.ContextVar("cppcodegen_size_hints", default={})   # heuristics only
 TILE = 64            # square tiles of transposing pointwise kernels
 CHUNKS = 64          # parallel reductions to a scalar use this many fixed chunks (deterministic)
 COLUMN_TILE = 16384  # elements of the kept axis per tile in column reductions (acc stays in L2)
@@ -93,7 +96,16 @@ class KernelWriter:
         for name, dtype, _ in self.p.scalars:
             if name in scalars:
                 out.append((name, f"const {ctype(dtype)}"))
+        out += [(name, "const int64_t") for name in self.p.sizes]   # symbolic sizes/strides
         return out
+
+    def omp(self, collapse: int, work) -> str:
+        """A parallel-for pragma; a kernel over symbolic sizes decides at run time whether the
+        loop is big enough to be worth the threads (the static rule, evaluated on the sizes)."""
+        pragma = omp_parallel_for(collapse, work)
+        if self.k.parallel_if:
+            pragma += f" if({self.k.parallel_if})"
+        return pragma
 
     def render(self) -> str:
         w, k = self.w, self.k
@@ -111,12 +123,17 @@ class KernelWriter:
         w, k = self.w, self.k
         n = len(k.outer)
         if k.parallel:
-            w.line(omp_parallel_for(n, max(_prod(s.domain[n:]) for s in k.stages)))
+            w.line(self.omp(n, max(_prod(s.domain[n:]) for s in k.stages)))
         for axis, size in enumerate(k.outer):
-            w.line(f"for (int64_t i{axis} = 0; i{axis} < {size}; ++i{axis})")
+            w.line(f"for (int64_t i{axis} = 0; i{axis} < {_c(size)}; ++i{axis})")
         with w.indent("{"):
             for arr, (dtype, size) in self.scratch.items():
-                w.line(f"{ctype(dtype)} {arr}[{size}];   // computed once, read by later stages")
+                if isinstance(size, int):
+                    w.line(f"{ctype(dtype)} {arr}[{size}];   // computed once, read by later stages")
+                    continue
+                w.line(f"static thread_local std::vector<{ctype(dtype)}> {arr}_v;   // computed once, read by later stages")
+                w.line(f"if ((int64_t){arr}_v.size() < {_c(size)}) {arr}_v.resize({_c(size)});")
+                w.line(f"{ctype(dtype)}* {arr} = {arr}_v.data();")
             for s in self.units:
                 if s.kind == "reduction" and s.name in self.locals:
                     w.line(f"{ctype(self.p.buffers[s.name].dtype)} {self.locals[s.name]};")
@@ -127,13 +144,13 @@ class KernelWriter:
         w = self.w
         n = len(s.domain)
         if self.k.parallel:
-            w.line(omp_parallel_for(n, TILE * TILE))
+            w.line(self.omp(n, TILE * TILE))
         for a in range(n - 2):
-            w.line(f"for (int64_t i{a} = 0; i{a} < {s.domain[a]}; ++i{a})")
+            w.line(f"for (int64_t i{a} = 0; i{a} < {_c(s.domain[a])}; ++i{a})")
         ranges = {}
         for a in (n - 2, n - 1):
-            w.line(f"for (int64_t b{a} = 0; b{a} < {s.domain[a]}; b{a} += {TILE})")
-            ranges[a] = (f"b{a}", f"std::min<int64_t>(b{a} + {TILE}, {s.domain[a]})")
+            w.line(f"for (int64_t b{a} = 0; b{a} < {_c(s.domain[a])}; b{a} += {TILE})")
+            ranges[a] = (f"b{a}", f"std::min<int64_t>(b{a} + {TILE}, {_c(s.domain[a])})")
         with w.indent("{"):
             self.stage(s, [n - 2, n - 1], ranges)
 
@@ -153,9 +170,9 @@ class KernelWriter:
         w = self.w
         kept = s.kept_axes
         if self.k.parallel and kept:
-            w.line(omp_parallel_for(len(kept), _prod([s.domain[a] for a in s.reduce_axes])))
+            w.line(self.omp(len(kept), _prod([s.domain[a] for a in s.reduce_axes])))
         for a in kept:
-            w.line(f"for (int64_t i{a} = 0; i{a} < {s.domain[a]}; ++i{a})")
+            w.line(f"for (int64_t i{a} = 0; i{a} < {_c(s.domain[a])}; ++i{a})")
         with w.indent("{"):
             self.stage(s, list(s.reduce_axes), {})
 
@@ -168,34 +185,42 @@ class KernelWriter:
         last = len(s.domain) - 1
         kept_outer = [a for a in s.kept_axes if a != last]
         size = s.domain[last]
-        tile = max(1, min(size, COLUMN_TILE))
-        ntiles = -(-size // tile)
+        symbolic = not all(isinstance(d, int) for d in s.domain)
+        tile = COLUMN_TILE if symbolic else max(1, min(size, COLUMN_TILE))
+        ntiles = f"ccg_idx_div({_c(size)} + {tile - 1}, {tile})" if symbolic else -(-size // tile)
         t = ctype(s.body.dtype)
         first, rest = s.reduce_axes[0], list(s.reduce_axes[1:])
         chunks = 1 if kept_outer or not self.k.parallel or s.reduction == "prod" else max(1, min(
-            COLUMN_CHUNKS, s.domain[first], s.numel() // (1 << 16)))
+            COLUMN_CHUNKS, _hint(s.domain[first]), _hint(s.numel()) // (1 << 16)))
+        if symbolic and chunks > 1:     # the same rule, at run time
+            chunks = (f"std::max<int64_t>(1, std::min<int64_t>(std::min<int64_t>({COLUMN_CHUNKS}, "
+                      f"{_c(s.domain[first])}), {_c(s.numel())} / {1 << 16}))")
         init = init_value(s.reduction, s.body.dtype)
         with w.indent("{"):
-            if chunks > 1:
-                w.line(f"std::vector<{t}> part({chunks} * {size});")
+            if symbolic and chunks != 1:
+                w.line(f"const int64_t nchunks = {chunks};")
+                chunks = "nchunks"
+            if chunks != 1:
+                w.line(f"std::vector<{t}> part({chunks} * {_c(size)});")
             if self.k.parallel:
-                work = tile * _prod([s.domain[a] for a in s.reduce_axes]) // chunks
-                w.line(omp_parallel_for(len(kept_outer) + 2, work))
+                nch = COLUMN_CHUNKS if isinstance(chunks, str) else chunks
+                work = tile * _prod([s.domain[a] for a in s.reduce_axes]) // nch
+                w.line(self.omp(len(kept_outer) + 2, work))
             for a in kept_outer:
-                w.line(f"for (int64_t i{a} = 0; i{a} < {s.domain[a]}; ++i{a})")
+                w.line(f"for (int64_t i{a} = 0; i{a} < {_c(s.domain[a])}; ++i{a})")
             w.line(f"for (int64_t chunk = 0; chunk < {chunks}; ++chunk)")
             with w.indent(f"for (int64_t tile = 0; tile < {ntiles}; ++tile) {{"):
                 w.line(f"const int64_t lo = tile * {tile};")
-                w.line(f"const int64_t hi = std::min<int64_t>(lo + {tile}, {size});")
-                if chunks > 1:
-                    w.line(f"{t}* acc = part.data() + chunk * {size} + lo;")
+                w.line(f"const int64_t hi = std::min<int64_t>(lo + {tile}, {_c(size)});")
+                if chunks != 1:
+                    w.line(f"{t}* acc = part.data() + chunk * {_c(size)} + lo;")
                 else:
                     w.line(f"{t} acc[{tile}];")
                 w.line(f"for (int64_t j = 0; j < hi - lo; ++j) acc[j] = {init};")
-                d = s.domain[first]
+                d = _c(s.domain[first])
                 w.line(f"for (int64_t i{first} = {d} * chunk / {chunks}; i{first} < {d} * (chunk + 1) / {chunks}; ++i{first})")
                 for a in rest:
-                    w.line(f"for (int64_t i{a} = 0; i{a} < {s.domain[a]}; ++i{a})")
+                    w.line(f"for (int64_t i{a} = 0; i{a} < {_c(s.domain[a])}; ++i{a})")
                 with w.indent("{"):
                     var = index_vars(len(s.domain))[last]
 
@@ -210,11 +235,11 @@ class KernelWriter:
                 if chunks == 1:
                     with w.indent(f"for (int64_t i{last} = lo; i{last} < hi; ++i{last}) {{"):
                         w.line(f"{s.name}[{self.out_offset(s)}] = acc[i{last} - lo];")
-            if chunks > 1:
-                w.line(omp_parallel_for(1, chunks))
-                with w.indent(f"for (int64_t i{last} = 0; i{last} < {size}; ++i{last}) {{"):
+            if chunks != 1:
+                w.line(self.omp(1, COLUMN_CHUNKS if isinstance(chunks, str) else chunks))
+                with w.indent(f"for (int64_t i{last} = 0; i{last} < {_c(size)}; ++i{last}) {{"):
                     w.line(f"{t} v = part[i{last}];")
-                    comb = combine(s.reduction, s.body.dtype).format("v", f"part[c * {size} + i{last}]")
+                    comb = combine(s.reduction, s.body.dtype).format("v", f"part[c * {_c(size)} + i{last}]")
                     w.line(f"for (int64_t c = 1; c < {chunks}; ++c) v = {comb};")
                     w.line(f"{s.name}[{self.out_offset(s)}] = v;")
 
@@ -265,7 +290,8 @@ class KernelWriter:
             # (a row of a multi-axis reduction is its own block, however short)
             block = self.opts.reduction_block if (
                 vec and kind == "sum" and s.body.dtype.kind == "f"
-                and (s.domain[axes[-1]] > self.opts.reduction_block or len(axes) > 1)) else 0
+                and (not isinstance(s.domain[axes[-1]], int)
+                     or s.domain[axes[-1]] > self.opts.reduction_block or len(axes) > 1)) else 0
             if vec:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
                 w.line(f"auto vacc = {_vtype(s.body.dtype)}::broadcast({init_value(kind, s.body.dtype)});")
@@ -292,14 +318,17 @@ class KernelWriter:
         """A reduction to one value, split into fixed chunks of axis 0 run in parallel."""
         w = self.w
         t = ctype(s.body.dtype)
-        n0 = s.domain[0]
-        chunks = max(1, min(CHUNKS, n0))
+        n0 = _c(s.domain[0])
+        symbolic = not isinstance(s.domain[0], int)
+        chunks = "nchunks" if symbolic else max(1, min(CHUNKS, s.domain[0]))
         result = self.locals.get(s.name, f"result_{s.name}")
         if s.name not in self.locals:
             w.line(f"{t} {result};")
         with w.indent("{"):
-            w.line(f"{t} partial[{chunks}];")
-            w.line(omp_parallel_for(1, 1 << 20))
+            w.line(f"{t} partial[{CHUNKS if symbolic else chunks}];")
+            if symbolic:        # the chunks depend on the size only, never on the threads
+                w.line(f"const int64_t nchunks = std::min<int64_t>({CHUNKS}, {n0});")
+            w.line(self.omp(1, 1 << 20))
             with w.indent(f"for (int64_t chunk = 0; chunk < {chunks}; ++chunk) {{"):
                 w.line(f"const int64_t lo = {n0} * chunk / {chunks}, hi = {n0} * (chunk + 1) / {chunks};")
                 self.reduction(s, list(range(len(s.domain))), {0: ("lo", "hi")}, target="partial[chunk]")
@@ -321,7 +350,7 @@ class KernelWriter:
         t = ctype(s.body.dtype)
         better = ">" if s.reduction == "argmax" else "<"
         sizes = [s.domain[a] for a in axes]
-        strides = [int(np.prod(sizes[i + 1:], dtype=np.int64)) for i in range(len(sizes))]
+        strides = [_c(sympy.Mul(*sizes[i + 1:])) for i in range(len(sizes))]
         pos = " + ".join(f"i{a} * {st}" for a, st in zip(axes, strides)) or "0"
         with w.indent("{"):
             w.line(f"{t} best = {init_value(s.reduction, s.body.dtype)};")
@@ -351,11 +380,11 @@ class KernelWriter:
             return
         *outer, inner = axes
         for n, a in enumerate(outer):
-            lo, hi = ranges.get(a, ("0", str(s.domain[a])))
+            lo, hi = ranges.get(a, ("0", _c(s.domain[a])))
             if parallel and n == 0:
-                w.line(omp_parallel_for(1, _prod([s.domain[b] for b in axes[1:]])))
+                w.line(self.omp(1, _prod([s.domain[b] for b in axes[1:]])))
             w.line(f"for (int64_t i{a} = {lo}; i{a} < {hi}; ++i{a})")
-        lo, hi = ranges.get(inner, ("0", str(s.domain[inner])))
+        lo, hi = ranges.get(inner, ("0", _c(s.domain[inner])))
         var = index_vars(len(s.domain))[inner]
         with w.indent("{"):
             vector = allow_vector and self.can_vectorize(s, var)
@@ -378,7 +407,7 @@ class KernelWriter:
             span = hi if lo == "0" else f"({hi} - {lo})"
             w.line(f"const int64_t {i}_end = {'' if lo == '0' else lo + ' + '}{span} / L * L;")
             if parallel:
-                w.line(omp_parallel_for(1, 16))
+                w.line(self.omp(1, 16))
             if block:
                 with w.indent(f"for (int64_t {i}_b = {lo}; {i}_b < {i}_end; {i}_b += {block}) {{"):
                     w.line(f"auto vblk = {_vtype(s.body.dtype)}::broadcast(0);")
@@ -401,7 +430,7 @@ class KernelWriter:
             lo = f"{i}_end"
             parallel = False
         if parallel:
-            w.line(omp_parallel_for(1, 1))
+            w.line(self.omp(1, 1))
         with w.indent(f"for (int64_t {i} = {lo}; {i} < {hi}; ++{i}) {{"):
             r = ExprRenderer(w, self.p.buffers, self.locals, reuse=self.reuse.get(s.name))
             emit(r, r(s.body), False)
@@ -464,7 +493,7 @@ def reuse_plan(k: Kernel, units: list):
                 seen.setdefault(id(e), (e, []))[1].append(s)
     shared = {key: (e, stages) for key, (e, stages) in seen.items()
               if len({st.domain[n] for st in stages}) == 1 and len(stages) > 1
-              and stages[0].domain[n] * e.dtype.itemsize <= SCRATCH_BYTES}
+              and _hint(stages[0].domain[n]) * e.dtype.itemsize <= SCRATCH_BYTES}
     inner = set()
     for e, _ in shared.values():          # keep only the outermost shared expressions
         inner |= {id(x) for x in walk(e) if x is not e}
@@ -489,8 +518,20 @@ def _depends_on(e, var) -> bool:
     return False
 
 
+def _hint(size) -> int:
+    """A size as an int for heuristics (work estimates): symbols take their traced value."""
+    if isinstance(size, int):
+        return size
+    return int(sympy.sympify(size).xreplace(HINTS.get()))
+
+
 def _prod(sizes) -> int:
-    return int(np.prod(sizes, dtype=np.int64))
+    return int(np.prod([_hint(d) for d in sizes], dtype=np.int64))
+
+
+def _c(size) -> str:
+    """C++ for a loop bound: an int, or an expression of the int64 size arguments."""
+    return str(size) if isinstance(size, int) else cindex(size)
 
 
 def _vtype(dtype):
@@ -505,6 +546,14 @@ def generate(program: LoopProgram, kernels: list, opts: Options):
     ``ccg_run<i>`` or ('extern', ExternCall, input names, output name) for a NumPy call
     (np.matmul, np.sort, ...) between two entries.
     """
+    token = HINTS.set(dict(program.hints))
+    try:
+        return _generate(program, kernels, opts)
+    finally:
+        HINTS.reset(token)
+
+
+def _generate(program: LoopProgram, kernels: list, opts: Options):
     parts = [PRELUDE]
     segments, steps = [[]], []
     for k in kernels:
@@ -523,6 +572,8 @@ def generate(program: LoopProgram, kernels: list, opts: Options):
             signature.append((name, ctype(buf.dtype), "buffer", buf.role))
     for name, dtype, _ in program.scalars:
         signature.append((name, ctype(dtype), "scalar", "scalar"))
+    for name in program.sizes:
+        signature.append((name, "int64_t", "scalar", "size"))
     args = ", ".join(f"{_abi_type(t, kind)} {n}_" for n, t, kind, _ in signature)
     ordered, seg = [], 0
     for i, calls in enumerate(segments):

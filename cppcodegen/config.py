@@ -43,6 +43,9 @@ class Options:
     """C++ compiler; empty = the CXX environment variable, else g++, else clang++."""
     debug: bool = False
     """Print the graph, the loop IR, the C++ source and the compile command as they are made."""
+    recompile_limit: int = 8
+    """Compiled variants per function; beyond it a call that fits none of them runs the plain
+    NumPy function instead of compiling again (with a warning, once)."""
     cache_dir: str = ""
     """Kernel cache directory; empty = CPPCODEGEN_CACHE_DIR or the per-user default."""
 

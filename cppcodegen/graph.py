@@ -11,7 +11,8 @@ Node ops:
   cast, where             pointwise
   reduce(kind, axes)      reduction over ``axes`` (reduced dims removed)
   reshape, transpose(perm), broadcast_to, slice(spec)      views: index rewrites, no copies
-  iota(start, step)       arange along the last axis
+  iota                    arange along the last axis (np.arange with a symbolic bound)
+  size(expr)              a symbolic element count as an int64 value (mean over dynamic sizes)
 """
 from __future__ import annotations
 
@@ -41,16 +42,29 @@ class Node:
         return len(self.shape)
 
     @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+    def size(self):
+        if all(type(d) is int for d in self.shape):
+            return int(np.prod(self.shape, dtype=np.int64))
+        from .shapes import prod          # symbolic sizes (dynamic shapes)
+        return prod(self.shape)
 
     def __repr__(self):
         return f"Node({self.op}, shape={self.shape}, dtype={self.dtype})"
 
 
 def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
-    return Node(op, tuple(inputs), tuple(sorted(attrs.items())), tuple(int(s) for s in shape),
+    return Node(op, tuple(inputs), tuple(sorted(attrs.items())), tuple(map(_dim, shape)),
                 np.dtype(dtype), where)
+
+
+def _dim(d):
+    """A size: an int, or (dynamic shapes) a sympy expression of size symbols."""
+    if type(d) is int:
+        return d
+    if isinstance(d, (np.integer, bool)):
+        return int(d)
+    from .shapes import canon
+    return canon(d)
 
 
 VIEW_OPS = frozenset({"reshape", "transpose", "broadcast_to", "slice"})
@@ -64,6 +78,8 @@ class Graph:
     outputs: object         # the output tree: nested tuple/list/dict with Node leaves
     leaves: list            # flat list of output nodes (in tree order)
     constants: dict = field(default_factory=dict)   # key -> np.ndarray for 'constant' nodes
+    hints: dict = field(default_factory=dict)       # size symbol -> its value when traced
+    guards: tuple = ()      # facts about symbolic sizes the trace relied on (sympy relations)
 
     def users(self) -> dict:
         out = {id(n): [] for n in self.nodes}
@@ -85,6 +101,7 @@ class Graph:
             loc = f"   # {n.where}" if with_locations and n.where else ""
             lines.append(f"{names[id(n)]} = {n.op}({args}{attrs}) : {n.dtype}{list(n.shape)}{loc}")
         lines.append("return " + _tree_text(self.outputs, names))
+        lines += [f"guard {g}" for g in self.guards]
         return "\n".join(lines)
 
     def key(self) -> str:

@@ -8,7 +8,7 @@ domain dimension, shared by position across the stages of a kernel).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import sympy
@@ -114,8 +114,14 @@ class Stage:
         n = len(self.domain)
         return self.kind == "reduction" and self.reduce_axes == tuple(range(n - len(self.reduce_axes), n))
 
-    def numel(self) -> int:
-        return int(np.prod(self.domain, dtype=np.int64))
+    def numel(self):
+        """The number of domain points: an int, or a sympy product of symbolic sizes."""
+        if all(isinstance(d, int) for d in self.domain):
+            return int(np.prod(self.domain, dtype=np.int64))
+        out = sympy.Integer(1)
+        for d in self.domain:
+            out *= d
+        return out
 
 
 @dataclass
@@ -124,6 +130,8 @@ class LoopProgram:
     stages: list                   # in execution order
     scalars: list                  # (name, dtype, argument index)
     outputs: object                # output tree: leaves are ('buf', name) / ('arg', i) / python values
+    hints: dict = field(default_factory=dict)   # size symbol -> value when traced (heuristics only)
+    sizes: tuple = ()              # names of the size/stride symbols: int64 kernel arguments
 
     def __str__(self):
         lines = [f"buffer {b.name}: {b.role} {b.dtype}{list(b.shape)} strides={list(b.strides)}"
@@ -137,6 +145,11 @@ class LoopProgram:
                 head += f" {s.reduction} axes={list(s.reduce_axes)}"
             lines.append(f"{head}:  {format_expr(s.body)}")
         return "\n".join(lines)
+
+
+class FloorDiv(sympy.Function):
+    """floor(a / b) of index values with a symbolic divisor b > 0 (C++: ccg_idx_div)."""
+    is_integer = True
 
 
 def index_vars(n: int) -> tuple:

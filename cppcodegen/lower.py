@@ -11,7 +11,7 @@ import numpy as np
 import sympy
 
 from .graph import Graph, Node
-from .loopir import Buffer, ExprBuilder, LoopProgram, Stage, index_vars
+from .loopir import Buffer, ExprBuilder, FloorDiv, LoopProgram, Stage, index_vars
 from .ufuncs import OPS
 
 
@@ -19,7 +19,7 @@ def contiguous_strides(shape) -> tuple:
     strides, acc = [], 1
     for s in reversed(shape):
         strides.append(acc)
-        acc *= max(int(s), 1)
+        acc *= max(int(s), 1) if isinstance(s, (int, sympy.Integer)) else s
     return tuple(reversed(strides))
 
 
@@ -66,6 +66,8 @@ def modulo(expr, m: int, bound: int):
 
 def reshape_index(idx, out_shape, in_shape) -> tuple:
     """Index into the input of a C-order reshape, given the output index."""
+    if not all(isinstance(d, int) for d in tuple(out_shape) + tuple(in_shape)):
+        return _reshape_index_symbolic(idx, out_shape, in_shape)
     flat = sum((e * s for e, s in zip(idx, contiguous_strides(out_shape))), sympy.Integer(0))
     total = int(np.prod(out_shape, dtype=np.int64))
     result = []
@@ -76,6 +78,48 @@ def reshape_index(idx, out_shape, in_shape) -> tuple:
         q = floordiv(flat, stride, total)
         result.append(modulo(q, size, -(-total // stride)))
     return tuple(result)
+
+
+def _divides(a, b) -> bool:
+    """b divides a as polynomials in the size symbols (a / b has no denominator)."""
+    q = sympy.cancel(sympy.sympify(a) / sympy.sympify(b))
+    return sympy.fraction(q)[1] == 1 and all(c.is_Integer for c in sympy.Poly(q).coeffs()) \
+        if q.free_symbols else q.is_Integer
+
+
+def _reshape_index_symbolic(idx, out_shape, in_shape) -> tuple:
+    """The reshape index with symbolic sizes. The flat position is a mixed-radix number in the
+    output's digits; dividing it by an input stride that the high digits' strides are
+    multiples of, and that bounds the low digits' sum, splits it exactly (merging or splitting
+    dims is then a sum of digits, no division); otherwise FloorDiv/Mod are kept."""
+    out_strides = contiguous_strides(out_shape)
+    digits = [(e, st, n) for e, st, n in zip(idx, out_strides, out_shape) if n != 1]
+    result = []
+    for stride, size in zip(contiguous_strides(in_shape), in_shape):
+        if size == 1:
+            result.append(sympy.Integer(0))
+            continue
+        result.append(_digit(digits, stride, size))
+    return tuple(result)
+
+
+def _digit(digits, stride, size):
+    """floor(flat / stride) mod size for flat = sum(e * st) over ``digits`` (0 <= e < n)."""
+    stride, size = sympy.sympify(stride), sympy.sympify(size)
+    high, low = [], []
+    for e, st, n in digits:
+        (high if _divides(st, stride) else low).append((e, sympy.sympify(st), n))
+    # high digits divide exactly; low digits sum to less than low[0].st * low[0].n
+    terms = [(e, sympy.cancel(st / stride), n) for e, st, n in high]
+    rest = sympy.Integer(0)
+    if low and not _divides(stride, low[0][1] * low[0][2]):
+        low_sum = sum((e * st for e, st, _ in low), sympy.Integer(0))
+        rest = sympy.floor(low_sum / stride) if stride.is_Integer else FloorDiv(low_sum, stride)
+    keep = [(e, c, n) for e, c, n in terms if not _divides(c, size)]
+    q = sum((e * c for e, c, _ in keep), sympy.Integer(0)) + rest
+    if rest != 0 or (keep and not _divides(size, keep[0][1] * keep[0][2])):
+        return sympy.Mod(q, size) if size.is_Integer or rest != 0 or keep else q
+    return sympy.expand(q)
 
 
 def broadcast_index(idx, in_shape, out_shape) -> tuple:
@@ -133,6 +177,8 @@ class Lowering:
             return self.value(node.inputs[0], view_index(node, idx))
         if op == "iota":
             return eb.index(idx[-1], node.dtype)
+        if op == "size":
+            return eb.index(node.attr("expr"), node.dtype)
         if op == "random":
             slot = node.attr("slot")
             flat = sum((i * st for i, st in zip(idx, contiguous_strides(node.shape))),
@@ -163,13 +209,13 @@ class Lowering:
                 compare("equal", i, sp[1])
                 continue
             _, start, step, length = sp
-            if length == 0:
+            if isinstance(length, int) and length == 0:
                 return self.value(base, idx)
             lo = start if step > 0 else start + (length - 1) * step
             st = abs(step)
-            if lo > 0:
+            if _maybe_less(0, lo):
                 compare("greater_equal", i, lo)
-            if lo + (length - 1) * st < base.shape[d] - 1:
+            if _maybe_less(lo + (length - 1) * st, base.shape[d] - 1):
                 compare("less_equal", i, lo + (length - 1) * st)
             if st > 1:
                 compare("equal", sympy.Mod(i - lo, st), 0)
@@ -240,12 +286,21 @@ class Lowering:
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")
         out_tree = _map_leaves(graph.outputs, self._leaf)
-        return LoopProgram(self.buffers, self.stages, self.scalars, out_tree)
+        program = LoopProgram(self.buffers, self.stages, self.scalars, out_tree)
+        program.hints = dict(graph.hints)
+        program.sizes = _size_symbols(self.buffers, self.stages)
+        return program
 
     def _leaf(self, node: Node):
         if node.op == "input":
             return ("arg", node.attr("index"))
         return ("buf", self.buffer_of[id(node)])
+
+
+def _maybe_less(a, b) -> bool:
+    """a < b unless sympy can show otherwise (sizes are symbols >= 2 or ints)."""
+    rel = sympy.Lt(a, b)
+    return rel if isinstance(rel, bool) else (rel != sympy.false)
 
 
 def _map_leaves(tree, fn):
@@ -256,6 +311,18 @@ def _map_leaves(tree, fn):
     if isinstance(tree, (tuple, list)):
         return type(tree)(_map_leaves(v, fn) for v in tree)
     return ("value", tree)
+
+
+def _size_symbols(buffers, stages) -> tuple:
+    """Names of the size and stride symbols the kernels use (each becomes an int64 argument)."""
+    names = set()
+    for b in buffers.values():
+        for d in tuple(b.shape) + tuple(b.strides):
+            names |= {s.name for s in sympy.sympify(d).free_symbols}
+    for s in stages:
+        for d in s.domain:
+            names |= {x.name for x in sympy.sympify(d).free_symbols}
+    return tuple(sorted(names, key=lambda n: (n[0], int(n[1:].split("_")[0]), n)))
 
 
 def lower(graph: Graph, arg_strides: dict) -> LoopProgram:

@@ -29,6 +29,7 @@ class Kernel:
     stages: list
     locals: set = field(default_factory=set)     # buffers kept in local variables
     parallel: bool = False
+    parallel_if: str = ""          # symbolic sizes: the C++ condition for running in parallel
 
     def describe(self) -> str:
         return f"{self.name}: {self.form} outer={list(self.outer)} stages={[s.name for s in self.stages]}"
@@ -94,7 +95,14 @@ def schedule(program: LoopProgram, opts: Options) -> list:
         if _wants_tiles(program, k):
             k.form = "tiled"
     for k in kernels:
-        k.parallel = opts.parallel and max(s.numel() for s in k.stages) >= opts.parallel_threshold
+        sizes = [s.numel() for s in k.stages]
+        if all(isinstance(n, int) for n in sizes):
+            k.parallel = opts.parallel and max(sizes) >= opts.parallel_threshold
+        elif opts.parallel and k.form != "extern":     # decided per call, on the sizes
+            from .cexpr import cindex
+            k.parallel = True
+            k.parallel_if = " || ".join(f"({cindex(n)}) >= {opts.parallel_threshold}"
+                                        for n in dict.fromkeys(sizes))
         k.name = _kernel_name(k) if k.form != "extern" else f"{k.name}_{_extern_name(k.stages[0])}"
     return kernels
 
@@ -122,7 +130,7 @@ def _wants_tiles(program: LoopProgram, k: Kernel) -> bool:
         return False
     s = k.stages[0]
     n = len(s.domain)
-    if n < 2 or min(s.domain[-2:]) < 16:
+    if n < 2 or any(isinstance(d, int) and d < 16 for d in s.domain[-2:]):
         return False
     import sympy
     row, col = index_vars(n)[-2:]

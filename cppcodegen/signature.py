@@ -52,8 +52,67 @@ def classify(args) -> tuple:
 
 
 def describe(spec) -> str:
+    if spec[0] == "darray":
+        return f"array {np.dtype(spec[1])}[{', '.join(map(str, spec[2]))}] (dynamic)"
     if spec[0] == "array":
         return f"array {np.dtype(spec[1])}{list(spec[2])} strides={spec[3]}"
     if spec[0] == "scalar":
         return f"scalar {np.dtype(spec[1])}{' (weak)' if spec[2] else ''}"
     return f"constant {spec[2]!r}"
+
+
+def classify_dynamic(args, dims=None) -> tuple:
+    """``classify`` with chosen array dimensions symbolic: ``dims`` maps an argument index to
+    the dimensions to make symbolic (None: every dimension of every array). Sizes 0 and 1 stay
+    fixed. Equal sizes share one name ("duck sizing": s0, s1, ... in order of appearance).
+    A dynamic array's spec is ('darray', dtype, shape pattern, stride pattern): the shape
+    pattern has ints and size names, the stride pattern per dimension 'c' (contiguous over the
+    inner dimensions), 0 (a dimension of size 0 or 1) or a stride name ``t<arg>_<dim>``."""
+    specs = list(classify(args))
+    names: dict = {}
+    for i, (spec, a) in enumerate(zip(specs, args)):
+        if spec[0] != "array":
+            continue
+        chosen = range(a.ndim) if dims is None else dims.get(i, ())
+        chosen = [d for d in chosen if a.shape[d] >= 2]
+        if not chosen:
+            continue
+        shape = list(a.shape)
+        for d in chosen:
+            shape[d] = names.setdefault(a.shape[d], f"s{len(names)}")
+        strides, inner = [], a.itemsize
+        for d in range(a.ndim - 1, -1, -1):
+            size, st = a.shape[d], a.strides[d]
+            strides.append(0 if size < 2 else "c" if st == inner else f"t{i}_{d}")
+            inner *= size
+        specs[i] = ("darray", a.dtype, tuple(shape), tuple(reversed(strides)))
+    return tuple(specs)
+
+
+def same_structure(old, new) -> bool:
+    """Two specs that differ at most in array sizes and strides (automatic dynamic shapes)."""
+    if len(old) != len(new):
+        return False
+    for a, b in zip(old, new):
+        if a[0] in ("array", "darray") and b[0] in ("array", "darray"):
+            if a[1] != b[1] or len(a[2]) != len(b[2]):
+                return False
+        elif a != b:
+            return False
+    return True
+
+
+def describe_change(old, new) -> str:
+    """Why ``new`` does not fit the variant compiled for static specs ``old``."""
+    if len(old) != len(new):
+        return f"{len(new)} arguments, compiled for {len(old)}"
+    for i, (a, b) in enumerate(zip(old, new)):
+        if a == b:
+            continue
+        if a[0] == b[0] == "array" and a[1] == b[1] and len(a[2]) == len(b[2]):
+            for d, (x, y) in enumerate(zip(a[2], b[2])):
+                if x != y:
+                    return f"argument {i} dim {d}: size {y}, compiled for {x}"
+            return f"argument {i}: strides {b[3]}, compiled for {a[3]}"
+        return f"argument {i}: {describe(b)}, compiled for {describe(a)}"
+    return "no difference"

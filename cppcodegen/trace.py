@@ -9,6 +9,7 @@ and basic indexing. dtype rules are NumPy's own (``ufunc.resolve_dtypes`` and
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 import warnings
 
@@ -72,12 +73,12 @@ class Proxy:
         self._node = value
 
     # --- properties
-    shape = property(lambda self: self.node.shape)
+    shape = property(lambda self: _user_shape(self.node.shape))
     dtype = property(lambda self: self.node.dtype)
     ndim = property(lambda self: self.node.ndim)
-    size = property(lambda self: self.node.size)
+    size = property(lambda self: _user_dim(self.node.size))
     itemsize = property(lambda self: self.node.dtype.itemsize)
-    nbytes = property(lambda self: self.node.size * self.node.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.node.dtype.itemsize)
     T = property(lambda self: transpose(self))
     mT = property(lambda self: swapaxes(self, -1, -2))
     real = property(lambda self: self)
@@ -85,7 +86,7 @@ class Proxy:
     def __len__(self):
         if not self.shape:
             raise TypeError(f"len() of unsized object (0-d traced array) at {user_location()}")
-        return self.shape[0]
+        return _as_int(self.shape[0])
 
     def __repr__(self):
         return f"<traced array shape={self.shape} dtype={self.dtype}>"
@@ -310,11 +311,11 @@ def cast_node(node: Node, dtype: np.dtype) -> Node:
 
 
 def broadcast_node(node: Node, shape) -> Node:
-    shape = tuple(int(s) for s in shape)
+    shape = _canon_shape(shape)
     if node.shape == shape:
         return node
     try:
-        if np.broadcast_shapes(node.shape, shape) != shape:
+        if _bshapes(node.shape, shape) != shape:
             raise ValueError
     except ValueError:
         raise ValueError(f"cannot broadcast shape {node.shape} to {shape} "
@@ -371,9 +372,10 @@ for _name, _uf in BINARY_OPERATORS.items():
 # --------------------------------------------------------------------------- ufuncs
 
 def _broadcast_shapes(operands, what):
-    shapes = [x.shape if isinstance(x, (Proxy, np.ndarray, np.generic)) else () for x in operands]
+    shapes = [x.node.shape if isinstance(x, Proxy) else x.shape
+              if isinstance(x, (np.ndarray, np.generic)) else () for x in operands]
     try:
-        return np.broadcast_shapes(*shapes)
+        return _bshapes(*shapes)
     except ValueError:
         raise ValueError(f"{what}: operands could not be broadcast together with shapes "
                          f"{' '.join(map(str, shapes))} (at {user_location()})") from None
@@ -409,7 +411,7 @@ def trace_ufunc(ufunc, inputs, kwargs):
     if name in ufuncs.COMPARISONS and any(type(x) is int for x in inputs):
         in_dts = _widen_for_python_ints(inputs, in_dts)
     shape = _broadcast_shapes(inputs, f"np.{ufunc.__name__}")
-    args = [as_node(x, dt) for x, dt in zip(inputs, in_dts)]
+    args = [_fit(as_node(x, dt), shape) for x, dt in zip(inputs, in_dts)]
     if name in ("floor", "ceil", "trunc") and out_dt.kind in "biu":
         return wrap(broadcast_node(args[0], shape))        # integers are already whole
     node = make_node(name, args, shape, out_dt, user_location())
@@ -460,7 +462,7 @@ def where(cond, x=None, y=None):
     weak_values = [{bool: True, int: 0, float: 0.0}[d] if isinstance(d, type) else d for d in descs]
     dt = np.result_type(*weak_values)
     shape = _broadcast_shapes((cond, x, y), "np.where")
-    args = [as_node(cond, bool), as_node(x, dt), as_node(y, dt)]
+    args = [_fit(as_node(cond, bool), shape), _fit(as_node(x, dt), shape), _fit(as_node(y, dt), shape)]
     return wrap(make_node("where", args, shape, dt, user_location()))
 
 
@@ -517,6 +519,8 @@ def reshape(a, shape, order="C", **kw):
     a = asproxy(a)
     if order != "C":
         _unsupported(f"reshape with order={order!r}")
+    if _dynamic() and (_is_dim(shape) or any(_is_dim(s) for s in shape)):
+        return _reshape_symbolic(a, (shape,) if _is_dim(shape) else tuple(shape))
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     if shape.count(-1) > 1:
         raise ValueError(f"can only specify one unknown dimension (at {user_location()})")
@@ -627,7 +631,17 @@ def _basic_index(a: Proxy, index):
         if ix is None:
             out_shape.append(1)
             continue
-        size = a.shape[dim]
+        size = a.node.shape[dim]
+        if not isinstance(size, int):
+            spec.append(_symbolic_index(ix, size, dim))
+            length = spec[-1][2]
+            if isinstance(ix, slice):
+                out_shape.append(length)
+            else:
+                ints.append(dim)
+            sliced_shape.append(length)
+            dim += 1
+            continue
         if isinstance(ix, slice):
             start, stop, step = ix.indices(size)
             length = len(range(start, stop, step))
@@ -665,7 +679,7 @@ def setitem(a: Proxy, index, value):
     spec, region, _, ints = _basic_index(a, index)
     v = as_node(value)
     try:
-        if np.broadcast_shapes(v.shape, tuple(region)) != tuple(region):
+        if _bshapes(v.shape, tuple(region)) != _canon_shape(region):
             raise ValueError
     except ValueError:
         raise ValueError(f"could not broadcast input array from shape {v.shape} into shape "
@@ -692,8 +706,10 @@ def _axes(x, axis):
 
 def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None) -> Proxy:
     node = x.node
-    out_shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
-    count = int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
+    out_shape = tuple(s for i, s in enumerate(x.node.shape) if i not in axes)
+    count = _count(x, axes)
+    if not isinstance(count, int) and kind in ("max", "min", "argmax", "argmin"):
+        count = 0 if _shapes().less(count, 1) else 1     # symbolic: decided now, guarded
     if count == 0 and kind in ("max", "min", "argmax", "argmin"):
         op = {"max": "maximum", "min": "minimum"}.get(kind)
         msg = (f"zero-size array to reduction operation {op} which has no identity" if op
@@ -708,7 +724,7 @@ def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None) -> Proxy
         node = make_node("reduce", (node,), out_shape, out_dt, user_location(), kind=kind, axes=axes)
     r = wrap(node)
     if keepdims:
-        r = reshape(r, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
+        r = reshape(r, tuple(1 if i in axes else s for i, s in enumerate(x.node.shape)))
     return r
 
 
@@ -761,8 +777,12 @@ argmax = _arg_reduce("argmax")
 argmin = _arg_reduce("argmin")
 
 
-def _count(x, axes) -> int:
-    return int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
+def _count(x, axes):
+    """The number of elements reduced: an int, or a sympy expression of symbolic sizes."""
+    dims = [x.node.shape[i] for i in axes]
+    if all(isinstance(d, int) for d in dims):
+        return int(np.prod(dims, dtype=np.int64))
+    return _shapes().prod(dims)
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VALUE):
@@ -771,7 +791,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VALUE)
     dtype = np.mean(np.ones(1, x.dtype), dtype=dtype).dtype
     axes = _axes(x, axis)
     total = _reduce_node(x, "sum", axes, bool(keepdims), dtype)
-    return np.true_divide(total, _count(x, axes))
+    return np.true_divide(total, _size_operand(_count(x, axes)))
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NO_VALUE,
@@ -787,10 +807,13 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NO
     axes = _axes(x, axis)
     n = _count(x, axes)
     mu = _reduce_node(x, "sum", axes, True, dtype)
-    mu = np.true_divide(mu, n)
+    mu = np.true_divide(mu, _size_operand(n))
     d = np.subtract(x, mu)
     d = np.multiply(d, d)
     total = _reduce_node(d, "sum", axes, bool(keepdims), dtype)
+    if not isinstance(n, int):
+        import sympy
+        return np.true_divide(total, _size_operand(sympy.Max(n - ddof, 0)))
     return np.true_divide(total, max(n - ddof, 0))
 
 
@@ -816,13 +839,16 @@ def matmul(a, b, out=None, **kw):
         _unsupported(f"np.matmul on {dt}")
     a2 = reshape(a, (1, a.shape[0])) if a.ndim == 1 else a
     b2 = reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
-    if a2.shape[-1] != b2.shape[-2]:
+    if not _same_size(a2.node.shape[-1], b2.node.shape[-2]):
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
                          f"(size {b2.shape[-2]} is different from {a2.shape[-1]}) "
                          f"(at {user_location()})")
-    batch = _broadcast_shapes((np.empty(a2.shape[:-2] + (0,)), np.empty(b2.shape[:-2] + (0,))),
-                              "np.matmul")[:-1]
-    shape = batch + (a2.shape[-2], b2.shape[-1])
+    try:
+        batch = tuple(_bshapes(a2.node.shape[:-2], b2.node.shape[:-2]))
+    except ValueError:
+        raise ValueError(f"np.matmul: operands could not be broadcast together with shapes "
+                         f"{a2.shape} {b2.shape} (at {user_location()})") from None
+    shape = batch + (a2.node.shape[-2], b2.node.shape[-1])
     from .runtime.extern import ExternCall, Slot
     call = ExternCall(np.matmul, (Slot(0), Slot(1)), {}, writes_out=True)
     node = make_node("extern", (as_node(a2, dt), as_node(b2, dt)), shape, dt, user_location(),
@@ -1038,17 +1064,209 @@ def _patch_random():
     return saved
 
 
+# --------------------------------------------------------------------------- symbolic sizes
+# Dynamic shapes (shapes.py): sizes may be sympy expressions. Static traces never import
+# sympy: every helper below takes the plain-int path first.
+
+def _shapes():
+    from . import shapes
+    return shapes
+
+
+def _dynamic() -> bool:
+    mod = sys.modules.get(__package__ + ".shapes")
+    return mod is not None and mod.current() is not None
+
+
+def _is_dim(x) -> bool:
+    """A symbolic size from the user's code (``x.shape[0]``) or the compiler."""
+    mod = sys.modules.get(__package__ + ".shapes")
+    return mod is not None and (isinstance(x, mod.SymInt) or hasattr(x, "free_symbols"))
+
+
+def _user_shape(shape):
+    if all(type(d) is int for d in shape):
+        return shape
+    return tuple(_shapes().SymInt.wrap(d) for d in shape)
+
+
+def _user_dim(d):
+    return d if type(d) is int else _shapes().SymInt.wrap(d)
+
+
+def _as_int(d) -> int:
+    return d if type(d) is int else _shapes().as_int(d)
+
+
+def _canon_shape(shape) -> tuple:
+    if all(type(d) is int for d in shape):
+        return tuple(shape)
+    if not _dynamic():
+        return tuple(int(d) for d in shape)
+    return _shapes().canon_shape(shape)
+
+
+def _bshapes(*shapes):
+    shapes = [_canon_shape(s) for s in shapes]
+    if all(type(d) is int for s in shapes for d in s):
+        return np.broadcast_shapes(*shapes)
+    return _shapes().broadcast_shapes(*shapes)
+
+
+def _same_size(a, b) -> bool:
+    return a == b if type(a) is int and type(b) is int else _shapes().equal(a, b)
+
+
+def _fit(node: Node, shape) -> Node:
+    """An operand whose derived symbolic size (``s0 - 9``) broadcasts as 1 in this call (a
+    guarded fact): sliced to length 1 there, so lowering sees the broadcast."""
+    if all(type(d) is int for d in node.shape):
+        return node
+    lead = len(shape) - node.ndim
+    spec, fit = [], False
+    for k, d in enumerate(node.shape):
+        out = shape[lead + k]
+        if type(d) is not int and not d.is_Symbol and d != out and _shapes().equal(d, 1):
+            spec.append((0, 1, 1))
+            fit = True
+        else:
+            spec.append((0, 1, d))
+    if not fit:
+        return node
+    return make_node("slice", (node,), [s[2] for s in spec], node.dtype, user_location(),
+                     spec=tuple(spec))
+
+
+def _input_shape(spec, value, hints) -> tuple:
+    """An input's shape from its dynamic spec: the names become size symbols."""
+    sh = _shapes()
+    out = []
+    for name, size in zip(spec[2], value.shape):
+        if isinstance(name, str):
+            sym = sh.size_symbol(name)
+            hints[sym] = size
+            out.append(sym)
+        else:
+            out.append(name)
+    return tuple(out)
+
+
+def _shape_env(env):
+    import contextlib
+    return contextlib.nullcontext() if env is None else _shapes().active(env)
+
+
+def _reshape_symbolic(a: Proxy, shape) -> Proxy:
+    sh = _shapes()
+    shape = [sh.canon(s) for s in shape]
+    if sum(1 for s in shape if type(s) is int and s == -1) > 1:
+        raise ValueError(f"can only specify one unknown dimension (at {user_location()})")
+    total = sh.prod(a.node.shape)
+    if -1 in shape:
+        known = sh.prod([s for s in shape if not (type(s) is int and s == -1)])
+        if sh.equal(known, 0):
+            raise ValueError(f"cannot reshape array of size {a.size} into shape {shape} "
+                             f"(at {user_location()})")
+        shape = [sh.floordiv(total, known) if type(s) is int and s == -1 else s for s in shape]
+    shape = tuple(sh.canon(s) for s in shape)
+    if not sh.equal(sh.prod(shape), total):
+        raise ValueError(f"cannot reshape array of size {a.size} into shape {shape} "
+                         f"(at {user_location()})")
+    if shape == a.node.shape:
+        return a
+    return _view_of(a, make_node("reshape", (a.node,), shape, a.dtype, user_location()))
+
+
+def _symbolic_index(ix, size, dim):
+    """(start, step, length) of a slice or an int index on a symbolic size, as sympy
+    expressions; where NumPy clamps, the case of this call is taken and guarded."""
+    sh = _shapes()
+    if not isinstance(ix, slice):
+        i = int(ix)
+        if sh.less(i, 0) if i >= 0 else sh.less(size, -i):
+            raise IndexError(f"index {i} is out of bounds for axis {dim} with size "
+                             f"{sh.current().hint(size)} (at {user_location()})")
+        if not (i < 0 or sh.less(i, size)):
+            raise IndexError(f"index {i} is out of bounds for axis {dim} with size "
+                             f"{sh.current().hint(size)} (at {user_location()})")
+        return (size + i if i < 0 else i), 1, 1
+    step = 1 if ix.step is None else int(ix.step)
+    if step == 0:
+        raise ValueError(f"slice step cannot be zero (at {user_location()})")
+
+    def bound(v, default):
+        if v is None:
+            return default
+        v = sh.canon(v)
+        if type(v) is int and v < 0:
+            v = size + v
+            return v if not sh.less(v, 0) else (0 if step > 0 else -1)
+        if type(v) is int:
+            return v if sh.less(v, size) else (size if step > 0 else size - 1)
+        return v
+    if step > 0:
+        start, stop = bound(ix.start, 0), bound(ix.stop, size)
+        length = stop - start
+    else:
+        start, stop = bound(ix.start, size - 1), bound(ix.stop, -1)
+        length = start - stop
+    length = sh.canon(length)
+    if sh.less(length, 1):
+        return 0, step, 0
+    if abs(step) > 1:
+        length = sh.canon(sh.floordiv(length - 1, abs(step)) + 1)
+    return sh.canon(start), step, length
+
+
+def _size_operand(n):
+    """A count of elements as an operand: a Python int, or a weak int64 node of its expression."""
+    if type(n) is int:
+        return n
+    return wrap(make_node("size", (), (), np.int64, user_location(), expr=_shapes().canon(n)),
+                weak=True)
+
+
+def _arange(original):
+    """np.arange during a trace: with a symbolic bound, an iota node; otherwise NumPy's."""
+    def arange(*args, **kwargs):
+        if not any(_is_dim(a) for a in args):
+            return original(*args, **kwargs)
+        sh = _shapes()
+        if kwargs.get("dtype") is not None or len(args) > 3:
+            _unsupported("np.arange with a symbolic bound and dtype=")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args + (1,))[:3]
+        start, stop, step = sh.canon(start), sh.canon(stop), int(step)
+        if step == 0:
+            raise ValueError("Maximum allowed size exceeded")
+        length = sh.canon(stop - start) if step > 0 else sh.canon(start - stop)
+        if sh.less(length, 1):
+            return original(0)
+        if abs(step) > 1:
+            length = sh.canon(sh.floordiv(length - 1, abs(step)) + 1)
+        iota = wrap(make_node("iota", (), (length,), np.int64, user_location()))
+        if step != 1:
+            iota = np.multiply(iota, step)
+        if start != 0:
+            iota = np.add(iota, _size_operand(start))
+        return iota
+    return arange
+
+
 # --------------------------------------------------------------------------- driver
 
 _TRACE_LOCK = threading.RLock()
 
 def trace(fn, arg_specs, args):
     """Run ``fn`` on proxies. ``arg_specs`` come from signature.classify(); returns a Graph."""
-    inputs, call_args = [], []
+    inputs, call_args, hints = [], [], {}
+    env = None
+    if any(spec[0] == "darray" for spec in arg_specs):
+        env = _shapes().ShapeEnv(hints)
     for i, (spec, value) in enumerate(zip(arg_specs, args)):
         kind = spec[0]
-        if kind == "array":
-            node = make_node("input", (), value.shape, value.dtype, "", index=i)
+        if kind in ("array", "darray"):
+            shape = value.shape if kind == "array" else _input_shape(spec, value, hints)
+            node = make_node("input", (), shape, value.dtype, "", index=i)
             inputs.append(node)
             arg = wrap(node)
             arg.owned = False       # the caller's array: in-place updates would have to show
@@ -1062,20 +1280,27 @@ def trace(fn, arg_specs, args):
             call_args.append(TracedGenerator(i))
         else:
             call_args.append(value)
-    with _TRACE_LOCK, np.errstate(all="ignore"):
+    if env is not None:
+        env.hints.update(hints)
+    with _TRACE_LOCK, np.errstate(all="ignore"), _shape_env(env):
         saved, _RandomState.slots = _patch_random(), 0
+        saved_arange, np.arange = np.arange, _arange(np.arange)
         try:
             result = fn(*call_args)
         finally:
             for name, f in saved.items():
                 setattr(np.random, name, f)
+            np.arange = saved_arange
             _RandomState.slots = None
     outputs = map_tree(result, lambda p: p.node, leaf_type=Proxy)
     _check_outputs(result)
     leaves = flatten_tree(outputs)
     nodes = toposort(leaves + inputs)
     constants = {n.attr("array").key: n.attr("array").array for n in nodes if n.op == "constant"}
-    return Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants)
+    graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants)
+    if env is not None:
+        graph.hints, graph.guards = env.hints, tuple(env.guards)
+    return graph
 
 
 def _check_outputs(result):

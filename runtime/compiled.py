@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import device as _device
+from . import sizes
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class Plan:
     outputs: object    # tree with leaves ('buf', position in args) | ('arg', i) | ('value', v)
     hooks: tuple = ()  # (report name, position in args) per materialized buffer, in stage order
     steps: tuple = (("call", 0),)   # ('call', entry i) | ('extern', ExternCall, (arg positions), out position)
+    sizes: tuple = ()  # symbolic sizes: (name, arg index, dim, 0 for its size | 1 for its stride)
+    guards: tuple = () # symbolic sizes: Python expressions over the names that must hold
 
 
 def _run_steps(fns, steps):
@@ -61,8 +64,13 @@ class CompiledVariant:
                 steps.append((0 if contiguous.get(spec[1], True) else 4, spec[1], None))
             elif spec[0] == "constant":
                 steps.append((1, constants[spec[1]], None))
+            elif spec[0] in ("output", "temp") and any(isinstance(d, str) for d in spec[1]):
+                shape = tuple(sizes.compile_expr(str(d)) for d in spec[1])
+                steps.append((7, shape, np.dtype(spec[2])))
             elif spec[0] in ("output", "temp"):
                 steps.append((2, tuple(spec[1]), np.dtype(spec[2])))
+            elif spec[0] == "size":
+                steps.append((6, spec[1], None))
             elif spec[0] == "rng":          # ('rng', slot, 'seed'|'off', source): one draw
                 if spec[2] == "seed":       # gives both arguments, which are adjacent
                     steps.append((5, spec[3], None))
@@ -78,6 +86,7 @@ class CompiledVariant:
         argument's value (arrays for buffers) in entry-argument order."""
         values, cargs = [], []
         from_buffer, empty = self.ffi.from_buffer, _device.output_empty
+        env = self.size_env(args) if self.plan.sizes else None
         for kind, a, b in self.steps:
             if kind == 0:
                 arr = args[a]
@@ -97,6 +106,13 @@ class CompiledVariant:
             elif kind == 3:
                 values.append(None)
                 cargs.append(args[a])
+            elif kind == 6:
+                values.append(None)
+                cargs.append(env[a])
+            elif kind == 7:
+                arr = empty(tuple(int(sizes.evaluate(c, env)) for c in a), b)
+                values.append(arr)
+                cargs.append(from_buffer(arr))
             else:
                 values += (None, None)
                 cargs += _random_args(a, args)
@@ -105,6 +121,11 @@ class CompiledVariant:
         else:
             self.multi(cargs, values)
         return values
+
+    def size_env(self, args) -> dict:
+        """The values of the symbolic sizes and strides in this call."""
+        return {name: (args[i].shape[d] if kind == 0 else args[i].strides[d] // args[i].itemsize)
+                for name, i, d, kind in self.plan.sizes}
 
     def __call__(self, args):
         values = self.run(args)
