@@ -193,7 +193,7 @@ def _size_plan(specs, graph) -> dict:
 def _variant(so_path, cdef, plan, constants, specs):
     from .runtime import load_library, make_variant
     lib = load_library(so_path, cdef)
-    contiguous = {i: _c_contiguous(s) for i, s in enumerate(specs) if s[0] == "array"}
+    contiguous = {i: _c_contiguous(s) for i, s in enumerate(specs) if s[0] in ("array", "darray")}
     calls = [st[1] for st in plan.steps if st[0] == "call"]
     if plan.steps == (("call", 0),):
         fn = lib.lib.ccg_run0

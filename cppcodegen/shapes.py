@@ -2,8 +2,10 @@
 
 With ``compile(fn, dynamic=True)`` (or after an automatic-dynamic recompile) an input
 dimension may be a sympy symbol (``s0``, ``s1``, ...) instead of an int. Sizes that are
-equal in the call that is traced share one symbol ("duck sizing"); every symbol stands for a
-size of at least 2 (sizes 0 and 1 are always specialized: broadcasting depends on them).
+equal in the call that is traced share one symbol ("duck sizing"). Sizes 0 and 1 in the traced
+call stay ints (broadcasting depends on them); a symbol may take any size >= 0 in later calls,
+as long as the guards the trace recorded hold (a symbol never meets a 1 it could broadcast
+against: equal sizes share a symbol, so broadcasting is decided by the names).
 
 While tracing, a ``ShapeEnv`` holds each symbol's value in the traced call (its *hint*) and
 collects the guards that the trace relied on beyond those facts (``s0 - 2 >= 1`` when a
@@ -26,7 +28,7 @@ from .errors import UnsupportedError
 
 
 def size_symbol(name: str) -> sympy.Symbol:
-    return sympy.Symbol(name, integer=True, positive=True)
+    return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
 def is_symbolic(d) -> bool:
@@ -80,10 +82,8 @@ class ShapeEnv:
 
     def known(self, rel) -> bool | None:
         """True/False when ``rel`` (normalized: ``e >= 0``, ``e > 0``, ``e == 0`` or
-        ``e != 0``) follows from every size symbol being >= 2, else None."""
-        shift = {s: sympy.Symbol(s.name + "_", integer=True, nonnegative=True) + 2
-                 for s in rel.free_symbols if s in self.hints}
-        e = sympy.expand(rel.lhs.xreplace(shift))
+        ``e != 0``) holds for all sizes (symbols are integers >= 0), else None."""
+        e = sympy.expand(rel.lhs)
         pos, nonneg = e.is_positive, e.is_nonnegative
         neg, nonpos = (-e).is_positive, (-e).is_nonnegative
         if isinstance(rel, sympy.GreaterThan):
@@ -264,8 +264,13 @@ class SymInt:
     __int__ = __index__
 
     def __float__(self): return float(self.__index__())
-    def __truediv__(self, o): return self.__index__() / (o.__index__() if isinstance(o, SymInt) else o)
-    def __rtruediv__(self, o): return o / self.__index__()
+    def __truediv__(self, o):
+        if not isinstance(o, (int, float, SymInt)):
+            return NotImplemented          # an array: the array's operator takes it
+        return self.__index__() / (o.__index__() if isinstance(o, SymInt) else o)
+
+    def __rtruediv__(self, o):
+        return o / self.__index__() if isinstance(o, (int, float)) else NotImplemented
     def __bool__(self): return not equal(self.expr, 0)
     def __eq__(self, o):
         if isinstance(o, (int, np.integer, SymInt)) and not isinstance(o, bool):

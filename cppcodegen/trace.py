@@ -245,7 +245,7 @@ WEAK_TYPES = (int, float)      # NEP 50: Python int and float are weak; bool is 
 
 
 def _is_weak(x) -> bool:
-    return type(x) in WEAK_TYPES or (isinstance(x, Proxy) and x.weak)
+    return type(x) in WEAK_TYPES or (isinstance(x, Proxy) and x.weak) or _is_dim(x)
 
 
 def _descriptor(x):
@@ -260,6 +260,8 @@ def _descriptor(x):
         return type(x)
     if isinstance(x, (np.ndarray, np.generic)):
         return x.dtype
+    if _is_dim(x):                  # a symbolic size (x.shape[0]) acts as a Python int
+        return int
     if isinstance(x, complex):
         _unsupported("complex numbers")
     if x is None:
@@ -283,6 +285,11 @@ def as_node(x, dtype=None) -> Node:
         node = make_node("const", (), (), x.dtype, where, value=np.asarray(x).item())
     elif isinstance(x, np.ndarray):
         node = constant_array(x, where)
+    elif _is_dim(x):
+        n = _size_operand(_shapes().canon(x))
+        if isinstance(n, int):
+            return as_node(n, dtype)
+        node = n.node
     else:
         _descriptor(x)      # raises with a good message
         raise AssertionError
@@ -519,8 +526,10 @@ def reshape(a, shape, order="C", **kw):
     a = asproxy(a)
     if order != "C":
         _unsupported(f"reshape with order={order!r}")
-    if _dynamic() and (_is_dim(shape) or any(_is_dim(s) for s in shape)):
-        return _reshape_symbolic(a, (shape,) if _is_dim(shape) else tuple(shape))
+    if _dynamic() and (_is_dim(shape) or not all(type(d) is int for d in a.node.shape)
+                       or any(_is_dim(s) for s in shape)):
+        single = _is_dim(shape) or isinstance(shape, (int, np.integer))
+        return _reshape_symbolic(a, (shape,) if single else tuple(shape))
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     if shape.count(-1) > 1:
         raise ValueError(f"can only specify one unknown dimension (at {user_location()})")

@@ -39,9 +39,6 @@ def bind(specs, args):
         for d in range(a.ndim - 1, -1, -1):
             size, want = a.shape[d], shape[d]
             if isinstance(want, str):
-                if size < 2:
-                    return None, (f"argument {i} dim {d}: size {size} (sizes 0 and 1 are "
-                                  f"specialized; {want} stands for sizes >= 2)")
                 old = env.setdefault(want, size)
                 if old != size:
                     return None, (f"argument {i} dim {d}: size {size} differs from {want} = "
@@ -49,7 +46,10 @@ def bind(specs, args):
             elif size != want:
                 return None, f"argument {i} dim {d}: size {size}, compiled for {want}"
             want_st, st = strides[d], a.strides[d]
-            if want_st == "c":
+            if a.size == 0:                 # nothing is read: any layout fits
+                if isinstance(want_st, str) and want_st != "c":
+                    env[want_st] = 0
+            elif want_st == "c":
                 if st != inner and size > 1:
                     return None, f"argument {i} dim {d}: stride {st}, compiled for contiguous"
             elif isinstance(want_st, str):

@@ -1,0 +1,310 @@
+"""Dynamic shapes: one compilation serves many sizes; guards say why a recompile happened.
+
+Every result is compared with NumPy on the same inputs (shape, dtype, values).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from cppcodegen.callback import CompileTrigger, callback_handler
+
+
+def softmax(x):
+    m = np.max(x, axis=-1, keepdims=True)
+    e = np.exp(x - m)
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def layer_norm(x, w, b):
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * w + b
+
+
+def chain(a, b, c):
+    return np.exp(np.sin(a) * b + c) - 1.0
+
+
+def close(got, want, rtol=2e-6, atol=1e-6):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+class Counter:
+    """Counts compilations (and builds that were not disk-cache loads) through the callbacks."""
+
+    def __enter__(self):
+        self.started, self.ended = [], []
+        self._s = lambda t, i: self.started.append(t)
+        self._e = lambda t, i: self.ended.append(t)
+        callback_handler.register_start_callback(self._s)
+        callback_handler.register_end_callback(self._e)
+        return self
+
+    def __exit__(self, *exc):
+        callback_handler.remove_start_callback(self._s)
+        callback_handler.remove_end_callback(self._e)
+
+
+BATCHES = [3, 7, 0, 1, 2, 5, 64, 100, 13, 31, 4, 250, 9, 17, 8, 129, 6, 11, 40, 1000]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_twenty_batch_sizes_compile_at_most_twice(dtype):
+    rng = np.random.default_rng(0)
+    f = cppcodegen.compile(softmax)
+    with Counter() as c:
+        for n in BATCHES:
+            x = rng.standard_normal((n, 24)).astype(dtype)
+            close(f(x), softmax(x), rtol=1e-5 if dtype == np.float32 else 1e-12)
+    assert len(BATCHES) == 20 and 0 in BATCHES and 1 in BATCHES
+    assert len(c.started) <= 2, c.started
+    assert len(f.variants) <= 2
+    # the second compile was the automatic-dynamic one, and it says why
+    (reason,) = f.recompile_reasons
+    assert reason.dynamic and "argument 0 dim 0: size 7, compiled for 3" in reason.reason
+
+
+def test_layer_norm_and_chain_batches():
+    rng = np.random.default_rng(1)
+    ln, ch = cppcodegen.compile(layer_norm), cppcodegen.compile(chain)
+    w, b = rng.standard_normal(40), rng.standard_normal(40)
+    for n in BATCHES:
+        x = rng.standard_normal((n, 40))
+        close(ln(x, w, b), layer_norm(x, w, b), rtol=1e-10, atol=1e-10)
+        a, bb, cc = (rng.standard_normal(n * 3) for _ in range(3))
+        close(ch(a, bb, cc), chain(a, bb, cc), rtol=1e-12, atol=1e-12)
+    assert len(ln.variants) <= 2 and len(ch.variants) <= 2
+
+
+def test_dynamic_true_compiles_once_for_every_size():
+    rng = np.random.default_rng(2)
+    f = cppcodegen.compile(layer_norm, dynamic=True)
+    with Counter() as c:
+        for rows, cols in [(5, 8), (1, 3), (0, 9), (33, 2), (2, 1000), (257, 17)]:
+            x = rng.standard_normal((rows, cols)).astype(np.float32)
+            w = rng.standard_normal(cols).astype(np.float32)
+            b = rng.standard_normal(cols).astype(np.float32)
+            close(f(x, w, b), layer_norm(x, w, b), rtol=2e-4, atol=2e-5)
+    assert len(c.started) == 1
+    src = cppcodegen.explain(f, x, w, b).source
+    assert "const int64_t s0" in src and "for (int64_t i0 = 0; i0 < s0; ++i0)" in src
+
+
+def test_dynamic_false_specializes_every_size():
+    f = cppcodegen.compile(chain, dynamic=False)
+    for n in (4, 5, 6):
+        a = np.linspace(0, 1, n)
+        close(f(a, a, a), chain(a, a, a))
+    assert len(f.variants) == 3 and not f.dynamic_variants
+
+
+def test_mark_dynamic():
+    f = cppcodegen.compile(softmax)
+    x = np.random.default_rng(3).standard_normal((6, 10))
+    cppcodegen.mark_dynamic(x, 0)
+    close(f(x), softmax(x), rtol=1e-12)
+    assert len(f.dynamic_variants) == 1
+    (specs, _, _), = f.dynamic_variants
+    assert specs[0][0] == "darray" and isinstance(specs[0][2][0], str) and specs[0][2][1] == 10
+    y = np.random.default_rng(4).standard_normal((19, 10))
+    close(f(y), softmax(y), rtol=1e-12)
+    assert len(f.variants) == 1
+    with pytest.raises(IndexError):
+        cppcodegen.mark_dynamic(x, 2)
+
+
+def test_duck_sizing_guard_equal_sizes():
+    """Sizes equal when traced share a symbol; a call where they differ recompiles."""
+    def f(x, y):
+        return x * 2 + y.sum()
+    g = cppcodegen.compile(f, dynamic=True)
+    x, y = np.ones(8), np.arange(8.0)
+    close(g(x, y), f(x, y))
+    x2, y2 = np.ones(5), np.arange(9.0)
+    close(g(x2, y2), f(x2, y2))
+    assert len(g.variants) == 2
+    assert "differs from s0" in g.recompile_reasons[0].reason
+
+
+def test_guard_failure_reason_and_values():
+    def head(x):
+        return x[:5] * 2.0
+    f = cppcodegen.compile(head, dynamic=True)
+    for n in (10, 7, 12):
+        x = np.arange(float(n))
+        close(f(x), head(x))
+    assert len(f.variants) == 1            # x[:5] of any size >= 5: one kernel
+    x = np.arange(3.0)
+    close(f(x), head(x))                   # fewer than 5: the guard fails, recompile
+    (r,) = f.recompile_reasons
+    assert "guard" in r.reason and "failed" in r.reason and "s0 = 3" in r.reason
+    ex = cppcodegen.explain(f, x)
+    assert ex.recompiles == f.recompile_reasons
+
+
+def test_recompile_limit_warns_and_runs_numpy():
+    f = cppcodegen.compile(chain, dynamic=False, options={"recompile_limit": 2})
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for n in (3, 4, 5, 6):
+            a = np.linspace(-1, 1, n)
+            close(f(a, a, a), chain(a, a, a))
+    assert len(f.variants) == 2
+    hits = [x for x in w if issubclass(x.category, cppcodegen.RecompileLimitWarning)]
+    assert len(hits) == 1 and "recompile_limit" in str(hits[0].message)
+
+
+# ----------------------------------------------------------------- shape arithmetic
+
+def _check_sizes(fn, sizes, make, rtol=1e-12, max_variants=1, **kw):
+    f = cppcodegen.compile(fn, dynamic=True, **kw)
+    for n in sizes:
+        args = make(n)
+        before = [a.copy() for a in args]
+        got, want = f(*args), fn(*args)
+        if isinstance(want, tuple):
+            for g, w_ in zip(got, want):
+                close(g, w_, rtol=rtol)
+        else:
+            close(got, want, rtol=rtol)
+        for a, b in zip(args, before):
+            np.testing.assert_array_equal(a, b)
+    assert len(f.variants) <= max_variants, [r.reason for r in f.recompile_reasons]
+    return f
+
+
+def test_symbolic_reshape_flatten_and_split():
+    def fn(x):
+        flat = x.reshape(-1)
+        back = flat.reshape(x.shape[0], -1)
+        pairs = x.reshape(x.shape[0], -1, 2)
+        return flat * 2, back + 1, pairs.sum(axis=-1)
+    _check_sizes(fn, [3, 8, 17, 2], lambda n: (np.random.default_rng(n).standard_normal((n, 6)),))
+
+
+def test_symbolic_reshape_both_dims():
+    def fn(x):
+        return x.reshape(-1).cumsum() if False else (x.reshape(-1) * 3).reshape(x.shape).T.copy()
+    f = _check_sizes(fn, [(3, 4), (5, 7), (2, 2)],
+                     lambda s: (np.arange(s[0] * s[1], dtype=np.float64).reshape(s),))
+
+
+def test_symbolic_slices_stencil():
+    def fn(x):
+        return x[2:] - x[:-2], x[::2] * 1.0, x[::-1] + x, x[1:-1].sum()
+    _check_sizes(fn, [5, 9, 4, 40, 3], lambda n: (np.random.default_rng(n).standard_normal(n),))
+
+
+def test_symbolic_2d_stencil():
+    def lap(u):
+        return u[1:-1, 2:] + u[1:-1, :-2] + u[2:, 1:-1] + u[:-2, 1:-1] - 4 * u[1:-1, 1:-1]
+    _check_sizes(lap, [(5, 6), (9, 4), (30, 31)],
+                 lambda s: (np.random.default_rng(s[0]).standard_normal(s),))
+
+
+def test_arange_of_symbolic_size_and_shape_arithmetic():
+    def fn(x):
+        n = x.shape[0]
+        i = np.arange(n)
+        return x * i, x.sum() / n, np.arange(1, n + 1, 2) * 2, x * (n - 1)
+    _check_sizes(fn, [4, 7, 16], lambda n: (np.random.default_rng(n).standard_normal(n),))
+
+
+@pytest.mark.parametrize("kind", ["sum0", "sum1", "sumall", "mean", "var", "max", "argmax",
+                                  "prod", "any", "std1"])
+def test_reductions_over_symbolic_extents(kind):
+    fns = {
+        "sum0": lambda x: x.sum(axis=0), "sum1": lambda x: x.sum(axis=1),
+        "sumall": lambda x: x.sum(), "mean": lambda x: x.mean(axis=0),
+        "var": lambda x: x.var(), "max": lambda x: x.max(axis=1),
+        "argmax": lambda x: x.argmax(axis=0), "prod": lambda x: np.prod(x * 0.1 + 1, axis=1),
+        "any": lambda x: (x > 2).any(axis=1), "std1": lambda x: x.std(axis=1, ddof=1),
+    }
+    fn = fns[kind]
+    sizes = [(4, 5), (9, 3), (300, 70), (2, 2)]
+    _check_sizes(fn, sizes, lambda s: (np.random.default_rng(s[0]).standard_normal(s),),
+                 rtol=1e-10)
+
+
+def test_large_symbolic_sum_is_parallel_and_accurate():
+    f = cppcodegen.compile(lambda x: x.sum(), dynamic=True)
+    for n in (1 << 20, (1 << 20) + 7):
+        x = np.random.default_rng(n).random(n).astype(np.float32)
+        got = f(x)
+        exact = x.astype(np.float64).sum()
+        assert got.dtype == np.float32
+        assert abs(float(got) - exact) / exact < 1e-6
+    assert "if((" in cppcodegen.explain(f, x).source
+
+
+def test_strided_transposed_and_reversed_inputs():
+    def fn(x):
+        return np.sin(x) * 2 + x.T.T
+    f = cppcodegen.compile(fn, dynamic=True)
+    base = np.random.default_rng(5).standard_normal((20, 30))
+    for view in (base[::2, 1::3], base.T, base[::-1], base[3:17, 2:29], base[:, ::-1]):
+        close(f(view), fn(view))
+    assert len(f.variants) <= 3
+
+
+def test_matmul_with_dynamic_batch():
+    def mlp(x, w, b):
+        return np.maximum(x @ w + b, 0.0)
+    rng = np.random.default_rng(6)
+    w, b = rng.standard_normal((16, 8)), rng.standard_normal(8)
+    _check_sizes(lambda x: mlp(x, w, b), [5, 9, 64, 1],
+                 lambda n: (rng.standard_normal((n, 16)),), rtol=1e-10, max_variants=1)
+
+
+def test_int_dtypes_and_broadcasting():
+    def fn(a, b):
+        return (a[:, None] * b[None, :]) // 3 + a.sum()
+    _check_sizes(fn, [3, 5, 11], lambda n: (np.arange(n, dtype=np.int32) - 2,
+                                              np.arange(2 * n, dtype=np.int64)))
+
+
+def test_new_process_with_new_size_loads_the_dynamic_variant(tmp_path):
+    """The graph cache key is the symbolic signature: another process, another size, no build."""
+    script = textwrap.dedent("""
+        import sys, numpy as np, cppcodegen
+        from cppcodegen.callback import callback_handler
+        seen = []
+        callback_handler.register_end_callback(lambda t, i: seen.append(t.name))
+        def softmax(x):
+            e = np.exp(x - x.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
+        f = cppcodegen.compile(softmax, dynamic=True)
+        n = int(sys.argv[1])
+        x = np.random.default_rng(n).standard_normal((n, 12))
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        assert np.allclose(f(x), e / e.sum(axis=-1, keepdims=True), rtol=1e-12)
+        print(seen[0])
+    """)
+    path = tmp_path / "prog.py"
+    path.write_text(script)
+    env = dict(os.environ, CPPCODEGEN_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, str(path), str(n)], env=env, capture_output=True,
+                           text=True, timeout=300) for n in (10, 23)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    assert runs[0].stdout.strip() == "FIRST_TRACE"
+    assert runs[1].stdout.strip() == "CACHE_LOAD"
+
+
+def test_explain_shows_symbols_and_guards():
+    def fn(x):
+        return x[1:] * x[:-1]
+    ex = cppcodegen.explain(cppcodegen.compile(fn, dynamic=True), np.ones(10))
+    assert "s0" in str(ex.graph) and "guard" in str(ex.graph)
+    assert ex.plan.guards and ex.plan.sizes
