@@ -338,6 +338,10 @@ def format_all(doc: dict) -> str:
     body = overhead_rows(doc)
     parts.append("compile time and per-call overhead (cppcodegen):\n"
                  + (_grid(OVERHEAD_COLUMNS, body) + "\n" if body else "") + import_line(doc))
+    from benchmarks import dynamic_bench
+    text = dynamic_bench.format_text(doc, _grid)
+    if text:
+        parts.append(text)
     flags = scaling_flags(doc) + accuracy_flags(doc) + overhead_flags(doc)
     if flags:
         parts.append("flags:\n" + "\n".join(f"  {f}" for f in flags))
@@ -397,6 +401,8 @@ def to_markdown(doc: dict, level: int = 1) -> str:
     if body:
         md += _md_grid(OVERHEAD_COLUMNS, body) + [""]
     md.append(f"- {import_line(doc)}")
+    from benchmarks import dynamic_bench
+    md += dynamic_bench.markdown(doc, hh, _md_grid)
     flags = scaling_flags(doc) + accuracy_flags(doc) + overhead_flags(doc)
     if flags:
         md += ["", f"{hh} Flags", ""] + [f"- {f}" for f in flags]

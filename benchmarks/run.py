@@ -142,7 +142,7 @@ def main(argv=None) -> int:
         return 2
     set_threads(args.threads)
 
-    from benchmarks import peers, report    # imports NumPy: after the thread variables are set
+    from benchmarks import dynamic_bench, peers, report    # NumPy: after the thread variables
     from benchmarks.workloads import QUICK_PEERS, WORKLOADS
 
     if args.from_json:
@@ -215,6 +215,10 @@ def main(argv=None) -> int:
                                [s.name for s in systems[:2]] + job["peers"])
             doc["workloads"].append({"name": name, "description": wl.description,
                                      "core": wl.core, "unit": wl.unit, **got})
+
+        if set(dynamic_bench.GRAPHS) <= set(names):
+            progress("dynamic vs static shapes")
+            doc["dynamic"] = dynamic_bench.measure_in_child(quick, repeats)
 
     doc["elapsed_s"] = time.perf_counter() - t_start
     print()

@@ -1,11 +1,11 @@
 """Symbolic sizes for dynamic shapes.
 
 With ``compile(fn, dynamic=True)`` (or after an automatic-dynamic recompile) an input
-dimension may be a sympy symbol (``s0``, ``s1``, ...) instead of an int. Sizes that are
-equal in the call that is traced share one symbol ("duck sizing"). Sizes 0 and 1 in the traced
-call stay ints (broadcasting depends on them); a symbol may take any size >= 0 in later calls,
-as long as the guards the trace recorded hold (a symbol never meets a 1 it could broadcast
-against: equal sizes share a symbol, so broadcasting is decided by the names).
+dimension may be a sympy symbol (``s0``, ``s1``, ...) instead of an int, one per dimension.
+Sizes 0 and 1 in the traced call stay ints (broadcasting depends on them). When two different
+sizes meet in broadcasting (or a matrix product), the trace decides from their values and
+records the guard (``s0 == s1``; a derived size such as ``s0 - 9`` may also be decided equal to
+1). A symbol may take any size >= 0 in later calls, as long as every guard holds.
 
 While tracing, a ``ShapeEnv`` holds each symbol's value in the traced call (its *hint*) and
 collects the guards that the trace relied on beyond those facts (``s0 - 2 >= 1`` when a

@@ -64,12 +64,14 @@ def describe(spec) -> str:
 def classify_dynamic(args, dims=None) -> tuple:
     """``classify`` with chosen array dimensions symbolic: ``dims`` maps an argument index to
     the dimensions to make symbolic (None: every dimension of every array). Sizes 0 and 1 stay
-    fixed. Equal sizes share one name ("duck sizing": s0, s1, ... in order of appearance).
+    fixed. Each symbolic dimension gets its own name (s0, s1, ... in order of appearance);
+    equalities that broadcasting or a matrix product needs become guards of the trace, so a
+    square matrix compiled once also serves non-square ones.
     A dynamic array's spec is ('darray', dtype, shape pattern, stride pattern): the shape
     pattern has ints and size names, the stride pattern per dimension 'c' (contiguous over the
     inner dimensions), 0 (a dimension of size 0 or 1) or a stride name ``t<arg>_<dim>``."""
     specs = list(classify(args))
-    names: dict = {}
+    count = 0
     for i, (spec, a) in enumerate(zip(specs, args)):
         if spec[0] != "array":
             continue
@@ -79,7 +81,8 @@ def classify_dynamic(args, dims=None) -> tuple:
             continue
         shape = list(a.shape)
         for d in chosen:
-            shape[d] = names.setdefault(a.shape[d], f"s{len(names)}")
+            shape[d] = f"s{count}"
+            count += 1
         strides, inner = [], a.itemsize
         for d in range(a.ndim - 1, -1, -1):
             size, st = a.shape[d], a.strides[d]

@@ -124,17 +124,31 @@ def test_mark_dynamic():
         cppcodegen.mark_dynamic(x, 2)
 
 
-def test_duck_sizing_guard_equal_sizes():
-    """Sizes equal when traced share a symbol; a call where they differ recompiles."""
+def test_one_symbol_per_dimension_equalities_are_guards():
+    """Every dimension has its own symbol: a square matrix compiled once serves other shapes;
+    broadcasting two sizes records their equality as a guard (and NumPy's error when not)."""
     def f(x, y):
         return x * 2 + y.sum()
     g = cppcodegen.compile(f, dynamic=True)
-    x, y = np.ones(8), np.arange(8.0)
-    close(g(x, y), f(x, y))
-    x2, y2 = np.ones(5), np.arange(9.0)
-    close(g(x2, y2), f(x2, y2))
-    assert len(g.variants) == 2
-    assert "differs from s0" in g.recompile_reasons[0].reason
+    for n, m in ((8, 8), (5, 9), (1, 0)):
+        x, y = np.ones(n), np.arange(float(m))
+        close(g(x, y), f(x, y))
+    assert len(g.variants) == 1
+    sm = cppcodegen.compile(softmax, dynamic=True)
+    for shape in ((16, 16), (15, 16), (3, 40)):
+        x = np.random.default_rng(shape[0]).standard_normal(shape)
+        close(sm(x), softmax(x), rtol=1e-12)
+    assert len(sm.variants) == 1
+
+    def add(x, y):
+        return x + y
+    h = cppcodegen.compile(add, dynamic=True)
+    close(h(np.ones(8), np.ones(8)), np.full(8, 2.0))
+    close(h(np.ones(3), np.ones(3)), np.full(3, 2.0))
+    assert len(h.variants) == 1 and h.variants[next(iter(h.variants))].plan.guards
+    with pytest.raises(ValueError, match="broadcast"):
+        h(np.ones(5), np.ones(9))
+    assert "guard" in h.recompile_reasons[0].reason and "s0 = 5, s1 = 9" in h.recompile_reasons[0].reason
 
 
 def test_guard_failure_reason_and_values():
