@@ -47,7 +47,7 @@ _ROWS = [
     OpDef("sign", 1, np.sign, "ccg::sign({0})", "ccg::sign({0})"),
     OpDef("sqrt", 1, np.sqrt, "std::sqrt({0})", "ccg::sqrt({0})"),
     OpDef("square", 1, np.square, "({0} * {0})", "({0} * {0})", True),
-    OpDef("reciprocal", 1, np.reciprocal, "(({T})1 / {0})", "(ccg::Vec<{T}, L>::broadcast(1) / {0})"),
+    OpDef("reciprocal", 1, np.reciprocal, "ccg::reciprocal({0})", "(ccg::Vec<{T}, L>::broadcast(1) / {0})"),
     _unary_math("exp"), _unary_math("exp2"), _unary_math("expm1"), _unary_math("log"),
     _unary_math("log2"), _unary_math("log10"), _unary_math("log1p"), _unary_math("sin"),
     _unary_math("cos"), _unary_math("tan"), _unary_math("arcsin", "asin"),
