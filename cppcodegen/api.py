@@ -224,7 +224,7 @@ def _plan(program, sig, graph=None):
         nodes = {label: n for n, label in zip(graph.nodes, (f"%{i}" for i in range(len(graph.nodes))))}
         hooks = tuple((f"{s.name}:{s.nodes}:{_op_name(nodes[s.nodes])}", position[s.name])
                       for s in program.stages if s.name in position)
-    return Plan(tuple(args), _map(program.outputs, leaf), hooks)
+    return Plan(tuple(args), _map(program.outputs, leaf), hooks, mutates=program.mutated_args())
 
 
 def _op_name(node) -> str:

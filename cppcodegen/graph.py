@@ -64,6 +64,8 @@ class Graph:
     outputs: object         # the output tree: nested tuple/list/dict with Node leaves
     leaves: list            # flat list of output nodes (in tree order)
     constants: dict = field(default_factory=dict)   # key -> np.ndarray for 'constant' nodes
+    mutations: list = field(default_factory=list)   # (argument index, its final value node):
+                                                    # arguments the function updated in place
 
     def users(self) -> dict:
         out = {id(n): [] for n in self.nodes}
@@ -84,6 +86,7 @@ class Graph:
             attrs = "".join(f", {k}={v!r}" for k, v in n.attrs)
             loc = f"   # {n.where}" if with_locations and n.where else ""
             lines.append(f"{names[id(n)]} = {n.op}({args}{attrs}) : {n.dtype}{list(n.shape)}{loc}")
+        lines += [f"write arg{i} = {names[id(n)]}" for i, n in self.mutations]
         lines.append("return " + _tree_text(self.outputs, names))
         return "\n".join(lines)
 
