@@ -290,7 +290,14 @@ class CompiledFunction:
                 if variant is not None:
                     return variant(args)
         args = self._bind(args, kwargs)
-        specs = signature.classify(args)
+        try:
+            specs = signature.classify(args)
+        except TypeError:           # dask arrays in: a dask array out (cppcodegen.dask)
+            from .dask import dispatch
+            result = dispatch(self, args)
+            if result is NotImplemented:
+                raise
+            return result
         variant = self.variants.get(specs)
         if variant is None:
             variant = self._compile(specs, args)
@@ -320,6 +327,14 @@ class CompiledFunction:
             graph = trace(self.fn, specs, args)
             cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
             return build_stages(self.fn, graph, specs, opts, cache_dir, {})
+
+    def __reduce__(self):           # by reference: the function, options, a content key
+        from .pickling import reduce_compiled
+        return reduce_compiled(self)
+
+    def __dask_tokenize__(self):
+        from .pickling import content_key
+        return ("cppcodegen.CompiledFunction", content_key(self))
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
