@@ -330,8 +330,13 @@ def set_task_threads(n: int) -> None:
     _tls.n = n
 
 
+def _c(b):
+    """``b`` C-contiguous (np.ascontiguousarray would turn a 0-d array into 1-d)."""
+    return b if b.flags.c_contiguous else np.ascontiguousarray(b)
+
+
 def _contiguous(blocks):
-    return [np.ascontiguousarray(b) if isinstance(b, np.ndarray) else b for b in blocks]
+    return [_c(b) if isinstance(b, np.ndarray) else b for b in blocks]
 
 
 def _run_block(kernel, nthreads, *blocks):
@@ -370,7 +375,7 @@ def _fold(kind, nthreads, x, axis=None, keepdims=True, computing_meta=False, **k
     acc = parts[0]
     pair = _pair_kernel(kind)
     for p in parts[1:]:
-        r = pair(np.ascontiguousarray(acc), np.ascontiguousarray(p))
+        r = pair(_c(acc), _c(p))
         acc = np.stack([np.asarray(v) for v in r], axis=-1) if kind == "m2" else np.asarray(r)
     return acc
 
@@ -732,9 +737,15 @@ def _match_m2(node):
     if node.op != "reduce" or node.attr("kind") != "sum":
         return None
     sq = node.inputs[0]
-    if sq.op != "multiply" or sq.inputs[0] is not sq.inputs[1] or sq.inputs[0].op != "subtract":
+    if sq.op == "multiply" and sq.inputs[0] is sq.inputs[1]:
+        d = sq.inputs[0]
+    elif sq.op == "square" or (sq.op in ("power", "float_power") and sq.inputs[1].op == "const"
+                               and sq.inputs[1].attr("value") == 2):
+        d = sq.inputs[0]
+    else:
         return None
-    d = sq.inputs[0]
+    if d.op != "subtract":
+        return None
     e, m = d.inputs
     inner = [sq, d]
     while m.op in ("cast", "reshape", "broadcast_to"):
@@ -773,22 +784,26 @@ def _reduction_plan(graph, axes, chunked, leaves):
             inner.add(id(s1))
             seen.add(id(n))
     for n in creds:
-        if id(n) in seen:
+        if id(n) in seen or id(n) in inner:
             continue
         kind = n.attr("kind")
         if kind not in _KINDS:
             return ("rechunk", reduced)
         roots.append({"node": n, "kind": kind, "input": n.inputs[0], "axes": n.attr("axes")})
     root_ids = {id(r["node"]) for r in roots}
-    # inner pattern nodes may serve only their pattern; a first sum used elsewhere is a root
-    post = postorder(leaves, lambda n: () if id(n) in root_ids else n.inputs)
-    for n in post:
-        if id(n) in root_ids:
-            continue
-        if id(n) in inner:
-            return ("rechunk", reduced)
-        if any(e in reduced for e in axes.of(n)):       # broadcast back over a reduced axis
-            return ("rechunk", reduced)
+    by_id = {id(r["node"]): r for r in roots}
+    for leaf in leaves:
+        post = postorder([leaf], lambda n: () if id(n) in root_ids else n.inputs)
+        # the chunked axes this output's reductions run along must not come back
+        gone = {axes.of(by_id[id(n)]["input"])[a] for n in post if id(n) in root_ids
+                for a in by_id[id(n)]["axes"]} & chunked
+        for n in post:
+            if id(n) in root_ids:
+                continue
+            if id(n) in inner:          # the pattern's nodes serve only the pattern
+                return ("rechunk", reduced)
+            if any(e in gone for e in axes.of(n)):      # broadcast back over a reduced axis
+                return ("rechunk", gone)
     for r in roots:                                     # no reduction feeds another
         pre = postorder([r["input"]], lambda n: n.inputs)
         if any(id(n) in root_ids or (n.op == "reduce" and n in creds) for n in pre):
