@@ -263,7 +263,7 @@ def _plan(program, sig, graph=None):
         nodes = {label: n for n, label in zip(graph.nodes, (f"%{i}" for i in range(len(graph.nodes))))}
         hooks = tuple((f"{s.name}:{s.nodes}:{_op_name(nodes[s.nodes])}", position[s.name])
                       for s in program.stages if s.name in position)
-    return Plan(tuple(args), _map(program.outputs, leaf), hooks)
+    return Plan(tuple(args), _map(program.outputs, leaf), hooks, mutates=program.mutated_args())
 
 
 def _op_name(node) -> str:
@@ -336,7 +336,14 @@ class CompiledFunction:
                 if variant is not None:
                     return variant(args)
         args = self._bind(args, kwargs)
-        specs = signature.classify(args)
+        try:
+            specs = signature.classify(args)
+        except TypeError:           # dask arrays in: a dask array out (cppcodegen.dask)
+            from .dask import dispatch
+            result = dispatch(self, args)
+            if result is NotImplemented:
+                raise
+            return result
         variant = self.variants.get(specs)
         if variant is None and self.dynamic_variants:
             variant = self._find_dynamic(specs, args)
@@ -435,6 +442,14 @@ class CompiledFunction:
             ex = build_stages(self.fn, graph, specs, opts, cache_dir, {})
             ex.recompiles = self.recompile_reasons
             return ex
+
+    def __reduce__(self):           # by reference: the function, options, a content key
+        from .pickling import reduce_compiled
+        return reduce_compiled(self)
+
+    def __dask_tokenize__(self):
+        from .pickling import content_key
+        return ("cppcodegen.CompiledFunction", content_key(self))
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)

@@ -82,6 +82,7 @@ def cpp_backend(fn, specs, args, opts, compilation):
         ex, variant = compile_stages(fn, specs, args, opts)
     if ex is None:                          # served by the graph-level disk cache
         compilation.trigger = CompileTrigger.CACHE_LOAD
+    variant.fallback = fn       # for calls whose arrays overlap an argument it updates in place
     return variant
 
 
@@ -105,12 +106,13 @@ class ReferenceVariant:
         from .graph import Node, map_tree
         from .reference import run_graph
         values = {}
-        run_graph(self.graph, args, on_node=lambda n, v: values.__setitem__(id(n), v))
+        run_graph(self.graph, args, on_node=lambda n, v: values.__setitem__(
+            id(n), v if n.op == "input" else np.array(v, dtype=n.dtype)))  # fresh copies
 
         def leaf(node):
             if node.op == "input":
                 return args[node.attr("index")]
-            v = np.array(values[id(node)], dtype=node.dtype)       # a fresh, writeable copy
+            v = values[id(node)]
             return v[()] if v.ndim == 0 else v
         return map_tree(self.graph.outputs, leaf, Node)
 

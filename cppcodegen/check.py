@@ -156,11 +156,12 @@ class CheckVariant:
         from .hooks import intermediate_hook
         from .reference import run_graph
         reported = []
+        before = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]  # updated in place?
         with intermediate_hook(lambda name, value: reported.append((name, value))):
             out = self.compiled(args)
         names = self.graph.names()
         reference = {}
-        run_graph(self.graph, args, on_node=lambda n, v: reference.__setitem__(names[id(n)], v))
+        run_graph(self.graph, before, on_node=lambda n, v: reference.__setitem__(names[id(n)], v))
         nodes = {names[id(n)]: n for n in self.graph.nodes}
         report = CheckReport(getattr(self.fn, "__qualname__", repr(self.fn)), graph=self.graph)
         for name, value in reported:

@@ -87,10 +87,11 @@ class KernelWriter:
         for s in self.k.stages:
             used.add(s.name)
             used |= {e.buf for e in walk(s.body) if isinstance(e, Load)}
+        written = {m.name for s in self.k.stages for m in (s.members or (s,))}
         out = []
         for name, buf in self.p.buffers.items():
             if name in used and name not in self.locals:
-                const = "const " if buf.role in ("input", "constant") else ""
+                const = "const " if buf.role in ("input", "constant") and name not in written else ""
                 out.append((name, f"{const}{ctype(buf.dtype)}* __restrict__"))
         scalars = {e.name for s in self.k.stages for e in walk(s.body) if isinstance(e, Scalar)}
         for name, dtype, _ in self.p.scalars:
@@ -245,10 +246,15 @@ class KernelWriter:
 
     # ------------------------------------------------------------ stages
     def out_offset(self, s: Stage) -> str:
+        return cindex(self._out_expr(s))
+
+    def _out_expr(self, s: Stage):
         buf = self.p.buffers[s.name]
         vars_ = index_vars(len(s.domain))
         idx = [vars_[a] for a in s.kept_axes] if s.kind == "reduction" else list(vars_)
-        return cindex(sum((v * st for v, st in zip(idx, buf.strides)), sympy.Integer(0)))
+        if s.store is not None:
+            idx = list(s.store)
+        return sympy.expand(sum((v * st for v, st in zip(idx, buf.strides)), sympy.Integer(0)))
 
     def stage(self, s: Stage, axes: list, ranges: dict, parallel: bool = False):
         """Loops over ``axes`` (outer ones bound already); pointwise store or reduction."""
@@ -367,6 +373,9 @@ class KernelWriter:
 
     # ------------------------------------------------------------ loops
     def can_vectorize(self, s: Stage, var) -> bool:
+        if s.kind == "pointwise" and var is not None and any(    # stores of whole vectors
+                self._out_expr(m).coeff(var) != 1 for m in (s.members or (s,))):
+            return False
         return self.opts.vectorize and var is not None and vectorizable(
             s.body, var, self.p.buffers, self.locals)
 

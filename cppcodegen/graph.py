@@ -80,6 +80,8 @@ class Graph:
     constants: dict = field(default_factory=dict)   # key -> np.ndarray for 'constant' nodes
     hints: dict = field(default_factory=dict)       # size symbol -> its value when traced
     guards: tuple = ()      # facts about symbolic sizes the trace relied on (sympy relations)
+    mutations: list = field(default_factory=list)   # (argument index, its final value node):
+                                                    # arguments the function updated in place
 
     def users(self) -> dict:
         out = {id(n): [] for n in self.nodes}
@@ -100,6 +102,7 @@ class Graph:
             attrs = "".join(f", {k}={v!r}" for k, v in n.attrs)
             loc = f"   # {n.where}" if with_locations and n.where else ""
             lines.append(f"{names[id(n)]} = {n.op}({args}{attrs}) : {n.dtype}{list(n.shape)}{loc}")
+        lines += [f"write arg{i} = {names[id(n)]}" for i, n in self.mutations]
         lines.append("return " + _tree_text(self.outputs, names))
         lines += [f"guard {g}" for g in self.guards]
         return "\n".join(lines)

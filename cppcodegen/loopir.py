@@ -104,6 +104,8 @@ class Stage:
     extern: object = None          # kind 'extern': the NumPy call (runtime.extern.ExternCall) ...
     args: tuple = ()               # ... and the buffers it reads
     members: tuple = ()            # a multi-output pointwise loop: the stages it runs
+    store: tuple | None = None     # pointwise into an argument: the element index written
+                                   # at each domain point (None: the domain point itself)
 
     @property
     def kept_axes(self) -> tuple:
@@ -133,6 +135,11 @@ class LoopProgram:
     hints: dict = field(default_factory=dict)   # size symbol -> value when traced (heuristics only)
     sizes: tuple = ()              # names of the size/stride symbols: int64 kernel arguments
 
+    def mutated_args(self) -> tuple:
+        """Indices of the arguments the program writes (updated in place)."""
+        return tuple(sorted({self.buffers[s.name].arg for s in self.stages
+                             if s.store is not None}))
+
     def __str__(self):
         lines = [f"buffer {b.name}: {b.role} {b.dtype}{list(b.shape)} strides={list(b.strides)}"
                  for b in self.buffers.values()]
@@ -141,6 +148,8 @@ class LoopProgram:
                 lines.append(f"extern {s.name} = {s.extern}({', '.join(s.args)}) -> {list(s.domain)}")
                 continue
             head = f"{s.kind} {s.name} over {list(s.domain)}"
+            if s.store is not None:
+                head = f"{s.kind} {s.name}[{', '.join(map(str, s.store))}] over {list(s.domain)}"
             if s.kind == "reduction":
                 head += f" {s.reduction} axes={list(s.reduce_axes)}"
             lines.append(f"{head}:  {format_expr(s.body)}")

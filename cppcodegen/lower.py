@@ -1,17 +1,19 @@
 """Lowering: Graph -> LoopProgram.
 
 In: a traced Graph. Out: a ``loopir.LoopProgram``. Every pointwise node becomes an
-expression that is inlined into its consumers (no temporaries); every reduction and every
-graph output becomes a Stage writing a buffer. Views (reshape, transpose, broadcast,
-slicing) are rewrites of the index expressions of the loads under them, never copies.
+expression that is inlined into its consumers (no temporaries), unless inlining would compute
+it many times over (``materialized``); every reduction and every graph output becomes a Stage
+writing a buffer. Views (reshape, transpose, broadcast, slicing) are rewrites of the index
+expressions of the loads under them, never copies. Arguments updated in place get stages
+that write the caller's array last (``Lowering.writebacks``).
 """
 from __future__ import annotations
 
 import numpy as np
 import sympy
 
-from .graph import Graph, Node
-from .loopir import Buffer, ExprBuilder, FloorDiv, LoopProgram, Stage, index_vars
+from .graph import LEAF_OPS, VIEW_OPS, Graph, Node
+from .loopir import Buffer, ExprBuilder, FloorDiv, Load, LoopProgram, Stage, index_vars, walk
 from .ufuncs import OPS
 
 
@@ -266,6 +268,7 @@ class Lowering:
     def run(self, arg_strides: dict) -> LoopProgram:
         graph = self.graph
         outputs = {id(n) for n in graph.leaves}
+        materialize = materialized(graph)
         for node in graph.nodes:
             op = node.op
             if op == "input":
@@ -281,15 +284,90 @@ class Lowering:
                 self.scalars.append((f"rng{slot}_off", u64, ("rng", slot, "off", source)))
             elif op == "constant":
                 self.add_buffer(node, "constant", arg=node.attr("array").key)
-            elif op in ("reduce", "extern"):
+            elif op in ("reduce", "extern") or id(node) in materialize:
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")
+        self.writebacks()
         out_tree = _map_leaves(graph.outputs, self._leaf)
         program = LoopProgram(self.buffers, self.stages, self.scalars, out_tree)
         program.hints = dict(graph.hints)
         program.sizes = _size_symbols(self.buffers, self.stages)
         return program
+
+    def writebacks(self):
+        """Arguments updated in place: each one's final value is written into the caller's
+        array, after every other stage (those read the arguments' old values, as the graph
+        says). The rule, per argument:
+
+        - what is written: the assigned region only when the final value is one assignment
+          ``x[region] = v`` on the untouched argument (``out[...] = f(a)``,
+          ``u[1:-1, 1:-1] = ...``); the whole array otherwise (``x += y``, ``x *= 2``, several
+          assignments in a row);
+        - directly into the argument's memory when that is safe: every element the stage
+          reads of this argument is the element it writes at the same point (``x += y``,
+          ``x[1:-1] = 2 * x[1:-1]``), and no other argument's write-back reads it. Each element
+          is then read before it is overwritten, whatever the loop order, threads or lanes;
+        - otherwise (a hazard: a stencil reading neighbours it also overwrites) into a
+          temporary first, and copied into the argument once every write-back has computed
+          its value: NumPy's semantics, the right-hand side evaluated as if into a temporary.
+
+        Two arguments that are (parts of) the same memory are handled at call time, not here
+        (``runtime.compiled``): such calls run the function with NumPy itself.
+        """
+        inputs = {n.attr("index"): n for n in self.graph.inputs if n.op == "input"}
+        plans = []
+        for m, node in self.graph.mutations:
+            name = self.buffer_of[id(inputs[m])]
+            nvars = index_vars(node.ndim)
+            if (node.op == "setitem" and node.inputs[0] is inputs[m]
+                    and id(node) not in self.buffer_of):
+                domain, store, body = self._region(node)
+                value_label = self.names[id(node.inputs[1])]
+            else:
+                domain, store, body = node.shape, nvars, self.value(node, nvars)
+                value_label = self.names[id(node)]
+            if 0 in domain:
+                continue
+            label = self.names[id(node)]
+            plans.append((name, domain, store, body, label, node.where, value_label))
+        temps, direct, copies = [], [], []
+        for name, domain, store, body, label, where, value_label in plans:
+            own = [ld for ld in walk(body) if isinstance(ld, Load) and ld.buf == name]
+            hazard = any(len(ld.index) != len(store) or any(
+                sympy.expand(a - b) != 0 for a, b in zip(ld.index, store)) for ld in own)
+            hazard = hazard or any(isinstance(ld, Load) and ld.buf == name
+                                   for p in plans if p[0] != name for ld in walk(p[3]))
+            if not hazard:
+                direct.append(Stage(name, "pointwise", domain, body, (), None, label, where,
+                                    store=tuple(store)))
+                continue
+            tmp = f"buf{len(self.buffers)}"
+            self.buffers[tmp] = Buffer(tmp, body.dtype, tuple(domain),
+                                       contiguous_strides(domain), "temp")
+            temps.append(Stage(tmp, "pointwise", domain, body, (), None, value_label, where))
+            load = self.eb.load(tmp, index_vars(len(domain)), body.dtype)
+            copies.append(Stage(name, "pointwise", domain, load, (), None, label, where,
+                                store=tuple(store)))
+        self.stages += temps + direct + copies
+
+    def _region(self, node: Node):
+        """One assignment ``x[spec] = v`` on the argument: (domain, store index, value)."""
+        base, value = node.inputs
+        nvars = index_vars(node.ndim)
+        domain, store, vidx = [], [], []
+        for d, sp in enumerate(node.attr("spec")):
+            if sp[0] == "i":
+                domain.append(1)
+                store.append(sympy.Integer(sp[1]))
+                continue
+            _, start, step, length = sp
+            domain.append(length)
+            store.append(start + step * nvars[d])
+            vidx.append(nvars[d])
+        region = node.attr("region")
+        body = self.value(value, broadcast_index(tuple(vidx), value.shape, region))
+        return tuple(domain), tuple(store), body
 
     def _leaf(self, node: Node):
         if node.op == "input":
@@ -323,6 +401,52 @@ def _size_symbols(buffers, stages) -> tuple:
         for d in s.domain:
             names |= {x.name for x in sympy.sympify(d).free_symbols}
     return tuple(sorted(names, key=lambda n: (n[0], int(n[1:].split("_")[0]), n)))
+
+
+INLINE_LIMIT = 256      # ops in one inlined expression before a producer gets a buffer
+SHARED_MIN = 4          # ops a producer read through several views must have to get one
+
+
+def materialized(graph: Graph) -> set:
+    """ids of pointwise nodes computed into a buffer of their own instead of being inlined
+    into every consumer. Inlining recomputes a producer once per distinct way it is read:
+
+    - a node read through two different views (``u[:-2]`` and ``u[2:]``, ``h[:, None]`` and
+      ``h[None, :]``) is materialized once it has ``SHARED_MIN`` ops: inlined, a time loop of
+      stencils (each step reading the last at five offsets) would grow as 5**T;
+    - a node whose fully inlined expression (counted as a tree) passes ``INLINE_LIMIT`` ops
+      is materialized: the C++ and the compile time stay bounded.
+    """
+    compute = [n for n in graph.nodes
+               if n.op not in LEAF_OPS and n.op not in VIEW_OPS
+               and n.op not in ("reduce", "extern", "iota", "random")]
+    paths: dict = {}
+    for node in graph.nodes:
+        if node.op in VIEW_OPS:
+            continue
+        for inp in node.inputs:
+            chain, src = [], inp
+            while src.op in VIEW_OPS:
+                chain.append((src.op, src.attrs, src.shape))
+                src = src.inputs[0]
+            if inp.shape != node.shape and node.op not in ("reduce", "extern", "setitem"):
+                chain.append(("broadcast", node.shape))
+            paths.setdefault(id(src), set()).add(tuple(chain))
+    is_compute = {id(n) for n in compute}
+    size, out = {}, set()
+    for node in graph.nodes:
+        if node.op in VIEW_OPS:
+            size[id(node)] = size[id(node.inputs[0])]
+            continue
+        if id(node) not in is_compute:
+            size[id(node)] = 1
+            continue
+        total = 1 + sum(size[id(i)] for i in node.inputs)
+        if total > INLINE_LIMIT or (len(paths.get(id(node), ())) > 1 and total >= SHARED_MIN):
+            out.add(id(node))
+            total = 1
+        size[id(node)] = total
+    return out
 
 
 def lower(graph: Graph, arg_strides: dict) -> LoopProgram:

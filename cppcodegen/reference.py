@@ -76,4 +76,13 @@ def run_graph(graph: Graph, args, on_node=None):
             values[id(node)] = out
             if on_node is not None:
                 on_node(node, out)
-    return map_tree(graph.outputs, lambda n: values[id(n)])
+    # every value is taken before any argument is written (they may be views of arguments)
+    outputs = map_tree(graph.outputs, lambda n: values[id(n)] if n.op == "input"
+                       else np.array(values[id(n)]))
+    written = [(i, np.array(values[id(n)])) for i, n in graph.mutations]
+    for i, value in written:
+        if not args[i].flags.writeable:
+            raise ValueError(f"argument {i} is read-only (flags.writeable is False) but the "
+                             "function updates it in place")
+        np.copyto(args[i], value, casting="unsafe")
+    return outputs

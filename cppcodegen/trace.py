@@ -51,21 +51,19 @@ class Proxy:
     def __init__(self, node: Node, weak: bool = False):
         self._node = node
         self.weak = weak
-        self.owned = True       # a fresh result: in-place updates may rebind its node
+        self.arg = None         # an argument of the traced function: its index
         self.version = 0        # bumped by every in-place update
-        self._base = None       # a view: (the array it views, that array's version then)
+        self._base = None       # a view: (the array it views, that array's node then, the
+                                # view nodes leading from that node to this one)
 
     @property
     def node(self) -> Node:
-        base = self._base
-        while base is not None:     # a view used after its array changed would be stale
-            array, version = base
-            if array.version != version:
-                raise UnsupportedError(
-                    f"a view of an array is used after the array was modified in place "
-                    f"(at {user_location()}); NumPy would see the new values through the view, "
-                    "which cppcodegen does not model yet: take the view after the update")
-            base = array._base
+        if self._base is not None:      # the viewed array was updated in place since: NumPy
+            base, seen, chain = self._base      # shows the new values through the view
+            current = base.node
+            if current is not seen:
+                self._node = _replay(chain, current)
+                self._base = (base, current, chain)
         return self._node
 
     @node.setter
@@ -171,7 +169,7 @@ class Proxy:
     ravel = lambda self, order="C": reshape(self, (-1,), order=order)
     flatten = lambda self, order="C": reshape(self, (-1,), order=order)
     squeeze = lambda self, axis=None: squeeze(self, axis)
-    copy = lambda self, order="C": wrap(self.node, self.weak)
+    copy = lambda self, order="C": _copy(self)
     view = lambda self, dtype=None: self if dtype is None else _unsupported("ndarray.view(dtype)")
     clip = lambda self, min=None, max=None, **kw: clip(self, min, max, **kw)
     sum = lambda self, *a, **kw: sum_(self, *a, **kw)
@@ -334,42 +332,97 @@ def wrap(node: Node, weak=False) -> Proxy:
     return Proxy(node, weak)
 
 
+def _copy(a: Proxy) -> Proxy:
+    """A copy: a new array with ``a``'s value now (an argument's value is its own node, so
+    that a later update of the argument does not show in the copy)."""
+    node = a.node
+    if node.op == "input":
+        node = make_node("reshape", (node,), node.shape, node.dtype, user_location())
+    return wrap(node, a.weak)
+
+
 def _view_of(base: Proxy, node: Node) -> Proxy:
-    """A view of ``base`` (NumPy would alias the memory): it may not be updated in place, and
-    it may not be used after ``base`` is."""
+    """A view of ``base`` (NumPy would alias the memory): it sees later in-place updates of
+    ``base``, and writing into it writes into ``base``."""
     view = Proxy(node, base.weak)
-    view.owned = False
-    view._base = (base, base.version)
+    view._base = (base, base.node, _view_chain(base.node, node))
     return view
 
 
-def _check_updatable(a: Proxy, what: str, instead: str):
-    """Updates in place are modelled for arrays the function created, not for arguments or
-    views (NumPy would write memory they share with someone else)."""
-    if not a.owned:
-        target = "a function argument" if a._base is None else "a view of another array"
-        raise UnsupportedError(f"{what} on {target} is not supported yet: NumPy would modify "
-                               f"memory shared with it (at {user_location()}); {instead}")
+def _view_chain(base_node: Node, node: Node) -> tuple:
+    """The view nodes (reshape, transpose, broadcast_to, slice) from ``base_node`` to ``node``."""
+    chain = []
+    while node is not base_node:
+        chain.append(node)
+        node = node.inputs[0]
+    return tuple(reversed(chain))
+
+
+def _replay(chain, node: Node) -> Node:
+    for v in chain:
+        node = make_node(v.op, (node,), v.shape, v.dtype, v.where, **dict(v.attrs))
+    return node
+
+
+def _unview(v: Node, below: Node, new: Node) -> Node:
+    """The value of the array under view node ``v`` (now ``below``) once the view's elements
+    are replaced by ``new``."""
+    where = user_location()
+    if v.op == "reshape":
+        return make_node("reshape", (new,), below.shape, new.dtype, where)
+    if v.op == "transpose":
+        perm = v.attr("perm")
+        inverse = tuple(sorted(range(len(perm)), key=lambda k: perm[k]))
+        return make_node("transpose", (new,), below.shape, new.dtype, where, perm=inverse)
+    if v.op == "slice":
+        spec = tuple(("s",) + tuple(sp) for sp in v.attr("spec"))
+        return make_node("setitem", (below, new), below.shape, below.dtype, where, spec=spec,
+                         region=tuple(new.shape))
+    raise ValueError(f"assignment destination is read-only: a broadcast view is written "
+                     f"(at {user_location()})")
+
+
+def _update(a: Proxy, node: Node):
+    """``a`` now holds ``node`` (its shape and dtype): an in-place update. Through a view it
+    updates the viewed array (and so every other view of it); on an argument the caller's
+    array is written when the compiled function returns (see ``lower.Lowering.writebacks``)."""
+    if a.weak:
+        raise TypeError(f"cannot assign into a Python scalar (at {user_location()})")
+    if a._base is not None:
+        base, _, chain = a._base
+        levels = [base.node]
+        for v in chain:
+            levels.append(_replay((v,), levels[-1]))
+        new = node
+        for k in reversed(range(len(chain))):
+            new = _unview(chain[k], levels[k], new)
+        _update(base, new)
+        a._base = (base, base.node, chain)
+    a._node = node
+    a.version += 1
 
 
 def _inplace(ufunc):
-    """``x op= y``: NumPy writes into x. A fresh result with no views is updated by
-    rebinding its node (nobody else can see the difference); an argument, a view, or an array
-    with views would need real aliasing, which is refused rather than silently diverging."""
+    """``x op= y``: NumPy writes into x, which may be an argument, a view or a fresh array."""
     def op(self, other):
         if self.weak:               # a Python scalar: `s += 1` just rebinds the name
             return ufunc(self, other)
-        _check_updatable(self, f"in-place np.{ufunc.__name__} (x op= y)",
-                         "write x = x + y instead, or return the new value")
         result = ufunc(self, other)
-        if not np.can_cast(result.dtype, self.dtype, "same_kind"):
-            raise TypeError(f"Cannot cast ufunc '{ufunc.__name__}' output from {result.dtype!r} "
-                            f"to {self.dtype!r} with casting rule 'same_kind' "
-                            f"(at {user_location()})")
-        self.node = cast_node(result.node, self.dtype)
-        self.version += 1
+        _store_result(self, result, ufunc.__name__)
         return self
     return op
+
+
+def _store_result(target: Proxy, result: Proxy, name: str):
+    """``result`` written into ``target`` as a ufunc's ``out=`` (same_kind casting)."""
+    if not np.can_cast(result.dtype, target.dtype, "same_kind"):
+        raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} "
+                        f"to {target.dtype!r} with casting rule 'same_kind' "
+                        f"(at {user_location()})")
+    if np.broadcast_shapes(result.shape, target.shape) != target.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {target.shape} doesn't "
+                         f"match the broadcast shape {result.shape} (at {user_location()})")
+    _update(target, broadcast_node(cast_node(result.node, target.dtype), target.shape))
 
 
 for _name, _uf in BINARY_OPERATORS.items():
@@ -390,8 +443,14 @@ def _broadcast_shapes(operands, what):
 
 def trace_ufunc(ufunc, inputs, kwargs):
     name = ufunc.__name__
-    if kwargs.get("out") is not None:
-        _unsupported(f"np.{name}(..., out=...)")
+    out = kwargs.pop("out", None)
+    if out is not None:
+        out = out if isinstance(out, tuple) else (out,)
+        if len(out) != 1 or not isinstance(out[0], Proxy) or name == "divmod":
+            _unsupported(f"np.{name}(..., out=...) with other than one traced array")
+        result = trace_ufunc(ufunc, inputs, kwargs)
+        _store_result(out[0], result, name)
+        return out[0]
     dtype = kwargs.pop("dtype", None)
     kwargs.pop("out", None)
     if kwargs.pop("casting", "same_kind") != "same_kind" or kwargs.pop("where", True) is not True:
@@ -680,9 +739,7 @@ def getitem(a: Proxy, index):
 def setitem(a: Proxy, index, value):
     """``a[index] = value`` on a fresh result: ``a`` becomes a new node that holds ``value``
     in the indexed region and ``a`` elsewhere (value cast unsafely, as NumPy's setitem does).
-    On an argument or a view it is refused (NumPy would write shared memory)."""
-    _check_updatable(a, "assignment x[...] = v", "build the result in a new array instead, "
-                     "e.g. y = np.zeros_like(x); y[1:-1] = ...")
+    On a view it updates the viewed array; on an argument, the caller's array."""
     if isinstance(index, tuple) and any(ix is None for ix in index) or index is None:
         _unsupported("np.newaxis in an assignment index")
     spec, region, _, ints = _basic_index(a, index)
@@ -697,9 +754,8 @@ def setitem(a: Proxy, index, value):
         v = make_node("cast", (v,), v.shape, a.dtype, user_location()) if v.op != "const" else \
             cast_node(v, a.dtype)
     spec = tuple(("i", s[0]) if d in ints else ("s",) + tuple(s) for d, s in enumerate(spec))
-    a.node = make_node("setitem", (a.node, v), a.shape, a.dtype, user_location(),
-                       spec=spec, region=tuple(region))
-    a.version += 1
+    _update(a, make_node("setitem", (a.node, v), a.shape, a.dtype, user_location(),
+                         spec=spec, region=tuple(region)))
 
 
 # --------------------------------------------------------------------------- reductions
@@ -834,8 +890,14 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
 
 def matmul(a, b, out=None, **kw):
     """np.matmul: an extern op (the BLAS NumPy links); elementwise work around it is fused."""
-    if out is not None or kw:
-        _unsupported("np.matmul with out= or other keywords")
+    if kw:
+        _unsupported("np.matmul with keywords other than out=")
+    if out is not None:
+        out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if not isinstance(out, Proxy):
+            _unsupported("np.matmul(..., out=) into other than a traced array")
+        _store_result(out, matmul(a, b), "matmul")
+        return out
     a, b = asproxy(a), asproxy(b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: Input operand does not have enough dimensions "
@@ -900,10 +962,11 @@ FUNCTIONS = {
     np.expand_dims: expand_dims, np.squeeze: squeeze, np.ravel: ravel,
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
     np.empty_like: zeros_like, np.shape: shape_of, np.ndim: ndim_of, np.size: size_of,
-    np.copy: lambda a, *args, **kw: asproxy(a), np.asarray: lambda a, dtype=None, **kw:
+    np.copy: lambda a, *args, **kw: _copy(asproxy(a)), np.asarray: lambda a, dtype=None, **kw:
     asproxy(a) if dtype is None else cast(a, dtype),
     np.ascontiguousarray: lambda a, dtype=None, **kw: asproxy(a) if dtype is None else cast(a, dtype),
-    np.array: lambda a, dtype=None, **kw: asproxy(a) if dtype is None else cast(a, dtype),
+    np.array: lambda a, dtype=None, copy=True, **kw: (_copy(asproxy(a)) if copy else asproxy(a))
+    if dtype is None else cast(a, dtype),
     np.result_type: lambda *args: np.result_type(*[_descriptor(a) if isinstance(a, Proxy) else a
                                                    for a in args]),
 }
@@ -1278,7 +1341,7 @@ def trace(fn, arg_specs, args):
             node = make_node("input", (), shape, value.dtype, "", index=i)
             inputs.append(node)
             arg = wrap(node)
-            arg.owned = False       # the caller's array: in-place updates would have to show
+            arg.arg = i             # the caller's array: in-place updates are written back
             call_args.append(arg)
         elif kind == "scalar":
             dt = np.dtype(spec[1])
@@ -1291,6 +1354,7 @@ def trace(fn, arg_specs, args):
             call_args.append(value)
     if env is not None:
         env.hints.update(hints)
+    inputs_by_arg = {n.attr("index"): n for n in inputs if n.op == "input"}
     with _TRACE_LOCK, np.errstate(all="ignore"), _shape_env(env):
         saved, _RandomState.slots = _patch_random(), 0
         saved_arange, np.arange = np.arange, _arange(np.arange)
@@ -1301,12 +1365,18 @@ def trace(fn, arg_specs, args):
                 setattr(np.random, name, f)
             np.arange = saved_arange
             _RandomState.slots = None
-    outputs = map_tree(result, lambda p: p.node, leaf_type=Proxy)
+    # an argument updated in place: its final value is written into the caller's array;
+    # the argument itself returned is the caller's array (as NumPy returns it)
+    mutations = [(p.arg, p.node) for p in call_args
+                 if isinstance(p, Proxy) and p.arg is not None and p.node is not inputs_by_arg[p.arg]]
+    outputs = map_tree(result, lambda p: inputs_by_arg[p.arg] if p.arg is not None else p.node,
+                       leaf_type=Proxy)
     _check_outputs(result)
     leaves = flatten_tree(outputs)
-    nodes = toposort(leaves + inputs)
+    nodes = toposort(leaves + [n for _, n in mutations] + inputs)
     constants = {n.attr("array").key: n.attr("array").array for n in nodes if n.op == "constant"}
-    graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants)
+    graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants,
+                  mutations=mutations)
     if env is not None:
         graph.hints, graph.guards = env.hints, tuple(env.guards)
     return graph

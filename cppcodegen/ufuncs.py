@@ -28,7 +28,8 @@ class OpDef:
 
 def _unary_math(name, cname=None):
     cname = cname or name
-    return OpDef(name, 1, getattr(np, name), f"std::{cname}({{0}})", f"ccg::{cname}({{0}})")
+    # ccg::{cname}(scalar) runs the vector loops' libmvec function (include/cppcodegen/vec.h)
+    return OpDef(name, 1, getattr(np, name), f"ccg::{cname}({{0}})", f"ccg::{cname}({{0}})")
 
 
 _ROWS = [
@@ -47,7 +48,7 @@ _ROWS = [
     OpDef("sign", 1, np.sign, "ccg::sign({0})", "ccg::sign({0})"),
     OpDef("sqrt", 1, np.sqrt, "std::sqrt({0})", "ccg::sqrt({0})"),
     OpDef("square", 1, np.square, "({0} * {0})", "({0} * {0})", True),
-    OpDef("reciprocal", 1, np.reciprocal, "(({T})1 / {0})", "(ccg::Vec<{T}, L>::broadcast(1) / {0})"),
+    OpDef("reciprocal", 1, np.reciprocal, "ccg::reciprocal({0})", "(ccg::Vec<{T}, L>::broadcast(1) / {0})"),
     _unary_math("exp"), _unary_math("exp2"), _unary_math("expm1"), _unary_math("log"),
     _unary_math("log2"), _unary_math("log10"), _unary_math("log1p"), _unary_math("sin"),
     _unary_math("cos"), _unary_math("tan"), _unary_math("arcsin", "asin"),
@@ -58,8 +59,8 @@ _ROWS = [
     OpDef("ceil", 1, np.ceil, "std::ceil({0})", "ccg::ceil({0})"),
     OpDef("trunc", 1, np.trunc, "std::trunc({0})", "ccg::trunc({0})"),
     OpDef("rint", 1, np.rint, "std::nearbyint({0})", "ccg::rint({0})"),
-    OpDef("arctan2", 2, np.arctan2, "std::atan2({0}, {1})", "ccg::atan2({0}, {1})"),
-    OpDef("hypot", 2, np.hypot, "std::hypot({0}, {1})", "ccg::hypot({0}, {1})"),
+    OpDef("arctan2", 2, np.arctan2, "ccg::atan2({0}, {1})", "ccg::atan2({0}, {1})"),
+    OpDef("hypot", 2, np.hypot, "ccg::hypot({0}, {1})", "ccg::hypot({0}, {1})"),
     OpDef("copysign", 2, np.copysign, "std::copysign({0}, {1})", "ccg::copysign({0}, {1})"),
     OpDef("maximum", 2, np.maximum, "ccg::maximum({0}, {1})", "ccg::maximum({0}, {1})", True,
           "({0} | {1})", "({0} || {1})"),

@@ -31,6 +31,7 @@ class Plan:
     steps: tuple = (("call", 0),)   # ('call', entry i) | ('extern', ExternCall, (arg positions), out position)
     sizes: tuple = ()  # symbolic sizes: (name, arg index, dim, 0 for its size | 1 for its stride)
     guards: tuple = () # symbolic sizes: Python expressions over the names that must hold
+    mutates: tuple = ()  # indices of the array arguments the function updates in place
 
 
 def _run_steps(fns, steps):
@@ -80,6 +81,38 @@ class CompiledVariant:
         out = plan.outputs
         single = type(out) is tuple and len(out) == 2 and out[0] == "buf"
         self.single = out[1] if single and plan.args[out[1]][0] == "output" else None
+        self.mutates = plan.mutates
+        self.fallback = None        # the Python function, for calls it cannot run compiled
+
+    def overlapping(self, args) -> bool:
+        """Are the arrays written in place overlapping any other array argument? Then the
+        compiled code (which reads every argument's old value and writes the updated ones
+        last) is not what NumPy would do, and the caller gets NumPy's own run instead.
+        A read-only array to be written raises, as in NumPy."""
+        arrays = [(i, a) for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+        for i in self.mutates:
+            a = args[i]
+            if not a.flags.writeable:
+                raise ValueError(
+                    f"argument {i} of the compiled function is updated in place, but the "
+                    "array passed is read-only (flags.writeable is False); pass a writeable "
+                    "array (e.g. a copy)")
+            for j, b in arrays:
+                if j != i and np.may_share_memory(a, b) and np.shares_memory(a, b):
+                    return True
+        return False
+
+    def run_fallback(self, args):
+        if self.fallback is None:
+            raise ValueError("arguments updated in place overlap other arguments; compiled "
+                             "code cannot update them as NumPy would")
+        if not _WARNED_OVERLAP:
+            _WARNED_OVERLAP.append(True)
+            import warnings
+            warnings.warn("cppcodegen: arguments updated in place overlap other arguments "
+                          f"of {getattr(self.fallback, '__qualname__', 'the function')}; "
+                          "this call runs with NumPy", stacklevel=4)
+        return self.fallback(*args)
 
     def run(self, args) -> list:
         """Marshal the arguments, run the entry points (and extern steps); returns every
@@ -128,6 +161,8 @@ class CompiledVariant:
                 for name, i, d, kind in self.plan.sizes}
 
     def __call__(self, args):
+        if self.mutates and self.overlapping(args):
+            return self.run_fallback(args)
         values = self.run(args)
         if self.single is not None:
             out = values[self.single]
@@ -142,12 +177,17 @@ class HookedVariant(CompiledVariant):
         from ..hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
         if not INTERMEDIATE_HOOKS:          # nobody listening: the plain path
             return CompiledVariant.__call__(self, args)
+        if self.mutates and self.overlapping(args):
+            return self.run_fallback(args)
         values = self.run(args)
         for name, pos in self.plan.hooks:
             view = values[pos].view()
             view.flags.writeable = False
             run_intermediate_hooks(name, view)
         return _build(self.plan.outputs, values, args)
+
+
+_WARNED_OVERLAP: list = []
 
 
 def _random_args(source, args) -> tuple:

@@ -326,8 +326,9 @@ class Batch:
     BISECT_BUDGET extra compile attempts per batch.
     """
 
-    def __init__(self, key, params, exprs, make_args):
+    def __init__(self, key, params, exprs, make_args, options=None):
         self.key = key
+        self.options = options
         self.params = tuple(params)
         self.exprs = dict(exprs)
         self.make_args = make_args
@@ -362,7 +363,7 @@ class Batch:
                             self.params, {n: self.exprs[n] for n in names})
         pristine = _copy_tree(list(args))
         try:
-            res = run_compiled(cppcodegen.compile(fn), *args)
+            res = run_compiled(cppcodegen.compile(fn, options=self.options), *args)
         except Exception as e:
             return e
         try:

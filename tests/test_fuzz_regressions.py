@@ -188,13 +188,12 @@ def test_prod_with_zero_and_overflowing_partials():
     check_program(f, args)
 
 
-# -- bug (open): vector and scalar code of one function compute a transcendental differently --
-# The min reduction's stage computes arctan2 with libmvec's vector function; the fmod stage is
-# scalar-only (fmod has no vector form) and recomputes arctan2 with libm's scalar atan2f, which
-# differs by an ULP at some inputs; fmod(min, v) of "equal" values is then a tiny number
-# instead of 0. Fix: one implementation for both paths, or materialize a shared producer.
-@pytest.mark.xfail(strict=True, reason="scalar libm vs vector libmvec arctan2 in two stages "
-                   "that recompute the same value (fmod(v.min(), v) != 0 at the minimum)")
+# -- bug: vector and scalar code of one function computed a transcendental differently -----
+# The min reduction's stage computed arctan2 with libmvec's vector function; the fmod stage
+# is scalar-only (fmod has no vector form) and recomputed arctan2 with libm's scalar atan2f,
+# which differs by an ULP at some inputs; fmod(min, v) of "equal" values was then a tiny
+# number instead of 0. Fixed: scalar code calls the same full-width libmvec function as the
+# vector loops (include/cppcodegen/vec.h, scalar1/scalar2), whatever the lane count.
 def test_vector_and_scalar_paths_agree_on_recomputed_values():
     def f(x0):
         v0 = np.arctan2(x0, 3.25)

@@ -9,6 +9,7 @@
 //   maximum, minimum         NaN-propagating, ties return b (like NumPy/x86)
 //   fmax, fmin               NaN-ignoring, ties return b (like NumPy arrays)
 //   sign, abs, square, rint  (integer abs(MIN) wraps to MIN)
+//   reciprocal               ints as NumPy: 1.0 / x converted back (1 / 0 -> INT_MIN)
 //   left_shift, right_shift  NumPy semantics for counts < 0 or >= bit width
 //   isnan, isinf, isfinite, signbit (also for integers)
 //   cast<To>(From)           float->int like x86 cvtt (NaN/out of range ->
@@ -138,6 +139,12 @@ template <class T> inline T clip(T x, T lo, T hi) {
   T t = x < lo ? lo : x;
   return t > hi ? hi : t;
 }
+
+// ---------------------------------------------------------------- reciprocal
+// 1 / x. Integers as NumPy computes them: 1.0 / x in double, converted back like x86 cvtt,
+// so 1 / 0 is INT_MIN for int32/int64 (0 for narrower and unsigned types), 1 / +-1 is +-1,
+// everything else 0 (no integer division by zero).
+template <class T> inline T reciprocal(T x);
 
 // ---------------------------------------------------------------- power
 // Integer power by squaring, wrapping on overflow. A negative exponent
@@ -282,6 +289,11 @@ template <class To, class From> inline To cast(From x) {
   } else {
     return static_cast<To>(x);
   }
+}
+
+template <class T> inline T reciprocal(T x) {
+  if constexpr (std::is_floating_point_v<T>) return T(1) / x;
+  else return cast<T>(1.0 / double(x));
 }
 
 }  // namespace ccg

@@ -616,6 +616,10 @@ template <class Op, class T, int N> inline Vec<T, N> map1(const Vec<T, N>& x) {
   using R = typename native<T, VT::bytes>::type;
   if constexpr (VT::bytes > CCG_VEC_BYTES) {
     return join(map1<Op>(lo(x)), map1<Op>(hi(x)));
+  } else if constexpr (VT::bytes < CCG_VEC_BYTES && has_simd1<Op, typename native<T, CCG_VEC_BYTES>::type>::value) {
+    // narrower than a register: run the full-width function on (x, x), keep the low half
+    // (one implementation per function and ISA, whatever the lane count: see scalar1)
+    return lo(map1<Op>(join(x, x)));
   } else if constexpr (has_simd1<Op, R>::value) {
     return VT::from((typename VT::V)Op::simd((R)x.v));
   } else
@@ -633,6 +637,8 @@ inline Vec<T, N> map2(const Vec<T, N>& x, const Vec<T, N>& y) {
   using R = typename native<T, VT::bytes>::type;
   if constexpr (VT::bytes > CCG_VEC_BYTES) {
     return join(map2<Op>(lo(x), lo(y)), map2<Op>(hi(x), hi(y)));
+  } else if constexpr (VT::bytes < CCG_VEC_BYTES && has_simd2<Op, typename native<T, CCG_VEC_BYTES>::type>::value) {
+    return lo(map2<Op>(join(x, x), join(y, y)));
   } else if constexpr (has_simd2<Op, R>::value) {
     return VT::from((typename VT::V)Op::simd((R)x.v, (R)y.v));
   } else
@@ -779,6 +785,44 @@ CCG_NOFIX1(sqrt) CCG_NOFIX1(floor) CCG_NOFIX1(ceil) CCG_NOFIX1(trunc) CCG_NOFIX1
 
 CCG_MVEC_ALL(CCG_VEC_FN1)
 CCG_MVEC_ALL2(CCG_VEC_FN2)
+
+// Scalar forms of the libmvec functions, for scalar loops and vector-loop tails. In SIMD
+// builds they run the same full-width libmvec function as the vector loops (x in every
+// lane, lane 0 kept), so a value computed by a scalar loop is bit-identical to the same
+// value computed by a vector loop of the same kernel; libm's scalar functions differ from
+// libmvec's by an ULP at some inputs. Portable builds use libm in both.
+namespace detail {
+template <class Op, class T> inline T scalar1(T x) {
+#ifdef CCG_HAVE_SIMD
+  using VT = Vec<T, CCG_VEC_BYTES / int(sizeof(T))>;
+  return map1<Op>(VT::broadcast(x)).v[0];
+#else
+  return Op::scalar(x);
+#endif
+}
+template <class Op, class T> inline T scalar2(T x, T y) {
+#ifdef CCG_HAVE_SIMD
+  using VT = Vec<T, CCG_VEC_BYTES / int(sizeof(T))>;
+  return map2<Op>(VT::broadcast(x), VT::broadcast(y)).v[0];
+#else
+  return Op::scalar(x, y);
+#endif
+}
+}  // namespace detail
+#define CCG_SCALAR_FN1(fn)                                                         \
+  inline float fn(float x) { return detail::scalar1<detail::op_##fn>(x); }        \
+  inline double fn(double x) { return detail::scalar1<detail::op_##fn>(x); }
+#define CCG_SCALAR_FN2(fn)                                                                \
+  inline float fn(float x, float y) { return detail::scalar2<detail::op_##fn>(x, y); }   \
+  inline double fn(double x, double y) { return detail::scalar2<detail::op_##fn>(x, y); }
+CCG_MVEC_ALL(CCG_SCALAR_FN1)
+CCG_MVEC_ALL2(CCG_SCALAR_FN2)
+#undef CCG_SCALAR_FN1
+#undef CCG_SCALAR_FN2
+// np.power of floats: non-template overloads, preferred to scalar.h's power template
+// (which keeps std::pow for code that includes scalar.h alone).
+inline float power(float a, float b) { return ccg::pow(a, b); }
+inline double power(double a, double b) { return ccg::pow(a, b); }
 CCG_VEC_FN1(sqrt) CCG_VEC_FN1(floor) CCG_VEC_FN1(ceil) CCG_VEC_FN1(trunc)
 CCG_VEC_FN1(rint)
 #undef CCG_VEC_FN1

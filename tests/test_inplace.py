@@ -1,0 +1,384 @@
+"""In-place updates of arguments: the caller sees exactly NumPy's mutation.
+
+Every test runs the plain function with NumPy on copies of the arguments and the compiled
+function on other copies, then compares the results and every argument afterwards (shape,
+dtype, values), including calls where arguments alias each other.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from helpers import assert_matches_numpy
+
+
+def _copies(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def check_inplace(fn, *args, compiled=None, **tol):
+    """NumPy on copies vs compiled on other copies: results and mutated arguments."""
+    np_args, cc_args = _copies(args), _copies(args)
+    want = fn(*np_args)
+    got = (compiled or cppcodegen.compile(fn))(*cc_args)
+    for k, (a, b) in enumerate(zip(np_args, cc_args)):
+        if isinstance(a, np.ndarray):
+            assert b.dtype == a.dtype and b.shape == a.shape, f"argument {k}"
+            assert_matches_numpy(b, a, **tol)
+    _same_result(got, want, np_args, cc_args, **tol)
+    return got
+
+
+def _same_result(got, want, np_args, cc_args, **tol):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same_result(g, w, np_args, cc_args, **tol)
+        return
+    if want is None:
+        assert got is None
+        return
+    for a, b in zip(np_args, cc_args):        # NumPy returned an argument: the same object
+        if want is a:
+            assert got is b
+            return
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    assert np.shape(got) == np.shape(want)
+    assert_matches_numpy(got, want, **tol)
+
+
+R = np.random.default_rng(7)
+A = R.standard_normal((9, 13))
+B = R.standard_normal((9, 13))
+V = R.standard_normal(13)
+
+
+# --------------------------------------------------------------- assignments into arguments
+
+def out_assign(out, a, b):
+    out[...] = a * b + 1
+
+
+def out_slice_assign(out, a):
+    out[1:-1, 2:] = np.exp(a[1:-1, 2:])
+    return out
+
+
+def stencil_same_array(u):
+    u[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.2 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2]
+                                           + u[1:-1, 2:] - 4 * u[1:-1, 1:-1])
+
+
+def shift_overlap(x):
+    x[1:] = x[:-1]            # NumPy reads the old values: a shift, not a smear
+
+
+def shift_overlap_back(x):
+    x[:-1] = x[1:] * 2
+
+
+def reverse_in_place(x):
+    x[...] = x[::-1]
+
+
+def transpose_in_place(x):
+    x[...] = x.T
+
+
+def int_index_and_steps(x, v):
+    x[3] = v
+    x[::2, ::-3] = -1.5
+    x[-1, -1] = 7
+
+
+def several_assignments(x):
+    x[0] = 1
+    x[1:] = x[:-1] + x[1:]
+    x[:, 0] = x[:, 1]
+    return x.sum()
+
+
+def same_element_update(x):
+    x[2:5] = 2 * x[2:5] + 1
+
+
+def broadcast_value(x, v):
+    x[1:4] = v
+
+
+def cast_on_assignment(x, y):
+    x[...] = y * 100.7         # float into int: unsafe cast like NumPy's setitem
+
+
+@pytest.mark.parametrize("fn,args", [
+    (out_assign, (np.zeros((9, 13)), A, B)),
+    (out_slice_assign, (np.zeros((9, 13)), A)),
+    (stencil_same_array, (A,)),
+    (shift_overlap, (A,)),
+    (shift_overlap_back, (A,)),
+    (reverse_in_place, (A,)),
+    (transpose_in_place, (A[:9, :9].copy(),)),
+    (int_index_and_steps, (A, V)),
+    (several_assignments, (A,)),
+    (same_element_update, (A,)),
+    (broadcast_value, (A, V)),
+    (cast_on_assignment, (np.zeros((9, 13), np.int32), A)),
+])
+def test_assignment_into_argument(fn, args):
+    check_inplace(fn, *args)
+
+
+def iadd(x, y):
+    x += y
+    return x
+
+
+def test_stencil_reads_old_values():
+    """The direct rule must send a stencil through a temporary (it reads neighbours it also
+    writes), and send `x += y` straight into the argument."""
+    ex = cppcodegen.explain(stencil_same_array, A.copy())
+    assert "buf" in str(ex.program)                    # a temporary
+    ex = cppcodegen.explain(iadd, A.copy(), B)
+    text = str(ex.program)
+    assert "temp" not in text and "pointwise in0" in text
+
+
+# --------------------------------------------------------------- in-place operators and out=
+
+def iadd(x, y):
+    x += y
+    return x
+
+
+def imul_chain(x):
+    x *= 2
+    x -= 1
+    x /= 3
+    return x
+
+
+def iop_int(x, y):
+    x += y
+    x *= 3
+    x //= 2
+
+
+def iop_on_view(x):
+    v = x[1:-1]
+    v *= 10
+    x[:, 0] += 1
+    return v.sum()
+
+
+def ufunc_out(a, b, c):
+    r = np.add(a, b, out=c)
+    return r
+
+
+def ufunc_out_aliasing_input(a, b):
+    np.multiply(a, b, out=a)
+    np.subtract(b, a, out=b)
+    return a, b
+
+
+def ufunc_out_view(a, b):
+    np.exp(a[1::2], out=b[1::2])
+    np.maximum(a, 0, out=a)
+
+
+def ufunc_out_broadcast(a, v):
+    np.add(a, v, out=a)
+    return np.sqrt(np.abs(a), out=a)
+
+
+def matmul_out(a, b, c):
+    np.matmul(a, b, out=c)
+    c += 1
+
+
+def argument_and_result(x):
+    y = x * 2
+    x += 1
+    return y, x * 3
+
+
+@pytest.mark.parametrize("fn,args", [
+    (iadd, (A, B)),
+    (imul_chain, (A,)),
+    (iop_int, (np.arange(20, dtype=np.int64).reshape(4, 5), np.ones((4, 5), np.int64))),
+    (iop_on_view, (A,)),
+    (ufunc_out, (A, B, np.empty((9, 13)))),
+    (ufunc_out_aliasing_input, (A, B)),
+    (ufunc_out_view, (A, B)),
+    (ufunc_out_broadcast, (A, V)),
+    (matmul_out, (A[:, :9].copy(), B[:, :9].T.copy(), np.zeros((9, 9)))),
+    (argument_and_result, (A,)),
+])
+def test_inplace_operators_and_out(fn, args):
+    check_inplace(fn, *args)
+
+
+def test_same_kind_casting_refused():
+    def bad(x, y):
+        x += y
+    with pytest.raises(TypeError, match="same_kind"):
+        cppcodegen.compile(bad)(np.zeros(4, np.int32), np.ones(4))
+
+
+# --------------------------------------------------------------- views of arguments
+
+def view_write_through(x):
+    v = x[2:, ::2]
+    v[0] = 5                     # writes x[2, ::2]
+    return x[2].copy(), v.sum()
+
+
+def view_sees_later_update(x):
+    v = x[1:]
+    x[...] = 0.5
+    return v * 2                 # NumPy: the view shows the new values
+
+
+def transposed_view_write(x):
+    t = x.T
+    t[0] = 1                     # x[:, 0]
+    t[1:3] += 2
+
+
+def reshaped_view_write(x):
+    r = x.reshape(-1)
+    r[::5] = 3
+
+
+def copy_is_not_a_view(x):
+    c = x.copy()
+    d = np.copy(x)
+    x += 1
+    return c, d
+
+
+def swap_arguments(a, b):
+    t = a.copy()
+    a[...] = b
+    b[...] = t
+
+
+@pytest.mark.parametrize("fn,args", [
+    (view_write_through, (A,)),
+    (view_sees_later_update, (A,)),
+    (transposed_view_write, (A,)),
+    (reshaped_view_write, (A,)),
+    (copy_is_not_a_view, (A,)),
+    (swap_arguments, (A, B)),
+])
+def test_views_of_arguments(fn, args):
+    check_inplace(fn, *args)
+
+
+def test_argument_view_passed_by_caller():
+    """The caller passes non-contiguous views: writes land in the right elements."""
+    base_np, base_cc = A.copy(), A.copy()
+    iadd(base_np[::2, 1::3], 1.0 + base_np[::2, ::3][:, :4])
+    cppcodegen.compile(iadd)(base_cc[::2, 1::3], 1.0 + base_cc[::2, ::3][:, :4])
+    np.testing.assert_array_equal(base_cc, base_np)
+    t_np, t_cc = A.copy(), A.copy()
+    stencil_same_array(t_np.T)
+    cppcodegen.compile(stencil_same_array)(t_cc.T)
+    np.testing.assert_allclose(t_cc, t_np, rtol=1e-15, atol=0)
+
+
+def test_broadcast_view_write_refused():
+    def bad(x):
+        v = np.broadcast_to(x[0], (3, 13))
+        v[...] = 1
+    with pytest.raises(ValueError, match="read-only"):
+        cppcodegen.compile(bad)(A.copy())
+
+
+# --------------------------------------------------------------- arguments aliasing each other
+
+def test_same_array_twice():
+    def f(a, b):
+        a += b
+        return b * 1
+
+    def g(a, b):
+        a[1:] = b[:-1] + 1
+    for fn in (f, g):
+        cf = cppcodegen.compile(fn)
+        x_np, x_cc = A.copy(), A.copy()
+        want = fn(x_np, x_np)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = cf(x_cc, x_cc)
+        np.testing.assert_array_equal(x_cc, x_np)
+        if want is not None:
+            np.testing.assert_array_equal(got, want)
+        # the same variant, now without aliasing, is compiled code again
+        check_inplace(fn, A, B, compiled=cf)
+
+
+def test_overlapping_views_as_arguments():
+    def f(a, b):
+        a += b
+        b *= 2
+    cf = cppcodegen.compile(f)
+    x_np, x_cc = A.copy(), A.copy()
+    f(x_np[:-1], x_np[1:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cf(x_cc[:-1], x_cc[1:])
+    np.testing.assert_array_equal(x_cc, x_np)
+
+
+# --------------------------------------------------------------- errors and fresh arrays
+
+def test_read_only_argument_raises():
+    x = A.copy()
+    x.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        cppcodegen.compile(iadd)(x, B)
+    np.testing.assert_array_equal(x, A)
+    with pytest.raises(ValueError, match="read-only"):
+        cppcodegen.compile(iadd, backend="numpy")(x, B)
+
+
+def test_unmutated_arguments_untouched():
+    def f(x, y):
+        z = x * 2
+        z += y
+        z[0] = 1
+        return z
+    x, y = A.copy(), B.copy()
+    check_inplace(f, x, y)
+    cppcodegen.compile(f)(x, y)
+    np.testing.assert_array_equal(x, A)
+    np.testing.assert_array_equal(y, B)
+
+
+def test_numpy_backend_and_check_mode_mutate_like_numpy():
+    for backend in ("numpy", "check"):
+        check_inplace(stencil_same_array, A, compiled=cppcodegen.compile(
+            stencil_same_array, backend=backend))
+        check_inplace(ufunc_out_aliasing_input, A, B, compiled=cppcodegen.compile(
+            ufunc_out_aliasing_input, backend=backend))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64, np.uint8])
+def test_dtypes(dtype):
+    def f(x, y):
+        x[1:-1] += y[1:-1]
+        x[0] = y[-1]
+    x = (np.arange(40) % 7).astype(dtype)
+    y = (np.arange(40) % 5).astype(dtype)
+    check_inplace(f, x, y)
+
+
+def test_repeated_calls_keep_updating():
+    cf = cppcodegen.compile(stencil_same_array)
+    u_np, u_cc = A.copy(), A.copy()
+    for _ in range(3):
+        stencil_same_array(u_np)
+        cf(u_cc)
+    np.testing.assert_allclose(u_cc, u_np, rtol=1e-13, atol=1e-15)
