@@ -471,6 +471,7 @@ def group_siblings(stages: list) -> list:
     for s in stages:
         written = {g.name for g in group}
         if (s.kind == "pointwise" and group and tuple(s.domain) == tuple(group[0].domain)
+                and s.name not in written
                 and not any(isinstance(e, Load) and e.buf in written for e in walk(s.body))):
             group.append(s)
             continue
@@ -565,6 +566,7 @@ def generate(program: LoopProgram, kernels: list, opts: Options):
 def _generate(program: LoopProgram, kernels: list, opts: Options):
     parts = [PRELUDE]
     segments, steps = [[]], []
+    rendered: dict = {}         # kernel text with its own names taken out -> function name
     for k in kernels:
         if k.form == "extern":
             s = k.stages[0]
@@ -572,12 +574,17 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             segments.append([])
             continue
         kw = KernelWriter(program, k, opts)
-        parts.append(kw.render())
-        segments[-1].append(f"{k.name}({', '.join(n for n, _ in kw.params())});")
+        text, names = kw.render(), [n for n, _ in kw.params()]
+        key = _canonical(text, k.name, names)
+        if key not in rendered:     # the same loops over other buffers (time steps): one function
+            rendered[key] = k.name
+            parts.append(text)
+        segments[-1].append(f"{rendered[key]}({', '.join(names)});")
     local = set().union(*[k.locals for k in kernels]) if kernels else set()
+    shared = {} if opts.generate_intermediate_hooks else share_temporaries(program, kernels)
     signature = []
     for name, buf in program.buffers.items():
-        if name not in local:
+        if name not in local and name not in shared:
             signature.append((name, ctype(buf.dtype), "buffer", buf.role))
     for name, dtype, _ in program.scalars:
         signature.append((name, ctype(dtype), "scalar", "scalar"))
@@ -597,11 +604,60 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                         w.line(f"{t}* {n} = static_cast<{t}*>({n}_);")
                     else:
                         w.line(f"const {t} {n} = static_cast<{t}>({n}_);")
+                for n, pool in shared.items():
+                    t = ctype(program.buffers[n].dtype)
+                    w.line(f"{t}* {n} = static_cast<{t}*>({pool}_);   // {pool}'s memory, reused")
                 for c in calls:
                     w.line(c)
             parts.append(w.text())
             seg += 1
     return "\n".join(parts), signature, tuple(ordered)
+
+
+def _canonical(text: str, name: str, params: list) -> str:
+    """A kernel's C++ without its comments, its name and its parameters' names."""
+    import re
+    body = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("//"))
+    body = body.replace(name, "KERNEL")
+    index = {n: f"p{i}_" for i, n in enumerate(params)}
+    if not index:
+        return body
+    return re.sub(r"\b(" + "|".join(map(re.escape, params)) + r")\b",
+                  lambda m: index[m.group(1)], body)
+
+
+def share_temporaries(program: LoopProgram, kernels: list) -> dict:
+    """Temporaries of equal dtype and shape whose lifetimes (first to last kernel using them)
+    do not overlap share memory: {temporary: the buffer whose memory it uses}. A time loop's
+    steps then ping-pong between two buffers instead of holding one per step. Buffers read
+    or written by NumPy calls between kernels keep their own."""
+    span: dict = {}
+    pinned: set = set()
+    for i, k in enumerate(kernels):
+        for s in k.stages:
+            if s.kind == "extern":
+                pinned |= set(s.args) | {s.name}
+                continue
+            for name in [s.name] + [m.name for m in s.members] + [
+                    e.buf for e in walk(s.body) if isinstance(e, Load)]:
+                lo, hi = span.get(name, (i, i))
+                span[name] = (min(lo, i), max(hi, i))
+    local = set().union(*[k.locals for k in kernels]) if kernels else set()
+    pools: dict = {}            # (dtype, shape) -> [[pool buffer, last kernel using it], ...]
+    shared = {}
+    for name, (lo, hi) in sorted(span.items(), key=lambda kv: kv[1]):
+        buf = program.buffers[name]
+        if buf.role != "temp" or name in pinned or name in local:
+            continue
+        slots = pools.setdefault((buf.dtype, tuple(buf.shape)), [])
+        for slot in slots:
+            if slot[1] < lo:
+                shared[name] = slot[0]
+                slot[1] = hi
+                break
+        else:
+            slots.append([name, hi])
+    return shared
 
 
 def _abi_type(t: str, kind: str) -> str:

@@ -79,7 +79,19 @@ class _Axes:
         self.parent, self.fixed, self.whole, self.neighbours = {}, set(), set(), []
         self.elem = {}
         self._fresh = itertools.count()
+        # x.argmax() traces as argmax(x.reshape(-1)): that reshape only numbers positions
+        users = graph.users()
+        self.flat = {}                  # id(arg reduce over a flattened array) -> the array
+        for n in graph.nodes:
+            if (n.op == "reduce" and n.attr("kind") in ("argmax", "argmin")
+                    and n.inputs[0].op == "reshape" and n.inputs[0].ndim == 1
+                    and len(users[id(n.inputs[0])]) == 1):
+                self.flat[id(n)] = n.inputs[0].inputs[0]
+        flat_reshapes = {id(n.inputs[0]) for n in graph.nodes if id(n) in self.flat}
         for node in graph.nodes:
+            if id(node) in flat_reshapes:
+                self.elem[id(node)] = [self.new()]
+                continue
             self.elem[id(node)] = self._node(node)
 
     # union-find
@@ -122,8 +134,6 @@ class _Axes:
             return [self.new(fixed=s > 1) for s in shape]
         if op == "reduce":
             axes = node.attr("axes")
-            if node.attr("kind") in ("argmax", "argmin"):     # indices are positions
-                self.whole.update(E[0][a] for a in axes)
             return [e for k, e in enumerate(E[0]) if k not in axes]
         if op == "transpose":
             return [E[0][p] for p in node.attr("perm")]
@@ -266,10 +276,17 @@ class GraphPiece:
 
 
 def _tail(tail, x):
+    if tail[0] == "arg":
+        kind, axes, flat = tail[1], tail[2], tail[3]
+        extreme = np.max if kind == "argmax" else np.min
+        if flat:
+            idx = getattr(np, kind)(x.reshape(-1))
+            ones = (1,) * x.ndim
+            return idx.reshape(ones), extreme(x).reshape(ones)
+        return (getattr(np, kind)(x, axis=axes[0], keepdims=True),
+                extreme(x, axis=axes[0], keepdims=True))
     if tail[0] == "reduce":
         kind, axes = tail[1], tail[2]
-        if kind in ("argmax", "argmin"):
-            raise UnsupportedError("internal: arg reductions are not split")
         return getattr(np, kind)(x, axis=axes, keepdims=True)
     axes = tail[1]                                      # ('m2', axes)
     x = x.astype(np.float64)
@@ -769,11 +786,14 @@ def _reduction_plan(graph, axes, chunked, leaves):
     """None (no reduction along a chunked axis), ('roots', [root, ...]) or
     ('rechunk', elements) when the reductions cannot be split."""
     from .graph import postorder
+    def red_input(n):               # (the array reduced, its reduced axes)
+        f = axes.flat.get(id(n))
+        return (f, tuple(range(f.ndim))) if f is not None else (n.inputs[0], n.attr("axes"))
     creds = [n for n in graph.nodes if n.op == "reduce" and
-             any(axes.of(n.inputs[0])[a] in chunked for a in n.attr("axes"))]
+             any(axes.of(red_input(n)[0])[a] in chunked for a in red_input(n)[1])]
     if not creds:
         return None
-    reduced = {axes.of(n.inputs[0])[a] for n in creds for a in n.attr("axes")} & chunked
+    reduced = {axes.of(red_input(n)[0])[a] for n in creds for a in red_input(n)[1]} & chunked
     roots, inner, seen = [], set(), set()
     for n in creds:
         m = _match_m2(n)
@@ -787,9 +807,11 @@ def _reduction_plan(graph, axes, chunked, leaves):
         if id(n) in seen or id(n) in inner:
             continue
         kind = n.attr("kind")
-        if kind not in _KINDS:
+        if kind not in _KINDS + ("argmax", "argmin"):
             return ("rechunk", reduced)
-        roots.append({"node": n, "kind": kind, "input": n.inputs[0], "axes": n.attr("axes")})
+        e, red = red_input(n)
+        roots.append({"node": n, "kind": kind, "input": e, "axes": red,
+                      "flat": id(n) in axes.flat})
     root_ids = {id(r["node"]) for r in roots}
     by_id = {id(r["node"]): r for r in roots}
     for leaf in leaves:
@@ -815,6 +837,8 @@ def _reduce_root(r, name, graph, args, arrays, axes, chunked, ind, nthreads):
     import dask.array as da
     from .api import CompiledFunction
     node, kind, e, red = r["node"], r["kind"], r["input"], tuple(r["axes"])
+    if kind in ("argmax", "argmin"):
+        return _arg_root(r, name, args, arrays, axes, chunked, ind, nthreads)
     used = _cone_inputs([e], ())
     tail = ("m2", red) if kind == "m2" else ("reduce", kind, red)
     piece = _piece(f"{name}_{kind}_chunk", [e], used, axes, chunked, tail)
@@ -852,6 +876,77 @@ def _reduce_root(r, name, graph, args, arrays, axes, chunked, ind, nthreads):
                         axis=red + ((nd,) if kind == "m2" else ()),
                         keepdims=False, dtype=dtype, concatenate=False,
                         meta=np.empty((0,) * node.ndim, dtype), name=f"ccg-{name}-{kind}")
+
+
+def _arg_root(r, name, args, arrays, axes, chunked, ind, nthreads):
+    """argmax/argmin along chunked axes: each chunk's (index, value) with the index made
+    global from the chunk's position, then the first extreme wins."""
+    import dask.array as da
+    from .api import CompiledFunction
+    node, kind, e, red, flat = r["node"], r["kind"], r["input"], tuple(r["axes"]), r["flat"]
+    used = _cone_inputs([e], ())
+    piece = _piece(f"{name}_{kind}_chunk", [e], used, axes, chunked, ("arg", kind, red, flat))
+    kernel = _make_kernel(CompiledFunction(piece))
+    pairs = [(arrays[n.attr("index")], ind(n)) if n.op == "input" else
+             (args[n.attr("index")], None) for n in used]
+    e_ind = ind(e)
+    pdtype = np.dtype([("idx", np.int64), ("val", e.dtype)])
+    task = functools.partial(_run_arg, kernel, nthreads, pdtype)
+    partials = _blockwise(kernel, e, e_ind, pairs, nthreads, f"{name}_{kind}_chunk",
+                          adjust={e_ind[a]: 1 for a in red}, task=task, dtype=pdtype)
+    # the chunks of e along each axis: where each block starts
+    from dask.array.core import unify_chunks
+    unified, _ = unify_chunks(*[v for p in pairs for v in p])
+    chunks = tuple(unified[l] if e.shape[k] != 1 else (1,) for k, l in enumerate(e_ind))
+    partials = partials.map_blocks(_arg_offsets, chunks, tuple(e.shape), red, flat,
+                                   dtype=pdtype, meta=np.empty((0,) * e.ndim, pdtype))
+    return da.reduction(partials, _identity, functools.partial(_arg_aggregate, kind),
+                        combine=functools.partial(_arg_fold, kind), axis=red, keepdims=False,
+                        dtype=pdtype, concatenate=False,     # the steps' dtype; the result's:
+                        meta=np.empty((0,) * node.ndim, np.int64), name=f"ccg-{name}-{kind}")
+
+
+def _run_arg(kernel, nthreads, pdtype, *blocks):
+    set_task_threads(nthreads)
+    idx, val = kernel(*_contiguous(blocks))
+    idx = np.asarray(idx)
+    out = np.empty(idx.shape, pdtype)
+    out["idx"], out["val"] = idx, val
+    return out
+
+
+def _arg_offsets(p, chunks, shape, red, flat, block_info=None):
+    loc = block_info[0]["chunk-location"]
+    starts = [sum(c[:j]) for c, j in zip(chunks, loc)]
+    p = p.copy()
+    if flat:
+        local = np.unravel_index(p["idx"], tuple(c[j] for c, j in zip(chunks, loc)))
+        p["idx"] = np.ravel_multi_index(tuple(i + s for i, s in zip(local, starts)), shape)
+    else:
+        p["idx"] += starts[red[0]]
+    return p
+
+
+def _arg_fold(kind, x, axis=None, keepdims=True, **kwargs):
+    parts = _flatten(x)
+    acc = parts[0].copy()
+    nan = acc.dtype["val"].kind == "f"
+    for p in parts[1:]:
+        a, b = acc["val"], p["val"]
+        earlier = p["idx"] < acc["idx"]
+        better = (b > a if kind == "argmax" else b < a) | ((b == a) & earlier)
+        if nan:                         # the first NaN wins, as in NumPy
+            an, bn = np.isnan(a), np.isnan(b)
+            better = np.where(an, bn & earlier, bn | better)
+        acc[better] = p[better]
+    return acc
+
+
+def _arg_aggregate(kind, x, axis=None, keepdims=False, **kwargs):
+    acc = _arg_fold(kind, x)["idx"]
+    if not keepdims:
+        acc = acc.reshape([s for k, s in enumerate(acc.shape) if k not in axis])
+    return acc
 
 
 def _cone_inputs(outs, stop_ids):

@@ -104,8 +104,8 @@ class Stage:
     extern: object = None          # kind 'extern': the NumPy call (runtime.extern.ExternCall) ...
     args: tuple = ()               # ... and the buffers it reads
     members: tuple = ()            # a multi-output pointwise loop: the stages it runs
-    store: tuple | None = None     # pointwise into an argument: the element index written
-                                   # at each domain point (None: the domain point itself)
+    store: tuple | None = None     # pointwise into part of a buffer (x[region] = v): the
+                                   # element written at each domain point (None: the point)
 
     @property
     def kept_axes(self) -> tuple:
@@ -138,7 +138,7 @@ class LoopProgram:
     def mutated_args(self) -> tuple:
         """Indices of the arguments the program writes (updated in place)."""
         return tuple(sorted({self.buffers[s.name].arg for s in self.stages
-                             if s.store is not None}))
+                             if s.store is not None and self.buffers[s.name].role == "input"}))
 
     def __str__(self):
         lines = [f"buffer {b.name}: {b.role} {b.dtype}{list(b.shape)} strides={list(b.strides)}"

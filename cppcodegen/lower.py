@@ -161,6 +161,8 @@ class Lowering:
 
     def value(self, node: Node, idx: tuple):
         """The expression for ``node`` at index ``idx``."""
+        if id(node) in self.buffer_of:      # (its memo holds the stage body that computed it)
+            return self.eb.load(self.buffer_of[id(node)], idx, node.dtype)
         key = (id(node), idx)
         e = self.memo.get(key)
         if e is None:
@@ -247,6 +249,18 @@ class Lowering:
             args = tuple(self.realize(i) for i in node.inputs)
             stage = Stage("", "extern", node.shape, None, (), None, label, where,
                           node.attr("call"), args)
+        elif node.op == "setitem" and id(node.inputs[0]) in self.buffer_of:
+            # x[region] = v on an array in memory: copy it, then store v in the region only
+            base = node.inputs[0]
+            name = self.add_buffer(node, role)
+            nvars = index_vars(node.ndim)
+            domain, store, body = self._region(node)
+            self.stages.append(Stage(name, "pointwise", node.shape, self.value(base, nvars),
+                                     (), None, label, where))
+            if 0 not in domain:
+                self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
+                                         where, store=store))
+            return
         elif node.op == "reduce":
             (src,) = node.inputs
             domain = src.shape
@@ -319,37 +333,52 @@ class Lowering:
         plans = []
         for m, node in self.graph.mutations:
             name = self.buffer_of[id(inputs[m])]
-            nvars = index_vars(node.ndim)
-            if (node.op == "setitem" and node.inputs[0] is inputs[m]
-                    and id(node) not in self.buffer_of):
-                domain, store, body = self._region(node)
-                value_label = self.names[id(node.inputs[1])]
-            else:
-                domain, store, body = node.shape, nvars, self.value(node, nvars)
-                value_label = self.names[id(node)]
-            if 0 in domain:
-                continue
             label = self.names[id(node)]
-            plans.append((name, domain, store, body, label, node.where, value_label))
+            nvars = index_vars(node.ndim)
+            full = [(node.shape, nvars, self.value(node, nvars), label)]
+            parts = full
+            if node.op == "setitem" and id(node) not in self.buffer_of:
+                base = node.inputs[0]
+                region = self._region(node) + (self.names[id(node.inputs[1])],)
+                if base is inputs[m]:
+                    parts = [region]
+                elif id(base) in self.buffer_of:        # the last step of a time loop
+                    parts = [(node.shape, nvars, self.value(base, nvars), label), region]
+            parts = [p for p in parts if 0 not in p[0]]
+            plans.append((name, parts, full, node.where))
         temps, direct, copies = [], [], []
-        for name, domain, store, body, label, where, value_label in plans:
-            own = [ld for ld in walk(body) if isinstance(ld, Load) and ld.buf == name]
-            hazard = any(len(ld.index) != len(store) or any(
-                sympy.expand(a - b) != 0 for a, b in zip(ld.index, store)) for ld in own)
-            hazard = hazard or any(isinstance(ld, Load) and ld.buf == name
-                                   for p in plans if p[0] != name for ld in walk(p[3]))
+        for name, parts, full, where in plans:
+            if any(isinstance(ld, Load) and ld.buf == name for p in plans if p[0] != name
+                   for _, _, body, _ in p[1] for ld in walk(body)):
+                hazard = True
+            else:
+                hazard = any(self._reads_other(name, store, body) or (k and self._reads(name, body))
+                             for k, (_, store, body, _) in enumerate(parts))
             if not hazard:
-                direct.append(Stage(name, "pointwise", domain, body, (), None, label, where,
-                                    store=tuple(store)))
+                direct += [Stage(name, "pointwise", domain, body, (), None, lbl, where,
+                                 store=tuple(store)) for domain, store, body, lbl in parts]
                 continue
-            tmp = f"buf{len(self.buffers)}"
-            self.buffers[tmp] = Buffer(tmp, body.dtype, tuple(domain),
-                                       contiguous_strides(domain), "temp")
-            temps.append(Stage(tmp, "pointwise", domain, body, (), None, value_label, where))
-            load = self.eb.load(tmp, index_vars(len(domain)), body.dtype)
-            copies.append(Stage(name, "pointwise", domain, load, (), None, label, where,
-                                store=tuple(store)))
+            if len(parts) > 1:
+                parts = full
+            for domain, store, body, lbl in parts:
+                tmp = f"buf{len(self.buffers)}"
+                self.buffers[tmp] = Buffer(tmp, body.dtype, tuple(domain),
+                                           contiguous_strides(domain), "temp")
+                temps.append(Stage(tmp, "pointwise", domain, body, (), None, lbl, where))
+                load = self.eb.load(tmp, index_vars(len(domain)), body.dtype)
+                copies.append(Stage(name, "pointwise", domain, load, (), None, full[0][3], where,
+                                    store=tuple(store)))
         self.stages += temps + direct + copies
+
+    @staticmethod
+    def _reads(name, body) -> bool:
+        return any(isinstance(ld, Load) and ld.buf == name for ld in walk(body))
+
+    @staticmethod
+    def _reads_other(name, store, body) -> bool:
+        """Does ``body`` read buffer ``name`` anywhere but at ``store`` (the element written)?"""
+        return any(isinstance(ld, Load) and ld.buf == name and (len(ld.index) != len(store) or any(
+            sympy.expand(a - b) != 0 for a, b in zip(ld.index, store))) for ld in walk(body))
 
     def _region(self, node: Node):
         """One assignment ``x[spec] = v`` on the argument: (domain, store index, value)."""

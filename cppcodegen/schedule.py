@@ -54,14 +54,16 @@ def _can_join(kernel: Kernel, stage: Stage) -> bool:
     if stage.kind == "reduction" and stage.reduction in ("argmax", "argmin") and n == 0:
         return False
     mine = {s.name for s in kernel.stages}
-    # a write into an argument never shares loops with stages that read that argument, nor
-    # does a stage that reads an argument written in the kernel (other points, other rows)
+    # a write into part of a buffer (an argument, x[region] = v) never shares loops with
+    # stages that read that buffer, nor does a stage that reads such a buffer of the kernel
     written = {s.name for s in kernel.stages if s.store is not None}
     if stage.store is not None and any(ld.buf == stage.name for s in kernel.stages
                                        for ld in _loads(s)):
         return False
     if any(ld.buf in written for ld in _loads(stage)):
         return False
+    if stage.store is not None and tuple(stage.store[:n]) != index_vars(n):
+        return False            # x[::-1] = v: its rows are not the rows of the shared loops
     reads_mine = False
     pvars = index_vars(n)
     for ld in _loads(stage):

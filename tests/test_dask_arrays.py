@@ -1,0 +1,186 @@
+"""Compiled functions called with Dask arrays (local threaded scheduler; the cluster tests are
+in test_dask.py): which layers a call builds, and results equal to NumPy's on the computed
+arrays -- elementwise and broadcasting, split reductions (var/std by Chan's formula, argmax
+with global indices), rechunking where a reduction comes back, and a clear error for stencils.
+"""
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+
+import cppcodegen  # noqa: E402
+from cppcodegen import dask as ccg_dask  # noqa: E402
+from cppcodegen.errors import UnsupportedError  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("dask_arrays")
+
+rng = np.random.default_rng(7)
+X32 = rng.standard_normal((240, 36)).astype(np.float32) + 10
+X64 = rng.standard_normal((240, 36)) * 2 + 1e5          # a large mean stresses var
+XI = rng.integers(-40, 40, (240, 36)).astype(np.int32)
+CHUNKS = (60, 12)                                       # 4 x 3 blocks, all the same shape
+
+
+def run(fn, *arrays, chunks=CHUNKS):
+    cf = cppcodegen.compile(fn)
+    with dask.config.set(scheduler="threads"):
+        out = cf(*[da.from_array(a, chunks=chunks) if k == 0 else a      # the rest: NumPy
+                   for k, a in enumerate(arrays)])
+        return out, dask.compute(out)[0]
+
+
+def check(got, want, rtol=1e-6, atol=0.0):
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        assert np.shape(g) == np.shape(w)
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+def layers(arr):
+    return [name.split("-")[1] for name in arr.dask.layers if name.startswith("ccg-")]
+
+
+def test_elementwise_is_one_blockwise_layer_per_graph():
+    def f(x, y, s):
+        return np.exp(x) * y + s
+    out, got = run(lambda x, y, s: f(x, y, s), X32, X32, 2.5)
+    cf = cppcodegen.compile(f)
+    out = cf(da.from_array(X32, chunks=CHUNKS), da.from_array(X32, chunks=CHUNKS), 2.5)
+    assert isinstance(out, da.Array) and out.chunks == ((60,) * 4, (12,) * 3)
+    assert layers(out) == ["f"]                     # the user's own function, per chunk
+    check(got, f(X32, X32, 2.5), rtol=1e-6)
+    check(out.compute(scheduler="threads"), f(X32, X32, 2.5), rtol=1e-6)
+
+
+def test_broadcasting_transposes_and_numpy_arguments():
+    w = rng.standard_normal(36).astype(np.float32)
+    b = rng.standard_normal((36, 240)).astype(np.float32)
+    out, got = run(lambda x, w, b: x * w + b.T, X32, w, b)
+    check(got, X32 * w + b.T, rtol=1e-6)
+    cf = cppcodegen.compile(lambda x, b: x * 2 - b.T)
+    with dask.config.set(scheduler="threads"):          # two dask arrays, chunked differently
+        got = cf(da.from_array(X32, chunks=(60, 12)), da.from_array(b, chunks=(9, 80))).compute()
+    check(got, X32 * 2 - b.T, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name, fn, x, rtol", [
+    ("sum", lambda x: x.sum(), X32, 1e-5),
+    ("mean0", lambda x: x.mean(axis=0), X32, 1e-6),
+    ("max_scaled", lambda x: np.max(x, axis=0) * 2, X32, 0),
+    ("min", lambda x: x.min(), XI, 0),
+    ("prod", lambda x: (x / 10).prod(axis=1), X32, 1e-5),
+    ("isum", lambda x: x.sum(axis=0), XI, 0),
+    ("any", lambda x: np.any(x > 38, axis=0), XI, 0),
+    ("all", lambda x: np.all(x > -39, axis=1), XI, 0),
+    ("var", lambda x: np.var(x, axis=0), X64, 1e-10),
+    ("std_ddof", lambda x: np.std(x, axis=1, ddof=1), X64, 1e-10),
+    ("var_all_f32", lambda x: np.var(x), X32, 1e-5),
+    ("var_int", lambda x: np.var(x), XI, 1e-12),
+    ("manual_var", lambda x: ((x - x.mean(axis=0, keepdims=True)) ** 2).mean(axis=0), X64, 1e-10),
+    ("two_outputs", lambda x: (x.mean(0), x.std(0)), X64, 1e-10),
+    ("argmax", lambda x: x.argmax(), X32, 0),
+    ("argmin0", lambda x: np.argmin(x, axis=0), XI, 0),
+    ("argmax1", lambda x: (x * 2).argmax(axis=1), X64, 0),
+])
+def test_reductions_along_chunked_axes(name, fn, x, rtol):
+    out, got = run(fn, x)
+    check(got, fn(x), rtol=rtol)
+    if name in ("var", "sum", "argmax"):
+        assert "reduction" not in layers(out)       # our layers: chunk steps, combine, post
+        assert any(n.startswith("ccg-") and "aggregate" in n for n in out.dask.layers)
+
+
+def test_var_is_as_accurate_as_numpy():
+    x = np.full(4000, 1e8) + rng.standard_normal(4000)      # naive E[x^2]-E[x]^2 fails
+    out, got = run(lambda x: np.var(x), x, chunks=250)
+    assert abs(got - np.var(x)) <= 1e-9 * np.var(x)
+
+
+def test_argmax_ties_and_nans_pick_the_first():
+    x = np.zeros((40, 40))
+    x[30, 5] = x[3, 35] = 1.0                  # equal maxima in different blocks
+    out, got = run(lambda x: x.argmax(), x, chunks=(10, 10))
+    assert got == np.argmax(x)
+    x[20, 2] = x[7, 30] = np.nan
+    out, got = run(lambda x: (x.argmin(), x.argmax(axis=0)), x, chunks=(10, 10))
+    check(got, (np.argmin(x), np.argmax(x, axis=0)))
+
+
+def test_reduction_broadcast_back_rechunks_that_axis():
+    def softmax(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+    out, got = run(softmax, X32)                    # chunked along the reduced axis
+    assert out.chunks == ((60,) * 4, (36,))
+    check(got, softmax(X32), rtol=1e-5, atol=1e-7)
+
+
+def test_uneven_chunks_and_edge_blocks():
+    out, got = run(lambda x: x.sum(axis=0) * 0.5, X64, chunks=(70, 10))
+    check(got, X64.sum(axis=0) * 0.5, rtol=1e-12)
+    out, got = run(lambda x: np.tanh(x) - x, X64, chunks=(70, 10))
+    check(got, np.tanh(X64) - X64, rtol=1e-12)
+
+
+def test_size_dependent_functions_use_the_global_sizes():
+    out, got = run(lambda x: x / x.shape[0], X64)
+    check(got, X64 / 240, rtol=1e-15)
+
+
+def test_stencils_along_chunked_axes_say_they_cannot():
+    cf = cppcodegen.compile(lambda x: x[2:] - x[:-2])
+    with pytest.raises(UnsupportedError, match=r"axis 0 .*neighbours up to 2 .*rechunk"):
+        cf(da.from_array(X64, chunks=CHUNKS))
+    with dask.config.set(scheduler="threads"):       # unchunked along that axis: fine
+        got = cf(da.from_array(X64, chunks=(240, 12))).compute()
+    check(got, X64[2:] - X64[:-2])
+
+
+def test_no_kernel_runs_on_empty_arrays_while_building_the_graph():
+    seen = []
+
+    def f(x):
+        seen.append(x.shape)
+        return np.sqrt(np.abs(x)).sum(axis=0)
+    cf = cppcodegen.compile(f)
+    cf(da.from_array(X64, chunks=CHUNKS))
+    assert all(0 not in s for s in seen)
+
+
+def test_threads_per_task_is_per_thread():
+    import ctypes
+    import ctypes.util
+    gomp = ctypes.CDLL(ctypes.util.find_library("gomp") or "libgomp.so.1")
+    seen = {}
+
+    def task():
+        ccg_dask.set_task_threads(1)
+        seen["task"] = gomp.omp_get_max_threads()
+    t = threading.Thread(target=task)
+    t.start()
+    t.join()
+    assert seen["task"] == 1
+
+
+def test_without_dask_calls_are_unchanged():
+    code = textwrap.dedent("""
+        import sys, numpy as np, cppcodegen
+        f = cppcodegen.compile(lambda x: x + 1)
+        try:
+            f(object())
+        except TypeError as e:
+            assert "cannot take an argument of type object" in str(e), e
+        else:
+            raise SystemExit("no TypeError")
+        assert "dask" not in sys.modules       # dask itself is never imported
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
