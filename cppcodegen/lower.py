@@ -94,6 +94,8 @@ def _reshape_index_symbolic(idx, out_shape, in_shape) -> tuple:
     output's digits; dividing it by an input stride that the high digits' strides are
     multiples of, and that bounds the low digits' sum, splits it exactly (merging or splitting
     dims is then a sum of digits, no division); otherwise FloorDiv/Mod are kept."""
+    if any(isinstance(d, int) and d == 0 for d in tuple(out_shape) + tuple(in_shape)):
+        return (sympy.Integer(0),) * len(in_shape)      # empty: nothing is read
     out_strides = contiguous_strides(out_shape)
     digits = [(e, st, n) for e, st, n in zip(idx, out_strides, out_shape) if n != 1]
     result = []

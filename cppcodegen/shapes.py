@@ -1,15 +1,15 @@
 """Symbolic sizes for dynamic shapes.
 
 With ``compile(fn, dynamic=True)`` (or after an automatic-dynamic recompile) an input
-dimension may be a sympy symbol (``s0``, ``s1``, ...) instead of an int, one per dimension.
+dimension may be a sympy symbol (``n0``, ``n1``, ...) instead of an int, one per dimension.
 Sizes 0 and 1 in the traced call stay ints (broadcasting depends on them). When two different
 sizes meet in broadcasting (or a matrix product), the trace decides from their values and
-records the guard (``s0 == s1``; a derived size such as ``s0 - 9`` may also be decided equal to
+records the guard (``n0 == n1``; a derived size such as ``n0 - 9`` may also be decided equal to
 1). A symbol may take any size >= 0 in later calls, as long as every guard holds.
 
 While tracing, a ``ShapeEnv`` holds each symbol's value in the traced call (its *hint*) and
-collects the guards that the trace relied on beyond those facts (``s0 - 2 >= 1`` when a
-slice's length was decided from it, ``s0 == 7`` when a size was used as a Python int).
+collects the guards that the trace relied on beyond those facts (``n0 - 2 >= 1`` when a
+slice's length was decided from it, ``n0 == 7`` when a size was used as a Python int).
 Shapes inside the compiler are tuples of ints and sympy expressions; the user's function sees
 ``SymInt`` objects, which do arithmetic symbolically and answer comparisons from the hints,
 recording a guard each time.
@@ -212,6 +212,8 @@ def broadcast_shapes(*shapes):
                 result = d
             elif not equal(result, d):
                 raise ValueError(f"shape mismatch: sizes {result} and {d}")
+            elif isinstance(d, int):
+                result = d                      # equal to a fixed size: keep the int
         out.append(1 if result is None else result)
     return tuple(out)
 

@@ -64,7 +64,7 @@ def describe(spec) -> str:
 def classify_dynamic(args, dims=None) -> tuple:
     """``classify`` with chosen array dimensions symbolic: ``dims`` maps an argument index to
     the dimensions to make symbolic (None: every dimension of every array). Sizes 0 and 1 stay
-    fixed. Each symbolic dimension gets its own name (s0, s1, ... in order of appearance);
+    fixed. Each symbolic dimension gets its own name (n0, n1, ... in order of appearance);
     equalities that broadcasting or a matrix product needs become guards of the trace, so a
     square matrix compiled once also serves non-square ones.
     A dynamic array's spec is ('darray', dtype, shape pattern, stride pattern): the shape
@@ -81,7 +81,7 @@ def classify_dynamic(args, dims=None) -> tuple:
             continue
         shape = list(a.shape)
         for d in chosen:
-            shape[d] = f"s{count}"
+            shape[d] = f"n{count}"
             count += 1
         strides, inner = [], a.itemsize
         for d in range(a.ndim - 1, -1, -1):

@@ -320,7 +320,8 @@ def broadcast_node(node: Node, shape) -> Node:
     if node.shape == shape:
         return node
     try:
-        if _bshapes(node.shape, shape) != shape:
+        full = _bshapes(node.shape, shape)
+        if len(full) != len(shape) or not all(_same_size(a, b) for a, b in zip(full, shape)):
             raise ValueError
     except ValueError:
         raise ValueError(f"cannot broadcast shape {node.shape} to {shape} "
@@ -1190,7 +1191,7 @@ def _same_size(a, b) -> bool:
 
 
 def _fit(node: Node, shape) -> Node:
-    """An operand whose derived symbolic size (``s0 - 9``) broadcasts as 1 in this call (a
+    """An operand whose derived symbolic size (``n0 - 9``) broadcasts as 1 in this call (a
     guarded fact): sliced to length 1 there, so lowering sees the broadcast."""
     if all(type(d) is int for d in node.shape):
         return node

@@ -98,7 +98,7 @@ def test_dynamic_true_compiles_once_for_every_size():
             close(f(x, w, b), layer_norm(x, w, b), rtol=2e-4, atol=2e-5)
     assert len(c.started) == 1
     src = cppcodegen.explain(f, x, w, b).source
-    assert "const int64_t s0" in src and "for (int64_t i0 = 0; i0 < s0; ++i0)" in src
+    assert "const int64_t n0" in src and "for (int64_t i0 = 0; i0 < n0; ++i0)" in src
 
 
 def test_dynamic_false_specializes_every_size():
@@ -148,7 +148,7 @@ def test_one_symbol_per_dimension_equalities_are_guards():
     assert len(h.variants) == 1 and h.variants[next(iter(h.variants))].plan.guards
     with pytest.raises(ValueError, match="broadcast"):
         h(np.ones(5), np.ones(9))
-    assert "guard" in h.recompile_reasons[0].reason and "s0 = 5, s1 = 9" in h.recompile_reasons[0].reason
+    assert "guard" in h.recompile_reasons[0].reason and "n0 = 5, n1 = 9" in h.recompile_reasons[0].reason
 
 
 def test_guard_failure_reason_and_values():
@@ -162,7 +162,7 @@ def test_guard_failure_reason_and_values():
     x = np.arange(3.0)
     close(f(x), head(x))                   # fewer than 5: the guard fails, recompile
     (r,) = f.recompile_reasons
-    assert "guard" in r.reason and "failed" in r.reason and "s0 = 3" in r.reason
+    assert "guard" in r.reason and "failed" in r.reason and "n0 = 3" in r.reason
     ex = cppcodegen.explain(f, x)
     assert ex.recompiles == f.recompile_reasons
 
@@ -320,5 +320,5 @@ def test_explain_shows_symbols_and_guards():
     def fn(x):
         return x[1:] * x[:-1]
     ex = cppcodegen.explain(cppcodegen.compile(fn, dynamic=True), np.ones(10))
-    assert "s0" in str(ex.graph) and "guard" in str(ex.graph)
+    assert "n0" in str(ex.graph) and "guard" in str(ex.graph)
     assert ex.plan.guards and ex.plan.sizes

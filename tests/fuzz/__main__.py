@@ -38,6 +38,8 @@ def main(argv=None):
     ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                     help="cppcodegen compile option for every build, e.g. parallel_threshold=64 "
                     "(OpenMP paths on small arrays) or fuse=0")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="compile with dynamic=True: every size a symbol, passed at run time")
     ap.add_argument("--log", help="append JSON lines (progress, failures) to this file")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
@@ -52,6 +54,7 @@ def main(argv=None):
 
     options = dict(o.split("=", 1) for o in a.option) or None
     runner.DEFAULT_OPTIONS = options
+    runner.DYNAMIC = True if a.dynamic else None
     t0 = time.time()
     n_graphs = n_pairs = 0
     failures = []

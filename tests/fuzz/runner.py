@@ -78,7 +78,7 @@ def _invoke(programs, arg_lists, options=None):
     t0 = time.perf_counter()
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = cppcodegen.compile(fn, options=options)(*flat)
+        res = cppcodegen.compile(fn, options=options, dynamic=DYNAMIC)(*flat)
     STATS.builds += 1
     STATS.build_seconds += time.perf_counter() - t0
     if not isinstance(res, tuple) or len(res) != len(programs):
@@ -96,6 +96,7 @@ def _invoke(programs, arg_lists, options=None):
 
 
 DEFAULT_OPTIONS = None     # compile options used when none are given (set by the CLI)
+DYNAMIC = None             # compile(..., dynamic=): True runs every size symbolically (--dynamic)
 
 
 def run_programs(programs, options=None, bisect=True):
