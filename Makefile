@@ -11,7 +11,7 @@ install:
 	$(PIP) -e .
 
 install-test:
-	$(PIP) -e '.[test]'
+	$(PIP) -e '.[test,dask]'
 
 install-bench:
 	$(PIP) -e '.[bench]' || $(PIP) -e .
