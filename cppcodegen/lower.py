@@ -136,7 +136,7 @@ class Lowering:
         if op in ("reshape", "transpose", "broadcast_to", "slice"):
             return self.value(node.inputs[0], view_index(node, idx))
         if op == "iota":
-            return eb.index(idx[-1], node.dtype)
+            return eb.index(node.attr("start", 0) + node.attr("step", 1) * idx[-1], node.dtype)
         if op == "random":
             slot = node.attr("slot")
             flat = sum((i * st for i, st in zip(idx, contiguous_strides(node.shape))),
