@@ -290,20 +290,23 @@ def _make_kernel(cf):
         from .api import CompiledFunction
         twin = cf.__dict__["_dask_twin"] = CompiledFunction(cf.fn, cf.backend, cf.options,
                                                             dynamic=True)
+        twin.__dict__["_ccg_dynamic"] = True
     return twin
 
 
 def _prebuild(kernel, arg_shapes, sample_args):
     """Compile ``kernel`` on the client for these argument shapes (None: not an array), so
     workers only load. Without symbolic sizes: one compile per distinct shape tuple, no run;
-    with them: one run on a small sample."""
+    with them: one run on a small sample (per pattern of size-1 axes: edge chunks of one
+    element may be specialized)."""
     from . import signature
     from .pickling import is_dynamic
     if is_dynamic(kernel):
-        shapes = arg_shapes[0]
-        args = [np.zeros(tuple(min(s, 8) for s in sh), dt) if sh is not None else a
-                for sh, (a, dt) in zip(shapes, sample_args)]
-        kernel(*args)
+        samples = {tuple(None if sh is None else tuple(1 if s == 1 else min(s, 8) for s in sh)
+                         for sh in shapes) for shapes in arg_shapes}
+        for shapes in sorted(samples, key=repr):
+            kernel(*[np.zeros(sh, dt) if sh is not None else a
+                     for sh, (a, dt) in zip(shapes, sample_args)])
         return
     for shapes in arg_shapes:
         args, specs = [], []

@@ -181,6 +181,17 @@ def _negate(x):
     return -x
 
 
+@cppcodegen.compile
+def _triple(x):
+    return x * 3
+
+
+def test_a_decorated_module_function_pickles_by_name():
+    data = pickle.dumps(_triple)
+    assert len(data) < 200 and b"_triple" in data
+    assert pickle.loads(data) is _triple
+
+
 def test_pickle_round_trip_in_one_process_gives_the_same_object():
     cf = cppcodegen.compile(_negate)
     assert pickle.loads(pickle.dumps(cf)) is cf
