@@ -4,18 +4,20 @@ In: a ``CompiledFunction`` called with ``dask.array.Array`` arguments (NumPy arr
 scalars may be mixed in). Out: ``dask.array.Array`` results built from compiled per-chunk
 kernels. ``dask`` is imported only here, and this module only when such a call happens.
 
-How a call is planned (``plan``): the function is traced once on the global shapes (no data
-is read), and every axis of every graph node is tied, by a union-find over the input axes,
-to the input axes it runs along (``_Axes``). Then:
+How a call is planned (``dask_call``): the function is traced once on the global shapes (no
+data is read), and every axis of every graph node is tied, by a union-find over the input
+axes, to the input axes it runs along (``_Axes``). Then:
 
 * no reduction runs along a chunked axis: one ``blockwise`` layer runs the kernel per chunk
-  (elementwise and broadcasting graphs, softmax/layer norm over an unchunked axis, ...);
+  (elementwise and broadcasting graphs, softmax/layer norm over an unchunked axis, ...):
+  the user's own compiled function when nothing in it depends on the sizes of chunked axes,
+  else a piece of the global graph replayed per chunk (``chunks.GraphPiece``);
 * reductions along chunked axes whose results are not broadcast back against those axes
   (sum, mean, max, min, prod, any, all, var, std, followed by any elementwise work): a
   ``blockwise`` layer computes each chunk's partial result with a compiled kernel,
   ``dask.array.reduction`` folds the partials with compiled combine kernels (var/std with
   Chan's parallel formula on (count, mean, M2) in float64), and a last ``blockwise`` layer
-  runs what follows the reductions;
+  runs what follows the reductions; argmax/argmin carry global indices;
 * a reduction broadcast back against its chunked axes (softmax along a chunked axis),
   a reshape that merges a chunked axis, a matrix product's contracted axis, a captured
   constant array, ``arange``: those axes are merged into one chunk first (``rechunk``);
@@ -28,7 +30,7 @@ symbolic sizes, so edge chunks reuse the same build, otherwise once per distinct
 shape. The client compiles every kernel the graph needs before it returns the Dask array,
 so workers sharing ``CPPCODEGEN_CACHE_DIR`` only load. Inside a task a kernel runs on
 ``THREADS_PER_TASK`` OpenMP threads (one: the thread Dask gave the task); cffi releases the
-GIL during kernel calls.
+GIL during kernel calls. What runs per chunk lives in ``cppcodegen.chunks`` (no dask there).
 """
 from __future__ import annotations
 
