@@ -50,3 +50,11 @@ CXX_FOR_SANITIZE ?= $(or $(CXX),g++)
 sanitize: install-test
 	$(SANITIZE_ENV) $(PYTHON) -m pytest -q -n 2 tests
 	$(SANITIZE_ENV) $(PYTHON) -m tests.fuzz --count $(SN) --seed $(SS)
+
+# make torture [ROUNDS=50] [PROCS=16] [KILLS=100]  -- cache torture (tests/torture.py)
+ROUNDS ?= 50
+PROCS ?= 16
+KILLS ?= 100
+.PHONY: torture
+torture: install-test
+	$(PYTHON) -m tests.torture --rounds $(ROUNDS) --procs $(PROCS) --kills $(KILLS)
