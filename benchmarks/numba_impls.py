@@ -148,9 +148,23 @@ def build() -> dict:
                         out[i, j] = x[i, j] + x[j, i]
         return out
 
+    from .workloads import STENCIL_C as c, STENCIL_STEPS as steps
+
+    @jit
+    def stencil(u):
+        a, b = u.copy(), u.copy()
+        n, m = a.shape
+        for _ in range(steps):
+            for i in prange(1, n - 1):
+                for j in range(1, m - 1):
+                    b[i, j] = a[i, j] + c * (a[i - 1, j] + a[i + 1, j] + a[i, j - 1]
+                                             + a[i, j + 1] - 4 * a[i, j])
+            a, b = b, a
+        return a
+
     return {
         "chain": chain, "chain_small": chain, "softmax": softmax, "layer_norm": layer_norm,
         "gelu": gelu, "black_scholes": black_scholes, "sum_axis0": sum_axis0,
         "sum_axis1": sum_axis1, "sum_all": sum_all, "pairwise_sqdist": pairwise_sqdist,
-        "transpose_add": transpose_add,
+        "transpose_add": transpose_add, "stencil": stencil,
     }

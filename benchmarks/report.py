@@ -346,6 +346,8 @@ def format_all(doc: dict) -> str:
     if flags:
         parts.append("flags:\n" + "\n".join(f"  {f}" for f in flags))
     parts.append(format_core(doc))
+    from benchmarks.dask_bench import format_text       # the Dask section, if it ran
+    parts += [format_text(doc)] if doc.get("dask") else []
     return "\n\n".join(parts)
 
 
@@ -403,6 +405,8 @@ def to_markdown(doc: dict, level: int = 1) -> str:
     md.append(f"- {import_line(doc)}")
     from benchmarks import dynamic_bench
     md += dynamic_bench.markdown(doc, hh, _md_grid)
+    from benchmarks.dask_bench import markdown as dask_markdown      # [] when it did not run
+    md += dask_markdown(doc, hh)
     flags = scaling_flags(doc) + accuracy_flags(doc) + overhead_flags(doc)
     if flags:
         md += ["", f"{hh} Flags", ""] + [f"- {f}" for f in flags]

@@ -1,6 +1,6 @@
 """Command-line driver: ``python3 -m benchmarks.run [--quick] [--only NAME,...] [--repeat N]
 [--threads N] [--json PATH] [--peers LIST] [--no-warm] [--no-scaling] [--cpp-options JSON]
-[--readme [PATH]] [--from-json PATH]``.
+[--readme [PATH]] [--from-json PATH] [--dask] [--no-dask]``.
 
 In:  the workloads table and whatever systems are importable.
 Out: progress lines on stderr; machine header, the results table and the core-set summary on
@@ -62,6 +62,10 @@ def parse_args(argv=None):
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     p.add_argument("--timeout", type=float, default=1800.0,
                    help="seconds one workload's child process may take (default 1800)")
+    p.add_argument("--dask", action="store_true",
+                   help="with --quick: run the Dask section too (tiny sizes)")
+    p.add_argument("--no-dask", action="store_true",
+                   help="skip the Dask section (LocalCluster; benchmarks/dask_bench.py)")
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
@@ -215,6 +219,10 @@ def main(argv=None) -> int:
                                [s.name for s in systems[:2]] + job["peers"])
             doc["workloads"].append({"name": name, "description": wl.description,
                                      "core": wl.core, "unit": wl.unit, **got})
+        if not args.no_dask and (not quick or args.dask):
+            from benchmarks import dask_bench
+            progress("dask: chain, softmax, layer_norm on a 2-worker LocalCluster")
+            doc["dask"] = dask_bench.run_child(quick, min(repeats, 5), workdir, timeout)
 
         if set(dynamic_bench.GRAPHS) <= set(names):
             progress("dynamic vs static shapes")

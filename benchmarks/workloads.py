@@ -89,6 +89,18 @@ def mlp(x, w1, b1, w2, b2):
     return np.maximum(x @ w1 + b1, 0) @ w2 + b2
 
 
+STENCIL_STEPS, STENCIL_C = 20, 0.1
+
+
+def stencil(u):
+    # explicit heat equation: STENCIL_STEPS five-point steps, the boundary held fixed
+    u = u.copy()
+    for _ in range(STENCIL_STEPS):
+        u[1:-1, 1:-1] = u[1:-1, 1:-1] + STENCIL_C * (
+            u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4 * u[1:-1, 1:-1])
+    return u
+
+
 # ----------------------------------------------------------------------------- inputs
 def _rng():
     return np.random.default_rng(SEED)
@@ -130,6 +142,10 @@ def make_pairwise(shape):
     r = _rng()
     (m, d), n = shape, shape[0]
     return (_normal(r, (m, d)), _normal(r, (n, d)))
+
+
+def make_grid(shape):
+    return (_rng().random(shape),)          # float64: a simulation's state
 
 
 def make_mlp(shape):
@@ -213,6 +229,8 @@ WORKLOADS: dict[str, Workload] = dict([
        magnitude=lambda inputs, ref: (np.asarray(mlp(*[np.abs(a) for a in inputs]),
                                                  dtype=np.float64),),
        tags=("blas",)),
+    _w("stencil", stencil, make_grid, (1000, 1000), (200, 200),
+       f"2-D five-point stencil, {STENCIL_STEPS} steps, float64"),
 ])
 
 CORE = tuple(n for n, w in WORKLOADS.items() if w.core)

@@ -40,6 +40,10 @@ def build_flags(opts: config.Options) -> list:
              "-fno-math-errno", "-ffp-contract=off", "-fno-tree-slp-vectorize",
              "-fno-tree-loop-vectorize",
              "-Wno-unused-variable", "-Wno-psabi"]
+    if opts.sanitize:
+        # any finding aborts; frame pointers and line tables make the reports readable
+        flags += [f"-fsanitize={opts.sanitize}", "-fno-sanitize-recover=all",
+                  "-fno-omit-frame-pointer", "-g1"]
     return flags + cpu.isa_flags(opts.resolved_isa())
 
 

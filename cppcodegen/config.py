@@ -39,6 +39,12 @@ class Options:
     """Testing only: the C++ renderer writes this op (e.g. 'exp') wrong on purpose (its result
     times 1.001), so tests can prove that ``cppcodegen.check`` finds the broken buffer."""
     # -- options that do not change code --
+    sanitize: str = ""
+    """Sanitizers to build kernels with, e.g. 'address,undefined' (CPPCODEGEN_SANITIZE):
+    ``-fsanitize=<value> -fno-sanitize-recover=all``, so any finding aborts the process. The
+    compiler flags change (they are part of every cache key), the C++ does not. A Python
+    process can load AddressSanitizer kernels only with gcc's libasan preloaded
+    (``make sanitize`` sets that up)."""
     cxx: str = ""
     """C++ compiler; empty = the CXX environment variable, else g++, else clang++."""
     debug: bool = False

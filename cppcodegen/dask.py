@@ -4,18 +4,20 @@ In: a ``CompiledFunction`` called with ``dask.array.Array`` arguments (NumPy arr
 scalars may be mixed in). Out: ``dask.array.Array`` results built from compiled per-chunk
 kernels. ``dask`` is imported only here, and this module only when such a call happens.
 
-How a call is planned (``plan``): the function is traced once on the global shapes (no data
-is read), and every axis of every graph node is tied, by a union-find over the input axes,
-to the input axes it runs along (``_Axes``). Then:
+How a call is planned (``dask_call``): the function is traced once on the global shapes (no
+data is read), and every axis of every graph node is tied, by a union-find over the input
+axes, to the input axes it runs along (``_Axes``). Then:
 
 * no reduction runs along a chunked axis: one ``blockwise`` layer runs the kernel per chunk
-  (elementwise and broadcasting graphs, softmax/layer norm over an unchunked axis, ...);
+  (elementwise and broadcasting graphs, softmax/layer norm over an unchunked axis, ...):
+  the user's own compiled function when nothing in it depends on the sizes of chunked axes,
+  else a piece of the global graph replayed per chunk (``chunks.GraphPiece``);
 * reductions along chunked axes whose results are not broadcast back against those axes
   (sum, mean, max, min, prod, any, all, var, std, followed by any elementwise work): a
   ``blockwise`` layer computes each chunk's partial result with a compiled kernel,
   ``dask.array.reduction`` folds the partials with compiled combine kernels (var/std with
   Chan's parallel formula on (count, mean, M2) in float64), and a last ``blockwise`` layer
-  runs what follows the reductions;
+  runs what follows the reductions; argmax/argmin carry global indices;
 * a reduction broadcast back against its chunked axes (softmax along a chunked axis),
   a reshape that merges a chunked axis, a matrix product's contracted axis, a captured
   constant array, ``arange``: those axes are merged into one chunk first (``rechunk``);
@@ -28,22 +30,20 @@ symbolic sizes, so edge chunks reuse the same build, otherwise once per distinct
 shape. The client compiles every kernel the graph needs before it returns the Dask array,
 so workers sharing ``CPPCODEGEN_CACHE_DIR`` only load. Inside a task a kernel runs on
 ``THREADS_PER_TASK`` OpenMP threads (one: the thread Dask gave the task); cffi releases the
-GIL during kernel calls.
+GIL during kernel calls. What runs per chunk lives in ``cppcodegen.chunks`` (no dask there).
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import functools
-import hashlib
-import inspect
 import itertools
 import re
 import sys
-import threading
 
 import numpy as np
 
+from .chunks import (_aggregate, _arg_aggregate, _arg_fold, _arg_offsets, _fold, _identity,
+                     _make_kernel, _pair_kernel, _piece, _prebuild, _run_arg, _run_block,
+                     _run_partial, builds_counted, set_task_threads, start_counting_builds)
 from .errors import UnsupportedError
 
 THREADS_PER_TASK = 1
@@ -196,459 +196,280 @@ class _Axes:
         return out
 
 
-# ----------------------------------------------------------------- replaying graph pieces
-
-class GraphPiece:
-    """A Python function that replays part of a traced graph with NumPy calls, so that
-    ``cppcodegen.compile`` can trace and compile it for one chunk.
-
-    ``steps``: (node, positions of its inputs among the steps, shape recipe) in order; an
-    argument step has node=None and the argument's position as its only input. A shape recipe
-    gives each axis a static size or ``(argument, axis)``: the size of that argument's axis,
-    so a chunked axis takes the chunk's size. ``tail`` post-processes the last value:
-    ('reduce', kind, axes) -> that reduction with keepdims; ('m2', axes) -> (mean, M2) in
-    float64. Plain data: it pickles with its compiled function, and hashes by content.
-    """
-
-    def __init__(self, name, steps, outs, nargs, tail=None):
-        self.piece_steps, self.piece_outs, self.piece_tail = tuple(steps), tuple(outs), tail
-        self.__name__ = self.__qualname__ = name
-        self.__module__ = __name__
-        self.__signature__ = inspect.Signature(
-            [inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-             for i in range(nargs)])
-        self._key = None
-
-    def __call__(self, *args):
-        from .reference import evaluate_node
-        from .ufuncs import OPS
-        vals = []
-        for node, ins, recipe in self.piece_steps:
-            if node is None:
-                vals.append(args[ins[0]])
-                continue
-            v = [vals[i] for i in ins]
-            op = node.op
-            if op == "scalar":
-                vals.append(np.asarray(v[0], dtype=node.dtype))
-            elif op in ("reshape", "broadcast_to"):
-                shape = tuple(args[r[0]].shape[r[1]] if isinstance(r, tuple) else r
-                              for r in recipe)
-                vals.append(v[0].reshape(shape) if op == "reshape" else
-                            np.broadcast_to(v[0], shape))
-            elif op == "slice":
-                index = tuple(slice(None) if full else
-                              slice(s, s + st * n if s + st * n >= 0 else None, st) if n else
-                              slice(0, 0) for (s, st, n), full in zip(node.attr("spec"), recipe))
-                vals.append(v[0][index])
-            elif op == "extern":
-                call = node.attr("call")
-                from .runtime.extern import fill
-                r = call.func(*fill(call.args, v), **fill(call.kwargs, v))
-                vals.append(r if call.item is None else r[call.item])
-            elif op in OPS:
-                r = OPS[op].numpy(*v)
-                vals.append(r if r.dtype == node.dtype else r.astype(node.dtype))
-            else:
-                vals.append(evaluate_node(node, v, args))
-        out = [vals[i] for i in self.piece_outs]
-        if self.piece_tail is not None:
-            return _tail(self.piece_tail, out[0])
-        return out[0] if len(out) == 1 else tuple(out)
-
-    def text(self) -> str:
-        lines = []
-        for n, (node, ins, recipe) in enumerate(self.piece_steps):
-            if node is None:
-                lines.append(f"{n} = arg{ins[0]}")
-            else:
-                lines.append(f"{n} = {node.op}{ins}{node.attrs!r}:{node.dtype}{list(node.shape)}"
-                             f" {recipe!r}")
-        return "\n".join(lines) + f"\nreturn {self.piece_outs} then {self.piece_tail!r}"
-
-    def __dask_tokenize__(self):
-        if self._key is None:
-            self._key = hashlib.sha256(self.text().encode()).hexdigest()[:32]
-        return self._key
-
-    def __repr__(self):
-        return f"<graph piece {self.__name__} ({len(self.piece_steps)} steps)>"
-
-
-def _tail(tail, x):
-    if tail[0] == "arg":
-        kind, axes, flat = tail[1], tail[2], tail[3]
-        extreme = np.max if kind == "argmax" else np.min
-        if flat:
-            idx = getattr(np, kind)(x.reshape(-1))
-            ones = (1,) * x.ndim
-            return idx.reshape(ones), extreme(x).reshape(ones)
-        return (getattr(np, kind)(x, axis=axes[0], keepdims=True),
-                extreme(x, axis=axes[0], keepdims=True))
-    if tail[0] == "reduce":
-        kind, axes = tail[1], tail[2]
-        return getattr(np, kind)(x, axis=axes, keepdims=True)
-    axes = tail[1]                                      # ('m2', axes)
-    x = x.astype(np.float64)
-    mean = np.mean(x, axis=axes, keepdims=True)
-    d = x - mean
-    return mean, np.sum(d * d, axis=axes, keepdims=True)
-
-
-def _piece(name, outs, args, axes, chunked, tail=None) -> GraphPiece:
-    """Replay ``outs`` from ``args`` (nodes given as arguments, in order)."""
-    from .graph import postorder
-    argpos = {id(a): p for p, a in enumerate(args)}
-    order = postorder(outs, lambda n: () if id(n) in argpos else n.inputs)
-    where = {}                  # chunked element -> (argument, axis) holding its chunk size
-    for p, a in enumerate(args):
-        for k, e in enumerate(axes.of(a) if a.shape else ()):
-            if e in chunked and a.shape[k] != 1:
-                where.setdefault(e, (p, k))
-    steps, pos = [], {}
-    for node in order:
-        if id(node) in argpos:
-            steps.append((None, (argpos[id(node)],), None))
-        else:
-            elems = axes.of(node)
-            if node.op in ("reshape", "broadcast_to"):
-                recipe = tuple(where[e] if e in chunked and s != 1 else s
-                               for e, s in zip(elems, node.shape))
-            elif node.op == "slice":
-                recipe = tuple(start == 0 and step == 1 and n == size
-                               for (start, step, n), size in zip(node.attr("spec"),
-                                                                 node.inputs[0].shape))
-            else:
-                recipe = None
-            steps.append((node, tuple(pos[id(i)] for i in node.inputs), recipe))
-        pos[id(node)] = len(steps) - 1
-    return GraphPiece(name, steps, [pos[id(o)] for o in outs], len(args), tail)
-
-
-# ----------------------------------------------------------------- kernels, threads, tasks
-
-_gomp = None
-_tls = threading.local()
-
-
-def set_task_threads(n: int) -> None:
-    """Give OpenMP ``n`` threads for parallel regions started by the calling thread (the
-    nthreads ICV is per thread: other threads, and the process default, are untouched)."""
-    global _gomp
-    if getattr(_tls, "n", None) == n:
-        return
-    if _gomp is None:
-        try:
-            _gomp = ctypes.CDLL(ctypes.util.find_library("gomp") or "libgomp.so.1")
-        except OSError:
-            _gomp = False
-    if _gomp:
-        _gomp.omp_set_num_threads(ctypes.c_int(n))
-    _tls.n = n
-
-
-def _c(b):
-    """``b`` C-contiguous (np.ascontiguousarray would turn a 0-d array into 1-d)."""
-    return b if b.flags.c_contiguous else np.ascontiguousarray(b)
-
-
-def _contiguous(blocks):
-    return [_c(b) if isinstance(b, np.ndarray) else b for b in blocks]
-
-
-def _run_block(kernel, nthreads, *blocks):
-    set_task_threads(nthreads)
-    return np.asarray(kernel(*_contiguous(blocks)))
-
-
-def _run_partial(kernel, nthreads, count, *blocks):
-    """A chunk's partial result; for var/std (``count`` given: how to read the number of
-    reduced elements off the blocks) the stacked (count, mean, M2)."""
-    set_task_threads(nthreads)
-    blocks = _contiguous(blocks)
-    r = kernel(*blocks)
-    if count is None:
-        return np.asarray(r)
-    mean, m2 = np.asarray(r[0]), np.asarray(r[1])
-    n = 1
-    for c in count:
-        n *= blocks[c[0]].shape[c[1]] if isinstance(c, tuple) else c
-    return np.stack([np.full_like(mean, n), mean, m2], axis=-1)
-
-
-def _identity(x, axis=None, keepdims=None, **kwargs):
-    return x
-
-
-def _flatten(x):
-    if isinstance(x, list):
-        return [y for item in x for y in _flatten(item)]
-    return [x]
-
-
-def _fold(kind, nthreads, x, axis=None, keepdims=True, computing_meta=False, **kwargs):
-    parts = _flatten(x)
-    set_task_threads(nthreads)
-    acc = parts[0]
-    pair = _pair_kernel(kind)
-    for p in parts[1:]:
-        r = pair(_c(acc), _c(p))
-        acc = np.stack([np.asarray(v) for v in r], axis=-1) if kind == "m2" else np.asarray(r)
-    return acc
-
-
-def _aggregate(kind, out_dtype, nthreads, x, axis=None, keepdims=False, **kwargs):
-    acc = _fold(kind, nthreads, x)
-    if kind == "m2":
-        acc = acc[..., 2]
-    if not keepdims:
-        acc = acc.reshape([s for k, s in enumerate(acc.shape) if k not in axis])
-    return acc.astype(out_dtype, copy=False)
-
-
-# the combine steps: a pairwise fold of partial results, compiled like any function
-def _pair_sum(a, b):
-    return a + b
-
-
-def _pair_prod(a, b):
-    return a * b
-
-
-def _pair_max(a, b):
-    return np.maximum(a, b)         # NaN propagates, as in np.max
-
-
-def _pair_min(a, b):
-    return np.minimum(a, b)
-
-
-def _pair_any(a, b):
-    return a | b
-
-
-def _pair_all(a, b):
-    return a & b
-
-
-def _pair_m2(a, b):
-    """Chan, Golub and LeVeque's parallel update of (count, mean, M2) partials."""
-    na, ma, qa = a[..., 0], a[..., 1], a[..., 2]
-    nb, mb, qb = b[..., 0], b[..., 1], b[..., 2]
-    n = na + nb
-    d = mb - ma
-    f = nb / n
-    return n, ma + d * f, qa + qb + d * d * na * f
-
-
-_PAIRS = {"sum": _pair_sum, "prod": _pair_prod, "max": _pair_max, "min": _pair_min,
-          "any": _pair_any, "all": _pair_all, "m2": _pair_m2}
-_PAIR_KERNELS: dict = {}
-
-
-def _pair_kernel(kind):
-    k = _PAIR_KERNELS.get(kind)
-    if k is None:
-        from .api import CompiledFunction
-        k = _PAIR_KERNELS.setdefault(kind, _make_kernel(CompiledFunction(_PAIRS[kind])))
-    return k
-
-
-def _make_kernel(cf):
-    """The per-chunk kernel of ``cf``: itself, or its twin for symbolic sizes."""
-    from .pickling import is_dynamic, supports_dynamic
-    if not supports_dynamic() or is_dynamic(cf):
-        return cf
-    twin = cf.__dict__.get("_dask_twin")
-    if twin is None:
-        from .api import CompiledFunction
-        twin = cf.__dict__["_dask_twin"] = CompiledFunction(cf.fn, cf.backend, cf.options,
-                                                            dynamic=True)
-    return twin
-
-
-def _prebuild(kernel, arg_shapes, sample_args):
-    """Compile ``kernel`` on the client for these argument shapes (None: not an array), so
-    workers only load. Without symbolic sizes: one compile per distinct shape tuple, no run;
-    with them: one run on a small sample."""
-    from . import signature
-    from .pickling import is_dynamic
-    if is_dynamic(kernel):
-        shapes = arg_shapes[0]
-        args = [np.zeros(tuple(min(s, 8) for s in sh), dt) if sh is not None else a
-                for sh, (a, dt) in zip(shapes, sample_args)]
-        kernel(*args)
-        return
-    for shapes in arg_shapes:
-        args, specs = [], []
-        for sh, (a, dt) in zip(shapes, sample_args):
-            if sh is None:
-                args.append(a)
-                specs.append(signature.classify([a])[0])
-            else:
-                dt = np.dtype(dt)
-                args.append(np.broadcast_to(np.zeros((), dt), sh))
-                strides, acc = [], dt.itemsize
-                for s in reversed(sh):
-                    strides.append(acc)
-                    acc *= s
-                specs.append(("array", dt, tuple(sh), tuple(reversed(strides))))
-        specs = tuple(specs)
-        if specs not in kernel.variants:
-            kernel._compile(specs, tuple(args))
-
-
-# ----------------------------------------------------------------- build counting
-
-_BUILDS = {"n": 0, "on": False}
-
-
-def _count_end(trigger, compile_id):
-    from .callback import CompileTrigger
-    if trigger is not CompileTrigger.CACHE_LOAD:
-        _BUILDS["n"] += 1
-
-
-def start_counting_builds() -> None:
-    """From now on count this process's compilations that were not cache loads."""
-    from .callback import callback_handler
-    _BUILDS["n"] = 0
-    if not _BUILDS["on"]:
-        callback_handler.register_end_callback(_count_end)
-        _BUILDS["on"] = True
-
-
-def builds_counted() -> int:
-    return _BUILDS["n"]
-
-
 # ----------------------------------------------------------------- planning a call
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXY"
+_SHAPE_SUFFIX = re.compile(r"\[[^\]]*\]$")
 
 
 def dask_call(cf, args):
-    import dask.array as da
-    from . import signature
+    """``cf(*args)`` where some arguments are dask arrays: the output tree with dask arrays."""
     from .graph import Node, flatten_tree, map_tree
-    from .trace import trace
-
-    # arrays become dask arrays; specs describe the global (C-contiguous) shapes
-    arrays, specs, fake = {}, [], []
-    for i, a in enumerate(args):
-        if isinstance(a, (da.Array, np.ndarray)):
-            x = a if isinstance(a, da.Array) else da.from_array(a, chunks=a.shape or ())
-            if not (x.dtype.kind in signature.SUPPORTED_KINDS and x.dtype.isnative):
-                raise TypeError(f"cppcodegen supports bool, integer and float arrays; argument "
-                                f"{i} is a dask array of dtype {x.dtype}")
-            arrays[i] = x
-            specs.append(("array", x.dtype, tuple(map(int, x.shape)),
-                          _c_strides(x.shape, x.dtype)))
-            fake.append(np.broadcast_to(np.zeros((), x.dtype), x.shape))
-        else:
-            specs.append(signature.classify([a])[0])
-            fake.append(a)
-    specs = tuple(specs)
-    name = getattr(cf.fn, "__name__", "fn")
-    graph = trace(cf.fn, specs, fake)
-    axes = _Axes(graph)
-    inputs = {n.attr("index"): n for n in graph.inputs}
-
-    # which elements are chunked; the constraints decide which must become whole
-    def chunked_elems():
-        out = set()
-        for i, x in arrays.items():
-            for k, c in enumerate(x.chunks):
-                if len(c) > 1:
-                    out.add(axes.find(("in", i, k)))
-        return out
-
-    def axis_name(e):
-        for i, x in arrays.items():
-            for k in range(x.ndim):
-                if axes.find(("in", i, k)) == e:
-                    return f"axis {k} of argument {i}"
-        return "an axis"
-
-    def rechunk(elems):
-        for i, x in list(arrays.items()):
-            spec = {k: -1 for k in range(x.ndim) if axes.find(("in", i, k)) in elems}
-            if spec:
-                arrays[i] = x.rechunk(spec)
-
-    chunked = chunked_elems()
-    for e, depth, where in axes.neighbours:
-        if axes.find(e) in chunked:
-            raise UnsupportedError(
-                f"{name} slices {axis_name(axes.find(e))} with an offset (at {where}): each "
-                f"output element needs neighbours up to {depth} elements away, across chunk "
-                "boundaries, which cppcodegen cannot compile per chunk yet; make that axis "
-                "one chunk first, e.g. x.rechunk({axis: -1})")
-    whole = {axes.find(e) for e in axes.whole} | {
-        e for e in chunked if any(axes.find(f) == e for f in axes.fixed)}
-    rechunk(whole & chunked)
-    chunked = chunked_elems()
-    leaves = flatten_tree(graph.outputs)
-
-    plan = _reduction_plan(graph, axes, chunked, leaves)
+    call = _Call(cf, args)
+    graph, leaves = call.graph, flatten_tree(call.graph.outputs)
+    call.check_neighbours()
+    call.rechunk(call.axes_must_be_whole())
+    plan = _reduction_plan(graph, call.axes, call.chunked, leaves)
     if plan is not None and plan[0] == "rechunk":
-        rechunk(plan[1])
-        chunked = chunked_elems()
+        call.rechunk(plan[1])
         plan = None
-
-    letters = {}
-
-    def ind(node):
-        out = []
-        for e in axes.of(node):
-            if e not in letters:
-                letters[e] = _LETTERS[len(letters)] if len(letters) < len(_LETTERS) else \
-                    f"x{len(letters)}"
-            out.append(letters[e])
-        return tuple(out)
-
-    nthreads = THREADS_PER_TASK
     results = {}
     if plan is None:
-        single = len(leaves) == 1 and isinstance(graph.outputs, Node)
-        kernel = None
-        if single and leaves[0].op not in ("input", "const") and leaves[0].ndim:
-            kernel = _user_kernel(cf, graph, specs, args, arrays, axes, chunked)
+        kernel = call.user_kernel(graph.outputs)
         if kernel is not None:
-            pairs = [(arrays[i], ind(inputs[i])) if i in arrays else (a, None)
-                     for i, a in enumerate(args)]
-            results[id(leaves[0])] = _blockwise(kernel, leaves[0], ind(leaves[0]), pairs,
-                                                nthreads, name)
+            leaf = graph.outputs
+            results[id(leaf)] = call.blockwise(kernel, leaf, call.ind(leaf), call.user_pairs())
         else:
             for leaf in leaves:
-                if leaf.op in ("input", "const"):
-                    continue
-                results[id(leaf)] = _blockwise_piece(
-                    f"{name}_block", leaf, graph.inputs, args, arrays, axes, chunked, ind,
-                    nthreads)
+                if leaf.op not in ("input", "const"):
+                    results[id(leaf)] = call.piece_layer(f"{call.name}_block", leaf, ())
     else:
-        roots = plan[1]
-        reduced = {}
-        for r in roots:
-            reduced[id(r["node"])] = _reduce_root(r, name, graph, args, arrays, axes, chunked,
-                                                  ind, nthreads)
+        roots = {id(r["node"]): r for r in plan[1]}
+        reduced = {k: call.reduction(r) for k, r in roots.items()}
         for leaf in leaves:
-            if leaf.op in ("input", "const"):
-                continue
-            if id(leaf) in reduced:
-                results[id(leaf)] = reduced[id(leaf)]
-                continue
-            root_nodes = [r["node"] for r in roots]
-            results[id(leaf)] = _post(f"{name}_post", leaf, root_nodes, reduced, graph, args,
-                                      arrays, axes, chunked, ind, nthreads)
+            if leaf.op not in ("input", "const"):
+                results[id(leaf)] = reduced.get(id(leaf))
+                if results[id(leaf)] is None:
+                    results[id(leaf)] = call.piece_layer(f"{call.name}_post", leaf, roots,
+                                                         reduced)
 
     def leaf_value(node):
         if id(node) in results:
             return results[id(node)]
         if node.op == "input":
-            return arrays[node.attr("index")]
+            return call.arrays[node.attr("index")]
         return np.asarray(node.attr("value"), node.dtype)[()]
     return map_tree(graph.outputs, leaf_value, Node)
+
+
+class _Call:
+    """One call's state: the arguments (arrays as dask arrays), the graph traced on the
+    global shapes, its axes, which of them are chunked, and the layers built so far."""
+
+    def __init__(self, cf, args):
+        import dask.array as da
+        from . import signature
+        from .trace import trace
+        self.cf, self.args, self.name = cf, args, getattr(cf.fn, "__name__", "fn")
+        self.nthreads = THREADS_PER_TASK
+        self.arrays, specs, fake = {}, [], []
+        for i, a in enumerate(args):
+            if isinstance(a, (da.Array, np.ndarray)):
+                x = a if isinstance(a, da.Array) else da.from_array(a, chunks=a.shape or ())
+                if not (x.dtype.kind in signature.SUPPORTED_KINDS and x.dtype.isnative):
+                    raise TypeError(f"cppcodegen supports bool, integer and float arrays; "
+                                    f"argument {i} is a dask array of dtype {x.dtype}")
+                self.arrays[i] = x
+                specs.append(("array", x.dtype, tuple(map(int, x.shape)),
+                              _c_strides(x.shape, x.dtype)))
+                fake.append(np.broadcast_to(np.zeros((), x.dtype), x.shape))   # no data read
+            else:
+                specs.append(signature.classify([a])[0])
+                fake.append(a)
+        self.specs = tuple(specs)
+        self.graph = trace(cf.fn, self.specs, fake)
+        self.axes = _Axes(self.graph)
+        self.inputs = {n.attr("index"): n for n in self.graph.inputs}
+        self.letters = {}
+        self._chunked()
+
+    # -- which axes are chunked
+    def _chunked(self):
+        self.chunked = {self.axes.find(("in", i, k)) for i, x in self.arrays.items()
+                        for k, c in enumerate(x.chunks) if len(c) > 1}
+
+    def rechunk(self, elems):
+        """Make the axes tied to ``elems`` one chunk each."""
+        for i, x in list(self.arrays.items()):
+            spec = {k: -1 for k in range(x.ndim) if self.axes.find(("in", i, k)) in elems}
+            if spec:
+                self.arrays[i] = x.rechunk(spec)
+        self._chunked()
+
+    def axes_must_be_whole(self):
+        ax = self.axes
+        return ({ax.find(e) for e in ax.whole} | {
+            e for e in self.chunked if any(ax.find(f) == e for f in ax.fixed)}) & self.chunked
+
+    def check_neighbours(self):
+        for e, depth, where in self.axes.neighbours:
+            e = self.axes.find(e)
+            if e in self.chunked:
+                raise UnsupportedError(
+                    f"{self.name} slices {self._axis_name(e)} with an offset (at {where}): each "
+                    f"output element needs neighbours up to {depth} elements away, across "
+                    "chunk boundaries, which cppcodegen cannot compile per chunk yet; make that "
+                    "axis one chunk first, e.g. x.rechunk({axis: -1})")
+
+    def _axis_name(self, e):
+        for i, x in self.arrays.items():
+            for k in range(x.ndim):
+                if self.axes.find(("in", i, k)) == e:
+                    return f"axis {k} of argument {i}"
+        return "an axis"
+
+    # -- blockwise indices and arguments
+    def ind(self, node) -> tuple:
+        """The blockwise index of ``node``: one letter per axis element."""
+        out = []
+        for e in self.axes.of(node):
+            if e not in self.letters:
+                n = len(self.letters)
+                self.letters[e] = _LETTERS[n] if n < len(_LETTERS) else f"x{n}"
+            out.append(self.letters[e])
+        return tuple(out)
+
+    def pairs(self, nodes, given=None) -> list:
+        """(array or value, index) per argument node: inputs, scalars, or reduced results."""
+        given = given or {}
+        return [(given[id(n)], self.ind(n)) if id(n) in given else
+                (self.arrays[n.attr("index")], self.ind(n)) if n.op == "input" else
+                (self.args[n.attr("index")], None) for n in nodes]
+
+    def user_pairs(self) -> list:
+        return [(self.arrays[i], self.ind(self.inputs[i])) if i in self.arrays else (a, None)
+                for i, a in enumerate(self.args)]
+
+    def kernel(self, piece):
+        """The compiled function of a graph piece (with the user's backend and options),
+        one per piece content in this process."""
+        from .api import CompiledFunction
+        key = (piece.__dask_tokenize__(), self.cf.backend, repr(sorted(self.cf.options.items())))
+        found = _PIECE_KERNELS.get(key)
+        if found is None:
+            found = _PIECE_KERNELS.setdefault(key, _make_kernel(
+                CompiledFunction(piece, self.cf.backend, self.cf.options)))
+        return found
+
+    def user_kernel(self, out):
+        """``cf`` itself runs per chunk when the function returns one array and tracing it on
+        a chunk gives the same graph up to sizes (nothing in it depends on the sizes of
+        chunked axes); else None (graph pieces replay the global graph instead)."""
+        from .graph import Node
+        from .trace import trace
+        if not isinstance(out, Node) or out.op in ("input", "const") or not out.ndim:
+            return None
+        chunk_specs, fake = [], []
+        for i, (s, a) in enumerate(zip(self.specs, self.args)):
+            if i in self.arrays:
+                shape = tuple(c[0] for c in self.arrays[i].chunks)
+                chunk_specs.append(("array", s[1], shape, _c_strides(shape, s[1])))
+                fake.append(np.broadcast_to(np.zeros((), s[1]), shape))
+            else:
+                chunk_specs.append(s)
+                fake.append(a)
+        try:
+            small = trace(self.cf.fn, tuple(chunk_specs), fake)
+        except Exception:
+            return None
+
+        def norm(g):
+            return [_SHAPE_SUFFIX.sub("", line) for line in g.text().splitlines()]
+        return _make_kernel(self.cf) if norm(small) == norm(self.graph) else None
+
+    # -- layers
+    def blockwise(self, kernel, out_node, out_ind, pairs, name=None, adjust=None,
+                  new_axes=None, task=None, dtype=None, extra_ind=()):
+        """One ``blockwise`` layer running ``task`` (default: ``kernel`` on the blocks), with
+        every kernel it needs compiled here first."""
+        import dask.array as da
+        from dask.array.core import unify_chunks
+        from dask.base import tokenize
+        flat = [v for p in pairs for v in p]
+        unified, _ = unify_chunks(*flat)
+        samples = [(a, a.dtype if ix is not None else None) for a, ix in pairs]
+        _prebuild(kernel, _block_shapes(pairs, unified), samples)
+        dtype = np.dtype(dtype or out_node.dtype)
+        known = {l for _, ix in pairs if ix is not None for l in ix}
+        new = dict(new_axes or {})
+        for l, s in zip(out_ind, out_node.shape):
+            if l not in known and l not in new:
+                new[l] = s                  # an axis no argument has (a broadcast one)
+        out_ind = tuple(out_ind) + tuple(extra_ind)
+        func = task or functools.partial(_run_block, kernel, self.nthreads)
+        token = tokenize(func, out_ind, adjust, new, *flat)
+        return da.blockwise(func, out_ind, *flat, dtype=dtype,
+                            meta=np.empty((0,) * len(out_ind), dtype), new_axes=new or None,
+                            adjust_chunks=adjust, align_arrays=True, concatenate=True,
+                            name=f"ccg-{name or self.name}-{token}")
+
+    def piece_layer(self, pname, leaf, roots=(), reduced=None):
+        """``leaf`` computed per chunk from the inputs (and reduced results) it reads."""
+        from .graph import postorder
+        stop = set(roots)
+        cone = postorder([leaf], lambda n: () if id(n) in stop else n.inputs)
+        used = [n for n in cone if id(n) in stop] + _cone_inputs([leaf], stop)
+        piece = _piece(pname, [leaf], used, self.axes, self.chunked)
+        return self.blockwise(self.kernel(piece), leaf, self.ind(leaf),
+                              self.pairs(used, reduced), pname)
+
+    def reduction(self, r):
+        """A reduction along chunked axes: partials per chunk, compiled pairwise combines."""
+        import dask.array as da
+        node, kind, e, red = r["node"], r["kind"], r["input"], tuple(r["axes"])
+        if kind in ("argmax", "argmin"):
+            return self.arg_reduction(r)
+        used = _cone_inputs([e], ())
+        tail = ("m2", red) if kind == "m2" else ("reduce", kind, red)
+        pname = f"{self.name}_{kind}_chunk"
+        kernel = self.kernel(_piece(pname, [e], used, self.axes, self.chunked, tail))
+        pairs, e_ind = self.pairs(used), self.ind(e)
+        pdtype = np.dtype(np.float64 if kind == "m2" else node.dtype)
+        count = None
+        if kind == "m2":            # where each task reads its count of reduced elements
+            count = []
+            for a in red:
+                found = [(p, k) for p, (x, ix) in enumerate(pairs) if ix is not None
+                         for k, l in enumerate(ix) if l == e_ind[a] and x.shape[k] != 1]
+                chunked = self.axes.of(e)[a] in self.chunked
+                count.append(found[0] if chunked and found else int(e.shape[a]))
+            count = tuple(count)
+        m2 = kind == "m2"
+        partials = self.blockwise(
+            kernel, e, e_ind, pairs, pname, adjust={e_ind[a]: 1 for a in red},
+            new_axes={"m2_": 3} if m2 else None, dtype=pdtype, extra_ind=("m2_",) if m2 else (),
+            task=functools.partial(_run_partial, kernel, self.nthreads, count))
+        # the combine kernels see partials shaped like one chunk's keepdims result
+        pair = _pair_kernel(kind, self.cf.backend, self.cf.options)
+        for sh in sorted(set(itertools.product(*[sorted(set(c))
+                                                  for c in partials.chunks[:e.ndim]]))):
+            sh = sh + ((3,) if m2 else ())
+            _prebuild(pair, [(sh, sh)], [(None, pdtype), (None, pdtype)])
+        dtype = np.dtype(node.dtype)
+        return da.reduction(partials, _identity,
+                            functools.partial(_aggregate, pair, kind, dtype, self.nthreads),
+                            combine=functools.partial(_fold, pair, kind, self.nthreads),
+                            axis=red + ((e.ndim,) if m2 else ()), keepdims=False, dtype=dtype,
+                            concatenate=False, meta=np.empty((0,) * node.ndim, dtype),
+                            name=f"ccg-{self.name}-{kind}")
+
+    def arg_reduction(self, r):
+        """argmax/argmin along chunked axes: each chunk's (index, value) with the index made
+        global from the chunk's position, then the first extreme wins."""
+        import dask.array as da
+        from dask.array.core import unify_chunks
+        node, kind, e, red, flat = r["node"], r["kind"], r["input"], tuple(r["axes"]), r["flat"]
+        used = _cone_inputs([e], ())
+        pname = f"{self.name}_{kind}_chunk"
+        kernel = self.kernel(_piece(pname, [e], used, self.axes, self.chunked,
+                                    ("arg", kind, red, flat)))
+        pairs, e_ind = self.pairs(used), self.ind(e)
+        pdtype = np.dtype([("idx", np.int64), ("val", e.dtype)])
+        partials = self.blockwise(kernel, e, e_ind, pairs, pname,
+                                  adjust={e_ind[a]: 1 for a in red}, dtype=pdtype,
+                                  task=functools.partial(_run_arg, kernel, self.nthreads, pdtype))
+        unified, _ = unify_chunks(*[v for p in pairs for v in p])     # where blocks start
+        chunks = tuple(unified[l] if e.shape[k] != 1 else (1,) for k, l in enumerate(e_ind))
+        partials = partials.map_blocks(_arg_offsets, chunks, tuple(e.shape), red, flat,
+                                       dtype=pdtype, meta=np.empty((0,) * e.ndim, pdtype))
+        return da.reduction(partials, _identity, functools.partial(_arg_aggregate, kind),
+                            combine=functools.partial(_arg_fold, kind), axis=red,
+                            keepdims=False, dtype=pdtype,    # the steps' dtype; the result's:
+                            meta=np.empty((0,) * node.ndim, np.int64), concatenate=False,
+                            name=f"ccg-{self.name}-{kind}")
+
+
+_PIECE_KERNELS: dict = {}
 
 
 def _c_strides(shape, dtype):
@@ -657,36 +478,6 @@ def _c_strides(shape, dtype):
         strides.append(acc)
         acc *= max(int(s), 1)
     return tuple(reversed(strides))
-
-
-_SHAPE_SUFFIX = re.compile(r"\[[^\]]*\]$")
-
-
-def _user_kernel(cf, graph, specs, args, arrays, axes, chunked):
-    """``cf`` itself runs per chunk when tracing it on a chunk gives the same graph up to
-    sizes (it does not depend on the sizes of chunked axes); else None."""
-    from .trace import trace
-    if cf.backend not in ("cpp", "numpy", "check"):
-        return None
-    chunk_specs, fake = [], []
-    for i, (s, a) in enumerate(zip(specs, args)):
-        if i in arrays:
-            shape = tuple(c[0] for c in arrays[i].chunks)
-            chunk_specs.append(("array", s[1], shape, _c_strides(shape, s[1])))
-            fake.append(np.broadcast_to(np.zeros((), s[1]), shape))
-        else:
-            chunk_specs.append(s)
-            fake.append(a)
-    try:
-        small = trace(cf.fn, tuple(chunk_specs), fake)
-    except Exception:
-        return None
-
-    def norm(g):
-        return [_SHAPE_SUFFIX.sub("", line) for line in g.text().splitlines()]
-    if norm(small) != norm(graph):
-        return None
-    return _make_kernel(cf)
 
 
 def _block_shapes(pairs, unified):
@@ -703,38 +494,12 @@ def _block_shapes(pairs, unified):
     return out
 
 
-def _blockwise(kernel, out_node, out_ind, pairs, nthreads, name, adjust=None, new_axes=None,
-               task=None, dtype=None, extra_ind=()):
-    import dask.array as da
-    from dask.array.core import unify_chunks
-    flat = [v for p in pairs for v in p]
-    unified, _ = unify_chunks(*flat)
-    samples = [(a, a.dtype if ix is not None else None) for a, ix in pairs]
-    _prebuild(kernel, _block_shapes(pairs, unified), samples)
-    dtype = np.dtype(dtype or out_node.dtype)
-    known = {l for _, ix in pairs if ix is not None for l in ix}
-    new = dict(new_axes or {})
-    for l, s in zip(out_ind, out_node.shape):
-        if l not in known and l not in new:
-            new[l] = s
-    out_ind = tuple(out_ind) + tuple(extra_ind)
-    func = task or functools.partial(_run_block, kernel, nthreads)
-    from dask.base import tokenize
-    token = tokenize(func, out_ind, adjust, new, *flat)
-    return da.blockwise(func, out_ind, *flat, dtype=dtype,
-                        meta=np.empty((0,) * len(out_ind), dtype), new_axes=new or None,
-                        adjust_chunks=adjust, align_arrays=True, concatenate=True,
-                        name=f"ccg-{name}-{token}")
-
-
-def _blockwise_piece(pname, leaf, arg_nodes, args, arrays, axes, chunked, ind, nthreads):
-    from .api import CompiledFunction
-    used = _cone_inputs([leaf], ())
-    piece = _piece(pname, [leaf], used, axes, chunked)
-    kernel = _make_kernel(CompiledFunction(piece))
-    pairs = [(arrays[n.attr("index")], ind(n)) if n.op == "input" else
-             (args[n.attr("index")], None) for n in used]
-    return _blockwise(kernel, leaf, ind(leaf), pairs, nthreads, pname)
+def _cone_inputs(outs, stop_ids):
+    """The input and scalar nodes ``outs`` read (not looking past ``stop_ids``)."""
+    from .graph import postorder
+    cone = postorder(outs, lambda n: () if id(n) in stop_ids else n.inputs)
+    return sorted((n for n in cone if n.op in ("input", "scalar")),
+                  key=lambda n: n.attr("index"))
 
 
 # ----------------------------------------------------------------- reductions
@@ -831,143 +596,3 @@ def _reduction_plan(graph, axes, chunked, leaves):
         if any(id(n) in root_ids or (n.op == "reduce" and n in creds) for n in pre):
             return ("rechunk", reduced)
     return ("roots", roots)
-
-
-def _reduce_root(r, name, graph, args, arrays, axes, chunked, ind, nthreads):
-    import dask.array as da
-    from .api import CompiledFunction
-    node, kind, e, red = r["node"], r["kind"], r["input"], tuple(r["axes"])
-    if kind in ("argmax", "argmin"):
-        return _arg_root(r, name, args, arrays, axes, chunked, ind, nthreads)
-    used = _cone_inputs([e], ())
-    tail = ("m2", red) if kind == "m2" else ("reduce", kind, red)
-    piece = _piece(f"{name}_{kind}_chunk", [e], used, axes, chunked, tail)
-    kernel = _make_kernel(CompiledFunction(piece))
-    pairs = [(arrays[n.attr("index")], ind(n)) if n.op == "input" else
-             (args[n.attr("index")], None) for n in used]
-    e_ind = ind(e)
-    adjust = {e_ind[a]: 1 for a in red}
-    pdtype = np.float64 if kind == "m2" else node.dtype
-    extra = ("m2_",) if kind == "m2" else ()
-    count = None
-    if kind == "m2":                # where each task reads its count of reduced elements
-        count = []
-        for a in red:
-            el = axes.of(e)[a]
-            found = [(p, k) for p, (x, ix) in enumerate(pairs) if ix is not None
-                     for k, l in enumerate(ix) if l == e_ind[a] and x.shape[k] != 1]
-            count.append(found[0] if el in chunked and found else int(e.shape[a]))
-        count = tuple(count)
-    task = functools.partial(_run_partial, kernel, nthreads, count)
-    partials = _blockwise(kernel, e, e_ind, pairs, nthreads, f"{name}_{kind}_chunk",
-                          adjust=adjust, new_axes={"m2_": 3} if extra else None, task=task,
-                          dtype=pdtype, extra_ind=extra)
-    # the combine kernels see partials shaped like a chunk's keepdims result
-    nd = e.ndim
-    pshapes = set(itertools.product(*[sorted(set(c)) for c in partials.chunks[:nd]]))
-    pair = _pair_kernel(kind)
-    for sh in sorted(pshapes):
-        sh = sh + ((3,) if kind == "m2" else ())
-        _prebuild(pair, [(sh, sh)], [(None, pdtype), (None, pdtype)])
-    dtype = np.dtype(node.dtype)
-    return da.reduction(partials, _identity,
-                        functools.partial(_aggregate, kind, dtype, nthreads),
-                        combine=functools.partial(_fold, kind, nthreads),
-                        axis=red + ((nd,) if kind == "m2" else ()),
-                        keepdims=False, dtype=dtype, concatenate=False,
-                        meta=np.empty((0,) * node.ndim, dtype), name=f"ccg-{name}-{kind}")
-
-
-def _arg_root(r, name, args, arrays, axes, chunked, ind, nthreads):
-    """argmax/argmin along chunked axes: each chunk's (index, value) with the index made
-    global from the chunk's position, then the first extreme wins."""
-    import dask.array as da
-    from .api import CompiledFunction
-    node, kind, e, red, flat = r["node"], r["kind"], r["input"], tuple(r["axes"]), r["flat"]
-    used = _cone_inputs([e], ())
-    piece = _piece(f"{name}_{kind}_chunk", [e], used, axes, chunked, ("arg", kind, red, flat))
-    kernel = _make_kernel(CompiledFunction(piece))
-    pairs = [(arrays[n.attr("index")], ind(n)) if n.op == "input" else
-             (args[n.attr("index")], None) for n in used]
-    e_ind = ind(e)
-    pdtype = np.dtype([("idx", np.int64), ("val", e.dtype)])
-    task = functools.partial(_run_arg, kernel, nthreads, pdtype)
-    partials = _blockwise(kernel, e, e_ind, pairs, nthreads, f"{name}_{kind}_chunk",
-                          adjust={e_ind[a]: 1 for a in red}, task=task, dtype=pdtype)
-    # the chunks of e along each axis: where each block starts
-    from dask.array.core import unify_chunks
-    unified, _ = unify_chunks(*[v for p in pairs for v in p])
-    chunks = tuple(unified[l] if e.shape[k] != 1 else (1,) for k, l in enumerate(e_ind))
-    partials = partials.map_blocks(_arg_offsets, chunks, tuple(e.shape), red, flat,
-                                   dtype=pdtype, meta=np.empty((0,) * e.ndim, pdtype))
-    return da.reduction(partials, _identity, functools.partial(_arg_aggregate, kind),
-                        combine=functools.partial(_arg_fold, kind), axis=red, keepdims=False,
-                        dtype=pdtype, concatenate=False,     # the steps' dtype; the result's:
-                        meta=np.empty((0,) * node.ndim, np.int64), name=f"ccg-{name}-{kind}")
-
-
-def _run_arg(kernel, nthreads, pdtype, *blocks):
-    set_task_threads(nthreads)
-    idx, val = kernel(*_contiguous(blocks))
-    idx = np.asarray(idx)
-    out = np.empty(idx.shape, pdtype)
-    out["idx"], out["val"] = idx, val
-    return out
-
-
-def _arg_offsets(p, chunks, shape, red, flat, block_info=None):
-    loc = block_info[0]["chunk-location"]
-    starts = [sum(c[:j]) for c, j in zip(chunks, loc)]
-    p = p.copy()
-    if flat:
-        local = np.unravel_index(p["idx"], tuple(c[j] for c, j in zip(chunks, loc)))
-        p["idx"] = np.ravel_multi_index(tuple(i + s for i, s in zip(local, starts)), shape)
-    else:
-        p["idx"] += starts[red[0]]
-    return p
-
-
-def _arg_fold(kind, x, axis=None, keepdims=True, **kwargs):
-    parts = _flatten(x)
-    acc = parts[0].copy()
-    nan = acc.dtype["val"].kind == "f"
-    for p in parts[1:]:
-        a, b = acc["val"], p["val"]
-        earlier = p["idx"] < acc["idx"]
-        better = (b > a if kind == "argmax" else b < a) | ((b == a) & earlier)
-        if nan:                         # the first NaN wins, as in NumPy
-            an, bn = np.isnan(a), np.isnan(b)
-            better = np.where(an, bn & earlier, bn | better)
-        acc[better] = p[better]
-    return acc
-
-
-def _arg_aggregate(kind, x, axis=None, keepdims=False, **kwargs):
-    acc = _arg_fold(kind, x)["idx"]
-    if not keepdims:
-        acc = acc.reshape([s for k, s in enumerate(acc.shape) if k not in axis])
-    return acc
-
-
-def _cone_inputs(outs, stop_ids):
-    """The input and scalar nodes ``outs`` read (not looking past ``stop_ids``)."""
-    from .graph import postorder
-    cone = postorder(outs, lambda n: () if id(n) in stop_ids else n.inputs)
-    return sorted((n for n in cone if n.op in ("input", "scalar")),
-                  key=lambda n: n.attr("index"))
-
-
-def _post(pname, leaf, root_nodes, reduced, graph, args, arrays, axes, chunked, ind,
-          nthreads):
-    from .api import CompiledFunction
-    from .graph import postorder
-    rid = {id(n) for n in root_nodes}
-    cone = postorder([leaf], lambda n: () if id(n) in rid else n.inputs)
-    used_roots = [n for n in cone if id(n) in rid]
-    used_inputs = _cone_inputs([leaf], rid)
-    piece = _piece(pname, [leaf], used_roots + used_inputs, axes, chunked)
-    kernel = _make_kernel(CompiledFunction(piece))
-    pairs = [(reduced[id(n)], ind(n)) for n in used_roots]
-    pairs += [(arrays[n.attr("index")], ind(n)) if n.op == "input" else
-              (args[n.attr("index")], None) for n in used_inputs]
-    return _blockwise(kernel, leaf, ind(leaf), pairs, nthreads, pname)

@@ -182,7 +182,7 @@ class Lowering:
         if op in ("reshape", "transpose", "broadcast_to", "slice"):
             return self.value(node.inputs[0], view_index(node, idx))
         if op == "iota":
-            return eb.index(idx[-1], node.dtype)
+            return eb.index(node.attr("start", 0) + node.attr("step", 1) * idx[-1], node.dtype)
         if op == "size":
             return eb.index(node.attr("expr"), node.dtype)
         if op == "random":
@@ -252,16 +252,12 @@ class Lowering:
             stage = Stage("", "extern", node.shape, None, (), None, label, where,
                           node.attr("call"), args)
         elif node.op == "setitem" and id(node.inputs[0]) in self.buffer_of:
-            # x[region] = v on an array in memory: copy it, then store v in the region only
-            base = node.inputs[0]
+            # x[region] = v on an array in memory: copy the rest of it, store v in the region
             name = self.add_buffer(node, role)
-            nvars = index_vars(node.ndim)
-            domain, store, body = self._region(node)
-            self.stages.append(Stage(name, "pointwise", node.shape, self.value(base, nvars),
-                                     (), None, label, where))
-            if 0 not in domain:
-                self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
-                                         where, store=store))
+            for domain, store, body in self._outside(node) + [self._region(node)]:
+                if 0 not in domain:
+                    self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
+                                             where, store=store))
             return
         elif node.op == "reduce":
             (src,) = node.inputs
@@ -345,7 +341,7 @@ class Lowering:
                 if base is inputs[m]:
                     parts = [region]
                 elif id(base) in self.buffer_of:        # the last step of a time loop
-                    parts = [(node.shape, nvars, self.value(base, nvars), label), region]
+                    parts = [p + (label,) for p in self._outside(node)] + [region]
             parts = [p for p in parts if 0 not in p[0]]
             plans.append((name, parts, full, node.where))
         temps, direct, copies = [], [], []
@@ -381,6 +377,33 @@ class Lowering:
         """Does ``body`` read buffer ``name`` anywhere but at ``store`` (the element written)?"""
         return any(isinstance(ld, Load) and ld.buf == name and (len(ld.index) != len(store) or any(
             sympy.expand(a - b) != 0 for a, b in zip(ld.index, store))) for ld in walk(body))
+
+    def _outside(self, node: Node) -> list:
+        """The elements of ``x[spec] = v``'s base outside the assigned region, copied:
+        [(domain, store index, value)]. A box region (steps of 1) leaves at most two slabs per
+        dimension (a stencil's frame); other regions copy the whole base (then overwritten)."""
+        base = node.inputs[0]
+        ranges = []
+        for sp in node.attr("spec"):
+            if sp[0] == "i":
+                ranges.append((sp[1], 1))
+            elif abs(sp[2]) == 1 or sp[3] <= 1:
+                ranges.append((sp[1] if sp[2] > 0 else sp[1] - sp[3] + 1, sp[3]))
+            else:
+                nvars = index_vars(node.ndim)
+                return [(node.shape, nvars, self.value(base, nvars))]
+        parts = []
+        nvars = index_vars(node.ndim)
+        for d, size in enumerate(node.shape):
+            lo, length = ranges[d]
+            for start, stop in ((0, lo), (lo + length, size)):
+                if stop <= start:
+                    continue
+                domain = [ranges[e][1] for e in range(d)] + [stop - start] + list(node.shape[d + 1:])
+                offset = [ranges[e][0] for e in range(d)] + [start] + [0] * (node.ndim - d - 1)
+                store = tuple(o + v for o, v in zip(offset, nvars))
+                parts.append((tuple(domain), store, self.value(base, store)))
+        return parts
 
     def _region(self, node: Node):
         """One assignment ``x[spec] = v`` on the argument: (domain, store index, value)."""

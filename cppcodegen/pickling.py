@@ -1,6 +1,8 @@
 """Pickling compiled functions by reference.
 
-In: a ``CompiledFunction``. Out: what ``pickle`` needs to make it again elsewhere: the
+In: a ``CompiledFunction``. Out: what ``pickle`` needs to make it again elsewhere. A
+compiled function that its module holds under its function's name (``@cppcodegen.compile``
+on a module-level function) pickles as that name, like a function. Any other pickles as the
 original Python function, the backend name, the options, whether it compiles for symbolic
 sizes, and a content key -- never machine code, never the compiled variants. Unpickling
 neither traces nor compiles: it returns the compiled function this process already holds
@@ -38,7 +40,7 @@ def supports_dynamic() -> bool:
 
 def is_dynamic(cf) -> bool:
     d = cf.__dict__
-    return bool(d.get("dynamic", d.get("_dynamic", False)))
+    return bool(d.get("_ccg_dynamic") or d.get("dynamic") or d.get("_dynamic"))
 
 
 def content_key(cf) -> str:
@@ -53,11 +55,54 @@ def content_key(cf) -> str:
 
 
 def reduce_compiled(cf):
-    """``CompiledFunction.__reduce__``: rebuild from (fn, backend, options, dynamic, key)."""
+    """``CompiledFunction.__reduce__``: by name when ``cf`` is what its module holds under
+    the function's name (``@cppcodegen.compile`` on a module-level function), else rebuilt
+    from (fn, backend, options, dynamic, key)."""
+    fn, found = cf.fn, _by_name(cf.fn)
+    if found is not None:
+        module, qualname, obj = found
+        if obj is cf:
+            return (resolve, (module, qualname))
+        if getattr(obj, "fn", None) is fn:      # the decorated function: name -> its .fn
+            fn = _FunctionOf(module, qualname)
     key = content_key(cf)
     with _LOCK:
         _MEMO.setdefault(key, cf)       # unpickling in this process gives this object back
-    return (rebuild, (cf.fn, cf.backend, cf.options, is_dynamic(cf), key))
+    return (rebuild, (fn, cf.backend, cf.options, is_dynamic(cf), key))
+
+
+def resolve(module, qualname):
+    """The object ``module`` holds under ``qualname`` (importing the module)."""
+    import importlib
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def function_of(module, qualname):
+    return resolve(module, qualname).fn
+
+
+class _FunctionOf:
+    """Pickles as 'the Python function of the compiled function ``module.qualname``'."""
+
+    def __init__(self, module, qualname):
+        self.module, self.qualname = module, qualname
+
+    def __reduce__(self):
+        return (function_of, (self.module, self.qualname))
+
+
+def _by_name(fn):
+    """(module, qualname, what the module holds there) for a function importable by name."""
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not module or module == "__main__" or "<" in qualname:
+        return None
+    try:
+        return module, qualname, resolve(module, qualname)
+    except Exception:
+        return None
 
 
 def rebuild(fn, backend, options, dynamic, key):
@@ -72,6 +117,8 @@ def rebuild(fn, backend, options, dynamic, key):
             kwargs = {"dynamic": True} if dynamic and supports_dynamic() else {}
             found = CompiledFunction(fn, backend, options, **kwargs)
             found.__dict__["_content_key"] = key
+            if kwargs:
+                found.__dict__["_ccg_dynamic"] = True
             _MEMO[key] = found
     return found
 

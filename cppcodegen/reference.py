@@ -25,6 +25,10 @@ def evaluate_node(node: Node, vals: list, args) -> np.ndarray:
         return np.asarray(node.attr("value"), dtype=node.dtype)
     if op == "constant":
         return node.attr("array").array
+    if op == "iota":
+        start, step = node.attr("start", 0), node.attr("step", 1)
+        row = start + step * np.arange(node.shape[-1] if node.shape else 1)
+        return np.broadcast_to(row.astype(node.dtype), node.shape)
     if op == "cast":
         return vals[0].astype(node.dtype)
     if op == "reshape":

@@ -97,6 +97,9 @@ class Proxy:
             return trace_ufunc(ufunc, inputs, kwargs)
         if method == "reduce":
             return trace_ufunc_reduce(ufunc, inputs, kwargs)
+        if method == "outer" and len(inputs) == 2:     # a[..., None, None] op b
+            a, b = asproxy(inputs[0]), asproxy(inputs[1])
+            return trace_ufunc(ufunc, (reshape(a, a.shape + (1,) * b.ndim), b), kwargs)
         raise UnsupportedError(f"np.{ufunc.__name__}.{method} is not supported yet "
                                f"(at {user_location()})")
 
@@ -159,6 +162,10 @@ class Proxy:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return reshape(self, shape, order=order)
+
+    diagonal = lambda self, offset=0, axis1=0, axis2=1: diagonal(self, offset, axis1, axis2)
+    trace = lambda self, offset=0, axis1=0, axis2=1, dtype=None, out=None: trace_(
+        self, offset, axis1, axis2, dtype, out)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
@@ -523,8 +530,11 @@ def cast(x, dtype) -> Proxy:
 
 
 def where(cond, x=None, y=None):
+    if x is None and y is None:         # the indices of the true elements: np.nonzero
+        return extern_call(np.nonzero, (cond,), {}, speculate=True)
     if x is None or y is None:
-        _unsupported("np.where(condition) with one argument (data-dependent output size)")
+        raise ValueError(f"either both or neither of x and y should be given "
+                         f"(at {user_location()})")
     descs = [_descriptor(v) for v in (x, y)]
     weak_values = [{bool: True, int: 0, float: 0.0}[d] if isinstance(d, type) else d for d in descs]
     dt = np.result_type(*weak_values)
@@ -729,12 +739,40 @@ def _basic_index(a: Proxy, index):
     return spec, out_shape, sliced_shape, ints
 
 
+def _is_advanced(index) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(ix, (Proxy, np.ndarray, list)) for ix in parts)
+
+
 def getitem(a: Proxy, index):
+    if _is_advanced(index):
+        return advanced_getitem(a, index)
     spec, out_shape, sliced_shape, _ = _basic_index(a, index)
     node = a.node
     if any(s != (0, 1, n) for s, n in zip(spec, a.shape)):
         node = make_node("slice", (node,), sliced_shape, a.dtype, user_location(), spec=tuple(spec))
     return reshape(_view_of(a, node), out_shape)
+
+
+def advanced_getitem(a: Proxy, index):
+    """``x[idx]``, ``x[idx, :]``, ``x[:, idx]`` with integer arrays (a gather), or ``x[mask]``:
+    NumPy's own indexing as a step between kernels, so out-of-bounds indices raise NumPy's
+    IndexError (negative ones wrap). A boolean mask gives a data-dependent shape: see
+    ``extern_call(speculate=True)``."""
+    from .runtime.extern import advanced_index
+    parts = index if isinstance(index, tuple) else (index,)
+    for ix in parts:
+        if isinstance(ix, list):
+            ix = np.asarray(ix)
+        dt = ix.dtype if isinstance(ix, (Proxy, np.ndarray)) else None
+        if dt is not None and dt.kind not in "biu":
+            raise IndexError(f"arrays used as indices must be of integer (or boolean) type "
+                             f"(at {user_location()})")
+    masked = any(isinstance(ix, (Proxy, np.ndarray)) and ix.dtype.kind == "b" for ix in parts)
+    key = tuple(asproxy(np.asarray(ix)) if isinstance(ix, (np.ndarray, list)) else ix
+                for ix in parts)
+    return extern_call(advanced_index, (a, key if isinstance(index, tuple) else key[0]), {},
+                       speculate=masked)
 
 
 def setitem(a: Proxy, index, value):
@@ -941,6 +979,60 @@ def dot(a, b, out=None):
     _unsupported("np.dot on arrays with more than 2 dimensions")
 
 
+def flip(m, axis=None):
+    """A view with negative strides: slices with step -1."""
+    m = asproxy(m)
+    axes = range(m.ndim) if axis is None else normalize_axis_tuple(axis, m.ndim)
+    return getitem(m, tuple(slice(None, None, -1) if d in axes else slice(None)
+                            for d in range(m.ndim)))
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """A view: the two axes moved last and flattened, then every (m+1)-th element."""
+    a = asproxy(a)
+    axis1, axis2 = normalize_axis_tuple((axis1, axis2), a.ndim, allow_duplicate=False)
+    rest = [d for d in range(a.ndim) if d not in (axis1, axis2)]
+    t = transpose(a, rest + [axis1, axis2])
+    n, m = a.shape[axis1], a.shape[axis2]
+    if offset >= 0:
+        start, length = offset, max(0, min(n, m - offset))
+    else:
+        start, length = -offset * m, max(0, min(n + offset, m))
+    flat = reshape(t, t.shape[:-2] + (n * m,))
+    if length == 0:
+        return getitem(flat, (Ellipsis, slice(0, 0)))
+    return getitem(flat, (Ellipsis, slice(start, start + (length - 1) * (m + 1) + 1, m + 1)))
+
+
+def trace_(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    _check_plain("np.trace", out)
+    return sum_(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def _tri_mask(a, k, lower: bool):
+    """j - i <= k (lower) or j - i >= k over the last two axes."""
+    n, m = a.shape[-2], a.shape[-1]
+    i64 = np.dtype(np.int64)
+    rows = wrap(make_node("iota", (), (n,), i64, user_location(), start=0, step=1))
+    cols = wrap(make_node("iota", (), (m,), i64, user_location(), start=0, step=1))
+    diff = np.subtract(cols, reshape(rows, (n, 1)))
+    return np.less_equal(diff, int(k)) if lower else np.greater_equal(diff, int(k))
+
+
+def tril(m, k=0):
+    m = asproxy(m)
+    if m.ndim < 2:
+        return extern_call(np.tril, (m,), {"k": k})
+    return where(_tri_mask(m, k, True), m, m.dtype.type(0))
+
+
+def triu(m, k=0):
+    m = asproxy(m)
+    if m.ndim < 2:
+        return extern_call(np.triu, (m,), {"k": k})
+    return where(_tri_mask(m, k, False), m, m.dtype.type(0))
+
+
 def shape_of(a):
     return asproxy(a).shape
 
@@ -957,6 +1049,8 @@ def size_of(a, axis=None):
 FUNCTIONS = {
     np.sum: sum_, np.prod: prod, np.max: amax, np.amax: amax, np.min: amin, np.amin: amin,
     np.any: any_, np.all: all_, np.argmax: argmax, np.argmin: argmin, np.mean: mean,
+    np.flip: flip, np.fliplr: lambda m: flip(m, 1), np.flipud: lambda m: flip(m, 0),
+    np.diagonal: diagonal, np.trace: trace_, np.tril: tril, np.triu: triu,
     np.var: var, np.std: std, np.matmul: matmul, np.dot: dot, np.where: where, np.clip: clip, np.reshape: reshape,
     np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis,
     np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays,
@@ -975,9 +1069,12 @@ FUNCTIONS = {
 
 # --------------------------------------------------------------------------- extern NumPy calls
 
-# functions whose output shape depends on the values: never run as extern steps
-DATA_DEPENDENT = {"unique", "nonzero", "argwhere", "flatnonzero", "extract", "compress",
-                  "unique_values", "unique_counts", "unique_inverse", "unique_all", "trim_zeros",
+# functions whose output shape depends on the values: compiled for the shape they give on
+# the first call's values (``extern_call(speculate=True)``)
+SPECULATED = {"nonzero", "argwhere", "flatnonzero", "extract", "compress", "unique",
+              "unique_values", "trim_zeros"}
+# other functions never run as extern steps
+DATA_DEPENDENT = {"unique_counts", "unique_inverse", "unique_all",
                   "delete", "insert", "select", "piecewise", "histogram_bin_edges", "place",
                   "put", "putmask", "copyto", "fill_diagonal", "save", "savez", "savetxt",
                   "array_equal", "array_equiv", "allclose", "isclose", "array2string",
@@ -985,12 +1082,19 @@ DATA_DEPENDENT = {"unique", "nonzero", "argwhere", "flatnonzero", "extract", "co
 _WARNED: set = set()
 
 
-def extern_call(func, args, kwargs):
+def extern_call(func, args, kwargs, speculate=False):
     """Any other NumPy function on traced arrays: a call to NumPy itself between compiled
     kernels, when its output shapes and dtypes follow from its inputs' (found by running it
-    once on stand-in arrays). Warns once per function."""
+    once on stand-in arrays). Warns once per function.
+
+    With ``speculate`` (``np.nonzero``, ``x[mask]``, ...: the output shape depends on the
+    values) the shapes are those of this call: the traced graph so far is run with NumPy on
+    the call's arguments. The compiled code is right for every call whose values give the
+    same shapes; a call that gives others is detected at the step and runs the whole function
+    with NumPy instead (``runtime.compiled``), with a warning."""
     from .runtime.extern import ExternCall, Slot, qualified_name
     name = qualified_name(func)
+    speculate = speculate or func.__name__ in SPECULATED
     if func.__name__ in DATA_DEPENDENT or "random" in name or "fft" in name or "linalg.eig" in name:
         raise UnsupportedError(f"{name} is not supported by cppcodegen "
                                f"(called at {user_location()})")
@@ -1013,7 +1117,10 @@ def extern_call(func, args, kwargs):
             _unsupported(f"{name} with a function argument")
         return x
     targs, tkwargs = template(tuple(args)), template(dict(kwargs))
-    result = _stand_in_call(func, name, targs, tkwargs, proxies)
+    if speculate:
+        result = _concrete_call(func, name, targs, tkwargs, proxies)
+    else:
+        result = _stand_in_call(func, name, targs, tkwargs, proxies)
     results = result if isinstance(result, tuple) else (result,)
     outs = []
     for k, r in enumerate(results):
@@ -1026,9 +1133,38 @@ def extern_call(func, args, kwargs):
         outs.append(wrap(node))
     if name not in _WARNED:
         _WARNED.add(name)
-        warnings.warn(f"cppcodegen: {name} runs as a NumPy call between compiled kernels "
-                      f"(at {user_location()})", stacklevel=3)
+        extra = (" (its output shape depends on the values: compiled for this call's shape, "
+                 "other shapes run the function with NumPy)") if speculate else ""
+        warnings.warn(f"cppcodegen: {name} runs as a NumPy call between compiled kernels"
+                      f"{extra} (at {user_location()})", stacklevel=3)
     return tuple(outs) if isinstance(result, tuple) else outs[0]
+
+
+def _concrete_call(func, name, targs, tkwargs, proxies):
+    """Run ``func`` on the values the traced arrays have in this call."""
+    from .reference import evaluate_node
+    from .runtime.extern import fill
+    roots = [p.node for p in proxies]
+    nodes = toposort(roots)
+    if _TraceState.args is None or any(n.op == "random" for n in nodes):
+        raise DataDependentError(f"{name} of random or unknown values has a data-dependent "
+                                 f"output shape (at {user_location()}); call it outside the "
+                                 "compiled function")
+    values = {}
+    with np.errstate(all="ignore"):
+        for n in nodes:
+            values[id(n)] = evaluate_node(n, [values[id(i)] for i in n.inputs], _TraceState.args)
+    arrays = [values[id(r)] for r in roots]
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return func(*fill(targs, arrays), **fill(tkwargs, arrays))
+    except IndexError as e:
+        raise IndexError(f"{e} (at {user_location()})") from None
+
+
+class _TraceState:
+    args = None         # the arguments of the call being traced (for speculated shapes)
 
 
 def _stand_in_call(func, name, targs, tkwargs, proxies):
@@ -1359,6 +1495,7 @@ def trace(fn, arg_specs, args):
     with _TRACE_LOCK, np.errstate(all="ignore"), _shape_env(env):
         saved, _RandomState.slots = _patch_random(), 0
         saved_arange, np.arange = np.arange, _arange(np.arange)
+        _TraceState.args = args
         try:
             result = fn(*call_args)
         finally:
@@ -1366,6 +1503,7 @@ def trace(fn, arg_specs, args):
                 setattr(np.random, name, f)
             np.arange = saved_arange
             _RandomState.slots = None
+            _TraceState.args = None
     # an argument updated in place: its final value is written into the caller's array;
     # the argument itself returned is the caller's array (as NumPy returns it)
     mutations = [(p.arg, p.node) for p in call_args

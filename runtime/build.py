@@ -124,6 +124,22 @@ def _missing_compiler(cxx: str, command) -> CompileError:
                         command=command)
 
 
+def compiler_env() -> dict:
+    """The environment the compiler runs in: ours, minus sanitizer runtimes preloaded into
+    this process (``make sanitize`` preloads libasan so that Python can load sanitized
+    kernels; the compiler itself is not instrumented and need not pay for it)."""
+    env = dict(os.environ)
+    preload = env.get("LD_PRELOAD")
+    if preload:
+        kept = [p for p in preload.replace(":", " ").split()
+                if not re.search(r"lib(asan|ubsan|tsan|lsan)[^/]*$", p)]
+        if kept:
+            env["LD_PRELOAD"] = " ".join(kept)
+        else:
+            del env["LD_PRELOAD"]
+    return env
+
+
 def resolve_compiler(cxx: str) -> str:
     """The compiler to run: ``cxx`` if given (it must exist), else the first of
     g++, clang++ on PATH; else :class:`CompileError` naming what was tried."""
@@ -297,7 +313,7 @@ def precompiled_header(cxx: str, flags: list, include_dir: Path, cache_dir: Path
                   f"{shlex.quote(str(gch))}; rm -f {shlex.quote(str(tmp))} "
                   f"{shlex.quote(str(marker))}")
         # `( ... ) &`: sh returns at once and the build goes on without a parent to wait
-        subprocess.run(["sh", "-c", f"( {script} ) &"], stdin=subprocess.DEVNULL,
+        subprocess.run(["sh", "-c", f"( {script} ) &"], stdin=subprocess.DEVNULL, env=compiler_env(),
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        start_new_session=True, check=False)
     except OSError:
@@ -453,7 +469,7 @@ def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
         try:
             try:
                 proc = subprocess.run(command, capture_output=True, text=True,
-                                      errors="replace")
+                                      errors="replace", env=compiler_env())
             except FileNotFoundError:
                 raise _missing_compiler(cxx, command) from None
             except OSError as e:

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import device as _device
 from . import sizes
+from .extern import ShapeChanged
 
 
 @dataclass(frozen=True)
@@ -102,17 +103,24 @@ class CompiledVariant:
                     return True
         return False
 
-    def run_fallback(self, args):
+    def run_fallback(self, args, why="arguments updated in place overlap other arguments"):
+        """The call as NumPy runs it (the compiled code has not written any argument yet)."""
         if self.fallback is None:
-            raise ValueError("arguments updated in place overlap other arguments; compiled "
-                             "code cannot update them as NumPy would")
-        if not _WARNED_OVERLAP:
-            _WARNED_OVERLAP.append(True)
+            raise ValueError(f"{why}: compiled code cannot run this call as NumPy would")
+        if why not in _WARNED:
+            _WARNED.add(why)
             import warnings
-            warnings.warn("cppcodegen: arguments updated in place overlap other arguments "
-                          f"of {getattr(self.fallback, '__qualname__', 'the function')}; "
-                          "this call runs with NumPy", stacklevel=4)
+            warnings.warn(f"cppcodegen: {why} (in "
+                          f"{getattr(self.fallback, '__qualname__', 'the function')}); "
+                          "such calls run with NumPy", stacklevel=4)
         return self.fallback(*args)
+
+    def run_checked(self, args):
+        """``run``, or None when a NumPy step between kernels gave another shape."""
+        try:
+            return self.run(args)
+        except ShapeChanged:
+            return None
 
     def run(self, args) -> list:
         """Marshal the arguments, run the entry points (and extern steps); returns every
@@ -163,7 +171,9 @@ class CompiledVariant:
     def __call__(self, args):
         if self.mutates and self.overlapping(args):
             return self.run_fallback(args)
-        values = self.run(args)
+        values = self.run(args) if self.multi is None else self.run_checked(args)
+        if values is None:
+            return self.run_fallback(args, SHAPE_CHANGED)
         if self.single is not None:
             out = values[self.single]
             return out if out.ndim else out[()]
@@ -179,7 +189,9 @@ class HookedVariant(CompiledVariant):
             return CompiledVariant.__call__(self, args)
         if self.mutates and self.overlapping(args):
             return self.run_fallback(args)
-        values = self.run(args)
+        values = self.run_checked(args)
+        if values is None:
+            return self.run_fallback(args, SHAPE_CHANGED)
         for name, pos in self.plan.hooks:
             view = values[pos].view()
             view.flags.writeable = False
@@ -187,7 +199,9 @@ class HookedVariant(CompiledVariant):
         return _build(self.plan.outputs, values, args)
 
 
-_WARNED_OVERLAP: list = []
+_WARNED: set = set()
+SHAPE_CHANGED = ("a NumPy step between kernels (np.nonzero, x[mask], ...) gave another output "
+                 "shape than on the call the function was compiled for")
 
 
 def _random_args(source, args) -> tuple:

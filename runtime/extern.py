@@ -50,6 +50,16 @@ def qualified_name(func) -> str:
     return f"{module}.{getattr(func, '__qualname__', getattr(func, '__name__', repr(func)))}"
 
 
+class ShapeChanged(RuntimeError):
+    """A NumPy call between kernels gave another shape than the traced one (its output shape
+    depends on the values: np.nonzero, x[mask], ...)."""
+
+
+def advanced_index(a, key):
+    """``a[key]`` with integer or boolean arrays in ``key`` (NumPy's indexing)."""
+    return a[key]
+
+
 class ExternCall:
     """``func(*args, **kwargs)`` with Slots filled in; ``item`` picks one of a tuple result."""
 
@@ -83,8 +93,7 @@ class ExternCall:
         if self.item is not None:
             result = result[self.item]
         if np.shape(result) != out.shape:
-            raise RuntimeError(
+            raise ShapeChanged(
                 f"{self.name} returned shape {np.shape(result)} where {out.shape} was traced: "
-                "its output shape depends on the values, which a compiled function cannot "
-                "allow; call it outside the compiled function")
+                "its output shape depends on the values")
         np.copyto(out, result, casting="unsafe")

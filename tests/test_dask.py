@@ -49,6 +49,16 @@ def _worker_builds(client):
     return sorted(client.run(ccg_dask.builds_counted).values())
 
 
+def _assert_workers_built_nothing(client):
+    from cppcodegen.runtime import graphcache
+    package = os.path.dirname(cppcodegen.__file__)
+    if set(client.run(graphcache.source_stamp, package).values()) != {
+            graphcache.source_stamp(package)}:
+        pytest.skip("the compiler's sources were edited while this test ran: the workers "
+                    "rebuild, rightly (the results were checked)")
+    assert _worker_builds(client) == [0, 0]
+
+
 def _expected_builds(distinct_shapes):
     """Builds of one per-chunk kernel on the client: one for all chunk sizes when kernels
     take symbolic sizes, else one per distinct chunk shape."""
@@ -98,7 +108,7 @@ def test_chain_softmax_layer_norm_on_the_cluster(client):
     r, n = _client_builds(layer_norm, A, w, bias)
     assert n == _expected_builds(2)
     np.testing.assert_allclose(r.compute(), layer_norm.fn(a, w, bias), rtol=1e-4, atol=1e-4)
-    assert _worker_builds(client) == [0, 0]
+    _assert_workers_built_nothing(client)
 
 
 def test_variance_over_chunked_axes_on_the_cluster(client):
@@ -114,7 +124,7 @@ def test_variance_over_chunked_axes_on_the_cluster(client):
     v, s = client.compute([v, s], sync=True)
     np.testing.assert_allclose(v, np.var(x, axis=0), rtol=1e-9)
     np.testing.assert_allclose(s, np.std(x), rtol=1e-9)
-    assert _worker_builds(client) == [0, 0]
+    _assert_workers_built_nothing(client)
 
 
 def test_reductions_and_rows_on_the_cluster(client):
@@ -129,7 +139,7 @@ def test_reductions_and_rows_on_the_cluster(client):
     got = client.compute(stats(X, Y), sync=True)
     np.testing.assert_allclose(got, stats.fn(x, y), rtol=1e-4, atol=1e-5)
     assert got.dtype == np.float32
-    assert _worker_builds(client) == [0, 0]
+    _assert_workers_built_nothing(client)
 
 
 def test_a_worker_unpickles_one_object_and_compiles_nothing(client):
@@ -169,6 +179,17 @@ def test_tokenize_is_deterministic_across_processes():
 
 def _negate(x):
     return -x
+
+
+@cppcodegen.compile
+def _triple(x):
+    return x * 3
+
+
+def test_a_decorated_module_function_pickles_by_name():
+    data = pickle.dumps(_triple)
+    assert len(data) < 200 and b"_triple" in data
+    assert pickle.loads(data) is _triple
 
 
 def test_pickle_round_trip_in_one_process_gives_the_same_object():

@@ -147,6 +147,15 @@ template <class T> inline T clip(T x, T lo, T hi) {
 template <class T> inline T reciprocal(T x);
 
 // ---------------------------------------------------------------- power
+namespace detail {
+// a * b wrapping modulo 2^bits, for unsigned U. uint8_t/uint16_t operands would be promoted
+// to (signed) int, where 65535 * 65535 overflows: they are widened to unsigned int first.
+template <class U> inline U mul_wrap(U a, U b) {
+  using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+  return U(W(a) * W(b));
+}
+}  // namespace detail
+
 // Integer power by squaring, wrapping on overflow. A negative exponent
 // returns 0 (NumPy raises ValueError instead).
 template <class T, enable_int<T> = 0> inline T power(T a, T b) {
@@ -157,8 +166,8 @@ template <class T, enable_int<T> = 0> inline T power(T a, T b) {
   U base = U(a), result = 1;
   U e = U(b);
   while (e) {
-    if (e & 1) result = U(result * base);
-    base = U(base * base);
+    if (e & 1) result = detail::mul_wrap(result, base);
+    base = detail::mul_wrap(base, base);
     e >>= 1;
   }
   return T(result);
@@ -225,7 +234,7 @@ template <class T> inline T abs(T x) {
 template <class T> inline T square(T x) {
   if constexpr (std::is_integral_v<T>) {
     using U = std::make_unsigned_t<T>;
-    return T(U(x) * U(x));
+    return T(detail::mul_wrap(U(x), U(x)));
   } else {
     return x * x;
   }
