@@ -386,6 +386,9 @@ class CompiledFunction:
                         f"{self._why_not(specs, args)}", RecompileLimitWarning, stacklevel=3)
                 return None
             cspecs = self._choose_specs(specs, args)
+            if cspecs != specs and self.dynamic is None and any(
+                    d == cspecs for d, _, _ in self.dynamic_variants):
+                cspecs = specs      # automatic: a variant of these dims failed its guards here
             if self.variants:
                 reason = Recompile(self.fn.__qualname__, self._why_not(specs, args),
                                    dynamic=cspecs != specs, variants=len(self.variants) + 1)
@@ -394,11 +397,16 @@ class CompiledFunction:
             trigger = CompileTrigger.RECOMPILE if self.variants else CompileTrigger.FIRST_TRACE
             with callback_handler.install_callbacks(trigger) as compilation:
                 variant = self._backend(self.fn, cspecs, args, opts, compilation)
-            self.variants[cspecs] = variant
-            if cspecs != specs:
+            if cspecs == specs:
+                self.variants[cspecs] = variant
+                self._newest = (cspecs, None)
+            else:       # keyed with its guards: one pattern may be traced under other guards
                 from .runtime.sizes import compile_expr
-                guards = tuple((g, compile_expr(g)) for g in getattr(variant.plan, "guards", ()))
+                texts = tuple(getattr(variant.plan, "guards", ()))
+                guards = tuple((g, compile_expr(g)) for g in texts)
+                self.variants[(cspecs, texts)] = variant
                 self.dynamic_variants.insert(0, (cspecs, guards, variant))
+                self._newest = (cspecs, guards)
             return variant
 
     def _choose_specs(self, specs, args):
@@ -411,6 +419,8 @@ class CompiledFunction:
             return signature.classify_dynamic(args)
         dims = {i: set(d) for i, a in enumerate(args) if (d := marked_dims(a))}
         for old in self.variants:
+            if old and not isinstance(old[0][0], str):      # a dynamic key: (specs, guards)
+                old = old[0]
             if not signature.same_structure(old, specs):
                 continue
             for i, (o, n) in enumerate(zip(old, specs)):
@@ -422,11 +432,9 @@ class CompiledFunction:
 
     def _why_not(self, specs, args) -> str:
         """Why the newest variant does not serve this call: the guard that failed."""
-        newest = list(self.variants)[-1]
-        if any(s[0] == "darray" for s in newest):
-            for dspecs, guards, _ in self.dynamic_variants:
-                if dspecs == newest:
-                    return _fits(dspecs, guards, specs, args)[1]
+        newest, guards = self._newest
+        if guards is not None:
+            return _fits(newest, guards, specs, args)[1]
         return signature.describe_change(newest, specs)
 
     @property

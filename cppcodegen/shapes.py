@@ -75,7 +75,7 @@ class ShapeEnv:
         expr = canon(expr)
         if isinstance(expr, int):
             return expr
-        value = expr.xreplace(self.hints)
+        value = sympy.sympify(expr.xreplace(self.hints))
         if not value.is_Integer:          # floor/Mod/Max of numbers evaluate to Integer
             value = sympy.simplify(value)
         return int(value)
@@ -303,6 +303,22 @@ def floordiv(a, b):
         return canon(q)
     if isinstance(b, int) and b > 0:
         return canon(sympy.floor(sympy.sympify(a) / b))
+    return as_int(a) // as_int(b)
+
+
+def exact_div(a, b):
+    """a / b for a size that must divide exactly (a reshape's -1): symbolic when ``b``'s
+    symbols cancel, with the divisibility as a guard when an int remains below the line."""
+    a, b = canon(a), canon(b)
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b
+    q = sympy.cancel(sympy.sympify(a) / b)
+    num, den = sympy.fraction(q)
+    if den.is_Integer and q.is_polynomial() and all(c.is_Rational for c in sympy.Poly(q).coeffs()):
+        num = sympy.expand(num)
+        if den != 1:
+            _env().decide(sympy.Eq(sympy.Mod(num, den), 0))
+        return canon(num if den == 1 else sympy.floor(num / den))
     return as_int(a) // as_int(b)
 
 

@@ -1376,7 +1376,7 @@ def _reshape_symbolic(a: Proxy, shape) -> Proxy:
         if sh.equal(known, 0):
             raise ValueError(f"cannot reshape array of size {a.size} into shape {shape} "
                              f"(at {user_location()})")
-        shape = [sh.floordiv(total, known) if type(s) is int and s == -1 else s for s in shape]
+        shape = [sh.exact_div(total, known) if type(s) is int and s == -1 else s for s in shape]
     shape = tuple(sh.canon(s) for s in shape)
     if not sh.equal(sh.prod(shape), total):
         raise ValueError(f"cannot reshape array of size {a.size} into shape {shape} "

@@ -322,3 +322,28 @@ def test_explain_shows_symbols_and_guards():
     ex = cppcodegen.explain(cppcodegen.compile(fn, dynamic=True), np.ones(10))
     assert "n0" in str(ex.graph) and "guard" in str(ex.graph)
     assert ex.plan.guards and ex.plan.sizes
+
+
+def test_auto_dynamic_falls_back_to_static_when_a_numpy_call_pins_sizes():
+    """np.sort runs as a NumPy call between kernels: it pins its operand's sizes (a guard);
+    automatic dynamic then stops retracing dynamically and specializes."""
+    def fn(x):
+        return np.sort(x * 2.0) + 1.0
+    f = cppcodegen.compile(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in (4, 6, 9, 12, 15):
+            x = np.random.default_rng(n).standard_normal(n)
+            close(f(x), fn(x))
+    assert len(f.variants) == 5           # 1 static, 1 pinned dynamic, then static ones
+    assert sum(r.dynamic for r in f.recompile_reasons) == 1
+
+
+def test_dynamic_true_retraces_under_other_guards():
+    def head(x):
+        return x[:5] + 1.0
+    f = cppcodegen.compile(head, dynamic=True)
+    for n in (10, 3, 12, 2):
+        x = np.arange(float(n))
+        close(f(x), head(x))
+    assert len(f.variants) == 2            # n >= 5 and n < 5
