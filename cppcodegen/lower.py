@@ -207,6 +207,8 @@ class Lowering:
         conds, vidx = [], []
 
         def compare(name, expr, k):
+            if not sympy.sympify(k).is_Integer:         # a symbolic size: compare expr - k with 0
+                expr, k = expr - k, 0
             conds.append(eb.op(name, [eb.index(expr, i64), eb.const(int(k), i64)], b))
 
         for d, sp in enumerate(node.attr("spec")):
@@ -397,7 +399,7 @@ class Lowering:
         for d, size in enumerate(node.shape):
             lo, length = ranges[d]
             for start, stop in ((0, lo), (lo + length, size)):
-                if stop <= start:
+                if sympy.sympify(stop - start).is_nonpositive:
                     continue
                 domain = [ranges[e][1] for e in range(d)] + [stop - start] + list(node.shape[d + 1:])
                 offset = [ranges[e][0] for e in range(d)] + [start] + [0] * (node.ndim - d - 1)

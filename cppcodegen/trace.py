@@ -427,7 +427,11 @@ def _store_result(target: Proxy, result: Proxy, name: str):
         raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} "
                         f"to {target.dtype!r} with casting rule 'same_kind' "
                         f"(at {user_location()})")
-    if np.broadcast_shapes(result.shape, target.shape) != target.shape:
+    try:
+        full = _bshapes(result.shape, target.shape)
+    except ValueError:
+        full = ()
+    if len(full) != target.ndim or not all(_same_size(x, y) for x, y in zip(full, target.shape)):
         raise ValueError(f"non-broadcastable output operand with shape {target.shape} doesn't "
                          f"match the broadcast shape {result.shape} (at {user_location()})")
     _update(target, broadcast_node(cast_node(result.node, target.dtype), target.shape))
@@ -784,7 +788,9 @@ def setitem(a: Proxy, index, value):
     spec, region, _, ints = _basic_index(a, index)
     v = as_node(value)
     try:
-        if _bshapes(v.shape, tuple(region)) != _canon_shape(region):
+        full, region_shape = _bshapes(v.shape, tuple(region)), _canon_shape(region)
+        if len(full) != len(region_shape) or not all(
+                _same_size(x, y) for x, y in zip(full, region_shape)):
             raise ValueError
     except ValueError:
         raise ValueError(f"could not broadcast input array from shape {v.shape} into shape "

@@ -133,3 +133,15 @@ def test_repeated_calls_continue_the_simulation():
         f(a)
         cf(b)
     assert_matches_numpy(b, a, rtol=1e-12, atol=1e-14)
+
+
+def test_dynamic_sizes_one_variant():
+    f = heat_inplace(6)
+    cf = cppcodegen.compile(f, dynamic=True)
+    for shape in ((9, 14), (23, 11), (40, 40)):
+        u = np.random.default_rng(shape[0]).random(shape)
+        a, b = u.copy(), u.copy()
+        f(a)
+        cf(b)
+        assert_matches_numpy(b, a, rtol=1e-12, atol=1e-14)
+    assert len(cf.variants) == 1
