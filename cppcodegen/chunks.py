@@ -15,8 +15,11 @@ import ctypes.util
 import hashlib
 import inspect
 import threading
+import weakref
 
 import numpy as np
+
+from .runtime.cachedir import MemoDict, clear_on_fresh_cache
 
 # ----------------------------------------------------------------- replaying graph pieces
 
@@ -266,7 +269,16 @@ def _pair_m2(a, b):
 
 _PAIRS = {"sum": _pair_sum, "prod": _pair_prod, "max": _pair_max, "min": _pair_min,
           "any": _pair_any, "all": _pair_all, "m2": _pair_m2}
-_PAIR_KERNELS: dict = {}
+_PAIR_KERNELS = clear_on_fresh_cache(MemoDict())     # kernels made here: none outlive
+                                                     # a fresh_cache() (their cache dir)
+
+
+class _TwinMemo(weakref.WeakKeyDictionary):
+    def cache_clear(self):
+        self.clear()
+
+
+_TWINS = clear_on_fresh_cache(_TwinMemo())          # compiled function -> its twin
 
 
 def _pair_kernel(kind, backend="cpp", options=None):
@@ -285,29 +297,40 @@ def _make_kernel(cf):
     from .pickling import is_dynamic, supports_dynamic
     if not supports_dynamic() or is_dynamic(cf):
         return cf
-    twin = cf.__dict__.get("_dask_twin")
+    twin = _TWINS.get(cf)
     if twin is None:
         from .api import CompiledFunction
-        twin = cf.__dict__["_dask_twin"] = CompiledFunction(cf.fn, cf.backend, cf.options,
-                                                            dynamic=True)
+        twin = _TWINS[cf] = CompiledFunction(cf.fn, cf.backend, cf.options, dynamic=True)
         twin.__dict__["_ccg_dynamic"] = True
+        twin.__dict__["_ccg_static"] = cf
     return twin
 
 
 def _prebuild(kernel, arg_shapes, sample_args):
     """Compile ``kernel`` on the client for these argument shapes (None: not an array), so
-    workers only load. Without symbolic sizes: one compile per distinct shape tuple, no run;
-    with them: one run on a small sample (per pattern of size-1 axes: edge chunks of one
-    element may be specialized)."""
+    workers only load; returns the kernel the tasks must use. Without symbolic sizes: one
+    compile per distinct shape tuple, no run; with them: one run on a small sample (per
+    pattern of size-1 axes: edge chunks of one element may be specialized). A function that
+    cannot be compiled for symbolic sizes falls back to its per-shape twin."""
     from . import signature
     from .pickling import is_dynamic
     if is_dynamic(kernel):
         samples = {tuple(None if sh is None else tuple(1 if s == 1 else min(s, 8) for s in sh)
                          for sh in shapes) for shapes in arg_shapes}
-        for shapes in sorted(samples, key=repr):
-            kernel(*[np.zeros(sh, dt) if sh is not None else a
-                     for sh, (a, dt) in zip(shapes, sample_args)])
-        return
+        try:
+            for shapes in sorted(samples, key=repr):
+                kernel(*[np.zeros(sh, dt) if sh is not None else a
+                         for sh, (a, dt) in zip(shapes, sample_args)])
+            return kernel
+        except Exception as e:
+            static = kernel.__dict__.get("_ccg_static")
+            if static is None:
+                raise
+            import logging
+            logging.getLogger("cppcodegen").info(
+                "cppcodegen.dask: %s does not compile for symbolic sizes (%s); compiling it "
+                "per chunk shape", getattr(kernel, "__name__", kernel), e)
+            kernel = static
     for shapes in arg_shapes:
         args, specs = [], []
         for sh, (a, dt) in zip(shapes, sample_args):
@@ -325,6 +348,7 @@ def _prebuild(kernel, arg_shapes, sample_args):
         specs = tuple(specs)
         if specs not in kernel.variants:
             kernel._compile(specs, tuple(args))
+    return kernel
 
 
 # ----------------------------------------------------------------- build counting

@@ -45,6 +45,7 @@ from .chunks import (_aggregate, _arg_aggregate, _arg_fold, _arg_offsets, _fold,
                      _make_kernel, _pair_kernel, _piece, _prebuild, _run_arg, _run_block,
                      _run_partial, builds_counted, set_task_threads, start_counting_builds)
 from .errors import UnsupportedError
+from .runtime.cachedir import MemoDict, clear_on_fresh_cache
 
 THREADS_PER_TASK = 1
 """OpenMP threads a kernel uses inside one Dask task (Dask runs one task per thread)."""
@@ -370,15 +371,16 @@ class _Call:
     # -- layers
     def blockwise(self, kernel, out_node, out_ind, pairs, name=None, adjust=None,
                   new_axes=None, task=None, dtype=None, extra_ind=()):
-        """One ``blockwise`` layer running ``task`` (default: ``kernel`` on the blocks), with
-        every kernel it needs compiled here first."""
+        """One ``blockwise`` layer running ``task`` = (function, extra arguments), called as
+        ``function(kernel, nthreads, *extra, *blocks)`` (default: ``kernel`` on the blocks),
+        with the kernel compiled here first."""
         import dask.array as da
         from dask.array.core import unify_chunks
         from dask.base import tokenize
         flat = [v for p in pairs for v in p]
         unified, _ = unify_chunks(*flat)
         samples = [(a, a.dtype if ix is not None else None) for a, ix in pairs]
-        _prebuild(kernel, _block_shapes(pairs, unified), samples)
+        kernel = _prebuild(kernel, _block_shapes(pairs, unified), samples)
         dtype = np.dtype(dtype or out_node.dtype)
         known = {l for _, ix in pairs if ix is not None for l in ix}
         new = dict(new_axes or {})
@@ -386,7 +388,8 @@ class _Call:
             if l not in known and l not in new:
                 new[l] = s                  # an axis no argument has (a broadcast one)
         out_ind = tuple(out_ind) + tuple(extra_ind)
-        func = task or functools.partial(_run_block, kernel, self.nthreads)
+        task_fn, extra = task or (_run_block, ())
+        func = functools.partial(task_fn, kernel, self.nthreads, *extra)
         token = tokenize(func, out_ind, adjust, new, *flat)
         return da.blockwise(func, out_ind, *flat, dtype=dtype,
                             meta=np.empty((0,) * len(out_ind), dtype), new_axes=new or None,
@@ -428,13 +431,13 @@ class _Call:
         partials = self.blockwise(
             kernel, e, e_ind, pairs, pname, adjust={e_ind[a]: 1 for a in red},
             new_axes={"m2_": 3} if m2 else None, dtype=pdtype, extra_ind=("m2_",) if m2 else (),
-            task=functools.partial(_run_partial, kernel, self.nthreads, count))
+            task=(_run_partial, (count,)))
         # the combine kernels see partials shaped like one chunk's keepdims result
         pair = _pair_kernel(kind, self.cf.backend, self.cf.options)
         for sh in sorted(set(itertools.product(*[sorted(set(c))
                                                   for c in partials.chunks[:e.ndim]]))):
             sh = sh + ((3,) if m2 else ())
-            _prebuild(pair, [(sh, sh)], [(None, pdtype), (None, pdtype)])
+            pair = _prebuild(pair, [(sh, sh)], [(None, pdtype), (None, pdtype)])
         dtype = np.dtype(node.dtype)
         return da.reduction(partials, _identity,
                             functools.partial(_aggregate, pair, kind, dtype, self.nthreads),
@@ -457,7 +460,7 @@ class _Call:
         pdtype = np.dtype([("idx", np.int64), ("val", e.dtype)])
         partials = self.blockwise(kernel, e, e_ind, pairs, pname,
                                   adjust={e_ind[a]: 1 for a in red}, dtype=pdtype,
-                                  task=functools.partial(_run_arg, kernel, self.nthreads, pdtype))
+                                  task=(_run_arg, (pdtype,)))
         unified, _ = unify_chunks(*[v for p in pairs for v in p])     # where blocks start
         chunks = tuple(unified[l] if e.shape[k] != 1 else (1,) for k, l in enumerate(e_ind))
         partials = partials.map_blocks(_arg_offsets, chunks, tuple(e.shape), red, flat,
@@ -469,7 +472,7 @@ class _Call:
                             name=f"ccg-{self.name}-{kind}")
 
 
-_PIECE_KERNELS: dict = {}
+_PIECE_KERNELS = clear_on_fresh_cache(MemoDict())    # piece content -> its kernel
 
 
 def _c_strides(shape, dtype):

@@ -26,9 +26,16 @@ import types
 
 import numpy as np
 
+from .runtime.cachedir import clear_on_fresh_cache
+
+
+class _Memo(dict):
+    def cache_clear(self):
+        self.clear()
+
 __all__ = ["content_key", "reduce_compiled", "rebuild", "supports_dynamic", "is_dynamic"]
 
-_MEMO: dict = {}            # content key -> CompiledFunction, for the life of the process
+_MEMO = clear_on_fresh_cache(_Memo())   # content key -> CompiledFunction (until fresh_cache())
 _LOCK = threading.Lock()
 
 
