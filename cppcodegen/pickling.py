@@ -45,6 +45,11 @@ def supports_dynamic() -> bool:
     return "dynamic" in inspect.signature(CompiledFunction.__init__).parameters
 
 
+def _dynamic_setting(cf):
+    """``dynamic=`` as given (None: automatic), or True for a twin made for Dask chunks."""
+    return True if cf.__dict__.get("_ccg_dynamic") else cf.__dict__.get("dynamic")
+
+
 def is_dynamic(cf) -> bool:
     d = cf.__dict__
     return bool(d.get("_ccg_dynamic") or d.get("dynamic") or d.get("_dynamic"))
@@ -56,7 +61,7 @@ def content_key(cf) -> str:
     if key is None:
         h = hashlib.sha256()
         h.update(_token(cf.fn, 0).encode())
-        h.update(repr((cf.backend, sorted(cf.options.items()), is_dynamic(cf))).encode())
+        h.update(repr((cf.backend, sorted(cf.options.items()), _dynamic_setting(cf))).encode())
         key = cf.__dict__["_content_key"] = h.hexdigest()[:32]
     return key
 
@@ -75,7 +80,7 @@ def reduce_compiled(cf):
     key = content_key(cf)
     with _LOCK:
         _MEMO.setdefault(key, cf)       # unpickling in this process gives this object back
-    return (rebuild, (fn, cf.backend, cf.options, is_dynamic(cf), key))
+    return (rebuild, (fn, cf.backend, cf.options, _dynamic_setting(cf), key))
 
 
 def resolve(module, qualname):
@@ -121,10 +126,10 @@ def rebuild(fn, backend, options, dynamic, key):
     with _LOCK:
         found = _MEMO.get(key)
         if found is None:
-            kwargs = {"dynamic": True} if dynamic and supports_dynamic() else {}
+            kwargs = {"dynamic": dynamic} if dynamic is not None and supports_dynamic() else {}
             found = CompiledFunction(fn, backend, options, **kwargs)
             found.__dict__["_content_key"] = key
-            if kwargs:
+            if dynamic:
                 found.__dict__["_ccg_dynamic"] = True
             _MEMO[key] = found
     return found

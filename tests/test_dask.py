@@ -192,6 +192,24 @@ def test_a_decorated_module_function_pickles_by_name():
     assert pickle.loads(data) is _triple
 
 
+def test_a_function_defined_in_main_travels_by_value():
+    code = textwrap.dedent("""
+        import sys, cloudpickle, numpy as np, cppcodegen
+        offset = 0.5
+        @cppcodegen.compile
+        def shifted_exp(x):
+            return np.exp(x) + offset
+        sys.stdout.buffer.write(cloudpickle.dumps(shifted_exp))
+    """)
+    data = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
+    import cloudpickle
+    f = cloudpickle.loads(data)                 # this process has no such __main__ function
+    assert isinstance(f, cppcodegen.CompiledFunction) and not f.variants
+    assert cloudpickle.loads(data) is f
+    x = np.linspace(-1, 1, 7)
+    np.testing.assert_allclose(f(x), np.exp(x) + 0.5, rtol=1e-15)
+
+
 def test_pickle_round_trip_in_one_process_gives_the_same_object():
     cf = cppcodegen.compile(_negate)
     assert pickle.loads(pickle.dumps(cf)) is cf
