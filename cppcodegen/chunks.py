@@ -10,11 +10,11 @@ runs these with NumPy and the compiled kernels alone.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import hashlib
 import inspect
-import threading
 import weakref
 
 import numpy as np
@@ -153,23 +153,33 @@ def _piece(name, outs, args, axes, chunked, tail=None) -> GraphPiece:
 # ----------------------------------------------------------------- kernels, threads, tasks
 
 _gomp = None
-_tls = threading.local()
 
 
-def set_task_threads(n: int) -> None:
-    """Give OpenMP ``n`` threads for parallel regions started by the calling thread (the
-    nthreads ICV is per thread: other threads, and the process default, are untouched)."""
+def _libgomp():
+    """libgomp (the OpenMP runtime the kernels link), or False."""
     global _gomp
-    if getattr(_tls, "n", None) == n:
-        return
     if _gomp is None:
         try:
             _gomp = ctypes.CDLL(ctypes.util.find_library("gomp") or "libgomp.so.1")
         except OSError:
             _gomp = False
-    if _gomp:
-        _gomp.omp_set_num_threads(ctypes.c_int(n))
-    _tls.n = n
+    return _gomp
+
+
+@contextlib.contextmanager
+def task_threads(n: int):
+    """Inside: OpenMP parallel regions started by the calling thread use ``n`` threads;
+    after: what that thread had before. The nthreads ICV is per thread, so other threads
+    (Dask's other tasks) and later calls on this thread are untouched."""
+    gomp = _libgomp()
+    prev = gomp.omp_get_max_threads() if gomp else n
+    if prev != n:
+        gomp.omp_set_num_threads(ctypes.c_int(n))
+    try:
+        yield
+    finally:
+        if prev != n:
+            gomp.omp_set_num_threads(ctypes.c_int(prev))
 
 
 def _c(b):
@@ -182,16 +192,16 @@ def _contiguous(blocks):
 
 
 def _run_block(kernel, nthreads, *blocks):
-    set_task_threads(nthreads)
-    return np.asarray(kernel(*_contiguous(blocks)))
+    with task_threads(nthreads):
+        return np.asarray(kernel(*_contiguous(blocks)))
 
 
 def _run_partial(kernel, nthreads, count, *blocks):
     """A chunk's partial result; for var/std (``count`` given: how to read the number of
     reduced elements off the blocks) the stacked (count, mean, M2)."""
-    set_task_threads(nthreads)
     blocks = _contiguous(blocks)
-    r = kernel(*blocks)
+    with task_threads(nthreads):
+        r = kernel(*blocks)
     if count is None:
         return np.asarray(r)
     mean, m2 = np.asarray(r[0]), np.asarray(r[1])
@@ -214,11 +224,12 @@ def _flatten(x):
 def _fold(pair, kind, nthreads, x, axis=None, keepdims=True, **kwargs):
     """Combine step: fold the partial results with the compiled pairwise kernel."""
     parts = _flatten(x)
-    set_task_threads(nthreads)
     acc = parts[0]
-    for p in parts[1:]:
-        r = pair(_c(acc), _c(p))
-        acc = np.stack([np.asarray(v) for v in r], axis=-1) if kind == "m2" else np.asarray(r)
+    with task_threads(nthreads):
+        for p in parts[1:]:
+            r = pair(_c(acc), _c(p))
+            acc = np.stack([np.asarray(v) for v in r], axis=-1) if kind == "m2" else \
+                np.asarray(r)
     return acc
 
 
@@ -377,8 +388,8 @@ def builds_counted() -> int:
 
 
 def _run_arg(kernel, nthreads, pdtype, *blocks):
-    set_task_threads(nthreads)
-    idx, val = kernel(*_contiguous(blocks))
+    with task_threads(nthreads):
+        idx, val = kernel(*_contiguous(blocks))
     idx = np.asarray(idx)
     out = np.empty(idx.shape, pdtype)
     out["idx"], out["val"] = idx, val

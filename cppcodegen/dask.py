@@ -43,7 +43,7 @@ import numpy as np
 
 from .chunks import (_aggregate, _arg_aggregate, _arg_fold, _arg_offsets, _fold, _identity,
                      _make_kernel, _pair_kernel, _piece, _prebuild, _run_arg, _run_block,
-                     _run_partial, builds_counted, set_task_threads, start_counting_builds)
+                     _run_partial, builds_counted, start_counting_builds, task_threads)
 from .errors import UnsupportedError
 from .runtime.cachedir import MemoDict, clear_on_fresh_cache
 
@@ -51,7 +51,7 @@ THREADS_PER_TASK = 1
 """OpenMP threads a kernel uses inside one Dask task (Dask runs one task per thread)."""
 
 __all__ = ["dispatch", "dask_call", "THREADS_PER_TASK", "start_counting_builds",
-           "builds_counted", "set_task_threads"]
+           "builds_counted", "task_threads"]
 
 
 def dispatch(cf, args):

@@ -154,19 +154,36 @@ def test_no_kernel_runs_on_empty_arrays_while_building_the_graph():
     assert all(0 not in s for s in seen)
 
 
-def test_threads_per_task_is_per_thread():
+def _gomp():
     import ctypes
     import ctypes.util
-    gomp = ctypes.CDLL(ctypes.util.find_library("gomp") or "libgomp.so.1")
-    seen = {}
+    return ctypes.CDLL(ctypes.util.find_library("gomp") or "libgomp.so.1")
+
+
+def test_task_threads_are_per_thread_and_restored():
+    gomp, seen = _gomp(), {}
 
     def task():
-        ccg_dask.set_task_threads(1)
-        seen["task"] = gomp.omp_get_max_threads()
+        before = gomp.omp_get_max_threads()
+        with ccg_dask.task_threads(1):
+            seen["inside"] = gomp.omp_get_max_threads()
+        seen["restored"] = gomp.omp_get_max_threads() == before
+    gomp.omp_set_num_threads(2)
     t = threading.Thread(target=task)
     t.start()
     t.join()
-    assert seen["task"] == 1
+    assert seen == {"inside": 1, "restored": True}
+    assert gomp.omp_get_max_threads() == 2          # this thread: untouched
+
+
+def test_tasks_on_the_calling_thread_leave_its_threads_alone():
+    gomp = _gomp()
+    gomp.omp_set_num_threads(2)
+    cf = cppcodegen.compile(lambda x: np.sqrt(np.abs(x)) + 1)
+    with dask.config.set(scheduler="sync"):                 # tasks run on this thread
+        got = cf(da.from_array(X64, chunks=CHUNKS)).compute()
+    check(got, np.sqrt(np.abs(X64)) + 1)
+    assert gomp.omp_get_max_threads() == 2
 
 
 def test_without_dask_calls_are_unchanged():
