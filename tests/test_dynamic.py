@@ -347,3 +347,21 @@ def test_dynamic_true_retraces_under_other_guards():
         x = np.arange(float(n))
         close(f(x), head(x))
     assert len(f.variants) == 2            # n >= 5 and n < 5
+
+
+def test_derived_size_that_broadcasts_as_one():
+    """Fuzzer find: x[-8:6] of 13 elements has the derived length 14 - n0, which is 1 here and
+    then broadcasts; the trace decides that from the value (guarded) and slices to length 1."""
+    def fn(x):
+        return np.broadcast_to(x[-8:6], (13,)) + x[:1] * 0, x[-8:6] + x
+    x = np.arange(13, dtype=np.float32)
+    f = cppcodegen.compile(fn, dynamic=True)
+    for got, want in zip(f(x), fn(x)):
+        close(got, want)
+
+    def put(x):
+        y = np.zeros_like(x)
+        y[2:] = x[-8:6]
+        return y
+    g = cppcodegen.compile(put, dynamic=True)
+    close(g(x), put(x))
