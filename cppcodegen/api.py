@@ -191,7 +191,8 @@ def _size_plan(specs, graph) -> dict:
             sizes += [(n, i, d, 1) for d, n in enumerate(s[3]) if isinstance(n, str) and n != "c"]
     seen = set()
     sizes = [x for x in sizes if not (x[0] in seen or seen.add(x[0]))]
-    return {"sizes": tuple(sizes), "guards": tuple(pyexpr(g) for g in graph.guards)}
+    return {"sizes": tuple(sizes), "guards": tuple(pyexpr(g) for g in graph.guards),
+            "traced": tuple(sorted((s.name, int(v)) for s, v in graph.hints.items()))}
 
 
 def _variant(so_path, cdef, plan, constants, specs):
@@ -404,6 +405,8 @@ class CompiledFunction:
                 from .runtime.sizes import compile_expr
                 texts = tuple(getattr(variant.plan, "guards", ()))
                 guards = tuple((g, compile_expr(g)) for g in texts)
+                traced = dict(getattr(variant.plan, "traced", ()))
+                guards = tuple((f"{g} (traced with {_values(traced)})", c) for g, c in guards)
                 self.variants[(cspecs, texts)] = variant
                 self.dynamic_variants.insert(0, (cspecs, guards, variant))
                 self._newest = (cspecs, guards)
@@ -544,9 +547,12 @@ def _fits(dspecs, guards, specs, args):
         return False, why
     for text, code in guards:
         if not evaluate(code, env):
-            values = ", ".join(f"{k} = {v}" for k, v in sorted(env.items()) if not k.startswith("t"))
-            return False, f"guard {text} failed ({values})"
+            return False, f"guard {text} failed with {_values(env)}"
     return True, ""
+
+
+def _values(env) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in sorted(env.items()) if not k.startswith("t"))
 
 
 def explain(fn, *args, **kwargs) -> Explanation:

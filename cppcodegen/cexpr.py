@@ -99,7 +99,8 @@ def cindex(expr) -> str:
 
 
 def linear_coefficient(expr, var):
-    """The coefficient of ``var`` if ``expr`` is affine in it, else None."""
+    """The coefficient of ``var`` if ``expr`` is affine in it, else None: an int, or (a
+    symbolic stride of a dynamic-shape input) an expression of size symbols."""
     expr = sympy.expand(expr)
     if var not in expr.free_symbols:
         return 0
@@ -107,7 +108,9 @@ def linear_coefficient(expr, var):
         if var in f.free_symbols:
             return None
     c = expr.diff(var)
-    return int(c) if c.is_Integer else None
+    if c.is_Integer:
+        return int(c)
+    return c if var not in c.free_symbols else None
 
 
 # ----------------------------------------------------------------- expressions
@@ -253,7 +256,7 @@ class ExprRenderer:
                 return self._bind(f"{vt}::broadcast({e.buf}[{cindex(off)}])")
             if c == 1:
                 return self._bind(f"{vt}::load({ptr})")
-            return self._bind(f"{vt}::load_strided({ptr}, {c})")
+            return self._bind(f"{vt}::load_strided({ptr}, {cindex(c)})")
         args = [self.names[id(a)] for a in e.args]
         template = vector_template(e)
         if template == "cast":

@@ -148,7 +148,8 @@ def _wants_tiles(program: LoopProgram, k: Kernel) -> bool:
         buf = program.buffers[ld.buf]
         off = sympy.expand(sum((i * st for i, st in zip(ld.index, buf.strides)), sympy.Integer(0)))
         c_col, c_row = off.coeff(col), off.coeff(row)
-        if c_col.is_Integer and c_row.is_Integer and abs(int(c_col)) > 1 and abs(int(c_row)) == 1:
+        wide = abs(int(c_col)) > 1 if c_col.is_Integer else bool(c_col.free_symbols)  # symbolic: a row
+        if wide and c_row.is_Integer and abs(int(c_row)) == 1:
             return True
     return False
 

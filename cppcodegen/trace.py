@@ -333,6 +333,7 @@ def broadcast_node(node: Node, shape) -> Node:
     except ValueError:
         raise ValueError(f"cannot broadcast shape {node.shape} to {shape} "
                          f"(at {user_location()})") from None
+    node = _fit(node, shape)
     return make_node("broadcast_to", (node,), shape, node.dtype, user_location())
 
 
@@ -788,10 +789,10 @@ def setitem(a: Proxy, index, value):
     spec, region, _, ints = _basic_index(a, index)
     v = as_node(value)
     try:
-        full, region_shape = _bshapes(v.shape, tuple(region)), _canon_shape(region)
-        if len(full) != len(region_shape) or not all(
-                _same_size(x, y) for x, y in zip(full, region_shape)):
+        full, want = _bshapes(v.shape, tuple(region)), _canon_shape(region)
+        if len(full) != len(want) or not all(_same_size(x, y) for x, y in zip(full, want)):
             raise ValueError
+        v = _fit(v, want)
     except ValueError:
         raise ValueError(f"could not broadcast input array from shape {v.shape} into shape "
                          f"{tuple(region)} (at {user_location()})") from None

@@ -32,6 +32,7 @@ class Plan:
     steps: tuple = (("call", 0),)   # ('call', entry i) | ('extern', ExternCall, (arg positions), out position)
     sizes: tuple = ()  # symbolic sizes: (name, arg index, dim, 0 for its size | 1 for its stride)
     guards: tuple = () # symbolic sizes: Python expressions over the names that must hold
+    traced: tuple = () # symbolic sizes: (name, value in the traced call), for messages
     mutates: tuple = ()  # indices of the array arguments the function updates in place
 
 

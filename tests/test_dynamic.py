@@ -148,7 +148,8 @@ def test_one_symbol_per_dimension_equalities_are_guards():
     assert len(h.variants) == 1 and h.variants[next(iter(h.variants))].plan.guards
     with pytest.raises(ValueError, match="broadcast"):
         h(np.ones(5), np.ones(9))
-    assert "guard" in h.recompile_reasons[0].reason and "n0 = 5, n1 = 9" in h.recompile_reasons[0].reason
+    assert "failed with n0 = 5, n1 = 9" in h.recompile_reasons[0].reason
+    assert "traced with n0 = 8, n1 = 8" in h.recompile_reasons[0].reason
 
 
 def test_guard_failure_reason_and_values():
@@ -162,7 +163,8 @@ def test_guard_failure_reason_and_values():
     x = np.arange(3.0)
     close(f(x), head(x))                   # fewer than 5: the guard fails, recompile
     (r,) = f.recompile_reasons
-    assert "guard" in r.reason and "failed" in r.reason and "n0 = 3" in r.reason
+    assert "guard" in r.reason and "failed with n0 = 3" in r.reason
+    assert "traced with n0 = 10" in r.reason
     ex = cppcodegen.explain(f, x)
     assert ex.recompiles == f.recompile_reasons
 
@@ -347,3 +349,21 @@ def test_dynamic_true_retraces_under_other_guards():
         x = np.arange(float(n))
         close(f(x), head(x))
     assert len(f.variants) == 2            # n >= 5 and n < 5
+
+
+def test_derived_size_that_broadcasts_as_one():
+    """Fuzzer find: x[-8:6] of 13 elements has the derived length 14 - n0, which is 1 here and
+    then broadcasts; the trace decides that from the value (guarded) and slices to length 1."""
+    def fn(x):
+        return np.broadcast_to(x[-8:6], (13,)) + x[:1] * 0, x[-8:6] + x
+    x = np.arange(13, dtype=np.float32)
+    f = cppcodegen.compile(fn, dynamic=True)
+    for got, want in zip(f(x), fn(x)):
+        close(got, want)
+
+    def put(x):
+        y = np.zeros_like(x)
+        y[2:] = x[-8:6]
+        return y
+    g = cppcodegen.compile(put, dynamic=True)
+    close(g(x), put(x))
