@@ -1515,6 +1515,8 @@ def trace(fn, arg_specs, args):
     # the argument itself returned is the caller's array (as NumPy returns it)
     mutations = [(p.arg, p.node) for p in call_args
                  if isinstance(p, Proxy) and p.arg is not None and p.node is not inputs_by_arg[p.arg]]
+    if env is not None:         # a symbolic size returned: computed at run time (int64)
+        result = map_tree(result, lambda d: _size_operand(d.expr), leaf_type=_shapes().SymInt)
     outputs = map_tree(result, lambda p: inputs_by_arg[p.arg] if p.arg is not None else p.node,
                        leaf_type=Proxy)
     _check_outputs(result)

@@ -367,3 +367,14 @@ def test_derived_size_that_broadcasts_as_one():
         return y
     g = cppcodegen.compile(put, dynamic=True)
     close(g(x), put(x))
+
+
+def test_returned_sizes_are_computed_per_call():
+    def fn(x):
+        return x.sum(), x.shape[0], (x.shape[0] - 1) * 2, x.ndim
+    f = cppcodegen.compile(fn, dynamic=True)
+    for n in (4, 9):
+        x = np.ones((n, 3))
+        got = f(x)
+        assert [int(v) for v in got] == [int(v) for v in fn(x)]
+    assert len(f.variants) == 1
