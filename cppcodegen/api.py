@@ -183,7 +183,7 @@ def _size_plan(specs, graph) -> dict:
     """Plan fields of a dynamic variant: where each size/stride name is read, and the guards."""
     if not any(s[0] == "darray" for s in specs):
         return {}
-    from .shapes import pyexpr
+    from .shapes import guard_text, pyexpr
     sizes = []
     for i, s in enumerate(specs):
         if s[0] == "darray":
@@ -192,7 +192,8 @@ def _size_plan(specs, graph) -> dict:
     seen = set()
     sizes = [x for x in sizes if not (x[0] in seen or seen.add(x[0]))]
     return {"sizes": tuple(sizes), "guards": tuple(pyexpr(g) for g in graph.guards),
-            "traced": tuple(sorted((s.name, int(v)) for s, v in graph.hints.items()))}
+            "traced": tuple(sorted((s.name, int(v)) for s, v in graph.hints.items())),
+            "guard_texts": tuple(guard_text(g) for g in graph.guards)}
 
 
 def _variant(so_path, cdef, plan, constants, specs):
@@ -404,9 +405,10 @@ class CompiledFunction:
             else:       # keyed with its guards: one pattern may be traced under other guards
                 from .runtime.sizes import compile_expr
                 texts = tuple(getattr(variant.plan, "guards", ()))
-                guards = tuple((g, compile_expr(g)) for g in texts)
-                traced = dict(getattr(variant.plan, "traced", ()))
-                guards = tuple((f"{g} (traced with {_values(traced)})", c) for g, c in guards)
+                plan = variant.plan
+                traced = _values(dict(plan.traced))
+                guards = tuple((f"{t} (traced with {traced})", compile_expr(g))
+                               for g, t in zip(texts, plan.guard_texts or texts))
                 self.variants[(cspecs, texts)] = variant
                 self.dynamic_variants.insert(0, (cspecs, guards, variant))
                 self._newest = (cspecs, guards)

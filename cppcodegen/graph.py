@@ -104,7 +104,9 @@ class Graph:
             lines.append(f"{names[id(n)]} = {n.op}({args}{attrs}) : {n.dtype}{list(n.shape)}{loc}")
         lines += [f"write arg{i} = {names[id(n)]}" for i, n in self.mutations]
         lines.append("return " + _tree_text(self.outputs, names))
-        lines += [f"guard {g}" for g in self.guards]
+        if self.guards:
+            from .shapes import guard_text
+            lines += [f"guard {guard_text(g)}" for g in self.guards]
         return "\n".join(lines)
 
     def key(self) -> str:

@@ -324,6 +324,21 @@ def exact_div(a, b):
 
 # --------------------------------------------------------------------------- runtime text
 
+def guard_text(rel) -> str:
+    """A guard for people: ``n0 - 2 >= 3`` rather than ``n0 - 5 >= 0``."""
+    ops = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">"}
+    op = next((o for cls, o in ops.items() if isinstance(rel, cls)), None)
+    if op is None or rel.rhs != 0:
+        return str(rel)
+    const, rest = sympy.expand(rel.lhs).as_coeff_Add()
+    if rest == 0:
+        return str(rel)
+    if rest.could_extract_minus_sign():
+        rest, const = -rest, -const
+        op = {">=": "<=", ">": "<"}.get(op, op)
+    return f"{sympy.sstr(rest)} {op} {sympy.sstr(-const)}"
+
+
 def pyexpr(expr) -> str:
     """Python source for a size expression or a guard, evaluated by the runtime with the sizes
     bound to names (``runtime.compiled.size_eval``): no sympy there."""

@@ -33,6 +33,7 @@ class Plan:
     sizes: tuple = ()  # symbolic sizes: (name, arg index, dim, 0 for its size | 1 for its stride)
     guards: tuple = () # symbolic sizes: Python expressions over the names that must hold
     traced: tuple = () # symbolic sizes: (name, value in the traced call), for messages
+    guard_texts: tuple = ()  # the guards as people read them, for messages
     mutates: tuple = ()  # indices of the array arguments the function updates in place
 
 
