@@ -35,20 +35,22 @@ fuzz: install-test
 # make sanitize [SANITIZE=address,undefined] [SN=1000] [SS=1]
 #   the whole test suite, then SN fuzz graphs of seed SS, with every kernel built with
 #   -fsanitize=$(SANITIZE) -fno-sanitize-recover=all (CPPCODEGEN_SANITIZE). Python itself is
-#   not instrumented, so gcc's AddressSanitizer runtime is preloaded into it; leaks are not
-#   checked (CPython keeps memory until exit on purpose). Kernels go to their own cache.
+#   not instrumented, so gcc's AddressSanitizer runtime is preloaded into it, with libstdc++
+#   (ASan resolves __cxa_throw at start-up: C++ extension modules loaded later would abort on
+#   their first exception); leaks are not checked (CPython keeps memory until exit on
+#   purpose). Kernels go to their own cache.
 SANITIZE ?= address,undefined
 SN ?= 1000
 SS ?= 1
 SANITIZE_ENV = CPPCODEGEN_SANITIZE=$(SANITIZE) \
 	CPPCODEGEN_CACHE_DIR=$(CURDIR)/.cache/kernels-sanitize \
-	LD_PRELOAD="$$($(CXX_FOR_SANITIZE) -print-file-name=libasan.so)" \
+	LD_PRELOAD="$$($(CXX_FOR_SANITIZE) -print-file-name=libasan.so) $$($(CXX_FOR_SANITIZE) -print-file-name=libstdc++.so)" \
 	ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:abort_on_error=1:detect_odr_violation=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 CXX_FOR_SANITIZE ?= $(or $(CXX),g++)
 .PHONY: sanitize
 sanitize: install-test
-	$(SANITIZE_ENV) $(PYTHON) -m pytest -q -n 2 tests
+	$(SANITIZE_ENV) $(PYTHON) -m pytest -q -rfE -n 2 tests
 	$(SANITIZE_ENV) $(PYTHON) -m tests.fuzz --count $(SN) --seed $(SS)
 
 # make torture [ROUNDS=50] [PROCS=16] [KILLS=100]  -- cache torture (tests/torture.py)

@@ -21,8 +21,12 @@ axes, to the input axes it runs along (``_Axes``). Then:
 * a reduction broadcast back against its chunked axes (softmax along a chunked axis),
   a reshape that merges a chunked axis, a matrix product's contracted axis, a captured
   constant array, ``arange``: those axes are merged into one chunk first (``rechunk``);
-* slicing with offsets along a chunked axis (stencils) needs neighbours: refused with an
-  error naming the axis and the depth, and the rechunk that makes it work.
+* windows ``x[s:s + n - L]`` along a chunked axis (stencils such as ``x[2:] - x[:-2]``) need
+  neighbours: each chunk is extended by the L elements after it (``dask.array.overlap``,
+  asymmetric depth, no boundary) and the user's function runs on it, giving back its own
+  size (the last chunk L less). Where that cannot work (a reduction along a chunked axis
+  too, several outputs, strided slices) the call is refused with an error naming the axis
+  and the depth, and the rechunk that makes it work.
 
 Kernels are specialized on dtype, number of dimensions and layout (blocks are passed
 C-contiguous); when ``CompiledFunction`` takes ``dynamic=True`` they are compiled for
@@ -36,7 +40,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import re
 import sys
 
 import numpy as np
@@ -73,11 +76,13 @@ class _Axes:
     ('in', i, k); others are fresh. ``fixed`` elements hold position-dependent values
     (constant arrays, arange, random draws, extern results, merged reshapes): a chunked
     input axis tied to one must be whole. ``whole`` collects elements that must not be
-    chunked; ``neighbours`` (element, depth, where) the slices with offsets.
+    chunked; ``neighbours`` (element, depth, where) the strided slices; ``shifts`` the
+    windows ``x[s:s + size - L]`` (stencils: the output axis keeps the input's element).
     """
 
     def __init__(self, graph):
         self.parent, self.fixed, self.whole, self.neighbours = {}, set(), set(), []
+        self.shifts = []        # (element, start, shrink, where): x[start:size - shrink + start]
         self.elem = {}
         self._fresh = itertools.count()
         # x.argmax() traces as argmax(x.reshape(-1)): that reshape only numbers positions
@@ -152,6 +157,9 @@ class _Axes:
             for k, ((start, step, n), size) in enumerate(zip(node.attr("spec"), ins[0].shape)):
                 if start == 0 and step == 1 and n == size:
                     out.append(E[0][k])
+                elif step == 1 and n > 0:       # a shifted window: a stencil's neighbours
+                    self.shifts.append((E[0][k], start, size - n, node.where))
+                    out.append(E[0][k])
                 else:
                     depth = max(start, size - (start + step * (n - 1)) - 1) if n else size
                     self.neighbours.append((E[0][k], depth, node.where))
@@ -200,7 +208,6 @@ class _Axes:
 # ----------------------------------------------------------------- planning a call
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXY"
-_SHAPE_SUFFIX = re.compile(r"\[[^\]]*\]$")
 
 
 def dask_call(cf, args):
@@ -215,7 +222,14 @@ def dask_call(cf, args):
         call.rechunk(plan[1])
         plan = None
     results = {}
-    if plan is None:
+    stencil = call.stencil()
+    if stencil:                     # map_overlap: chunks extended by their right neighbours
+        kernel = call.user_kernel(graph.outputs, stencil) if plan is None else None
+        if kernel is None:
+            call.refuse_stencil(stencil)
+        leaf = graph.outputs
+        results[id(leaf)] = call.overlap_layer(kernel, leaf, stencil)
+    elif plan is None:
         kernel = call.user_kernel(graph.outputs)
         if kernel is not None:
             leaf = graph.outputs
@@ -292,6 +306,56 @@ class _Call:
         return ({ax.find(e) for e in ax.whole} | {
             e for e in self.chunked if any(ax.find(f) == e for f in ax.fixed)}) & self.chunked
 
+    def stencil(self) -> dict:
+        """{chunked element: L} for the windows x[s:s + size - L] along chunked axes."""
+        out = {}
+        for e, start, shrink, where in self.axes.shifts:
+            e = self.axes.find(e)
+            if e in self.chunked:
+                out[e] = max(out.get(e, 0), shrink)
+                if out[e] != shrink or not 0 <= start <= shrink:
+                    self.refuse_stencil({e: max(out[e], shrink)}, where)
+        for e, L in out.items():     # every input along e must be the full-length array
+            sizes = {x.shape[k] for i, x in self.arrays.items() for k in range(x.ndim)
+                     if self.axes.find(("in", i, k)) == e}
+            if len(sizes) != 1:
+                self.refuse_stencil({e: L})
+        return out
+
+    def refuse_stencil(self, stencil, where=None):
+        e, depth = next(iter(stencil.items()))
+        where = where or next(w for f, _, _, w in self.axes.shifts if self.axes.find(f) == e)
+        raise UnsupportedError(
+            f"{self.name} slices {self._axis_name(e)} with an offset (at {where}): each output "
+            f"element needs neighbours up to {depth} elements away, across chunk boundaries; "
+            "cppcodegen runs such stencils with map_overlap only when the function returns "
+            "one array and reduces along no chunked axis, which is not the case here; make "
+            "that axis one chunk first, e.g. x.rechunk({axis: -1})")
+
+    def overlap_layer(self, kernel, leaf, stencil):
+        """The stencil per chunk: every chunk extended by the L elements after it (the
+        last one is not), so the function's windows shrink it back to its own size."""
+        from dask.array.core import unify_chunks
+        from dask.array.overlap import ensure_minimum_chunksize, overlap
+        pairs = self.user_pairs()
+        _, aligned = unify_chunks(*[v for p in pairs for v in p])
+        arrays = {i: a for i, a in enumerate(aligned) if i in self.arrays}
+        out_chunks = {}
+        for i, x in arrays.items():
+            depth, spec = {}, {}
+            for k in range(x.ndim):
+                L = stencil.get(self.axes.find(("in", i, k)))
+                if L:
+                    c = ensure_minimum_chunksize(L + 1, x.chunks[k])   # the last one too
+                    spec[k], depth[k] = c, (0, L)
+                    out_chunks[self.ind(self.inputs[i])[k]] = c[:-1] + (c[-1] - L,)
+            if depth:
+                x = x.rechunk(spec) if spec else x
+                x = overlap(x, depth=depth, boundary={k: "none" for k in depth})
+            self.arrays[i] = x
+        return self.blockwise(kernel, leaf, self.ind(leaf), self.user_pairs(),
+                              adjust=out_chunks)
+
     def check_neighbours(self):
         for e, depth, where in self.axes.neighbours:
             e = self.axes.find(e)
@@ -342,7 +406,7 @@ class _Call:
                 CompiledFunction(piece, self.cf.backend, self.cf.options)))
         return found
 
-    def user_kernel(self, out):
+    def user_kernel(self, out, stencil=None):
         """``cf`` itself runs per chunk when the function returns one array and tracing it on
         a chunk gives the same graph up to sizes (nothing in it depends on the sizes of
         chunked axes); else None (graph pieces replay the global graph instead)."""
@@ -353,7 +417,9 @@ class _Call:
         chunk_specs, fake = [], []
         for i, (s, a) in enumerate(zip(self.specs, self.args)):
             if i in self.arrays:
-                shape = tuple(c[0] for c in self.arrays[i].chunks)
+                shape = tuple(c[0] + (stencil or {}).get(self.axes.find(("in", i, k)), 0)
+                              if len(c) > 1 else c[0]
+                              for k, c in enumerate(self.arrays[i].chunks))
                 chunk_specs.append(("array", s[1], shape, _c_strides(shape, s[1])))
                 fake.append(np.broadcast_to(np.zeros((), s[1]), shape))
             else:
@@ -363,10 +429,7 @@ class _Call:
             small = trace(self.cf.fn, tuple(chunk_specs), fake)
         except Exception:
             return None
-
-        def norm(g):
-            return [_SHAPE_SUFFIX.sub("", line) for line in g.text().splitlines()]
-        return _make_kernel(self.cf) if norm(small) == norm(self.graph) else None
+        return _make_kernel(self.cf) if _same_up_to_sizes(small, self.graph) else None
 
     # -- layers
     def blockwise(self, kernel, out_node, out_ind, pairs, name=None, adjust=None,
@@ -481,6 +544,25 @@ def _c_strides(shape, dtype):
         strides.append(acc)
         acc *= max(int(s), 1)
     return tuple(reversed(strides))
+
+
+def _same_up_to_sizes(g1, g2) -> bool:
+    """The same graph but for sizes: ops, inputs, dtypes and attributes equal, slices
+    compared by start, step and distance from the end."""
+    if len(g1.nodes) != len(g2.nodes):
+        return False
+    n1, n2 = g1.names(), g2.names()
+
+    def attrs(n):
+        if n.op != "slice":
+            return n.attrs
+        return tuple((s, st, size - s - st * k) for (s, st, k), size in
+                     zip(n.attr("spec"), n.inputs[0].shape))
+    for a, b in zip(g1.nodes, g2.nodes):
+        if (a.op != b.op or a.dtype != b.dtype or attrs(a) != attrs(b)
+                or [n1[id(i)] for i in a.inputs] != [n2[id(i)] for i in b.inputs]):
+            return False
+    return g1.text().splitlines()[-1] == g2.text().splitlines()[-1]     # the outputs
 
 
 def _block_shapes(pairs, unified):

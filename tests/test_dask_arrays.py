@@ -134,13 +134,29 @@ def test_size_dependent_functions_use_the_global_sizes():
     check(got, X64 / 240, rtol=1e-15)
 
 
-def test_stencils_along_chunked_axes_say_they_cannot():
-    cf = cppcodegen.compile(lambda x: x[2:] - x[:-2])
-    with pytest.raises(UnsupportedError, match=r"axis 0 .*neighbours up to 2 .*rechunk"):
+@pytest.mark.parametrize("name, fn, chunks", [
+    ("diff", lambda x: x[2:] - x[:-2], CHUNKS),
+    ("smooth", lambda x: 0.25 * x[:-2] + 0.5 * x[1:-1] + 0.25 * x[2:], (64, 36)),
+    ("laplace", lambda x: x[1:-1, 2:] + x[1:-1, :-2] + x[2:, 1:-1] + x[:-2, 1:-1]
+     - 4 * x[1:-1, 1:-1], (50, 10)),
+    ("short_last_chunk", lambda x: np.tanh(x[:, 3:] - 1e5) - x[:, :-3], (70, 17)),
+])
+def test_stencils_run_with_the_neighbours_of_each_chunk(name, fn, chunks):
+    out, got = run(fn, X64, chunks=chunks)
+    assert out.npartitions > 1 and any("overlap" in n for n in out.dask.layers)
+    check(got, fn(X64), rtol=1e-13, atol=1e-12)
+
+
+def test_stencils_that_cannot_run_per_chunk_say_so():
+    cf = cppcodegen.compile(lambda x: (x[1:] - x[:-1]).sum(axis=0))     # and a reduction
+    with pytest.raises(UnsupportedError, match=r"axis 0 .*neighbours up to 1 .*rechunk"):
         cf(da.from_array(X64, chunks=CHUNKS))
     with dask.config.set(scheduler="threads"):       # unchunked along that axis: fine
         got = cf(da.from_array(X64, chunks=(240, 12))).compute()
-    check(got, X64[2:] - X64[:-2])
+    check(got, (X64[1:] - X64[:-1]).sum(axis=0), rtol=1e-12, atol=1e-9)
+    strided = cppcodegen.compile(lambda x: x[::2] + 1)
+    with pytest.raises(UnsupportedError, match=r"axis 0 of argument 0"):
+        strided(da.from_array(X64, chunks=CHUNKS))
 
 
 def test_no_kernel_runs_on_empty_arrays_while_building_the_graph():
