@@ -1203,9 +1203,20 @@ class _RandomState:
 def _size_shape(size):
     if size is None:
         return ()
-    if isinstance(size, (int, np.integer)):
-        return (int(size),)
-    return tuple(int(s) for s in size)
+    if isinstance(size, (int, np.integer)) or _is_dim(size):
+        size = (size,)
+    return _canon_shape(size)            # symbolic sizes (x.shape[0]) stay symbolic
+
+
+def _random_shape(size, a, b, what):
+    """The shape of a draw: ``size`` broadcast with its parameters' shapes."""
+    shapes = [_size_shape(size)] + [x.node.shape if isinstance(x, Proxy) else np.shape(x)
+                                    for x in (a, b)]
+    try:
+        return _bshapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{what}: shape mismatch: objects cannot be broadcast to a single "
+                         f"shape {shapes} (at {user_location()})") from None
 
 
 def _random_node(dist: str, shape, dtype=np.float64, source=None) -> Proxy:
@@ -1226,14 +1237,14 @@ def _affine(p: Proxy, loc, scale) -> Proxy:
 
 
 def _uniform(low=0.0, high=1.0, size=None, source=None):
-    shape = _broadcast_shapes((np.empty(_size_shape(size)), low, high), "uniform")
+    shape = _random_shape(size, low, high, "uniform")
     u = _random_node("uniform", shape, source=source)
     return _affine(u, low, np.subtract(high, low) if isinstance(high, Proxy) or
                    isinstance(low, Proxy) else high - low)
 
 
 def _normal(loc=0.0, scale=1.0, size=None, source=None):
-    shape = _broadcast_shapes((np.empty(_size_shape(size)), loc, scale), "normal")
+    shape = _random_shape(size, loc, scale, "normal")
     return _affine(_random_node("normal", shape, source=source), loc, scale)
 
 
@@ -1241,8 +1252,8 @@ RANDOM_FUNCTIONS = {
     "random": lambda size=None: _random_node("uniform", _size_shape(size)),
     "random_sample": lambda size=None: _random_node("uniform", _size_shape(size)),
     "sample": lambda size=None: _random_node("uniform", _size_shape(size)),
-    "rand": lambda *dims: _random_node("uniform", tuple(int(d) for d in dims)),
-    "randn": lambda *dims: _random_node("normal", tuple(int(d) for d in dims)),
+    "rand": lambda *dims: _random_node("uniform", _size_shape(dims)),
+    "randn": lambda *dims: _random_node("normal", _size_shape(dims)),
     "standard_normal": lambda size=None: _random_node("normal", _size_shape(size)),
     "uniform": _uniform,
     "normal": _normal,

@@ -378,3 +378,17 @@ def test_returned_sizes_are_computed_per_call():
         got = f(x)
         assert [int(v) for v in got] == [int(v) for v in fn(x)]
     assert len(f.variants) == 1
+
+
+def test_random_draws_of_symbolic_size():
+    def fn(x, rng):
+        return (x + np.random.random(x.shape), np.random.rand(x.shape[0], 2).sum(axis=1),
+                rng.normal(0.0, 1.0, size=x.shape[0]), np.random.uniform(x, x + 1.0))
+    f = cppcodegen.compile(fn, dynamic=True)
+    for n in (5, 3000):
+        x = np.zeros((n, 3))
+        a, b, c, d = f(x, np.random.default_rng(n))
+        assert a.shape == (n, 3) and b.shape == (n,) and c.shape == (n,) and d.shape == (n, 3)
+        assert ((a >= 0) & (a < 1)).all() and ((d >= x) & (d < x + 1)).all()
+    assert abs(a.mean() - 0.5) < 0.05 and abs(c.mean()) < 0.1 and abs(c.std() - 1) < 0.1
+    assert len(f.variants) == 1
