@@ -224,18 +224,15 @@ def dask_call(cf, args):
     results = {}
     stencil = call.stencil()
     if stencil:                     # map_overlap: chunks extended by their right neighbours
-        if plan is not None:
-            call.refuse_stencil(stencil)
-        call.align_windows(stencil)     # a window's axis now runs along its input's axis
         out = graph.outputs
-        kernel = None
-        if (_reduction_plan(graph, call.axes, call.chunked, leaves) is None
-                and set(stencil) <= set(call.axes.of(out) if len(leaves) == 1 else ())):
-            kernel = call.user_kernel(out, stencil)
+        call.align_windows(stencil)     # a window's axis now runs along its input's axis
+        ok = (plan is None and isinstance(out, Node)     # one output keeping every such axis
+              and _reduction_plan(graph, call.axes, call.chunked, leaves) is None
+              and set(stencil) <= set(call.axes.of(out)))
+        kernel = call.user_kernel(out, stencil) if ok else None
         if kernel is None:
             call.refuse_stencil(stencil)
-        leaf = graph.outputs
-        results[id(leaf)] = call.overlap_layer(kernel, leaf, stencil)
+        results[id(out)] = call.overlap_layer(kernel, out, stencil)
     elif plan is None:
         kernel = call.user_kernel(graph.outputs)
         if kernel is not None:
@@ -281,6 +278,9 @@ class _Call:
                 if not (x.dtype.kind in signature.SUPPORTED_KINDS and x.dtype.isnative):
                     raise TypeError(f"cppcodegen supports bool, integer and float arrays; "
                                     f"argument {i} is a dask array of dtype {x.dtype}")
+                if any(np.isnan(s) for s in x.shape):
+                    raise ValueError(f"argument {i} of {self.name} is a dask array of unknown "
+                                     "chunk sizes; call x.compute_chunk_sizes() first")
                 self.arrays[i] = x
                 specs.append(("array", x.dtype, tuple(map(int, x.shape)),
                               _c_strides(x.shape, x.dtype)))
