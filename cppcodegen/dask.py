@@ -77,12 +77,12 @@ class _Axes:
     (constant arrays, arange, random draws, extern results, merged reshapes): a chunked
     input axis tied to one must be whole. ``whole`` collects elements that must not be
     chunked; ``neighbours`` (element, depth, where) the strided slices; ``shifts`` the
-    windows ``x[s:s + size - L]`` (stencils: the output axis keeps the input's element).
+    windows ``x[s:s + size - L]`` (stencils, run with each chunk's neighbours when chunked).
     """
 
     def __init__(self, graph):
         self.parent, self.fixed, self.whole, self.neighbours = {}, set(), set(), []
-        self.shifts = []        # (element, start, shrink, where): x[start:size - shrink + start]
+        self.shifts = []        # (input element, output element, start, shrink L, where)
         self.elem = {}
         self._fresh = itertools.count()
         # x.argmax() traces as argmax(x.reshape(-1)): that reshape only numbers positions
@@ -157,9 +157,9 @@ class _Axes:
             for k, ((start, step, n), size) in enumerate(zip(node.attr("spec"), ins[0].shape)):
                 if start == 0 and step == 1 and n == size:
                     out.append(E[0][k])
-                elif step == 1 and n > 0:       # a shifted window: a stencil's neighbours
-                    self.shifts.append((E[0][k], start, size - n, node.where))
-                    out.append(E[0][k])
+                elif step == 1 and n > 0:       # a window x[s:s + size - L]: a stencil
+                    out.append(self.new())
+                    self.shifts.append((E[0][k], out[-1], start, size - n, node.where))
                 else:
                     depth = max(start, size - (start + step * (n - 1)) - 1) if n else size
                     self.neighbours.append((E[0][k], depth, node.where))
@@ -224,11 +224,15 @@ def dask_call(cf, args):
     results = {}
     stencil = call.stencil()
     if stencil:                     # map_overlap: chunks extended by their right neighbours
-        kernel = call.user_kernel(graph.outputs, stencil) if plan is None else None
+        out = graph.outputs
+        call.align_windows(stencil)     # a window's axis now runs along its input's axis
+        ok = (plan is None and isinstance(out, Node)     # one output keeping every such axis
+              and _reduction_plan(graph, call.axes, call.chunked, leaves) is None
+              and set(stencil) <= set(call.axes.of(out)))
+        kernel = call.user_kernel(out, stencil) if ok else None
         if kernel is None:
             call.refuse_stencil(stencil)
-        leaf = graph.outputs
-        results[id(leaf)] = call.overlap_layer(kernel, leaf, stencil)
+        results[id(out)] = call.overlap_layer(kernel, out, stencil)
     elif plan is None:
         kernel = call.user_kernel(graph.outputs)
         if kernel is not None:
@@ -274,6 +278,9 @@ class _Call:
                 if not (x.dtype.kind in signature.SUPPORTED_KINDS and x.dtype.isnative):
                     raise TypeError(f"cppcodegen supports bool, integer and float arrays; "
                                     f"argument {i} is a dask array of dtype {x.dtype}")
+                if any(np.isnan(s) for s in x.shape):
+                    raise ValueError(f"argument {i} of {self.name} is a dask array of unknown "
+                                     "chunk sizes; call x.compute_chunk_sizes() first")
                 self.arrays[i] = x
                 specs.append(("array", x.dtype, tuple(map(int, x.shape)),
                               _c_strides(x.shape, x.dtype)))
@@ -309,7 +316,7 @@ class _Call:
     def stencil(self) -> dict:
         """{chunked element: L} for the windows x[s:s + size - L] along chunked axes."""
         out = {}
-        for e, start, shrink, where in self.axes.shifts:
+        for e, _, start, shrink, where in self.axes.shifts:
             e = self.axes.find(e)
             if e in self.chunked:
                 out[e] = max(out.get(e, 0), shrink)
@@ -322,9 +329,14 @@ class _Call:
                 self.refuse_stencil({e: L})
         return out
 
+    def align_windows(self, stencil):
+        for e, f, _, _, _ in self.axes.shifts:
+            if self.axes.find(e) in stencil:
+                self.axes.union(f, e)
+
     def refuse_stencil(self, stencil, where=None):
         e, depth = next(iter(stencil.items()))
-        where = where or next(w for f, _, _, w in self.axes.shifts if self.axes.find(f) == e)
+        where = where or next(w for f, _, _, _, w in self.axes.shifts if self.axes.find(f) == e)
         raise UnsupportedError(
             f"{self.name} slices {self._axis_name(e)} with an offset (at {where}): each output "
             f"element needs neighbours up to {depth} elements away, across chunk boundaries; "

@@ -32,7 +32,11 @@ def run(fn, *arrays, chunks=CHUNKS):
     with dask.config.set(scheduler="threads"):
         out = cf(*[da.from_array(a, chunks=chunks) if k == 0 else a      # the rest: NumPy
                    for k, a in enumerate(arrays)])
-        return out, dask.compute(out)[0]
+        got = dask.compute(out)[0]
+    for o, g in zip(out if isinstance(out, tuple) else (out,),
+                    got if isinstance(got, tuple) else (got,)):
+        assert o.shape == np.shape(g) and o.dtype == np.asarray(g).dtype    # the metadata
+    return out, got
 
 
 def check(got, want, rtol=1e-6, atol=0.0):
@@ -145,6 +149,12 @@ def test_stencils_run_with_the_neighbours_of_each_chunk(name, fn, chunks):
     out, got = run(fn, X64, chunks=chunks)
     assert out.npartitions > 1 and any("overlap" in n for n in out.dask.layers)
     check(got, fn(X64), rtol=1e-13, atol=1e-12)
+
+
+def test_windows_along_unchunked_axes_are_plain_blockwise():
+    out, got = run(lambda x: x[:, 1:] - x[:, :-1], X64, chunks=(60, 36))
+    assert out.chunks == ((60,) * 4, (35,))
+    check(got, X64[:, 1:] - X64[:, :-1], rtol=1e-13, atol=1e-12)
 
 
 def test_stencils_that_cannot_run_per_chunk_say_so():
