@@ -567,21 +567,25 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     parts = [PRELUDE]
     segments, steps = [[]], []
     rendered: dict = {}         # kernel text with its own names taken out -> function name
+    shared = {} if opts.generate_intermediate_hooks else share_temporaries(program, kernels)
     for k in kernels:
         if k.form == "extern":
             s = k.stages[0]
-            steps.append(("extern", s.extern, tuple(s.args), s.name))
+            steps.append(("extern", s.extern, tuple(shared.get(a, a) for a in s.args),
+                          shared.get(s.name, s.name)))
             segments.append([])
             continue
         kw = KernelWriter(program, k, opts)
         text, names = kw.render(), [n for n, _ in kw.params()]
+        if len({shared.get(n, n) for n in names}) < len(names):    # one memory, two names
+            head, _, body = text.partition("{\n")
+            text = head.replace(" __restrict__", "") + "{\n" + body
         key = _canonical(text, k.name, names)
         if key not in rendered:     # the same loops over other buffers (time steps): one function
             rendered[key] = k.name
             parts.append(text)
         segments[-1].append(f"{rendered[key]}({', '.join(names)});")
     local = set().union(*[k.locals for k in kernels]) if kernels else set()
-    shared = {} if opts.generate_intermediate_hooks else share_temporaries(program, kernels)
     signature = []
     for name, buf in program.buffers.items():
         if name not in local and name not in shared:
@@ -627,36 +631,70 @@ def _canonical(text: str, name: str, params: list) -> str:
 
 
 def share_temporaries(program: LoopProgram, kernels: list) -> dict:
-    """Temporaries of equal dtype and shape whose lifetimes (first to last kernel using them)
-    do not overlap share memory: {temporary: the buffer whose memory it uses}. A time loop's
-    steps then ping-pong between two buffers instead of holding one per step. Buffers read
-    or written by NumPy calls between kernels keep their own."""
+    """Buffers that can live in another buffer's memory: {temporary: the buffer whose memory
+    it uses}. Fewer, reused buffers mean fewer fresh pages to fault in on every call:
+
+    - a temporary last read by the kernel that computes an output from it elementwise (the
+      epilogue ``+ b`` after a matrix product) is that output's memory: the NumPy call writes
+      the output buffer and the epilogue updates it in place;
+    - temporaries of equal dtype and shape share memory when their lifetimes (first to last
+      kernel using them) do not overlap, or only touch in a kernel that computes the new one
+      elementwise from the old one (``relu(x @ W + b)``): a time loop's steps ping-pong between
+      two buffers instead of holding one per step.
+    """
     span: dict = {}
-    pinned: set = set()
     for i, k in enumerate(kernels):
         for s in k.stages:
-            if s.kind == "extern":
-                pinned |= set(s.args) | {s.name}
-                continue
-            for name in [s.name] + [m.name for m in s.members] + [
-                    e.buf for e in walk(s.body) if isinstance(e, Load)]:
+            names = [s.name] + list(s.args) if s.kind == "extern" else [s.name] + [
+                m.name for m in s.members] + [e.buf for e in walk(s.body) if isinstance(e, Load)]
+            for name in names:
                 lo, hi = span.get(name, (i, i))
                 span[name] = (min(lo, i), max(hi, i))
     local = set().union(*[k.locals for k in kernels]) if kernels else set()
-    pools: dict = {}            # (dtype, shape) -> [[pool buffer, last kernel using it], ...]
+    buffers = program.buffers
+
+    def same_layout(a, b) -> bool:
+        a, b = buffers[a], buffers[b]
+        return a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape) and a.strides == b.strides
+
+    def elementwise(i, old, new) -> bool:
+        """Kernel i is one pointwise stage writing ``new`` that reads ``old`` only at the
+        element it writes."""
+        k = kernels[i]
+        if k.form == "extern" or len(k.stages) != 1:
+            return False
+        s = k.stages[0]
+        if s.kind != "pointwise" or s.members or s.name != new or s.store is not None:
+            return False
+        here = index_vars(len(s.domain))
+        return all(tuple(e.index) == here for e in walk(s.body)
+                   if isinstance(e, Load) and e.buf == old)
+
     shared = {}
-    for name, (lo, hi) in sorted(span.items(), key=lambda kv: kv[1]):
-        buf = program.buffers[name]
-        if buf.role != "temp" or name in pinned or name in local:
+    for i, k in enumerate(kernels):
+        if k.form == "extern" or len(k.stages) != 1 or buffers[k.stages[0].name].role != "output":
             continue
-        slots = pools.setdefault((buf.dtype, tuple(buf.shape)), [])
+        out = k.stages[0].name
+        for e in walk(k.stages[0].body):
+            t = getattr(e, "buf", None)
+            if (t is not None and buffers[t].role == "temp" and t not in local
+                    and t not in shared and span[t][1] == i and span[out][0] == i
+                    and same_layout(t, out) and elementwise(i, t, out)):
+                shared[t] = out
+                break
+    pools: dict = {}            # (dtype, shape) -> [[pool buffer, last kernel using it, its
+    for name, (lo, hi) in sorted(span.items(), key=lambda kv: kv[1]):    # last occupant], ...]
+        buf = buffers[name]
+        if buf.role != "temp" or name in local or name in shared:
+            continue
+        slots = pools.setdefault((buf.dtype, tuple(buf.shape), buf.strides), [])
         for slot in slots:
-            if slot[1] < lo:
+            if slot[1] < lo or (slot[1] == lo and elementwise(lo, slot[2], name)):
                 shared[name] = slot[0]
-                slot[1] = hi
+                slot[1], slot[2] = hi, name
                 break
         else:
-            slots.append([name, hi])
+            slots.append([name, hi, name])
     return shared
 
 

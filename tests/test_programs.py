@@ -17,6 +17,16 @@ from helpers import check_against_numpy
 
 pytestmark = pytest.mark.filterwarnings("ignore:cppcodegen")
 
+
+@pytest.fixture(autouse=True)
+def _warn_once_state():
+    """NumPy-call warnings are once per process: leave them unsent for other test files."""
+    from cppcodegen import trace
+    saved = set(trace._WARNED)
+    yield
+    trace._WARNED.clear()
+    trace._WARNED.update(saved)
+
 R = np.random.default_rng(11)
 A = R.standard_normal((7, 9))
 B = R.standard_normal((9, 5))
@@ -66,6 +76,20 @@ def test_mlp_and_float32_products():
     check_against_numpy(mlp, A, w1, b1, w2, b2, **PROD)
     args32 = [a.astype(np.float32) for a in (A, w1, b1, w2, b2)]
     check_against_numpy(mlp, *args32, rtol=1e-5, atol=1e-5)
+
+
+def test_mlp_epilogues_update_product_buffers_in_place():
+    """relu(x @ W1 + b1) is computed in the first product's buffer, and the second product
+    writes the output buffer that `+ b2` then updates: one temporary for the whole MLP."""
+    w1, b1 = R.standard_normal((9, 16)), R.standard_normal(16)
+    w2, b2 = R.standard_normal((16, 16)), R.standard_normal(16)
+    x = R.standard_normal((12, 9))
+
+    def mlp(x, w1, b1, w2, b2):
+        return np.maximum(x @ w1 + b1, 0) @ w2 + b2
+    ex = cppcodegen.explain(mlp, x, w1, b1, w2, b2)
+    assert [role for *_, role in ex.signature].count("temp") == 1, ex.signature
+    check_against_numpy(mlp, x, w1, b1, w2, b2, **PROD)
 
 
 # --------------------------------------------------------------- joins and layout
