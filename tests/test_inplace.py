@@ -397,3 +397,44 @@ def test_dynamic_shapes(fn, make):
     for n in (5, 12, 29):
         check_inplace(fn, *make(n), compiled=cf)
     assert len(cf.variants) == 1
+
+
+def test_warm_start_from_the_graph_cache_still_writes_arguments():
+    """A second process loads the kernel and its plan from the disk cache: the arguments it
+    updates, its read-only check and its NumPy fallback for overlapping arguments come back."""
+    from helpers import run_isolated
+    code = """
+        import warnings
+        import numpy as np
+        import cppcodegen
+
+        def step(u, v):
+            u[1:-1] = u[1:-1] + 0.5 * (u[:-2] - 2 * u[1:-1] + u[2:])
+            v += 1
+
+        def check():
+            cf = cppcodegen.compile(step)
+            u, v = np.linspace(0, 1, 50) ** 2, np.arange(50.0)
+            a, b = u.copy(), v.copy()
+            step(a, b)
+            cf(u, v)
+            assert np.array_equal(u, a) and np.array_equal(v, b)
+            w = np.arange(50.0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cf(w, w)
+            x = np.arange(50.0)
+            step(x, x)
+            assert np.array_equal(w, x)
+            v.flags.writeable = False
+            try:
+                cf(u, v)
+            except ValueError as e:
+                assert "read-only" in str(e)
+            else:
+                raise AssertionError("read-only argument written")
+        check()
+        print("ok")
+    """
+    assert "ok" in run_isolated(code)
+    assert "ok" in run_isolated(code)          # the second process starts warm
