@@ -199,7 +199,8 @@ class ExprRenderer:
         if isinstance(e, Load):
             if e.buf in self.locals:
                 return self.locals[e.buf]
-            return self._bind(f"{e.buf}[{self.offset(e)}]")
+            # ccg::ld: NumPy arrays may be misaligned (include/cppcodegen/scalar.h)
+            return self._bind(f"ccg::ld({e.buf} + {self.offset(e)})")
         args = [self.names[id(a)] for a in e.args]
         # float16 is stored as _Float16 and computed in float, as NumPy does
         args = [f"static_cast<float>({n})" if a.dtype == HALF else n for n, a in zip(args, e.args)]
@@ -253,7 +254,7 @@ class ExprRenderer:
             c = linear_coefficient(off, self.var)
             ptr = f"{e.buf} + {cindex(off)}"
             if c == 0:
-                return self._bind(f"{vt}::broadcast({e.buf}[{cindex(off)}])")
+                return self._bind(f"{vt}::broadcast(ccg::ld({e.buf} + {cindex(off)}))")
             if c == 1:
                 return self._bind(f"{vt}::load({ptr})")
             return self._bind(f"{vt}::load_strided({ptr}, {cindex(c)})")

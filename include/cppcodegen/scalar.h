@@ -14,11 +14,13 @@
 //   isnan, isinf, isfinite, signbit (also for integers)
 //   cast<To>(From)           float->int like x86 cvtt (NaN/out of range ->
 //                            INT_MIN), float->bool is x != 0
+//   ld, st                   element load/store that allows misaligned pointers
 // Pure portable C++17, no intrinsics.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -28,6 +30,17 @@ template <class T>
 using enable_int = std::enable_if_t<std::is_integral_v<T>, int>;
 template <class T>
 using enable_float = std::enable_if_t<std::is_floating_point_v<T>, int>;
+
+// ---------------------------------------------------------------- memory
+// Element loads and stores through memcpy: NumPy arrays may be misaligned (np.frombuffer at
+// an odd offset, a chunk unpickled from a network frame), and dereferencing a misaligned
+// float* is undefined behaviour; a memcpy of 4 or 8 bytes is one plain mov on x86.
+template <class T> inline T ld(const T* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <class T> inline void st(T* p, T v) { std::memcpy(p, &v, sizeof(T)); }
 
 // ---------------------------------------------------------------- classify
 template <class T> inline bool isnan(T x) {

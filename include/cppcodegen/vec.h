@@ -309,17 +309,17 @@ template <class T, int N> struct Vec {
     if constexpr (bytes == 64) return gather(p, stride, detail::low_bits(n));
 #endif
     Vec r = broadcast(T(0));
-    for (int i = 0; i < N && i < n; ++i) r.v[i] = p[i * stride];
+    for (int i = 0; i < N && i < n; ++i) r.v[i] = ld(p + i * stride);
     return r;
   }
   static Vec load_strided(const T* p, int64_t stride) {
     if (stride == 1) return load(p);
-    if (stride == 0) return broadcast(*p);
+    if (stride == 0) return broadcast(ld(p));
 #ifdef CCG_HAVE_AVX512
     if constexpr (bytes == 64) return gather(p, stride, 0xffffffffu);
 #endif
     Vec r;
-    for (int i = 0; i < N; ++i) r.v[i] = p[i * stride];
+    for (int i = 0; i < N; ++i) r.v[i] = ld(p + i * stride);
     return r;
   }
 #ifdef CCG_HAVE_AVX512
@@ -340,7 +340,7 @@ template <class T, int N> struct Vec {
     }
     Vec r = broadcast(T(0));
     for (int i = 0; i < N; ++i)
-      if ((k >> i) & 1u) r.v[i] = p[i * stride];
+      if ((k >> i) & 1u) r.v[i] = ld(p + i * stride);
     return r;
   }
 #endif
@@ -420,7 +420,7 @@ inline Vec<T, N> Vec<T, N>::load_partial(const T* p, int64_t n) {
 #endif
   {
     Vec r = broadcast(T(0));
-    for (int i = 0; i < N && i < n; ++i) r.v[i] = p[i];
+    for (int i = 0; i < N && i < n; ++i) r.v[i] = ld(p + i);
     return r;
   }
 }
@@ -455,7 +455,7 @@ inline void Vec<T, N>::store_partial(T* p, int64_t n) const {
   else
 #endif
   {
-    for (int i = 0; i < N && i < n; ++i) p[i] = v[i];
+    for (int i = 0; i < N && i < n; ++i) st(p + i, T(v[i]));
   }
 }
 
