@@ -52,20 +52,25 @@ def _builds():
     return [pytest.param(b, marks=_group(b)) for b in BUILDS]
 
 
-def _exprs(n):
-    """(exact, transcendental, reduction) expressions for the size-n inputs x{n}, y{n}."""
-    x, y = f"x{n}", f"y{n}"
+def _pointwise(x, y):
+    """(exact, transcendental) expressions over the array names x and y."""
     exact = (f"np.where(({x} > 0.5) ^ ({y} < 0.25), {x} * {y} + np.sqrt(np.abs({x})), "
              f"np.maximum({x}, {y}) - np.floor({y})) "
              f"+ ({x}.astype(np.float32) * np.float32(3) - np.abs({y}.astype(np.float32)))"
              f".astype(np.float64) "
              f"+ ((({x} * 1000).astype(np.int32) * 7) ^ ({y} * 1000).astype(np.int64))")
     transcendental = f"np.exp({x}) + np.sin({y}.astype(np.float32))"
+    return exact, transcendental
+
+
+def _exprs(n):
+    """(exact, transcendental, reduction) expressions for the size-n inputs x{n}, y{n}."""
+    x, y = f"x{n}", f"y{n}"
     reduction = [f"({x} * {y}).sum()",
                  f"np.minimum({x}, {y}).astype(np.float32).max()" if n else f"{x}.sum()",
                  f"({x} * 1000).astype(np.int64).sum()",
                  f"{x}.astype(np.float32).sum()"][n % 4]
-    return exact, transcendental, reduction
+    return _pointwise(x, y) + (reduction,)
 
 
 def _function():
@@ -286,3 +291,52 @@ def test_every_scalar_op_has_a_vector_form_or_is_listed():
 _TRANSCENDENTAL = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
                    "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
                    "arctanh"}     # float-only functions (NumPy casts ints to float first)
+
+
+# ---------------------------------------------------------------- dynamic kernels
+def _one_src():
+    exact, transcendental = _pointwise("x", "y")
+    src = (f"def one(x, y):\n    return ({exact}, {transcendental}, (x * y).sum(), "
+           f"(x * 1000).astype(np.int64).sum(), x.astype(np.float32).sum())\n")
+    filename = "<cppcodegen-path-sweep-dynamic>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    ns = {"np": np}
+    exec(compile(src, filename, "exec"), ns)
+    return ns["one"]
+
+
+ONE = _one_src()
+
+
+@pytest.mark.parametrize("build", _builds())
+def test_dynamic_kernel_every_size(build):
+    """One kernel for symbolic sizes (compile(dynamic=True)) run at every size, offset and
+    thread count: its pointwise results are bit-equal to the static kernels' (which are
+    bit-equal to NumPy for the exact ops), its reductions within the summation bound."""
+    static = results(build)
+    fn = cppcodegen.compile(ONE, dynamic=True, options=BUILDS[build])
+    gomp = _gomp()
+    before = gomp.omp_get_max_threads()
+    try:
+        for threads in (1, MANY_THREADS):
+            gomp.omp_set_num_threads(threads)
+            for off in OFFSETS:
+                ref = split(static[off, threads])
+                for n in SIZES:
+                    x, y = _BUF[0, off:off + n], _BUF[1, off:off + n]
+                    got = run_compiled(fn, x, y)
+                    where = f"{build} dynamic, size {n}, offset {off}, threads {threads}"
+                    for k, what in ((0, "exact ops"), (1, "transcendental")):
+                        assert _bits(got[k]) == _bits(ref[n][k]), f"{where}: {what} differ"
+                    exp = run_numpy(ONE, x, y)
+                    with np.errstate(all="ignore"):
+                        bounds = (max(n - 1, 1) * np.finfo(np.float64).eps * np.nansum(np.abs(x * y)),
+                                  0.0,
+                                  max(n - 1, 1) * np.finfo(np.float32).eps * np.nansum(np.abs(x)))
+                    for k, bound in zip((2, 3, 4), bounds):
+                        assert_matches_numpy(got[k], exp[k], atol=bound, ulp=0,
+                                             _path=f"{where}: reduction {k - 2}")
+    finally:
+        gomp.omp_set_num_threads(before)
+    # sizes 0 and 1 are specialized (broadcasting); every other size runs the dynamic kernel
+    assert len(fn.dynamic_variants) == 1 and len(fn.variants) <= 3, fn.variants
