@@ -63,7 +63,7 @@ def run(quick: bool = False, repeats: int = 5) -> dict:
     with cppcodegen.fresh_cache():       # the workers inherit it: one cache for all
         saved = dict(os.environ)
         cluster = distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
-                                           dashboard_address=None, silence_logs=40)
+                                           dashboard_address=":0", silence_logs=40)
         _restore(saved)                   # the Nanny changes thread variables here
         try:
             with distributed.Client(cluster) as client:

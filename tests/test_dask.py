@@ -28,7 +28,7 @@ def client():
     with cppcodegen.fresh_cache():
         saved = dict(os.environ)
         cluster = distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
-                                           dashboard_address=None, silence_logs=40)
+                                           dashboard_address=":0", silence_logs=40)
         _restore(saved)             # the Nanny sets OMP_NUM_THREADS & co. in this process
         try:
             with distributed.Client(cluster) as c:
