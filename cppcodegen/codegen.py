@@ -576,15 +576,21 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             segments.append([])
             continue
         kw = KernelWriter(program, k, opts)
-        text, names = kw.render(), [n for n, _ in kw.params()]
-        if len({shared.get(n, n) for n in names}) < len(names):    # one memory, two names
-            head, _, body = text.partition("{\n")
-            text = head.replace(" __restrict__", "") + "{\n" + body
-        key = _canonical(text, k.name, names)
-        if key not in rendered:     # the same loops over other buffers (time steps): one function
-            rendered[key] = k.name
-            parts.append(text)
-        segments[-1].append(f"{rendered[key]}({', '.join(names)});")
+        params = kw.params()
+        names = [n for n, _ in params]
+        aliased = len({shared.get(n, n) for n in names}) < len(names)   # one memory, two names
+        shape = _structure(k, params, aliased)
+        if shape not in rendered:
+            text = kw.render()
+            if aliased:
+                head, _, body = text.partition("{\n")
+                text = head.replace(" __restrict__", "") + "{\n" + body
+            key = _canonical(text, k.name, names)
+            if key not in rendered:     # the same loops over other buffers (time steps)
+                rendered[key] = k.name
+                parts.append(text)
+            rendered[shape] = rendered[key]
+        segments[-1].append(f"{rendered[shape]}({', '.join(names)});")
     local = set().union(*[k.locals for k in kernels]) if kernels else set()
     signature = []
     for name, buf in program.buffers.items():
@@ -616,6 +622,37 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             parts.append(w.text())
             seg += 1
     return "\n".join(parts), signature, tuple(ordered)
+
+
+def _structure(k: Kernel, params: list, aliased: bool) -> tuple:
+    """What a kernel's C++ depends on, with its buffers named by parameter position: two
+    kernels with equal structures render the same function (a time loop's steps), so only
+    the first is rendered."""
+    position = {n: i for i, (n, _) in enumerate(params)}
+    memo: dict = {}
+
+    def expr(e):
+        key = memo.get(id(e))
+        if key is None:
+            if isinstance(e, Load):
+                key = ("load", position.get(e.buf, e.buf), tuple(map(str, e.index)), str(e.dtype))
+            elif isinstance(e, Scalar):
+                key = ("scalar", position.get(e.name, e.name), str(e.dtype))
+            elif hasattr(e, "args"):
+                key = (e.name, str(e.dtype), tuple(expr(a) for a in e.args))
+            else:
+                key = (type(e).__name__, repr(getattr(e, "value", getattr(e, "expr", None))),
+                       str(e.dtype))
+            memo[id(e)] = key
+        return key
+
+    def stage(s):
+        return (s.kind, tuple(map(str, s.domain)), s.reduce_axes, s.reduction,
+                position.get(s.name, s.name), None if s.store is None else tuple(map(str, s.store)),
+                tuple(stage(m) for m in s.members), expr(s.body) if s.body is not None else None)
+    return ("structure", k.form, tuple(map(str, k.outer)), k.parallel, aliased,
+            tuple(t for _, t in params), tuple(sorted(position.get(n, n) for n in k.locals)),
+            tuple(stage(s) for s in k.stages))
 
 
 def _canonical(text: str, name: str, params: list) -> str:
