@@ -89,7 +89,9 @@ def cpp_backend(fn, specs, args, opts, compilation):
 @register_backend("numpy")
 def numpy_backend(fn, specs, args, opts, compilation):
     from .trace import trace
-    return ReferenceVariant(trace(fn, specs, args))
+    variant = ReferenceVariant(trace(fn, specs, args))
+    variant.fallback = fn       # for calls whose data-dependent shapes differ from the traced
+    return variant
 
 
 class ReferenceVariant:
@@ -105,9 +107,13 @@ class ReferenceVariant:
     def __call__(self, args):
         from .graph import Node, map_tree
         from .reference import run_graph
+        from .runtime.extern import ShapeChanged
         values = {}
-        run_graph(self.graph, args, on_node=lambda n, v: values.__setitem__(
-            id(n), v if n.op == "input" else np.array(v, dtype=n.dtype)))  # fresh copies
+        try:
+            run_graph(self.graph, args, on_node=lambda n, v: values.__setitem__(
+                id(n), v if n.op == "input" else np.array(v, dtype=n.dtype)))  # fresh copies
+        except ShapeChanged:            # np.nonzero, x[mask]: traced for other values
+            return self.fallback(*args)
 
         def leaf(node):
             if node.op == "input":

@@ -259,10 +259,11 @@ def test_data_dependent_shape_changes_between_calls():
         warnings.simplefilter("always")
         got = f(other)
     np.testing.assert_allclose(got, masked_mean(other), rtol=1e-12)
-    g = cppcodegen.compile(where_one)
-    for x in (A, -A, A * 0):
-        for w, e in zip(g(x), where_one(x)):
-            np.testing.assert_array_equal(w, e)
+    for backend in ("cpp", "numpy"):
+        g = cppcodegen.compile(where_one, backend=backend)
+        for x in (A, -A, A * 0):
+            for w, e in zip(g(x), where_one(x)):
+                np.testing.assert_array_equal(w, e)
 
 
 # --------------------------------------------------------------- NumPy steps and hooks
