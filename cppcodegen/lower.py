@@ -253,7 +253,7 @@ class Lowering:
             args = tuple(self.realize(i) for i in node.inputs)
             stage = Stage("", "extern", node.shape, None, (), None, label, where,
                           node.attr("call"), args)
-        elif node.op == "setitem" and id(node.inputs[0]) in self.buffer_of:
+        elif node.op == "setitem" and self._in_memory(node.inputs[0]):
             # x[region] = v on an array in memory: copy the rest of it, store v in the region
             name = self.add_buffer(node, role)
             for domain, store, body in self._outside(node) + [self._region(node)]:
@@ -342,7 +342,7 @@ class Lowering:
                 region = self._region(node) + (self.names[id(node.inputs[1])],)
                 if base is inputs[m]:
                     parts = [region]
-                elif id(base) in self.buffer_of:        # the last step of a time loop
+                elif self._in_memory(base):             # the last step of a time loop
                     parts = [p + (label,) for p in self._outside(node)] + [region]
             parts = [p for p in parts if 0 not in p[0]]
             plans.append((name, parts, full, node.where))
@@ -369,6 +369,12 @@ class Lowering:
                 copies.append(Stage(name, "pointwise", domain, load, (), None, full[0][3], where,
                                     store=tuple(store)))
         self.stages += temps + direct + copies
+
+    def _in_memory(self, node: Node) -> bool:
+        """Is ``node`` a buffer, or a view of one (reading it is a load)?"""
+        while node.op in VIEW_OPS and id(node) not in self.buffer_of:
+            node = node.inputs[0]
+        return id(node) in self.buffer_of
 
     @staticmethod
     def _reads(name, body) -> bool:

@@ -345,8 +345,9 @@ def _copy(a: Proxy) -> Proxy:
     """A copy: a new array with ``a``'s value now (an argument's value is its own node, so
     that a later update of the argument does not show in the copy)."""
     node = a.node
-    if node.op == "input":
-        node = make_node("reshape", (node,), node.shape, node.dtype, user_location())
+    if node.op == "input":          # an identity view: its own node, the argument's elements
+        node = make_node("transpose", (node,), node.shape, node.dtype, user_location(),
+                         perm=tuple(range(node.ndim)))
     return wrap(node, a.weak)
 
 
