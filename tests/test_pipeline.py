@@ -220,8 +220,9 @@ def test_column_reduction_and_tiny_work_are_not_parallel():
 
 def test_softmax_computes_exp_once_per_element():
     src = cppcodegen.explain(softmax, F32(64, 1003)).source
-    # one vector exp and one scalar exp (tail): the output loop reads the stored row instead
-    assert src.count("ccg::exp(") == 1 and src.count("std::exp(") == 1, src
+    # one vector exp and one scalar exp (tail; scalar code calls the same libmvec function
+    # through ccg::exp): the output loop reads the stored row instead
+    assert src.count("ccg::exp(") == 2 and "std::exp(" not in src, src
     assert "row0[" in src
 
 
@@ -231,7 +232,8 @@ def test_sibling_outputs_share_one_loop():
         return np.exp(d) * s, np.exp(d) * k
     s, k = F32(5000) ** 2 + 1, F32(5000) ** 2 + 1
     ex = cppcodegen.explain(f, s, k)
-    assert ex.num_kernels == 1 and ex.source.count("ccg::log(") == 1
+    # one log in the vector loop, one in its scalar tail
+    assert ex.num_kernels == 1 and ex.source.count("ccg::log(") == 2
     for got, want in zip(cppcodegen.compile(f)(s, k), f(s, k)):
         np.testing.assert_allclose(got, want, rtol=1e-5)
 
