@@ -816,7 +816,8 @@ template <class Op, class T> inline T scalar2(T x, T y) {
   inline float fn(float x, float y) { return detail::scalar2<detail::op_##fn>(x, y); }   \
   inline double fn(double x, double y) { return detail::scalar2<detail::op_##fn>(x, y); }
 CCG_MVEC_ALL(CCG_SCALAR_FN1)
-CCG_MVEC_ALL2(CCG_SCALAR_FN2)
+CCG_SCALAR_FN2(atan2) CCG_SCALAR_FN2(pow)
+inline double hypot(double x, double y) { return detail::scalar2<detail::op_hypot>(x, y); }
 #undef CCG_SCALAR_FN1
 #undef CCG_SCALAR_FN2
 // np.power of floats: non-template overloads, preferred to scalar.h's power template
@@ -968,6 +969,21 @@ inline Vec<T, N> clip(const Vec<T, N>& x, const Vec<T, N>& lo, const Vec<T, N>& 
     t = select(isnan(x) | isnan(lo) | isnan(hi), x + lo + hi, t);
   }
   return t;
+}
+
+// np.hypot of float32 as NumPy computes it (glibc's correctly rounded hypotf): the squares of
+// two floats and their sum are exact in double, so one sqrt and one rounding to float
+// follow. libmvec's float kernel is an ULP off at some inputs (enough to flip an argmin
+// downstream). Infinities and NaN keep libmvec's answer (hypot(inf, nan) is inf).
+template <int N> inline Vec<float, N> hypot(const Vec<float, N>& x, const Vec<float, N>& y) {
+  const auto xd = convert<double>(x), yd = convert<double>(y);
+  const auto exact = convert<float>(sqrt(xd * xd + yd * yd));
+  return select(isfinite(x) & isfinite(y), exact, detail::map2<detail::op_hypot>(x, y));
+}
+inline float hypot(float x, float y) {
+  if (std::isfinite(x) && std::isfinite(y))
+    return float(std::sqrt(double(x) * double(x) + double(y) * double(y)));
+  return detail::scalar2<detail::op_hypot>(x, y);
 }
 
 }  // namespace ccg
