@@ -202,3 +202,19 @@ def test_vector_and_scalar_paths_agree_on_recomputed_values():
         return (v2,)
     args = [make_input('float32', (127,), domain='mixed', seed=974607161)]
     check_program(f, args)
+
+
+# -- bug: float32 hypot an ULP off NumPy's, and an argmin downstream picked another index ---
+# (20,000-graph run, seed 2026 #18757). libmvec's float hypot is not correctly rounded;
+# NumPy's (glibc's hypotf) is. Fixed: float32 hypot is computed in double (vec.h).
+def test_float32_hypot_rounds_like_numpy_before_an_argmin():
+    def f(x1):
+        v0 = x1.astype(np.float32)
+        v1 = np.hypot(v0, 2.0)
+        v2 = np.expand_dims(v1, 1)
+        v3 = np.fmin(v0, v2)
+        v4 = np.argmin(v3, axis=0)
+        v5 = v3[10::-2, ::2, :, 7:9, -1:2]
+        return (v4, v5,)
+    args = [make_input('float64', (11, 5, 13, 2), domain='wide', seed=814621619, off=True)]
+    check_program(f, args)
