@@ -156,6 +156,18 @@ class LoopProgram:
         return "\n".join(lines)
 
 
+class IMod(sympy.Mod):
+    """Mod of index expressions: sympy's Mod, except that a dividend which holds a Mod, floor
+    or FloorDiv of its own stays as written. sympy 1.14 rewrites Mod(3*Mod(i, 43), 127) into
+    Mod(3*Mod(i, 43)**2, 127), a wrong index (a reshape, slice and reshape again hit it)."""
+
+    @classmethod
+    def eval(cls, p, q):
+        if p.has(sympy.Mod, sympy.floor, FloorDiv):
+            return None
+        return super().eval(p, q)
+
+
 class FloorDiv(sympy.Function):
     """floor(a / b) of index values with a symbolic divisor b > 0 (C++: ccg_idx_div)."""
     is_integer = True

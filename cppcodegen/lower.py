@@ -13,7 +13,7 @@ import numpy as np
 import sympy
 
 from .graph import LEAF_OPS, VIEW_OPS, Graph, Node
-from .loopir import Buffer, ExprBuilder, FloorDiv, Load, LoopProgram, Stage, index_vars, walk
+from .loopir import Buffer, ExprBuilder, FloorDiv, IMod, Load, LoopProgram, Stage, index_vars, walk
 from .ufuncs import OPS
 
 
@@ -63,7 +63,7 @@ def modulo(expr, m: int, bound: int):
     rest = [(a, c) for a, c in _terms(expr) if c % m != 0]
     if not rest:
         return sympy.Integer(0)
-    return sympy.Mod(sum(a * c for a, c in rest), m)
+    return IMod(sum(a * c for a, c in rest), m)
 
 
 def reshape_index(idx, out_shape, in_shape) -> tuple:
@@ -122,7 +122,7 @@ def _digit(digits, stride, size):
     keep = [(e, c, n) for e, c, n in terms if not _divides(c, size)]
     q = sum((e * c for e, c, _ in keep), sympy.Integer(0)) + rest
     if rest != 0 or (keep and not _divides(size, keep[0][1] * keep[0][2])):
-        return sympy.Mod(q, size) if size.is_Integer or rest != 0 or keep else q
+        return IMod(q, size) if size.is_Integer or rest != 0 or keep else q
     return sympy.expand(q)
 
 
@@ -226,7 +226,7 @@ class Lowering:
             if _maybe_less(lo + (length - 1) * st, base.shape[d] - 1):
                 compare("less_equal", i, lo + (length - 1) * st)
             if st > 1:
-                compare("equal", sympy.Mod(i - lo, st), 0)
+                compare("equal", IMod(i - lo, st), 0)
             k = (i - lo) if st == 1 else sympy.floor((i - lo) / sympy.Integer(st))
             if conds:      # clamp: the value is loaded for every element, used in the region
                 k = sympy.Max(0, sympy.Min(length - 1, k))

@@ -218,3 +218,16 @@ def test_float32_hypot_rounds_like_numpy_before_an_argmin():
         return (v4, v5,)
     args = [make_input('float64', (11, 5, 13, 2), domain='wide', seed=814621619, off=True)]
     check_program(f, args)
+
+
+# -- bug: sympy 1.14 squares a nested Mod: Mod(3*Mod(i, 43), 127) -> Mod(3*Mod(i, 43)**2, 127) --
+# (20,000-graph run, seed 4040 #8454, a metamorphic twin: reshape(-1), reshape back, then a
+# strided slice). Fixed: index Mods are loopir.IMod, which leaves such dividends as written.
+def test_reshape_round_trip_then_strided_slice():
+    def f(x0):
+        v0 = x0.reshape(-1)
+        v1 = v0.reshape((1, 1, 127, 127))
+        v2 = v1[::-3, 0, 54:84, ::3]
+        return (v2,)
+    args = [make_input(np.linspace(-3.0, 5.0, 127 * 127).reshape((1, 1, 127, 127)))]
+    check_program(f, args)
