@@ -231,3 +231,18 @@ def test_reshape_round_trip_then_strided_slice():
         return (v2,)
     args = [make_input(np.linspace(-3.0, 5.0, 127 * 127).reshape((1, 1, 127, 127)))]
     check_program(f, args)
+
+
+# -- bug: float64 hypot an ULP off NumPy's, and tan() of the ~1e19 result anything at all ----
+# (20,000-graph run, seed 4040 #13043). libmvec's double hypot is not correctly rounded;
+# NumPy calls glibc's. Fixed: vec.h computes float64 hypot with glibc's algorithm (sqrt and one
+# correction step, plain IEEE arithmetic), bit-equal to NumPy's on every path.
+def test_float64_hypot_rounds_like_numpy_before_tan():
+    def f(x0, x1):
+        v0 = np.hypot(x0, x0)
+        v1 = np.tan(v0)
+        v2 = v1 <= x1
+        return (v0, v2)
+    args = [make_input('int64', (2, 128), domain='wide', seed=515359301),
+            make_input(np.array([True], dtype=np.bool).reshape((1, 1)))]
+    check_program(f, args)

@@ -817,7 +817,7 @@ template <class Op, class T> inline T scalar2(T x, T y) {
   inline double fn(double x, double y) { return detail::scalar2<detail::op_##fn>(x, y); }
 CCG_MVEC_ALL(CCG_SCALAR_FN1)
 CCG_SCALAR_FN2(atan2) CCG_SCALAR_FN2(pow)
-inline double hypot(double x, double y) { return detail::scalar2<detail::op_hypot>(x, y); }
+
 #undef CCG_SCALAR_FN1
 #undef CCG_SCALAR_FN2
 // np.power of floats: non-template overloads, preferred to scalar.h's power template
@@ -984,6 +984,57 @@ inline float hypot(float x, float y) {
   if (std::isfinite(x) && std::isfinite(y))
     return float(std::sqrt(double(x) * double(x) + double(y) * double(y)));
   return detail::scalar2<detail::op_hypot>(x, y);
+}
+
+// np.hypot of float64 as NumPy computes it: glibc's hypot (a sqrt, then one correction step
+// from the rounding error of the squares, which makes it correctly rounded in practice;
+// scaled by 2^600 when an operand is huge or tiny). libmvec's is an ULP off at many inputs,
+// which tan() of a result near 1e19 turns into any value. Plain IEEE lane arithmetic (no FMA:
+// -ffp-contract=off), so vector lanes and the scalar form agree bit for bit.
+namespace detail {
+// Ops is hypot_scalar_ops (double) or hypot_vec_ops<N> (Vec<double, N>): constants and select.
+struct hypot_scalar_ops {
+  using V = double;
+  static V c(double d) { return d; }
+  static V sel(bool m, V a, V b) { return m ? a : b; }
+  static V abs(V a) { return std::fabs(a); }
+};
+template <int N> struct hypot_vec_ops {
+  using V = Vec<double, N>;
+  static V c(double d) { return V::broadcast(d); }
+  static V sel(Mask<N> m, const V& a, const V& b) { return select(m, a, b); }
+  static V abs(const V& a) { return ccg::abs(a); }
+};
+template <class Ops, class V> inline V hypot_kernel(const V& ax, const V& ay) {
+  using std::sqrt;
+  const V two = Ops::c(2.0), four = Ops::c(4.0);
+  V h = sqrt(ax * ax + ay * ay);
+  auto big = h <= two * ay;
+  V delta = Ops::sel(big, h - ay, h - ax);
+  V t1 = Ops::sel(big, ax * (two * delta - ax), two * delta * (ax - two * ay));
+  V t2 = Ops::sel(big, (delta - two * (ax - ay)) * delta, (four * delta - ay) * ay + delta * delta);
+  return h - (t1 + t2) / (two * h);
+}
+template <class Ops, class V> inline V hypot_glibc(const V& x, const V& y) {
+  const V up = Ops::c(0x1p600), down = Ops::c(0x1p-600);
+  V xa = Ops::abs(x), ya = Ops::abs(y);
+  V ax = Ops::sel(xa < ya, ya, xa), ay = Ops::sel(xa < ya, xa, ya);
+  V r = hypot_kernel<Ops>(ax, ay);
+  r = Ops::sel(ax > Ops::c(0x1p511), hypot_kernel<Ops, V>(ax * down, ay * down) * up, r);
+  r = Ops::sel(ay < Ops::c(0x1p-511), hypot_kernel<Ops, V>(ax * up, ay * up) * down, r);
+  return Ops::sel(ay <= ax * Ops::c(0x1p-54), ax + ay, r);
+}
+}  // namespace detail
+inline double hypot(double x, double y) {
+  if (std::isinf(x) || std::isinf(y)) return std::numeric_limits<double>::infinity();
+  if (std::isnan(x) || std::isnan(y)) return x + y;
+  return detail::hypot_glibc<detail::hypot_scalar_ops>(x, y);
+}
+template <int N> inline Vec<double, N> hypot(const Vec<double, N>& x, const Vec<double, N>& y) {
+  using V = Vec<double, N>;
+  V r = detail::hypot_glibc<detail::hypot_vec_ops<N>>(x, y);
+  r = select(isnan(x) | isnan(y), x + y, r);
+  return select(isinf(x) | isinf(y), V::broadcast(std::numeric_limits<double>::infinity()), r);
 }
 
 }  // namespace ccg
