@@ -579,7 +579,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
         params = kw.params()
         names = [n for n, _ in params]
         aliased = len({shared.get(n, n) for n in names}) < len(names)   # one memory, two names
-        shape = _structure(k, params, aliased)
+        shape = _structure(program, k, params, aliased)
         if shape not in rendered:
             text = kw.render()
             if aliased:
@@ -624,18 +624,24 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     return "\n".join(parts), signature, tuple(ordered)
 
 
-def _structure(k: Kernel, params: list, aliased: bool) -> tuple:
+def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> tuple:
     """What a kernel's C++ depends on, with its buffers named by parameter position: two
     kernels with equal structures render the same function (a time loop's steps), so only
-    the first is rendered."""
+    the first is rendered. Buffers enter with their strides: the offsets the C++ computes
+    (a broadcast input has stride 0 where another has 1) are part of the structure."""
     position = {n: i for i, (n, _) in enumerate(params)}
     memo: dict = {}
+
+    def layout(name):
+        buf = program.buffers.get(name)
+        return None if buf is None else (tuple(map(str, buf.shape)), tuple(map(str, buf.strides)))
 
     def expr(e):
         key = memo.get(id(e))
         if key is None:
             if isinstance(e, Load):
-                key = ("load", position.get(e.buf, e.buf), tuple(map(str, e.index)), str(e.dtype))
+                key = ("load", position.get(e.buf, e.buf), tuple(map(str, e.index)), str(e.dtype),
+                       layout(e.buf))
             elif isinstance(e, Scalar):
                 key = ("scalar", position.get(e.name, e.name), str(e.dtype))
             elif hasattr(e, "args"):
@@ -648,7 +654,8 @@ def _structure(k: Kernel, params: list, aliased: bool) -> tuple:
 
     def stage(s):
         return (s.kind, tuple(map(str, s.domain)), s.reduce_axes, s.reduction,
-                position.get(s.name, s.name), None if s.store is None else tuple(map(str, s.store)),
+                position.get(s.name, s.name), layout(s.name),
+                None if s.store is None else tuple(map(str, s.store)),
                 tuple(stage(m) for m in s.members), expr(s.body) if s.body is not None else None)
     return ("structure", k.form, tuple(map(str, k.outer)), k.parallel, aliased,
             tuple(t for _, t in params), tuple(sorted(position.get(n, n) for n in k.locals)),

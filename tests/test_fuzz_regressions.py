@@ -248,15 +248,14 @@ def test_float64_hypot_rounds_like_numpy_before_tan():
     check_program(f, args)
 
 
-# -- bug (open, in cppcodegen/codegen.py): a kernel function reused for another input layout --
+# -- bug: a kernel function reused for another input layout -----------------------------------
 # Found by the 20,000-graph run (seed 31337 #10919, only next to #10918 in one batch), shrunk
 # by hand. Codegen renders each kernel structure once and calls that function again for
 # later kernels "with the same loops over other buffers" (commit f0d0529); the structure key
 # ignores the inputs' strides: kernel0_tan is written for a broadcast input (stride 0:
 # every lane loads element 0) and then called as kernel0_tan(in1, buf5) for a contiguous
 # input, so every element of np.tan(x0) is tan(x0[0]).
-@pytest.mark.xfail(strict=True, reason="codegen reuses a kernel rendered for a stride-0 input "
-                   "for a contiguous one (kernel structure key without strides)")
+# Fixed: the structure key holds each buffer's shape and strides.
 def test_reused_kernel_function_ignores_input_strides():
     def f(a, x0):
         w1 = np.tan(a)
