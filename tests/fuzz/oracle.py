@@ -82,7 +82,8 @@ class Perturber:
     def __init__(self, seed, snap=False, sign=0):
         self.rng = np.random.default_rng(seed)
         self.snap = snap
-        self.sign = sign        # 0: random signs and sizes; +1/-1: every error at +-its bound
+        self.sign = sign        # 0: random signs and sizes; +1/-1: every error at +-its bound;
+                                # "value"/"-value": sign and size from a hash of the value
 
     def _noise(self, v, amp):
         v = np.asarray(v)
@@ -92,7 +93,13 @@ class Perturber:
         with np.errstate(all="ignore"):
             # |noise| in [amp/4, amp] with a random sign: never (almost) zero, so that with
             # only K runs no element's measured sensitivity is accidentally ~0
-            if self.sign:
+            if self.sign in ("value", "-value"):
+                bits = v.view(np.int64 if v.dtype.itemsize == 8 else np.int32).astype(np.uint64)
+                h = (bits * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)     # 24 bits
+                u = h.astype(np.float64) / float(1 << 24)                      # [0, 1)
+                noise = np.where(u < 0.5, -1.0, 1.0) * (0.25 + 1.5 * np.abs(u - 0.5))
+                noise = noise if self.sign == "value" else -noise
+            elif self.sign:
                 noise = np.full(v.shape, float(self.sign))
             else:
                 noise = self.rng.choice([-1.0, 1.0], v.shape) * self.rng.uniform(0.25, 1, v.shape)
@@ -193,13 +200,17 @@ class Reference:
         self.leaves = [np.asarray(x) for x in _leaves(self.expected)]
         psrc = perturbed_source(src)
         runs = []
-        for k in range(k_runs + 3):
+        for k in range(k_runs + 5):
             # K random runs, then every error at +bound and at -bound (errors that add up
             # along a smooth chain can cancel by chance in the random runs), then a run where
             # every value whose interval holds 0 is exactly 0 (the variance of equal values
             # is 0 in one summation order and 1e-32 in another; the random runs snap only
             # half of the elements, and a single such value can decide a whole output)
-            sign = (1, -1, 0)[k - k_runs] if k >= k_runs else 0
+            # ... and two runs whose error is a fixed function of the value (sign and size from
+            # a hash of its bits), as a libm's is: sin(a) - sin(b) of two different values then moves
+            # by up to two bounds, which the +bound/-bound runs cancel and random draws can
+            # miss, while sin(a) - sin(a) stays exactly 0
+            sign = (1, -1, 0, "value", "-value")[k - k_runs] if k >= k_runs else 0
             snap = "all" if k == k_runs + 2 else (k % 2 == 1 and not sign)
             p = Perturber([seed, k], snap=snap, sign=sign)
             fn = _exec(psrc, name, {"_tr": p.tr, "_red": p.red})
