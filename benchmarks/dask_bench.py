@@ -55,11 +55,10 @@ def run(quick: bool = False, repeats: int = 5) -> dict:
         return {"skipped": f"dask/distributed not installed ({e}); pip install '.[dask]'"}
     import cppcodegen
     from cppcodegen import dask as ccg_dask
-    from cppcodegen.pickling import supports_dynamic
 
     from benchmarks import workloads
     doc = {"workers": 2, "threads_per_worker": 1, "repeats": repeats, "quick": quick,
-           "dynamic": supports_dynamic(), "rows": [], "dask": _version("dask")}
+           "dynamic": True, "rows": [], "dask": _version("dask")}
     with cppcodegen.fresh_cache():       # the workers inherit it: one cache for all
         saved = dict(os.environ)
         cluster = distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,

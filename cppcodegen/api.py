@@ -541,7 +541,7 @@ def _fits(dspecs, guards, specs, args):
     from .runtime.sizes import bind, evaluate
     for i, (d, s) in enumerate(zip(dspecs, specs)):
         if d[0] != "darray" and d != s:
-            return False, signature.describe_change((d,), (s,)).replace("argument 0", f"argument {i}")
+            return False, signature.describe_change((d,), (s,), first=i)
     if len(dspecs) != len(specs):
         return False, f"{len(specs)} arguments, compiled for {len(dspecs)}"
     env, why = bind(dspecs, args)

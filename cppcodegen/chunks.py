@@ -305,14 +305,13 @@ def _pair_kernel(kind, backend="cpp", options=None):
 
 def _make_kernel(cf):
     """The per-chunk kernel of ``cf``: itself, or its twin for symbolic sizes."""
-    from .pickling import is_dynamic, supports_dynamic
-    if not supports_dynamic() or is_dynamic(cf):
+    from .pickling import is_dynamic
+    if is_dynamic(cf):
         return cf
     twin = _TWINS.get(cf)
     if twin is None:
         from .api import CompiledFunction
         twin = _TWINS[cf] = CompiledFunction(cf.fn, cf.backend, cf.options, dynamic=True)
-        twin.__dict__["_ccg_dynamic"] = True
         twin.__dict__["_ccg_static"] = cf
     return twin
 

@@ -19,7 +19,6 @@ the backend and options: cheap, deterministic across processes, and it is what
 from __future__ import annotations
 
 import hashlib
-import inspect
 import pickle
 import threading
 import types
@@ -33,26 +32,15 @@ class _Memo(dict):
     def cache_clear(self):
         self.clear()
 
-__all__ = ["content_key", "reduce_compiled", "rebuild", "supports_dynamic", "is_dynamic"]
+__all__ = ["content_key", "reduce_compiled", "rebuild", "is_dynamic"]
 
 _MEMO = clear_on_fresh_cache(_Memo())   # content key -> CompiledFunction (until fresh_cache())
 _LOCK = threading.Lock()
 
 
-def supports_dynamic() -> bool:
-    """True when ``CompiledFunction`` takes ``dynamic=`` (symbolic sizes)."""
-    from .api import CompiledFunction
-    return "dynamic" in inspect.signature(CompiledFunction.__init__).parameters
-
-
-def _dynamic_setting(cf):
-    """``dynamic=`` as given (None: automatic), or True for a twin made for Dask chunks."""
-    return True if cf.__dict__.get("_ccg_dynamic") else cf.__dict__.get("dynamic")
-
-
 def is_dynamic(cf) -> bool:
-    d = cf.__dict__
-    return bool(d.get("_ccg_dynamic") or d.get("dynamic") or d.get("_dynamic"))
+    """Compiled with every size symbolic (``dynamic=True``)."""
+    return cf.dynamic is True
 
 
 def content_key(cf) -> str:
@@ -61,7 +49,7 @@ def content_key(cf) -> str:
     if key is None:
         h = hashlib.sha256()
         h.update(_token(cf.fn, 0).encode())
-        h.update(repr((cf.backend, sorted(cf.options.items()), _dynamic_setting(cf))).encode())
+        h.update(repr((cf.backend, sorted(cf.options.items()), cf.dynamic)).encode())
         key = cf.__dict__["_content_key"] = h.hexdigest()[:32]
     return key
 
@@ -80,7 +68,7 @@ def reduce_compiled(cf):
     key = content_key(cf)
     with _LOCK:
         _MEMO.setdefault(key, cf)       # unpickling in this process gives this object back
-    return (rebuild, (fn, cf.backend, cf.options, _dynamic_setting(cf), key))
+    return (rebuild, (fn, cf.backend, cf.options, cf.dynamic, key))
 
 
 def resolve(module, qualname):
@@ -126,11 +114,8 @@ def rebuild(fn, backend, options, dynamic, key):
     with _LOCK:
         found = _MEMO.get(key)
         if found is None:
-            kwargs = {"dynamic": dynamic} if dynamic is not None and supports_dynamic() else {}
-            found = CompiledFunction(fn, backend, options, **kwargs)
+            found = CompiledFunction(fn, backend, options, dynamic)
             found.__dict__["_content_key"] = key
-            if dynamic:
-                found.__dict__["_ccg_dynamic"] = True
             _MEMO[key] = found
     return found
 

@@ -105,11 +105,12 @@ def same_structure(old, new) -> bool:
     return True
 
 
-def describe_change(old, new) -> str:
-    """Why ``new`` does not fit the variant compiled for static specs ``old``."""
+def describe_change(old, new, first: int = 0) -> str:
+    """Why ``new`` does not fit the variant compiled for static specs ``old`` (argument
+    numbers counted from ``first``)."""
     if len(old) != len(new):
         return f"{len(new)} arguments, compiled for {len(old)}"
-    for i, (a, b) in enumerate(zip(old, new)):
+    for i, (a, b) in enumerate(zip(old, new), first):
         if a == b:
             continue
         if a[0] == b[0] == "array" and a[1] == b[1] and len(a[2]) == len(b[2]):

@@ -18,7 +18,6 @@ da = pytest.importorskip("dask.array")
 
 import cppcodegen  # noqa: E402
 from cppcodegen import dask as ccg_dask  # noqa: E402
-from cppcodegen.pickling import supports_dynamic  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("dask_cluster")
 
@@ -60,9 +59,9 @@ def _assert_workers_built_nothing(client):
 
 
 def _expected_builds(distinct_shapes):
-    """Builds of one per-chunk kernel on the client: one for all chunk sizes when kernels
-    take symbolic sizes, else one per distinct chunk shape."""
-    return 1 if supports_dynamic() else distinct_shapes
+    """Builds of one per-chunk kernel on the client: one for all chunk sizes (symbolic
+    sizes), whatever the number of distinct chunk shapes."""
+    return 1
 
 
 def _client_builds(fn, *args):
