@@ -631,6 +631,7 @@ def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> 
     (a broadcast input has stride 0 where another has 1) are part of the structure."""
     position = {n: i for i, (n, _) in enumerate(params)}
     memo: dict = {}
+    table: dict = {}    # each distinct subexpression, numbered: nested tuples would hash as trees
 
     def layout(name):
         buf = program.buffers.get(name)
@@ -649,7 +650,7 @@ def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> 
             else:
                 key = (type(e).__name__, repr(getattr(e, "value", getattr(e, "expr", None))),
                        str(e.dtype))
-            memo[id(e)] = key
+            key = memo[id(e)] = table.setdefault(key, len(table))
         return key
 
     def stage(s):
@@ -657,9 +658,10 @@ def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> 
                 position.get(s.name, s.name), layout(s.name),
                 None if s.store is None else tuple(map(str, s.store)),
                 tuple(stage(m) for m in s.members), expr(s.body) if s.body is not None else None)
+    stages = tuple(stage(s) for s in k.stages)
     return ("structure", k.form, tuple(map(str, k.outer)), k.parallel, aliased,
             tuple(t for _, t in params), tuple(sorted(position.get(n, n) for n in k.locals)),
-            tuple(stage(s) for s in k.stages))
+            stages, tuple(table))
 
 
 def _canonical(text: str, name: str, params: list) -> str:
