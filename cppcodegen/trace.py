@@ -829,6 +829,8 @@ def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None) -> Proxy
         raise ValueError(f"{msg} (at {user_location()})")
     if dtype is not None:
         node = cast_node(node, np.dtype(dtype))
+    if node.dtype == bool and kind in ("sum", "prod", "max", "min"):   # bool add is or, ...
+        kind = {"sum": "any", "max": "any", "prod": "all", "min": "all"}[kind]
     if kind in ("any", "all"):
         node = cast_node(node, np.dtype(bool))
     out_dt = {"argmax": np.dtype(np.int64), "argmin": np.dtype(np.int64)}.get(kind, node.dtype)
@@ -849,20 +851,52 @@ def _check_plain(name, out=None, initial=_NO_VALUE, where=_NO_VALUE, **extra):
         _unsupported(f"{name} keyword arguments {sorted(extra)}")
 
 
+_REDUCE_UFUNC = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+                 "any": np.logical_or, "all": np.logical_and}
+
+
 def _reduce_fn(kind):
     def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
                where=_NO_VALUE, **extra):
-        _check_plain(f"np.{kind}", out, initial, where, **extra)
+        _check_plain(f"np.{kind}", None, initial, where, **extra)
+        out = _out_operand(f"np.{kind}", out)
         x = asproxy(a)
         if keepdims is _NO_VALUE:
             keepdims = False
-        if kind in ("sum", "prod"):
+        if out is not None and dtype is None and kind not in ("any", "all"):
+            # as NumPy: the loop is resolved with out's dtype (int32 into float64 sums in float64)
+            dtype = _REDUCE_UFUNC[kind].resolve_dtypes((out.dtype, x.dtype, None),
+                                                       reduction=True, casting="unsafe")[0]
+        elif kind in ("sum", "prod"):
             probe = np.add.reduce if kind == "sum" else np.multiply.reduce
             dtype = probe(np.zeros(1, x.dtype), dtype=dtype).dtype
         elif kind in ("max", "min"):
             dtype = None
-        return _reduce_node(x, kind, _axes(x, axis), bool(keepdims), dtype)
+        result = _reduce_node(x, kind, _axes(x, axis), bool(keepdims), dtype)
+        return result if out is None else _reduce_into(out, result, _REDUCE_UFUNC[kind])
     return reduce
+
+
+def _out_operand(name, out):
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if out is not None and not isinstance(out, Proxy):
+        _unsupported(f"{name}(..., out=) into other than an array of the traced function")
+    return out
+
+
+def _reduce_into(out: Proxy, result: Proxy, ufunc) -> Proxy:
+    """A reduction's ``out=``: exactly the result's shape, any cast (NumPy's rules for
+    reductions), written as an in-place update of ``out``."""
+    if out.ndim != result.ndim:
+        raise ValueError(f"output parameter for reduction operation {ufunc.__name__} has the "
+                         f"wrong number of dimensions: Found {out.ndim} but expected "
+                         f"{result.ndim} (at {user_location()})")
+    if not all(_same_size(a, b) for a, b in zip(out.shape, result.shape)):
+        raise ValueError(f"{ufunc.__name__}: output shape {out.shape} does not match the "
+                         f"reduction's shape {result.shape} (at {user_location()})")
+    _update(out, cast_node(result.node, out.dtype))
+    return out
 
 
 sum_ = _reduce_fn("sum")
@@ -898,12 +932,19 @@ def _count(x, axes):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VALUE):
-    _check_plain("np.mean", out, where=where)
+    _check_plain("np.mean", None, where=where)
+    out = _out_operand("np.mean", out)
     x = asproxy(a)
-    dtype = np.mean(np.ones(1, x.dtype), dtype=dtype).dtype
     axes = _axes(x, axis)
+    count = _size_operand(_count(x, axes))
+    if out is not None:     # as NumPy: the sum is stored into out, then divided in out's dtype
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = np.dtype(np.float64)
+        total = sum_(x, axis=axes, dtype=dtype, out=out, keepdims=keepdims)
+        return _reduce_into(out, np.true_divide(total, count), np.add)
+    dtype = np.mean(np.ones(1, x.dtype), dtype=dtype).dtype
     total = _reduce_node(x, "sum", axes, bool(keepdims), dtype)
-    return np.true_divide(total, _size_operand(_count(x, axes)))
+    return np.true_divide(total, count)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NO_VALUE,
