@@ -261,6 +261,10 @@ class Lowering:
                     self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
                                              where, store=store))
             return
+        elif node.op == "scan":     # out[..., i, ...] = out[..., i - 1, ...] op src[..., i, ...]
+            (src,) = node.inputs
+            stage = Stage("", "scan", node.shape, self.value(src, index_vars(node.ndim)),
+                          (node.attr("axis"),), node.attr("kind"), label, where)
         elif node.op == "reduce":
             (src,) = node.inputs
             domain = src.shape
@@ -298,7 +302,7 @@ class Lowering:
                 self.scalars.append((f"rng{slot}_off", u64, ("rng", slot, "off", source)))
             elif op == "constant":
                 self.add_buffer(node, "constant", arg=node.attr("array").key)
-            elif op in ("reduce", "extern") or id(node) in materialize:
+            elif op in ("reduce", "extern", "scan") or id(node) in materialize:
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")
@@ -484,7 +488,7 @@ def materialized(graph: Graph) -> set:
     """
     compute = [n for n in graph.nodes
                if n.op not in LEAF_OPS and n.op not in VIEW_OPS
-               and n.op not in ("reduce", "extern", "iota", "random")]
+               and n.op not in ("reduce", "extern", "scan", "iota", "random")]
     paths: dict = {}
     for node in graph.nodes:
         if node.op in VIEW_OPS:

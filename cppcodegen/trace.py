@@ -97,6 +97,8 @@ class Proxy:
             return trace_ufunc(ufunc, inputs, kwargs)
         if method == "reduce":
             return trace_ufunc_reduce(ufunc, inputs, kwargs)
+        if method == "accumulate":
+            return trace_ufunc_accumulate(ufunc, inputs, kwargs)
         if method == "outer" and len(inputs) == 2:     # a[..., None, None] op b
             a, b = asproxy(inputs[0]), asproxy(inputs[1])
             return trace_ufunc(ufunc, (reshape(a, a.shape + (1,) * b.ndim), b), kwargs)
@@ -190,6 +192,8 @@ class Proxy:
     argmin = lambda self, *a, **kw: argmin(self, *a, **kw)
     any = lambda self, *a, **kw: any_(self, *a, **kw)
     all = lambda self, *a, **kw: all_(self, *a, **kw)
+    cumsum = lambda self, *a, **kw: cumsum(self, *a, **kw)
+    cumprod = lambda self, *a, **kw: cumprod(self, *a, **kw)
 
 
 def _binop(ufunc, reflected=False):
@@ -522,6 +526,16 @@ def trace_ufunc_reduce(ufunc, inputs, kwargs):
     (x,) = inputs
     axis = kwargs.pop("axis", 0)
     return _reduce_fn(kinds[ufunc.__name__])(x, axis=axis, **kwargs)
+
+
+def trace_ufunc_accumulate(ufunc, inputs, kwargs):
+    """np.add.accumulate / np.multiply.accumulate: the scans of cumsum / cumprod."""
+    kind = {"add": "sum", "multiply": "prod"}.get(ufunc.__name__)
+    (x,) = inputs
+    axis, dtype, out = kwargs.pop("axis", 0), kwargs.pop("dtype", None), kwargs.pop("out", None)
+    if kind is None or kwargs or x is None:
+        _unsupported(f"np.{ufunc.__name__}.accumulate" + (f" with {sorted(kwargs)}" if kwargs else ""))
+    return _scan(asproxy(x), kind, axis, dtype, _out_operand(f"np.{ufunc.__name__}.accumulate", out))
 
 
 # --------------------------------------------------------------------------- elementwise functions
@@ -931,6 +945,40 @@ def _count(x, axes):
     return _shapes().prod(dims)
 
 
+def _scan_fn(kind):
+    def scan(a, axis=None, dtype=None, out=None):
+        """np.cumsum / np.cumprod: a running sum (product) along one axis, compiled as a scan
+        (the dtype as NumPy's: int32 and bool accumulate in int64)."""
+        return _scan(asproxy(a), kind, axis, dtype, _out_operand(f"np.cum{kind}", out))
+    return scan
+
+
+def _scan(x: Proxy, kind: str, axis, dtype, out) -> Proxy:
+    ufunc = _REDUCE_UFUNC[kind]
+    if out is not None and dtype is None:       # as reductions: the loop resolved with out's
+        dtype = ufunc.resolve_dtypes((out.dtype, x.dtype, None), reduction=True,
+                                     casting="unsafe")[0]
+    else:
+        dtype = ufunc.accumulate(np.zeros(1, x.dtype), dtype=dtype).dtype
+    r = _scan_node(x, kind, axis, np.dtype(dtype))
+    return r if out is None else _reduce_into(out, r, ufunc)
+
+
+def _scan_node(x: Proxy, kind: str, axis, dtype) -> Proxy:
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis_tuple(axis, x.ndim)[0]
+    if dtype.kind not in "iuf":
+        return extern_call(getattr(np, f"cum{kind}"), (x,), {"axis": axis, "dtype": dtype})
+    node = cast_node(x.node, dtype)
+    return wrap(make_node("scan", (node,), node.shape, dtype, user_location(), kind=kind,
+                          axis=axis))
+
+
+cumsum = _scan_fn("sum")
+cumprod = _scan_fn("prod")
+
+
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VALUE):
     _check_plain("np.mean", None, where=where)
     out = _out_operand("np.mean", out)
@@ -1098,6 +1146,7 @@ def size_of(a, axis=None):
 FUNCTIONS = {
     np.sum: sum_, np.prod: prod, np.max: amax, np.amax: amax, np.min: amin, np.amin: amin,
     np.any: any_, np.all: all_, np.argmax: argmax, np.argmin: argmin, np.mean: mean,
+    np.cumsum: cumsum, np.cumprod: cumprod,
     np.flip: flip, np.fliplr: lambda m: flip(m, 1), np.flipud: lambda m: flip(m, 0),
     np.diagonal: diagonal, np.trace: trace_, np.tril: tril, np.triu: triu,
     np.var: var, np.std: std, np.matmul: matmul, np.dot: dot, np.where: where, np.clip: clip, np.reshape: reshape,
