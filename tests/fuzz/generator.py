@@ -391,6 +391,19 @@ class Gen:
             return "np.dot({0}, {1})", (a, b)
         return ("{0} @ {1}" if r.random() < 0.6 else "np.matmul({0}, {1})"), (a, b)
 
+    def op_scan(self, env, names):
+        """np.cumsum / np.cumprod / the methods, over the flattened array or one axis."""
+        r = self.r
+        a = self.pick(env, names)
+        nd = np.asarray(env[a]).ndim
+        kind = "cumsum" if r.random() < 0.7 else "cumprod"
+        kw = [] if nd == 0 or r.random() < 0.3 else [f"axis={int(r.integers(-nd, nd))}"]
+        if r.random() < 0.15:
+            kw.append(f"dtype=np.{r.choice(['float64', 'int64', 'float32'])}")
+        if r.random() < 0.5:
+            return f"np.{kind}({{0}}{''.join(', ' + k for k in kw)})", (a,)
+        return f"{{0}}.{kind}({', '.join(kw)})", (a,)
+
     def op_view(self, env, names):
         r = self.r
         a = self.pick(env, names)
@@ -470,7 +483,8 @@ class Gen:
         return f"{{0}}[{', '.join(idx)}]", (a,)
 
     OPS = (("unary", 0.24), ("binary", 0.32), ("where", 0.05), ("clip", 0.04),
-           ("astype", 0.05), ("reduce", 0.13), ("view", 0.17), ("matmul", 0.04))
+           ("astype", 0.05), ("reduce", 0.13), ("view", 0.17), ("matmul", 0.04),
+           ("scan", 0.03))
 
     def program(self, n_ops=None) -> Program:
         r = self.r
