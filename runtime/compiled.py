@@ -86,6 +86,35 @@ class CompiledVariant:
         self.single = out[1] if single and plan.args[out[1]][0] == "output" else None
         self.mutates = plan.mutates
         self.fallback = None        # the Python function, for calls it cannot run compiled
+        if self.multi is None and all(k in (0, 1, 2, 3, 4) for k, _, _ in self.steps):
+            self.run = self._straight_line()
+
+    def _straight_line(self):
+        """``run`` for the common plan (arrays in and out, one entry point) as one Python
+        function with no loop or branch per argument: the generic loop costs about a
+        microsecond per call, a third of a small kernel's whole call."""
+        lines, cargs, env = [], [], {"_device": _device, "fb": self.ffi.from_buffer,
+                                     "cast": self.ffi.cast, "fn": self.fn}
+        for j, (kind, a, b) in enumerate(self.steps):
+            if kind in (0, 4):
+                lines.append(f"v{j} = args[{a}]")
+                cargs.append(f"fb(v{j})" if kind == 0 else
+                             f"cast('void*', v{j}.__array_interface__['data'][0])")
+            elif kind == 2:
+                env[f"shape{j}"], env[f"dtype{j}"] = a, b
+                lines.append(f"v{j} = empty(shape{j}, dtype{j})")
+                cargs.append(f"fb(v{j})")
+            elif kind == 1:                 # a constant: its pointer made once
+                env[f"v{j}"], env[f"c{j}"] = a, self.ffi.from_buffer(a)
+                cargs.append(f"c{j}")
+            else:
+                lines.append(f"v{j} = None")
+                cargs.append(f"args[{a}]")
+        values = ", ".join(f"v{j}" for j in range(len(self.steps)))
+        src = "\n    ".join(["def run(args):", "empty = _device.output_empty", *lines,
+                              f"fn({', '.join(cargs)})", f"return [{values}]"])
+        exec(compile(src, "<cppcodegen call>", "exec"), env)
+        return env["run"]
 
     def overlapping(self, args) -> bool:
         """Are the arrays written in place overlapping any other array argument? Then the
