@@ -148,6 +148,17 @@ def build() -> dict:
                         out[i, j] = x[i, j] + x[j, i]
         return out
 
+    @jit
+    def cumsum_rows(x):
+        rows, cols = x.shape
+        out = np.empty_like(x)
+        for i in prange(rows):
+            s = x[i, 0] if cols else x.dtype.type(0)
+            for j in range(cols):
+                s = s + x[i, j] if j else s
+                out[i, j] = s
+        return out
+
     from .workloads import STENCIL_C as c, STENCIL_STEPS as steps
 
     @jit
@@ -166,5 +177,5 @@ def build() -> dict:
         "chain": chain, "chain_small": chain, "softmax": softmax, "layer_norm": layer_norm,
         "gelu": gelu, "black_scholes": black_scholes, "sum_axis0": sum_axis0,
         "sum_axis1": sum_axis1, "sum_all": sum_all, "pairwise_sqdist": pairwise_sqdist,
-        "transpose_add": transpose_add, "stencil": stencil,
+        "transpose_add": transpose_add, "stencil": stencil, "cumsum_rows": cumsum_rows,
     }

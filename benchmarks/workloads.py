@@ -65,6 +65,10 @@ def black_scholes(s, k, t):
     return call, put
 
 
+def cumsum_rows(x):
+    return np.cumsum(x, axis=1)
+
+
 def sum_axis0(x):
     return x.sum(axis=0)
 
@@ -220,6 +224,8 @@ WORKLOADS: dict[str, Workload] = dict([
        magnitude=_sum_magnitude(sum_axis1)),
     _w("sum_all", sum_all, make_matrix, (8192, 8192), (512, 512), "x.sum()",
        magnitude=_sum_magnitude(sum_all), exact=_f64_sum),
+    _w("cumsum_rows", cumsum_rows, make_matrix, (4096, 4096), (256, 256), "np.cumsum(x, axis=1)",
+       magnitude=_sum_magnitude(cumsum_rows)),
     _w("pairwise_sqdist", pairwise_sqdist, make_pairwise, (1024, 64), (128, 64),
        "((a[:,None]-b[None])**2).sum(-1)"),
     _w("transpose_add", transpose_add, make_matrix, (4096, 4096), (256, 256), "x + x.T"),

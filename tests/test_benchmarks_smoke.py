@@ -23,7 +23,7 @@ EXPECTED_SHAPES = {
     "gelu": [(2**16,)], "black_scholes": [(2**14,), (2**14,)], "sum_axis0": [(512,)],
     "sum_axis1": [(512,)], "sum_all": [()], "pairwise_sqdist": [(128, 128)],
     "transpose_add": [(256, 256)], "chain_small": [(1000,)], "mlp": [(256, 128)],
-    "stencil": [(200, 200)],
+    "stencil": [(200, 200)], "cumsum_rows": [(256, 256)],
 }
 
 
