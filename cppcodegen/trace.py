@@ -964,11 +964,14 @@ def _scan(x: Proxy, kind: str, axis, dtype, out) -> Proxy:
     return r if out is None else _reduce_into(out, r, ufunc)
 
 
+_SCAN_DTYPES = frozenset(np.dtype(t) for t in ("int32", "int64", "float32", "float64"))
+
+
 def _scan_node(x: Proxy, kind: str, axis, dtype) -> Proxy:
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis_tuple(axis, x.ndim)[0]
-    if dtype.kind not in "iuf":
+    if dtype not in _SCAN_DTYPES:       # (int8, uint16, ... accumulators: NumPy's own loop)
         return extern_call(getattr(np, f"cum{kind}"), (x,), {"axis": axis, "dtype": dtype})
     node = cast_node(x.node, dtype)
     return wrap(make_node("scan", (node,), node.shape, dtype, user_location(), kind=kind,

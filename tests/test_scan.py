@@ -122,3 +122,11 @@ def test_dynamic_sizes_one_variant():
         x = RNG.standard_normal(n)
         assert_matches_numpy(run_compiled(cg, x), g(x), **sum_tol(x, None))
     assert len(cf.variants) == 1 and len(cg.variants) == 1
+
+
+def test_other_accumulator_dtypes_run_as_numpy_steps():
+    x = np.arange(300, dtype=np.int8)
+    for dt in (np.int8, np.uint16, np.uint32):
+        f = lambda x: np.cumsum(x, dtype=dt) * 2     # noqa: E731
+        assert [k.form for k in cppcodegen.explain(f, x).kernels][0] == "extern"
+        assert_matches_numpy(run_compiled(cppcodegen.compile(f), x), f(x))
