@@ -658,7 +658,7 @@ def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> 
                 position.get(s.name, s.name), layout(s.name),
                 None if s.store is None else tuple(map(str, s.store)),
                 tuple(stage(m) for m in s.members), expr(s.body) if s.body is not None else None,
-                tuple((position.get(a, a), layout(a)) for a in s.args))
+                tuple((position.get(a, a), layout(a)) for a in s.args), s.transposed)
     return ("structure", k.form, tuple(map(str, k.outer)), k.parallel, aliased,
             tuple(t for _, t in params), tuple(sorted(position.get(n, n) for n in k.locals)),
             tuple(stage(s) for s in k.stages))

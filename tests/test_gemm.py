@@ -129,6 +129,9 @@ def test_transposed_and_strided_operands(dtype):
     assert_product_close(run_compiled(f, big[::2, ::3], big[1:68, 5:16]),
                          big[::2, ::3], big[1:68, 5:16])
     assert_product_close(run_compiled(f, x[::-1], w.T[:, ::-1]), x[::-1], w.T[:, ::-1])
+    # a transposed operand (w.T, swapaxes) is read in place: no transposing copy kernel
+    ex = cppcodegen.explain(lambda x, w: x @ w.T, x, w)
+    assert [k.form for k in ex.kernels] == ["gemm"]
     # transposes and slices inside the function
     g = cppcodegen.compile(lambda x, w: x @ w.T + x[:, :50] @ w[:, ::-1][:, :50].T)
     got = run_compiled(g, x, w)
@@ -138,7 +141,7 @@ def test_transposed_and_strided_operands(dtype):
 
 
 @pytest.mark.parametrize("a_shape,b_shape", [
-    ((3, 7, 9), (3, 9, 5)), ((3, 1, 4, 5), (2, 5, 6)), ((2, 4, 5), (5, 3)), ((4, 5), (6, 5, 3)),
+    ((3, 7, 9), (3, 9, 5)), ((40, 30, 20), (40, 20, 50)), ((2, 3, 70, 60), (3, 60, 80)), ((3, 1, 4, 5), (2, 5, 6)), ((2, 4, 5), (5, 3)), ((4, 5), (6, 5, 3)),
     ((0, 4, 5), (5, 3)), ((2, 0, 5), (2, 5, 3)),
 ])
 def test_batched_with_broadcasting(a_shape, b_shape):
@@ -149,7 +152,12 @@ def test_batched_with_broadcasting(a_shape, b_shape):
     got = run_compiled(f, a, b)
     want = a @ b
     assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    # the same with the second operand transposed in place (batched swapaxes)
+    bt = np.ascontiguousarray(np.swapaxes(b, -1, -2))
+    g = cppcodegen.compile(lambda a, bt: a @ np.swapaxes(bt, -1, -2))
+    assert [k.form for k in cppcodegen.explain(g, a, bt).kernels] == ["gemm"]
+    np.testing.assert_allclose(run_compiled(g, a, bt), want, rtol=1e-5, atol=1e-4)
 
 
 def test_mixed_and_integer_dtypes_and_vectors_stay_numpy_calls():
