@@ -24,9 +24,9 @@ from .cexpr import cindex, ctype
 from .writer import CodeWriter, omp_parallel_for
 
 GEMM_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
-# multiply-adds below which one product runs on one thread (ccg::gemm's own rule,
+# multiply-adds up to which one product runs on one thread (ccg::gemm's own rule,
 # gemm_detail::kParallelWork); a batch of such products runs its batch loop in parallel
-PARALLEL_WORK = 1 << 21
+PARALLEL_WORK = 1 << 22
 
 
 def _native(func, dtype, in_dtypes, shape) -> bool:
@@ -125,7 +125,7 @@ class GemmWriter:
                 # thread (the same sums either way: ccg::gemm never depends on threads)
                 batch = " * ".join(f"int64_t({_c(d)})" for d in c.shape[:nb])
                 w.line(f"const int64_t work = {work};")
-                w.line(f"const bool batch_parallel = work < {PARALLEL_WORK} && "
+                w.line(f"const bool batch_parallel = work <= {PARALLEL_WORK} && "
                        f"{batch} * work >= {PARALLEL_WORK};")
                 w.line(omp_parallel_for(nb, 1 << 14) + " if(batch_parallel)")
                 threads = "batch_parallel ? 1 : 0"

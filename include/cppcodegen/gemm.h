@@ -258,9 +258,10 @@ inline void* aligned_buffer(int64_t bytes) {
   return std::aligned_alloc(64, size_t(round_up(std::max<int64_t>(bytes, 64), 64)));
 }
 
-// Work smaller than this (multiply-adds) runs on the calling thread: an OpenMP region
-// costs several microseconds.
-constexpr int64_t kParallelWork = int64_t(1) << 21;
+// Products of at most this many multiply-adds run on the calling thread: one core does
+// 2^22 in about 45 us, and waking a sleeping OpenMP thread (the runtime sets
+// OMP_WAIT_POLICY=PASSIVE) costs 10-60 us on this 2-core machine.
+constexpr int64_t kParallelWork = int64_t(1) << 22;
 
 template <class T, int MR, int NV>
 void gemm_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa,
@@ -273,17 +274,32 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
       for (int64_t j = 0; j < N; ++j) C[i * rsc + j * csc] = T(0);
     return;
   }
-  // block sizes in whole micro-panels (packing pads the last panel to MR / NR)
-  blk.mc = std::max<int64_t>(MR, blk.mc / MR * MR);
-  blk.nc = std::max<int64_t>(NR, blk.nc / NR * NR);
+  if (nthreads < 1 || M * N * K <= kParallelWork) nthreads = 1;
+  // Block sizes: whole micro-panels (packing pads the last panel to MR / NR), and the
+  // K and N blocks evened out (1100 = 367 + 367 + 366, not 512 + 512 + 76). They depend on
+  // the shape only: the sum order of every element is the same for any thread count.
   blk.kc = std::max<int64_t>(1, blk.kc);
-  const int64_t kc_max = std::min(blk.kc, K);
-  const int64_t nc_max = std::min(blk.nc, round_up(N, NR));
-  const int64_t mc_max = std::min(blk.mc, round_up(M, MR));
-  if (nthreads < 1 || M * N * K < kParallelWork) nthreads = 1;
-  // Split rows when there are enough MR-tall panels for every thread, else split the
-  // NR-wide micro-panels of B (each thread then packs the whole, short, A block).
-  const bool split_rows = M >= 2 * blk.mc * int64_t(nthreads) || nthreads == 1;
+  blk.kc = (K + (K + blk.kc - 1) / blk.kc - 1) / ((K + blk.kc - 1) / blk.kc);
+  blk.nc = std::max<int64_t>(NR, blk.nc / NR * NR);
+  const int64_t jblocks = (N + blk.nc - 1) / blk.nc;
+  blk.nc = round_up((N + jblocks - 1) / jblocks, NR);
+  blk.mc = std::max<int64_t>(MR, blk.mc / MR * MR);
+  const int64_t max_panels = blk.nc / NR;
+  // Work items of a (jc, pc) step, handed out dynamically (a busy core takes fewer):
+  // row chunks of at most MC rows x groups of B's micro-panels. One thread: MC-row blocks
+  // across all of B. Several: at least one row chunk per thread when M is small, and
+  // enough panel groups for about four items per thread (each item packs its own rows of A).
+  int64_t mc = blk.mc, group = max_panels;
+  if (nthreads > 1) {
+    mc = std::min(blk.mc, round_up((M + nthreads - 1) / nthreads, MR));
+    const int64_t row_items = (M + mc - 1) / mc;
+    const int64_t want = (4 * int64_t(nthreads) + row_items - 1) / row_items;
+    const int64_t col_items = std::max<int64_t>(1, std::min(max_panels, want));
+    group = (max_panels + col_items - 1) / col_items;
+  }
+  const int64_t kc_max = blk.kc;
+  const int64_t nc_max = blk.nc;
+  const int64_t mc_max = std::min(mc, round_up(M, MR));
   const int64_t bbytes = kc_max * nc_max * int64_t(sizeof(T));
   const int64_t abytes = round_up(kc_max * mc_max * int64_t(sizeof(T)), 64);
   char* mem = static_cast<char*>(aligned_buffer(round_up(bbytes, 64) + nthreads * abytes));
@@ -297,10 +313,7 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
     return;
   }
   T* bpack = reinterpret_cast<T*>(mem);
-  // Work items of a (jc, pc) step, handed out dynamically (a busy core takes fewer):
-  // MC-row blocks of C, or, when there are too few rows for every thread, groups of B's
-  // micro-panels (each item then packs the whole, short, A block itself).
-  const int64_t col_group = split_rows ? 0 : std::max<int64_t>(1, (nc_max / NR) / (4 * nthreads));
+  const int64_t row_items = (M + mc - 1) / mc;
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
   {
 #ifdef _OPENMP
@@ -312,25 +325,19 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
     for (int64_t jc = 0; jc < N; jc += blk.nc) {
       const int64_t nc = std::min(blk.nc, N - jc);
       const int64_t panels = (nc + NR - 1) / NR;
+      const int64_t col_items = (panels + group - 1) / group;
       for (int64_t pc = 0; pc < K; pc += blk.kc) {
         const int64_t kc = std::min(blk.kc, K - pc);
         // (the implicit barrier of the previous step's loop keeps bpack until all are done)
 #pragma omp for schedule(static)
         for (int64_t q = 0; q < panels; ++q)
           pack_b<T, NR>(q, q + 1, nc, kc, B + pc * rsb + jc * csb, rsb, csb, bpack);
-        if (split_rows) {
-          const int64_t items = (M + blk.mc - 1) / blk.mc;
 #pragma omp for schedule(dynamic, 1)
-          for (int64_t it = 0; it < items; ++it)
-            compute_block<T, MR, NV>(it * blk.mc, std::min(M, (it + 1) * blk.mc), 0, panels, jc,
-                                     nc, pc, kc, blk.mc, A, rsa, csa, bpack, apack, C, rsc, csc);
-        } else {
-          const int64_t items = (panels + col_group - 1) / col_group;
-#pragma omp for schedule(dynamic, 1)
-          for (int64_t it = 0; it < items; ++it)
-            compute_block<T, MR, NV>(0, M, it * col_group, std::min(panels, (it + 1) * col_group),
-                                     jc, nc, pc, kc, blk.mc, A, rsa, csa, bpack, apack, C, rsc,
-                                     csc);
+        for (int64_t it = 0; it < row_items * col_items; ++it) {
+          const int64_t r = it / col_items, q = it % col_items;
+          compute_block<T, MR, NV>(r * mc, std::min(M, (r + 1) * mc), q * group,
+                                   std::min(panels, (q + 1) * group), jc, nc, pc, kc, mc, A,
+                                   rsa, csa, bpack, apack, C, rsc, csc);
         }
       }
     }
