@@ -96,12 +96,18 @@ def _gomp():
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_results_do_not_depend_on_the_thread_count(dtype):
+@pytest.mark.parametrize("transposed", [False, True])
+def test_results_do_not_depend_on_the_thread_count(dtype, transposed):
+    """Packed B (long A, or B transposed) and B read in place (few rows of A), both thread
+    partitions (row chunks; panel groups), several K blocks."""
     gomp = _gomp()
     before = gomp.omp_get_max_threads()
-    f = cppcodegen.compile(lambda a, b: a @ b.T, dynamic=True)
-    cases = [_operands(m, n, k, dtype, seed=m) for m, n, k in BIG + [(130, 67, 600)]]
-    cases = [(a, np.ascontiguousarray(b.T)) for a, b in cases]
+    cases = [_operands(m, n, k, dtype, seed=m) for m, n, k in BIG + [(130, 67, 600), (64, 900, 1100)]]
+    if transposed:
+        f = cppcodegen.compile(lambda a, b: a @ b.T, dynamic=True)
+        cases = [(a, np.ascontiguousarray(b.T)) for a, b in cases]
+    else:
+        f = cppcodegen.compile(lambda a, b: a @ b, dynamic=True)
     results = {}
     try:
         for threads in (1, 2, 3):
@@ -113,7 +119,7 @@ def test_results_do_not_depend_on_the_thread_count(dtype):
         for r1, rt in zip(results[1], results[threads]):
             assert r1.tobytes() == rt.tobytes()
     for (a, b), r in zip(cases, results[1]):
-        assert_product_close(r, a, b.T)
+        assert_product_close(r, a, b.T if transposed else b)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   int reps = argc > 5 ? atoi(argv[5]) : 7;
   int nt = getenv("NT") ? atoi(getenv("NT")) : omp_get_max_threads();
   if (argc > 10) {
-    Blocking b{atol(argv[8]), atol(argv[9]), atol(argv[10])};
+    Blocking b{atol(argv[8]), atol(argv[9]), atol(argv[10]), getenv("DIRECT") ? atoi(getenv("DIRECT")) : -1};
     if (dbl) dispatch<double>(atoi(argv[6]), atoi(argv[7]), M, N, K, reps, b, nt, tb);
     else dispatch<float>(atoi(argv[6]), atoi(argv[7]), M, N, K, reps, b, nt, tb);
   } else if (dbl) {

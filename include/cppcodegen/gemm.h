@@ -132,6 +132,7 @@ template <class T> struct Shape {
 
 struct Blocking {
   int64_t kc, mc, nc;
+  int direct = -1;  // read B in place (rows contiguous): 1 yes, 0 no, -1 decide
 };
 
 inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -185,9 +186,10 @@ void pack_b(int64_t p0, int64_t p1, int64_t nc, int64_t kc, const T* b, int64_t 
 }
 
 // ------------------------------------------------------------------ micro-kernel
-// c[0:m, 0:n] (= or +=) a_panel (kc x MR) . b_panel (kc x NR); m <= MR, n <= NR.
+// c[0:m, 0:n] (= or +=) a_panel (kc x MR) . b_panel (kc x NR, rows ldb apart: NR when
+// packed, B's row stride when read in place); m <= MR, n <= NR.
 template <class T, int MR, int NV>
-inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b,
+inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb,
                          T* __restrict c, int64_t rsc, int64_t csc, int64_t m, int64_t n,
                          bool accumulate) {
   using S = Simd<T>;
@@ -201,7 +203,7 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
   for (int64_t k = 0; k < kc; ++k) {
     V bv[NV];
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) bv[v] = S::load(b + k * NR + v * L);
+    for (int v = 0; v < NV; ++v) bv[v] = S::loadu(b + k * ldb + v * L);
 #pragma GCC unroll 32
     for (int i = 0; i < MR; ++i) {
       const V ai = S::bcast(a + k * MR + i);
@@ -236,7 +238,8 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
 template <class T, int MR, int NV>
 void compute_block(int64_t m0, int64_t m1, int64_t q0, int64_t q1, int64_t jc, int64_t nc,
                    int64_t pc, int64_t kc, int64_t mc_max, const T* A, int64_t rsa,
-                   int64_t csa, const T* bpack, T* apack, T* C, int64_t rsc, int64_t csc) {
+                   int64_t csa, const T* bpack, const T* bdirect, int64_t rsb, T* apack, T* C,
+                   int64_t rsc, int64_t csc) {
   constexpr int NR = NV * Simd<T>::L;
   for (int64_t ic = m0; ic < m1; ic += mc_max) {
     const int64_t mc = std::min(mc_max, m1 - ic);
@@ -244,11 +247,14 @@ void compute_block(int64_t m0, int64_t m1, int64_t q0, int64_t q1, int64_t jc, i
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t j0 = q * NR;
       const int64_t n = std::min<int64_t>(NR, nc - j0);
-      const T* bp = bpack + j0 * kc;
+      // full panels of B are read in place when bdirect is set, else from the packed copy
+      const bool direct = bdirect && n == NR;
+      const T* bp = direct ? bdirect + j0 : bpack + j0 * kc;
+      const int64_t ldb = direct ? rsb : NR;
       for (int64_t i0 = 0; i0 < mc; i0 += MR) {
         const int64_t m = std::min<int64_t>(MR, mc - i0);
-        micro_kernel<T, MR, NV>(kc, apack + i0 * kc, bp, C + (ic + i0) * rsc + (jc + j0) * csc,
-                                rsc, csc, m, n, pc > 0);
+        micro_kernel<T, MR, NV>(kc, apack + i0 * kc, bp, ldb,
+                                C + (ic + i0) * rsc + (jc + j0) * csc, rsc, csc, m, n, pc > 0);
       }
     }
   }
@@ -262,6 +268,9 @@ inline void* aligned_buffer(int64_t bytes) {
 // 2^22 in about 45 us, and waking a sleeping OpenMP thread (the runtime sets
 // OMP_WAIT_POLICY=PASSIVE) costs 10-60 us on this 2-core machine.
 constexpr int64_t kParallelWork = int64_t(1) << 22;
+// With at most this many rows, B (when its rows are contiguous) is not packed: each of its
+// elements is used too few times to pay for the copy.
+constexpr int64_t kDirectRows = 128;
 
 template <class T, int MR, int NV>
 void gemm_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa,
@@ -313,6 +322,7 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
     return;
   }
   T* bpack = reinterpret_cast<T*>(mem);
+  const bool direct_b = csb == 1 && (blk.direct == 1 || (blk.direct < 0 && M <= kDirectRows));
   const int64_t row_items = (M + mc - 1) / mc;
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
   {
@@ -331,13 +341,15 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
         // (the implicit barrier of the previous step's loop keeps bpack until all are done)
 #pragma omp for schedule(static)
         for (int64_t q = 0; q < panels; ++q)
-          pack_b<T, NR>(q, q + 1, nc, kc, B + pc * rsb + jc * csb, rsb, csb, bpack);
+          if (!direct_b || (q + 1) * NR > nc)
+            pack_b<T, NR>(q, q + 1, nc, kc, B + pc * rsb + jc * csb, rsb, csb, bpack);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < row_items * col_items; ++it) {
           const int64_t r = it / col_items, q = it % col_items;
           compute_block<T, MR, NV>(r * mc, std::min(M, (r + 1) * mc), q * group,
                                    std::min(panels, (q + 1) * group), jc, nc, pc, kc, mc, A,
-                                   rsa, csa, bpack, apack, C, rsc, csc);
+                                   rsa, csa, bpack, direct_b ? B + pc * rsb + jc : nullptr,
+                                   rsb, apack, C, rsc, csc);
         }
       }
     }
