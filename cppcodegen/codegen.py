@@ -46,6 +46,7 @@ HINTS = contextvars.ContextVar("cppcodegen_size_hints", default={})   # heuristi
 TILE = 64            # square tiles of transposing pointwise kernels
 CHUNKS = 64          # parallel reductions to a scalar use this many fixed chunks (deterministic)
 COLUMN_TILE = 16384  # elements of the kept axis per tile in column reductions (acc stays in L2)
+SCAN_CHUNK = 1 << 15  # a parallel 1-D scan has one chunk per this many elements (at most CHUNKS)
 COLUMN_CHUNKS = 8    # at most this many parallel chunks of the reduced axis in column reductions
 
 
@@ -244,6 +245,96 @@ class KernelWriter:
                     comb = combine(s.reduction, s.body.dtype).format("v", f"part[c * {_c(size)} + i{last}]")
                     w.line(f"for (int64_t c = 1; c < {chunks}; ++c) v = {comb};")
                     w.line(f"{s.name}[{self.out_offset(s)}] = v;")
+
+    def _form_scan(self):
+        """cumsum / cumprod along axis a. Along the innermost axis each row is a running
+        value in a register (a long 1-D scan runs in fixed chunks: their totals first, then
+        each chunk again from the total before it, in parallel); along an outer axis, each
+        slice along a is the previous one combined with the input, vectorized along the
+        innermost axis, in tiles of it run in parallel. The first element is copied (as
+        NumPy's: -0.0 stays -0.0)."""
+        (s,) = self.k.stages
+        w, n, (a,) = self.w, len(s.domain), s.reduce_axes
+        t = ctype(s.body.dtype)
+        comb = combine(s.reduction, s.body.dtype)
+        last = n - 1
+        var = index_vars(n)[a]
+        first = f"i{a} == 0"
+        if a == last:
+            if n == 1 and self.k.parallel:
+                self._chunked_scan(s)
+                return
+            if self.k.parallel and n > 1:
+                w.line(self.omp(n - 1, _hint(s.domain[a])))
+            for b in range(n - 1):
+                w.line(f"for (int64_t i{b} = 0; i{b} < {_c(s.domain[b])}; ++i{b})")
+            with w.indent("{"):
+                w.line(f"{t} acc = {init_value(s.reduction, s.body.dtype)};")
+
+                def running(r: ExprRenderer, value: str, vector: bool):
+                    w.line(f"acc = {first} ? {value} : {comb.format('acc', value)};")
+                    w.line(f"{s.name}[{self.out_offset(s)}] = acc;")
+                self.loops(s, [a], {}, running, allow_vector=False)
+            return
+        prev = cindex(self._out_expr(s).subs(var, var - 1))
+        size = s.domain[last]
+        symbolic = not isinstance(size, int)
+        tile = COLUMN_TILE // 16 if symbolic else max(1, min(size, COLUMN_TILE // 16))
+        ntiles = f"ccg_idx_div({_c(size)} + {tile - 1}, {tile})" if symbolic else -(-size // tile)
+        if self.k.parallel:
+            w.line(self.omp(a + 1, tile * _hint(s.domain[a])))
+        for b in range(a):
+            w.line(f"for (int64_t i{b} = 0; i{b} < {_c(s.domain[b])}; ++i{b})")
+        with w.indent(f"for (int64_t tile = 0; tile < {ntiles}; ++tile) {{"):
+            w.line(f"const int64_t lo = tile * {tile};")
+            w.line(f"const int64_t hi = std::min<int64_t>(lo + {tile}, {_c(size)});")
+            for b in range(a, last):
+                w.line(f"for (int64_t i{b} = 0; i{b} < {_c(s.domain[b])}; ++i{b})")
+            with w.indent("{"):
+                def step(r: ExprRenderer, value: str, vector: bool):
+                    out = f"{s.name} + {self.out_offset(s)}"
+                    if vector:
+                        before = f"ccg::Vec<{t}, L>::load({s.name} + {prev})"
+                        w.line(f"({first} ? {value} : {comb.format(before, value)}).store({out});")
+                    else:
+                        before = f"{s.name}[{prev}]"
+                        w.line(f"{s.name}[{self.out_offset(s)}] = {first} ? {value} : "
+                               f"{comb.format(before, value)};")
+                self.vector_loop(s, last, "lo", "hi", step, index_vars(n)[last])
+
+    def _chunked_scan(self, s: Stage):
+        """A long 1-D scan in fixed chunks (their number depends on the length only, so the
+        result does not depend on the threads): pass 1 reduces each chunk, a serial pass turns
+        the totals into each chunk's starting value, pass 2 rescans each chunk from it."""
+        w = self.w
+        t = ctype(s.body.dtype)
+        comb = combine(s.reduction, s.body.dtype)
+        n0 = _c(s.domain[0])
+        chunks = (f"std::max<int64_t>(1, std::min<int64_t>({CHUNKS}, {n0} / {SCAN_CHUNK}))"
+                  if not isinstance(s.domain[0], int)
+                  else max(1, min(CHUNKS, s.domain[0] // SCAN_CHUNK)))
+        with w.indent("{"):
+            w.line(f"const int64_t nchunks = {chunks};")
+            w.line(f"{t} start[{CHUNKS}];")
+            w.line(self.omp(1, 1 << 20))
+            with w.indent("for (int64_t chunk = 0; chunk < nchunks; ++chunk) {"):
+                w.line(f"const int64_t lo = {n0} * chunk / nchunks, hi = {n0} * (chunk + 1) / nchunks;")
+                self.reduction(s, [0], {0: ("lo", "hi")}, target="start[chunk]")
+            w.line(f"{t} total = start[0];")
+            w.line(f"start[0] = {init_value(s.reduction, s.body.dtype)};")
+            with w.indent("for (int64_t c = 1; c < nchunks; ++c) {"):
+                w.line(f"const {t} next = {comb.format('total', 'start[c]')};")
+                w.line("start[c] = total;")
+                w.line("total = next;")
+            w.line(self.omp(1, 1 << 20))
+            with w.indent("for (int64_t chunk = 0; chunk < nchunks; ++chunk) {"):
+                w.line(f"const int64_t lo = {n0} * chunk / nchunks, hi = {n0} * (chunk + 1) / nchunks;")
+                w.line(f"{t} acc = start[chunk];")
+
+                def running(r: ExprRenderer, value: str, vector: bool):
+                    w.line(f"acc = i0 == 0 ? {value} : {comb.format('acc', value)};")
+                    w.line(f"{s.name}[{self.out_offset(s)}] = acc;")
+                self.loops(s, [0], {0: ("lo", "hi")}, running, allow_vector=False)
 
     # ------------------------------------------------------------ stages
     def out_offset(self, s: Stage) -> str:
@@ -632,6 +723,7 @@ def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> 
     (a broadcast input has stride 0 where another has 1) are part of the structure."""
     position = {n: i for i, (n, _) in enumerate(params)}
     memo: dict = {}
+    table: dict = {}    # each distinct subexpression, numbered: nested tuples would hash as trees
 
     def layout(name):
         buf = program.buffers.get(name)
@@ -650,7 +742,7 @@ def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> 
             else:
                 key = (type(e).__name__, repr(getattr(e, "value", getattr(e, "expr", None))),
                        str(e.dtype))
-            memo[id(e)] = key
+            key = memo[id(e)] = table.setdefault(key, len(table))
         return key
 
     def stage(s):
@@ -659,9 +751,10 @@ def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> 
                 None if s.store is None else tuple(map(str, s.store)),
                 tuple(stage(m) for m in s.members), expr(s.body) if s.body is not None else None,
                 tuple((position.get(a, a), layout(a)) for a in s.args), s.transposed)
+    stages = tuple(stage(s) for s in k.stages)
     return ("structure", k.form, tuple(map(str, k.outer)), k.parallel, aliased,
             tuple(t for _, t in params), tuple(sorted(position.get(n, n) for n in k.locals)),
-            tuple(stage(s) for s in k.stages))
+            stages, tuple(table))
 
 
 def _canonical(text: str, name: str, params: list) -> str:

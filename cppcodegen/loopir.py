@@ -94,10 +94,10 @@ class Buffer:
 @dataclass
 class Stage:
     name: str                      # the buffer it writes
-    kind: str                      # 'pointwise' | 'reduction'
+    kind: str                      # 'pointwise' | 'reduction' | 'scan' | 'extern'
     domain: tuple                  # loop sizes, one per index variable
     body: object                   # Expr at a domain point
-    reduce_axes: tuple = ()        # reduction: domain positions combined
+    reduce_axes: tuple = ()        # reduction: domain positions combined; scan: its axis
     reduction: str | None = None   # 'sum' | 'prod' | 'max' | 'min' | 'any' | 'all' | 'argmax' | 'argmin'
     nodes: str = ""                # graph nodes it computes (for comments)
     where: str = ""                # the user's source line
@@ -153,7 +153,7 @@ class LoopProgram:
             head = f"{s.kind} {s.name} over {list(s.domain)}"
             if s.store is not None:
                 head = f"{s.kind} {s.name}[{', '.join(map(str, s.store))}] over {list(s.domain)}"
-            if s.kind == "reduction":
+            if s.kind in ("reduction", "scan"):
                 head += f" {s.reduction} axes={list(s.reduce_axes)}"
             lines.append(f"{head}:  {format_expr(s.body)}")
         return "\n".join(lines)

@@ -265,6 +265,10 @@ class Lowering:
                     self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
                                              where, store=store))
             return
+        elif node.op == "scan":     # out[..., i, ...] = out[..., i - 1, ...] op src[..., i, ...]
+            (src,) = node.inputs
+            stage = Stage("", "scan", node.shape, self.value(src, index_vars(node.ndim)),
+                          (node.attr("axis"),), node.attr("kind"), label, where)
         elif node.op == "reduce":
             (src,) = node.inputs
             domain = src.shape
@@ -302,7 +306,7 @@ class Lowering:
                 self.scalars.append((f"rng{slot}_off", u64, ("rng", slot, "off", source)))
             elif op == "constant":
                 self.add_buffer(node, "constant", arg=node.attr("array").key)
-            elif op in ("reduce", "extern") or id(node) in materialize:
+            elif op in ("reduce", "extern", "scan") or id(node) in materialize:
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")
@@ -480,39 +484,48 @@ def materialized(graph: Graph) -> set:
     - a node read through two different views (``u[:-2]`` and ``u[2:]``, ``h[:, None]`` and
       ``h[None, :]``) is materialized once it has ``SHARED_MIN`` ops: inlined, a time loop of
       stencils (each step reading the last at five offsets) would grow as 5**T;
-    - a node whose fully inlined expression (counted as a tree) passes ``INLINE_LIMIT`` ops
-      is materialized: the C++ and the compile time stay bounded.
+    - a node whose inlined expression passes ``INLINE_LIMIT`` ops is materialized: the C++ and
+      the compile time stay bounded. The expression is counted as the renderer writes it: one
+      term per distinct (node, chain of views from the root) pair, since lowering shares a
+      subexpression read at the same index (Black-Scholes' d1 feeds both outputs four times),
+      while one read through another view is new code (a time step read at five offsets).
     """
     compute = [n for n in graph.nodes
                if n.op not in LEAF_OPS and n.op not in VIEW_OPS
-               and n.op not in ("reduce", "extern", "iota", "random")]
+               and n.op not in ("reduce", "extern", "scan", "iota", "random")]
     paths: dict = {}
     for node in graph.nodes:
         if node.op in VIEW_OPS:
             continue
         for inp in node.inputs:
-            chain, src = [], inp
-            while src.op in VIEW_OPS:
-                chain.append((src.op, src.attrs, src.shape))
-                src = src.inputs[0]
-            if inp.shape != node.shape and node.op not in ("reduce", "extern", "setitem"):
-                chain.append(("broadcast", node.shape))
-            paths.setdefault(id(src), set()).add(tuple(chain))
+            src, chain = _through_views(node, inp)
+            paths.setdefault(id(src), set()).add(chain)
     is_compute = {id(n) for n in compute}
-    size, out = {}, set()
-    for node in graph.nodes:
-        if node.op in VIEW_OPS:
-            size[id(node)] = size[id(node.inputs[0])]
-            continue
-        if id(node) not in is_compute:
-            size[id(node)] = 1
-            continue
-        total = 1 + sum(size[id(i)] for i in node.inputs)
-        if total > INLINE_LIMIT or (len(paths.get(id(node), ())) > 1 and total >= SHARED_MIN):
+    terms, out = {}, set()        # compute node id -> its inlined terms {(node id, chain)}
+    for node in compute:
+        mine = set()
+        for inp in node.inputs:
+            src, chain = _through_views(node, inp)
+            mine.add((id(src), chain))
+            if id(src) in is_compute and id(src) not in out:
+                mine.update((i, chain + c) for i, c in terms[id(src)])
+        if len(mine) >= INLINE_LIMIT or (len(paths.get(id(node), ())) > 1
+                                         and len(mine) + 1 >= SHARED_MIN):
             out.add(id(node))
-            total = 1
-        size[id(node)] = total
+            mine = set()
+        terms[id(node)] = mine
     return out
+
+
+def _through_views(node: Node, inp: Node) -> tuple:
+    """(the node ``inp`` is a view of, the chain of views from ``node`` down to it)."""
+    chain, src = [], inp
+    while src.op in VIEW_OPS:
+        chain.append((src.op, src.attrs, src.shape))
+        src = src.inputs[0]
+    if inp.shape != node.shape and node.op not in ("reduce", "extern", "setitem"):
+        chain.append(("broadcast", node.shape))
+    return src, tuple(chain)
 
 
 def lower(graph: Graph, arg_strides: dict) -> LoopProgram:

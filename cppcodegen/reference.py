@@ -47,6 +47,9 @@ def evaluate_node(node: Node, vals: list, args) -> np.ndarray:
             (axis,) = axes
             return getattr(np, kind)(vals[0], axis=axis)
         return _REDUCERS[kind](vals[0], axis=axes).astype(node.dtype)
+    if op == "scan":
+        fn = np.cumsum if node.attr("kind") == "sum" else np.cumprod
+        return fn(vals[0], axis=node.attr("axis"), dtype=node.dtype)
     if op == "random":          # draws of the same scheme, from a fresh reservation
         from .runtime import random as rnd
         from .runtime.device import get_device_hooks

@@ -97,6 +97,8 @@ class Proxy:
             return trace_ufunc(ufunc, inputs, kwargs)
         if method == "reduce":
             return trace_ufunc_reduce(ufunc, inputs, kwargs)
+        if method == "accumulate":
+            return trace_ufunc_accumulate(ufunc, inputs, kwargs)
         if method == "outer" and len(inputs) == 2:     # a[..., None, None] op b
             a, b = asproxy(inputs[0]), asproxy(inputs[1])
             return trace_ufunc(ufunc, (reshape(a, a.shape + (1,) * b.ndim), b), kwargs)
@@ -190,6 +192,8 @@ class Proxy:
     argmin = lambda self, *a, **kw: argmin(self, *a, **kw)
     any = lambda self, *a, **kw: any_(self, *a, **kw)
     all = lambda self, *a, **kw: all_(self, *a, **kw)
+    cumsum = lambda self, *a, **kw: cumsum(self, *a, **kw)
+    cumprod = lambda self, *a, **kw: cumprod(self, *a, **kw)
 
 
 def _binop(ufunc, reflected=False):
@@ -524,6 +528,16 @@ def trace_ufunc_reduce(ufunc, inputs, kwargs):
     return _reduce_fn(kinds[ufunc.__name__])(x, axis=axis, **kwargs)
 
 
+def trace_ufunc_accumulate(ufunc, inputs, kwargs):
+    """np.add.accumulate / np.multiply.accumulate: the scans of cumsum / cumprod."""
+    kind = {"add": "sum", "multiply": "prod"}.get(ufunc.__name__)
+    (x,) = inputs
+    axis, dtype, out = kwargs.pop("axis", 0), kwargs.pop("dtype", None), kwargs.pop("out", None)
+    if kind is None or kwargs or x is None:
+        _unsupported(f"np.{ufunc.__name__}.accumulate" + (f" with {sorted(kwargs)}" if kwargs else ""))
+    return _scan(asproxy(x), kind, axis, dtype, _out_operand(f"np.{ufunc.__name__}.accumulate", out))
+
+
 # --------------------------------------------------------------------------- elementwise functions
 
 def asproxy(x) -> Proxy:
@@ -829,6 +843,8 @@ def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None) -> Proxy
         raise ValueError(f"{msg} (at {user_location()})")
     if dtype is not None:
         node = cast_node(node, np.dtype(dtype))
+    if node.dtype == bool and kind in ("sum", "prod", "max", "min"):   # bool add is or, ...
+        kind = {"sum": "any", "max": "any", "prod": "all", "min": "all"}[kind]
     if kind in ("any", "all"):
         node = cast_node(node, np.dtype(bool))
     out_dt = {"argmax": np.dtype(np.int64), "argmin": np.dtype(np.int64)}.get(kind, node.dtype)
@@ -849,20 +865,52 @@ def _check_plain(name, out=None, initial=_NO_VALUE, where=_NO_VALUE, **extra):
         _unsupported(f"{name} keyword arguments {sorted(extra)}")
 
 
+_REDUCE_UFUNC = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+                 "any": np.logical_or, "all": np.logical_and}
+
+
 def _reduce_fn(kind):
     def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
                where=_NO_VALUE, **extra):
-        _check_plain(f"np.{kind}", out, initial, where, **extra)
+        _check_plain(f"np.{kind}", None, initial, where, **extra)
+        out = _out_operand(f"np.{kind}", out)
         x = asproxy(a)
         if keepdims is _NO_VALUE:
             keepdims = False
-        if kind in ("sum", "prod"):
+        if out is not None and dtype is None and kind not in ("any", "all"):
+            # as NumPy: the loop is resolved with out's dtype (int32 into float64 sums in float64)
+            dtype = _REDUCE_UFUNC[kind].resolve_dtypes((out.dtype, x.dtype, None),
+                                                       reduction=True, casting="unsafe")[0]
+        elif kind in ("sum", "prod"):
             probe = np.add.reduce if kind == "sum" else np.multiply.reduce
             dtype = probe(np.zeros(1, x.dtype), dtype=dtype).dtype
         elif kind in ("max", "min"):
             dtype = None
-        return _reduce_node(x, kind, _axes(x, axis), bool(keepdims), dtype)
+        result = _reduce_node(x, kind, _axes(x, axis), bool(keepdims), dtype)
+        return result if out is None else _reduce_into(out, result, _REDUCE_UFUNC[kind])
     return reduce
+
+
+def _out_operand(name, out):
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if out is not None and not isinstance(out, Proxy):
+        _unsupported(f"{name}(..., out=) into other than an array of the traced function")
+    return out
+
+
+def _reduce_into(out: Proxy, result: Proxy, ufunc) -> Proxy:
+    """A reduction's ``out=``: exactly the result's shape, any cast (NumPy's rules for
+    reductions), written as an in-place update of ``out``."""
+    if out.ndim != result.ndim:
+        raise ValueError(f"output parameter for reduction operation {ufunc.__name__} has the "
+                         f"wrong number of dimensions: Found {out.ndim} but expected "
+                         f"{result.ndim} (at {user_location()})")
+    if not all(_same_size(a, b) for a, b in zip(out.shape, result.shape)):
+        raise ValueError(f"{ufunc.__name__}: output shape {out.shape} does not match the "
+                         f"reduction's shape {result.shape} (at {user_location()})")
+    _update(out, cast_node(result.node, out.dtype))
+    return out
 
 
 sum_ = _reduce_fn("sum")
@@ -897,13 +945,54 @@ def _count(x, axes):
     return _shapes().prod(dims)
 
 
+def _scan_fn(kind):
+    def scan(a, axis=None, dtype=None, out=None):
+        """np.cumsum / np.cumprod: a running sum (product) along one axis, compiled as a scan
+        (the dtype as NumPy's: int32 and bool accumulate in int64)."""
+        return _scan(asproxy(a), kind, axis, dtype, _out_operand(f"np.cum{kind}", out))
+    return scan
+
+
+def _scan(x: Proxy, kind: str, axis, dtype, out) -> Proxy:
+    ufunc = _REDUCE_UFUNC[kind]
+    if out is not None and dtype is None:       # as reductions: the loop resolved with out's
+        dtype = ufunc.resolve_dtypes((out.dtype, x.dtype, None), reduction=True,
+                                     casting="unsafe")[0]
+    else:
+        dtype = ufunc.accumulate(np.zeros(1, x.dtype), dtype=dtype).dtype
+    r = _scan_node(x, kind, axis, np.dtype(dtype))
+    return r if out is None else _reduce_into(out, r, ufunc)
+
+
+def _scan_node(x: Proxy, kind: str, axis, dtype) -> Proxy:
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis_tuple(axis, x.ndim)[0]
+    if dtype.kind not in "iuf":
+        return extern_call(getattr(np, f"cum{kind}"), (x,), {"axis": axis, "dtype": dtype})
+    node = cast_node(x.node, dtype)
+    return wrap(make_node("scan", (node,), node.shape, dtype, user_location(), kind=kind,
+                          axis=axis))
+
+
+cumsum = _scan_fn("sum")
+cumprod = _scan_fn("prod")
+
+
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VALUE):
-    _check_plain("np.mean", out, where=where)
+    _check_plain("np.mean", None, where=where)
+    out = _out_operand("np.mean", out)
     x = asproxy(a)
-    dtype = np.mean(np.ones(1, x.dtype), dtype=dtype).dtype
     axes = _axes(x, axis)
+    count = _size_operand(_count(x, axes))
+    if out is not None:     # as NumPy: the sum is stored into out, then divided in out's dtype
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = np.dtype(np.float64)
+        total = sum_(x, axis=axes, dtype=dtype, out=out, keepdims=keepdims)
+        return _reduce_into(out, np.true_divide(total, count), np.add)
+    dtype = np.mean(np.ones(1, x.dtype), dtype=dtype).dtype
     total = _reduce_node(x, "sum", axes, bool(keepdims), dtype)
-    return np.true_divide(total, _size_operand(_count(x, axes)))
+    return np.true_divide(total, count)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NO_VALUE,
@@ -1057,6 +1146,7 @@ def size_of(a, axis=None):
 FUNCTIONS = {
     np.sum: sum_, np.prod: prod, np.max: amax, np.amax: amax, np.min: amin, np.amin: amin,
     np.any: any_, np.all: all_, np.argmax: argmax, np.argmin: argmin, np.mean: mean,
+    np.cumsum: cumsum, np.cumprod: cumprod,
     np.flip: flip, np.fliplr: lambda m: flip(m, 1), np.flipud: lambda m: flip(m, 0),
     np.diagonal: diagonal, np.trace: trace_, np.tril: tril, np.triu: triu,
     np.var: var, np.std: std, np.matmul: matmul, np.dot: dot, np.where: where, np.clip: clip, np.reshape: reshape,

@@ -298,3 +298,44 @@ def test_difference_of_two_transcendental_values():
         return (v2,)
     args = [make_input(np.array([-1.0, 1.0, -1.0, 0.0, -3.0, -1.0, -2.0, 2.0, 3.0, 1.0, -1.0, 0.0, 1.0, 0.0, -1.0, -1.0, -1.0, -3.0, 3.0, 0.0, -3.0, -3.0, -1.0, 2.0, -1.0, 1.0, 0.0, 0.0, -2.0, -1.0, 0.0, 2.0, -1.0, -1.0, 3.0, -1.0, -0.0, -1.0, 1.0, 2.0, -1.0, 1.0, -3.0, 0.0, -1.0, np.inf, -3.0, -0.0, -2.0, -2.0, 3.0, -2.0, 1.0, -2.0, 1.0, 1.0, -0.0, 1.0, 0.0, -3.0, 1.0, -0.0, 0.0, -1.0, -2.0, 1.0, 3.0, -1.0, -2.0, -3.0, -3.0, -0.0, -2.0, 0.0, 2.0, 2.0, 2.0, -0.0, -2.0, -2.0, np.nan, -0.0, -1.0, 3.0, -2.0, -2.0, 0.0, -2.0, -0.0, 2.0, -2.0, 1.0, -1.0, -3.0, 1.0, -2.0, 0.0, 2.0, 1.0, 0.0, 1.0, -2.0, 1.0, 0.0, -1.0, -2.0, 1.0, -2.0, -0.0, -2.0, -1.0, 2.0, 1.0, 3.0, -2.0, 0.0, -1.0, -1.0, -3.0, 2.0, 3.0, 2.0, -1.0, -1.0, -2.0, 2.0, 1.0, 2.0, 1.0, -2.0, np.inf], dtype=np.float64).reshape((1, 131, 1)))]
     check_program(f, args)
+
+
+# -- bug: GCC 12 spilled an AVX-512 8-lane compare mask as one byte and reloaded it as a
+# quadword, then skipped the `& 0xff` it believed redundant: stack garbage became bools
+# (x != 0 stored False for 5.0). Only in a large translation unit (register pressure from
+# the other programs' kernels), so the test is the fuzzer's whole batch, minimized. Fixed in
+# vec.h: mask results pass through an asm into an opaque 32-bit register (detail::kbits).
+# (20,000-graph run, seed 9004 #11298)
+def test_avx512_mask_spill_in_a_large_kernel_file():
+    def f(p0_x0, p1_x0, p2_x1, p3_x0, p4_x0):
+        p0_v0 = np.logical_or(p0_x0, p0_x0)
+        p0_v1 = np.fmin(p0_v0, True)
+        p1_v0 = np.logical_not(p1_x0)
+        p1_v1 = np.logical_and(p1_v0, p1_x0)
+        p1_v2 = np.isnan(p1_x0)
+        p2_v0 = np.hypot(p2_x1, 3.25)
+        p2_v0_m5_0 = p2_v0 / 1
+        p2_v1 = np.not_equal(p2_x1, 1.0)
+        p2_v2 = np.fmin(p2_x1, p2_v1)
+        p2_v2_m6_0 = -p2_v2
+        p2_v2_m6_1 = np.negative(p2_v2_m6_0)
+        p2_v3 = np.absolute(p2_v1)
+        p2_v4 = p2_v3.astype(np.float32)
+        p3_v0 = np.reshape(p3_x0, (1, 0))
+        p3_v1 = np.broadcast_to(p3_v0, (13, 0))
+        p3_v2 = np.transpose(p3_v0, (1, 0))
+        p3_v3 = p3_v2.ravel()
+        p3_v4 = np.reshape(p3_v1, (3, 0, 1, 3))
+        p3_v5 = p3_v3.reshape((1, 5, 0))
+        p3_v6 = np.logical_and(p3_v2, p3_v2)
+        p3_v7 = p3_v5.sum(axis=0, keepdims=True)
+        p3_v7_m8_0 = p3_v7 * 1
+        p4_v0 = np.logical_or(p4_x0, p4_x0)
+        p4_v1 = np.fmin(p4_v0, True)
+        p4_v1_m2_0 = np.moveaxis(p4_v1, 2, 0)
+        p4_v1_m2_1 = np.moveaxis(p4_v1_m2_0, 0, 2)
+        p4_v1_m2_1_m4_0 = np.swapaxes(p4_v1_m2_1, 2, 1)
+        p4_v1_m2_1_m4_1 = p4_v1_m2_1_m4_0.swapaxes(2, 1)
+        return ((p0_v1,), (p1_v1, p1_v2,), (p2_v0_m5_0, p2_v2_m6_1, p2_v4,), (p3_v4, p3_v6, p3_v7_m8_0,), (p4_v1_m2_1_m4_1,),)
+    args = [make_input('float64', (1, 5, 13), domain='int', seed=1051563498, bcast=(31, 5, 13)), make_input('int64', (1, 1, 1), domain='small', seed=2083027363), make_input('float32', (0, 2), domain='mixed', seed=1605755776, step={1: 2}), make_input('bool', (3, 0, 2, 1), domain='half', seed=964981325, step={3: 3}), make_input('float64', (1, 5, 13), domain='int', seed=1051563498, bcast=(31, 5, 13))]
+    check_program(f, args)

@@ -164,6 +164,16 @@ template <class V> inline V splat(elem_t<V> x) {
   return r;
 }
 
+// An AVX-512 comparison's k register as a 32-bit value the compiler cannot see into. GCC 12
+// can spill an 8-lane mask as one byte and reload it as a quadword, then skip the `& 0xff`
+// it believes redundant: stack garbage in the upper bits wrote wrong bools. Through the asm,
+// the value is an opaque 32-bit integer, spilled and masked as one.
+template <class K> inline uint32_t kbits(K k) {
+  uint32_t b = k;
+  asm("" : "+r"(b));
+  return b;
+}
+
 // -1/0 integer lanes -> bitmask (lane i -> bit i).
 template <int N, class V> inline uint32_t tobits(const V& m) {
   constexpr int bytes = int(sizeof(V));
@@ -179,12 +189,12 @@ template <int N, class V> inline uint32_t tobits(const V& m) {
     return tobits<N / 2>(lo) | (tobits<N / 2>(hi) << (N / 2));
   }
 #ifdef CCG_HAVE_AVX512
-  else if constexpr (bytes == 64 && es == 4) return _mm512_movepi32_mask((__m512i)m);
-  else if constexpr (bytes == 64 && es == 8) return _mm512_movepi64_mask((__m512i)m);
-  else if constexpr (bytes == 32 && es == 4) return _mm256_movepi32_mask((__m256i)m);
-  else if constexpr (bytes == 32 && es == 8) return _mm256_movepi64_mask((__m256i)m);
-  else if constexpr (bytes == 16 && es == 4) return _mm_movepi32_mask((__m128i)m);
-  else if constexpr (bytes == 16 && es == 8) return _mm_movepi64_mask((__m128i)m);
+  else if constexpr (bytes == 64 && es == 4) return kbits(_mm512_movepi32_mask((__m512i)m));
+  else if constexpr (bytes == 64 && es == 8) return kbits(_mm512_movepi64_mask((__m512i)m));
+  else if constexpr (bytes == 32 && es == 4) return kbits(_mm256_movepi32_mask((__m256i)m));
+  else if constexpr (bytes == 32 && es == 8) return kbits(_mm256_movepi64_mask((__m256i)m));
+  else if constexpr (bytes == 16 && es == 4) return kbits(_mm_movepi32_mask((__m128i)m));
+  else if constexpr (bytes == 16 && es == 8) return kbits(_mm_movepi64_mask((__m128i)m));
 #else
   else if constexpr (bytes == 32 && es == 4) return uint32_t(_mm256_movemask_ps((__m256)m));
   else if constexpr (bytes == 32 && es == 8) return uint32_t(_mm256_movemask_pd((__m256d)m));
@@ -496,18 +506,18 @@ inline Mask<N> compare(const Vec<T, N>& a, const Vec<T, N>& b, F generic) {
   constexpr bool fl = std::is_floating_point_v<T>;
   (void)bytes; (void)es; (void)fl;
 #ifdef CCG_HAVE_AVX512
-  if constexpr (fl && bytes == 64 && es == 4) return Mask<N>{_mm512_cmp_ps_mask((__m512)a.v, (__m512)b.v, FP)};
-  else if constexpr (fl && bytes == 64 && es == 8) return Mask<N>{_mm512_cmp_pd_mask((__m512d)a.v, (__m512d)b.v, FP)};
-  else if constexpr (fl && bytes == 32 && es == 4) return Mask<N>{_mm256_cmp_ps_mask((__m256)a.v, (__m256)b.v, FP)};
-  else if constexpr (fl && bytes == 32 && es == 8) return Mask<N>{_mm256_cmp_pd_mask((__m256d)a.v, (__m256d)b.v, FP)};
-  else if constexpr (fl && bytes == 16 && es == 4) return Mask<N>{_mm_cmp_ps_mask((__m128)a.v, (__m128)b.v, FP)};
-  else if constexpr (fl && bytes == 16 && es == 8) return Mask<N>{_mm_cmp_pd_mask((__m128d)a.v, (__m128d)b.v, FP)};
-  else if constexpr (!fl && bytes == 64 && es == 4) return Mask<N>{_mm512_cmp_epi32_mask((__m512i)a.v, (__m512i)b.v, IP)};
-  else if constexpr (!fl && bytes == 64 && es == 8) return Mask<N>{_mm512_cmp_epi64_mask((__m512i)a.v, (__m512i)b.v, IP)};
-  else if constexpr (!fl && bytes == 32 && es == 4) return Mask<N>{_mm256_cmp_epi32_mask((__m256i)a.v, (__m256i)b.v, IP)};
-  else if constexpr (!fl && bytes == 32 && es == 8) return Mask<N>{_mm256_cmp_epi64_mask((__m256i)a.v, (__m256i)b.v, IP)};
-  else if constexpr (!fl && bytes == 16 && es == 4) return Mask<N>{_mm_cmp_epi32_mask((__m128i)a.v, (__m128i)b.v, IP)};
-  else if constexpr (!fl && bytes == 16 && es == 8) return Mask<N>{_mm_cmp_epi64_mask((__m128i)a.v, (__m128i)b.v, IP)};
+  if constexpr (fl && bytes == 64 && es == 4) return Mask<N>{kbits(_mm512_cmp_ps_mask((__m512)a.v, (__m512)b.v, FP))};
+  else if constexpr (fl && bytes == 64 && es == 8) return Mask<N>{kbits(_mm512_cmp_pd_mask((__m512d)a.v, (__m512d)b.v, FP))};
+  else if constexpr (fl && bytes == 32 && es == 4) return Mask<N>{kbits(_mm256_cmp_ps_mask((__m256)a.v, (__m256)b.v, FP))};
+  else if constexpr (fl && bytes == 32 && es == 8) return Mask<N>{kbits(_mm256_cmp_pd_mask((__m256d)a.v, (__m256d)b.v, FP))};
+  else if constexpr (fl && bytes == 16 && es == 4) return Mask<N>{kbits(_mm_cmp_ps_mask((__m128)a.v, (__m128)b.v, FP))};
+  else if constexpr (fl && bytes == 16 && es == 8) return Mask<N>{kbits(_mm_cmp_pd_mask((__m128d)a.v, (__m128d)b.v, FP))};
+  else if constexpr (!fl && bytes == 64 && es == 4) return Mask<N>{kbits(_mm512_cmp_epi32_mask((__m512i)a.v, (__m512i)b.v, IP))};
+  else if constexpr (!fl && bytes == 64 && es == 8) return Mask<N>{kbits(_mm512_cmp_epi64_mask((__m512i)a.v, (__m512i)b.v, IP))};
+  else if constexpr (!fl && bytes == 32 && es == 4) return Mask<N>{kbits(_mm256_cmp_epi32_mask((__m256i)a.v, (__m256i)b.v, IP))};
+  else if constexpr (!fl && bytes == 32 && es == 8) return Mask<N>{kbits(_mm256_cmp_epi64_mask((__m256i)a.v, (__m256i)b.v, IP))};
+  else if constexpr (!fl && bytes == 16 && es == 4) return Mask<N>{kbits(_mm_cmp_epi32_mask((__m128i)a.v, (__m128i)b.v, IP))};
+  else if constexpr (!fl && bytes == 16 && es == 8) return Mask<N>{kbits(_mm_cmp_epi64_mask((__m128i)a.v, (__m128i)b.v, IP))};
   else
 #endif
   return Mask<N>{tobits<N>(generic(a.v, b.v))};

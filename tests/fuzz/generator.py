@@ -370,6 +370,40 @@ class Gen:
                 return f"np.{kind}({{0}}{', ' + kws if kws else ''})", (a,)
         return f"{{0}}.{kind}({kws})", (a,)
 
+    def op_matmul(self, env, names):
+        """a @ b, np.matmul, np.dot: 1-D and 2-D (and batched) operands of numeric dtypes, the
+        second an array whose shape fits or a transpose of the first."""
+        r = self.r
+        a = self.pick(env, names)
+        va = np.asarray(env[a])
+        if va.ndim == 0 or va.dtype.kind not in "fi":
+            return None
+        fits = [n for n in names if np.asarray(env[n]).ndim >= 1
+                and np.asarray(env[n]).dtype.kind in "fi" and _matmul_ok(va, np.asarray(env[n]))]
+        u = r.random()
+        if va.ndim == 2 and (u < 0.35 or not fits):
+            return ("{0} @ {0}.T" if r.random() < 0.5 else "{0}.T @ {0}"), (a,)
+        if not fits:
+            return None
+        b = str(r.choice(fits))
+        vb = np.asarray(env[b])
+        if va.ndim <= 2 and vb.ndim <= 2 and r.random() < 0.3:
+            return "np.dot({0}, {1})", (a, b)
+        return ("{0} @ {1}" if r.random() < 0.6 else "np.matmul({0}, {1})"), (a, b)
+
+    def op_scan(self, env, names):
+        """np.cumsum / np.cumprod / the methods, over the flattened array or one axis."""
+        r = self.r
+        a = self.pick(env, names)
+        nd = np.asarray(env[a]).ndim
+        kind = "cumsum" if r.random() < 0.7 else "cumprod"
+        kw = [] if nd == 0 or r.random() < 0.3 else [f"axis={int(r.integers(-nd, nd))}"]
+        if r.random() < 0.15:
+            kw.append(f"dtype=np.{r.choice(['float64', 'int64', 'float32'])}")
+        if r.random() < 0.5:
+            return f"np.{kind}({{0}}{''.join(', ' + k for k in kw)})", (a,)
+        return f"{{0}}.{kind}({', '.join(kw)})", (a,)
+
     def op_view(self, env, names):
         r = self.r
         a = self.pick(env, names)
@@ -449,7 +483,8 @@ class Gen:
         return f"{{0}}[{', '.join(idx)}]", (a,)
 
     OPS = (("unary", 0.24), ("binary", 0.32), ("where", 0.05), ("clip", 0.04),
-           ("astype", 0.05), ("reduce", 0.13), ("view", 0.17))
+           ("astype", 0.05), ("reduce", 0.13), ("view", 0.17), ("matmul", 0.04),
+           ("scan", 0.03))
 
     def program(self, n_ops=None) -> Program:
         r = self.r
@@ -507,6 +542,20 @@ def _bcast_ok(a, b):
     except ValueError:
         return False
     return math.prod(s) <= MAX_SIZE
+
+
+def _matmul_ok(a, b) -> bool:
+    """np.matmul(a, b) is defined and small (output and work bounded)."""
+    if b.shape[-2 if b.ndim >= 2 else -1] != a.shape[-1]:
+        return False
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        return False
+    rows = a.shape[-2] if a.ndim >= 2 else 1
+    cols = b.shape[-1] if b.ndim >= 2 else 1
+    out = math.prod(batch) * rows * cols
+    return out <= MAX_SIZE and out * a.shape[-1] <= 64 * MAX_SIZE
 
 
 def generate(seed, index, n_ops=None) -> Program:

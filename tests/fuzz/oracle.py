@@ -7,7 +7,8 @@ of *unstable* elements; ``compare`` checks a compiled result against that.
 Why these tolerances. A correct compiler may differ from NumPy at exactly two kinds of
 places: transcendental functions (exp, log, sin, power, arctan2, hypot, ...: both sides are
 within a few ULP of the true value, not bit-equal; helpers.TRANSCENDENTAL allows 4 ULP) and
-float reductions (summation order; helpers.py bounds two orders by (n-1)*eps*sum|x|).
+float reductions and matrix products (summation order; helpers.py bounds two orders by
+(n-1)*eps*sum|x|, a product's element by K*eps*(|a| @ |b|)).
 Everything else (+ - * / sqrt, comparisons, casts, min/max, integer ops) is correctly
 rounded or exact, so bit-equal. A random program then propagates those local differences
 through further ops (cancellation, comparisons, floor, astype to int, argmax ties ...).
@@ -54,6 +55,8 @@ class _Perturb(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.op, ast.Pow):
             return ast.Call(ast.Name("_tr", ast.Load()), [node], [])
+        if isinstance(node.op, ast.MatMult):
+            return ast.Call(ast.Name("_mm", ast.Load()), [node.left, node.right], [])
         return node
 
     def visit_Call(self, node):
@@ -64,6 +67,13 @@ class _Perturb(ast.NodeTransformer):
         is_np = isinstance(f.value, ast.Name) and f.value.id == "np"
         if is_np and f.attr in TRANSCENDENTAL:
             return ast.Call(ast.Name("_tr", ast.Load()), [node], [])
+        if is_np and f.attr in ("matmul", "dot") and len(node.args) == 2 and not node.keywords:
+            return ast.Call(ast.Name("_mm", ast.Load()), node.args, [])
+        if f.attr in ("cumsum", "cumprod") and (not is_np or node.args):
+            x, rest = (node.args[0], node.args[1:]) if is_np else (f.value, node.args)
+            if not rest:
+                return ast.Call(ast.Name("_scan", ast.Load()), [ast.Constant(f.attr), x],
+                                node.keywords)
         if f.attr in REDUCTIONS:
             if is_np and node.args:
                 x, rest = node.args[0], node.args[1:]
@@ -122,6 +132,38 @@ class Perturber:
         with np.errstate(all="ignore"):
             amp = 4.0 * np.spacing(np.abs(a)).astype(np.float64)
         return self._noise(a, amp)
+
+    def mm(self, a, b):
+        """A matrix product: any summation order, so each element within K*eps*(|a| @ |b|)."""
+        res = np.matmul(a, b)
+        r = np.asarray(res)
+        if r.dtype.kind != "f" or r.size == 0:
+            return res
+        aa, ba = np.asarray(a), np.asarray(b)
+        k = aa.shape[-1]
+        eps = float(np.finfo(r.dtype).eps)
+        with np.errstate(all="ignore"):
+            bound = np.matmul(np.abs(aa.astype(np.float64)), np.abs(ba.astype(np.float64)))
+            amp = k * eps * bound + 4.0 * np.spacing(np.abs(r)).astype(np.float64)
+        return self._noise(r, np.reshape(amp, r.shape))
+
+    def scan(self, kind, x, axis=None, dtype=None):
+        """cumsum / cumprod: element i within i*eps*(running sum of |x|) (any order of a
+        chunked scan), a running product within i*eps*|result|."""
+        r = np.asarray(getattr(np, kind)(x, axis=axis, dtype=dtype))
+        if r.dtype.kind != "f" or r.size == 0:
+            return r
+        xa = np.asarray(x, np.float64)
+        flat = axis is None
+        if flat:
+            xa = xa.reshape(-1)
+        ax = 0 if flat else axis % xa.ndim
+        n = xa.shape[ax]
+        eps = float(np.finfo(r.dtype).eps)
+        with np.errstate(all="ignore"):
+            base = np.cumsum(np.abs(xa), axis=ax) if kind == "cumsum" else np.abs(r.astype(np.float64)).reshape(xa.shape)
+            amp = n * eps * base + 4.0 * np.spacing(np.abs(r)).astype(np.float64).reshape(xa.shape)
+        return self._noise(r, np.reshape(amp, r.shape))
 
     def red(self, kind, x, axis=None, keepdims=False, dtype=None, ddof=0, **kw):
         fn = getattr(np, kind)
@@ -213,7 +255,7 @@ class Reference:
             sign = (1, -1, 0, "value", "-value")[k - k_runs] if k >= k_runs else 0
             snap = "all" if k == k_runs + 2 else (k % 2 == 1 and not sign)
             p = Perturber([seed, k], snap=snap, sign=sign)
-            fn = _exec(psrc, name, {"_tr": p.tr, "_red": p.red})
+            fn = _exec(psrc, name, {"_tr": p.tr, "_red": p.red, "_mm": p.mm, "_scan": p.scan})
             runs.append([np.asarray(x) for x in _leaves(_run(fn, args))])
         self.bounds, self.unstable = [], []
         for i, e in enumerate(self.leaves):
