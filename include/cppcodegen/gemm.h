@@ -10,10 +10,13 @@
 // Design (the one of BLIS / GotoBLAS, written from the papers):
 //   for jc in N by NC:                    B panel   KC x NC   packed once, shared by threads
 //     for pc in K by KC:                  each C element adds one KC-long block sum per pc
-//       pack B[pc:pc+KC, jc:jc+NC] into NR-wide micro-panels   (threads split the panels)
-//       for ic in this thread's rows by MC:
-//         pack A[ic:ic+MC, pc:pc+KC] into MR-tall micro-panels (private to the thread)
+//       pack B[pc:pc+KC, jc:jc+NC] into NR-wide micro-panels   (threads split the panels;
+//                                         with <= 128 rows of A, full panels of a B with
+//                                         contiguous rows are read in place instead)
+//       work items, handed out dynamically: row chunks (<= MC) x groups of B's panels
+//         pack A[chunk, pc:pc+KC] into MR-tall micro-panels (private to the thread)
 //         for jr, ir: micro-kernel: MR x NR tile in registers, broadcast-FMA over KC
+// Products of at most 2^22 multiply-adds run on the calling thread.
 // Edge tiles are packed with zero padding and computed as full tiles; only the valid part
 // is stored. The sum order of every C element is fixed by KC (k ascending inside a block,
 // blocks added to C in order), never by the thread partition: results are identical for
