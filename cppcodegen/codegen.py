@@ -16,6 +16,7 @@ import sympy
 from .cexpr import BOOL, ExprRenderer, cindex, ctype, lanes_itemsize, literal, vectorizable
 from .config import Options
 from .loopir import Load, LoopProgram, Scalar, Stage, index_vars, walk
+from .gemmgen import GemmWriter
 from .schedule import Kernel
 from .writer import CodeWriter, omp_parallel_for
 
@@ -666,7 +667,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                           shared.get(s.name, s.name)))
             segments.append([])
             continue
-        kw = KernelWriter(program, k, opts)
+        kw = GemmWriter(program, k, opts) if k.form == "gemm" else KernelWriter(program, k, opts)
         params = kw.params()
         names = [n for n, _ in params]
         aliased = len({shared.get(n, n) for n in names}) < len(names)   # one memory, two names
@@ -748,7 +749,8 @@ def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> 
         return (s.kind, tuple(map(str, s.domain)), s.reduce_axes, s.reduction,
                 position.get(s.name, s.name), layout(s.name),
                 None if s.store is None else tuple(map(str, s.store)),
-                tuple(stage(m) for m in s.members), expr(s.body) if s.body is not None else None)
+                tuple(stage(m) for m in s.members), expr(s.body) if s.body is not None else None,
+                tuple((position.get(a, a), layout(a)) for a in s.args), s.transposed)
     stages = tuple(stage(s) for s in k.stages)
     return ("structure", k.form, tuple(map(str, k.outer)), k.parallel, aliased,
             tuple(t for _, t in params), tuple(sorted(position.get(n, n) for n in k.locals)),

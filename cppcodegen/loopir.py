@@ -106,6 +106,8 @@ class Stage:
     members: tuple = ()            # a multi-output pointwise loop: the stages it runs
     store: tuple | None = None     # pointwise into part of a buffer (x[region] = v): the
                                    # element written at each domain point (None: the point)
+    transposed: tuple = ()         # kind 'extern', a native matrix product: per arg, whether
+                                   # it is read with its last two axes swapped (x @ w.T)
 
     @property
     def kept_axes(self) -> tuple:
@@ -145,7 +147,8 @@ class LoopProgram:
                  for b in self.buffers.values()]
         for s in self.stages:
             if s.kind == "extern":
-                lines.append(f"extern {s.name} = {s.extern}({', '.join(s.args)}) -> {list(s.domain)}")
+                args = [a + (".mT" if t else "") for a, t in zip(s.args, s.transposed or [0] * len(s.args))]
+                lines.append(f"extern {s.name} = {s.extern}({', '.join(args)}) -> {list(s.domain)}")
                 continue
             head = f"{s.kind} {s.name} over {list(s.domain)}"
             if s.store is not None:

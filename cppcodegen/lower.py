@@ -250,9 +250,13 @@ class Lowering:
     def add_stage(self, node: Node, role: str):
         where, label = node.where, self.names[id(node)]
         if node.op == "extern":
-            args = tuple(self.realize(i) for i in node.inputs)
+            from .gemmgen import native_matmul_node, unswapped
+            inputs, swapped = node.inputs, ()
+            if native_matmul_node(node):    # ccg::gemm reads a transposed operand in place
+                inputs, swapped = zip(*(unswapped(i) for i in node.inputs))
+            args = tuple(self.realize(i) for i in inputs)
             stage = Stage("", "extern", node.shape, None, (), None, label, where,
-                          node.attr("call"), args)
+                          node.attr("call"), args, transposed=tuple(swapped))
         elif node.op == "setitem" and self._in_memory(node.inputs[0]):
             # x[region] = v on an array in memory: copy the rest of it, store v in the region
             name = self.add_buffer(node, role)

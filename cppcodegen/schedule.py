@@ -25,6 +25,7 @@ COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
 class Kernel:
     name: str
     form: str                      # 'nest' (shared outer loops) | 'flat' (outer empty) | 'column' | 'rows'
+                                   # | 'tiled' | 'extern' (a NumPy call) | 'gemm' (ccg::gemm)
     outer: tuple                   # sizes of the shared outer loops (form 'nest')
     stages: list
     locals: set = field(default_factory=set)     # buffers kept in local variables
@@ -77,10 +78,14 @@ def _can_join(kernel: Kernel, stage: Stage) -> bool:
     return reads_mine or n > 0 or sibling
 
 
-def _new_kernel(stage: Stage, index: int) -> Kernel:
+def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
     name = f"kernel{index}"
-    if stage.kind in ("extern", "scan"):
-        return Kernel(name, stage.kind, (), [stage])
+    if stage.kind == "extern":
+        from .gemmgen import native_matmul
+        return Kernel(name, "gemm" if native_matmul(stage, program.buffers) else "extern", (),
+                      [stage])
+    if stage.kind == "scan":
+        return Kernel(name, "scan", (), [stage])
     if stage.kind == "reduction" and not stage.trailing_reduction:
         last_kept = (len(stage.domain) - 1) not in stage.reduce_axes
         if last_kept and stage.reduction in COLUMN_KINDS and stage.body.dtype != np.bool_:
@@ -99,7 +104,7 @@ def schedule(program: LoopProgram, opts: Options) -> list:
         if opts.fuse and kernels and _can_join(kernels[-1], stage):
             kernels[-1].stages.append(stage)
         else:
-            kernels.append(_new_kernel(stage, len(kernels)))
+            kernels.append(_new_kernel(stage, len(kernels), program))
     _choose_locals(program, kernels)
     for k in kernels:
         if _wants_tiles(program, k):
@@ -108,12 +113,13 @@ def schedule(program: LoopProgram, opts: Options) -> list:
         sizes = [s.numel() for s in k.stages]
         if all(isinstance(n, int) for n in sizes):
             k.parallel = opts.parallel and max(sizes) >= opts.parallel_threshold
-        elif opts.parallel and k.form != "extern":     # decided per call, on the sizes
+        elif opts.parallel and k.form not in ("extern", "gemm"):   # decided per call, on the sizes
             from .cexpr import cindex
             k.parallel = True
             k.parallel_if = " || ".join(f"({cindex(n)}) >= {opts.parallel_threshold}"
                                         for n in dict.fromkeys(sizes))
-        k.name = _kernel_name(k) if k.form != "extern" else f"{k.name}_{_extern_name(k.stages[0])}"
+        k.name = (f"{k.name}_{_extern_name(k.stages[0])}" if k.form in ("extern", "gemm")
+                  else _kernel_name(k))
     return kernels
 
 

@@ -1,4 +1,5 @@
-"""Matrix products: extern library calls with the elementwise work around them fused."""
+"""Matrix products: native ccg::gemm kernels (float) or NumPy calls (integer, matrix-vector),
+with the elementwise work around them fused (tests/test_gemm.py tests the native product)."""
 import numpy as np
 import pytest
 
@@ -35,13 +36,13 @@ def test_dot_matmul_function_and_mixed_dtypes():
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-def test_mlp_fuses_bias_and_relu_around_two_library_calls():
+def test_mlp_fuses_bias_and_relu_around_two_products():
     x = RNG.standard_normal((64, 32)).astype(np.float32)
     W1, W2 = RNG.standard_normal((32, 48)).astype(np.float32), RNG.standard_normal((48, 8)).astype(np.float32)
     b1, b2 = RNG.standard_normal(48).astype(np.float32), RNG.standard_normal(8).astype(np.float32)
     ex = cppcodegen.explain(mlp, x, W1, b1, W2, b2)
     forms = [k.form for k in ex.kernels]
-    assert forms.count("extern") == 2 and len(forms) == 4, forms   # matmul, bias+relu, matmul, bias
+    assert forms.count("gemm") == 2 and len(forms) == 4, forms   # matmul, bias+relu, matmul, bias
     np.testing.assert_allclose(cppcodegen.compile(mlp)(x, W1, b1, W2, b2), mlp(x, W1, b1, W2, b2),
                                rtol=1e-4, atol=1e-4)
 

@@ -10,3 +10,4 @@
 #include "cppcodegen/scalar.h"
 #include "cppcodegen/vec.h"
 #include "cppcodegen/random.h"
+#include "cppcodegen/gemm.h"

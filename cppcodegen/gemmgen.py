@@ -1,0 +1,142 @@
+"""Matrix products as native kernels: an np.matmul extern stage -> a call into ``ccg::gemm``.
+
+In: a loop-IR ``Stage`` of kind 'extern' whose call is ``np.matmul`` (the graph keeps the
+product as an extern op, so the NumPy reference, the Dask code and dtype rules see it
+unchanged). Out: whether it runs natively (``native_matmul``; lowering asks the same of the
+graph node, ``native_matmul_node``, to read transposed operands in place) and, for kernels
+of form 'gemm', the C++ function (``GemmWriter``): loops over the broadcast batch
+dimensions around ``ccg::gemm<T>(M, N, K, A, rsa, csa, B, rsb, csb, C, rsc, csc, threads)``
+from include/cppcodegen/gemm.h, with every size and stride taken from the buffers, so
+symbolic sizes, strided arguments and transposed operands (``x @ w.T``) need no copy.
+
+Native: float32 and float64 products whose two matrix dimensions are not literally 1.
+Matrix-vector and vector-matrix products (a 1-D operand becomes a 1-row or 1-column
+matrix at trace time) and integer products stay NumPy calls: the former are memory bound
+(BLAS' GEMV is as good as it gets there), the latter are not BLAS work.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from .cexpr import cindex, ctype
+from .writer import CodeWriter, omp_parallel_for
+
+GEMM_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+# multiply-adds up to which one product runs on one thread (ccg::gemm's own rule,
+# gemm_detail::kParallelWork); a batch of such products runs its batch loop in parallel
+PARALLEL_WORK = 1 << 22
+
+
+def _native(func, dtype, in_dtypes, shape) -> bool:
+    return (func is np.matmul and len(in_dtypes) == 2 and np.dtype(dtype) in GEMM_DTYPES
+            and all(np.dtype(d) == np.dtype(dtype) for d in in_dtypes)
+            and not any(isinstance(s, int) and s == 1 for s in shape[-2:]))
+
+
+def native_matmul(stage, buffers) -> bool:
+    """Whether the extern ``stage`` is an np.matmul that ``ccg::gemm`` computes."""
+    return _native(getattr(stage.extern, "func", None), buffers[stage.name].dtype,
+                   [buffers[a].dtype for a in stage.args], stage.domain)
+
+
+def native_matmul_node(node) -> bool:
+    """The same question for the graph's extern node."""
+    return _native(getattr(node.attr("call"), "func", None), node.dtype,
+                   [i.dtype for i in node.inputs], node.shape)
+
+
+def unswapped(node):
+    """(the array under a swap of the last two axes, True), or (node, False)."""
+    if node.op == "transpose" and node.ndim >= 2:
+        perm, n = tuple(node.attr("perm")), node.ndim
+        src = node.inputs[0]
+        if perm == tuple(range(n - 2)) + (n - 1, n - 2) and src.dtype == node.dtype:
+            return src, True
+    return node, False
+
+
+def _c(size) -> str:
+    return str(size) if isinstance(size, int) else cindex(size)
+
+
+def _is_one(size) -> bool:
+    return isinstance(size, int) and size == 1
+
+
+def _is_zero(x) -> bool:
+    return isinstance(x, int) and x == 0
+
+
+class GemmWriter:
+    """The C++ of one 'gemm' kernel: C[batch..., M, N] = A[..., M, K] @ B[..., K, N]."""
+
+    def __init__(self, program, kernel, opts):
+        self.p, self.k, self.opts = program, kernel, opts
+        self.stage = kernel.stages[0]
+
+    def params(self) -> list:
+        s, bufs = self.stage, self.p.buffers
+        out = []
+        for name in dict.fromkeys(s.args):
+            out.append((name, f"const {ctype(bufs[name].dtype)}* __restrict__"))
+        out.append((s.name, f"{ctype(bufs[s.name].dtype)}* __restrict__"))
+        out += [(name, "const int64_t") for name in self.p.sizes]
+        return out
+
+    def _operand(self, i):
+        """(row stride, column stride, K) of operand i as the product reads it."""
+        s = self.stage
+        buf = self.p.buffers[s.args[i]]
+        swapped = bool(s.transposed and s.transposed[i])
+        rs, cs = buf.strides[-2:]
+        rows, cols = buf.shape[-2:]
+        if swapped:
+            rs, cs, rows, cols = cs, rs, cols, rows
+        return _c(rs), _c(cs), (cols if i == 0 else rows)
+
+    def render(self) -> str:
+        s, bufs = self.stage, self.p.buffers
+        a, b, c = bufs[s.args[0]], bufs[s.args[1]], bufs[s.name]
+        t = ctype(c.dtype)
+        nb = len(c.shape) - 2
+        M, N = c.shape[-2:]
+        rsa, csa, K = self._operand(0)
+        rsb, csb, _ = self._operand(1)
+        w = CodeWriter()
+        ops = [f"{n}{'.T' if s.transposed and s.transposed[i] else ''}" for i, n in enumerate(s.args)]
+        w.line(f"// {self.k.name}: gemm kernel: {s.name} = {ops[0]} @ {ops[1]} over "
+               f"{list(s.domain)}  (graph {s.nodes}, {s.where or 'no source line'})")
+        params = ", ".join(f"{ty} {n}" for n, ty in self.params())
+        with w.indent(f"static void {self.k.name}({params}) {{"):
+            threads = "0" if self.opts.parallel else "1"
+            # batch loops: each operand's batch axes are the output's last ones; an axis of
+            # size 1 (or stride 0) in an operand is broadcast
+            offsets = {}
+            for key, buf in (("a", a), ("b", b), ("c", c)):
+                nbo = len(buf.shape) - 2
+                terms = [f"b{d + nb - nbo} * {_c(buf.strides[d])}" for d in range(nbo)
+                         if not (_is_one(buf.shape[d]) or _is_zero(buf.strides[d]))]
+                offsets[key] = f" + ({' + '.join(terms)})" if terms else ""
+            work = f"int64_t({_c(M)}) * {_c(N)} * {_c(K)}"
+            if nb and self.opts.parallel:
+                # many small products: the batch loop runs in parallel, each product on one
+                # thread (the same sums either way: ccg::gemm never depends on threads)
+                batch = " * ".join(f"int64_t({_c(d)})" for d in c.shape[:nb])
+                w.line(f"const int64_t work = {work};")
+                w.line(f"const bool batch_parallel = work <= {PARALLEL_WORK} && "
+                       f"{batch} * work >= {PARALLEL_WORK};")
+                w.line(omp_parallel_for(nb, 1 << 14) + " if(batch_parallel)")
+                threads = "batch_parallel ? 1 : 0"
+            call = (f"ccg::gemm<{t}>({_c(M)}, {_c(N)}, {_c(K)}, "
+                    f"{s.args[0]}{offsets['a']}, {rsa}, {csa}, "
+                    f"{s.args[1]}{offsets['b']}, {rsb}, {csb}, "
+                    f"{s.name}{offsets['c']}, {_c(c.strides[-2])}, {_c(c.strides[-1])}, "
+                    f"{threads});")
+            with contextlib.ExitStack() as loops:
+                for d in range(nb):
+                    loops.enter_context(w.indent(
+                        f"for (int64_t b{d} = 0; b{d} < {_c(c.shape[d])}; ++b{d}) {{"))
+                w.line(call)
+        return w.text()
