@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import warnings
 
 import numpy as np
 import pytest
@@ -128,5 +129,7 @@ def test_other_accumulator_dtypes_run_as_numpy_steps():
     x = np.arange(300, dtype=np.int8)
     for dt in (np.int8, np.uint16, np.uint32):
         f = lambda x: np.cumsum(x, dtype=dt) * 2     # noqa: E731
-        assert [k.form for k in cppcodegen.explain(f, x).kernels][0] == "extern"
+        with pytest.warns(UserWarning, match="numpy.cumsum runs as a NumPy call") if dt is np.int8 \
+                else warnings.catch_warnings():
+            assert [k.form for k in cppcodegen.explain(f, x).kernels][0] == "extern"
         assert_matches_numpy(run_compiled(cppcodegen.compile(f), x), f(x))
