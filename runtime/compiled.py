@@ -86,33 +86,48 @@ class CompiledVariant:
         self.single = out[1] if single and plan.args[out[1]][0] == "output" else None
         self.mutates = plan.mutates
         self.fallback = None        # the Python function, for calls it cannot run compiled
-        if self.multi is None and all(k in (0, 1, 2, 3, 4) for k, _, _ in self.steps):
-            self.run = self._straight_line()
+        self.run = self._marshalling()
 
-    def _straight_line(self):
-        """``run`` for the common plan (arrays in and out, one entry point) as one Python
-        function with no loop or branch per argument: the generic loop costs about a
-        microsecond per call, a third of a small kernel's whole call."""
-        lines, cargs, env = [], [], {"_device": _device, "fb": self.ffi.from_buffer,
-                                     "cast": self.ffi.cast, "fn": self.fn}
+    def _marshalling(self):
+        """``run(args) -> values``: marshal the arguments, run the entry point(s), return
+        every entry argument's value (arrays for buffers, None for scalars) in order. Written
+        once per variant as straight-line Python from ``steps``: a loop that branched on each
+        argument's kind cost about a microsecond per call, a third of a small kernel's call."""
+        lines, cargs, values = [], [], []
+        env = {"_device": _device, "fb": self.ffi.from_buffer, "cast": self.ffi.cast,
+               "fn": self.fn, "multi": self.multi, "size_env": self.size_env,
+               "evaluate": sizes.evaluate, "rng": _random_args}
+        if self.plan.sizes:
+            lines.append("env = size_env(args)")
         for j, (kind, a, b) in enumerate(self.steps):
-            if kind in (0, 4):
-                lines.append(f"v{j} = args[{a}]")
-                cargs.append(f"fb(v{j})" if kind == 0 else
-                             f"cast('void*', v{j}.__array_interface__['data'][0])")
-            elif kind == 2:
+            v = f"v{j}"
+            if kind in (0, 4):                  # an input: contiguous, or strided by address
+                lines.append(f"{v} = args[{a}]")
+                cargs.append(f"fb({v})" if kind == 0 else
+                             f"cast('void*', {v}.__array_interface__['data'][0])")
+            elif kind in (2, 7):                # an output or temporary (7: symbolic shape)
                 env[f"shape{j}"], env[f"dtype{j}"] = a, b
-                lines.append(f"v{j} = empty(shape{j}, dtype{j})")
-                cargs.append(f"fb(v{j})")
-            elif kind == 1:                 # a constant: its pointer made once
-                env[f"v{j}"], env[f"c{j}"] = a, self.ffi.from_buffer(a)
+                shape = (f"shape{j}" if kind == 2 else
+                         f"tuple(int(evaluate(c, env)) for c in shape{j})")
+                lines.append(f"{v} = empty({shape}, dtype{j})")
+                cargs.append(f"fb({v})")
+            elif kind == 1:                     # a constant: its pointer made once
+                env[v], env[f"c{j}"] = a, self.ffi.from_buffer(a)
                 cargs.append(f"c{j}")
-            else:
-                lines.append(f"v{j} = None")
-                cargs.append(f"args[{a}]")
-        values = ", ".join(f"v{j}" for j in range(len(self.steps)))
+            elif kind == 5:                     # a random op's (seed, offset): two arguments
+                lines.append(f"r{j} = rng({a!r}, args)")
+                cargs += [f"r{j}[0]", f"r{j}[1]"]
+                values += ["None", "None"]
+                continue
+            else:                               # a Python scalar (3) or a size (6)
+                cargs.append(f"args[{a}]" if kind == 3 else f"env[{a!r}]")
+                values.append("None")
+                continue
+            values.append(v)
+        call = (f"fn({', '.join(cargs)})" if self.multi is None else
+                f"multi([{', '.join(cargs)}], values)")
         src = "\n    ".join(["def run(args):", "empty = _device.output_empty", *lines,
-                              f"fn({', '.join(cargs)})", f"return [{values}]"])
+                              f"values = [{', '.join(values)}]", call, "return values"])
         exec(compile(src, "<cppcodegen call>", "exec"), env)
         return env["run"]
 
@@ -152,47 +167,6 @@ class CompiledVariant:
             return self.run(args)
         except ShapeChanged:
             return None
-
-    def run(self, args) -> list:
-        """Marshal the arguments, run the entry points (and extern steps); returns every
-        argument's value (arrays for buffers) in entry-argument order."""
-        values, cargs = [], []
-        from_buffer, empty = self.ffi.from_buffer, _device.output_empty
-        env = self.size_env(args) if self.plan.sizes else None
-        for kind, a, b in self.steps:
-            if kind == 0:
-                arr = args[a]
-                values.append(arr)
-                cargs.append(from_buffer(arr))
-            elif kind == 2:
-                arr = empty(a, b)
-                values.append(arr)
-                cargs.append(from_buffer(arr))
-            elif kind == 4:
-                arr = args[a]
-                values.append(arr)
-                cargs.append(self.ffi.cast("void*", arr.__array_interface__["data"][0]))
-            elif kind == 1:
-                values.append(a)
-                cargs.append(from_buffer(a))
-            elif kind == 3:
-                values.append(None)
-                cargs.append(args[a])
-            elif kind == 6:
-                values.append(None)
-                cargs.append(env[a])
-            elif kind == 7:
-                arr = empty(tuple(int(sizes.evaluate(c, env)) for c in a), b)
-                values.append(arr)
-                cargs.append(from_buffer(arr))
-            else:
-                values += (None, None)
-                cargs += _random_args(a, args)
-        if self.multi is None:
-            self.fn(*cargs)
-        else:
-            self.multi(cargs, values)
-        return values
 
     def size_env(self, args) -> dict:
         """The values of the symbolic sizes and strides in this call."""
