@@ -189,8 +189,7 @@ class KernelWriter:
         kept_outer = [a for a in s.kept_axes if a != last]
         size = s.domain[last]
         symbolic = not all(isinstance(d, int) for d in s.domain)
-        tile = COLUMN_TILE if symbolic else max(1, min(size, COLUMN_TILE))
-        ntiles = f"ccg_idx_div({_c(size)} + {tile - 1}, {tile})" if symbolic else -(-size // tile)
+        tile, ntiles = _tiles(size, COLUMN_TILE, symbolic)
         t = ctype(s.body.dtype)
         first, rest = s.reduce_axes[0], list(s.reduce_axes[1:])
         chunks = 1 if kept_outer or not self.k.parallel or s.reduction == "prod" else max(1, min(
@@ -213,8 +212,7 @@ class KernelWriter:
                 w.line(f"for (int64_t i{a} = 0; i{a} < {_c(s.domain[a])}; ++i{a})")
             w.line(f"for (int64_t chunk = 0; chunk < {chunks}; ++chunk)")
             with w.indent(f"for (int64_t tile = 0; tile < {ntiles}; ++tile) {{"):
-                w.line(f"const int64_t lo = tile * {tile};")
-                w.line(f"const int64_t hi = std::min<int64_t>(lo + {tile}, {_c(size)});")
+                _tile_bounds(w, tile, size)
                 if chunks != 1:
                     w.line(f"{t}* acc = part.data() + chunk * {_c(size)} + lo;")
                 else:
@@ -279,15 +277,13 @@ class KernelWriter:
         prev = cindex(self._out_expr(s).subs(var, var - 1))
         size = s.domain[last]
         symbolic = not isinstance(size, int)
-        tile = COLUMN_TILE // 16 if symbolic else max(1, min(size, COLUMN_TILE // 16))
-        ntiles = f"ccg_idx_div({_c(size)} + {tile - 1}, {tile})" if symbolic else -(-size // tile)
+        tile, ntiles = _tiles(size, COLUMN_TILE // 16, symbolic)
         if self.k.parallel:
             w.line(self.omp(a + 1, tile * _hint(s.domain[a])))
         for b in range(a):
             w.line(f"for (int64_t i{b} = 0; i{b} < {_c(s.domain[b])}; ++i{b})")
         with w.indent(f"for (int64_t tile = 0; tile < {ntiles}; ++tile) {{"):
-            w.line(f"const int64_t lo = tile * {tile};")
-            w.line(f"const int64_t hi = std::min<int64_t>(lo + {tile}, {_c(size)});")
+            _tile_bounds(w, tile, size)
             for b in range(a, last):
                 w.line(f"for (int64_t i{b} = 0; i{b} < {_c(s.domain[b])}; ++i{b})")
             with w.indent("{"):
@@ -318,7 +314,7 @@ class KernelWriter:
             w.line(f"{t} start[{CHUNKS}];")
             w.line(self.omp(1, 1 << 20))
             with w.indent("for (int64_t chunk = 0; chunk < nchunks; ++chunk) {"):
-                w.line(f"const int64_t lo = {n0} * chunk / nchunks, hi = {n0} * (chunk + 1) / nchunks;")
+                w.line(_chunk_bounds(n0, "nchunks"))
                 self.reduction(s, [0], {0: ("lo", "hi")}, target="start[chunk]")
             w.line(f"{t} total = start[0];")
             w.line(f"start[0] = {init_value(s.reduction, s.body.dtype)};")
@@ -328,7 +324,7 @@ class KernelWriter:
                 w.line("total = next;")
             w.line(self.omp(1, 1 << 20))
             with w.indent("for (int64_t chunk = 0; chunk < nchunks; ++chunk) {"):
-                w.line(f"const int64_t lo = {n0} * chunk / nchunks, hi = {n0} * (chunk + 1) / nchunks;")
+                w.line(_chunk_bounds(n0, "nchunks"))
                 w.line(f"{t} acc = start[chunk];")
 
                 def running(r: ExprRenderer, value: str, vector: bool):
@@ -428,7 +424,7 @@ class KernelWriter:
                 w.line(f"const int64_t nchunks = std::min<int64_t>({CHUNKS}, {n0});")
             w.line(self.omp(1, 1 << 20))
             with w.indent(f"for (int64_t chunk = 0; chunk < {chunks}; ++chunk) {{"):
-                w.line(f"const int64_t lo = {n0} * chunk / {chunks}, hi = {n0} * (chunk + 1) / {chunks};")
+                w.line(_chunk_bounds(n0, chunks))
                 self.reduction(s, list(range(len(s.domain))), {0: ("lo", "hi")}, target="partial[chunk]")
             if s.reduction == "sum" and s.body.dtype == np.float32:
                 # the chunks' float sums are added in double: the running total is the
@@ -629,6 +625,24 @@ def _hint(size) -> int:
 
 def _prod(sizes) -> int:
     return int(np.prod([_hint(d) for d in sizes], dtype=np.int64))
+
+
+def _tiles(size, limit: int, symbolic: bool) -> tuple:
+    """(tile, number of tiles) for splitting an axis of ``size`` into tiles of at most
+    ``limit`` elements; the count is C++ when the sizes are symbolic."""
+    tile = limit if symbolic else max(1, min(size, limit))
+    return tile, (f"ccg_idx_div({_c(size)} + {tile - 1}, {tile})" if symbolic
+                  else -(-size // tile))
+
+
+def _tile_bounds(w: CodeWriter, tile, size):
+    w.line(f"const int64_t lo = tile * {tile};")
+    w.line(f"const int64_t hi = std::min<int64_t>(lo + {tile}, {_c(size)});")
+
+
+def _chunk_bounds(n, chunks) -> str:
+    """C++ declaring chunk ``chunk``'s range [lo, hi) of ``n`` elements in ``chunks`` parts."""
+    return f"const int64_t lo = {n} * chunk / {chunks}, hi = {n} * (chunk + 1) / {chunks};"
 
 
 def _c(size) -> str:

@@ -533,8 +533,9 @@ def trace_ufunc_accumulate(ufunc, inputs, kwargs):
     kind = {"add": "sum", "multiply": "prod"}.get(ufunc.__name__)
     (x,) = inputs
     axis, dtype, out = kwargs.pop("axis", 0), kwargs.pop("dtype", None), kwargs.pop("out", None)
-    if kind is None or kwargs or x is None:
-        _unsupported(f"np.{ufunc.__name__}.accumulate" + (f" with {sorted(kwargs)}" if kwargs else ""))
+    if kind is None or kwargs:
+        _unsupported(f"np.{ufunc.__name__}.accumulate"
+                     + (f" with {sorted(kwargs)}" if kwargs else ""))
     return _scan(asproxy(x), kind, axis, dtype, _out_operand(f"np.{ufunc.__name__}.accumulate", out))
 
 
