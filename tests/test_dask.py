@@ -32,6 +32,7 @@ def client():
         try:
             with distributed.Client(cluster) as c:
                 c.run(ccg_dask.start_counting_builds)
+                c.run(_record_graph_cache_misses)
                 yield c
         finally:
             cluster.close()
@@ -48,6 +49,38 @@ def _worker_builds(client):
     return sorted(client.run(ccg_dask.builds_counted).values())
 
 
+_MISSES: list = []
+
+
+def _record_graph_cache_misses():
+    """On a worker: keep the compiler's "graph cache miss" records (they name the key's
+    parts), so a worker build can be explained by the part that differs."""
+    import logging
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            if record.getMessage().startswith("graph cache miss"):
+                _MISSES.append(record.getMessage())
+    logger = logging.getLogger("cppcodegen")
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(Keep(logging.DEBUG))
+
+
+def _graph_cache_misses():
+    return list(_MISSES)
+
+
+def _stored_parts():
+    """The key parts of every graph entry in the cache directory."""
+    from cppcodegen.runtime import build, cachedir, graphcache
+    root = build.cache_root(cachedir.default_cache_dir())
+    out = []
+    for path in graphcache.entries(root):
+        with open(path, "rb") as fh:
+            out.append((path.stem[:16], pickle.load(fh).get("parts")))
+    return out
+
+
 def _assert_workers_built_nothing(client):
     from cppcodegen.runtime import graphcache
     package = os.path.dirname(cppcodegen.__file__)
@@ -55,7 +88,9 @@ def _assert_workers_built_nothing(client):
             graphcache.source_stamp(package)}:
         pytest.skip("the compiler's sources were edited while this test ran: the workers "
                     "rebuild, rightly (the results were checked)")
-    assert _worker_builds(client) == [0, 0]
+    assert _worker_builds(client) == [0, 0], (
+        f"the workers built: {client.run(_graph_cache_misses)}; the client stored "
+        f"{_stored_parts()}")
 
 
 def _expected_builds(distinct_shapes):
