@@ -403,7 +403,7 @@ class Lowering:
         for sp in node.attr("spec"):
             if sp[0] == "i":
                 ranges.append((sp[1], 1))
-            elif abs(sp[2]) == 1 or sp[3] <= 1:
+            elif abs(sp[2]) == 1 or sympy.sympify(sp[3] - 1).is_nonpositive:   # may be symbolic
                 ranges.append((sp[1] if sp[2] > 0 else sp[1] - sp[3] + 1, sp[3]))
             else:
                 nvars = index_vars(node.ndim)

@@ -399,6 +399,21 @@ def test_dynamic_shapes(fn, make):
     assert len(cf.variants) == 1
 
 
+def strided_fill(x):
+    v = x.copy()
+    v[::3, 1:4] = 7
+    return v
+
+
+@pytest.mark.parametrize("shape", [(2, 1), (7, 5), (11, 6), (0, 3)])
+def test_dynamic_strided_region_with_symbolic_length(shape):
+    """Found by the fuzzer (seed 79 #256, dynamic): a step-3 region's length is floor((n0 -
+    1) / 3) + 1, a symbol; choosing which elements lie outside it asked sympy whether that
+    is <= 1 and crashed. Undecidable now means "copy the whole base, then overwrite"."""
+    cf = cppcodegen.compile(strided_fill, dynamic=True)
+    check_inplace(strided_fill, R.integers(-9, 9, shape), compiled=cf)
+
+
 def test_warm_start_from_the_graph_cache_still_writes_arguments():
     """A second process loads the kernel and its plan from the disk cache: the arguments it
     updates, its read-only check and its NumPy fallback for overlapping arguments come back."""

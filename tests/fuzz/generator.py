@@ -456,35 +456,56 @@ class Gen:
             if r.random() < 0.5 or tgt == list(shape):
                 tgt.insert(0, int(r.choice([1, 2, 5])))
             return f"np.broadcast_to({{0}}, {tuple(tgt)!r})", (a,)
-        # slicing
-        idx = []
-        for i, s in enumerate(shape):
-            u = r.random()
-            if u < 0.3:
-                idx.append(":")
-            elif u < 0.45:
-                idx.append("::-1")
-            elif u < 0.6 and s > 0:
-                idx.append(str(int(r.integers(-s, s))))
-            elif u < 0.8:
-                st = int(r.choice([2, 3, -2, -3]))
-                lo = int(r.integers(0, s + 1)) if s else 0
-                idx.append(f"{lo}::{st}" if r.random() < 0.5 else f"::{st}")
-            else:
-                lo = int(r.integers(0, s + 1))
-                hi = int(r.integers(lo, s + 1))
-                idx.append(f"{lo}:{hi}" if r.random() < 0.7 else f"{lo - s}:{hi}")
-        if idx and r.random() < 0.3:
-            idx = idx[: int(r.integers(0, len(idx)))] + ["..."]
-        if r.random() < 0.2:
-            idx.insert(int(r.integers(0, len(idx) + 1)), "None")
-        if not idx:
-            idx = ["..."] if r.random() < 0.5 else ["None"]
+        idx = _basic_index(r, shape)
         return f"{{0}}[{', '.join(idx)}]", (a,)
+
+    def op_update(self, env, names):
+        """An in-place update of a fresh array ``t`` (a copy of ``{0}``, or zeros/ones like
+        it), all on one line: ``t[idx] = v``, ``t[idx] op= v``, ``np.<ufunc>(t[idx], v,
+        out=t[idx])``, or ``t[1:] op= t[:-1]`` along one axis, where the operands overlap the
+        target (NumPy reads the old values). ``{t}`` in the template is the target's name."""
+        r = self.r
+        a = self.pick(env, names, lambda v: v.ndim >= 1) or self.pick(env, names)
+        v = np.asarray(env[a])
+        shape, kind = v.shape, v.dtype.kind
+        u = r.random()
+        init = ("{0}.copy()" if u < 0.6 else "np.zeros_like({0})" if u < 0.8
+                else "np.ones_like({0})")
+        aug = {"f": ["+", "-", "*", "/"], "i": ["+", "-", "*", "//", "%", "&", "|", "^"],
+               "b": ["&", "|", "^", "+", "*"]}[kind]
+        form = r.random()
+        if form < 0.2:
+            axes = [i for i, n in enumerate(shape) if n > 1]
+            if not axes:
+                return None
+            ax = int(r.choice(axes))
+            w, rd = [":"] * len(shape), [":"] * len(shape)
+            w[ax], rd[ax] = ("1:", ":-1") if r.random() < 0.5 else (":-1", "1:")
+            opx = "" if r.random() < 0.25 else str(r.choice(aug))
+            return f"{init}; {{t}}[{', '.join(w)}] {opx}= {{t}}[{', '.join(rd)}]", (a,)
+        idx = ", ".join(_basic_index(r, shape, newaxis=False))
+        tshape = np.empty(shape, np.bool_)[eval(f"np.s_[{idx}]", {"np": np})].shape
+        fits = [n for n in names if not n.startswith("s") and np.ndim(env[n]) <= len(tshape)
+                and _into(np.shape(env[n]), tshape)]
+        if fits and r.random() < 0.7:
+            b, rhs = self.pick(env, fits), "{1}"
+        elif self.scalar_names and r.random() < 0.3:
+            b, rhs = self.scalar_names[0], "{1}"
+        else:
+            b = None
+            rhs = (repr(float(r.choice(FLOAT_LITERALS))) if kind == "f" else
+                   str(bool(r.random() < 0.5)) if kind == "b" else str(int(r.choice(INT_LITERALS))))
+        args = (a,) if b is None else (a, b)
+        if form < 0.5:
+            return f"{init}; {{t}}[{idx}] = {rhs}", args
+        if form < 0.85:
+            return f"{init}; {{t}}[{idx}] {r.choice(aug)}= {rhs}", args
+        uf = str(r.choice(["add", "subtract", "multiply", "maximum", "minimum"]))
+        return f"{init}; np.{uf}({{t}}[{idx}], {rhs}, out={{t}}[{idx}])", args
 
     OPS = (("unary", 0.24), ("binary", 0.32), ("where", 0.05), ("clip", 0.04),
            ("astype", 0.05), ("reduce", 0.13), ("view", 0.17), ("matmul", 0.04),
-           ("scan", 0.03))
+           ("scan", 0.03), ("update", 0.06))
 
     def program(self, n_ops=None) -> Program:
         r = self.r
@@ -534,6 +555,44 @@ class Gen:
             prog.outputs = outs
             return prog.dead_code_eliminated().renumbered()
         raise RuntimeError(f"could not generate a program for {self.label}")
+
+
+def _basic_index(r, shape, newaxis=True):
+    """Index strings of a random basic index of an array of ``shape``: ``:``, reversals,
+    integers (negative too), strided and bounded slices, an ``...`` and (if ``newaxis``)
+    a ``None``."""
+    idx = []
+    for i, s in enumerate(shape):
+        u = r.random()
+        if u < 0.3:
+            idx.append(":")
+        elif u < 0.45:
+            idx.append("::-1")
+        elif u < 0.6 and s > 0:
+            idx.append(str(int(r.integers(-s, s))))
+        elif u < 0.8:
+            st = int(r.choice([2, 3, -2, -3]))
+            lo = int(r.integers(0, s + 1)) if s else 0
+            idx.append(f"{lo}::{st}" if r.random() < 0.5 else f"::{st}")
+        else:
+            lo = int(r.integers(0, s + 1))
+            hi = int(r.integers(lo, s + 1))
+            idx.append(f"{lo}:{hi}" if r.random() < 0.7 else f"{lo - s}:{hi}")
+    if idx and r.random() < 0.3:
+        idx = idx[: int(r.integers(0, len(idx)))] + ["..."]
+    if newaxis and r.random() < 0.2:
+        idx.insert(int(r.integers(0, len(idx) + 1)), "None")
+    if not idx:
+        idx = ["..."] if r.random() < 0.5 or not newaxis else ["None"]
+    return idx
+
+
+def _into(src, dst) -> bool:
+    """``src`` broadcasts to exactly ``dst`` (as a value assigned into it)."""
+    try:
+        return np.broadcast_shapes(src, dst) == tuple(dst)
+    except ValueError:
+        return False
 
 
 def _bcast_ok(a, b):

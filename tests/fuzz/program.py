@@ -26,7 +26,10 @@ class Stmt:
     args: tuple
 
     def render(self, rename=lambda n: n) -> str:
-        return f"{rename(self.target)} = " + self.template.format(*[rename(a) for a in self.args])
+        """``target = template``; ``{t}`` in the template names the target (in-place updates
+        render as ``t = x.copy(); t[1:] += y`` on one line)."""
+        t = rename(self.target)
+        return f"{t} = " + self.template.format(*[rename(a) for a in self.args], t=t)
 
 
 @dataclass
