@@ -315,6 +315,7 @@ class Lowering:
         program = LoopProgram(self.buffers, self.stages, self.scalars, out_tree)
         program.hints = dict(graph.hints)
         program.sizes = _size_symbols(self.buffers, self.stages)
+        _check_stores(program)
         return program
 
     def writebacks(self):
@@ -408,8 +409,10 @@ class Lowering:
             else:
                 nvars = index_vars(node.ndim)
                 return [(node.shape, nvars, self.value(base, nvars))]
-        parts = []
         nvars = index_vars(node.ndim)
+        if any(sympy.sympify(length).is_zero for _, length in ranges):     # writes nothing
+            return [(node.shape, nvars, self.value(base, nvars))]
+        parts = []
         for d, size in enumerate(node.shape):
             lo, length = ranges[d]
             for start, stop in ((0, lo), (lo + length, size)):
@@ -429,7 +432,7 @@ class Lowering:
         for d, sp in enumerate(node.attr("spec")):
             if sp[0] == "i":
                 domain.append(1)
-                store.append(sympy.Integer(sp[1]))
+                store.append(sympy.sympify(sp[1]))       # n - k for x[..., -k] = v
                 continue
             _, start, step, length = sp
             domain.append(length)
@@ -531,3 +534,37 @@ def _through_views(node: Node, inp: Node) -> tuple:
 def lower(graph: Graph, arg_strides: dict) -> LoopProgram:
     """``arg_strides``: argument index -> strides in elements of that input array."""
     return Lowering(graph).run(arg_strides)
+
+
+def _check_stores(program: LoopProgram) -> None:
+    """Every partial store (``x[region] = v``) stays inside its buffer at the traced sizes
+    (``program.hints`` for symbolic ones): the lowest and highest element each affine store
+    index reaches over the stage's domain. A miss is a bug in the lowering: it raises here
+    instead of writing outside memory."""
+    def size(e):
+        e = sympy.sympify(e).subs(program.hints) if program.hints else sympy.sympify(e)
+        return int(e) if e.is_number else None
+
+    for st in program.stages:
+        if st.store is None:
+            continue
+        domain = [size(d) for d in st.domain]
+        shape = [size(n) for n in program.buffers[st.name].shape]
+        if None in domain or None in shape or 0 in domain:
+            continue
+        ivars = index_vars(len(domain))
+        for axis, (e, n) in enumerate(zip(st.store, shape)):
+            e = sympy.sympify(e)
+            if program.hints:
+                e = e.subs(program.hints)
+            if not e.is_polynomial(*ivars) or sympy.Poly(e, *ivars).total_degree() > 1:
+                continue
+            lo = hi = e.subs({v: 0 for v in ivars})
+            for v, d in zip(ivars, domain):
+                c = e.coeff(v)
+                lo, hi = lo + min(0, c * (d - 1)), hi + max(0, c * (d - 1))
+            if lo.is_number and hi.is_number and (lo < 0 or hi >= n):
+                raise AssertionError(
+                    f"cppcodegen internal error: stage {st.name} over {list(st.domain)} stores "
+                    f"at {list(st.store)}, axis {axis} reaching [{lo}, {hi}] of size {n} "
+                    f"({st.where}); please report it")

@@ -44,13 +44,16 @@ class ConstArray:
 # --------------------------------------------------------------------------- proxies
 
 class Proxy:
-    """A traced array. ``weak`` marks a runtime Python scalar (NEP 50 weak promotion)."""
+    """A traced array. ``weak`` marks a runtime Python scalar (NEP 50 weak promotion);
+    ``scalar`` a NumPy scalar (what NumPy returns for a 0-d ufunc or reduction result and for
+    ``x[i, j]`` of every axis): a value, not a view, and ``s op= y`` makes a new one."""
 
     __array_priority__ = 1000
 
     def __init__(self, node: Node, weak: bool = False):
         self._node = node
         self.weak = weak
+        self.scalar = False
         self.arg = None         # an argument of the traced function: its index
         self.version = 0        # bumped by every in-place update
         self._base = None       # a view: (the array it views, that array's node then, the
@@ -341,8 +344,10 @@ def broadcast_node(node: Node, shape) -> Node:
     return make_node("broadcast_to", (node,), shape, node.dtype, user_location())
 
 
-def wrap(node: Node, weak=False) -> Proxy:
-    return Proxy(node, weak)
+def wrap(node: Node, weak=False, scalar=False) -> Proxy:
+    p = Proxy(node, weak)
+    p.scalar = scalar
+    return p
 
 
 def _copy(a: Proxy) -> Proxy:
@@ -352,7 +357,7 @@ def _copy(a: Proxy) -> Proxy:
     if node.op == "input":          # an identity view: its own node, the argument's elements
         node = make_node("transpose", (node,), node.shape, node.dtype, user_location(),
                          perm=tuple(range(node.ndim)))
-    return wrap(node, a.weak)
+    return wrap(node, a.weak, a.scalar)
 
 
 def _view_of(base: Proxy, node: Node) -> Proxy:
@@ -419,7 +424,7 @@ def _update(a: Proxy, node: Node):
 def _inplace(ufunc):
     """``x op= y``: NumPy writes into x, which may be an argument, a view or a fresh array."""
     def op(self, other):
-        if self.weak:               # a Python scalar: `s += 1` just rebinds the name
+        if self.weak or self.scalar:    # a Python or NumPy scalar: `s += 1` rebinds `s`
             return ufunc(self, other)
         result = ufunc(self, other)
         _store_result(self, result, ufunc.__name__)
@@ -497,12 +502,12 @@ def trace_ufunc(ufunc, inputs, kwargs):
     shape = _broadcast_shapes(inputs, f"np.{ufunc.__name__}")
     args = [_fit(as_node(x, dt), shape) for x, dt in zip(inputs, in_dts)]
     if name in ("floor", "ceil", "trunc") and out_dt.kind in "biu":
-        return wrap(broadcast_node(args[0], shape))        # integers are already whole
+        return wrap(broadcast_node(args[0], shape), scalar=not shape)   # already whole
     node = make_node(name, args, shape, out_dt, user_location())
     weak = all(_is_weak(x) for x in inputs)
     if weak and name in ufuncs.COMPARISONS:
         weak = False
-    return wrap(node, weak)
+    return wrap(node, weak, scalar=not weak and not shape)
 
 
 def _widen_for_python_ints(inputs, in_dts):
@@ -547,7 +552,7 @@ def asproxy(x) -> Proxy:
 
 def cast(x, dtype) -> Proxy:
     x = asproxy(x)
-    return wrap(cast_node(x.node, np.dtype(dtype)))
+    return wrap(cast_node(x.node, np.dtype(dtype)), scalar=x.scalar)
 
 
 def where(cond, x=None, y=None):
@@ -772,6 +777,11 @@ def getitem(a: Proxy, index):
     node = a.node
     if any(s != (0, 1, n) for s, n in zip(spec, a.shape)):
         node = make_node("slice", (node,), sliced_shape, a.dtype, user_location(), spec=tuple(spec))
+    parts = index if isinstance(index, tuple) else (index,)
+    if not out_shape and not any(ix is Ellipsis for ix in parts):    # x[i, j]: a scalar,
+        r = reshape(wrap(node), ())              # a copy of the element (not a view)
+        r.scalar = True
+        return r
     return reshape(_view_of(a, node), out_shape)
 
 
@@ -851,7 +861,7 @@ def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None) -> Proxy
     out_dt = {"argmax": np.dtype(np.int64), "argmin": np.dtype(np.int64)}.get(kind, node.dtype)
     if axes:
         node = make_node("reduce", (node,), out_shape, out_dt, user_location(), kind=kind, axes=axes)
-    r = wrap(node)
+    r = wrap(node, scalar=not keepdims and not out_shape)
     if keepdims:
         r = reshape(r, tuple(1 if i in axes else s for i, s in enumerate(x.node.shape)))
     return r

@@ -121,3 +121,33 @@ def test_generator_reproducible():
     assert a == b
     p = generator.generate(7, 3)
     assert metamorphic.twin(p, 7, 3).source() == metamorphic.twin(p, 7, 3).source()
+
+
+def test_generator_updates_arrays_and_arguments_in_place():
+    """The generator draws in-place updates: of fresh copies and of the caller's arrays."""
+    stmts = [s for i in range(300) for s in generator.generate(SEED, i).stmts]
+    local = [s for s in stmts if "{t}[" in s.template and not s.writes_argument]
+    args = [s for s in stmts if s.writes_argument]
+    assert len(local) >= 20 and len(args) >= 5, (len(local), len(args))
+    assert any("out={t}[" in s.template for s in local)
+
+
+def test_oracle_compares_the_arguments_a_program_writes():
+    """A program that updates its argument: NumPy's write is the expected value of that
+    argument after the call, an unwritten argument must stay as it was, and a compiled call
+    that writes elsewhere fails the comparison."""
+    import numpy as np
+    from fuzz.oracle import Reference, compare
+    src = ("def f(x0, x1):\n"
+           "    v0 = x0; v0[1::2] += 1.5\n"
+           "    return (x1 * 2,)\n")
+    x0, x1 = np.arange(6.0), np.arange(3, dtype=np.int64)
+    ref = Reference(src, "f", [x0, x1])
+    assert ref.written == [True, False]
+    assert np.array_equal(x0, np.arange(6.0)), "the oracle runs on copies"
+    good = [np.array([0, 2.5, 2, 4.5, 4, 6.5]), x1.copy()]
+    compare((x1 * 2,), ref, good)
+    for bad in ([x0.copy(), x1.copy()],                       # the write is missing
+                [good[0], x1 + 1]):                           # an unwritten argument changed
+        with pytest.raises(AssertionError, match="argument"):
+            compare((x1 * 2,), ref, bad)

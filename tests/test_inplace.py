@@ -414,6 +414,77 @@ def test_dynamic_strided_region_with_symbolic_length(shape):
     check_inplace(strided_fill, R.integers(-9, 9, shape), compiled=cf)
 
 
+def negative_index_fill(x):
+    v = x.copy()
+    v[:, -10] = 100
+    return v
+
+
+def test_dynamic_negative_index_assignment():
+    """Found by the fuzzer (seed 82 #10, dynamic): ``v[:, -10] = 100`` stores at column
+    n1 - 10, a symbol, which the lowering passed to sympy.Integer and crashed. One variant
+    serves every width; a row too short raises NumPy's IndexError."""
+    cf = cppcodegen.compile(negative_index_fill, dynamic=True)
+    for n in (10, 13, 25):
+        check_inplace(negative_index_fill, R.integers(-9, 9, (2, n)).astype(np.int32),
+                      compiled=cf)
+    assert len(cf.variants) == 1
+    with pytest.raises(IndexError, match="out of bounds"):
+        cf(np.zeros((2, 5), np.int32))
+
+
+def reversed_empty_region(x):
+    v = np.logical_xor(0.0, x)
+    np.multiply(v[:, :, ::-1, 1], False, out=v[:, :, ::-1, 1])
+    return v
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_reversed_empty_region_writes_nothing(dynamic):
+    """Found by the fuzzer (seed 82 #754, under AddressSanitizer): ``v[:, :, ::-1, 1]`` of an
+    axis of size 0 is an empty region whose lowest element was computed as start + 1 = 1, so
+    the copy of the elements around it looped over a size-1 axis of an empty buffer and wrote
+    past its end. The lowering now checks every partial store's range (``_check_stores``)."""
+    cf = cppcodegen.compile(reversed_empty_region, dynamic=dynamic)
+    for n in (5, 12):
+        check_inplace(reversed_empty_region, np.ones((1, n, 0, 3)), compiled=cf)
+
+
+def element_then_write(x):
+    s = x[0, 1]                  # a NumPy scalar: a copy of the element
+    x[0, 1] = 5
+    return s, x[0, 1]
+
+
+def element_op_assign(x, f):
+    v = x.copy()
+    v[1, 0] += f                 # v[1, 0] = v[1, 0] + f: a float scalar, cast back unsafely
+    v[-1, -1] *= 2.5
+    return v
+
+
+def reduction_op_assign(x):
+    s = x.sum()                  # an int64 scalar; s += 1.5 makes a float64 one
+    s += 1.5
+    m = x.max(axis=None)
+    m //= 2
+    return s, m
+
+
+@pytest.mark.parametrize("fn,args", [
+    (element_then_write, (np.arange(6).reshape(2, 3),)),
+    (element_op_assign, (np.arange(6).reshape(3, 2), 2.75)),
+    (element_op_assign, (np.arange(6, dtype=np.int32).reshape(3, 2), -1.5)),
+    (reduction_op_assign, (np.arange(7),)),
+])
+def test_numpy_scalars_are_values(fn, args):
+    """Found by the fuzzer (seed 20240 #793): ``v[1, 0] += 2.75`` on an int array raised a
+    same_kind casting error, and ``s = x[0, 1]; x[0, 1] = 5`` returned 5. NumPy returns a
+    scalar for an element and for a 0-d ufunc or reduction result: a copy, and ``op=`` on
+    it makes a new value (of the promoted dtype) instead of writing in place."""
+    check_inplace(fn, *args)
+
+
 def test_warm_start_from_the_graph_cache_still_writes_arguments():
     """A second process loads the kernel and its plan from the disk cache: the arguments it
     updates, its read-only check and its NumPy fallback for overlapping arguments come back."""

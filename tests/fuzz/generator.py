@@ -461,16 +461,22 @@ class Gen:
 
     def op_update(self, env, names):
         """An in-place update of a fresh array ``t`` (a copy of ``{0}``, or zeros/ones like
-        it), all on one line: ``t[idx] = v``, ``t[idx] op= v``, ``np.<ufunc>(t[idx], v,
+        it) or of an argument (``t = x0``: the caller's array changes, and so do views of it
+        taken earlier), all on one line: ``t[idx] = v``, ``t[idx] op= v``, ``np.<ufunc>(t[idx], v,
         out=t[idx])``, or ``t[1:] op= t[:-1]`` along one axis, where the operands overlap the
         target (NumPy reads the old values). ``{t}`` in the template is the target's name."""
         r = self.r
-        a = self.pick(env, names, lambda v: v.ndim >= 1) or self.pick(env, names)
+        writable = [n for n in names if n.startswith("x") and isinstance(env[n], np.ndarray)
+                    and env[n].flags.writeable and env[n].size]
+        if writable and r.random() < 0.3:       # the caller's array: t is x, x changes
+            a, init = self.pick(env, writable), "{0}"
+        else:
+            a = self.pick(env, names, lambda v: v.ndim >= 1) or self.pick(env, names)
+            u = r.random()
+            init = ("{0}.copy()" if u < 0.6 else "np.zeros_like({0})" if u < 0.8
+                    else "np.ones_like({0})")
         v = np.asarray(env[a])
         shape, kind = v.shape, v.dtype.kind
-        u = r.random()
-        init = ("{0}.copy()" if u < 0.6 else "np.zeros_like({0})" if u < 0.8
-                else "np.ones_like({0})")
         aug = {"f": ["+", "-", "*", "/"], "i": ["+", "-", "*", "//", "%", "&", "|", "^"],
                "b": ["&", "|", "^", "+", "*"]}[kind]
         form = r.random()
@@ -536,11 +542,17 @@ class Gen:
                 if any(pat in template for pat in AVOID):
                     continue
                 stmt = Stmt(f"v{len(prog.stmts)}", template, tuple(a))
+                # an update of an argument changes it (and views of it) in place: try it on
+                # a replay of the program so far, so that a rejected one leaves env intact
+                trial = _replay(prog, env) if stmt.writes_argument else env
                 try:
-                    ns = _np_eval(stmt.render(), env)
-                    check_value(stmt, env, ns[stmt.target])
+                    ns = _np_eval(stmt.render(), trial)
+                    check_value(stmt, trial, ns[stmt.target])
                 except Exception:
                     continue
+                if trial is not env:
+                    env.clear()
+                    env.update(trial)
                 env[stmt.target] = ns[stmt.target]
                 prog.stmts.append(stmt)
                 arr_names.append(stmt.target)
@@ -585,6 +597,15 @@ def _basic_index(r, shape, newaxis=True):
     if not idx:
         idx = ["..."] if r.random() < 0.5 or not newaxis else ["None"]
     return idx
+
+
+def _replay(prog, env):
+    """A fresh environment: the program's statements so far, run on new copies of its
+    arguments (the same values), with the runtime scalars of ``env``."""
+    fresh = dict(zip(prog.params, prog.args()))
+    for s in prog.stmts:
+        fresh[s.target] = _np_eval(s.render(), fresh)[s.target]
+    return fresh
 
 
 def _into(src, dst) -> bool:

@@ -25,6 +25,11 @@ class Stmt:
     template: str
     args: tuple
 
+    @property
+    def writes_argument(self) -> bool:
+        """``t = x0; t[...] = ...``: an in-place update of an argument."""
+        return self.template.startswith("{0}; ") and self.args[0].startswith("x")
+
     def render(self, rename=lambda n: n) -> str:
         """``target = template``; ``{t}`` in the template names the target (in-place updates
         render as ``t = x.copy(); t[1:] += y`` on one line)."""
@@ -74,7 +79,7 @@ class Program:
         live = set(self.outputs)
         keep = []
         for s in reversed(self.stmts):
-            if s.target in live:
+            if s.target in live or s.writes_argument:      # the caller sees that write
                 keep.append(s)
                 live.update(a for a in s.args)
         p = self.copy()

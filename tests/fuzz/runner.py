@@ -88,9 +88,12 @@ def _invoke(programs, arg_lists, options=None):
     modified = []
     pos = 0
     for k, args in enumerate(arg_lists):
-        for i, a in enumerate(args):
-            if isinstance(a, np.ndarray) and not helpers._same_bits(a, pristine[pos]):
-                modified.append((k, i))
+        j = 0
+        for a in args:
+            if isinstance(a, np.ndarray):
+                if not helpers._same_bits(a, pristine[pos]):
+                    modified.append((k, j))     # (program, its j-th array argument)
+                j += 1
             pos += 1
     return list(res), modified
 
@@ -103,7 +106,7 @@ def run_programs(programs, options=None, bisect=True):
     """Outcomes for ``programs`` (same order)."""
     options = options if options is not None else DEFAULT_OPTIONS
     outcomes = [None] * len(programs)
-    live, arg_lists = [], []
+    live = []
     for k, p in enumerate(programs):
         try:
             args = p.args()
@@ -115,11 +118,10 @@ def run_programs(programs, options=None, bisect=True):
             continue
         outcomes[k] = Outcome("pending", ref=ref)
         live.append(k)
-        arg_lists.append(args)
 
     def attempt(idx):
         progs = [programs[k] for k in idx]
-        args = [arg_lists[live.index(k)] for k in idx]
+        args = [p.args() for p in progs]    # fresh: a program may write its arguments
         try:
             res, modified = _invoke(progs, args, options)
         except Exception as e:
@@ -136,17 +138,18 @@ def run_programs(programs, options=None, bisect=True):
                 _interaction(idx, e)
             return
         bad_inputs = {}
-        for j, i in modified:
-            bad_inputs.setdefault(idx[j], []).append(i)
+        for j, i in modified:           # written by the compiled code, not by NumPy
+            if not outcomes[idx[j]].ref.written[i]:
+                bad_inputs.setdefault(idx[j], []).append(i)
         for j, k in enumerate(idx):
             ref = outcomes[k].ref
             out = Outcome("ok", got=res[j], ref=ref)
             if k in bad_inputs:
-                out = Outcome("mismatch", f"compiled code modified input argument(s) "
-                              f"{bad_inputs[k]}", got=res[j], ref=ref)
+                out = Outcome("mismatch", f"compiled code modified array argument(s) "
+                              f"{bad_inputs[k]}, which NumPy leaves alone", got=res[j], ref=ref)
             else:
                 try:
-                    compare(res[j], ref)
+                    compare(res[j], ref, args[j])
                 except Exception as e:         # AssertionError, or a comparator crash
                     msg = str(e) if isinstance(e, AssertionError) else f"comparator: {_err_text(e)}"
                     leaf = None
@@ -171,7 +174,7 @@ def run_programs(programs, options=None, bisect=True):
                 trial = cur[:j] + cur[j + size:]
                 try:
                     _invoke([programs[k] for k in trial],
-                            [arg_lists[live.index(k)] for k in trial], options)
+                            [programs[k].args() for k in trial], options)
                     j += size
                 except Exception:
                     cur = trial
