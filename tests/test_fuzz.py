@@ -123,13 +123,19 @@ def test_generator_reproducible():
     assert metamorphic.twin(p, 7, 3).source() == metamorphic.twin(p, 7, 3).source()
 
 
-def test_generator_updates_arrays_and_arguments_in_place():
-    """The generator draws in-place updates: of fresh copies and of the caller's arrays."""
+def test_generator_draws_updates_and_other_functions():
+    """The generator draws in-place updates (of fresh copies and of the caller's arrays) and
+    functions beyond ufuncs, reductions and views."""
     stmts = [s for i in range(300) for s in generator.generate(SEED, i).stmts]
     local = [s for s in stmts if "{t}[" in s.template and not s.writes_argument]
     args = [s for s in stmts if s.writes_argument]
     assert len(local) >= 20 and len(args) >= 5, (len(local), len(args))
     assert any("out={t}[" in s.template for s in local)
+    misc = {k for s in stmts for k in ("np.flip", "np.diagonal", "np.tril", "np.triu",
+                                       "np.concatenate", "np.stack", "np.sort", "np.roll",
+                                       "np.tile", "np.repeat", "np.pad", "np.diff")
+            if k in s.template}
+    assert len(misc) >= 10, misc
 
 
 def test_oracle_compares_the_arguments_a_program_writes():

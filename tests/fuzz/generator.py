@@ -509,9 +509,69 @@ class Gen:
         uf = str(r.choice(["add", "subtract", "multiply", "maximum", "minimum"]))
         return f"{init}; np.{uf}({{t}}[{idx}], {rhs}, out={{t}}[{idx}])", args
 
+    def op_misc(self, env, names):
+        """Exact functions beyond ufuncs, reductions and views: flips, diagonals, tril/triu,
+        concatenate/stack, sort, take and list gathers (negative indices too), roll, tile,
+        repeat, pad, diff, and np.trace of integers (a float trace would need the oracle's
+        summation-order bound)."""
+        r = self.r
+        a = self.pick(env, names, lambda v: v.ndim >= 1)
+        if a is None:
+            return None
+        v = np.asarray(env[a])
+        nd, shape = v.ndim, v.shape
+        ax = int(r.integers(-nd, nd))
+        kinds = ["flip", "concat", "stack", "sort", "take", "roll", "tile", "repeat", "pad",
+                 "diff"]
+        if nd >= 2:
+            kinds += ["diagonal", "tril", "triu", "fliplr"] + (["trace"] if v.dtype.kind in "bi" else [])
+        k = str(r.choice(kinds))
+        if k == "flip":
+            if r.random() < 0.3:
+                return "np.flip({0})", (a,)
+            return (f"np.flip({{0}}, axis={ax})" if r.random() < 0.7 else "np.flipud({0})"), (a,)
+        if k == "fliplr":
+            return "np.fliplr({0})", (a,)
+        if k == "diagonal":
+            i, j = (int(x) for x in r.choice(nd, 2, replace=False))
+            off = int(r.integers(-2, 3))
+            if r.random() < 0.3:
+                return f"{{0}}.diagonal({off})", (a,)
+            return f"np.diagonal({{0}}, {off}, {i}, {j})", (a,)
+        if k == "trace":
+            return f"np.trace({{0}}, {int(r.integers(-1, 2))})", (a,)
+        if k in ("tril", "triu"):
+            return f"np.{k}({{0}}, {int(r.integers(-2, 3))})", (a,)
+        if k in ("concat", "stack"):
+            same = [n for n in names if np.shape(env[n]) == shape]
+            b = self.pick(env, same) if same and r.random() < 0.6 else a
+            if k == "stack":
+                return f"np.stack([{{0}}, {{1}}], axis={int(r.integers(-nd - 1, nd + 1))})", (a, b)
+            return f"np.concatenate([{{0}}, {{1}}, {{0}}], axis={ax})", (a, b)
+        if k == "sort":
+            return f"np.sort({{0}}, axis={ax})", (a,)
+        if k == "take":
+            n = shape[ax]
+            if n == 0:
+                return None
+            idx = [int(x) for x in r.integers(-n, n, int(r.integers(1, 5)))]
+            if r.random() < 0.5:
+                return f"np.take({{0}}, {idx}, axis={ax})", (a,)
+            return f"{{0}}[{':, ' * (ax % nd)}{idx}]", (a,)
+        if k == "roll":
+            return f"np.roll({{0}}, {int(r.integers(-4, 5))}, axis={ax})", (a,)
+        if k == "tile":
+            reps = tuple(int(x) for x in r.integers(1, 3, nd))
+            return f"np.tile({{0}}, {reps!r})", (a,)
+        if k == "repeat":
+            return f"np.repeat({{0}}, {int(r.integers(1, 4))}, axis={ax})", (a,)
+        if k == "pad":
+            return f"np.pad({{0}}, {int(r.integers(0, 3))})", (a,)
+        return f"np.diff({{0}}, axis={ax})", (a,)
+
     OPS = (("unary", 0.24), ("binary", 0.32), ("where", 0.05), ("clip", 0.04),
            ("astype", 0.05), ("reduce", 0.13), ("view", 0.17), ("matmul", 0.04),
-           ("scan", 0.03), ("update", 0.06))
+           ("scan", 0.03), ("update", 0.06), ("misc", 0.06))
 
     def program(self, n_ops=None) -> Program:
         r = self.r
