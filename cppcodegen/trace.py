@@ -912,13 +912,15 @@ def _out_operand(name, out):
 
 def _reduce_into(out: Proxy, result: Proxy, ufunc) -> Proxy:
     """A reduction's ``out=``: exactly the result's shape, any cast (NumPy's rules for
-    reductions), written as an in-place update of ``out``."""
+    reductions), written as an in-place update of ``out``. ``ufunc``: the ufunc or the
+    function's name, for messages."""
+    name = getattr(ufunc, "__name__", ufunc)
     if out.ndim != result.ndim:
-        raise ValueError(f"output parameter for reduction operation {ufunc.__name__} has the "
+        raise ValueError(f"output parameter for reduction operation {name} has the "
                          f"wrong number of dimensions: Found {out.ndim} but expected "
                          f"{result.ndim} (at {user_location()})")
     if not all(_same_size(a, b) for a, b in zip(out.shape, result.shape)):
-        raise ValueError(f"{ufunc.__name__}: output shape {out.shape} does not match the "
+        raise ValueError(f"{name}: output shape {out.shape} does not match the "
                          f"reduction's shape {result.shape} (at {user_location()})")
     _update(out, cast_node(result.node, out.dtype))
     return out
@@ -934,13 +936,23 @@ all_ = _reduce_fn("all")
 
 def _arg_reduce(kind):
     def arg(a, axis=None, out=None, *, keepdims=False):
-        _check_plain(f"np.{kind}", out)
+        out = _out_operand(f"np.{kind}", out)
         x = asproxy(a)
+        if axis is not None and not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"np.{kind}: '{type(axis).__name__}' object cannot be interpreted "
+                            f"as an integer: one axis or None (at {user_location()})")
         if axis is None:
             r = _reduce_node(reshape(x, (-1,)) if x.ndim != 1 else x, kind, (0,), False)
-            return reshape(r, (1,) * x.ndim) if keepdims else r
-        axes = _axes(x, axis)
-        return _reduce_node(x, kind, axes, bool(keepdims))
+            r = reshape(r, (1,) * x.ndim) if keepdims else r
+        else:
+            r = _reduce_node(x, kind, _axes(x, axis), bool(keepdims))
+        if out is None:
+            return r
+        try:                # which out dtypes NumPy takes (int64 and int32, not float64 ...)
+            getattr(np, kind)(np.zeros(2), out=np.zeros((), out.dtype))
+        except TypeError as e:
+            raise TypeError(f"np.{kind}: {e} (at {user_location()})") from None
+        return _reduce_into(out, r, kind)
     return arg
 
 
@@ -1011,7 +1023,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VALUE)
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NO_VALUE,
         mean=_NO_VALUE, correction=_NO_VALUE):
-    _check_plain("np.var", out, where=where)
+    _check_plain("np.var", None, where=where)
+    out = _out_operand("np.var", out)
     if mean is not _NO_VALUE:
         _unsupported("np.var(..., mean=)")
     if correction is not _NO_VALUE:
@@ -1025,15 +1038,23 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NO
     mu = np.true_divide(mu, _size_operand(n))
     d = np.subtract(x, mu)
     d = np.multiply(d, d)
+    if out is not None and dtype is None:   # as NumPy: the last sum's loop takes out's dtype
+        dtype = np.add.resolve_dtypes((out.dtype, d.dtype, None), reduction=True,
+                                      casting="unsafe")[0]
     total = _reduce_node(d, "sum", axes, bool(keepdims), dtype)
+    if out is not None:                     # ... lands in out, and is divided there
+        total = _reduce_into(out, total, "var")
     if not isinstance(n, int):
         import sympy
-        return np.true_divide(total, _size_operand(sympy.Max(n - ddof, 0)))
-    return np.true_divide(total, max(n - ddof, 0))
+        r = np.true_divide(total, _size_operand(sympy.Max(n - ddof, 0)))
+    else:
+        r = np.true_divide(total, max(n - ddof, 0))
+    return r if out is None else _reduce_into(out, r, "var")
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-    return np.sqrt(var(a, axis, dtype, out, ddof, keepdims, **kw))
+    v = var(a, axis, dtype, out, ddof, keepdims, **kw)
+    return np.sqrt(v) if out is None else np.sqrt(v, out=v)     # NumPy: sqrt in out's dtype
 
 
 # --------------------------------------------------------------------------- matrix products
