@@ -329,8 +329,10 @@ def _prebuild(kernel, arg_shapes, sample_args):
                          for sh in shapes) for shapes in arg_shapes}
         try:
             for shapes in sorted(samples, key=repr):
-                kernel(*[np.zeros(sh, dt) if sh is not None else a
-                         for sh, (a, dt) in zip(shapes, sample_args)])
+                args = [np.zeros(sh, dt) if sh is not None else a
+                        for sh, (a, dt) in zip(shapes, sample_args)]
+                kernel(*args)
+                _cache_first_call(kernel, args)
             return kernel
         except Exception as e:
             static = kernel.__dict__.get("_ccg_static")
@@ -359,6 +361,20 @@ def _prebuild(kernel, arg_shapes, sample_args):
         if specs not in kernel.variants:
             kernel._compile(specs, tuple(args))
     return kernel
+
+
+def _cache_first_call(kernel, args):
+    """Put in the kernel cache what a fresh process compiles when ``args`` is its first call.
+    Here the call may have been served by a variant traced for other sizes (its guards
+    admit these: a (1, n0, n1) variant takes a (1, 1, 3) block), but a worker whose first
+    task gets such a block traces this size pattern itself; which block a worker gets first
+    is up to the scheduler, so every pattern's own variant must be a cache load."""
+    from . import signature
+    from .api import CompiledFunction
+    pattern = signature.classify_dynamic(args)
+    if not any(d == pattern for d, _, _ in kernel.dynamic_variants) and not \
+            any(d == pattern for d in kernel.variants):
+        CompiledFunction(kernel.fn, kernel.backend, kernel.options, dynamic=True)(*args)
 
 
 # ----------------------------------------------------------------- build counting

@@ -133,6 +133,37 @@ def test_uneven_chunks_and_edge_blocks():
     check(got, np.tanh(X64) - X64, rtol=1e-12)
 
 
+def test_any_first_task_of_a_fresh_worker_loads_from_the_cache():
+    """A worker compiles the variant of the first block it gets; which block that is, the
+    scheduler decides. The client had served a (1, 1, 3) block of the var/std fold with the
+    (1, n0, n1) variant it traced first, so a worker that happened to fold std's partials
+    first traced (1, 1, n0) itself: one build on a worker, now and then (seen under
+    sanitizers). Every first call a fresh process can make must be a cache load."""
+    from cppcodegen import chunks
+    from cppcodegen.api import CompiledFunction
+
+    @cppcodegen.compile
+    def var(x):
+        return np.var(x, axis=0), np.std(x)
+
+    with cppcodegen.fresh_cache():
+        var(da.from_array(X64, chunks=(60, 10)))       # builds the graph: compiles on samples
+        pair = chunks._pair_kernel("m2")
+        for shape in ((1, 1, 3), (1, 10, 3), (1, 6, 3)):
+            fresh = CompiledFunction(pair.fn, pair.backend, pair.options, dynamic=True)
+            ccg_dask.start_counting_builds()
+            fresh(np.ones(shape), np.ones(shape))
+            assert ccg_dask.builds_counted() == 0, f"{shape}: a fresh process compiled"
+        chunk_kernels = [k for k in chunks._TWINS.values() if "m2_chunk" in k.__name__]
+        assert chunk_kernels
+        for k in chunk_kernels:
+            for shape in ((60, 10), (60, 6)):
+                fresh = CompiledFunction(k.fn, k.backend, k.options, dynamic=True)
+                ccg_dask.start_counting_builds()
+                fresh(np.ones(shape))
+                assert ccg_dask.builds_counted() == 0, f"{k.__name__} {shape}"
+
+
 def test_size_dependent_functions_use_the_global_sizes():
     out, got = run(lambda x: x / x.shape[0], X64)
     check(got, X64 / 240, rtol=1e-15)
