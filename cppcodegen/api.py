@@ -110,7 +110,8 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
                 import warnings
                 warnings.warn(f"cppcodegen: cached kernel {entry['so_path']} failed to load "
                               f"({e}); rebuilding", cachedir.CacheWarning, stacklevel=4)
-        log.debug("graph cache miss %s (%s) for %s%s", key[:16], parts, fn.__qualname__, specs)
+        log.debug("graph cache miss %s (%s) for %s%s", key[:16], parts,
+                  getattr(fn, "__qualname__", fn), specs)
     ex = build_stages(fn, graph, specs, opts, cache_dir if load else None, times)
     if not load:
         return ex, None
