@@ -1254,13 +1254,14 @@ def extern_call(func, args, kwargs, speculate=False):
         result = _concrete_call(func, name, targs, tkwargs, proxies)
     else:
         result = _stand_in_call(func, name, targs, tkwargs, proxies)
-    results = result if isinstance(result, tuple) else (result,)
+    several = isinstance(result, (tuple, list))     # np.array_split, np.meshgrid: a list
+    results = result if several else (result,)
     outs = []
     for k, r in enumerate(results):
         r = np.asarray(r)
         if r.dtype.kind not in "biuf":
             _unsupported(f"{name} returning {r.dtype}")
-        call = ExternCall(func, targs, tkwargs, k if isinstance(result, tuple) else None)
+        call = ExternCall(func, targs, tkwargs, k if several else None)
         node = make_node("extern", [p.node for p in proxies], r.shape, r.dtype,
                          user_location(), call=call)
         outs.append(wrap(node))
@@ -1270,7 +1271,7 @@ def extern_call(func, args, kwargs, speculate=False):
                  "other shapes run the function with NumPy)") if speculate else ""
         warnings.warn(f"cppcodegen: {name} runs as a NumPy call between compiled kernels"
                       f"{extra} (at {user_location()})", stacklevel=3)
-    return tuple(outs) if isinstance(result, tuple) else outs[0]
+    return type(result)(outs) if several else outs[0]
 
 
 def _concrete_call(func, name, targs, tkwargs, proxies):

@@ -47,6 +47,24 @@ def test_extern_call_matches_numpy(name):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+def test_functions_returning_lists_of_arrays():
+    """np.array_split's uneven pieces (a list) once raised NumPy's "inhomogeneous shape"
+    from inside the tracer; a list comes back as a list, a tuple as a tuple."""
+    def f(x, y):
+        parts = np.array_split(x * 2, 4, axis=1)          # widths 2, 1, 1, 1
+        first, second = np.split(y, 2)
+        grid = np.meshgrid(x[0], y[:, 0])
+        return parts, first - second, grid
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = cppcodegen.compile(f)(X, Y)
+    want = f(X, Y)
+    assert type(got[0]) is list and type(got[2]) is type(want[2])
+    for g, w in zip(got[0] + [got[1]] + list(got[2]), want[0] + [want[1]] + list(want[2])):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
 def test_extern_call_warns_once_naming_the_function():
     def f(x):
         return np.partition(x, 2, axis=1) + 1
