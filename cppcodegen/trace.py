@@ -161,6 +161,8 @@ class Proxy:
 
     # --- methods
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        if np.dtype(dtype) == self.dtype:       # NumPy copies: a later update of self
+            return _copy(self) if copy else self    # must not show in the result
         return cast(self, np.dtype(dtype))
 
     def reshape(self, *shape, order="C"):
@@ -482,6 +484,8 @@ def trace_ufunc(ufunc, inputs, kwargs):
         _unsupported(f"np.{name} keyword arguments {sorted(kwargs)}")
     if name == "divmod":
         return (trace_ufunc(np.floor_divide, inputs, {}), trace_ufunc(np.remainder, inputs, {}))
+    if name in COMPOSED:
+        return COMPOSED[name](*_loop_operands(ufunc, inputs, dtype))
     if name not in ufuncs.TRACEABLE:
         _unsupported(f"np.{name}")
     name = ufuncs.ALIASES.get(name, name)
@@ -508,6 +512,102 @@ def trace_ufunc(ufunc, inputs, kwargs):
     if weak and name in ufuncs.COMPARISONS:
         weak = False
     return wrap(node, weak, scalar=not weak and not shape)
+
+
+def _loop_operands(ufunc, inputs, dtype):
+    """``inputs`` cast to the loop NumPy picks for them (NEP 50 promotion, ``dtype=``)."""
+    descs = tuple(_descriptor(x) for x in inputs)
+    try:
+        if dtype is None:
+            dts = ufunc.resolve_dtypes(descs + (None,))
+        else:
+            sig = (None,) * len(inputs) + (np.dtype(dtype),)
+            dts = ufunc.resolve_dtypes(descs + (None,), signature=sig)
+    except TypeError as e:
+        raise TypeError(f"np.{ufunc.__name__}: {e} (at {user_location()})") from None
+    return [cast(asproxy(x), dt) for x, dt in zip(inputs, dts[:-1])]
+
+
+def _const(x: Proxy, value):
+    """``value`` as a NumPy scalar of ``x``'s dtype (a strong operand of that dtype)."""
+    return x.dtype.type(value)
+
+
+def _logaddexp(x, y, ln2, log1p_exp):
+    """NumPy's npy_logaddexp(2): equal inputs (infinities of one sign) give x + ln 2, the
+    larger one plus log(1 + exp(-|x - y|)) otherwise, NaN propagates through x - y."""
+    tmp = x - y
+    return where(x == y, x + ln2,
+                 where(tmp > 0, x + log1p_exp(-tmp),
+                       where(tmp <= 0, y + log1p_exp(tmp), tmp)))
+
+
+def _pi(x):     # NumPy's float32 loops use float constants: (float)pi / 180.0f
+    return x.dtype.type(np.pi)
+
+
+# ufuncs that are a few traceable ones, written exactly as NumPy's loops compute them (the
+# constants in the loop's dtype), so results are bit-equal (logaddexp: to exp/log1p's ULP)
+COMPOSED = {
+    "fabs": lambda x: np.absolute(x),
+    "deg2rad": lambda x: x * (_pi(x) / _const(x, 180)),
+    "radians": lambda x: x * (_pi(x) / _const(x, 180)),
+    "rad2deg": lambda x: x * (_const(x, 180) / _pi(x)),
+    "degrees": lambda x: x * (_const(x, 180) / _pi(x)),
+    "heaviside": lambda x1, x2: where(np.isnan(x1), x1, where(
+        x1 == 0, x2, where(x1 < 0, _const(x1, 0), _const(x1, 1)))),
+    "logaddexp": lambda x, y: _logaddexp(x, y, _const(x, np.log(2)),
+                                         lambda t: np.log1p(np.exp(t))),
+    "logaddexp2": lambda x, y: _logaddexp(x, y, _const(x, 1), lambda t: _const(
+        x, 1 / np.log(2)) * np.log1p(np.exp2(t))),
+    "float_power": lambda x, y: np.power(x, y),         # its loops are float64's
+}
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """np.isclose as NumPy computes it: |a - b| <= atol + rtol * |b| where b is finite, or
+    a == b; b made inexact first (no abs(INT_MIN))."""
+    x = a if isinstance(a, (int, float)) else asproxy(a)
+    y = b
+    if isinstance(y, (Proxy, np.ndarray, np.generic)) and not (isinstance(y, Proxy) and y.weak):
+        y = cast(asproxy(y), np.result_type(_descriptor(y), 1.0))
+    elif isinstance(y, int):
+        y = float(y)
+    y = asproxy(y)
+    result = ((np.less_equal(abs(x - y), atol + rtol * abs(y)) & np.isfinite(y)) | (x == y))
+    if equal_nan:
+        result = result | (np.isnan(x) & np.isnan(y))
+    return result
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """np.allclose; a NumPy bool (NumPy returns a Python bool: a traced function cannot)."""
+    return all_(isclose(a, b, rtol, atol, equal_nan))
+
+
+def select(condlist, choicelist, default=0):
+    """np.select: the choice of the first true condition, else ``default``, in the dtype of
+    the choices and the default (Python numbers weak, as NumPy's result_type takes them)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"list of cases must be same length as list of conditions "
+                         f"(at {user_location()})")
+    if not condlist:
+        raise ValueError(f"select with an empty condition list is not possible "
+                         f"(at {user_location()})")
+    conds = [asproxy(c) for c in condlist]
+    for i, c in enumerate(conds):
+        if c.dtype != np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray "
+                            f"(at {user_location()})")
+    values = list(choicelist) + [default]
+    dt = np.result_type(*[v if type(v) in (int, float) else _descriptor(v)
+                          if isinstance(v, Proxy) else np.asarray(v) for v in values])
+    values = [cast(asproxy(v), dt) for v in values]
+    shape = _broadcast_shapes(conds + values, "np.select")
+    result = broadcast_to(values[-1], shape)
+    for cond, choice in zip(conds[::-1], values[-2::-1]):
+        result = where(cond, choice, result)
+    return broadcast_to(result, shape)
 
 
 def _widen_for_python_ints(inputs, in_dts):
@@ -883,9 +983,11 @@ _REDUCE_UFUNC = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": n
 def _reduce_fn(kind):
     def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
                where=_NO_VALUE, **extra):
-        _check_plain(f"np.{kind}", None, initial, where, **extra)
+        _check_plain(f"np.{kind}", None, **extra)
         out = _out_operand(f"np.{kind}", out)
         x = asproxy(a)
+        if where is not _NO_VALUE or initial is not _NO_VALUE:
+            return _masked_reduce(reduce, kind, x, axis, dtype, out, keepdims, initial, where)
         if keepdims is _NO_VALUE:
             keepdims = False
         if out is not None and dtype is None and kind not in ("any", "all"):
@@ -900,6 +1002,26 @@ def _reduce_fn(kind):
         result = _reduce_node(x, kind, _axes(x, axis), bool(keepdims), dtype)
         return result if out is None else _reduce_into(out, result, _REDUCE_UFUNC[kind])
     return reduce
+
+
+_IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+
+
+def _masked_reduce(reduce, kind, x, axis, dtype, out, keepdims, initial, mask):
+    """``where=`` (masked-out elements replaced by the operation's identity, or by
+    ``initial`` for max/min, which have none) and ``initial=`` (combined with the result:
+    what an empty or fully masked reduction gives)."""
+    if mask is not _NO_VALUE and mask is not True:
+        if kind not in _IDENTITY and initial is _NO_VALUE:
+            raise ValueError(f"reduction operation '{_REDUCE_UFUNC[kind].__name__}' does not "
+                             f"have an identity, so to use a where mask one has to specify "
+                             f"'initial' (at {user_location()})")
+        fill = _IDENTITY[kind] if kind in _IDENTITY else initial
+        x = where(asproxy(mask), x, cast(asproxy(fill), x.dtype))
+    r = reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    if initial is not _NO_VALUE:                # cast to the reduction's dtype, as NumPy
+        r = _REDUCE_UFUNC[kind](r, cast(asproxy(initial), r.dtype))
+    return r if out is None else _reduce_into(out, r, _REDUCE_UFUNC[kind])
 
 
 def _out_operand(name, out):
@@ -1184,7 +1306,8 @@ FUNCTIONS = {
     np.cumsum: cumsum, np.cumprod: cumprod,
     np.flip: flip, np.fliplr: lambda m: flip(m, 1), np.flipud: lambda m: flip(m, 0),
     np.diagonal: diagonal, np.trace: trace_, np.tril: tril, np.triu: triu,
-    np.var: var, np.std: std, np.matmul: matmul, np.dot: dot, np.where: where, np.clip: clip, np.reshape: reshape,
+    np.var: var, np.std: std, np.matmul: matmul, np.dot: dot, np.where: where, np.clip: clip,
+    np.isclose: isclose, np.allclose: allclose, np.select: select, np.reshape: reshape,
     np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis,
     np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays,
     np.expand_dims: expand_dims, np.squeeze: squeeze, np.ravel: ravel,

@@ -485,6 +485,19 @@ def test_numpy_scalars_are_values(fn, args):
     check_inplace(fn, *args)
 
 
+def astype_then_update(x):
+    v = x.astype(np.int64)          # the same dtype: still a copy
+    np.add(x[17::-2], 31, out=x[17::-2])
+    return v, x.astype(np.int64, copy=False)
+
+
+@pytest.mark.parametrize("n", [1, 31])
+def test_astype_to_the_same_dtype_copies(n):
+    """Found by the fuzzer (seed 9005 #12367): ``x.astype(x.dtype)`` was x itself, so an
+    update of the argument x afterwards showed in the 'copy'. copy=False still aliases."""
+    check_inplace(astype_then_update, np.arange(n, dtype=np.int64))
+
+
 def test_warm_start_from_the_graph_cache_still_writes_arguments():
     """A second process loads the kernel and its plan from the disk cache: the arguments it
     updates, its read-only check and its NumPy fallback for overlapping arguments come back."""
