@@ -352,14 +352,20 @@ def wrap(node: Node, weak=False, scalar=False) -> Proxy:
     return p
 
 
-def _copy(a: Proxy) -> Proxy:
-    """A copy: a new array with ``a``'s value now (an argument's value is its own node, so
-    that a later update of the argument does not show in the copy)."""
-    node = a.node
-    if node.op == "input":          # an identity view: its own node, the argument's elements
-        node = make_node("transpose", (node,), node.shape, node.dtype, user_location(),
+def _own(node: Node) -> Node:
+    """``node``, or for an argument an identity view of it: a value of its own, so that a
+    later update of the argument does not show in it (and the result is not the caller's
+    array)."""
+    if node.op == "input":
+        return make_node("transpose", (node,), node.shape, node.dtype, user_location(),
                          perm=tuple(range(node.ndim)))
-    return wrap(node, a.weak, a.scalar)
+    return node
+
+
+def _copy(a: Proxy, scalar=None) -> Proxy:
+    """A copy: a new array with ``a``'s value now (a NumPy scalar's copy is a scalar unless
+    ``scalar`` says otherwise: np.copy and np.array make 0-d arrays)."""
+    return wrap(_own(a.node), a.weak, a.scalar if scalar is None else scalar)
 
 
 def _view_of(base: Proxy, node: Node) -> Proxy:
@@ -485,7 +491,12 @@ def trace_ufunc(ufunc, inputs, kwargs):
     if name == "divmod":
         return (trace_ufunc(np.floor_divide, inputs, {}), trace_ufunc(np.remainder, inputs, {}))
     if name in COMPOSED:
-        return COMPOSED[name](*_loop_operands(ufunc, inputs, dtype))
+        ops = _loop_operands(ufunc, inputs, dtype)
+        half = ops[0].dtype == np.float16       # NumPy's half loops compute in float32
+        r = COMPOSED[name](*[cast(x, np.float32) for x in ops] if half else ops)
+        r = cast(r, np.float16) if half else r
+        r.scalar = not r.shape
+        return r
     if name not in ufuncs.TRACEABLE:
         _unsupported(f"np.{name}")
     name = ufuncs.ALIASES.get(name, name)
@@ -506,7 +517,7 @@ def trace_ufunc(ufunc, inputs, kwargs):
     shape = _broadcast_shapes(inputs, f"np.{ufunc.__name__}")
     args = [_fit(as_node(x, dt), shape) for x, dt in zip(inputs, in_dts)]
     if name in ("floor", "ceil", "trunc") and out_dt.kind in "biu":
-        return wrap(broadcast_node(args[0], shape), scalar=not shape)   # already whole
+        return wrap(_own(broadcast_node(args[0], shape)), scalar=not shape)   # whole
     node = make_node(name, args, shape, out_dt, user_location())
     weak = all(_is_weak(x) for x in inputs)
     if weak and name in ufuncs.COMPARISONS:
@@ -554,7 +565,7 @@ COMPOSED = {
     "radians": lambda x: x * (_pi(x) / _const(x, 180)),
     "rad2deg": lambda x: x * (_const(x, 180) / _pi(x)),
     "degrees": lambda x: x * (_const(x, 180) / _pi(x)),
-    "heaviside": lambda x1, x2: where(np.isnan(x1), x1, where(
+    "heaviside": lambda x1, x2: where(np.isnan(x1), _const(x1, np.nan), where(
         x1 == 0, x2, where(x1 < 0, _const(x1, 0), _const(x1, 1)))),
     "logaddexp": lambda x, y: _logaddexp(x, y, _const(x, np.log(2)),
                                          lambda t: np.log1p(np.exp(t))),
@@ -567,9 +578,12 @@ COMPOSED = {
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """np.isclose as NumPy computes it: |a - b| <= atol + rtol * |b| where b is finite, or
     a == b; b made inexact first (no abs(INT_MIN))."""
-    x = a if isinstance(a, (int, float)) else asproxy(a)
-    y = b
-    if isinstance(y, (Proxy, np.ndarray, np.generic)) and not (isinstance(y, Proxy) and y.weak):
+    x = a if isinstance(a, (int, float)) else asproxy(np.asarray(a) if isinstance(a, list) else a)
+    y = np.asarray(b) if isinstance(b, list) else b
+    if isinstance(y, Proxy) and y.weak:
+        if y.dtype.kind in "biu":                                # a Python int: float(y)
+            y = wrap(cast_node(y.node, np.dtype(np.float64)), weak=True)
+    elif isinstance(y, (Proxy, np.ndarray, np.generic)):
         y = cast(asproxy(y), np.result_type(_descriptor(y), 1.0))
     elif isinstance(y, int):
         y = float(y)
@@ -879,7 +893,7 @@ def getitem(a: Proxy, index):
         node = make_node("slice", (node,), sliced_shape, a.dtype, user_location(), spec=tuple(spec))
     parts = index if isinstance(index, tuple) else (index,)
     if not out_shape and not any(ix is Ellipsis for ix in parts):    # x[i, j]: a scalar,
-        r = reshape(wrap(node), ())              # a copy of the element (not a view)
+        r = reshape(wrap(_own(node)), ())        # a copy of the element (not a view)
         r.scalar = True
         return r
     return reshape(_view_of(a, node), out_shape)
@@ -961,7 +975,7 @@ def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None) -> Proxy
     out_dt = {"argmax": np.dtype(np.int64), "argmin": np.dtype(np.int64)}.get(kind, node.dtype)
     if axes:
         node = make_node("reduce", (node,), out_shape, out_dt, user_location(), kind=kind, axes=axes)
-    r = wrap(node, scalar=not keepdims and not out_shape)
+    r = wrap(_own(node), scalar=not keepdims and not out_shape)
     if keepdims:
         r = reshape(r, tuple(1 if i in axes else s for i, s in enumerate(x.node.shape)))
     return r
@@ -1012,16 +1026,40 @@ def _masked_reduce(reduce, kind, x, axis, dtype, out, keepdims, initial, mask):
     ``initial`` for max/min, which have none) and ``initial=`` (combined with the result:
     what an empty or fully masked reduction gives)."""
     if mask is not _NO_VALUE and mask is not True:
+        mask = asproxy(mask)
+        try:
+            ok = _bshapes(mask.shape, x.shape) == tuple(x.shape)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"np.{kind}: where= mask of shape {mask.shape} does not broadcast "
+                             f"to the array's shape {x.shape} (at {user_location()})")
         if kind not in _IDENTITY and initial is _NO_VALUE:
             raise ValueError(f"reduction operation '{_REDUCE_UFUNC[kind].__name__}' does not "
                              f"have an identity, so to use a where mask one has to specify "
                              f"'initial' (at {user_location()})")
         fill = _IDENTITY[kind] if kind in _IDENTITY else initial
-        x = where(asproxy(mask), x, cast(asproxy(fill), x.dtype))
+        x = where(mask, x, cast(asproxy(fill), x.dtype))
+    if out is not None and dtype is None and kind not in ("any", "all"):    # as the plain path
+        dtype = _REDUCE_UFUNC[kind].resolve_dtypes((out.dtype, x.dtype, None), reduction=True,
+                                                   casting="unsafe")[0]
+    if kind in ("max", "min") and initial is not _NO_VALUE and any(
+            x.node.shape[a] == 0 for a in _axes(x, axis)):      # empty: initial is the value
+        x = concatenate_initial(x, axis, initial)
     r = reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
     if initial is not _NO_VALUE:                # cast to the reduction's dtype, as NumPy
         r = _REDUCE_UFUNC[kind](r, cast(asproxy(initial), r.dtype))
     return r if out is None else _reduce_into(out, r, _REDUCE_UFUNC[kind])
+
+
+def concatenate_initial(x: Proxy, axis, initial) -> Proxy:
+    """``x`` with size-0 reduced axes grown to size 1 holding ``initial`` (max/min of an
+    empty axis with initial=: NumPy's answer is initial)."""
+    axes = _axes(x, axis)
+    shape = tuple(1 if (i in axes and s == 0) else s for i, s in enumerate(x.node.shape))
+    if any(s == 0 for s in shape):          # an empty kept axis: the result is empty anyway
+        return x
+    return full_like(x, initial, shape=shape)
 
 
 def _out_operand(name, out):
@@ -1221,6 +1259,7 @@ def matmul(a, b, out=None, **kw):
     if a.ndim == 1 or b.ndim == 1:
         drop = ([len(shape) - 2] if a.ndim == 1 else []) + ([len(shape) - 1] if b.ndim == 1 else [])
         r = reshape(r, tuple(s for i, s in enumerate(shape) if i not in drop))
+        r.scalar = not r.shape                  # vector @ vector: a NumPy scalar
     return r
 
 
@@ -1313,10 +1352,11 @@ FUNCTIONS = {
     np.expand_dims: expand_dims, np.squeeze: squeeze, np.ravel: ravel,
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
     np.empty_like: zeros_like, np.shape: shape_of, np.ndim: ndim_of, np.size: size_of,
-    np.copy: lambda a, *args, **kw: _copy(asproxy(a)), np.asarray: lambda a, dtype=None, **kw:
+    np.copy: lambda a, *args, **kw: _copy(asproxy(a), scalar=False), np.asarray: lambda a, dtype=None, **kw:
     asproxy(a) if dtype is None else cast(a, dtype),
     np.ascontiguousarray: lambda a, dtype=None, **kw: asproxy(a) if dtype is None else cast(a, dtype),
-    np.array: lambda a, dtype=None, copy=True, **kw: (_copy(asproxy(a)) if copy else asproxy(a))
+    np.array: lambda a, dtype=None, copy=True, **kw: (_copy(asproxy(a), scalar=False) if copy
+                                                      else asproxy(a))
     if dtype is None else cast(a, dtype),
     np.result_type: lambda *args: np.result_type(*[_descriptor(a) if isinstance(a, Proxy) else a
                                                    for a in args]),
@@ -1387,14 +1427,16 @@ def extern_call(func, args, kwargs, speculate=False):
         call = ExternCall(func, targs, tkwargs, k if several else None)
         node = make_node("extern", [p.node for p in proxies], r.shape, r.dtype,
                          user_location(), call=call)
-        outs.append(wrap(node))
+        outs.append(wrap(node, scalar=not r.shape))
     if name not in _WARNED:
         _WARNED.add(name)
         extra = (" (its output shape depends on the values: compiled for this call's shape, "
                  "other shapes run the function with NumPy)") if speculate else ""
         warnings.warn(f"cppcodegen: {name} runs as a NumPy call between compiled kernels"
                       f"{extra} (at {user_location()})", stacklevel=3)
-    return type(result)(outs) if several else outs[0]
+    if not several:
+        return outs[0]
+    return type(result)(*outs) if hasattr(result, "_fields") else type(result)(outs)
 
 
 def _concrete_call(func, name, targs, tkwargs, proxies):

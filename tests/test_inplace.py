@@ -498,6 +498,35 @@ def test_astype_to_the_same_dtype_copies(n):
     check_inplace(astype_then_update, np.arange(n, dtype=np.int64))
 
 
+def zero_d_element_then_update(x):
+    s = x[()]
+    x += 1
+    return s
+
+
+def scalar_results_are_values(a, b, v):
+    d = np.heaviside(a, b)          # 0-d ufunc results, a vector product: NumPy scalars
+    t = d
+    t += 1
+    p = v @ v
+    q = p
+    q += 1
+    c = np.copy(v.sum())            # np.copy of a scalar: a 0-d array, updated in place
+    e = c
+    e += 1
+    return d, p, c
+
+
+def test_zero_d_results_are_numpy_scalars_or_arrays_as_in_numpy():
+    """From review: x[()] of a 0-d argument was the argument itself (a later x += 1 showed),
+    np.floor of ints returned the caller's array, heaviside/logaddexp of 0-d inputs and
+    v @ v were not scalars (t = d; t += 1 wrote into d), np.copy of a scalar was."""
+    check_inplace(zero_d_element_then_update, np.array(1.0))
+    check_inplace(scalar_results_are_values, np.array(0.0), np.array(0.5), np.arange(3.0))
+    x = np.arange(4)
+    assert cppcodegen.compile(lambda x: np.floor(x))(x) is not x
+
+
 def test_warm_start_from_the_graph_cache_still_writes_arguments():
     """A second process loads the kernel and its plan from the disk cache: the arguments it
     updates, its read-only check and its NumPy fallback for overlapping arguments come back."""

@@ -112,3 +112,37 @@ def test_reductions_with_where_and_initial(kind, dtype):
     if not ident:
         with pytest.raises(ValueError, match="initial"):
             cppcodegen.compile(lambda x, m: fn(x, where=m))(x, m)
+
+
+@pytest.mark.parametrize("name", ["deg2rad", "rad2deg", "fabs"])
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_half_loops_compute_in_float32(name, dtype):
+    """int8/uint8 inputs take NumPy's float16 loop, which computes in float32 and rounds once
+    (rounding after every step in float16 differed on most elements)."""
+    fn = getattr(np, name)
+    x = np.arange(-128, 128).astype(dtype)
+    check(lambda x: fn(x), x)
+
+
+def test_reduction_where_and_initial_edge_cases():
+    """initial= of an empty max/min is the value; a mask that does not broadcast to the
+    array raises; out= sets the loop's dtype as without where=/initial=."""
+    check(lambda x: np.max(x, initial=-5.0), np.zeros(0))
+    check(lambda x: np.min(x, axis=0, initial=5.0), np.zeros((0, 3)))
+    x = np.arange(100000, dtype=np.float32) / 7
+
+    def f(x, o):
+        np.sum(x, out=o, initial=0.0)
+        return o
+    with np.errstate(all="ignore"):
+        want = f(x, np.zeros((), np.float64))
+    got = run_compiled(cppcodegen.compile(f), x, np.zeros((), np.float64), writes=(1,))
+    np.testing.assert_allclose(got, want, rtol=1e-12)        # summed in float64, as NumPy
+    with pytest.raises(ValueError, match="where"):
+        cppcodegen.compile(lambda x: np.sum(x, where=np.ones((2, 3), bool)))(np.arange(3.0))
+
+
+def test_heaviside_of_nan_is_positive_nan_and_isclose_of_weak_ints():
+    x = np.array([-np.nan, np.nan, 0.0, -1.0])
+    check(lambda x: np.signbit(np.heaviside(x, 0.5)), x)
+    check(lambda x: np.isclose(x, [1, 2, 3, 4]), np.arange(4, dtype=np.int8))
