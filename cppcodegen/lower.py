@@ -545,9 +545,14 @@ def _check_stores(program: LoopProgram) -> None:
         e = sympy.sympify(e).subs(program.hints) if program.hints else sympy.sympify(e)
         return int(e) if e.is_number else None
 
+    seen = set()        # (store, domain, shape): a time loop repeats one assignment
     for st in program.stages:
         if st.store is None:
             continue
+        key = (st.store, st.domain, program.buffers[st.name].shape)
+        if key in seen:
+            continue
+        seen.add(key)
         domain = [size(d) for d in st.domain]
         shape = [size(n) for n in program.buffers[st.name].shape]
         if None in domain or None in shape or 0 in domain:
