@@ -500,15 +500,7 @@ def trace_ufunc(ufunc, inputs, kwargs):
     if name not in ufuncs.TRACEABLE:
         _unsupported(f"np.{name}")
     name = ufuncs.ALIASES.get(name, name)
-    descs = tuple(_descriptor(x) for x in inputs)
-    try:
-        if dtype is None:
-            dts = ufunc.resolve_dtypes(descs + (None,))
-        else:
-            sig = (None,) * len(inputs) + (np.dtype(dtype),)
-            dts = ufunc.resolve_dtypes(descs + (None,), signature=sig)
-    except TypeError as e:
-        raise TypeError(f"np.{ufunc.__name__}: {e} (at {user_location()})") from None
+    dts = _loop_dtypes(ufunc, inputs, dtype)
     in_dts, out_dt = dts[:-1], dts[-1]
     if name in ufuncs.LOGICAL:      # logical ops work on truth values
         in_dts = (np.dtype(bool),) * len(inputs)
@@ -525,18 +517,22 @@ def trace_ufunc(ufunc, inputs, kwargs):
     return wrap(node, weak, scalar=not weak and not shape)
 
 
-def _loop_operands(ufunc, inputs, dtype):
-    """``inputs`` cast to the loop NumPy picks for them (NEP 50 promotion, ``dtype=``)."""
+def _loop_dtypes(ufunc, inputs, dtype) -> tuple:
+    """The dtypes of the loop NumPy picks for ``inputs`` (NEP 50 promotion, ``dtype=``):
+    the inputs', then the output's."""
     descs = tuple(_descriptor(x) for x in inputs)
     try:
         if dtype is None:
-            dts = ufunc.resolve_dtypes(descs + (None,))
-        else:
-            sig = (None,) * len(inputs) + (np.dtype(dtype),)
-            dts = ufunc.resolve_dtypes(descs + (None,), signature=sig)
+            return ufunc.resolve_dtypes(descs + (None,))
+        sig = (None,) * len(inputs) + (np.dtype(dtype),)
+        return ufunc.resolve_dtypes(descs + (None,), signature=sig)
     except TypeError as e:
         raise TypeError(f"np.{ufunc.__name__}: {e} (at {user_location()})") from None
-    return [cast(asproxy(x), dt) for x, dt in zip(inputs, dts[:-1])]
+
+
+def _loop_operands(ufunc, inputs, dtype):
+    """``inputs`` cast to the loop NumPy picks for them."""
+    return [cast(asproxy(x), dt) for x, dt in zip(inputs, _loop_dtypes(ufunc, inputs, dtype)[:-1])]
 
 
 def _const(x: Proxy, value):
