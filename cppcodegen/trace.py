@@ -991,71 +991,70 @@ _REDUCE_UFUNC = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": n
 
 
 def _reduce_fn(kind):
+    ufunc = _REDUCE_UFUNC[kind]
+
     def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
                where=_NO_VALUE, **extra):
         _check_plain(f"np.{kind}", None, **extra)
         out = _out_operand(f"np.{kind}", out)
         x = asproxy(a)
-        if where is not _NO_VALUE or initial is not _NO_VALUE:
-            return _masked_reduce(reduce, kind, x, axis, dtype, out, keepdims, initial, where)
         if keepdims is _NO_VALUE:
             keepdims = False
+        if where is not _NO_VALUE and where is not True:
+            x = _masked(kind, x, asproxy(where), initial)
+        if initial is not _NO_VALUE and kind in ("max", "min"):
+            x = _empty_to_initial(x, axis, initial)
         if out is not None and dtype is None and kind not in ("any", "all"):
             # as NumPy: the loop is resolved with out's dtype (int32 into float64 sums in float64)
-            dtype = _REDUCE_UFUNC[kind].resolve_dtypes((out.dtype, x.dtype, None),
-                                                       reduction=True, casting="unsafe")[0]
+            dtype = _out_loop_dtype(ufunc, out, x.dtype)
         elif kind in ("sum", "prod"):
             probe = np.add.reduce if kind == "sum" else np.multiply.reduce
             dtype = probe(np.zeros(1, x.dtype), dtype=dtype).dtype
         elif kind in ("max", "min"):
             dtype = None
         result = _reduce_node(x, kind, _axes(x, axis), bool(keepdims), dtype)
-        return result if out is None else _reduce_into(out, result, _REDUCE_UFUNC[kind])
+        if initial is not _NO_VALUE:            # cast to the reduction's dtype, as NumPy
+            result = ufunc(result, cast(asproxy(initial), result.dtype))
+        return result if out is None else _reduce_into(out, result, ufunc)
     return reduce
 
 
 _IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
 
 
-def _masked_reduce(reduce, kind, x, axis, dtype, out, keepdims, initial, mask):
-    """``where=`` (masked-out elements replaced by the operation's identity, or by
-    ``initial`` for max/min, which have none) and ``initial=`` (combined with the result:
-    what an empty or fully masked reduction gives)."""
-    if mask is not _NO_VALUE and mask is not True:
-        mask = asproxy(mask)
-        try:
-            ok = _bshapes(mask.shape, x.shape) == tuple(x.shape)
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(f"np.{kind}: where= mask of shape {mask.shape} does not broadcast "
-                             f"to the array's shape {x.shape} (at {user_location()})")
-        if kind not in _IDENTITY and initial is _NO_VALUE:
-            raise ValueError(f"reduction operation '{_REDUCE_UFUNC[kind].__name__}' does not "
-                             f"have an identity, so to use a where mask one has to specify "
-                             f"'initial' (at {user_location()})")
-        fill = _IDENTITY[kind] if kind in _IDENTITY else initial
-        x = where(mask, x, cast(asproxy(fill), x.dtype))
-    if out is not None and dtype is None and kind not in ("any", "all"):    # as the plain path
-        dtype = _REDUCE_UFUNC[kind].resolve_dtypes((out.dtype, x.dtype, None), reduction=True,
-                                                   casting="unsafe")[0]
-    if kind in ("max", "min") and initial is not _NO_VALUE and any(
-            x.node.shape[a] == 0 for a in _axes(x, axis)):      # empty: initial is the value
-        x = concatenate_initial(x, axis, initial)
-    r = reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
-    if initial is not _NO_VALUE:                # cast to the reduction's dtype, as NumPy
-        r = _REDUCE_UFUNC[kind](r, cast(asproxy(initial), r.dtype))
-    return r if out is None else _reduce_into(out, r, _REDUCE_UFUNC[kind])
+def _masked(kind, x: Proxy, mask: Proxy, initial) -> Proxy:
+    """``where=``: the masked-out elements replaced by the operation's identity (by
+    ``initial`` for max/min, which have none)."""
+    try:
+        ok = _bshapes(mask.shape, x.shape) == tuple(x.shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"np.{kind}: where= mask of shape {mask.shape} does not broadcast "
+                         f"to the array's shape {x.shape} (at {user_location()})")
+    if kind not in _IDENTITY and initial is _NO_VALUE:
+        raise ValueError(f"reduction operation '{_REDUCE_UFUNC[kind].__name__}' does not "
+                         f"have an identity, so to use a where mask one has to specify "
+                         f"'initial' (at {user_location()})")
+    fill = _IDENTITY[kind] if kind in _IDENTITY else initial
+    return where(mask, x, cast(asproxy(fill), x.dtype))
 
 
-def concatenate_initial(x: Proxy, axis, initial) -> Proxy:
-    """``x`` with size-0 reduced axes grown to size 1 holding ``initial`` (max/min of an
-    empty axis with initial=: NumPy's answer is initial)."""
+def _empty_to_initial(x: Proxy, axis, initial) -> Proxy:
+    """max/min with initial=: size-0 reduced axes grown to size 1 holding ``initial``
+    (NumPy's answer for an empty reduction); ``x`` itself otherwise."""
     axes = _axes(x, axis)
+    if not any(x.node.shape[a] == 0 for a in axes):
+        return x
     shape = tuple(1 if (i in axes and s == 0) else s for i, s in enumerate(x.node.shape))
     if any(s == 0 for s in shape):          # an empty kept axis: the result is empty anyway
         return x
     return full_like(x, initial, shape=shape)
+
+
+def _out_loop_dtype(ufunc, out: Proxy, dtype) -> np.dtype:
+    """The loop dtype NumPy resolves for a reduction (or scan) of ``dtype`` into ``out``."""
+    return ufunc.resolve_dtypes((out.dtype, dtype, None), reduction=True, casting="unsafe")[0]
 
 
 def _out_operand(name, out):
@@ -1135,8 +1134,7 @@ def _scan_fn(kind):
 def _scan(x: Proxy, kind: str, axis, dtype, out) -> Proxy:
     ufunc = _REDUCE_UFUNC[kind]
     if out is not None and dtype is None:       # as reductions: the loop resolved with out's
-        dtype = ufunc.resolve_dtypes((out.dtype, x.dtype, None), reduction=True,
-                                     casting="unsafe")[0]
+        dtype = _out_loop_dtype(ufunc, out, x.dtype)
     else:
         dtype = ufunc.accumulate(np.zeros(1, x.dtype), dtype=dtype).dtype
     r = _scan_node(x, kind, axis, np.dtype(dtype))
@@ -1195,8 +1193,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NO
     d = np.subtract(x, mu)
     d = np.multiply(d, d)
     if out is not None and dtype is None:   # as NumPy: the last sum's loop takes out's dtype
-        dtype = np.add.resolve_dtypes((out.dtype, d.dtype, None), reduction=True,
-                                      casting="unsafe")[0]
+        dtype = _out_loop_dtype(np.add, out, d.dtype)
     total = _reduce_node(d, "sum", axes, bool(keepdims), dtype)
     if out is not None:                     # ... lands in out, and is divided there
         total = _reduce_into(out, total, "var")
