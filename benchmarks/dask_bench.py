@@ -54,7 +54,7 @@ def run(quick: bool = False, repeats: int = 5) -> dict:
     except ImportError as e:
         return {"skipped": f"dask/distributed not installed ({e}); pip install '.[dask]'"}
     import cppcodegen
-    from cppcodegen import dask as ccg_dask
+    from cppcodegen.integrations import dask as ccg_dask
 
     from benchmarks import workloads
     doc = {"workers": 2, "threads_per_worker": 1, "repeats": repeats, "quick": quick,
@@ -93,7 +93,7 @@ def _measure(client, name, fn, shape, chunks, repeats) -> dict:
     import dask.array as da
     import distributed
     import cppcodegen
-    from cppcodegen import dask as ccg_dask
+    from cppcodegen.integrations import dask as ccg_dask
 
     args = client.persist(list(_inputs(name, shape, chunks)))
     distributed.wait(args)

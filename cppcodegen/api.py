@@ -17,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import config, signature
+from . import config
+from .frontend import signature
 from .errors import UnsupportedError
-from .trace import trace
+from .frontend.trace import trace
 
 log = logging.getLogger("cppcodegen")
 PACKAGE_VERSION = "0.1.0"
@@ -128,10 +129,10 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
 
 def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
     """Lower, schedule, generate and (when ``cache_dir`` is given) build one traced graph."""
-    from .codegen import cdef_for, generate
-    from .lower import lower
+    from .backend.codegen import cdef_for, generate
+    from .passes.lower import lower
     from .runtime import compile_cached
-    from .schedule import schedule
+    from .passes.schedule import schedule
 
     for i, s in enumerate(specs):
         if s[0] == "array" and any(st % np.dtype(s[1]).itemsize for st in s[3]):
@@ -172,7 +173,7 @@ def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
 def _symbolic_strides(shape, pattern) -> tuple:
     """A dynamic input's strides in elements: 'c' = contiguous over the (symbolic) inner dims,
     a name = a stride passed at run time, an int = fixed."""
-    from .shapes import size_symbol
+    from .ir.shapes import size_symbol
     out, inner = [], 1
     for size, st in zip(reversed(shape), reversed(pattern)):
         out.append(inner if st == "c" else size_symbol(st) if isinstance(st, str) else st)
@@ -184,7 +185,7 @@ def _size_plan(specs, graph) -> dict:
     """Plan fields of a dynamic variant: where each size/stride name is read, and the guards."""
     if not any(s[0] == "darray" for s in specs):
         return {}
-    from .shapes import guard_text, pyexpr
+    from .ir.shapes import guard_text, pyexpr
     sizes = []
     for i, s in enumerate(specs):
         if s[0] == "darray":
@@ -255,7 +256,7 @@ def _plan(program, sig, graph=None):
         elif role == "constant":
             args.append(("constant", buf.arg))
         elif any(not isinstance(d, int) for d in buf.shape):      # symbolic sizes
-            from .shapes import pyexpr
+            from .ir.shapes import pyexpr
             args.append((role, tuple(d if isinstance(d, int) else pyexpr(d) for d in buf.shape),
                          buf.dtype.str))
         else:
@@ -298,7 +299,7 @@ class CompiledFunction:
 
     def __init__(self, fn, backend: str = "cpp", options: dict | None = None,
                  dynamic: bool | None = None):
-        from .backends import lookup_backend
+        from .checking.backends import lookup_backend
         if not callable(fn):
             raise TypeError(f"cppcodegen.compile expects a function, got {type(fn).__name__}")
         if dynamic not in (None, True, False):
@@ -348,7 +349,7 @@ class CompiledFunction:
         try:
             specs = signature.classify(args)
         except TypeError:           # dask arrays in: a dask array out (cppcodegen.dask)
-            from .dask import dispatch
+            from .integrations.dask import dispatch
             result = dispatch(self, args)
             if result is NotImplemented:
                 raise
@@ -378,7 +379,7 @@ class CompiledFunction:
             variant = self.variants.get(specs) or self._find_dynamic(specs, args)
             if variant is not None:
                 return variant
-            from .callback import CompileTrigger, callback_handler
+            from .checking.callback import CompileTrigger, callback_handler
             opts = config.get_options(self.options)
             if len(self.variants) >= opts.recompile_limit:
                 if not self._limit_warned:
@@ -455,7 +456,7 @@ class CompiledFunction:
         specs = self._choose_specs(signature.classify(args), args)
         opts = config.get_options(self.options)
         from .runtime import cachedir
-        from .callback import CompileTrigger, callback_handler
+        from .checking.callback import CompileTrigger, callback_handler
         with callback_handler.install_callbacks(CompileTrigger.EXPLAIN):
             graph = trace(self.fn, specs, args)
             cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
@@ -464,11 +465,11 @@ class CompiledFunction:
             return ex
 
     def __reduce__(self):           # by reference: the function, options, a content key
-        from .pickling import reduce_compiled
+        from .integrations.pickling import reduce_compiled
         return reduce_compiled(self)
 
     def __dask_tokenize__(self):
-        from .pickling import content_key
+        from .integrations.pickling import content_key
         return ("cppcodegen.CompiledFunction", content_key(self))
 
     def __get__(self, obj, objtype=None):
@@ -488,7 +489,7 @@ def compile(fn=None, *, backend: str = "cpp", options: dict | None = None,
     False specializes every size; None (default) specializes first and, when a call differs
     from a variant only in sizes, recompiles once with those sizes symbolic.
     """
-    from .backends import lookup_backend
+    from .checking.backends import lookup_backend
     lookup_backend(backend)                 # unknown names fail here, listing the known ones
     if fn is None:
         return lambda f: CompiledFunction(f, backend, options, dynamic)

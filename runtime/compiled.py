@@ -189,7 +189,7 @@ class HookedVariant(CompiledVariant):
     """A variant that reports every materialized buffer to the intermediate hooks."""
 
     def __call__(self, args):
-        from ..hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
+        from .hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
         if not INTERMEDIATE_HOOKS:          # nobody listening: the plain path
             return CompiledVariant.__call__(self, args)
         if self.mutates and self.overlapping(args):

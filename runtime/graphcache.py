@@ -44,16 +44,24 @@ _STAMPS: dict = {}
 
 
 def source_stamp(package_dir) -> str:
-    """Name, size and mtime of every module of the compiler in ``package_dir`` (one scandir,
-    memoized per process): editing the compiler makes graph entries miss, so a graph entry
+    """Name, size and mtime of every module of the compiler under ``package_dir`` (a scandir per
+    subpackage, memoized per process): editing the compiler makes graph entries miss, so a graph entry
     never pairs a traced graph with code or a call plan made by another compiler version."""
     package_dir = str(package_dir)
     stamp = _STAMPS.get(package_dir)
     if stamp is None:
-        rows = sorted(f"{e.name}:{e.stat().st_size}:{e.stat().st_mtime_ns}"
-                      for e in os.scandir(package_dir) if e.name.endswith(".py"))
+        rows = sorted(_stamp_rows(package_dir, ""))
         stamp = _STAMPS[package_dir] = hashlib.sha256("\n".join(rows).encode()).hexdigest()
     return stamp
+
+
+def _stamp_rows(directory, prefix):
+    """Rows of every ``.py`` file under ``directory`` (its subpackages too)."""
+    for e in os.scandir(directory):
+        if e.name.endswith(".py"):
+            yield f"{prefix}{e.name}:{e.stat().st_size}:{e.stat().st_mtime_ns}"
+        elif e.is_dir() and not e.name.startswith((".", "__")):
+            yield from _stamp_rows(e.path, f"{prefix}{e.name}/")
 
 
 def _path(cache_dir, key: str) -> Path:

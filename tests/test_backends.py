@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
-from cppcodegen.backends import lookup_backend
+from cppcodegen.checking.backends import lookup_backend
 
 
 def test_builtin_backends_are_listed():
@@ -57,8 +57,8 @@ def test_numpy_backend_matches_numpy_and_guards_like_cpp():
 
 def test_import_is_lazy():
     code = ("import sys, cppcodegen; "
-            "heavy = [m for m in ('sympy', 'cppcodegen.codegen', 'cppcodegen.lower', "
-            "'cppcodegen.schedule', 'cppcodegen.cexpr', 'cppcodegen.reference') if m in sys.modules]; "
+            "heavy = [m for m in ('sympy', 'cppcodegen.backend.codegen', 'cppcodegen.passes.lower', "
+            "'cppcodegen.passes.schedule', 'cppcodegen.backend.cexpr', 'cppcodegen.checking.reference') if m in sys.modules]; "
             "assert cppcodegen.check and cppcodegen.hooks and cppcodegen.callback; "
             "print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

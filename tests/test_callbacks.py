@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
-from cppcodegen.callback import (CompilationCallbackHandler, CompileTrigger, callback_handler,
+from cppcodegen.checking.callback import (CompilationCallbackHandler, CompileTrigger, callback_handler,
                                  on_compile_end, on_compile_start)
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
-from cppcodegen.check import CheckError, compare
+from cppcodegen.checking.check import CheckError, compare
 
 X = np.random.default_rng(1).standard_normal((16, 50)).astype(np.float32)
 

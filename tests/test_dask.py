@@ -17,7 +17,7 @@ distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
 import cppcodegen  # noqa: E402
-from cppcodegen import dask as ccg_dask  # noqa: E402
+from cppcodegen.integrations import dask as ccg_dask  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("dask_cluster")
 
@@ -188,7 +188,7 @@ def test_a_worker_unpickles_one_object_and_compiles_nothing(client):
 
     def objects_and_builds(data):
         from distributed.protocol.pickle import loads
-        from cppcodegen import dask as d
+        from cppcodegen.integrations import dask as d
         before = d.builds_counted()
         first, second = loads(data), loads(data)
         # the tasks of scale(X) ran this very object: its variant is loaded once

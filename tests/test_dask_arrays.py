@@ -15,7 +15,7 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 
 import cppcodegen  # noqa: E402
-from cppcodegen import dask as ccg_dask  # noqa: E402
+from cppcodegen.integrations import dask as ccg_dask  # noqa: E402
 from cppcodegen.errors import UnsupportedError  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("dask_arrays")
@@ -139,7 +139,7 @@ def test_any_first_task_of_a_fresh_worker_loads_from_the_cache():
     (1, n0, n1) variant it traced first, so a worker that happened to fold std's partials
     first traced (1, 1, n0) itself: one build on a worker, now and then (seen under
     sanitizers). Every first call a fresh process can make must be a cache load."""
-    from cppcodegen import chunks
+    from cppcodegen.integrations import chunks
     from cppcodegen.api import CompiledFunction
 
     @cppcodegen.compile

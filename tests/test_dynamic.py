@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
-from cppcodegen.callback import CompileTrigger, callback_handler
+from cppcodegen.checking.callback import CompileTrigger, callback_handler
 
 
 def softmax(x):
@@ -294,7 +294,7 @@ def test_new_process_with_new_size_loads_the_dynamic_variant(tmp_path):
     """The graph cache key is the symbolic signature: another process, another size, no build."""
     script = textwrap.dedent("""
         import sys, numpy as np, cppcodegen
-        from cppcodegen.callback import callback_handler
+        from cppcodegen.checking.callback import callback_handler
         seen = []
         callback_handler.register_end_callback(lambda t, i: seen.append(t.name))
         def softmax(x):

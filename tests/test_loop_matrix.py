@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from cppcodegen.runtime import cpu
-from cppcodegen.ufuncs import OPS, TRACEABLE
+from cppcodegen.ir.ufuncs import OPS, TRACEABLE
 from helpers import Batch
 
 TYPES = {"?": np.dtype(bool), "i": np.dtype(np.int32), "l": np.dtype(np.int64),

@@ -36,7 +36,7 @@ import pytest
 
 import cppcodegen
 from cppcodegen.runtime import cpu
-from cppcodegen.ufuncs import OPS
+from cppcodegen.ir.ufuncs import OPS
 from helpers import assert_inputs_unchanged, assert_matches_numpy, run_compiled, run_numpy
 
 SIZES = range(130)

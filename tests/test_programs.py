@@ -21,7 +21,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:cppcodegen")
 @pytest.fixture(autouse=True)
 def _warn_once_state():
     """NumPy-call warnings are once per process: leave them unsent for other test files."""
-    from cppcodegen import trace
+    from cppcodegen.frontend import trace
     saved = set(trace._WARNED)
     yield
     trace._WARNED.clear()

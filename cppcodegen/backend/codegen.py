@@ -14,10 +14,10 @@ import numpy as np
 import sympy
 
 from .cexpr import BOOL, ExprRenderer, cindex, ctype, lanes_itemsize, literal, vectorizable
-from .config import Options
-from .loopir import Load, LoopProgram, Scalar, Stage, index_vars, walk
+from ..config import Options
+from ..ir.loopir import Load, LoopProgram, Scalar, Stage, index_vars, walk
 from .gemmgen import GemmWriter
-from .schedule import Kernel
+from ..passes.schedule import Kernel
 from .writer import CodeWriter, omp_parallel_for
 
 ENTRY = "ccg_run"
@@ -542,7 +542,7 @@ SCRATCH_BYTES = 1 << 16
 def group_siblings(stages: list) -> list:
     """Consecutive pointwise stages over the same domain, none reading another's buffer, run
     in one loop (a multi-output loop body: shared sub-expressions are computed once)."""
-    from .loopir import Op
+    from ..ir.loopir import Op
     units, group = [], []
 
     def flush():
@@ -577,7 +577,7 @@ def reuse_plan(k: Kernel, units: list):
     inner row (softmax's exp(x - max)): the first stage stores them in a per-row scratch
     array, later stages load them instead of computing them again.
     Returns ({array: (dtype, size)}, {stage name: {id(expr): (array, 'store'|'load', index)}})."""
-    from .loopir import Op
+    from ..ir.loopir import Op
     if k.form != "nest":
         return {}, {}
     n = len(k.outer)
@@ -607,7 +607,7 @@ def reuse_plan(k: Kernel, units: list):
 
 
 def _depends_on(e, var) -> bool:
-    from .loopir import Index
+    from ..ir.loopir import Index
     for x in walk(e):
         if isinstance(x, Load) and any(var in sympy.sympify(i).free_symbols for i in x.index):
             return True

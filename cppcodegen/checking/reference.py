@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph import Graph, Node, map_tree
-from .ufuncs import OPS
+from ..ir.graph import Graph, Node, map_tree
+from ..ir.ufuncs import OPS
 
 _REDUCERS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any,
              "all": np.all}
@@ -51,8 +51,8 @@ def evaluate_node(node: Node, vals: list, args) -> np.ndarray:
         fn = np.cumsum if node.attr("kind") == "sum" else np.cumprod
         return fn(vals[0], axis=node.attr("axis"), dtype=node.dtype)
     if op == "random":          # draws of the same scheme, from a fresh reservation
-        from .runtime import random as rnd
-        from .runtime.device import get_device_hooks
+        from ..runtime import random as rnd
+        from ..runtime.device import get_device_hooks
         source = node.attr("source")
         if source is None:
             seed, off = get_device_hooks().default_generator(0).reserve(1)

@@ -16,9 +16,9 @@ import warnings
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from . import ufuncs
-from .errors import DataDependentError, TraceError, UnsupportedError, user_location
-from .graph import Graph, Node, flatten_tree, make_node, map_tree, toposort
+from ..ir import ufuncs
+from ..errors import DataDependentError, TraceError, UnsupportedError, user_location
+from ..ir.graph import Graph, Node, flatten_tree, make_node, map_tree, toposort
 
 
 class ConstArray:
@@ -900,7 +900,7 @@ def advanced_getitem(a: Proxy, index):
     NumPy's own indexing as a step between kernels, so out-of-bounds indices raise NumPy's
     IndexError (negative ones wrap). A boolean mask gives a data-dependent shape: see
     ``extern_call(speculate=True)``."""
-    from .runtime.extern import advanced_index
+    from ..runtime.extern import advanced_index
     parts = index if isinstance(index, tuple) else (index,)
     for ix in parts:
         if isinstance(ix, list):
@@ -1244,7 +1244,7 @@ def matmul(a, b, out=None, **kw):
         raise ValueError(f"np.matmul: operands could not be broadcast together with shapes "
                          f"{a2.shape} {b2.shape} (at {user_location()})") from None
     shape = batch + (a2.node.shape[-2], b2.node.shape[-1])
-    from .runtime.extern import ExternCall, Slot
+    from ..runtime.extern import ExternCall, Slot
     call = ExternCall(np.matmul, (Slot(0), Slot(1)), {}, writes_out=True)
     node = make_node("extern", (as_node(a2, dt), as_node(b2, dt)), shape, dt, user_location(),
                      call=call)
@@ -1381,7 +1381,7 @@ def extern_call(func, args, kwargs, speculate=False):
     the call's arguments. The compiled code is right for every call whose values give the
     same shapes; a call that gives others is detected at the step and runs the whole function
     with NumPy instead (``runtime.compiled``), with a warning."""
-    from .runtime.extern import ExternCall, Slot, qualified_name
+    from ..runtime.extern import ExternCall, Slot, qualified_name
     name = qualified_name(func)
     speculate = speculate or func.__name__ in SPECULATED
     if func.__name__ in DATA_DEPENDENT or "random" in name or "fft" in name or "linalg.eig" in name:
@@ -1434,8 +1434,8 @@ def extern_call(func, args, kwargs, speculate=False):
 
 def _concrete_call(func, name, targs, tkwargs, proxies):
     """Run ``func`` on the values the traced arrays have in this call."""
-    from .reference import evaluate_node
-    from .runtime.extern import fill
+    from ..checking.reference import evaluate_node
+    from ..runtime.extern import fill
     roots = [p.node for p in proxies]
     nodes = toposort(roots)
     if _TraceState.args is None or any(n.op == "random" for n in nodes):
@@ -1462,7 +1462,7 @@ class _TraceState:
 def _stand_in_call(func, name, targs, tkwargs, proxies):
     """Run ``func`` on stand-ins of the traced arrays (zeros, then random values) to learn
     its output shapes and dtypes."""
-    from .runtime.extern import fill
+    from ..runtime.extern import fill
     rng = np.random.default_rng(0)
     errors = []
     for make in (lambda p: np.zeros(p.shape, p.dtype),
@@ -1580,19 +1580,22 @@ def _patch_random():
 # Dynamic shapes (shapes.py): sizes may be sympy expressions. Static traces never import
 # sympy: every helper below takes the plain-int path first.
 
+_SHAPES = "cppcodegen.ir.shapes"     # loaded (with sympy) only by a trace with symbolic sizes
+
+
 def _shapes():
-    from . import shapes
+    from ..ir import shapes     # lazy: sympy stays off static traces and the warm path
     return shapes
 
 
 def _dynamic() -> bool:
-    mod = sys.modules.get(__package__ + ".shapes")
+    mod = sys.modules.get(_SHAPES)
     return mod is not None and mod.current() is not None
 
 
 def _is_dim(x) -> bool:
     """A symbolic size from the user's code (``x.shape[0]``) or the compiler."""
-    mod = sys.modules.get(__package__ + ".shapes")
+    mod = sys.modules.get(_SHAPES)
     return mod is not None and (isinstance(x, mod.SymInt) or hasattr(x, "free_symbols"))
 
 

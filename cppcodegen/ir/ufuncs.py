@@ -101,7 +101,7 @@ _ROWS = [
 def _random_reference(kind):
     """NumPy reference of the kernels' Philox draws for an array of element indices."""
     def draw(index, seed, offset):
-        from .runtime import random as rnd
+        from ..runtime import random as rnd
         index = np.asarray(index, dtype=np.uint64)
         seed, offset = int(np.asarray(seed).reshape(-1)[0]), int(np.asarray(offset).reshape(-1)[0])
         flat = index.reshape(-1)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from .graph import LEAF_OPS, VIEW_OPS, Graph, Node
-from .loopir import Buffer, ExprBuilder, FloorDiv, IMod, Load, LoopProgram, Stage, index_vars, walk
-from .ufuncs import OPS
+from ..ir.graph import LEAF_OPS, VIEW_OPS, Graph, Node
+from ..ir.loopir import Buffer, ExprBuilder, FloorDiv, IMod, Load, LoopProgram, Stage, index_vars, walk
+from ..ir.ufuncs import OPS
 
 
 def contiguous_strides(shape) -> tuple:
@@ -250,7 +250,7 @@ class Lowering:
     def add_stage(self, node: Node, role: str):
         where, label = node.where, self.names[id(node)]
         if node.op == "extern":
-            from .gemmgen import native_matmul_node, unswapped
+            from ..backend.gemmgen import native_matmul_node, unswapped
             inputs, swapped = node.inputs, ()
             if native_matmul_node(node):    # ccg::gemm reads a transposed operand in place
                 inputs, swapped = zip(*(unswapped(i) for i in node.inputs))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import CppCodegenError
+from ..errors import CppCodegenError
 
 __all__ = ["check", "CheckReport", "BufferCheck", "CheckError", "DEFAULT_TOLERANCES"]
 
@@ -153,7 +153,7 @@ class CheckVariant:
 
     def run(self, args):
         """Returns (compiled outputs, CheckReport)."""
-        from .hooks import intermediate_hook
+        from ..runtime.hooks import intermediate_hook
         from .reference import run_graph
         reported = []
         before = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]  # updated in place?
@@ -184,7 +184,7 @@ def make_check_variant(fn, specs, args, opts, compilation, tolerances=None) -> C
     import dataclasses
 
     from .backends import cpp_backend
-    from .trace import trace
+    from ..frontend.trace import trace
     opts = dataclasses.replace(opts, generate_intermediate_hooks=True)
     graph = trace(fn, specs, args)
     return CheckVariant(fn, graph, cpp_backend(fn, specs, args, opts, compilation), tolerances)
@@ -198,8 +198,8 @@ def check(fn, *args, raise_on_mismatch: bool = True, options: dict | None = None
     Returns the ``CheckReport``; raises ``CheckError`` on a mismatch unless
     ``raise_on_mismatch=False``.
     """
-    from . import signature
-    from .api import CompiledFunction
+    from ..frontend import signature
+    from ..api import CompiledFunction
     base = fn.fn if isinstance(fn, CompiledFunction) else fn
     merged = dict(fn.options if isinstance(fn, CompiledFunction) else {}, **(options or {}))
     cf = CompiledFunction(base, backend="check", options=merged)

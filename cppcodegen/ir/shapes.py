@@ -24,7 +24,7 @@ import threading
 import numpy as np
 import sympy
 
-from .errors import UnsupportedError
+from ..errors import UnsupportedError
 
 
 def size_symbol(name: str) -> sympy.Symbol:

@@ -25,7 +25,7 @@ import types
 
 import numpy as np
 
-from .runtime.cachedir import clear_on_fresh_cache
+from ..runtime.cachedir import clear_on_fresh_cache
 
 
 class _Memo(dict):
@@ -110,7 +110,7 @@ def rebuild(fn, backend, options, dynamic, key):
     found = _MEMO.get(key)
     if found is not None:
         return found
-    from .api import CompiledFunction
+    from ..api import CompiledFunction
     with _LOCK:
         found = _MEMO.get(key)
         if found is None:

@@ -69,10 +69,10 @@ def lookup_backend(name: str):
 
 @register_backend("cpp")
 def cpp_backend(fn, specs, args, opts, compilation):
-    from .api import compile_stages
+    from ..api import compile_stages
     from .callback import CompileTrigger
     if opts._testing_miscompile:            # testing only: the renderer breaks one op
-        from .cexpr import TESTING_MISCOMPILE
+        from ..backend.cexpr import TESTING_MISCOMPILE
         token = TESTING_MISCOMPILE.set(opts._testing_miscompile)
         try:
             ex, variant = compile_stages(fn, specs, args, opts)
@@ -88,7 +88,7 @@ def cpp_backend(fn, specs, args, opts, compilation):
 
 @register_backend("numpy")
 def numpy_backend(fn, specs, args, opts, compilation):
-    from .trace import trace
+    from ..frontend.trace import trace
     variant = ReferenceVariant(trace(fn, specs, args))
     variant.fallback = fn       # for calls whose data-dependent shapes differ from the traced
     return variant
@@ -105,9 +105,9 @@ class ReferenceVariant:
         self.graph = graph
 
     def __call__(self, args):
-        from .graph import Node, map_tree
+        from ..ir.graph import Node, map_tree
         from .reference import run_graph
-        from .runtime.extern import ShapeChanged
+        from ..runtime.extern import ShapeChanged
         values = {}
         try:
             run_graph(self.graph, args, on_node=lambda n, v: values.__setitem__(

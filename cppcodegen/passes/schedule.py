@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .config import Options
-from .loopir import Load, LoopProgram, Op, Stage, index_vars, walk
+from ..config import Options
+from ..ir.loopir import Load, LoopProgram, Op, Stage, index_vars, walk
 
 VECTOR_DTYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "int32", "int64", "bool"))
 COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
@@ -81,7 +81,7 @@ def _can_join(kernel: Kernel, stage: Stage) -> bool:
 def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
     name = f"kernel{index}"
     if stage.kind == "extern":
-        from .gemmgen import native_matmul
+        from ..backend.gemmgen import native_matmul
         return Kernel(name, "gemm" if native_matmul(stage, program.buffers) else "extern", (),
                       [stage])
     if stage.kind == "scan":
@@ -114,7 +114,7 @@ def schedule(program: LoopProgram, opts: Options) -> list:
         if all(isinstance(n, int) for n in sizes):
             k.parallel = opts.parallel and max(sizes) >= opts.parallel_threshold
         elif opts.parallel and k.form not in ("extern", "gemm"):   # decided per call, on the sizes
-            from .cexpr import cindex
+            from ..backend.cexpr import cindex
             k.parallel = True
             k.parallel_if = " || ".join(f"({cindex(n)}) >= {opts.parallel_threshold}"
                                         for n in dict.fromkeys(sizes))

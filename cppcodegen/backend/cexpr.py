@@ -13,8 +13,8 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from .loopir import Const, FloorDiv, Index, Load, Op, Scalar, walk
-from .ufuncs import OPS
+from ..ir.loopir import Const, FloorDiv, Index, Load, Op, Scalar, walk
+from ..ir.ufuncs import OPS
 
 CTYPES = {
     np.dtype("bool"): "bool", np.dtype("int8"): "int8_t", np.dtype("int16"): "int16_t",
