@@ -7,23 +7,50 @@
         return e / np.sum(e, axis=-1, keepdims=True)
 
 Importing this package is cheap: sympy and the code generator load on the first compile.
+
+The pipeline, one folder per stage (imports point down this list, never up; tests/test_layout.py
+checks that there are no import circles and no module over its line budget)::
+
+    api.py            compile / explain / check: the driver runs the stages below in order
+    frontend/         Python function + call arguments -> Graph
+      signature.py      arguments -> guards (specs); mark_dynamic
+      trace.py          proxies record NumPy calls, operators, indexing -> Graph
+    ir/               plain data between stages: graph (Graph, Node), loopir (loop IR),
+                      shapes (symbolic sizes, guards), ufuncs (the op table)
+    passes/           Graph -> loop IR (lower) -> kernels (schedule: fusion, loop order)
+    backend/          kernels -> C++ text (codegen, cexpr, gemmgen, writer)
+    runtime/          C++ -> .so in the cache -> cffi -> a callable (never imports the compiler)
+    checking/         beside the pipeline: reference interpreter, check mode, backend
+                      registry, compile callbacks
+    integrations/     around it: dask, chunks (per-chunk execution), pickling by reference
 """
-from .api import (CompiledFunction, Explanation, Recompile, RecompileLimitWarning, compile,
-                  explain, mark_dynamic)
+from . import api
+from .api import (CompiledFunction, Explanation, Recompile, RecompileLimitWarning, check, compile,
+                  explain)
+from .frontend.signature import mark_dynamic
 from .errors import CppCodegenError, DataDependentError, TraceError, UnsupportedError
 from .runtime import CompileError, clear_caches, clear_on_fresh_cache, fresh_cache
-# extension points (light modules: no sympy, no code generator)
 import sys as _sys
 
+# extension points (light modules: no sympy, no code generator)
 from .checking import callback
 from .runtime import hooks
 from .checking.backends import list_backends, register_backend
-from .checking.check import CheckError, CheckReport, check
-from .runtime.random import manual_seed
+from .checking.check import CheckError, CheckReport
+from .runtime.device import manual_seed
+from .integrations import pickling as _pickling  # noqa: F401 -- installs pickling by reference
 
 # the documented extension modules keep their short names (import cppcodegen.hooks, ...)
 _sys.modules[__name__ + ".hooks"] = hooks
 _sys.modules[__name__ + ".callback"] = callback
+
+
+def _dask_dispatch(compiled, args):
+    from .integrations.dask import dispatch     # lazy: Dask loads on first use (import time)
+    return dispatch(compiled, args)
+
+
+api.ARRAY_DISPATCH.append(_dask_dispatch)
 
 
 def __getattr__(name):

@@ -18,6 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from . import config
+from .checking.backends import lookup_backend, register_backend
+from .checking.callback import CompileTrigger, callback_handler
+from .checking.check import CheckError, CheckReport
 from .frontend import signature
 from .errors import UnsupportedError
 from .frontend.trace import trace
@@ -299,7 +302,6 @@ class CompiledFunction:
 
     def __init__(self, fn, backend: str = "cpp", options: dict | None = None,
                  dynamic: bool | None = None):
-        from .checking.backends import lookup_backend
         if not callable(fn):
             raise TypeError(f"cppcodegen.compile expects a function, got {type(fn).__name__}")
         if dynamic not in (None, True, False):
@@ -348,12 +350,12 @@ class CompiledFunction:
         args = self._bind(args, kwargs)
         try:
             specs = signature.classify(args)
-        except TypeError:           # dask arrays in: a dask array out (cppcodegen.dask)
-            from .integrations.dask import dispatch
-            result = dispatch(self, args)
-            if result is NotImplemented:
-                raise
-            return result
+        except TypeError:           # e.g. dask arrays in: a dask array out (integrations/dask.py)
+            for dispatch in ARRAY_DISPATCH:
+                result = dispatch(self, args)
+                if result is not NotImplemented:
+                    return result
+            raise
         variant = self.variants.get(specs)
         if variant is None and self.dynamic_variants:
             variant = self._find_dynamic(specs, args)
@@ -379,7 +381,6 @@ class CompiledFunction:
             variant = self.variants.get(specs) or self._find_dynamic(specs, args)
             if variant is not None:
                 return variant
-            from .checking.callback import CompileTrigger, callback_handler
             opts = config.get_options(self.options)
             if len(self.variants) >= opts.recompile_limit:
                 if not self._limit_warned:
@@ -426,7 +427,7 @@ class CompiledFunction:
             return specs
         if self.dynamic:
             return signature.classify_dynamic(args)
-        dims = {i: set(d) for i, a in enumerate(args) if (d := marked_dims(a))}
+        dims = {i: set(d) for i, a in enumerate(args) if (d := signature.marked_dims(a))}
         for old in self.variants:
             if old and not isinstance(old[0][0], str):      # a dynamic key: (specs, guards)
                 old = old[0]
@@ -456,7 +457,6 @@ class CompiledFunction:
         specs = self._choose_specs(signature.classify(args), args)
         opts = config.get_options(self.options)
         from .runtime import cachedir
-        from .checking.callback import CompileTrigger, callback_handler
         with callback_handler.install_callbacks(CompileTrigger.EXPLAIN):
             graph = trace(self.fn, specs, args)
             cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
@@ -464,13 +464,7 @@ class CompiledFunction:
             ex.recompiles = self.recompile_reasons
             return ex
 
-    def __reduce__(self):           # by reference: the function, options, a content key
-        from .integrations.pickling import reduce_compiled
-        return reduce_compiled(self)
-
-    def __dask_tokenize__(self):
-        from .integrations.pickling import content_key
-        return ("cppcodegen.CompiledFunction", content_key(self))
+    # __reduce__ and __dask_tokenize__ (pickling by reference) come from integrations/pickling.py
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -489,7 +483,6 @@ def compile(fn=None, *, backend: str = "cpp", options: dict | None = None,
     False specializes every size; None (default) specializes first and, when a call differs
     from a variant only in sizes, recompiles once with those sizes symbolic.
     """
-    from .checking.backends import lookup_backend
     lookup_backend(backend)                 # unknown names fail here, listing the known ones
     if fn is None:
         return lambda f: CompiledFunction(f, backend, options, dynamic)
@@ -518,28 +511,6 @@ class Recompile:
                 f"{self.reason}")
 
 
-_MARKED: dict = {}            # id(array) -> dims marked dynamic (dropped when the array dies)
-
-
-def mark_dynamic(array, dim) -> None:
-    """Compile ``array``'s dimension(s) ``dim`` symbolically the first time it is passed."""
-    import weakref
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"mark_dynamic expects a numpy.ndarray, got {type(array).__name__}")
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    for d in dims:
-        if not -array.ndim <= d < array.ndim:
-            raise IndexError(f"mark_dynamic: dim {d} out of range for a {array.ndim}-d array")
-    key = id(array)
-    if key not in _MARKED:
-        weakref.finalize(array, _MARKED.pop, key, None)
-    _MARKED.setdefault(key, set()).update(d % array.ndim for d in dims)
-
-
-def marked_dims(a) -> set:
-    return _MARKED.get(id(a), set()) if _MARKED and isinstance(a, np.ndarray) else set()
-
-
 def _fits(dspecs, guards, specs, args):
     """(True, "") when this call fits a dynamic variant, else (False, why not)."""
     from .runtime.sizes import bind, evaluate
@@ -559,6 +530,50 @@ def _fits(dspecs, guards, specs, args):
 
 def _values(env) -> str:
     return ", ".join(f"{k} = {v}" for k, v in sorted(env.items()) if not k.startswith("t"))
+
+
+def check(fn, *args, raise_on_mismatch: bool = True, options: dict | None = None,
+          tolerances: dict | None = None, **kwargs) -> CheckReport:
+    """Run ``fn(*args, **kwargs)`` compiled (with hooks) and in the reference; compare buffers.
+
+    ``fn`` is a plain function or a ``cppcodegen.compile`` result (its options are kept).
+    Returns the ``CheckReport`` (see ``checking/check.py``); raises ``CheckError`` on a
+    mismatch unless ``raise_on_mismatch=False``.
+    """
+    base = fn.fn if isinstance(fn, CompiledFunction) else fn
+    merged = dict(fn.options if isinstance(fn, CompiledFunction) else {}, **(options or {}))
+    cf = CompiledFunction(base, backend="check", options=merged)
+    args = cf._bind(args, kwargs)
+    variant = cf._compile(signature.classify(args), args)
+    variant.tolerances = tolerances
+    _, report = variant.run(args)
+    if raise_on_mismatch and not report.ok:
+        raise CheckError(report)
+    return report
+
+
+# what a call does with arguments signature.classify refuses (TypeError): each entry is
+# ``dispatch(compiled_function, args) -> result or NotImplemented``; the package registers
+# the Dask one (cppcodegen/__init__.py), so this module never imports an integration
+ARRAY_DISPATCH: list = []
+
+
+@register_backend("cpp")
+def cpp_backend(fn, specs, args, opts, compilation):
+    """The C++ pipeline (``compile_stages``): the default backend."""
+    if opts._testing_miscompile:            # testing only: the renderer breaks one op
+        from .backend.cexpr import TESTING_MISCOMPILE   # lazy: sympy, only for this test hook
+        token = TESTING_MISCOMPILE.set(opts._testing_miscompile)
+        try:
+            ex, variant = compile_stages(fn, specs, args, opts)
+        finally:
+            TESTING_MISCOMPILE.reset(token)
+    else:
+        ex, variant = compile_stages(fn, specs, args, opts)
+    if ex is None:                          # served by the graph-level disk cache
+        compilation.trigger = CompileTrigger.CACHE_LOAD
+    variant.fallback = fn       # for calls whose arrays overlap an argument it updates in place
+    return variant
 
 
 def explain(fn, *args, **kwargs) -> Explanation:

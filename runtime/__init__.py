@@ -11,4 +11,5 @@ from .compiled import CompiledVariant, Plan
 from .compiled import HookedVariant, make_variant
 from .device import (CPUHooks, Device, DeviceHooks, HostAllocator, get_device_hooks,
                      register_device_hooks, use_device_hooks)
-from .random import Generator, manual_seed
+from .random import Generator
+from .device import manual_seed

@@ -7,7 +7,7 @@ returns NumPy arrays. Built from JSON-able data so a warm start needs no lowerin
 
 A plan built with the option ``generate_intermediate_hooks`` lists the buffers to report
 (``Plan.hooks``); ``make_variant`` then returns a ``HookedVariant``, which hands each of
-them to ``cppcodegen.hooks.run_intermediate_hooks`` after the C++ entry returns. Plans
+them to ``hooks.run_intermediate_hooks`` after the C++ entry returns. Plans
 without hooks get the plain ``CompiledVariant``, whose call path has no hook check at all.
 Outputs and temporaries come from the registered device hooks' output allocator
 (``device.output_empty``; ``numpy.empty`` on the CPU).
@@ -21,6 +21,7 @@ import numpy as np
 from . import device as _device
 from . import sizes
 from .extern import ShapeChanged
+from .hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,6 @@ class HookedVariant(CompiledVariant):
     """A variant that reports every materialized buffer to the intermediate hooks."""
 
     def __call__(self, args):
-        from .hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
         if not INTERMEDIATE_HOOKS:          # nobody listening: the plain path
             return CompiledVariant.__call__(self, args)
         if self.mutates and self.overlapping(args):

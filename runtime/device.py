@@ -243,3 +243,9 @@ def use_device_hooks(hooks):
 
 
 _registered.init()
+
+def manual_seed(seed: int) -> None:
+    """Seed the default generator of every device of the registered device hooks."""
+    hooks = get_device_hooks()
+    for index in range(max(hooks.device_count(), 1)):
+        hooks.default_generator(index).manual_seed(seed)

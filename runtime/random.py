@@ -1,7 +1,7 @@
 """Counter-based random number generators: the state behind random numbers in kernels.
 
 In: a seed. Out: ``Generator`` objects holding ``(seed, offset)``, handed out by the device
-hooks (``default_generator(index)``, ``new_generator(index)``), and ``manual_seed(seed)``
+hooks (``default_generator(index)``, ``new_generator(index)``), (``manual_seed(seed)`` is in ``device.py``)
 which reseeds every device's default generator. No NumPy bit generator is involved: values
 depend only on ``(seed, offset, element index)``, never on threads, ISA or chunking.
 
@@ -92,13 +92,6 @@ def _check_seed(seed) -> int:
         raise ValueError(f"seed {seed} does not fit in 64 bits")
     return seed % 2 ** 64
 
-
-def manual_seed(seed: int) -> None:
-    """Seed the default generator of every device of the registered device hooks."""
-    from .device import get_device_hooks
-    hooks = get_device_hooks()
-    for index in range(max(hooks.device_count(), 1)):
-        hooks.default_generator(index).manual_seed(seed)
 
 
 # ----------------------------------------------------------------- NumPy reference

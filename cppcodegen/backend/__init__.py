@@ -1,1 +1,1 @@
-"""placeholder"""
+"""Scheduled kernels -> C++ source (codegen, cexpr, gemmgen, writer)."""

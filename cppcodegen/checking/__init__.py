@@ -1,1 +1,3 @@
-"""placeholder"""
+"""Beside the pipeline: the NumPy reference interpreter, check mode, the backend registry,
+compile callbacks.
+"""

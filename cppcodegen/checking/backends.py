@@ -12,20 +12,26 @@ Register your own with the decorator::
 
     @cppcodegen.register_backend("trace_only")
     def trace_only(fn, specs, args, opts, compilation):
-        from cppcodegen.trace import trace          # heavy imports inside: paid on first use
+        from cppcodegen.frontend.trace import trace  # heavy imports inside: paid on first use
         graph = trace(fn, specs, args)
         return lambda args: print(graph)
 
-Built in: ``cpp`` (the C++ pipeline), ``numpy`` (runs the traced graph with the NumPy
+Built in: ``cpp`` (the C++ pipeline, registered by ``api.py``, which holds the driver),
+``numpy`` (runs the traced graph with the NumPy
 reference interpreter, node by node) and ``check`` (runs ``cpp`` with intermediate hooks
 and the reference side by side; raises ``CheckError`` on the first diverging buffer). A
-backend's imports happen inside its function, so ``import cppcodegen`` loads none of them.
+backend's heavy imports happen inside its function, so ``import cppcodegen`` loads none of them.
 """
 from __future__ import annotations
 
 import threading
 
 import numpy as np
+
+from ..frontend.trace import trace
+from ..ir.graph import Node, map_tree
+from ..runtime.extern import ShapeChanged
+from .check import make_check_variant
 
 __all__ = ["register_backend", "list_backends", "lookup_backend"]
 
@@ -67,28 +73,8 @@ def lookup_backend(name: str):
 
 # ----------------------------------------------------------------- built in
 
-@register_backend("cpp")
-def cpp_backend(fn, specs, args, opts, compilation):
-    from ..api import compile_stages
-    from .callback import CompileTrigger
-    if opts._testing_miscompile:            # testing only: the renderer breaks one op
-        from ..backend.cexpr import TESTING_MISCOMPILE
-        token = TESTING_MISCOMPILE.set(opts._testing_miscompile)
-        try:
-            ex, variant = compile_stages(fn, specs, args, opts)
-        finally:
-            TESTING_MISCOMPILE.reset(token)
-    else:
-        ex, variant = compile_stages(fn, specs, args, opts)
-    if ex is None:                          # served by the graph-level disk cache
-        compilation.trigger = CompileTrigger.CACHE_LOAD
-    variant.fallback = fn       # for calls whose arrays overlap an argument it updates in place
-    return variant
-
-
 @register_backend("numpy")
 def numpy_backend(fn, specs, args, opts, compilation):
-    from ..frontend.trace import trace
     variant = ReferenceVariant(trace(fn, specs, args))
     variant.fallback = fn       # for calls whose data-dependent shapes differ from the traced
     return variant
@@ -105,9 +91,7 @@ class ReferenceVariant:
         self.graph = graph
 
     def __call__(self, args):
-        from ..ir.graph import Node, map_tree
-        from .reference import run_graph
-        from ..runtime.extern import ShapeChanged
+        from .reference import run_graph      # lazy: kept out of `import cppcodegen` (import time)
         values = {}
         try:
             run_graph(self.graph, args, on_node=lambda n, v: values.__setitem__(
@@ -125,5 +109,4 @@ class ReferenceVariant:
 
 @register_backend("check")
 def check_backend(fn, specs, args, opts, compilation):
-    from .check import make_check_variant
-    return make_check_variant(fn, specs, args, opts, compilation)
+    return make_check_variant(fn, specs, args, opts, compilation, lookup_backend("cpp"))

@@ -20,11 +20,14 @@ buffer that consumes it.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import CppCodegenError
+from ..frontend.trace import trace
+from ..runtime.hooks import intermediate_hook
 
 __all__ = ["check", "CheckReport", "BufferCheck", "CheckError", "DEFAULT_TOLERANCES"]
 
@@ -153,8 +156,7 @@ class CheckVariant:
 
     def run(self, args):
         """Returns (compiled outputs, CheckReport)."""
-        from ..runtime.hooks import intermediate_hook
-        from .reference import run_graph
+        from .reference import run_graph      # lazy: kept out of `import cppcodegen` (import time)
         reported = []
         before = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]  # updated in place?
         with intermediate_hook(lambda name, value: reported.append((name, value))):
@@ -179,34 +181,10 @@ class CheckVariant:
         return out
 
 
-def make_check_variant(fn, specs, args, opts, compilation, tolerances=None) -> CheckVariant:
-    """The ``check`` backend: trace, compile with intermediate hooks on, pair with the graph."""
-    import dataclasses
-
-    from .backends import cpp_backend
-    from ..frontend.trace import trace
+def make_check_variant(fn, specs, args, opts, compilation, cpp_backend,
+                       tolerances=None) -> CheckVariant:
+    """The ``check`` backend: trace, compile with intermediate hooks on (``cpp_backend``, the
+    registered 'cpp' backend), pair with the graph."""
     opts = dataclasses.replace(opts, generate_intermediate_hooks=True)
     graph = trace(fn, specs, args)
     return CheckVariant(fn, graph, cpp_backend(fn, specs, args, opts, compilation), tolerances)
-
-
-def check(fn, *args, raise_on_mismatch: bool = True, options: dict | None = None,
-          tolerances: dict | None = None, **kwargs) -> CheckReport:
-    """Run ``fn(*args, **kwargs)`` compiled (with hooks) and in the reference; compare buffers.
-
-    ``fn`` is a plain function or a ``cppcodegen.compile`` result (its options are kept).
-    Returns the ``CheckReport``; raises ``CheckError`` on a mismatch unless
-    ``raise_on_mismatch=False``.
-    """
-    from ..frontend import signature
-    from ..api import CompiledFunction
-    base = fn.fn if isinstance(fn, CompiledFunction) else fn
-    merged = dict(fn.options if isinstance(fn, CompiledFunction) else {}, **(options or {}))
-    cf = CompiledFunction(base, backend="check", options=merged)
-    args = cf._bind(args, kwargs)
-    variant = cf._compile(signature.classify(args), args)
-    variant.tolerances = tolerances
-    _, report = variant.run(args)
-    if raise_on_mismatch and not report.ok:
-        raise CheckError(report)
-    return report

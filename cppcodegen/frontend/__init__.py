@@ -1,1 +1,1 @@
-"""placeholder"""
+"""Python function + call arguments -> Graph (signature: argument guards; trace: proxies)."""

@@ -7,6 +7,8 @@ No sympy, no compiler: this is on every call's path.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 SUPPORTED_KINDS = "biuf"
@@ -120,3 +122,24 @@ def describe_change(old, new, first: int = 0) -> str:
             return f"argument {i}: strides {b[3]}, compiled for {a[3]}"
         return f"argument {i}: {describe(b)}, compiled for {describe(a)}"
     return "no difference"
+
+
+_MARKED: dict = {}            # id(array) -> dims marked dynamic (dropped when the array dies)
+
+
+def mark_dynamic(array, dim) -> None:
+    """Compile ``array``'s dimension(s) ``dim`` symbolically the first time it is passed."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"mark_dynamic expects a numpy.ndarray, got {type(array).__name__}")
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    for d in dims:
+        if not -array.ndim <= d < array.ndim:
+            raise IndexError(f"mark_dynamic: dim {d} out of range for a {array.ndim}-d array")
+    key = id(array)
+    if key not in _MARKED:
+        weakref.finalize(array, _MARKED.pop, key, None)
+    _MARKED.setdefault(key, set()).update(d % array.ndim for d in dims)
+
+
+def marked_dims(a) -> set:
+    return _MARKED.get(id(a), set()) if _MARKED and isinstance(a, np.ndarray) else set()

@@ -1,1 +1,1 @@
-"""placeholder"""
+"""Around the pipeline: Dask (dask, chunks) and pickling compiled functions by reference."""

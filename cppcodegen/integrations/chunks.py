@@ -20,6 +20,14 @@ import weakref
 import numpy as np
 
 from ..runtime.cachedir import MemoDict, clear_on_fresh_cache
+from .pickling import is_dynamic
+from ..api import CompiledFunction
+from ..checking.callback import CompileTrigger, callback_handler
+from ..checking.reference import evaluate_node
+from ..frontend import signature
+from ..ir.graph import postorder
+from ..ir.ufuncs import OPS
+from ..runtime.extern import fill
 
 # ----------------------------------------------------------------- replaying graph pieces
 
@@ -45,8 +53,6 @@ class GraphPiece:
         self._key = None
 
     def __call__(self, *args):
-        from ..checking.reference import evaluate_node
-        from ..ir.ufuncs import OPS
         vals = []
         for node, ins, recipe in self.piece_steps:
             if node is None:
@@ -68,7 +74,6 @@ class GraphPiece:
                 vals.append(v[0][index])
             elif op == "extern":
                 call = node.attr("call")
-                from ..runtime.extern import fill
                 r = call.func(*fill(call.args, v), **fill(call.kwargs, v))
                 vals.append(r if call.item is None else r[call.item])
             elif op in OPS:
@@ -122,7 +127,6 @@ def _tail(tail, x):
 
 def _piece(name, outs, args, axes, chunked, tail=None) -> GraphPiece:
     """Replay ``outs`` from ``args`` (nodes given as arguments, in order)."""
-    from ..ir.graph import postorder
     argpos = {id(a): p for p, a in enumerate(args)}
     order = postorder(outs, lambda n: () if id(n) in argpos else n.inputs)
     where = {}                  # chunked element -> (argument, axis) holding its chunk size
@@ -297,7 +301,6 @@ def _pair_kernel(kind, backend="cpp", options=None):
     key = (kind, backend, repr(sorted((options or {}).items())))
     k = _PAIR_KERNELS.get(key)
     if k is None:
-        from ..api import CompiledFunction
         k = _PAIR_KERNELS.setdefault(key, _make_kernel(
             CompiledFunction(_PAIRS[kind], backend, options)))
     return k
@@ -305,12 +308,10 @@ def _pair_kernel(kind, backend="cpp", options=None):
 
 def _make_kernel(cf):
     """The per-chunk kernel of ``cf``: itself, or its twin for symbolic sizes."""
-    from .pickling import is_dynamic
     if is_dynamic(cf):
         return cf
     twin = _TWINS.get(cf)
     if twin is None:
-        from ..api import CompiledFunction
         twin = _TWINS[cf] = CompiledFunction(cf.fn, cf.backend, cf.options, dynamic=True)
         twin.__dict__["_ccg_static"] = cf
     return twin
@@ -322,8 +323,6 @@ def _prebuild(kernel, arg_shapes, sample_args):
     compile per distinct shape tuple, no run; with them: one run on a small sample (per
     pattern of size-1 axes: edge chunks of one element may be specialized). A function that
     cannot be compiled for symbolic sizes falls back to its per-shape twin."""
-    from ..frontend import signature
-    from .pickling import is_dynamic
     if is_dynamic(kernel):
         samples = {tuple(None if sh is None else tuple(1 if s == 1 else min(s, 8) for s in sh)
                          for sh in shapes) for shapes in arg_shapes}
@@ -369,8 +368,6 @@ def _cache_first_call(kernel, args):
     admit these: a (1, n0, n1) variant takes a (1, 1, 3) block), but a worker whose first
     task gets such a block traces this size pattern itself; which block a worker gets first
     is up to the scheduler, so every pattern's own variant must be a cache load."""
-    from ..frontend import signature
-    from ..api import CompiledFunction
     pattern = signature.classify_dynamic(args)
     if not any(d == pattern for d, _, _ in kernel.dynamic_variants) and not \
             any(d == pattern for d in kernel.variants):
@@ -383,14 +380,12 @@ _BUILDS = {"n": 0, "on": False}
 
 
 def _count_end(trigger, compile_id):
-    from ..checking.callback import CompileTrigger
     if trigger is not CompileTrigger.CACHE_LOAD:
         _BUILDS["n"] += 1
 
 
 def start_counting_builds() -> None:
     """From now on count this process's compilations that were not cache loads."""
-    from ..checking.callback import callback_handler
     _BUILDS["n"] = 0
     if not _BUILDS["on"]:
         callback_handler.register_end_callback(_count_end)

@@ -49,6 +49,10 @@ from .chunks import (_aggregate, _arg_aggregate, _arg_fold, _arg_offsets, _fold,
                      _run_partial, builds_counted, start_counting_builds, task_threads)
 from ..errors import UnsupportedError
 from ..runtime.cachedir import MemoDict, clear_on_fresh_cache
+from ..api import CompiledFunction
+from ..frontend import signature
+from ..frontend.trace import trace
+from ..ir.graph import Node, flatten_tree, map_tree, postorder
 
 THREADS_PER_TASK = 1
 """OpenMP threads a kernel uses inside one Dask task (Dask runs one task per thread)."""
@@ -61,7 +65,7 @@ def dispatch(cf, args):
     """``cf(*args)`` on Dask arrays, or NotImplemented when no argument is one."""
     if "dask" not in sys.modules:           # nobody imported dask: no dask arrays exist
         return NotImplemented
-    import dask.array as da
+    import dask.array as da     # lazy: Dask is optional (and slow to import)
     if not any(isinstance(a, da.Array) for a in args):
         return NotImplemented
     return dask_call(cf, args)
@@ -215,7 +219,6 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXY"
 
 def dask_call(cf, args):
     """``cf(*args)`` where some arguments are dask arrays: the output tree with dask arrays."""
-    from ..ir.graph import Node, flatten_tree, map_tree
     call = _Call(cf, args)
     graph, leaves = call.graph, flatten_tree(call.graph.outputs)
     call.check_neighbours()
@@ -270,8 +273,6 @@ class _Call:
 
     def __init__(self, cf, args):
         import dask.array as da
-        from ..frontend import signature
-        from ..frontend.trace import trace
         self.cf, self.args, self.name = cf, args, getattr(cf.fn, "__name__", "fn")
         self.nthreads = THREADS_PER_TASK
         self.arrays, specs, fake = {}, [], []
@@ -413,7 +414,6 @@ class _Call:
     def kernel(self, piece):
         """The compiled function of a graph piece (with the user's backend and options),
         one per piece content in this process."""
-        from ..api import CompiledFunction
         key = (piece.__dask_tokenize__(), self.cf.backend, repr(sorted(self.cf.options.items())))
         found = _PIECE_KERNELS.get(key)
         if found is None:
@@ -425,8 +425,6 @@ class _Call:
         """``cf`` itself runs per chunk when the function returns one array and tracing it on
         a chunk gives the same graph up to sizes (nothing in it depends on the sizes of
         chunked axes); else None (graph pieces replay the global graph instead)."""
-        from ..ir.graph import Node
-        from ..frontend.trace import trace
         if not isinstance(out, Node) or out.op in ("input", "const") or not out.ndim:
             return None
         chunk_specs, fake = [], []
@@ -476,7 +474,6 @@ class _Call:
 
     def piece_layer(self, pname, leaf, roots=(), reduced=None):
         """``leaf`` computed per chunk from the inputs (and reduced results) it reads."""
-        from ..ir.graph import postorder
         stop = set(roots)
         cone = postorder([leaf], lambda n: () if id(n) in stop else n.inputs)
         used = [n for n in cone if id(n) in stop] + _cone_inputs([leaf], stop)
@@ -596,7 +593,6 @@ def _block_shapes(pairs, unified):
 
 def _cone_inputs(outs, stop_ids):
     """The input and scalar nodes ``outs`` read (not looking past ``stop_ids``)."""
-    from ..ir.graph import postorder
     cone = postorder(outs, lambda n: () if id(n) in stop_ids else n.inputs)
     return sorted((n for n in cone if n.op in ("input", "scalar")),
                   key=lambda n: n.attr("index"))
@@ -650,7 +646,6 @@ def _match_m2(node):
 def _reduction_plan(graph, axes, chunked, leaves):
     """None (no reduction along a chunked axis), ('roots', [root, ...]) or
     ('rechunk', elements) when the reductions cannot be split."""
-    from ..ir.graph import postorder
     def red_input(n):               # (the array reduced, its reduced axes)
         f = axes.flat.get(id(n))
         return (f, tuple(range(f.ndim))) if f is not None else (n.inputs[0], n.attr("axes"))

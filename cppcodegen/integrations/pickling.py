@@ -1,5 +1,8 @@
 """Pickling compiled functions by reference.
 
+Importing this module installs ``CompiledFunction.__reduce__`` and ``__dask_tokenize__``
+(``cppcodegen/__init__.py`` imports it; ``api.py`` does not know this module).
+
 In: a ``CompiledFunction``. Out: what ``pickle`` needs to make it again elsewhere. A
 compiled function that its module holds under its function's name (``@cppcodegen.compile``
 on a module-level function) pickles as that name, like a function. Any other pickles as the
@@ -19,6 +22,7 @@ the backend and options: cheap, deterministic across processes, and it is what
 from __future__ import annotations
 
 import hashlib
+import importlib
 import pickle
 import threading
 import types
@@ -26,6 +30,7 @@ import types
 import numpy as np
 
 from ..runtime.cachedir import clear_on_fresh_cache
+from ..api import CompiledFunction
 
 
 class _Memo(dict):
@@ -73,7 +78,6 @@ def reduce_compiled(cf):
 
 def resolve(module, qualname):
     """The object ``module`` holds under ``qualname`` (importing the module)."""
-    import importlib
     obj = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
@@ -110,7 +114,6 @@ def rebuild(fn, backend, options, dynamic, key):
     found = _MEMO.get(key)
     if found is not None:
         return found
-    from ..api import CompiledFunction
     with _LOCK:
         found = _MEMO.get(key)
         if found is None:
@@ -159,6 +162,10 @@ def _token(obj, depth: int) -> str:
         return f"{type(obj).__qualname__}:" + hashlib.sha256(pickle.dumps(obj, 4)).hexdigest()[:16]
     except Exception:
         return f"{type(obj).__qualname__}@{id(obj):x}"       # unpicklable: this process only
+
+
+CompiledFunction.__reduce__ = reduce_compiled       # by reference: fn, options, a content key
+CompiledFunction.__dask_tokenize__ = lambda self: ("cppcodegen.CompiledFunction", content_key(self))
 
 
 def _code_token(code, depth) -> str:

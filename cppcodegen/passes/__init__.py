@@ -1,1 +1,1 @@
-"""placeholder"""
+"""Graph -> loop IR (lower) -> scheduled kernels (schedule)."""
