@@ -37,3 +37,15 @@ def pytest_configure(config):
 def pytest_configure_node(node):  # xdist hook, controller side
     if getattr(node.config.option, "dist", None) == "loadgroup":
         node.workerinput[_FLAG] = True
+
+
+def pytest_collection_modifyitems(config, items):
+    """Control-flow tests of constructs not captured yet (``NOT_YET`` in their module) are
+    expected to raise an error; a wrong value (an AssertionError) still fails the run."""
+    from cppcodegen.errors import CppCodegenError
+    errors = (CppCodegenError, TypeError, ValueError, KeyError, IndexError, RuntimeError)
+    for item in items:
+        not_yet = getattr(getattr(item, "module", None), "NOT_YET", ())
+        if item.nodeid.split("::", 1)[-1] in not_yet:
+            item.add_marker(pytest.mark.xfail(reason="construct not captured yet (issue 15)",
+                                              strict=False, raises=errors))

@@ -17,7 +17,7 @@ from .cexpr import BOOL, ExprRenderer, cindex, ctype, lanes_itemsize, literal, v
 from ..config import Options
 from ..ir.loopir import Load, LoopProgram, Scalar, Stage, index_vars, walk
 from .gemmgen import GemmWriter
-from ..passes.schedule import Kernel
+from ..passes.schedule import Kernel, all_kernels
 from .writer import CodeWriter, omp_parallel_for
 
 ENTRY = "ccg_run"
@@ -100,6 +100,7 @@ class KernelWriter:
             if name in scalars:
                 out.append((name, f"const {ctype(dtype)}"))
         out += [(name, "const int64_t") for name in self.p.sizes]   # symbolic sizes/strides
+        out += [(name, "const int64_t") for name in self.p.loopvars]    # induction variables
         return out
 
     def omp(self, collapse: int, work) -> str:
@@ -673,14 +674,11 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     parts = [PRELUDE]
     segments, steps = [[]], []
     rendered: dict = {}         # kernel text with its own names taken out -> function name
-    shared = {} if opts.generate_intermediate_hooks else share_temporaries(program, kernels)
-    for k in kernels:
-        if k.form == "extern":
-            s = k.stages[0]
-            steps.append(("extern", s.extern, tuple(shared.get(a, a) for a in s.args),
-                          shared.get(s.name, s.name)))
-            segments.append([])
-            continue
+    control = any(k.form == "control" for k in kernels)
+    shared = {} if opts.generate_intermediate_hooks or control else share_temporaries(program, kernels)
+
+    def call(k) -> str:
+        """Renders kernel ``k`` (once per distinct structure) and returns its call."""
         kw = GemmWriter(program, k, opts) if k.form == "gemm" else KernelWriter(program, k, opts)
         params = kw.params()
         names = [n for n, _ in params]
@@ -696,11 +694,20 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                 rendered[key] = k.name
                 parts.append(text)
             rendered[shape] = rendered[key]
-        segments[-1].append(f"{rendered[shape]}({', '.join(names)});")
-    local = set().union(*[k.locals for k in kernels]) if kernels else set()
+        return f"{rendered[shape]}({', '.join(names)});"
+
+    for k in kernels:
+        if k.form == "extern":
+            s = k.stages[0]
+            steps.append(("extern", s.extern, tuple(shared.get(a, a) for a in s.args),
+                          shared.get(s.name, s.name)))
+            segments.append([])
+            continue
+        segments[-1] += _control_lines(program, k, call) if k.form == "control" else [call(k)]
+    local = set().union(*[k.locals for k in all_kernels(kernels)]) if kernels else set()
     signature = []
     for name, buf in program.buffers.items():
-        if name not in local and name not in shared:
+        if name not in local and name not in shared and buf.role != "local":
             signature.append((name, ctype(buf.dtype), "buffer", buf.role))
     for name, dtype, _ in program.scalars:
         signature.append((name, ctype(dtype), "scalar", "scalar"))
@@ -723,11 +730,71 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                 for n, pool in shared.items():
                     t = ctype(program.buffers[n].dtype)
                     w.line(f"{t}* {n} = static_cast<{t}*>({pool}_);   // {pool}'s memory, reused")
+                for n in program.loopvars:
+                    w.line(f"int64_t {n} = 0;   // a loop's induction variable")
                 for c in calls:
                     w.line(c)
             parts.append(w.text())
             seg += 1
     return "\n".join(parts), signature, tuple(ordered)
+
+
+def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
+    """C++ statements for a control kernel: its loop or branch around its bodies' calls."""
+    s = k.stages[0]
+    c = s.control
+    out = [f"// {s.kind} at {s.where or 'no source line'} (graph {s.nodes})"]
+
+    def body(kernels) -> list:
+        lines = []
+        for buf in _locals_written(program, kernels):
+            b = program.buffers[buf]
+            t = ctype(b.dtype)
+            size = " * ".join(f"({cindex(d)})" for d in b.shape) or "1"
+            lines.append(f"std::vector<unsigned char> {buf}_mem(sizeof({t}) * "
+                         f"std::max<int64_t>({size}, 1));   // allocated per iteration")
+            lines.append(f"{t}* {buf} = reinterpret_cast<{t}*>({buf}_mem.data());")
+        for sub in kernels:
+            if sub.form == "extern":
+                raise AssertionError("a NumPy call inside a compiled loop")
+            lines += _control_lines(program, sub, call) if sub.form == "control" else [call(sub)]
+        return ["    " + line for line in lines]
+
+    if s.kind == "for":
+        var, step = c["var"], c["step"]
+        cmp = "<" if step > 0 else ">"
+        out.append(f"for ({var} = {cindex(c['start'])}; {var} {cmp} {cindex(c['stop'])}; "
+                   f"{var} += {step}) {{")
+        out += body(k.regions[0])
+        if c.get("test"):
+            out.append(f"    if (!{c['test']}[0]) break;   // break")
+        out.append("}")
+    elif s.kind == "while":
+        out.append("while (true) {")
+        out += body(k.regions[0])
+        out.append(f"    if (!{c['cond']}[0]) break;")
+        out += body(k.regions[1])
+        out.append("}")
+    else:
+        out.append(f"if ({c['cond']}[0]) {{")
+        out += body(k.regions[0])
+        out.append("} else {")
+        out += body(k.regions[1])
+        out.append("}")
+    return out
+
+
+def _locals_written(program: LoopProgram, kernels) -> list:
+    out = []
+    for k in kernels:
+        if k.form == "control":
+            continue
+        for s in k.stages:
+            for m in (s.members or (s,)):
+                if program.buffers[m.name].role == "local" and m.name not in out and \
+                        m.name not in k.locals:
+                    out.append(m.name)
+    return out
 
 
 def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> tuple:

@@ -19,6 +19,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ..ir import ufuncs
 from ..errors import DataDependentError, TraceError, UnsupportedError, user_location
 from ..ir.graph import Graph, Node, flatten_tree, make_node, map_tree, toposort
+from . import effects as _control
 
 
 class ConstArray:
@@ -425,6 +426,8 @@ def _update(a: Proxy, node: Node):
             new = _unview(chain[k], levels[k], new)
         _update(base, new)
         a._base = (base, base.node, chain)
+    if _control.UPDATED:
+        _control.note_update(a, a._node)
     a._node = node
     a.version += 1
 
@@ -828,7 +831,7 @@ def _basic_index(a: Proxy, index):
         index = (index,)
     for ix in index:
         if isinstance(ix, (Proxy, np.ndarray, list)) or (ix is not None and not isinstance(
-                ix, (int, np.integer, slice, type(Ellipsis)))):
+                ix, (int, np.integer, slice, type(Ellipsis))) and not _is_dim(ix)):
             _unsupported("advanced indexing (integer or boolean arrays as indices)")
     n_ell = sum(ix is Ellipsis for ix in index)
     if n_ell > 1:
@@ -847,7 +850,8 @@ def _basic_index(a: Proxy, index):
             out_shape.append(1)
             continue
         size = a.node.shape[dim]
-        if not isinstance(size, int):
+        if not isinstance(size, int) or _is_dim(ix) or (isinstance(ix, slice) and any(
+                _is_dim(b) for b in (ix.start, ix.stop))):     # a loop's index: symbolic
             spec.append(_symbolic_index(ix, size, dim))
             length = spec[-1][2]
             if isinstance(ix, slice):
@@ -1696,6 +1700,14 @@ def _symbolic_index(ix, size, dim):
     """(start, step, length) of a slice or an int index on a symbolic size, as sympy
     expressions; where NumPy clamps, the case of this call is taken and guarded."""
     sh = _shapes()
+    if not isinstance(ix, slice) and _is_dim(ix):     # a[i] with i an induction variable
+        i = sh.canon(ix)
+        if sh.less(i, 0):
+            i = sh.canon(size + i)
+        if sh.less(i, 0) or not sh.less(i, size):
+            raise IndexError(f"index {ix} is out of bounds for axis {dim} with size {size} "
+                             f"(at {user_location()})")
+        return i, 1, 1
     if not isinstance(ix, slice):
         i = int(ix)
         if sh.less(i, 0) if i >= 0 else sh.less(size, -i):
@@ -1713,6 +1725,10 @@ def _symbolic_index(ix, size, dim):
         if v is None:
             return default
         v = sh.canon(v)
+        if type(v) is not int and step > 0:     # symbolic: NumPy's clamping, decided
+            if sh.less(v, 0):
+                v = sh.canon(size + v)
+            return 0 if sh.less(v, 0) else size if sh.less(size, v) else v
         if type(v) is int and v < 0:
             v = size + v
             return v if not sh.less(v, 0) else (0 if step > 0 else -1)

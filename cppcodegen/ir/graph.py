@@ -13,6 +13,18 @@ Node ops:
   reshape, transpose(perm), broadcast_to, slice(spec)      views: index rewrites, no copies
   iota                    arange along the last axis (np.arange with a symbolic bound)
   size(expr)              a symbolic element count as an int64 value (mean over dynamic sizes)
+
+Structured control flow (``Region``, below; built by ``frontend/control.py``):
+  for(var, start, stop, step, body, ncarry, test)
+                          a loop over induction variable ``var`` (a size symbol the body's
+                          index expressions use; start/stop/step are sizes); inputs: the carried
+                          values' initial values, then the outer nodes the body reads; with
+                          ``test`` the body's last result says whether to go on (``break``)
+  while(cond, body, ncarry)   as ``for``; ``cond`` is a region whose one result is a 0-d bool
+  if(then, orelse, ncarry)    inputs: the 0-d bool condition, the initial values, outer nodes
+  carry(index)            a region's parameter: carried value ``index`` as the region starts
+  loop_out(index)         carried value ``index`` after the construct
+A region's nodes are not in the outer graph's node list.
 """
 from __future__ import annotations
 
@@ -52,9 +64,16 @@ class Node:
         return f"Node({self.op}, shape={self.shape}, dtype={self.dtype})"
 
 
+MADE: list = []     # while a region is traced: one set per open region, of the ids of the
+                    # nodes made since it opened (frontend/control.py reads them)
+
+
 def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
-    return Node(op, tuple(inputs), tuple(sorted(attrs.items())), tuple(map(_dim, shape)),
+    node = Node(op, tuple(inputs), tuple(sorted(attrs.items())), tuple(map(_dim, shape)),
                 np.dtype(dtype), where)
+    for made in MADE:
+        made.add(id(node))
+    return node
 
 
 def _dim(d):
@@ -68,6 +87,7 @@ def _dim(d):
 
 
 VIEW_OPS = frozenset({"reshape", "transpose", "broadcast_to", "slice"})
+CONTROL_OPS = frozenset({"for", "while", "if"})
 LEAF_OPS = frozenset({"input", "scalar", "const", "constant"})
 
 
@@ -93,15 +113,19 @@ class Graph:
     def names(self) -> dict:
         return {id(n): f"%{i}" for i, n in enumerate(self.nodes)}
 
+    def all_names(self) -> dict:
+        """Names of every node, those inside regions too (as ``text`` prints them)."""
+        names = self.names()
+        for n in self.nodes:
+            node_lines(n, names)
+        return names
+
     def text(self, with_locations: bool = False) -> str:
         """Canonical form: one line per node; the cache key hashes it."""
         names = self.names()
         lines = []
         for n in self.nodes:
-            args = ", ".join(names[id(i)] for i in n.inputs)
-            attrs = "".join(f", {k}={v!r}" for k, v in n.attrs)
-            loc = f"   # {n.where}" if with_locations and n.where else ""
-            lines.append(f"{names[id(n)]} = {n.op}({args}{attrs}) : {n.dtype}{list(n.shape)}{loc}")
+            lines += node_lines(n, names, with_locations=with_locations)
         lines += [f"write arg{i} = {names[id(n)]}" for i, n in self.mutations]
         lines.append("return " + _tree_text(self.outputs, names))
         if self.guards:
@@ -170,3 +194,57 @@ def postorder(roots, children) -> list:
 
 def toposort(outputs: list) -> list:
     return postorder(outputs, lambda n: n.inputs)
+
+
+# --------------------------------------------------------------------------- regions
+
+@dataclass(frozen=True, eq=False)
+class Region:
+    """The body of a loop, a branch or a while-condition: its parameters (``carry`` nodes),
+    its own nodes (operands first; no parameters, no outer nodes) and its results (the carried
+    values at its end; a while-condition: its bool)."""
+    params: tuple
+    nodes: tuple
+    results: tuple
+
+    def text(self, names: dict, indent: str, with_locations=False) -> list:
+        base = len(names)
+        for k, p in enumerate(self.params):
+            names[id(p)] = f"%c{base}.{k}"
+        for k, n in enumerate(self.nodes):
+            names[id(n)] = f"%{base}.{k}"
+        lines = [indent + "(" + ", ".join(f"{names[id(p)]} : {p.dtype}{list(p.shape)}"
+                                          for p in self.params) + ") ->"]
+        for n in self.nodes:
+            lines += node_lines(n, names, indent + "  ", with_locations)
+        lines.append(indent + "  yield " + ", ".join(names[id(r)] for r in self.results))
+        return lines
+
+
+def node_lines(n: Node, names: dict, indent: str = "", with_locations: bool = False) -> list:
+    """One node's canonical text; a control node's regions follow it, indented."""
+    args = ", ".join(names[id(i)] for i in n.inputs)
+    attrs = "".join(f", {k}={v!r}" for k, v in n.attrs if not isinstance(v, Region))
+    loc = f"   # {n.where}" if with_locations and n.where else ""
+    lines = [f"{indent}{names[id(n)]} = {n.op}({args}{attrs}) : {n.dtype}{list(n.shape)}{loc}"]
+    for k, v in n.attrs:
+        if isinstance(v, Region):
+            lines.append(f"{indent}  {k}:")
+            lines += v.text(names, indent + "    ", with_locations)
+    return lines
+
+
+def regions(node: Node) -> list:
+    """The regions a control node holds, in attribute order."""
+    return [v for _, v in node.attrs if isinstance(v, Region)]
+
+
+def region_order(results, params, outer) -> list:
+    """A region's own nodes, operands first: those between ``params`` (and the nodes
+    ``outer(node)`` says are computed outside) and ``results``."""
+    stop = {id(p) for p in params}
+
+    def inside(n):
+        return id(n) not in stop and not outer(n)
+    return postorder([r for r in results if inside(r)],
+                     lambda n: [i for i in n.inputs if inside(i)])

@@ -108,6 +108,10 @@ class Stage:
                                    # element written at each domain point (None: the point)
     transposed: tuple = ()         # kind 'extern', a native matrix product: per arg, whether
                                    # it is read with its last two axes swapped (x @ w.T)
+    control: dict | None = None    # kind 'for' | 'while' | 'if': bounds (for), the buffer of
+                                   # the condition (while, if) or of the go-on test (for)
+    regions: tuple = ()            # ... and the stages of each body (if: then, else;
+                                   # while: condition, body)
 
     @property
     def kept_axes(self) -> tuple:
@@ -136,6 +140,7 @@ class LoopProgram:
     outputs: object                # output tree: leaves are ('buf', name) / ('arg', i) / python values
     hints: dict = field(default_factory=dict)   # size symbol -> value when traced (heuristics only)
     sizes: tuple = ()              # names of the size/stride symbols: int64 kernel arguments
+    loopvars: tuple = ()           # names of the loops' induction variables (int64, local)
 
     def mutated_args(self) -> tuple:
         """Indices of the arguments the program writes (updated in place)."""
@@ -145,18 +150,36 @@ class LoopProgram:
     def __str__(self):
         lines = [f"buffer {b.name}: {b.role} {b.dtype}{list(b.shape)} strides={list(b.strides)}"
                  for b in self.buffers.values()]
-        for s in self.stages:
+        lines += _stage_lines(self.stages, "")
+        return "\n".join(lines)
+
+
+def _stage_lines(stages, indent) -> list:
+    lines = []
+    for s in stages:
+        if True:
+            if s.control is not None:
+                c = s.control
+                head = {"for": lambda: f"for {c['var']} in range({c['start']}, {c['stop']}, {c['step']})"
+                               + (f" while {c['test']}" if c.get("test") else ""),
+                        "while": lambda: f"while {c['cond']}", "if": lambda: f"if {c['cond']}"}[s.kind]()
+                lines.append(f"{indent}{head}:   # {s.where}")
+                for k, region in enumerate(s.regions):
+                    if k:
+                        lines.append(f"{indent}{'else' if s.kind == 'if' else 'do'}:")
+                    lines += _stage_lines(region, indent + "    ")
+                continue
             if s.kind == "extern":
                 args = [a + (".mT" if t else "") for a, t in zip(s.args, s.transposed or [0] * len(s.args))]
-                lines.append(f"extern {s.name} = {s.extern}({', '.join(args)}) -> {list(s.domain)}")
+                lines.append(f"{indent}extern {s.name} = {s.extern}({', '.join(args)}) -> {list(s.domain)}")
                 continue
             head = f"{s.kind} {s.name} over {list(s.domain)}"
             if s.store is not None:
                 head = f"{s.kind} {s.name}[{', '.join(map(str, s.store))}] over {list(s.domain)}"
             if s.kind in ("reduction", "scan"):
                 head += f" {s.reduction} axes={list(s.reduce_axes)}"
-            lines.append(f"{head}:  {format_expr(s.body)}")
-        return "\n".join(lines)
+            lines.append(f"{indent}{head}:  {format_expr(s.body)}")
+    return lines
 
 
 class IMod(sympy.Mod):

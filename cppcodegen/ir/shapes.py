@@ -31,6 +31,23 @@ def size_symbol(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
+def loop_symbol(k: int) -> sympy.Symbol:
+    """The induction variable of the k-th compiled loop of a trace (``lv0``, ``lv1``, ...)."""
+    return sympy.Symbol(f"lv{k}", integer=True)
+
+
+def sympy_max(*xs):
+    return sympy.Max(*[canon(x) for x in xs])
+
+
+def sympy_min(*xs):
+    return sympy.Min(*[canon(x) for x in xs])
+
+
+class LoopDependent(Exception):
+    """A fact about sizes that holds for some iterations of a compiled loop and not others."""
+
+
 def is_symbolic(d) -> bool:
     return isinstance(d, (sympy.Basic, SymInt)) and not (
         isinstance(d, sympy.Basic) and d.is_Integer)
@@ -70,6 +87,8 @@ class ShapeEnv:
     def __init__(self, hints: dict):
         self.hints = dict(hints)          # Symbol -> int
         self.guards: list = []            # sympy relationals the variant needs
+        self.loops: dict = {}             # induction variable -> (lowest, highest) value
+        self.retired: dict = {}           # the same, of loops already traced
 
     def hint(self, expr) -> int:
         expr = canon(expr)
@@ -102,6 +121,8 @@ class ShapeEnv:
         rel = _normalize(rel)
         if rel in (sympy.true, sympy.false):
             return bool(rel)
+        if self.loops and rel.free_symbols & set(self.loops):
+            return self._decide_for_all(rel)
         known = self.known(rel)
         if known is not None:
             return known
@@ -111,8 +132,52 @@ class ShapeEnv:
             self.guards.append(guard)
         return value
 
+    def _extreme(self, e, high: bool):
+        """The least (greatest) value of ``e`` over the loops' ranges: each induction variable
+        (innermost first) replaced by the end of its range that makes ``e`` least (greatest).
+        None when ``e`` is not linear in them with constant coefficients."""
+        for sym in reversed(list(self.loops)):
+            if sym not in e.free_symbols:
+                continue
+            c = sympy.expand(e).coeff(sym)
+            if not c.is_Integer or sympy.expand(e - c * sym).has(sym):
+                return None
+            lo, hi = self.loops[sym]
+            e = sympy.expand(e.subs(sym, hi if (c > 0) == high else lo))
+        return e
+
+    def _decide_for_all(self, rel) -> bool:
+        """``rel`` in every iteration of the enclosing compiled loops (an empty iteration
+        decides nothing): True or False when it is the same for all, guarded on the sizes;
+        otherwise ``LoopDependent``."""
+        e = rel.lhs
+        lo, hi = self._extreme(e, False), self._extreme(e, True)
+        if lo is None or hi is None:
+            raise LoopDependent(rel)
+        if isinstance(rel, sympy.GreaterThan):
+            yes, no = sympy.Ge(lo, 0), sympy.Lt(hi, 0)
+        elif isinstance(rel, sympy.StrictGreaterThan):
+            yes, no = sympy.Gt(lo, 0), sympy.Le(hi, 0)
+        else:
+            same = lo == hi
+            if isinstance(rel, sympy.Eq):
+                yes, no = sympy.And(sympy.Eq(lo, 0), same), sympy.Or(sympy.Gt(lo, 0), sympy.Lt(hi, 0))
+            else:
+                yes, no = sympy.Or(sympy.Gt(lo, 0), sympy.Lt(hi, 0)), sympy.And(sympy.Eq(lo, 0), same)
+        for value, fact in ((True, yes), (False, no)):
+            fact = sympy.simplify(fact) if not isinstance(fact, sympy.Rel) else fact
+            if fact in (sympy.true, sympy.false):
+                if fact == sympy.true:
+                    return value
+                continue
+            if isinstance(fact, sympy.Rel) and self.decide(fact):
+                return value
+        raise LoopDependent(rel)
+
     def specialize(self, expr) -> int:
         """``expr`` as a plain int: its value now, guarded."""
+        if self.loops and getattr(canon(expr), "free_symbols", set()) & set(self.loops):
+            raise LoopDependent(expr)
         value = self.hint(expr)
         if is_symbolic(canon(expr)):
             self.decide(sympy.Eq(canon(expr), value))
@@ -240,9 +305,26 @@ class SymInt:
             other = other.expr
         elif isinstance(other, (int, np.integer)) and not isinstance(other, bool):
             other = int(other)
+        elif self._in_loop() and isinstance(other, (float, np.floating)):
+            return fn(TRACED_VALUE(self.expr), other)     # lv0 * 0.5: a traced value
         else:
             return NotImplemented
         return SymInt.wrap(fn(self.expr, other))
+
+    def _in_loop(self) -> bool:
+        env = current()
+        return bool(env is not None and env.loops and TRACED_VALUE is not None
+                    and self.expr.free_symbols & set(env.loops))
+
+    def _decided(self, decide, traced):
+        """A comparison: a Python bool when it holds alike in every iteration of the
+        enclosing compiled loops (or there are none), else a traced bool."""
+        try:
+            return decide()
+        except LoopDependent:
+            if TRACED_VALUE is None:
+                raise
+            return traced(TRACED_VALUE(self.expr))
 
     def __add__(self, o): return self._arith(o, lambda a, b: a + b)
     def __radd__(self, o): return self._arith(o, lambda a, b: b + a)
@@ -262,34 +344,59 @@ class SymInt:
         return self._arith(o, lambda a, b: canon(a) - canon(b) * floordiv(a, b))
 
     # results that must be Python values: decided from the hint, guarded
-    def __index__(self): return _env().specialize(self.expr)
+    def __index__(self):
+        try:
+            return _env().specialize(self.expr)
+        except LoopDependent:
+            raise TypeError(f"the loop variable {self.expr} is used where a Python int is "
+                            "needed (a shape, a range bound of a Python loop, int())") from None
     __int__ = __index__
 
     def __float__(self): return float(self.__index__())
+
     def __truediv__(self, o):
+        if self._in_loop():
+            return TRACED_VALUE(self.expr) / (o.expr if isinstance(o, SymInt) else o)
         if not isinstance(o, (int, float, SymInt)):
             return NotImplemented          # an array: the array's operator takes it
         return self.__index__() / (o.__index__() if isinstance(o, SymInt) else o)
 
     def __rtruediv__(self, o):
+        if self._in_loop():
+            return o / TRACED_VALUE(self.expr)
         return o / self.__index__() if isinstance(o, (int, float)) else NotImplemented
-    def __bool__(self): return not equal(self.expr, 0)
+
+    def __bool__(self):
+        return self._decided(lambda: not equal(self.expr, 0), lambda v: v != 0)
+
     def __eq__(self, o):
         if isinstance(o, (int, np.integer, SymInt)) and not isinstance(o, bool):
-            return equal(self.expr, o)
+            return self._decided(lambda: equal(self.expr, o), lambda v: v == _value(o))
         return NotImplemented
+
     def __ne__(self, o):
-        r = self.__eq__(o)
-        return r if r is NotImplemented else not r
-    def __lt__(self, o): return less(self.expr, o)
-    def __gt__(self, o): return less(o, self.expr)
-    def __le__(self, o): return not less(o, self.expr)
-    def __ge__(self, o): return not less(self.expr, o)
+        if isinstance(o, (int, np.integer, SymInt)) and not isinstance(o, bool):
+            return self._decided(lambda: not equal(self.expr, o), lambda v: v != _value(o))
+        return NotImplemented
+
+    def __lt__(self, o): return self._decided(lambda: less(self.expr, o), lambda v: v < _value(o))
+    def __gt__(self, o): return self._decided(lambda: less(o, self.expr), lambda v: v > _value(o))
+    def __le__(self, o): return self._decided(lambda: not less(o, self.expr), lambda v: v <= _value(o))
+    def __ge__(self, o): return self._decided(lambda: not less(self.expr, o), lambda v: v >= _value(o))
     def __hash__(self): return hash(self.__index__())
 
     def __repr__(self):
         env = current()
         return f"{self.expr}" + (f" (= {env.hint(self.expr)} now)" if env else "")
+
+
+TRACED_VALUE = None     # set by the tracer: a size expression -> a traced int64 value
+
+
+def _value(o):
+    if isinstance(o, SymInt) and o._in_loop():
+        return TRACED_VALUE(o.expr)
+    return o.expr if isinstance(o, SymInt) else o
 
 
 def floordiv(a, b):

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from ..ir.graph import LEAF_OPS, VIEW_OPS, Graph, Node
+from ..ir.graph import CONTROL_OPS, LEAF_OPS, VIEW_OPS, Graph, Node
 from ..ir.loopir import Buffer, ExprBuilder, FloorDiv, IMod, Load, LoopProgram, Stage, index_vars, walk
 from ..ir.ufuncs import OPS
+from .lower_control import ControlLowering, users_of
 
 
 def contiguous_strides(shape) -> tuple:
@@ -150,7 +151,7 @@ def view_index(node: Node, idx) -> tuple:
 
 # ----------------------------------------------------------------- lowering
 
-class Lowering:
+class Lowering(ControlLowering):
     def __init__(self, graph: Graph):
         self.graph = graph
         self.eb = ExprBuilder()
@@ -159,7 +160,8 @@ class Lowering:
         self.scalars: list = []
         self.buffer_of: dict[int, str] = {}      # realized node id -> buffer name
         self.memo: dict = {}
-        self.names = graph.names()
+        self.names = graph.all_names()
+        self.carry_of: dict = {}                 # control node id -> its carry buffers
 
     def value(self, node: Node, idx: tuple):
         """The expression for ``node`` at index ``idx``."""
@@ -242,8 +244,7 @@ class Lowering:
 
     def add_buffer(self, node: Node, role: str, strides=None, arg=None) -> str:
         name = {"input": f"in{arg}", "constant": f"c{len(self.buffers)}"}.get(role, f"buf{len(self.buffers)}")
-        strides = contiguous_strides(node.shape) if strides is None else strides
-        self.buffers[name] = Buffer(name, node.dtype, node.shape, strides, role, arg)
+        self.new_buffer(name, node.dtype, node.shape, role, strides, arg)
         self.buffer_of[id(node)] = name
         return name
 
@@ -289,13 +290,28 @@ class Lowering:
 
     def run(self, arg_strides: dict) -> LoopProgram:
         graph = self.graph
-        outputs = {id(n) for n in graph.leaves}
+        self.arg_strides = arg_strides
+        self.users = users_of(graph.nodes, list(graph.leaves) + [n for _, n in graph.mutations])
+        self.lower_nodes(graph, {id(n) for n in graph.leaves})
+        self.writebacks()
+        out_tree = _map_leaves(graph.outputs, self._leaf)
+        program = LoopProgram(self.buffers, self.stages, self.scalars, out_tree)
+        program.hints = dict(graph.hints)
+        program.sizes = _size_symbols(self.buffers, self.stages)
+        program.loopvars = _loop_symbols(self.stages)
+        _check_stores(program)
+        return program
+
+    def lower_nodes(self, graph, outputs: set):
+        """Stages for ``graph``'s nodes (the program's, or a region's)."""
         materialize = materialized(graph)
         for node in graph.nodes:
             op = node.op
             if op == "input":
                 i = node.attr("index")
-                self.add_buffer(node, "input", arg_strides[i], i)
+                self.add_buffer(node, "input", self.arg_strides[i], i)
+                continue
+            if id(node) in self.buffer_of:
                 continue
             if op == "scalar":
                 self.scalars.append((f"s{node.attr('index')}", node.dtype, node.attr("index")))
@@ -306,17 +322,23 @@ class Lowering:
                 self.scalars.append((f"rng{slot}_off", u64, ("rng", slot, "off", source)))
             elif op == "constant":
                 self.add_buffer(node, "constant", arg=node.attr("array").key)
+            elif op in CONTROL_OPS:
+                self.lower_control(node)
+            elif op == "loop_out":
+                self.buffer_of[id(node)] = self.carry_of[id(node.inputs[0])][node.attr("index")]
             elif op in ("reduce", "extern", "scan") or id(node) in materialize:
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")
-        self.writebacks()
-        out_tree = _map_leaves(graph.outputs, self._leaf)
-        program = LoopProgram(self.buffers, self.stages, self.scalars, out_tree)
-        program.hints = dict(graph.hints)
-        program.sizes = _size_symbols(self.buffers, self.stages)
-        _check_stores(program)
-        return program
+
+    def new_buffer(self, name, dtype, shape, role="temp", strides=None, arg=None):
+        """A buffer; a temporary whose shape depends on an induction variable is allocated
+        where it is computed, inside its loop (role 'local')."""
+        if role == "temp" and any(_loop_dependent(d) for d in shape):
+            role = "local"
+        strides = contiguous_strides(shape) if strides is None else strides
+        self.buffers[name] = Buffer(name, dtype, tuple(shape), strides, role, arg)
+        return name
 
     def writebacks(self):
         """Arguments updated in place: each one's final value is written into the caller's
@@ -339,17 +361,21 @@ class Lowering:
         (``runtime.compiled``): such calls run the function with NumPy itself.
         """
         inputs = {n.attr("index"): n for n in self.graph.inputs if n.op == "input"}
+        self.write_back([(self.buffer_of[id(inputs[m])], inputs[m], node)
+                         for m, node in self.graph.mutations])
+
+    def write_back(self, pairs):
+        """``pairs``: (buffer, the node it holds now, the node it must hold); see writebacks."""
         plans = []
-        for m, node in self.graph.mutations:
-            name = self.buffer_of[id(inputs[m])]
-            label = self.names[id(node)]
+        for name, start, node in pairs:
+            label = self.names.get(id(node), node.op)
             nvars = index_vars(node.ndim)
             full = [(node.shape, nvars, self.value(node, nvars), label)]
             parts = full
             if node.op == "setitem" and id(node) not in self.buffer_of:
                 base = node.inputs[0]
-                region = self._region(node) + (self.names[id(node.inputs[1])],)
-                if base is inputs[m]:
+                region = self._region(node) + (self.names.get(id(node.inputs[1]), "value"),)
+                if base is start:
                     parts = [region]
                 elif self._in_memory(base):             # the last step of a time loop
                     parts = [p + (label,) for p in self._outside(node)] + [region]
@@ -370,9 +396,7 @@ class Lowering:
             if len(parts) > 1:
                 parts = full
             for domain, store, body, lbl in parts:
-                tmp = f"buf{len(self.buffers)}"
-                self.buffers[tmp] = Buffer(tmp, body.dtype, tuple(domain),
-                                           contiguous_strides(domain), "temp")
+                tmp = self.new_buffer(f"buf{len(self.buffers)}", body.dtype, tuple(domain))
                 temps.append(Stage(tmp, "pointwise", domain, body, (), None, lbl, where))
                 load = self.eb.load(tmp, index_vars(len(domain)), body.dtype)
                 copies.append(Stage(name, "pointwise", domain, load, (), None, full[0][3], where,
@@ -473,7 +497,23 @@ def _size_symbols(buffers, stages) -> tuple:
     for s in stages:
         for d in s.domain:
             names |= {x.name for x in sympy.sympify(d).free_symbols}
+    names = {n for n in names if not n.startswith("lv")}       # induction variables: local
     return tuple(sorted(names, key=lambda n: (n[0], int(n[1:].split("_")[0]), n)))
+
+
+def _loop_dependent(d) -> bool:
+    return any(s.name.startswith("lv") for s in getattr(d, "free_symbols", ()))
+
+
+def _loop_symbols(stages) -> tuple:
+    """Names of the induction variables of the program's loops, outermost first."""
+    out = []
+    for s in stages:
+        if s.kind == "for":
+            out.append(s.control["var"])
+        for region in s.regions:
+            out += _loop_symbols(region)
+    return tuple(out)
 
 
 INLINE_LIMIT = 256      # ops in one inlined expression before a producer gets a buffer
@@ -494,8 +534,9 @@ def materialized(graph: Graph) -> set:
       while one read through another view is new code (a time step read at five offsets).
     """
     compute = [n for n in graph.nodes
-               if n.op not in LEAF_OPS and n.op not in VIEW_OPS
-               and n.op not in ("reduce", "extern", "scan", "iota", "random")]
+               if n.op not in LEAF_OPS and n.op not in VIEW_OPS and n.op not in CONTROL_OPS
+               and n.op not in ("reduce", "extern", "scan", "iota", "random", "carry",
+                                "loop_out")]
     paths: dict = {}
     for node in graph.nodes:
         if node.op in VIEW_OPS:

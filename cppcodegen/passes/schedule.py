@@ -31,6 +31,7 @@ class Kernel:
     locals: set = field(default_factory=set)     # buffers kept in local variables
     parallel: bool = False
     parallel_if: str = ""          # symbolic sizes: the C++ condition for running in parallel
+    regions: tuple = ()            # form 'control': the kernels of each body of its stage
 
     def describe(self) -> str:
         return f"{self.name}: {self.form} outer={list(self.outer)} stages={[s.name for s in self.stages]}"
@@ -99,17 +100,50 @@ def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
 
 
 def schedule(program: LoopProgram, opts: Options) -> list:
+    """Kernels in execution order; a control stage (a loop, a branch) is one kernel of form
+    'control' whose ``regions`` are scheduled the same way (fusion stays inside a body)."""
+    counter = [0]
+    kernels = _group(program, program.stages, opts, counter)
+    _finish(program, kernels, opts)
+    return kernels
+
+
+def all_kernels(kernels) -> list:
+    """Every kernel, those inside control kernels' regions too, in program order."""
+    out = []
+    for k in kernels:
+        out.append(k)
+        for region in k.regions:
+            out += all_kernels(region)
+    return out
+
+
+def _group(program, stages, opts, counter) -> list:
     kernels: list[Kernel] = []
-    for stage in program.stages:
-        if opts.fuse and kernels and _can_join(kernels[-1], stage):
+    for stage in stages:
+        if stage.control is not None:
+            k = Kernel(f"kernel{counter[0]}", "control", (), [stage])
+            counter[0] += 1
+            k.regions = tuple(_group(program, region, opts, counter) for region in stage.regions)
+            kernels.append(k)
+        elif opts.fuse and kernels and kernels[-1].form != "control" and _can_join(kernels[-1], stage):
             kernels[-1].stages.append(stage)
         else:
-            kernels.append(_new_kernel(stage, len(kernels), program))
+            kernels.append(_new_kernel(stage, counter[0], program))
+            counter[0] += 1
+    return kernels
+
+
+def _finish(program, top, opts):
+    kernels = all_kernels(top)
     _choose_locals(program, kernels)
     for k in kernels:
         if _wants_tiles(program, k):
             k.form = "tiled"
     for k in kernels:
+        if k.form == "control":
+            k.name = f"{k.name}_{k.stages[0].kind}"
+            continue
         sizes = [s.numel() for s in k.stages]
         if all(isinstance(n, int) for n in sizes):
             k.parallel = opts.parallel and max(sizes) >= opts.parallel_threshold
@@ -120,7 +154,6 @@ def schedule(program: LoopProgram, opts: Options) -> list:
                                         for n in dict.fromkeys(sizes))
         k.name = (f"{k.name}_{_extern_name(k.stages[0])}" if k.form in ("extern", "gemm")
                   else _kernel_name(k))
-    return kernels
 
 
 def _choose_locals(program: LoopProgram, kernels: list):
