@@ -15,9 +15,6 @@ OVER_BUDGET = {
     "cppcodegen.frontend.trace": "split into frontend modules pending (issue 18 follow-up)",
     "cppcodegen.backend.codegen": "split pending (issue 18 follow-up)",
     "cppcodegen.integrations.dask": "split pending (issue 18 follow-up)",
-    "cppcodegen.frontend.control": "split pending: statements / iteration specs (issue 15)",
-    "cppcodegen.frontend.capture": "split pending: scope analysis / rewriting (issue 15)",
-    "cppcodegen.passes.lower": "writebacks to their own module pending (issue 15)",
 }
 
 

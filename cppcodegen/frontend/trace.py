@@ -19,7 +19,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ..ir import ufuncs
 from ..errors import DataDependentError, TraceError, UnsupportedError, user_location
 from ..ir.graph import Graph, Node, flatten_tree, make_node, map_tree, toposort
-from . import effects as _control
+from . import effects
 
 
 class ConstArray:
@@ -426,8 +426,8 @@ def _update(a: Proxy, node: Node):
             new = _unview(chain[k], levels[k], new)
         _update(base, new)
         a._base = (base, base.node, chain)
-    if _control.UPDATED:
-        _control.note_update(a, a._node)
+    if effects.UPDATED:           # (a loop body or branch being traced records it)
+        effects.note_update(a, a._node)
     a._node = node
     a.version += 1
 

@@ -64,15 +64,16 @@ class Node:
         return f"Node({self.op}, shape={self.shape}, dtype={self.dtype})"
 
 
-MADE: list = []     # while a region is traced: one set per open region, of the ids of the
-                    # nodes made since it opened (frontend/control.py reads them)
+MADE: list = []     # while a region is traced: one dict per open region, id -> node, of the
+                    # nodes made since it opened (frontend/carried.py reads them; the dict
+                    # keeps them alive, so an id is never reused for another node meanwhile)
 
 
 def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
     node = Node(op, tuple(inputs), tuple(sorted(attrs.items())), tuple(map(_dim, shape)),
                 np.dtype(dtype), where)
     for made in MADE:
-        made.add(id(node))
+        made[id(node)] = node
     return node
 
 
@@ -116,8 +117,13 @@ class Graph:
     def all_names(self) -> dict:
         """Names of every node, those inside regions too (as ``text`` prints them)."""
         names = self.names()
-        for n in self.nodes:
-            node_lines(n, names)
+
+        def visit(nodes):
+            for n in nodes:
+                for region in regions(n):
+                    region.name(names)
+                    visit(region.nodes)
+        visit(self.nodes)
         return names
 
     def text(self, with_locations: bool = False) -> str:
@@ -207,12 +213,16 @@ class Region:
     nodes: tuple
     results: tuple
 
-    def text(self, names: dict, indent: str, with_locations=False) -> list:
+    def name(self, names: dict) -> None:
+        """Adds this region's nodes to ``names`` (numbered after those already there)."""
         base = len(names)
         for k, p in enumerate(self.params):
             names[id(p)] = f"%c{base}.{k}"
         for k, n in enumerate(self.nodes):
             names[id(n)] = f"%{base}.{k}"
+
+    def text(self, names: dict, indent: str, with_locations=False) -> list:
+        self.name(names)
         lines = [indent + "(" + ", ".join(f"{names[id(p)]} : {p.dtype}{list(p.shape)}"
                                           for p in self.params) + ") ->"]
         for n in self.nodes:

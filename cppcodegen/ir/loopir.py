@@ -157,28 +157,34 @@ class LoopProgram:
 def _stage_lines(stages, indent) -> list:
     lines = []
     for s in stages:
-        if True:
-            if s.control is not None:
-                c = s.control
-                head = {"for": lambda: f"for {c['var']} in range({c['start']}, {c['stop']}, {c['step']})"
-                               + (f" while {c['test']}" if c.get("test") else ""),
-                        "while": lambda: f"while {c['cond']}", "if": lambda: f"if {c['cond']}"}[s.kind]()
-                lines.append(f"{indent}{head}:   # {s.where}")
-                for k, region in enumerate(s.regions):
-                    if k:
-                        lines.append(f"{indent}{'else' if s.kind == 'if' else 'do'}:")
-                    lines += _stage_lines(region, indent + "    ")
-                continue
-            if s.kind == "extern":
-                args = [a + (".mT" if t else "") for a, t in zip(s.args, s.transposed or [0] * len(s.args))]
-                lines.append(f"{indent}extern {s.name} = {s.extern}({', '.join(args)}) -> {list(s.domain)}")
-                continue
+        if s.control is not None:
+            lines += _control_lines(s, indent)
+        elif s.kind == "extern":
+            args = [a + (".mT" if t else "") for a, t in zip(s.args, s.transposed or [0] * len(s.args))]
+            lines.append(f"{indent}extern {s.name} = {s.extern}({', '.join(args)}) -> {list(s.domain)}")
+        else:
             head = f"{s.kind} {s.name} over {list(s.domain)}"
             if s.store is not None:
                 head = f"{s.kind} {s.name}[{', '.join(map(str, s.store))}] over {list(s.domain)}"
             if s.kind in ("reduction", "scan"):
                 head += f" {s.reduction} axes={list(s.reduce_axes)}"
             lines.append(f"{indent}{head}:  {format_expr(s.body)}")
+    return lines
+
+
+def _control_lines(s, indent) -> list:
+    c = s.control
+    if s.kind == "for":
+        head = f"for {c['var']} in range({c['start']}, {c['stop']}, {c['step']})"
+        if c.get("test"):
+            head += f" while {c['test']}"
+    else:
+        head = f"{s.kind} {c['cond']}"
+    lines = [f"{indent}{head}:   # {s.where}"]
+    for k, region in enumerate(s.regions):
+        if k:
+            lines.append(f"{indent}{'else' if s.kind == 'if' else 'do'}:")
+        lines += _stage_lines(region, indent + "    ")
     return lines
 
 

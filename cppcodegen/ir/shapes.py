@@ -36,14 +36,6 @@ def loop_symbol(k: int) -> sympy.Symbol:
     return sympy.Symbol(f"lv{k}", integer=True)
 
 
-def sympy_max(*xs):
-    return sympy.Max(*[canon(x) for x in xs])
-
-
-def sympy_min(*xs):
-    return sympy.Min(*[canon(x) for x in xs])
-
-
 class LoopDependent(Exception):
     """A fact about sizes that holds for some iterations of a compiled loop and not others."""
 
@@ -150,29 +142,31 @@ class ShapeEnv:
         """``rel`` in every iteration of the enclosing compiled loops (an empty iteration
         decides nothing): True or False when it is the same for all, guarded on the sizes;
         otherwise ``LoopDependent``."""
-        e = rel.lhs
-        lo, hi = self._extreme(e, False), self._extreme(e, True)
+        lo, hi = self._extreme(rel.lhs, False), self._extreme(rel.lhs, True)
         if lo is None or hi is None:
             raise LoopDependent(rel)
+        negate = isinstance(rel, sympy.Ne)
         if isinstance(rel, sympy.GreaterThan):
-            yes, no = sympy.Ge(lo, 0), sympy.Lt(hi, 0)
+            cases = [(True, sympy.Ge(lo, 0)), (False, sympy.Lt(hi, 0))]
         elif isinstance(rel, sympy.StrictGreaterThan):
-            yes, no = sympy.Gt(lo, 0), sympy.Le(hi, 0)
-        else:
-            same = lo == hi
-            if isinstance(rel, sympy.Eq):
-                yes, no = sympy.And(sympy.Eq(lo, 0), same), sympy.Or(sympy.Gt(lo, 0), sympy.Lt(hi, 0))
-            else:
-                yes, no = sympy.Or(sympy.Gt(lo, 0), sympy.Lt(hi, 0)), sympy.And(sympy.Eq(lo, 0), same)
-        for value, fact in ((True, yes), (False, no)):
-            fact = sympy.simplify(fact) if not isinstance(fact, sympy.Rel) else fact
-            if fact in (sympy.true, sympy.false):
-                if fact == sympy.true:
-                    return value
-                continue
-            if isinstance(fact, sympy.Rel) and self.decide(fact):
-                return value
+            cases = [(True, sympy.Gt(lo, 0)), (False, sympy.Le(hi, 0))]
+        else:                           # == 0 (!= 0 negated): zero throughout, or never
+            cases = [(False, sympy.Gt(lo, 0)), (False, sympy.Lt(hi, 0))]
+            if sympy.expand(lo - hi) == 0:
+                cases.append((True, sympy.Eq(lo, 0)))
+        for value, fact in cases:
+            if self._holds(fact):
+                self.decide(fact)       # (recorded as a guard unless implied)
+                return value != negate
         raise LoopDependent(rel)
+
+    def _holds(self, rel) -> bool:
+        """The truth of ``rel`` (no loop indices in it) in this call, without a guard."""
+        rel = _normalize(rel)
+        if rel in (sympy.true, sympy.false):
+            return bool(rel)
+        known = self.known(rel)
+        return known if known is not None else bool(rel.xreplace(self.hints))
 
     def specialize(self, expr) -> int:
         """``expr`` as a plain int: its value now, guarded."""
@@ -201,6 +195,11 @@ _LOCAL = threading.local()
 
 def current() -> ShapeEnv | None:
     return getattr(_LOCAL, "env", None)
+
+
+def set_current(env) -> None:
+    """Makes ``env`` (or None) the trace's shape environment from now on."""
+    _LOCAL.env = env
 
 
 class active:

@@ -13,7 +13,6 @@ induction variable, and inside the region otherwise (``Buffer.role == 'local'``)
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ..ir.graph import CONTROL_OPS, Graph
 from ..ir.loopir import Stage, index_vars
@@ -25,30 +24,24 @@ class ControlLowering:
     def lower_control(self, node):
         n = node.attr("ncarry")
         first = 1 if node.op == "if" else 0
-        inits = node.inputs[first:first + n]
-        carry = [self._carry_buffer(node, k, init) for k, init in enumerate(inits)]
+        carry = [self._carry_buffer(node, k, init)
+                 for k, init in enumerate(node.inputs[first:first + n])]
         self.carry_of[id(node)] = carry
-        control = {"where": node.where}
-        bodies = []
         if node.op == "if":
-            control["cond"] = self.realize(node.inputs[0])
-            for region in (node.attr("then"), node.attr("orelse")):
-                bodies.append(self._lower_region(region, carry))
+            control = {"cond": self.realize(node.inputs[0])}
+            regions = [self._lower_region(node.attr(r), carry)[0] for r in ("then", "orelse")]
         elif node.op == "while":
-            cond, body = node.attr("cond"), node.attr("body")
-            stages, (test,) = self._lower_region(cond, carry, results=False)
-            control["cond"] = test
-            bodies += [(stages, ()), self._lower_region(body, carry)]
+            cond, (test,) = self._lower_region(node.attr("cond"), carry, writes=False)
+            control = {"cond": test}
+            regions = [cond, self._lower_region(node.attr("body"), carry)[0]]
         else:
-            control.update(var=node.attr("var"), start=node.attr("start"),
-                           stop=node.attr("stop"), step=node.attr("step"))
-            body = node.attr("body")
-            stages, tests = self._lower_region(body, carry, test=node.attr("test"))
-            control["test"] = tests[0] if tests else None
-            bodies.append((stages, ()))
-        self.stages.append(Stage("", node.op, (), None, nodes=self.names.get(id(node), node.op),
-                                 where=node.where, control=control,
-                                 regions=tuple(stages for stages, _ in bodies)))
+            body, tests = self._lower_region(node.attr("body"), carry)
+            control = {"var": node.attr("var"), "start": node.attr("start"),
+                       "stop": node.attr("stop"), "step": node.attr("step"),
+                       "test": tests[0] if tests else None}
+            regions = [body]
+        self.stages.append(Stage("", node.op, (), None, nodes=self.names[id(node)],
+                                 where=node.where, control=control, regions=tuple(regions)))
 
     def _carry_buffer(self, node, k, init) -> str:
         """The buffer of carried value ``k``: the buffer ``init`` is in, when nothing reads
@@ -82,8 +75,8 @@ class ControlLowering:
                     stack.append(u)
         return True
 
-    def _lower_region(self, region, carry, results=True, test=False):
-        """The stages of one region (its carried values written back when ``results``) and
+    def _lower_region(self, region, carry, writes=True):
+        """The stages of one region (its carried values written back when ``writes``) and
         the buffers of its extra results (a while-condition's bool, a loop's go-on test)."""
         saved, self.stages = self.stages, []
         for p, buf in zip(region.params, carry):
@@ -92,9 +85,9 @@ class ControlLowering:
                     leaves=list(region.results))
         saved_users, self.users = self.users, users_of(region.nodes, region.results)
         self.lower_nodes(sub, outputs=set())
-        extra = region.results if not results else region.results[len(carry):]
+        extra = region.results[len(carry):] if writes else region.results
         tests = tuple(self.realize(r) for r in extra)
-        if results:
+        if writes:
             pairs = [(buf, p, r) for buf, p, r in zip(carry, region.params, region.results)
                      if r is not p and self.buffer_of.get(id(r)) != buf]
             self.write_back(pairs)
@@ -113,6 +106,3 @@ def users_of(nodes, results) -> dict:
         out.setdefault(id(r), []).append(None)
     return out
 
-
-def has_control(graph) -> bool:
-    return any(n.op in CONTROL_OPS for n in graph.nodes)

@@ -10,6 +10,7 @@ reduced axes loop outside them.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -102,8 +103,7 @@ def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
 def schedule(program: LoopProgram, opts: Options) -> list:
     """Kernels in execution order; a control stage (a loop, a branch) is one kernel of form
     'control' whose ``regions`` are scheduled the same way (fusion stays inside a body)."""
-    counter = [0]
-    kernels = _group(program, program.stages, opts, counter)
+    kernels = _group(program, program.stages, opts, itertools.count())
     _finish(program, kernels, opts)
     return kernels
 
@@ -122,15 +122,13 @@ def _group(program, stages, opts, counter) -> list:
     kernels: list[Kernel] = []
     for stage in stages:
         if stage.control is not None:
-            k = Kernel(f"kernel{counter[0]}", "control", (), [stage])
-            counter[0] += 1
+            k = Kernel(f"kernel{next(counter)}", "control", (), [stage])
             k.regions = tuple(_group(program, region, opts, counter) for region in stage.regions)
             kernels.append(k)
-        elif opts.fuse and kernels and kernels[-1].form != "control" and _can_join(kernels[-1], stage):
+        elif opts.fuse and kernels and _can_join(kernels[-1], stage):
             kernels[-1].stages.append(stage)
         else:
-            kernels.append(_new_kernel(stage, counter[0], program))
-            counter[0] += 1
+            kernels.append(_new_kernel(stage, next(counter), program))
     return kernels
 
 

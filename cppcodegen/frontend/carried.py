@@ -1,0 +1,356 @@
+"""The values a loop or a branch carries, and the regions traced with them.
+
+In: a captured construct's state (the names its body assigns, with getters and setters into
+the user's frame) and its body functions. Out: ``Region``s (``ir/graph.py``) whose parameters
+stand for the carried values and whose results are their values at the end, and the nodes
+the construct leaves behind (``loop_out``).
+
+Carried values are the names the body assigns and every traced array it updates in place
+(``effects.py`` reports those). A name that starts bound to an array is carried as that array,
+so an update through the name reaches every alias, until the body binds the name to another
+array. The body runs with a ``carry`` placeholder per value; when a result's dtype differs
+from its placeholder's (``s = 0`` then ``s += a[i]`` with float ``a``) the dtype is unified
+as NumPy would end up with it and the body runs again, likewise when it updates an array
+that was not carried yet. What cannot be carried raises ``Unroll``: the tracer then runs the
+loop with Python (unrolled), as it did before loops were captured.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TraceError
+from ..ir.graph import MADE, Region, make_node, region_order
+from . import effects
+from . import trace as T
+from .capture import UNDEFINED
+from .iteration import has_loop_symbol, size_proxy, symbolic_int
+
+INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
+                        # the node); trace_function checks that none is read outside it
+
+
+class Unroll(Exception):
+    """Raised out of a construct that cannot be captured: the trace runs again with the
+    loop at ``where`` executed by Python."""
+
+    def __init__(self, where: str, reason: str):
+        super().__init__(f"{reason} (loop at {where})")
+        self.where, self.reason = where, reason
+
+
+# --------------------------------------------------------------------------- values
+
+def is_traced(x) -> bool:
+    return isinstance(x, T.Proxy) or (symbolic_int(x) and has_loop_symbol(x))
+
+
+def as_scalar(p):
+    """A traced array of one element as a 0-d value."""
+    if not p.node.shape:
+        return p
+    if any(d != 1 for d in p.node.shape):
+        raise ValueError("The truth value of an array with more than one element is "
+                         "ambiguous. Use a.any() or a.all()")
+    return T.wrap(make_node("reshape", (p.node,), (), p.dtype, T.user_location()),
+                  weak=p.weak, scalar=True)
+
+
+def truth(x):
+    """A Python bool for a concrete value; a traced 0-d bool for a traced one."""
+    if symbolic_int(x) and has_loop_symbol(x):
+        x = size_proxy(x.expr)
+    if isinstance(x, T.Proxy):
+        x = as_scalar(x)
+        return x if x.dtype == np.bool_ else np.not_equal(x, 0)
+    return bool(x)
+
+
+class _Snapshot:
+    """A traced value as it was when a region ended (later regions rebind the proxies)."""
+
+    def __init__(self, proxy):
+        self.proxy, self.node = proxy, proxy.node
+        self.dtype, self.weak, self.scalar = proxy.dtype, proxy.weak, proxy.scalar
+
+
+def _type_of(value):
+    """(dtype, weak, shape, scalar) of a carried value; None for UNDEFINED; "other" for what
+    cannot be carried (lists, functions, ...)."""
+    if value is UNDEFINED:
+        return None
+    if isinstance(value, (_Snapshot, T.Proxy)):
+        return (value.dtype, bool(value.weak), tuple(value.node.shape), bool(value.scalar))
+    if isinstance(value, (bool, np.bool_)):
+        return (np.dtype(bool), False, (), True)
+    if isinstance(value, int) or symbolic_int(value):
+        return (np.dtype(np.int64), True, (), True)
+    if isinstance(value, float):
+        return (np.dtype(np.float64), True, (), True)
+    if isinstance(value, np.generic):
+        return (value.dtype, False, (), True)
+    return "other"
+
+
+def _unify(a, b):
+    """The type both values fit: NumPy's promotion, Python scalars weak (NEP 50)."""
+    if a is None or b is None:
+        return a if b is None else b
+    (da, wa, sa, ca), (db, wb, sb, cb) = a, b
+    if sa != sb:
+        raise ValueError("shape")
+    if wa != wb:                    # a weak Python scalar takes the strong dtype's kind rules
+        strong, weak = (db, da) if wa else (da, db)
+        dt = np.result_type(strong, weak.type(0).item())
+    else:
+        dt = np.result_type(da, db)
+    return (np.dtype(dt), wa and wb, sa, ca or cb)
+
+
+class _Slot:
+    """One carried value: a name the body assigns, or an array it updates in place."""
+
+    def __init__(self, name=None, proxy=None, init=None):
+        self.name, self.proxy, self.init = name, proxy, init
+        array = isinstance(init, T.Proxy)
+        self.alias = name is not None and array and init._base is None
+        self.init_node = init.node if array else None
+        self.placeholder = None     # the fresh proxy bound to the name (not an alias)
+
+    def describe(self) -> str:
+        return f"variable '{self.name}'" if self.name else "an array updated in place"
+
+
+# --------------------------------------------------------------------------- regions
+
+class Carried:
+    """The carried values of one construct, and its regions traced until their types hold."""
+
+    def __init__(self, names, get_state, set_state, where):
+        self.names, self.get, self.set, self.where = tuple(names), get_state, set_state, where
+        self.init_state = tuple(get_state())
+        self.slots, self.types = [], []   # per slot: (dtype, weak, shape, scalar) or None
+        for name, value in zip(self.names, self.init_state):
+            t = _type_of(value)
+            if t != "other":
+                self.slots.append(_Slot(name=name, init=value))
+                self.types.append(t)
+        self.free = ()              # outer nodes the regions read
+        self.never = False          # a while-condition False before any iteration
+        self.made = {}              # every node made in the regions (id -> node)
+
+    def _index(self, slot) -> int:
+        return self.names.index(slot.name)
+
+    def restore(self):
+        self.set(self.init_state)
+        for slot in self.slots:
+            if slot.proxy is not None:
+                slot.proxy._node = slot.init
+            elif slot.init_node is not None:
+                slot.init._node = slot.init_node
+
+    def inits(self) -> tuple:
+        """The carried values' nodes when the construct starts, in their carried types."""
+        out = []
+        for slot, t in zip(self.slots, self.types):
+            if t is None:
+                continue
+            dtype, shape = t[0], t[2]
+            if slot.proxy is not None:
+                node = slot.init
+            elif slot.init_node is not None:
+                node = slot.init_node
+            else:
+                node = T.as_node(0 if slot.init is UNDEFINED else slot.init)
+            node = T.cast_node(node, dtype)
+            out.append(node if node.shape == shape else T.broadcast_node(node, shape))
+        return tuple(out)
+
+    def _enter(self) -> list:
+        """Binds a placeholder for every carried value; returns them (None: no value yet)."""
+        params = []
+        state = list(self.init_state)
+        for k, (slot, t) in enumerate(zip(self.slots, self.types)):
+            if t is None:           # first bound in the body: no value on entry
+                params.append(None)
+                state[self._index(slot)] = UNDEFINED
+                continue
+            dtype, weak, shape, scalar = t
+            p = make_node("carry", (), shape, dtype, self.where, index=k)
+            params.append(p)
+            if slot.proxy is not None:
+                slot.proxy._node = p
+            elif slot.alias:
+                slot.init._node = p
+            else:
+                slot.placeholder = T.wrap(p, weak=weak, scalar=scalar)
+                state[self._index(slot)] = slot.placeholder
+        self.set(tuple(state))
+        return params
+
+    def run(self, fns, test_first=False, continue_test=False) -> list:
+        """One region per function of ``fns`` (a while's condition first with
+        ``test_first``; a loop body returning its go-on test with ``continue_test``)."""
+        for _ in range(8):
+            regions = self._attempt(fns, test_first, continue_test)
+            if regions is not None:
+                return regions
+            self.restore()
+        raise TraceError(f"the values carried by the loop at {self.where} do not settle on "
+                         "one dtype and shape")
+
+    def _trace(self, fn, extra_test: bool):
+        """Runs ``fn`` on placeholders: (params, nodes made, carried values at its end,
+        its extra result as a bool node or None, the updates it made, whether that extra
+        result is False before anything ran)."""
+        params = self._enter()
+        made, updated = {}, []
+        MADE.append(made)
+        effects.UPDATED.append(updated)
+        try:
+            extra = fn()
+            state = self.get()
+            values = []
+            for s in self.slots:
+                v = s.proxy if s.proxy is not None else state[self._index(s)]
+                values.append(_Snapshot(v) if isinstance(v, T.Proxy) else v)
+            never = False
+            if extra_test:
+                t = truth(extra)
+                never = t is False      # (a while-condition: False whatever is carried)
+                extra = T.as_node(t) if isinstance(t, bool) else t.node
+            else:
+                extra = None
+        finally:
+            MADE.pop()
+            effects.UPDATED.pop()
+        for name, init, now in zip(self.names, self.init_state, state):
+            if _type_of(init) == "other" and now is not init:
+                raise TraceError(f"variable '{name}' ({type(init).__name__}) is rebound "
+                                 f"in the loop or branch at {self.where}")
+        self.made.update(made)
+        return params, made, values, extra, updated, never
+
+    def _attempt(self, fns, test_first, continue_test):
+        """The regions, or None when the carried values or their types changed."""
+        traced, settled = [], True
+        for k, fn in enumerate(fns):
+            is_cond = test_first and k == 0
+            params, made, values, extra, updated, never = self._trace(fn, is_cond or continue_test)
+            if is_cond and never:
+                self.never = True
+                return []
+            fresh = {id(s.placeholder) for s in self.slots
+                     if s.placeholder is not None and isinstance(s.init, T.Proxy)}
+            if any(id(proxy) in fresh for proxy, _ in updated):
+                raise Unroll(self.where, "an array is updated in place through a name that "
+                             "the loop binds to another array")
+            # arrays made before the construct and updated in it: carried from now on
+            known = {id(s.proxy) for s in self.slots if s.proxy is not None}
+            known |= {id(s.init) for s in self.slots if s.alias}
+            for proxy, before in updated:
+                if proxy._base is None and id(proxy) not in known and id(before) not in made:
+                    self.slots.append(_Slot(proxy=proxy, init=before))
+                    self.types.append((proxy.dtype, False, tuple(before.shape), False))
+                    known.add(id(proxy))
+                    settled = False
+            traced.append((params, made, values, extra))
+        for i, slot in enumerate(self.slots):   # a name bound to another array: a name
+            if slot.alias and not all(getattr(t[2][i], "proxy", None) is slot.init
+                                      for t in traced):
+                slot.alias = False
+                settled = False
+        if not settled:
+            return None
+        loop = len(fns) == 1 or test_first
+        bodies = traced[1:] if test_first else traced
+        new = []
+        for i, slot in enumerate(self.slots):
+            results = [_type_of(t[2][i]) for t in bodies]
+            t = self.types[i]
+            try:
+                for r in results:
+                    t = _unify(t, r)
+            except ValueError:
+                t = "shape"
+            if "other" in results or t == "shape":
+                raise TraceError(f"{slot.describe()} changes its shape or kind in the loop or "
+                                 f"branch at {self.where}; a carried value keeps one shape")
+            if not loop and None in results:    # an if that binds it on one way only
+                t = None
+            new.append(t)
+        changed = loop and any(a is not None and a != b for a, b in zip(self.types, new))
+        self.types = new
+        if changed:
+            return None
+        return self._regions(traced, test_first)
+
+    def _regions(self, traced, test_first) -> list:
+        regions, free = [], {}
+        for k, (params, made, values, extra) in enumerate(traced):
+            params = [p if p is not None or t is None else
+                      make_node("carry", (), t[2], t[0], self.where, index=i)
+                      for i, (p, t) in enumerate(zip(params, self.types))]
+            if test_first and k == 0:
+                results = [extra]
+            else:
+                MADE.append(made)       # the casts of the results belong to the region
+                try:
+                    results = [self._result(v, p, t) for v, p, t in zip(values, params, self.types)
+                               if t is not None]
+                finally:
+                    MADE.pop()
+                if extra is not None:
+                    results.append(extra)
+            params = [p for p in params if p is not None]
+            nodes = region_order(results, params, lambda n, made=made: id(n) not in made)
+            mine = {id(n) for n in nodes} | {id(p) for p in params}
+            for n in list(nodes) + results:
+                for i in (n.inputs if id(n) in mine else (n,)):
+                    if id(i) not in mine:
+                        free.setdefault(id(i), i)
+            _check_region(nodes, self.where)
+            regions.append(Region(tuple(params), tuple(nodes), tuple(results)))
+        self.free = tuple(free.values())
+        return regions
+
+    @staticmethod
+    def _result(value, param, t):
+        if value is UNDEFINED:
+            return param
+        node = value.node if isinstance(value, _Snapshot) else T.as_node(value)
+        node = T.cast_node(node, t[0])
+        return node if node.shape == t[2] else T.broadcast_node(node, t[2])
+
+    def finish(self, node) -> None:
+        """The construct is ``node``: every carried value is now its ``loop_out``."""
+        state = list(self.init_state)
+        kept = [(s, t) for s, t in zip(self.slots, self.types) if t is not None]
+        for k, (slot, t) in enumerate(kept):
+            out = make_node("loop_out", (node,), t[2], t[0], self.where, index=k)
+            target = slot.proxy if slot.proxy is not None else slot.init if slot.alias else None
+            if target is not None:
+                target._node = out
+                target.version += 1
+            else:
+                state[self._index(slot)] = T.wrap(out, weak=t[1], scalar=t[3])
+        for slot, t in zip(self.slots, self.types):
+            if t is None and slot.name is not None:
+                state[self._index(slot)] = UNDEFINED
+        self.set(tuple(state))
+        for i, n in self.made.items():
+            INTERNAL.setdefault(i, (self.where, n))
+
+    @property
+    def ncarry(self) -> int:
+        return sum(t is not None for t in self.types)
+
+
+def _check_region(nodes, where):
+    for n in nodes:
+        if n.op == "random":
+            raise Unroll(where, "random numbers drawn in a loop")
+        if n.op == "extern":
+            from ..backend.gemmgen import native_matmul_node    # (sympy: lazily)
+            if not native_matmul_node(n):
+                raise Unroll(where, f"{n.attr('call')} runs as a NumPy call")

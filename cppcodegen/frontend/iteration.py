@@ -1,0 +1,172 @@
+"""What a compiled ``for`` iterates over, and the induction variables it binds.
+
+In: the iterable of a captured ``for`` (a ``range`` of ints or symbolic sizes, a traced array,
+``enumerate``/``zip``/``reversed`` of them). Out: a loop spec: the range of the induction
+variable (start, stop, step as sizes: ints or sympy expressions) and the item the body sees at
+each value of it (``i``, ``x[i]``, ``(i, x[i])``, ...).
+
+Induction variables are size symbols (``ir.shapes.loop_symbol``) registered in the trace's
+``ShapeEnv`` with their lowest and highest value, so facts about sizes are decided for every
+iteration at once. sympy is imported here only once a loop is traced.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ..errors import TraceError
+from . import trace as T
+
+
+def _shapes():
+    from ..ir import shapes     # sympy: only when a loop is traced (warm starts trace without)
+    return shapes
+
+
+def symbolic_int(value) -> bool:
+    """A size from the user's code (``x.shape[0]`` under dynamic shapes, a loop's index)."""
+    return T._is_dim(value) and hasattr(value, "expr")
+
+
+def has_loop_symbol(x) -> bool:
+    env = T._shapes().current() if T._dynamic() else None
+    expr = getattr(x, "expr", x)
+    return env is not None and bool(getattr(expr, "free_symbols", set()) & set(env.loops))
+
+
+def size_proxy(expr):
+    """A size expression as a traced int64 value (weak, like a Python int)."""
+    n = T._size_operand(_shapes().canon(expr))
+    return n if isinstance(n, T.Proxy) else T.wrap(T.as_node(n), weak=True, scalar=True)
+
+
+def size_value(a):
+    """A range bound as a size: an int, or a sympy expression of sizes and loop indices."""
+    if isinstance(a, (bool, np.bool_, int, np.integer)):
+        return int(a)
+    if isinstance(a, T.Proxy):
+        raise TraceError("a loop bound computed from array values is not supported yet; "
+                         "use a size, a Python int or an argument")
+    return _shapes().canon(a)
+
+
+def concrete_int(x) -> int:
+    return x if isinstance(x, int) else _shapes().as_int(x)
+
+
+def enter_loop(first, last):
+    """A new induction variable ranging over [first, last] (as the user's code sees it)."""
+    sh = _shapes()
+    env = sh.current()
+    if env is None:                 # a static trace: sizes are ints, loops need symbols
+        env = sh.ShapeEnv({})
+        sh.set_current(env)         # (until trace_function puts the caller's back)
+    sh.TRACED_VALUE = size_proxy
+    sym = sh.loop_symbol(len(env.loops) + len(env.retired))
+    env.loops[sym] = (first, last)
+    return sh.SymInt(sym)
+
+
+def leave_loop(var) -> None:
+    env = _shapes().current()
+    env.retired[var.expr] = env.loops.pop(var.expr)
+
+
+class LoopSpec:
+    """An induction variable's range (start, stop, step) and the body's item at each value."""
+    start = stop = step = 0
+
+    @property
+    def first(self):
+        return self.start
+
+    @property
+    def last(self):
+        return self.stop - 1 if self.step > 0 else self.stop + 1
+
+    def item(self, var):
+        return var
+
+    def python_items(self):
+        """The items as Python runs them (an unrolled loop)."""
+        return (self.item(concrete_int(i)) for i in builtins.range(
+            concrete_int(self.start), concrete_int(self.stop), self.step))
+
+
+class LoopRange(LoopSpec):
+    def __init__(self, *args):
+        if len(args) == 1:
+            args = (0, args[0], 1)
+        elif len(args) == 2:
+            args = (args[0], args[1], 1)
+        start, stop, step = (size_value(a) for a in args)
+        if not isinstance(step, int):
+            raise TraceError("range() with a step that is not a constant int is not supported "
+                             "in a compiled loop")
+        if step == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        self.start, self.stop, self.step = start, stop, step
+
+    def reversed(self):
+        if abs(self.step) != 1:
+            raise TraceError("reversed() of a range with a step other than 1 is not supported")
+        r = LoopRange.__new__(LoopRange)
+        r.start, r.stop, r.step = self.last, self.first - self.step, -self.step
+        return r
+
+
+class ArrayIter(LoopSpec):
+    """``for row in x``: the rows of a traced array."""
+
+    def __init__(self, array):
+        if not array.node.shape:
+            raise TypeError("iteration over a 0-d array")
+        self.array = array
+        self.start, self.stop, self.step = 0, size_value(array.node.shape[0]), 1
+
+    def item(self, var):
+        return self.array[var]
+
+
+class Enumerate(LoopSpec):
+    def __init__(self, inner, start=0):
+        if inner.step != 1:
+            raise TraceError("enumerate() over a range with a step other than 1 is not supported")
+        self.inner, self.offset = inner, start
+        self.start, self.stop, self.step = inner.start, inner.stop, 1
+
+    def item(self, var):
+        return (var - self.inner.start + self.offset, self.inner.item(var))
+
+
+class Zip(LoopSpec):
+    def __init__(self, *inner):
+        if any(s.step != 1 for s in inner):
+            raise TraceError("zip() over a range with a step other than 1 is not supported")
+        import sympy        # (only with a loop traced: sympy is loaded already)
+        self.inner = inner
+        self.start, self.step = 0, 1
+        self.stop = _shapes().canon(sympy.Min(*[sympy.Max(s.stop - s.start, 0) for s in inner]))
+
+    def item(self, var):
+        return tuple(s.item(var + s.start) for s in self.inner)
+
+
+def loop_spec(it):
+    """The spec of a ``for``'s iterable, or None when Python iterates it (a list, a tuple)."""
+    if isinstance(it, LoopSpec):
+        return it
+    if isinstance(it, builtins.range):
+        return LoopRange(it.start, it.stop, it.step)
+    if isinstance(it, T.Proxy):
+        return ArrayIter(it)
+    return None
+
+
+def spec_of(it):
+    spec = loop_spec(it)
+    if spec is None:
+        raise TraceError(f"cannot iterate over {type(it).__name__} in a compiled loop together "
+                         "with a range or an array")
+    return spec

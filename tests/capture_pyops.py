@@ -1,0 +1,85 @@
+"""The plain-Python runtime of captured functions (the oracle of tests/test_capture.py):
+every converted construct run with exact Python semantics on concrete values."""
+import builtins
+import types
+
+from cppcodegen.frontend.capture import UNDEFINED, convert
+
+
+class PythonOps:
+    """Executes converted control flow eagerly on concrete Python values.
+
+    convert_calls: if True, ``call(f, ...)`` converts plain Python user functions
+    (recursively, through capture.convert with this ops) before calling them.
+    """
+    UNDEFINED = UNDEFINED
+
+    def __init__(self, convert_calls=False, ops_name="__ccg"):
+        self.convert_calls = convert_calls
+        self.ops_name = ops_name
+        self.converted_calls = 0  # statistics, handy for tests
+
+    # -- statements -----------------------------------------------------------
+    def for_stmt(self, iter_, body, get_state, set_state, names, extra_test, where):
+        it = iter(iter_)
+        # extra_test is checked before pulling the next item (exact `break` semantics)
+        while extra_test is None or extra_test():
+            try:
+                item = next(it)
+            except StopIteration:
+                break
+            body(item)
+
+    def while_stmt(self, cond, body, get_state, set_state, names, where):
+        while cond():
+            body()
+
+    def if_stmt(self, test, then_, else_, get_state, set_state, names, where):
+        if test:
+            then_()
+        else:
+            else_()
+
+    # -- expressions ----------------------------------------------------------
+    def if_exp(self, cond, a, b, where):
+        return a() if cond else b()
+
+    def and_(self, *fs):
+        v = True
+        for f in fs:
+            v = f()
+            if not v:
+                return v
+        return v
+
+    def or_(self, *fs):
+        v = False
+        for f in fs:
+            v = f()
+            if v:
+                return v
+        return v
+
+    def not_(self, x):
+        return not x
+
+    # -- builtins -------------------------------------------------------------
+    range_ = staticmethod(builtins.range)
+    enumerate_ = staticmethod(builtins.enumerate)
+    zip_ = staticmethod(builtins.zip)
+    reversed_ = staticmethod(builtins.reversed)
+    max_ = staticmethod(builtins.max)
+    min_ = staticmethod(builtins.min)
+    abs_ = staticmethod(builtins.abs)
+    float_ = staticmethod(builtins.float)
+    int_ = staticmethod(builtins.int)
+    bool_ = staticmethod(builtins.bool)
+    len_ = staticmethod(builtins.len)
+
+    def call(self, f, /, *args, **kwargs):
+        if self.convert_calls and isinstance(f, (types.FunctionType, types.MethodType)):
+            g = convert(f, self, self.ops_name)
+            if g is not None:
+                self.converted_calls += 1
+                return g(*args, **kwargs)
+        return f(*args, **kwargs)
