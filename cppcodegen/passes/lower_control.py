@@ -14,7 +14,7 @@ induction variable, and inside the region otherwise (``Buffer.role == 'local'``)
 from __future__ import annotations
 
 
-from ..ir.graph import CONTROL_OPS, Graph
+from ..ir.graph import CONTROL_OPS, Graph, regions
 from ..ir.loopir import Stage, index_vars
 
 
@@ -24,7 +24,8 @@ class ControlLowering:
     def lower_control(self, node):
         n = node.attr("ncarry")
         first = 1 if node.op == "if" else 0
-        carry = [self._carry_buffer(node, k, init)
+        live = self._live_carries(node)
+        carry = [self._carry_buffer(node, k, init) if k in live else None
                  for k, init in enumerate(node.inputs[first:first + n])]
         self.carry_of[id(node)] = carry
         if node.op == "if":
@@ -59,6 +60,18 @@ class ControlLowering:
                                  None, f"carry {k} of {node.op}", node.where))
         return name
 
+    def _live_carries(self, node) -> set:
+        """The carried values that matter: read after the construct (a ``loop_out``) or read
+        by one of its regions. Others (a loop's index variable nobody reads) get no buffer."""
+        live = {u.attr("index") for u in self.users.get(id(node), ())
+                if u is not None and u.op == "loop_out"}
+        for region in regions(node):
+            users = users_of(region.nodes, ())
+            live |= {k for k, p in enumerate(region.params) if id(p) in users}
+            live |= {j for k, r in enumerate(region.results) for j, p in enumerate(region.params)
+                     if r is p and j != k}         # a result that is another one's value
+        return live
+
     def _dead_after(self, init, control) -> bool:
         """Is ``init`` read by nothing computed after ``control`` starts? (Users already in
         a buffer were computed before it; a result or another construct reads it later.)"""
@@ -80,7 +93,8 @@ class ControlLowering:
         the buffers of its extra results (a while-condition's bool, a loop's go-on test)."""
         saved, self.stages = self.stages, []
         for p, buf in zip(region.params, carry):
-            self.buffer_of[id(p)] = buf
+            if buf is not None:
+                self.buffer_of[id(p)] = buf
         sub = Graph(inputs=[], nodes=list(region.nodes), outputs=tuple(region.results),
                     leaves=list(region.results))
         saved_users, self.users = self.users, users_of(region.nodes, region.results)
@@ -89,7 +103,7 @@ class ControlLowering:
         tests = tuple(self.realize(r) for r in extra)
         if writes:
             pairs = [(buf, p, r) for buf, p, r in zip(carry, region.params, region.results)
-                     if r is not p and self.buffer_of.get(id(r)) != buf]
+                     if buf is not None and r is not p and self.buffer_of.get(id(r)) != buf]
             self.write_back(pairs)
         stages, self.stages = self.stages, saved
         self.users = saved_users
