@@ -714,6 +714,10 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     for name in program.sizes:
         signature.append((name, "int64_t", "scalar", "size"))
     args = ", ".join(f"{_abi_type(t, kind)} {n}_" for n, t, kind, _ in signature)
+    # 0-d temporaries that loops update (``s += a[i] * b[i]``) live in local variables of the
+    # entry, which the compiler keeps in registers once the kernels are inlined (in memory
+    # each iteration waits for the last one's store); written to memory when the entry ends
+    scalars = _loop_scalars(program, kernels) if len(segments) == 1 else set()
     ordered, seg = [], 0
     for i, calls in enumerate(segments):
         if i:
@@ -723,7 +727,10 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             w = CodeWriter()
             with w.indent(f'extern "C" void {ENTRY}{seg}({args or "void"}) {{'):
                 for n, t, kind, role in signature:
-                    if kind == "buffer":
+                    if n in scalars:
+                        w.line(f"{t} {n}_v{{}};   // a loop's scalar: in a register")
+                        w.line(f"{t}* {n} = &{n}_v;")
+                    elif kind == "buffer":
                         w.line(f"{t}* {n} = static_cast<{t}*>({n}_);")
                     else:
                         w.line(f"const {t} {n} = static_cast<{t}>({n}_);")
@@ -734,6 +741,9 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                     w.line(f"int64_t {n} = 0;   // a loop's induction variable")
                 for c in calls:
                     w.line(c)
+                for n, t, kind, role in signature:
+                    if n in scalars:
+                        w.line(f"static_cast<{t}*>({n}_)[0] = {n}_v;")
             parts.append(w.text())
             seg += 1
     return "\n".join(parts), signature, tuple(ordered)
@@ -782,6 +792,18 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
         out += body(k.regions[1])
         out.append("}")
     return out
+
+
+def _loop_scalars(program: LoopProgram, kernels) -> set:
+    """Names of the 0-d temporaries that kernels inside loops and branches read or write."""
+    inner = [sub for k in kernels if k.form == "control" for region in k.regions
+             for sub in all_kernels(region)]
+    names = {n for k in inner if k.form != "control" for s in k.stages
+             for m in (s.members or (s,))
+             for n in [m.name, *s.args] + [e.buf for e in walk(m.body) if isinstance(e, Load)]}
+    names |= {s.control[c] for k in inner + [k for k in kernels if k.form == "control"]
+              for s in k.stages if s.control for c in ("cond", "test") if s.control.get(c)}
+    return {n for n in names if program.buffers[n].role == "temp" and program.buffers[n].shape == ()}
 
 
 def _locals_written(program: LoopProgram, kernels) -> list:
