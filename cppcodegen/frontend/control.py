@@ -24,6 +24,7 @@ from ..errors import TraceError, UnsupportedError
 from ..ir.graph import make_node
 from . import trace as T
 from .capture import UNDEFINED, convert
+from .creation import constructors
 from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
 from .iteration import (LoopRange, Enumerate, Zip, enter_loop, has_loop_symbol, leave_loop,
                         loop_spec, size_proxy, spec_of, symbolic_int)
@@ -226,11 +227,11 @@ def trace_function(trace, fn, specs, args):
     cannot be captured is unrolled (traced again with it marked) where Python can run it."""
     ops = TraceOps()
     captured = convert(fn, ops) if _user_function(fn) else None
-    if captured is None:
-        return trace(fn, specs, args)
     shapes = sys.modules.get(_SHAPES)        # (not imported: no sympy on a warm start)
     saved = shapes.current() if shapes is not None else None
-    with T._TRACE_LOCK:         # (INTERNAL is the trace's)
+    with T._TRACE_LOCK, constructors():      # (INTERNAL and numpy's constructors: the trace's)
+        if captured is None:
+            return trace(fn, specs, args)
         return _trace_captured(trace, fn, captured, ops, specs, args, saved)
 
 

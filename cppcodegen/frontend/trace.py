@@ -1757,32 +1757,6 @@ def _size_operand(n):
                 weak=True)
 
 
-def _arange(original):
-    """np.arange during a trace: with a symbolic bound, an iota node; otherwise NumPy's."""
-    def arange(*args, **kwargs):
-        if not any(_is_dim(a) for a in args):
-            return original(*args, **kwargs)
-        sh = _shapes()
-        if kwargs.get("dtype") is not None or len(args) > 3:
-            _unsupported("np.arange with a symbolic bound and dtype=")
-        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args + (1,))[:3]
-        start, stop, step = sh.canon(start), sh.canon(stop), int(step)
-        if step == 0:
-            raise ValueError("Maximum allowed size exceeded")
-        length = sh.canon(stop - start) if step > 0 else sh.canon(start - stop)
-        if sh.less(length, 1):
-            return original(0)
-        if abs(step) > 1:
-            length = sh.canon(sh.floordiv(length - 1, abs(step)) + 1)
-        iota = wrap(make_node("iota", (), (length,), np.int64, user_location()))
-        if step != 1:
-            iota = np.multiply(iota, step)
-        if start != 0:
-            iota = np.add(iota, _size_operand(start))
-        return iota
-    return arange
-
-
 # --------------------------------------------------------------------------- driver
 
 _TRACE_LOCK = threading.RLock()
@@ -1816,14 +1790,12 @@ def trace(fn, arg_specs, args):
     inputs_by_arg = {n.attr("index"): n for n in inputs if n.op == "input"}
     with _TRACE_LOCK, np.errstate(all="ignore"), _shape_env(env):
         saved, _RandomState.slots = _patch_random(), 0
-        saved_arange, np.arange = np.arange, _arange(np.arange)
         _TraceState.args = args
         try:
             result = fn(*call_args)
         finally:
             for name, f in saved.items():
                 setattr(np.random, name, f)
-            np.arange = saved_arange
             _RandomState.slots = None
             _TraceState.args = None
     # an argument updated in place: its final value is written into the caller's array;

@@ -1,0 +1,283 @@
+"""Arrays made inside the traced function: ``np.zeros``, ``np.ones``, ``np.empty``,
+``np.full``, ``np.eye``, ``np.identity``, ``np.arange``, ``np.linspace`` and ``np.array`` of
+a list holding traced values.
+
+In: the user's call, with shapes from Python ints, array sizes (``x.shape[0]``, symbolic in
+a dynamic trace or inside a loop) or traced size expressions. Out: a proxy whose node is a
+broadcast constant or an ``iota`` expression: the array the user fills in place is then one
+buffer of the compiled program (its writes are ``setitem`` nodes that lowering fuses), not a
+NumPy array the trace cannot write traced values into.
+
+NumPy's constructors take no array argument, so ``__array_function__`` never sees them:
+``constructors()`` replaces them on the ``numpy`` module for the duration of a trace (under
+the trace lock). The replacements act only for calls from the user's code on the tracing
+thread; NumPy's own internals and other threads get NumPy's functions.
+
+``np.empty`` starts as zeros (any start value is allowed; a defined one costs nothing where
+the array is then overwritten, as the fused writes replace the fill). ``order='F'`` is
+accepted; results are C-ordered (the values are the same).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+
+import numpy as np
+
+from ..errors import DataDependentError, user_location
+from ..ir.graph import make_node
+from . import trace as T
+
+_NP_DIR = os.path.dirname(os.path.abspath(np.__file__))
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_OWNER = [None]             # the thread tracing (constructors act only for it)
+
+
+def _from_user(depth: int = 2) -> bool:
+    """Whether the constructor was called by the user's code on the tracing thread."""
+    if _OWNER[0] != threading.get_ident():
+        return False
+    fname = sys._getframe(depth).f_code.co_filename
+    if fname.startswith("<"):
+        return not fname.startswith("<frozen")
+    path = os.path.abspath(fname)
+    return not (path.startswith(_NP_DIR) or path.startswith(_PKG_DIR))
+
+
+# --------------------------------------------------------------------------- arguments
+
+def _dim(d, what: str):
+    """One size of a shape argument: an int, or a symbolic size (sympy expression)."""
+    if isinstance(d, (bool, np.bool_)):
+        raise TypeError(f"{what}: a bool is not a size (at {user_location()})")
+    if isinstance(d, (int, np.integer)):
+        return int(d)
+    if T._is_dim(d):
+        return T._shapes().canon(d)
+    if isinstance(d, T.Proxy):
+        if d.node.op == "size":
+            return d.node.attr("expr")
+        if d.dtype.kind in "iu" and d.ndim == 0:
+            raise DataDependentError(
+                f"{what}: the size comes from an array's value (at {user_location()}); "
+                "an array made in a compiled function must have its size from Python ints, "
+                "argument shapes (x.shape[0]) or loop variables")
+    raise TypeError(f"{what}: {type(d).__name__!r} object cannot be interpreted as an "
+                    f"integer (at {user_location()})")
+
+
+def _shape(shape, what: str) -> tuple:
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    out = tuple(_dim(d, what) for d in dims)
+    for d in out:
+        if type(d) is int and d < 0:
+            raise ValueError(f"{what}: negative dimensions are not allowed "
+                             f"(at {user_location()})")
+    return T._canon_shape(out)
+
+
+def _dtype(dtype, default, what: str) -> np.dtype:
+    dt = np.dtype(default if dtype is None else dtype)
+    if dt.kind not in "biuf":
+        T._unsupported(f"{what} with dtype {dt}")
+    return dt
+
+
+def _order(order, what: str):
+    if order not in ("C", "F", "A", "K", None):
+        raise ValueError(f"{what}: order must be one of 'C', 'F', 'A', or 'K' "
+                         f"(got {order!r}, at {user_location()})")
+
+
+# --------------------------------------------------------------------------- constructors
+
+def full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
+    return _full(shape, fill_value, dtype, order, "np.full")
+
+
+def zeros(shape, dtype=float, order="C", *, like=None, device=None):
+    return _full(shape, 0, _dtype(dtype, float, "np.zeros"), order, "np.zeros")
+
+
+def ones(shape, dtype=None, order="C", *, like=None, device=None):
+    return _full(shape, 1, _dtype(dtype, float, "np.ones"), order, "np.ones")
+
+
+def empty(shape, dtype=float, order="C", *, like=None, device=None):
+    return _full(shape, 0, _dtype(dtype, float, "np.empty"), order, "np.empty")
+
+
+def _full(shape, fill_value, dtype, order, what):
+    shp = _shape(shape, what)
+    _order(order, what)
+    if isinstance(fill_value, T.Proxy):
+        dt = _dtype(dtype, fill_value.dtype, what)
+        value = T.cast_node(fill_value.node, dt)
+    else:
+        arr = np.asarray(fill_value)
+        dt = _dtype(dtype, arr.dtype, what)
+        value = T.as_node(arr.astype(dt)[()])
+    return T.wrap(T.broadcast_node(value, shp))
+
+
+def _iota(n, start=0, step=1):
+    iota = T.wrap(make_node("iota", (), (n,), np.int64, user_location()))
+    if step != 1:
+        iota = np.multiply(iota, T._size_operand(step))
+    if not (type(start) is int and start == 0):
+        iota = np.add(iota, T._size_operand(start))
+    return iota
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", *, like=None, device=None):
+    n = _dim(N, "np.eye")
+    m = n if M is None else _dim(M, "np.eye")
+    dt = _dtype(dtype, float, "np.eye")
+    _order(order, "np.eye")
+    rows = np.reshape(_iota(n), (n, 1))
+    diag = np.equal(np.subtract(_iota(m), rows), T._size_operand(_dim(k, "np.eye")))
+    return T.cast(diag, dt)
+
+
+def identity(n, dtype=None, *, like=None):
+    return eye(n, dtype=float if dtype is None else dtype)
+
+
+def arange(*args, original, **kwargs):
+    """With a symbolic bound (a size, a loop variable): an iota expression (int64);
+    otherwise NumPy's own result, a constant of the trace."""
+    if not any(T._is_dim(a) or isinstance(a, T.Proxy) for a in args):
+        return original(*args, **kwargs)
+    if kwargs.get("dtype") is not None or len(args) > 3:
+        T._unsupported("np.arange with a symbolic bound and dtype=")
+    sh = T._shapes()
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (args + (1,))[:3]
+    start, stop = (sh.canon(_dim(v, "np.arange")) for v in (start, stop))
+    step = int(step)
+    if step == 0:
+        raise ValueError("Maximum allowed size exceeded")
+    length = sh.canon(stop - start) if step > 0 else sh.canon(start - stop)
+    if sh.less(length, 1):
+        return original(0)
+    if abs(step) > 1:
+        length = sh.canon(sh.floordiv(length - 1, abs(step)) + 1)
+    return _iota(length, start, step)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             original, **kw):
+    """NumPy's formula (``start + i * step``, the last point ``stop`` exactly) on traced
+    scalar ends or a symbolic count; NumPy's own result when everything is concrete."""
+    traced = [isinstance(v, T.Proxy) for v in (start, stop)]
+    if not any(traced) and not T._is_dim(num) and not isinstance(num, T.Proxy):
+        return original(start, stop, num, endpoint, retstep, dtype, axis, **kw)
+    if axis != 0 or any(isinstance(v, T.Proxy) and v.ndim for v in (start, stop)):
+        T._unsupported("np.linspace of array ends or with axis= on traced values")
+    n = _dim(num, "np.linspace")
+    if type(n) is int and n < 0:
+        raise ValueError(f"Number of samples, {n}, must be non-negative.")
+    if type(n) is not int:
+        T._unsupported("np.linspace with a symbolic number of samples")
+    div = n - 1 if endpoint else n
+    a, b = T.asproxy(start), T.asproxy(stop)
+    dt = np.result_type(*[_weak(v) for v in (start, stop)], 1.0)
+    delta = np.subtract(T.cast(b, dt), T.cast(a, dt))
+    y = T.cast(_iota(n), dt)
+    if div > 0:
+        step = np.divide(delta, div)
+        # NumPy divides first where the step underflows to zero
+        y = np.where(np.equal(step, 0), np.multiply(np.divide(y, div), delta),
+                     np.multiply(y, step))
+    else:
+        step = np.multiply(delta, np.nan)
+        y = np.multiply(y, delta)
+    y = np.add(y, T.cast(a, dt))
+    if endpoint and n > 1:
+        y[n - 1] = T.cast(b, dt)
+    out_dt = dt if dtype is None else np.dtype(dtype)
+    if out_dt.kind in "iu":
+        y = np.floor(y)
+    y = T.cast(y, out_dt)
+    return (y, step) if retstep else y
+
+
+def _weak(v):
+    """``v`` for np.result_type: Python scalars (and traced ones) promote weakly."""
+    if isinstance(v, T.Proxy):
+        return v.dtype.type(0).item() if v.weak else v.dtype
+    return v
+
+
+def array(obj, dtype=None, *, original, **kw):
+    """``np.array([a[0], s, 1.0])``: a list (nested) holding traced values, one array
+    filled element by element (dtype as NumPy gives for the list's items)."""
+    if isinstance(obj, T.Proxy):        # np.array copies, np.asarray does not
+        if dtype is not None:
+            return T.cast(obj, dtype)
+        copy = kw.get("copy", original.__name__ == "array")
+        return T._copy(obj, scalar=False) if copy else obj
+    if not _holds_proxy(obj):
+        return original(obj, dtype, **kw) if dtype is not None else original(obj, **kw)
+    items = [T.asproxy(v) if isinstance(v, T.Proxy) else array(v, original=original)
+             if isinstance(v, (list, tuple)) else T.asproxy(np.asarray(v)) for v in obj]
+    shapes = {tuple(p.shape) for p in items}
+    if len(shapes) != 1:
+        raise ValueError(f"setting an array element with a sequence: the items have shapes "
+                         f"{sorted(shapes)} (at {user_location()})")
+    dt = np.dtype(dtype) if dtype is not None else np.result_type(*[p.dtype for p in items])
+    out = _full((len(items),) + shapes.pop(), 0, dt, "C", "np.array")
+    for k, p in enumerate(items):
+        out[k] = p
+    return out
+
+
+def _holds_proxy(obj) -> bool:
+    if isinstance(obj, T.Proxy):
+        return True
+    return isinstance(obj, (list, tuple)) and any(_holds_proxy(v) for v in obj)
+
+
+# --------------------------------------------------------------------------- installation
+
+_PLAIN = {"zeros": zeros, "ones": ones, "empty": empty, "full": full, "eye": eye,
+          "identity": identity}
+_WITH_ORIGINAL = {"arange": arange, "linspace": linspace, "array": array, "asarray": array}
+
+
+def _replacement(name, fn, original):
+    def constructor(*args, **kwargs):
+        if not _from_user():
+            return original(*args, **kwargs)
+        return fn(*args, **kwargs)
+    constructor.__name__ = constructor.__qualname__ = name
+    constructor.__wrapped__ = original
+    return constructor
+
+
+def _replacement_with_original(name, fn, original):
+    def constructor(*args, **kwargs):
+        if not _from_user():
+            return original(*args, **kwargs)
+        return fn(*args, original=original, **kwargs)
+    constructor.__name__ = constructor.__qualname__ = name
+    constructor.__wrapped__ = original
+    return constructor
+
+
+@contextlib.contextmanager
+def constructors():
+    """NumPy's array constructors replaced by the traced ones while the block runs."""
+    saved = {name: getattr(np, name) for name in (*_PLAIN, *_WITH_ORIGINAL)}
+    previous, _OWNER[0] = _OWNER[0], threading.get_ident()
+    for name, fn in _PLAIN.items():
+        setattr(np, name, _replacement(name, fn, saved[name]))
+    for name, fn in _WITH_ORIGINAL.items():
+        setattr(np, name, _replacement_with_original(name, fn, saved[name]))
+    try:
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(np, name, fn)
+        _OWNER[0] = previous

@@ -1,0 +1,220 @@
+"""Arrays made inside the compiled function (frontend/creation.py, issue 16 part 1):
+np.zeros/ones/empty/full/eye/identity/arange/linspace/array, filled in place the way
+published NumPy code fills them, compared with NumPy (static, dynamic and in loops)."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from cppcodegen.errors import DataDependentError
+
+from helpers import assert_matches_numpy, check_against_numpy, run_numpy
+
+RNG = np.random.default_rng(16)
+U = RNG.standard_normal(40)
+M = RNG.standard_normal((12, 9))
+M32 = M.astype(np.float32)
+# sums and means are blocked, not NumPy's pairwise order: a few ULPs of the sum apart
+SUMS = dict(rtol=1e-12, atol=1e-14)
+
+
+# --------------------------------------------------------------------------- programs
+
+def tridiagonal_sweep(u):
+    """The forward sweep of the Thomas algorithm, CFD-tutorial style: ``np.empty`` made
+    from the argument's shape and dtype, filled row by row from the previous row."""
+    n = u.shape[0]
+    p = np.empty(u.shape, dtype=u.dtype)
+    p[0] = 0.5
+    for j in range(1, n):
+        p[j] = -0.25 / (2.0 * p[j - 1] + 1.0 + u[j] ** 2)
+    return p
+
+
+def column_sweep(a):
+    n, m = a.shape
+    p = np.empty(a.shape, dtype=a.dtype)
+    p[:, 0] = a[:, 0]
+    for j in range(1, m):
+        p[1:n - 1, j] = -0.5 / (a[1:n - 1, j] * p[1:n - 1, j - 1] + 3.0)
+        p[0, j] = 0.0
+        p[n - 1, j] = a[n - 1, j]
+    return p
+
+
+def row_means(x):
+    npt = x.shape[0]
+    res = np.zeros(npt)
+    for i in range(npt):
+        res[i] = x[i].mean()
+    return res
+
+
+def histogram_counts(x):
+    counts = np.zeros(x.shape[1], dtype=np.int64)
+    for i in range(x.shape[0]):
+        counts += x[i] > 0
+    return counts
+
+
+def stencil_into_zeros(u):
+    out = np.zeros_like(u)
+    n = u.shape[0]
+    new = np.zeros(n)
+    new[1:-1] = u[:-2] - 2 * u[1:-1] + u[2:]
+    out[:] = new
+    return out, new
+
+
+def identity_plus(x):
+    n = x.shape[0]
+    return x @ np.eye(n) + 2 * np.identity(n, dtype=np.float32) + np.eye(n, x.shape[1], k=1)
+
+
+def eye_offsets(x):
+    n, m = x.shape
+    return (np.eye(n, m, k=-2, dtype=np.int32), np.eye(m, n, 3, dtype=bool),
+            np.eye(n, dtype=x.dtype)[:, :m] * x)
+
+
+def full_and_ones(x):
+    a = np.full(x.shape, 2.5)
+    b = np.full((x.shape[0], 1), x.max())        # a traced fill value
+    c = np.ones((2, x.shape[1]), dtype=np.int16)
+    d = np.full(x.shape[1], np.float32(1.5))
+    e = np.full((x.shape[0], 3), [1, 2, 3])       # a fill broadcast along rows
+    return a * x + b, c, d, e
+
+
+def zeros_dtypes(x):
+    n = x.shape[0]
+    return (np.zeros(n, dtype=np.float32), np.zeros((n, 2), dtype=int), np.ones(n, bool),
+            np.empty((0, n)), np.zeros(()), np.zeros((n,), order="F"), np.zeros(n, "u1"))
+
+
+def linspace_traced(x):
+    grid = np.linspace(x.min(), x.max(), 7)
+    coarse, step = np.linspace(0.0, x.max(), 4, endpoint=False, retstep=True)
+    return grid, coarse, step, np.linspace(0, 1, 5)
+
+
+def arange_in_loop(x):
+    total = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        total[i] = (np.arange(i + 1) * x[i]).sum()
+    return total
+
+
+def array_of_scalars(x):
+    stats = np.array([x.sum(), x.max(), 1.0])
+    pair = np.array([[x[0, 0], x[1, 1]], [2.0, x[2, 2]]], dtype=np.float32)
+    return stats, pair, np.asarray(x) + 1
+
+
+def zeros_filled_by_slices(x):
+    n = x.shape[0]
+    out = np.zeros((n, 3))
+    out[:, 0] = x.sum(axis=1)
+    out[:, 1] = x.max(axis=1)
+    out[:, 2] = x[:, 0]
+    return out
+
+
+def buffers_in_while(x):
+    v = np.ones(x.shape[1]) / x.shape[1]
+    it = 0
+    while it < 5:
+        w = np.zeros(x.shape[1])
+        w[:] = x.T @ (x @ v)
+        v = w / np.sqrt((w * w).sum())
+        it += 1
+    return v
+
+
+# --------------------------------------------------------------------------- tests
+
+@pytest.mark.parametrize("fn, args", [
+    (tridiagonal_sweep, (U,)), (column_sweep, (M,)), (row_means, (M,)),
+    (histogram_counts, (M,)), (stencil_into_zeros, (U,)), (identity_plus, (M[:9],)),
+    (eye_offsets, (M,)), (full_and_ones, (M,)), (full_and_ones, (M32,)),
+    (zeros_dtypes, (M,)), (linspace_traced, (M,)), (linspace_traced, (M32,)),
+    (arange_in_loop, (U,)), (array_of_scalars, (M,)), (zeros_filled_by_slices, (M,)),
+    (buffers_in_while, (M,)),
+], ids=lambda v: getattr(v, "__name__", None) or "")
+def test_matches_numpy(fn, args):
+    check_against_numpy(fn, *args, **SUMS)
+
+
+@pytest.mark.parametrize("fn, sizes", [
+    (tridiagonal_sweep, (30, 57)), (row_means, ((7, 3), (11, 5))),
+    (zeros_filled_by_slices, ((6, 4), (13, 2))), (eye_offsets, ((8, 6), (10, 7))),
+    (linspace_traced, ((5, 5), (9, 3))),
+])
+def test_dynamic_sizes(fn, sizes):
+    """One variant with symbolic sizes: constructors take their shapes from the symbols."""
+    c = cppcodegen.compile(fn, dynamic=True)
+    for k, size in enumerate(sizes):
+        x = np.random.default_rng(k).standard_normal(size)
+        assert_matches_numpy(c(x), run_numpy(fn, x), **SUMS)
+
+
+def test_filled_zeros_is_one_buffer():
+    """An np.zeros filled by slices is one buffer of the program, not a copy per write."""
+    c = cppcodegen.compile(zeros_filled_by_slices)
+    text = str(c.explain(M))
+    loop_ir = text.split("== loop IR ==")[1].split("== kernels")[0]
+    buffers = [ln for ln in loop_ir.splitlines() if ln.startswith("buffer ")]
+    assert len([b for b in buffers if "float64[12, 3]" in b]) == 1, loop_ir
+
+
+def test_size_from_array_value_is_a_clear_error():
+    def f(x, n):
+        return np.zeros(n) + x.sum()
+    with pytest.raises(DataDependentError, match=r"np.zeros.*array's value.*test_creation.py"):
+        cppcodegen.compile(f)(U, np.int64(4))
+
+
+def test_bad_arguments_raise_as_numpy():
+    def negative(x):
+        return np.zeros(x.shape[0] - 50) + 1
+    with pytest.raises(ValueError, match="negative dimensions"):
+        cppcodegen.compile(negative)(U)
+
+    def bad_order(x):
+        return np.zeros(3, order="Q") + x.sum()
+    with pytest.raises(ValueError, match="order must be one of"):
+        cppcodegen.compile(bad_order)(U)
+
+
+def test_numpy_internals_and_other_threads_get_numpy_arrays():
+    """While a trace runs, only the user's calls on the tracing thread are traced."""
+    seen = {}
+
+    def other_thread():
+        seen["thread"] = type(np.zeros(3))
+
+    def f(x):
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join()
+        seen["internal"] = np.histogram(U, bins=4)[0]     # calls np.zeros inside NumPy
+        return x + np.zeros(x.shape)
+    got = cppcodegen.compile(f)(U)
+    np.testing.assert_array_equal(got, U)
+    assert seen["thread"] is np.ndarray
+    assert type(seen["internal"]) is np.ndarray
+    np.testing.assert_array_equal(seen["internal"], np.histogram(U, bins=4)[0])
+    assert type(np.zeros(2)) is np.ndarray
+
+
+def test_constructors_restored_after_failed_trace():
+    original = np.zeros
+
+    def f(x):
+        raise RuntimeError("boom")
+    with pytest.raises(RuntimeError):
+        cppcodegen.compile(f)(U)
+    assert np.zeros is original and np.arange.__module__ == "numpy"
