@@ -18,7 +18,7 @@ Register your own with the decorator::
 
 Built in: ``cpp`` (the C++ pipeline, registered by ``api.py``, which holds the driver),
 ``numpy`` (runs the traced graph with the NumPy
-reference interpreter, node by node) and ``check`` (runs ``cpp`` with intermediate hooks
+reference interpreter, node by node, loops and branches as Python runs them) and ``check`` (runs ``cpp`` with intermediate hooks
 and the reference side by side; raises ``CheckError`` on the first diverging buffer). A
 backend's heavy imports happen inside its function, so ``import cppcodegen`` loads none of them.
 """
@@ -28,10 +28,9 @@ import threading
 
 import numpy as np
 
-from ..frontend.trace import trace
 from ..ir.graph import Node, map_tree
 from ..runtime.extern import ShapeChanged
-from .check import make_check_variant
+from .check import make_check_variant, trace_graph
 
 __all__ = ["register_backend", "list_backends", "lookup_backend"]
 
@@ -75,7 +74,7 @@ def lookup_backend(name: str):
 
 @register_backend("numpy")
 def numpy_backend(fn, specs, args, opts, compilation):
-    variant = ReferenceVariant(trace(fn, specs, args))
+    variant = ReferenceVariant(trace_graph(fn, specs, args))
     variant.fallback = fn       # for calls whose data-dependent shapes differ from the traced
     return variant
 
@@ -92,10 +91,14 @@ class ReferenceVariant:
 
     def __call__(self, args):
         from .reference import run_graph      # lazy: kept out of `import cppcodegen` (import time)
+        wanted = {id(n) for n in self.graph.leaves if n.op != "input"}
         values = {}
+
+        def keep(node, value):
+            if id(node) in wanted:
+                values[id(node)] = np.array(value, dtype=node.dtype)     # a fresh copy
         try:
-            run_graph(self.graph, args, on_node=lambda n, v: values.__setitem__(
-                id(n), v if n.op == "input" else np.array(v, dtype=n.dtype)))  # fresh copies
+            run_graph(self.graph, args, on_node=keep)
         except ShapeChanged:            # np.nonzero, x[mask]: traced for other values
             return self.fallback(*args)
 
