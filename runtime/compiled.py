@@ -38,6 +38,13 @@ class Plan:
     mutates: tuple = ()  # indices of the array arguments the function updates in place
 
 
+def _index_error(status):
+    """The error a compiled program reported (``loopir.STATUS``), raised as NumPy raises it."""
+    index, size, axis = int(status[1]), int(status[2]), int(status[3])
+    raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size} "
+                     "(an integer-array index in the compiled function)")
+
+
 def _run_steps(fns, steps):
     """A runner for plans with extern steps: entry points and NumPy calls in order."""
     def run(cargs, values):
@@ -69,6 +76,8 @@ class CompiledVariant:
                 steps.append((0 if contiguous.get(spec[1], True) else 4, spec[1], None))
             elif spec[0] == "constant":
                 steps.append((1, constants[spec[1]], None))
+            elif spec[0] == "status":       # the program's error report (gathers' indices)
+                steps.append((8, None, None))
             elif spec[0] in ("output", "temp") and any(isinstance(d, str) for d in spec[1]):
                 shape = tuple(sizes.compile_expr(str(d)) for d in spec[1])
                 steps.append((7, shape, np.dtype(spec[2])))
@@ -97,7 +106,9 @@ class CompiledVariant:
         lines, cargs, values = [], [], []
         env = {"_device": _device, "fb": self.ffi.from_buffer, "cast": self.ffi.cast,
                "fn": self.fn, "multi": self.multi, "size_env": self.size_env,
-               "evaluate": sizes.evaluate, "rng": _random_args}
+               "evaluate": sizes.evaluate, "rng": _random_args, "zeros": np.zeros,
+               "failed": _index_error}
+        checks = []
         if self.plan.sizes:
             lines.append("env = size_env(args)")
         for j, (kind, a, b) in enumerate(self.steps):
@@ -115,6 +126,10 @@ class CompiledVariant:
             elif kind == 1:                     # a constant: its pointer made once
                 env[v], env[f"c{j}"] = a, self.ffi.from_buffer(a)
                 cargs.append(f"c{j}")
+            elif kind == 8:                     # the error report: checked after the call
+                lines.append(f"{v} = zeros(4, 'i8')")
+                cargs.append(f"fb({v})")
+                checks.append(f"if {v}[0]: failed({v})")
             elif kind == 5:                     # a random op's (seed, offset): two arguments
                 lines.append(f"r{j} = rng({a!r}, args)")
                 cargs += [f"r{j}[0]", f"r{j}[1]"]
@@ -128,7 +143,7 @@ class CompiledVariant:
         call = (f"fn({', '.join(cargs)})" if self.multi is None else
                 f"multi([{', '.join(cargs)}], values)")
         src = "\n    ".join(["def run(args):", "empty = _device.output_empty", *lines,
-                              f"values = [{', '.join(values)}]", call, "return values"])
+                              f"values = [{', '.join(values)}]", call, *checks, "return values"])
         exec(compile(src, "<cppcodegen call>", "exec"), env)
         return env["run"]
 

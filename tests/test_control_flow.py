@@ -1406,7 +1406,6 @@ NOT_YET = {
     'TestArrayStatementsInLoops::test_laplace_convergence_while',
     'TestBranches::test_if_on_all_both_ways',
     'TestBranches::test_if_on_any_both_ways',
-    'TestBreakContinue::test_while_true_break',
     'TestCarried::test_insertion_sort_inplace_while_in_for',
     'TestNested::test_cholesky',
     'TestNoRecompile::test_numpy_int_trip_count_is_runtime',
@@ -1414,9 +1413,5 @@ NOT_YET = {
     'TestRange::test_trip_count_numpy_scalar[1]',
     'TestRange::test_trip_count_numpy_scalar[50]',
     'TestReuse::test_trip_counts_vary_with_runtime_int',
-    'TestWhile::test_counter_and_data_condition[-1.0]',
-    'TestWhile::test_counter_and_data_condition[0.5]',
-    'TestWhile::test_counter_and_data_condition[10.0]',
-    'TestWhile::test_counter_and_data_condition[1000000000.0]',
     'TestWhile::test_mandelbrot_helper_with_early_return',
 }

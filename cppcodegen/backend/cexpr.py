@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from ..ir.loopir import Const, FloorDiv, Index, Load, Op, Scalar, walk
+from ..ir.loopir import STATUS, Const, FloorDiv, Gather, Index, Load, Op, Scalar, walk
 from ..ir.ufuncs import OPS
 
 CTYPES = {
@@ -196,6 +196,15 @@ class ExprRenderer:
             return e.name
         if isinstance(e, Index):
             return f"{ctype(e.dtype)}({cindex(e.expr)})"
+        if isinstance(e, Gather):       # NumPy's checks on each index, then the load
+            names = {}
+            guard = "" if e.guard is None else f", {self.names[id(e.guard)]}"
+            for name, size, v, axis in e.binds:
+                names[sympy.Symbol(name, integer=True)] = sympy.Symbol(self._bind(
+                    f"ccg::checked_index({self.names[id(v)]}, {cindex(size)}, {STATUS}, {axis}"
+                    f"{guard})"), integer=True)
+            off = self.offset(e, names)
+            return self._bind(f"ccg::ld({e.buf} + {off})")
         if isinstance(e, Load):
             if e.buf in self.locals:
                 return self.locals[e.buf]
@@ -226,10 +235,10 @@ class ExprRenderer:
             return f"ccg::cast<{ctype(dst)}>({x})"
         return f"static_cast<{ctype(dst)}>({x})"
 
-    def offset(self, e: Load) -> str:
+    def offset(self, e: Load, rename=None) -> str:
         buf = self.buffers[e.buf]
         off = sum((i * s for i, s in zip(e.index, buf.strides)), sympy.Integer(0))
-        return cindex(simplify_offset(off))
+        return cindex(simplify_offset(off if rename is None else off.xreplace(rename)))
 
     # -- vector mode
     def vtype(self, dtype) -> str:
@@ -285,7 +294,7 @@ def miscompiled(e: Op, text: str, vtype: str | None = None) -> str:
 def vectorizable(expr, var, buffers, locals_) -> bool:
     """Can ExprRenderer write ``expr`` in vector mode along ``var``?"""
     for e in walk(expr):
-        if e.dtype not in VEC_TYPES and e.dtype != BOOL:
+        if e.dtype not in VEC_TYPES and e.dtype != BOOL or isinstance(e, Gather):
             return False
         if isinstance(e, Op) and vector_template(e) is None:
             return False

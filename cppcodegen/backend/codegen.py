@@ -15,7 +15,7 @@ import sympy
 
 from .cexpr import BOOL, ExprRenderer, cindex, ctype, lanes_itemsize, literal, vectorizable
 from ..config import Options
-from ..ir.loopir import Load, LoopProgram, Scalar, Stage, index_vars, walk
+from ..ir.loopir import STATUS, Gather, Load, LoopProgram, Scalar, Stage, index_vars, walk
 from .gemmgen import GemmWriter
 from ..passes.schedule import Kernel, all_kernels
 from .writer import CodeWriter, omp_parallel_for
@@ -89,6 +89,8 @@ class KernelWriter:
         for s in self.k.stages:
             used.add(s.name)
             used |= {e.buf for e in walk(s.body) if isinstance(e, Load)}
+            if any(isinstance(e, Gather) for e in walk(s.body)):
+                used.add(STATUS)
         written = {m.name for s in self.k.stages for m in (s.members or (s,))}
         out = []
         for name, buf in self.p.buffers.items():

@@ -121,6 +121,13 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
         return vals[0][node.attr("index")]
     if op in CONTROL_OPS:
         return Interpreter(args, sizes).control(node, vals)
+    if op == "gather":          # NumPy's integer-array indexing (it raises IndexError)
+        src, ixs, axis = vals[0], [np.asarray(i) for i in vals[1:]], node.attr("axis")
+        if node.attr("guarded", False):
+            *ixs, guard = ixs
+            if not bool(guard):     # a read Python would not make: never an error
+                ixs = [np.where((i >= -n) & (i < n), i, 0) for i, n in zip(ixs, src.shape[axis:])]
+        return np.asarray(src[(slice(None),) * axis + tuple(ixs)])
     if op == "iota":
         shape = _shape(node.shape, sizes)
         start, step = (size_value(node.attr(k, d), sizes) for k, d in (("start", 0), ("step", 1)))

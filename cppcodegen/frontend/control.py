@@ -58,7 +58,11 @@ class TraceOps:
     def _boolop(thunks, combine, stop: bool):
         acc = value = None
         for thunk in thunks:
-            value = thunk()
+            if acc is None:
+                value = thunk()
+            else:                   # evaluated where Python would evaluate it
+                with T.guarded(np.logical_not(acc) if stop else acc):
+                    value = thunk()
             t = truth(value)
             if isinstance(t, bool):
                 if t is stop:
@@ -71,7 +75,11 @@ class TraceOps:
         t = truth(test)
         if isinstance(t, bool):
             return then() if t else orelse()
-        return np.where(t, then(), orelse())[()]
+        with T.guarded(t):
+            yes = then()
+        with T.guarded(np.logical_not(t)):
+            no = orelse()
+        return np.where(t, yes, no)[()]
 
     # ----------------------------------------------------------------- builtins
     def max_(self, *args, **kw):

@@ -31,7 +31,8 @@ from ..ir.graph import make_node
 from . import trace as T
 
 _NP_DIR = os.path.dirname(os.path.abspath(np.__file__))
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NOT_USER = {"numpy", "cppcodegen", "sympy", "cffi", "dask", "distributed", "_pytest", "pytest",
+             "pluggy"}
 _OWNER = [None]             # the thread tracing (constructors act only for it)
 
 
@@ -39,11 +40,14 @@ def _from_user(depth: int = 2) -> bool:
     """Whether the constructor was called by the user's code on the tracing thread."""
     if _OWNER[0] != threading.get_ident():
         return False
-    fname = sys._getframe(depth).f_code.co_filename
+    frame = sys._getframe(depth)
+    module = frame.f_globals.get("__name__") or ""
+    if module.split(".")[0] in _NOT_USER:
+        return False
+    fname = frame.f_code.co_filename
     if fname.startswith("<"):
         return not fname.startswith("<frozen")
-    path = os.path.abspath(fname)
-    return not (path.startswith(_NP_DIR) or path.startswith(_PKG_DIR))
+    return not os.path.abspath(fname).startswith(_NP_DIR)
 
 
 # --------------------------------------------------------------------------- arguments

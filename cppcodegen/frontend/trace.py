@@ -8,6 +8,7 @@ and basic indexing. dtype rules are NumPy's own (``ufunc.resolve_dtypes`` and
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sys
 import threading
@@ -524,6 +525,8 @@ def _loop_dtypes(ufunc, inputs, dtype) -> tuple:
     """The dtypes of the loop NumPy picks for ``inputs`` (NEP 50 promotion, ``dtype=``):
     the inputs', then the output's."""
     descs = tuple(_descriptor(x) for x in inputs)
+    if all(isinstance(d, type) for d in descs):     # Python scalars only (a carried `i`):
+        descs = tuple(np.dtype(d) for d in descs)   # Python's int/float/bool, as int64/float64
     try:
         if dtype is None:
             return ufunc.resolve_dtypes(descs + (None,))
@@ -900,10 +903,11 @@ def getitem(a: Proxy, index):
 
 
 def advanced_getitem(a: Proxy, index):
-    """``x[idx]``, ``x[idx, :]``, ``x[:, idx]`` with integer arrays (a gather), or ``x[mask]``:
-    NumPy's own indexing as a step between kernels, so out-of-bounds indices raise NumPy's
-    IndexError (negative ones wrap). A boolean mask gives a data-dependent shape: see
-    ``extern_call(speculate=True)``."""
+    """``x[idx]``, ``x[i_arr, j_arr]``, ``x[:, idx]``, ``x[k]`` with a traced int ``k``: a
+    gather, loaded inside the fused kernels (negative indices wrap, an out-of-range one raises
+    NumPy's IndexError when the program returns). ``x[mask]`` (a data-dependent shape) and
+    indices with np.newaxis are NumPy's own indexing between kernels (see
+    ``extern_call(speculate=True)``)."""
     from ..runtime.extern import advanced_index
     parts = index if isinstance(index, tuple) else (index,)
     for ix in parts:
@@ -913,11 +917,79 @@ def advanced_getitem(a: Proxy, index):
         if dt is not None and dt.kind not in "biu":
             raise IndexError(f"arrays used as indices must be of integer (or boolean) type "
                              f"(at {user_location()})")
-    masked = any(isinstance(ix, (Proxy, np.ndarray)) and ix.dtype.kind == "b" for ix in parts)
+    masked = any(isinstance(ix, (Proxy, np.ndarray)) and ix.dtype.kind == "b" or
+                 isinstance(ix, list) and np.asarray(ix).dtype.kind == "b" for ix in parts)
+    if not masked and not any(ix is None for ix in parts):
+        return _gather(a, parts)
     key = tuple(asproxy(np.asarray(ix)) if isinstance(ix, (np.ndarray, list)) else ix
                 for ix in parts)
     return extern_call(advanced_index, (a, key if isinstance(index, tuple) else key[0]), {},
                        speculate=masked)
+
+
+GUARDS: list = []
+"""Traced 0-d bools under which the values being traced are used: the later operands of
+``a and b``/``a or b`` and the arms of ``x if c else y``, which Python would not evaluate
+when the guard is False. A gather's index error counts only where its guard holds
+(``while i < n and a[i] > t`` reads a[n] and discards it)."""
+
+
+@contextlib.contextmanager
+def guarded(cond):
+    cond = asproxy(cond)
+    if GUARDS:
+        cond = np.logical_and(GUARDS[-1], cond)
+    GUARDS.append(cond)
+    try:
+        yield
+    finally:
+        GUARDS.pop()
+
+
+def _gather(a: Proxy, parts) -> Proxy:
+    """NumPy's integer-array indexing as a ``gather`` node: slices first (a view), then the
+    array (and int) indices, broadcast together; when they are not next to each other the
+    broadcast axes come first, as in NumPy."""
+    dots = [k for k, ix in enumerate(parts) if ix is Ellipsis]
+    if len(dots) > 1:
+        raise IndexError(f"an index can only have a single ellipsis ('...') (at {user_location()})")
+    if dots:
+        k = dots[0]
+        parts = parts[:k] + (slice(None),) * (a.ndim - len(parts) + 1) + parts[k + 1:]
+    if len(parts) > a.ndim:
+        raise IndexError(f"too many indices for array: array is {a.ndim}-dimensional, but "
+                         f"{len(parts)} were indexed (at {user_location()})")
+    parts = tuple(parts) + (slice(None),) * (a.ndim - len(parts))
+    adv = [k for k, ix in enumerate(parts) if not isinstance(ix, slice)]
+    b = a if all(ix == slice(None) for ix in parts if isinstance(ix, slice)) else \
+        getitem(a, tuple(ix if isinstance(ix, slice) else slice(None) for ix in parts))
+    nodes = []
+    for k in adv:
+        ix = parts[k]
+        if isinstance(ix, (bool, np.bool_)):
+            _unsupported("a bool among integer-array indices")
+        node = as_node(np.asarray(ix) if isinstance(ix, list) else ix)
+        if node.dtype.kind not in "iu":
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
+                             f"(`None`) and integer or boolean arrays are valid indices "
+                             f"(at {user_location()})")
+        nodes.append(node)
+    try:
+        bshape = _bshapes(*[n.shape for n in nodes])
+    except ValueError:
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with "
+                         f"shapes {' '.join(str(tuple(n.shape)) for n in nodes)} "
+                         f"(at {user_location()})") from None
+    axis = adv[0]
+    if adv != list(range(adv[0], adv[0] + len(adv))):      # apart: broadcast axes first
+        rest = [k for k in range(a.ndim) if k not in adv]
+        b, axis = transpose(b, adv + rest), 0
+    shape = tuple(b.shape[:axis]) + tuple(bshape) + tuple(b.shape[axis + len(adv):])
+    guard = (GUARDS[-1].node,) if GUARDS else ()
+    out = wrap(make_node("gather", (b.node, *nodes, *guard), _canon_shape(shape), a.dtype,
+                         user_location(), axis=axis, guarded=bool(guard)))
+    out.scalar = not shape
+    return out
 
 
 def setitem(a: Proxy, index, value):

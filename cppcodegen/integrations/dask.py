@@ -176,6 +176,10 @@ class _Axes:
             self.whole.update(E[0])
             self.whole.update(E[1])
             return list(E[0])
+        if op == "gather":          # reads anywhere along the indexed axes: whole arrays
+            for e in E:
+                self.whole.update(e)
+            return [self.new(fixed=True) for _ in shape]
         if op == "extern":
             call = node.attr("call")
             if (getattr(call, "name", "").endswith("matmul") and len(ins) == 2

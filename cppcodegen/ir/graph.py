@@ -12,6 +12,8 @@ Node ops:
   reduce(kind, axes)      reduction over ``axes`` (reduced dims removed)
   reshape, transpose(perm), broadcast_to, slice(spec)      views: index rewrites, no copies
   iota                    arange along the last axis (np.arange with a symbolic bound)
+  gather(axis)            src[..., i0, i1, ..., :]: inputs src and integer index arrays that
+                          broadcast together and select src's axes axis, axis+1, ...
   size(expr)              a symbolic element count as an int64 value (mean over dynamic sizes)
 
 Structured control flow (``Region``, below; built by ``frontend/control.py``):

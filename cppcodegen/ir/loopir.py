@@ -23,6 +23,24 @@ class Load:
     dtype: np.dtype
 
 
+STATUS = "ccg_err"         # the program's error report (int64[4], role 'status'): a gather's
+                           # out-of-range index sets [1, index, axis size, 0]
+
+
+@dataclass(frozen=True, eq=False)
+class Gather(Load):
+    """A load at positions read from arrays (``x[idx]``): ``binds`` are (name, axis size,
+    value, axis) per indexed axis; ``index`` uses each name as an integer symbol for the value
+    after NumPy's wrapping of negative indices and its bounds check (out of range: the
+    program reports IndexError, the load reads element 0)."""
+    binds: tuple = ()
+    guard: object = None    # a bool Expr: an error counts only where it holds (or None)
+
+    @property
+    def args(self) -> tuple:
+        return tuple(b[2] for b in self.binds) + ((self.guard,) if self.guard is not None else ())
+
+
 @dataclass(frozen=True, eq=False)
 class Const:
     value: object
@@ -48,7 +66,7 @@ class Op:
     dtype: np.dtype
 
 
-Expr = Load | Const | Scalar | Index | Op
+Expr = Load | Gather | Const | Scalar | Index | Op
 
 
 class ExprBuilder:
@@ -66,6 +84,12 @@ class ExprBuilder:
 
     def load(self, buf, index, dtype):
         return self._make(Load, (buf, tuple(index), dtype), buf, tuple(index), dtype)
+
+    def gather(self, buf, index, dtype, binds, guard=None):
+        return self._make(Gather, (buf, tuple(index), dtype, tuple((n, str(sz), id(v), ax)
+                                                                  for n, sz, v, ax in binds),
+                                   id(guard)),
+                          buf, tuple(index), dtype, tuple(binds), guard)
 
     def const(self, value, dtype):
         return self._make(Const, (repr(value), dtype), value, dtype)
@@ -212,6 +236,10 @@ def index_vars(n: int) -> tuple:
 def format_expr(e, depth=0) -> str:
     if depth > 12:
         return "..."
+    if isinstance(e, Gather):
+        binds = ", ".join(f"{n}={format_expr(v, depth + 1)} (of {sz})" for n, sz, v, _ in e.binds)
+        guard = "" if e.guard is None else f" if {format_expr(e.guard, depth + 1)}"
+        return f"{e.buf}[{', '.join(map(str, e.index))} | {binds}{guard}]"
     if isinstance(e, Load):
         return f"{e.buf}[{', '.join(map(str, e.index))}]"
     if isinstance(e, Const):
@@ -227,4 +255,5 @@ def format_expr(e, depth=0) -> str:
 
 def walk(expr, stop=frozenset()):
     """Every distinct sub-expression once, operands before users (not below ``stop`` ids)."""
-    return postorder([expr], lambda e: e.args if isinstance(e, Op) and id(e) not in stop else ())
+    return postorder([expr], lambda e: e.args if isinstance(e, (Op, Gather)) and id(e) not in stop
+                     else ())

@@ -13,7 +13,7 @@ import numpy as np
 import sympy
 
 from ..ir.graph import CONTROL_OPS, LEAF_OPS, VIEW_OPS, Graph, Node
-from ..ir.loopir import Buffer, ExprBuilder, IMod, Load, LoopProgram, Stage, index_vars, walk
+from ..ir.loopir import STATUS, Buffer, ExprBuilder, Gather, IMod, Load, LoopProgram, Stage, index_vars, walk
 from ..ir.ufuncs import OPS
 from .indexing import broadcast_index, contiguous_strides, view_index
 from .lower_control import ControlLowering, users_of
@@ -30,6 +30,7 @@ class Lowering(ControlLowering):
         self.scalars: list = []
         self.buffer_of: dict[int, str] = {}      # realized node id -> buffer name
         self.memo: dict = {}
+        self.gathers = 0                         # names the gathers' index values
         self.names = graph.all_names()
         self.carry_of: dict = {}                 # control node id -> its carry buffers
 
@@ -67,6 +68,8 @@ class Lowering(ControlLowering):
             return eb.op(f"random_{node.attr('dist')}", args, node.dtype)
         if op == "setitem":
             return self._setitem(node, idx)
+        if op == "gather":
+            return self._gather(node, idx)
         if op == "cast" or op in OPS:
             args = [self.value(i, broadcast_index(idx, i.shape, node.shape)) for i in node.inputs]
             return eb.op(op, args, node.dtype)
@@ -111,6 +114,32 @@ class Lowering(ControlLowering):
         for c in conds[1:]:
             cond = eb.op("logical_and", [cond, c], b)
         return eb.op("where", [cond, val, self.value(base, idx)], node.dtype)
+
+    def _gather(self, node: Node, idx: tuple):
+        """``src[..., i0[b], i1[b], ...]`` at ``idx``: the index arrays' values (at the
+        broadcast position ``b``) bound to names, the source loaded at them."""
+        eb, i64 = self.eb, np.dtype(np.int64)
+        src, ixs = node.inputs[0], node.inputs[1:]
+        guard = None
+        if node.attr("guarded", False):
+            ixs, guard = ixs[:-1], self.value(ixs[-1], ())
+        a, nb = node.attr("axis"), node.ndim - (src.ndim - len(ixs))
+        bshape, bidx = node.shape[a:a + nb], idx[a:a + nb]
+        if STATUS not in self.buffers:
+            self.new_buffer(STATUS, i64, (4,), "status")
+        binds = []
+        for j, ix in enumerate(ixs):
+            v = self.value(ix, broadcast_index(bidx, ix.shape, bshape))
+            if v.dtype != i64:
+                v = eb.op("cast", [v], i64)
+            binds.append((f"g{self.gathers}_{j}", src.shape[a + j], v, a + j))
+        self.gathers += 1
+        syms = tuple(sympy.Symbol(b[0], integer=True) for b in binds)
+        src_idx = tuple(idx[:a]) + syms + tuple(idx[a + nb:])
+        e = self.value(src, src_idx)
+        if not isinstance(e, Load) or isinstance(e, Gather):
+            e = eb.load(self.realize(src), src_idx, src.dtype)
+        return eb.gather(e.buf, e.index, e.dtype, binds, guard)
 
     def add_buffer(self, node: Node, role: str, strides=None, arg=None) -> str:
         name = {"input": f"in{arg}", "constant": f"c{len(self.buffers)}"}.get(role, f"buf{len(self.buffers)}")
