@@ -119,8 +119,30 @@ def _operand_dtype(e: Op):
     return e.args[1].dtype if e.name == "where" else e.args[0].dtype
 
 
+FLOATS = frozenset(np.dtype(t) for t in ("float32", "float64"))
+
+
+def const_power(e: Op):
+    """``ccg::powc<P>({0})`` (x ** (P / 2) by multiplies, include/cppcodegen/vec.h) for
+    np.power of a float32/float64 array by a constant integer or half-integer exponent up to
+    8 in magnitude, else None. The one place that picks it, for both renderers."""
+    if e.name != "power" or e.dtype not in FLOATS or e.args[0].dtype != e.dtype:
+        return None
+    y = e.args[1]
+    while isinstance(y, Op) and y.name == "cast":
+        y = y.args[0]
+    if not isinstance(y, Const) or y.dtype == BOOL:
+        return None
+    p = 2 * float(y.value)
+    if not p.is_integer() or abs(p) > 16:
+        return None
+    return f"ccg::powc<{int(p)}>({{0}})"
+
+
 def vector_template(e: Op):
     """The ccg::Vec template for op ``e``, or None if the vector renderer cannot write it."""
+    if e.name == "power" and const_power(e):
+        return const_power(e)
     if e.name == "group":
         return "group"
     if e.name == "cast":
@@ -219,6 +241,7 @@ class ExprRenderer:
         opdef = OPS[e.name]
         dt = _operand_dtype(e)
         template = opdef.scalar_bool if dt == BOOL and opdef.scalar_bool else opdef.scalar
+        template = const_power(e) or template
         text = template.format(*args, T="float" if e.dtype == HALF else ctype(e.dtype))
         text = miscompiled(e, text)
         if e.dtype == HALF:

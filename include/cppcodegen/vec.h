@@ -1047,6 +1047,116 @@ template <int N> inline Vec<double, N> hypot(const Vec<double, N>& x, const Vec<
   return select(isinf(x) | isinf(y), V::broadcast(std::numeric_limits<double>::infinity()), r);
 }
 
+
+// ------------------------------------------------- powers with a constant exponent
+// powc<P>(x) = np.power(x, P / 2) for a compile-time P, |P| <= 16 (integer and half-integer
+// exponents up to 8): a few multiplies (and a sqrt or a divide) instead of libmvec's pow, so
+// x ** 3 runs at the speed of x * x * x. cppcodegen/backend/cexpr.py (const_power) picks it.
+// Accuracy (measured by tests/test_power_const.py over 2^22 float32 samples and 2^20 float64):
+//  - float32 positive integer exponents: float-float arithmetic (FMA error-free products,
+//    full vector width), rounded once; other float32 exponents: computed in double (at most
+//    ~10 roundings of 2^-53) and rounded once to float. Both are correctly rounded except at
+//    near-halfway cases (measured: 0 ULP from float64 pow rounded to float32 over 2^22
+//    samples), so at most 1 ULP from NumPy's powf, which is itself up to 1 ULP off.
+//  - float64: double-double arithmetic (FMA error-free products, one Newton step for sqrt
+//    and for 1 / x^n), rounded once: measured max 1 ULP from NumPy's pow.
+//  Where x^n or its error terms are subnormal, the extra precision is lost (as plain
+//  products: <= ~1.5 ULP of the subnormal spacing).
+// Special values are C99 pow's (= NumPy's): pow(x, 0) = 1 (NaN too); for half-integer
+// exponents pow(-0, y) and pow(-inf, y) are pow(+0, y) and pow(+inf, y); x ** 0.5 (P == 1) is
+// sqrt, as NumPy's own loop computes it (sqrt(-0) = -0, sqrt(-inf) = NaN).
+// Scalar forms run the same lane arithmetic, so scalar tails agree with vector loops bit for bit.
+namespace detail {
+template <class T, int N>
+inline Vec<T, N> fmadd(const Vec<T, N>& a, const Vec<T, N>& b, const Vec<T, N>& c) {
+  using VT = Vec<T, N>;
+#ifdef CCG_HAVE_SIMD
+  if constexpr (VT::bytes > CCG_VEC_BYTES) {
+    return join(fmadd(lo(a), lo(b), lo(c)), fmadd(hi(a), hi(b), hi(c)));
+  }
+#if defined(__AVX512F__)
+  if constexpr (VT::bytes == 64 && std::is_same_v<T, double>)
+    return VT::from((typename VT::V)_mm512_fmadd_pd((__m512d)a.v, (__m512d)b.v, (__m512d)c.v));
+  if constexpr (VT::bytes == 64 && std::is_same_v<T, float>)
+    return VT::from((typename VT::V)_mm512_fmadd_ps((__m512)a.v, (__m512)b.v, (__m512)c.v));
+#endif
+#if defined(__FMA__)
+  if constexpr (VT::bytes == 32 && std::is_same_v<T, double>)
+    return VT::from((typename VT::V)_mm256_fmadd_pd((__m256d)a.v, (__m256d)b.v, (__m256d)c.v));
+  if constexpr (VT::bytes == 32 && std::is_same_v<T, float>)
+    return VT::from((typename VT::V)_mm256_fmadd_ps((__m256)a.v, (__m256)b.v, (__m256)c.v));
+#endif
+#endif
+  VT r;
+  for (int i = 0; i < N; ++i) r.v[i] = std::fma(a.v[i], b.v[i], c.v[i]);
+  return r;
+}
+}  // namespace detail
+
+template <int P, class T, int N> inline Vec<T, N> powc(const Vec<T, N>& x) {
+  static_assert(std::is_floating_point_v<T>, "powc needs float or double");
+  static_assert(P >= -16 && P <= 16, "powc: |exponent| <= 8");
+  using VT = Vec<T, N>;
+  constexpr int K = (P < 0 ? -P : P) / 2;        // integer part of |exponent|
+  constexpr bool half = (P % 2) != 0;
+  if constexpr (P == 0) return VT::broadcast(T(1));
+  else if constexpr (P == 2) return x;
+  else if constexpr (P == 1) return sqrt(x);
+  else if constexpr (P == -2) return VT::broadcast(T(1)) / x;
+  else if constexpr (P == 4) return x * x;
+  else {
+    using VD = Vec<double, N>;
+    const double inf = std::numeric_limits<double>::infinity();
+    if constexpr (std::is_same_v<T, float> && (half || P < 0)) {
+      // float32 with a sqrt or a divide: in double, rounded once
+#ifdef CCG_HAVE_SIMD
+      // halves of native width: g++ builds the constants of a double vector wider than a
+      // register lane by lane on the stack in every iteration (AVX-512 x ** -3 3x slower)
+      if constexpr (VD::bytes > CCG_VEC_BYTES && N % 2 == 0)
+        return detail::join(powc<P>(detail::lo(x)), powc<P>(detail::hi(x)));
+#endif
+      VD xd = convert<double>(x);
+      if constexpr (half) xd = detail::vsel(xd.v == VD::broadcast(-inf).v, VD::broadcast(inf), xd) + VD::broadcast(0.0);
+      VD r = half ? sqrt(xd) : xd;
+      for (int k = half ? 0 : 1; k < K; ++k) r = r * xd;
+      if constexpr (P < 0) r = VD::broadcast(1.0) / r;
+      return convert<float>(r);
+    } else {
+      // double-double in T (hi + lo, FMA error-free products), rounded once; float32
+      // positive integer powers stay at full vector width (x ** 3 at the cost of x * x * x)
+      VT xf = x;
+      if constexpr (half) xf = detail::vsel(xf.v == VT::broadcast(-T(inf)).v, VT::broadcast(T(inf)), xf) + VT::broadcast(T(0));
+      VT hi = xf, lo = VT::broadcast(T(0));
+      if constexpr (half) {                     // sqrt(x) = hi + lo (one Newton step)
+        hi = sqrt(xf);
+        lo = detail::fmadd(-hi, hi, xf) / (hi + hi);
+      }
+      constexpr int steps = half ? K : K - 1;   // multiplications by x
+      for (int k = 0; k < (P > 0 ? steps - 1 : steps); ++k) {  // (hi + lo) * x, hi's product exact
+        VT p = hi * xf;
+        VT e = detail::fmadd(hi, xf, -p);
+        lo = (!half && k == 0) ? e : detail::fmadd(lo, xf, e);   // lo == 0 at the first step
+        hi = p;
+      }
+      if constexpr (P > 0) {
+        if constexpr (steps == 0) return hi + lo;              // unreachable (P == 1 is sqrt)
+        // the last product rounds once: hi * x + lo * x (signed zeros come out right); an
+        // infinite hi or x makes lo NaN: then the plain product
+        VT r = detail::fmadd(hi, xf, lo * xf);
+        return detail::vsel(r.v != r.v, hi * xf, r);
+      } else {
+        const VT one = VT::broadcast(T(1));
+        VT q = one / hi;
+        VT e = detail::fmadd(-q, lo, detail::fmadd(-q, hi, one));   // 1 - q * (hi + lo)
+        VT r = detail::fmadd(q, e, q);
+        return detail::vsel(r.v != r.v, q, r);
+      }
+    }
+  }
+}
+template <int P> inline float powc(float x) { return powc<P>(Vec<float, 1>::broadcast(x)).v[0]; }
+template <int P> inline double powc(double x) { return powc<P>(Vec<double, 1>::broadcast(x)).v[0]; }
+
 }  // namespace ccg
 
 #pragma GCC diagnostic pop
