@@ -377,7 +377,6 @@ class KernelWriter:
         with w.indent("{"):
             if declare:
                 w.line(f"{t} {acc};")
-            w.line(f"{t} acc = {init_value(kind, s.body.dtype)};")
             var = index_vars(len(s.domain))[axes[-1]] if axes else None
             # products run in index order, as NumPy's do: with lanes, 0 * inf could make NaN
             # where NumPy's running product is already 0
@@ -385,10 +384,14 @@ class KernelWriter:
             # float sums are accumulated in blocks, then the blocks summed: error grows with
             # log-ish depth instead of with the row length (NumPy sums pairwise)
             # (a row of a multi-axis reduction is its own block, however short)
+            # blocks are reduction_block elements per lane (block * L), so the error does not
+            # depend on the ISA's lane count; float32 partials are finished in double
             block = self.opts.reduction_block if (
                 vec and kind == "sum" and s.body.dtype.kind == "f"
                 and (not isinstance(s.domain[axes[-1]], int)
-                     or s.domain[axes[-1]] > self.opts.reduction_block or len(axes) > 1)) else 0
+                     or s.domain[axes[-1]] > 64 * self.opts.reduction_block or len(axes) > 1)) else 0
+            wide = bool(block) and s.body.dtype == np.float32
+            w.line(f"{'double' if wide else t} acc = {init_value(kind, s.body.dtype)};")
             if vec:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
                 w.line(f"auto vacc = {_vtype(s.body.dtype)}::broadcast({init_value(kind, s.body.dtype)});")
@@ -403,7 +406,11 @@ class KernelWriter:
                     w.line(f"acc = {combine(kind, s.body.dtype).format('acc', value)};")
             self.loops(s, axes, ranges, update, parallel=False, allow_vector=vec,
                        declared_lanes=vec, block=block)
-            if vec:
+            if block:     # the block sums' compensation too, float32 lanes in double
+                cv = "ccg::convert<double>" if wide else ""
+                total = f"ccg::reduce_add({cv}(vacc) - {cv}(vcomp))"
+                w.line(f"acc = {combine(kind, s.body.dtype).format('acc', total)};")
+            elif vec:
                 total = hreduce(kind, s.body.dtype).format("vacc")
                 w.line(f"acc = {combine(kind, s.body.dtype).format('acc', total)};")
             if target is not None or s.name in self.locals:
@@ -422,7 +429,8 @@ class KernelWriter:
         if s.name not in self.locals:
             w.line(f"{t} {result};")
         with w.indent("{"):
-            w.line(f"{t} partial[{CHUNKS if symbolic else chunks}];")
+            pt = "double" if s.reduction == "sum" and s.body.dtype == np.float32 else t
+            w.line(f"{pt} partial[{CHUNKS if symbolic else chunks}];")
             if symbolic:        # the chunks depend on the size only, never on the threads
                 w.line(f"const int64_t nchunks = std::min<int64_t>({CHUNKS}, {n0});")
             w.line(self.omp(1, 1 << 20))
@@ -509,9 +517,9 @@ class KernelWriter:
             if parallel:
                 w.line(self.omp(1, 16))
             if block:
-                with w.indent(f"for (int64_t {i}_b = {lo}; {i}_b < {i}_end; {i}_b += {block}) {{"):
+                with w.indent(f"for (int64_t {i}_b = {lo}; {i}_b < {i}_end; {i}_b += {block} * L) {{"):
                     w.line(f"auto vblk = {_vtype(s.body.dtype)}::broadcast(0);")
-                    w.line(f"const int64_t {i}_be = std::min<int64_t>({i}_b + {block}, {i}_end);")
+                    w.line(f"const int64_t {i}_be = std::min<int64_t>({i}_b + {block} * L, {i}_end);")
                     with w.indent(f"for (int64_t {i} = {i}_b; {i} < {i}_be; {i} += L) {{"):
                         r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,
                                          self.reuse.get(s.name))
