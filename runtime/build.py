@@ -25,6 +25,8 @@ Layout::
                                  completed=true
       <key[:2]>/<key>/ffi-<h>.py the parsed cffi declarations (loader.py)
       graphs/<key[:2]>/<key>.pkl graph-level entries (graphcache.py)
+      pch/<key>/cppcodegen/kernel.h.gch  the precompiled header (pch.py; in
+                                 $CPPCODEGEN_PCH_DIR instead when that is set)
 
 An entry counts as built only when build.json says ``completed`` and the
 .so has the size and sha256 recorded there (hashed once per process and
@@ -56,6 +58,7 @@ from pathlib import Path
 
 import warnings
 
+from . import pch
 from .cachedir import (CacheWarning, MemoDict, check_private_file, clear_on_fresh_cache,
                        ensure_cache_dir)
 from .locks import exclusive_lock
@@ -269,56 +272,35 @@ def _lib_args(libs) -> list[str]:
 
 def _command(cxx, flags, include_dir, libs, source, output, pch_dir=None) -> list[str]:
     extra = [f for f in ("-shared", "-fPIC") if f not in flags]
-    pch = [f"-I{pch_dir}"] if pch_dir else []
-    return [cxx, *flags, *extra, *pch, f"-I{include_dir}", str(source),
+    first = [f"-I{pch_dir}"] if pch_dir else []
+    return [cxx, *flags, *extra, *first, f"-I{include_dir}", str(source),
             "-o", str(output), *_lib_args(libs)]
 
 
-PCH_HEADER = "cppcodegen/kernel.h"
+def _run_compiler(cxx, flags, include_dir, libs, source, output, pch_dir):
+    """(command, completed process) of one compile of ``source`` into ``output``."""
+    command = _command(cxx, flags, include_dir, libs, source, output, pch_dir)
+    try:
+        return command, subprocess.run(command, capture_output=True, text=True,
+                                       errors="replace", env=compiler_env())
+    except FileNotFoundError:
+        raise _missing_compiler(cxx, command) from None
+    except OSError as e:
+        raise CompileError(f"could not run {shlex.join(command)}: {e}",
+                           source_path=source, command=command) from e
+
+
+PCH_HEADER = pch.HEADER
 
 
 def precompiled_header(cxx: str, flags: list, include_dir: Path, cache_dir: Path):
     """A directory holding ``cppcodegen/kernel.h.gch`` built with exactly these flags, or
-    None. Put first on the include path, it lets g++ skip parsing the headers (~0.35 s of a
-    ~0.45 s kernel build); g++ ignores a .gch that does not match and reads the header.
-
-    When it is missing, it is built in the background (a detached ``sh -c 'g++ ... && mv'``
-    that outlives this process) and this build goes without: the first compile in an empty
-    cache is not slowed down, the following ones are faster. The .gch appears only by an
-    atomic rename; a ``.building`` marker keeps concurrent processes from building it twice."""
-    header = Path(include_dir) / PCH_HEADER
-    if not header.exists() or "clang" in os.path.basename(cxx):
-        return None
-    pch_flags = [f for f in flags if f != "-shared"]
-    key = _sha("\0".join([compiler_version(cxx, cache_dir), *pch_flags,
-                          _include_digest(Path(include_dir))]))[:24]
-    root = Path(cache_dir) / "pch" / key
-    gch = root / (PCH_HEADER + ".gch")
-    if gch.exists():
-        return root
-    try:
-        gch.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        marker = root / ".building"
-        try:
-            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-            os.close(fd)
-        except FileExistsError:
-            if time.time() - marker.stat().st_mtime < 120:
-                return None                      # someone is building it
-            marker.touch()                       # a builder died: take over
-        tmp = gch.with_name(f".{gch.name}{_TEMP_MARK}{os.getpid()}")
-        cmd = [cxx, *pch_flags, "-x", "c++-header", f"-I{include_dir}", str(header),
-               "-o", str(tmp)]
-        script = (f"{shlex.join(cmd)} >/dev/null 2>&1 && mv -f {shlex.quote(str(tmp))} "
-                  f"{shlex.quote(str(gch))}; rm -f {shlex.quote(str(tmp))} "
-                  f"{shlex.quote(str(marker))}")
-        # `( ... ) &`: sh returns at once and the build goes on without a parent to wait
-        subprocess.run(["sh", "-c", f"( {script} ) &"], stdin=subprocess.DEVNULL, env=compiler_env(),
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       start_new_session=True, check=False)
-    except OSError:
-        pass
-    return None
+    None (its build is started in the background: runtime/pch.py). Put first on the include
+    path, it lets g++ skip parsing the headers (~0.35 s of a ~0.45 s kernel build)."""
+    return pch.find_or_start(cxx, flags, include_dir, cache_dir,
+                             version=compiler_version(cxx, cache_dir),
+                             include_digest=_include_digest(Path(include_dir)),
+                             env=compiler_env())
 
 
 def file_sha256(path, st=None) -> str:
@@ -464,17 +446,13 @@ def compile_cached(source: str, *, name: str, cache_dir: Path, cxx: str,
         _atomic_write(src, source)
         tmp_so = entry / f".{name}.so{_TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
         pch_dir = precompiled_header(cxx, flags, include_dir, cache_dir)
-        command = _command(cxx, flags, include_dir, libs, src, tmp_so, pch_dir)
         started, t0 = time.time(), time.perf_counter()
         try:
-            try:
-                proc = subprocess.run(command, capture_output=True, text=True,
-                                      errors="replace", env=compiler_env())
-            except FileNotFoundError:
-                raise _missing_compiler(cxx, command) from None
-            except OSError as e:
-                raise CompileError(f"could not run {shlex.join(command)}: {e}",
-                                   source_path=src, command=command) from e
+            args = (cxx, flags, include_dir, libs, src, tmp_so)
+            command, proc = _run_compiler(*args, pch_dir)
+            if proc.returncode != 0 and pch_dir is not None and pch.unreadable(proc.stderr):
+                pch.discard(pch_dir, proc.stderr)      # damaged: once more without it
+                command, proc = _run_compiler(*args, None)
             if proc.returncode != 0:
                 output = proc.stderr or proc.stdout
                 raise CompileError(

@@ -1,8 +1,11 @@
 """Where compiled artifacts live, and how in-memory caches are reset.
 
-In:  the environment (``CPPCODEGEN_CACHE_DIR``, ``XDG_CACHE_HOME``, ``HOME``),
-     read only by :func:`default_cache_dir` and :func:`fresh_cache`, at call time.
+In:  the environment (``CPPCODEGEN_CACHE_DIR``, ``CPPCODEGEN_PCH_DIR``, ``XDG_CACHE_HOME``,
+     ``HOME``), read only by :func:`default_cache_dir`, :func:`pch_dir_setting` and
+     :func:`fresh_cache`, at call time.
 Out: :func:`default_cache_dir` -> a ``Path`` (not created yet);
+     :func:`pch_dir_setting` -> where precompiled headers are shared, or None (each cache
+     directory keeps its own, runtime/pch.py);
      :func:`ensure_cache_dir` -> the same path, created 0o700 and checked to be
      private to the current user, else :class:`CacheDirError`;
      :func:`clear_on_fresh_cache` / :func:`clear_caches` -> a registry of
@@ -23,6 +26,8 @@ import warnings
 from pathlib import Path
 
 ENV_VAR = "CPPCODEGEN_CACHE_DIR"
+PCH_ENV_VAR = "CPPCODEGEN_PCH_DIR"
+_OFF = frozenset({"0", "off", "no", "false", "none"})
 
 
 class CacheDirError(RuntimeError):
@@ -76,7 +81,20 @@ def default_cache_dir() -> Path:
     return home_path / ".cache" / "cppcodegen"
 
 
-def _make_private_dirs(path: Path) -> None:
+def pch_dir_setting() -> Path | None:
+    """``$CPPCODEGEN_PCH_DIR`` (evaluated now): a directory of precompiled headers shared by
+    every cache directory that sees it, or None when it is unset, empty or one of
+    ``0 off no false none``: then each cache directory keeps its own ``pch/``. An explicit
+    CPPCODEGEN_CACHE_DIR alone therefore keeps everything cppcodegen writes inside it (tests
+    and users rely on that); :func:`fresh_cache` points this at the enclosing cache's
+    ``pch/``, so a fresh cache compiles its first kernel with the header already built."""
+    value = os.environ.get(PCH_ENV_VAR, "").strip()
+    if not value or value.lower() in _OFF:
+        return None
+    return Path(value).expanduser()
+
+
+def make_private_dirs(path: Path) -> None:
     """mkdir -p, giving every directory we create mode 0o700."""
     missing = []
     p = path
@@ -92,12 +110,13 @@ def _make_private_dirs(path: Path) -> None:
             pass  # a concurrent process made it; checked below
 
 
-def ensure_cache_dir(path) -> Path:
-    """Create ``path`` if needed and check it is private to this user."""
+def ensure_cache_dir(path, need_exec: bool = True) -> Path:
+    """Create ``path`` if needed and check it is private to this user (and, with
+    ``need_exec``, that shared objects in it can be mapped)."""
     path = Path(path)
     hint = f"use `chmod 700 {path}` or set {ENV_VAR} to a directory you own"
     try:
-        _make_private_dirs(path)
+        make_private_dirs(path)
         st = os.stat(path)
     except OSError as e:
         raise CacheDirError(
@@ -116,7 +135,8 @@ def ensure_cache_dir(path) -> Path:
             f"cppcodegen cache directory {path} is writable by group or others "
             f"(mode {stat.S_IMODE(st.st_mode):o}); another user could plant "
             f"code there. Fix: {hint}")
-    check_exec(path)
+    if need_exec:
+        check_exec(path)
     return path
 
 
@@ -194,6 +214,10 @@ def fresh_cache(cache_entries=None, dir=None, delete=True):
     """Run the body with ``$CPPCODEGEN_CACHE_DIR`` pointing at a new empty
     directory (yielded as a Path) and all registered caches cleared.
 
+    The precompiled header is not rebuilt for every fresh cache: unless
+    ``$CPPCODEGEN_PCH_DIR`` is set already, it points at the ``pch/`` of the cache
+    directory in effect before (where that cache builds it anyway) for the body.
+
     If ``cache_entries`` is an (empty) dict it is filled afterwards with
     ``{relative path: size in bytes}`` of every file created. The directory
     is removed when ``delete`` is true, unless the body raised: then it is
@@ -206,6 +230,9 @@ def fresh_cache(cache_entries=None, dir=None, delete=True):
             raise ValueError("fresh_cache: cache_entries must be passed empty")
     path = Path(tempfile.mkdtemp(prefix="cppcodegen_fresh_", dir=dir))
     previous = os.environ.get(ENV_VAR)
+    previous_pch = os.environ.get(PCH_ENV_VAR)
+    if not (previous_pch or "").strip():
+        os.environ[PCH_ENV_VAR] = str((default_cache_dir() / "pch").absolute())
     os.environ[ENV_VAR] = str(path)
     failed = False
     try:
@@ -218,10 +245,11 @@ def fresh_cache(cache_entries=None, dir=None, delete=True):
         try:
             clear_caches()
         finally:
-            if previous is None:
-                os.environ.pop(ENV_VAR, None)
-            else:
-                os.environ[ENV_VAR] = previous
+            for var, value in ((ENV_VAR, previous), (PCH_ENV_VAR, previous_pch)):
+                if value is None:
+                    os.environ.pop(var, None)
+                else:
+                    os.environ[var] = value
             if cache_entries is not None:
                 cache_entries.update(_list_files(path))
             if failed:

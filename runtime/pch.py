@@ -1,0 +1,168 @@
+"""The precompiled header of everything kernels include (``include/cppcodegen/kernel.h``).
+
+In:  the compiler and its flags, the header directory, the kernel cache directory, the
+     compiler's version line and the headers' digest (build.py computes both for its own
+     key), and ``$CPPCODEGEN_PCH_DIR`` (:func:`cachedir.pch_dir_setting`).
+Out: :func:`find_or_start` -> a directory to put first on the include path (it holds
+     ``cppcodegen/kernel.h.gch``), or None: build this kernel without;
+     :func:`unreadable` / :func:`discard` -> build.py drops a .gch the compiler could not
+     read and builds the kernel again without it.
+
+Where::
+
+    <root>/<key>/cppcodegen/kernel.h.gch   the header, only ever appears by rename
+    <root>/<key>/.building                 a builder is at work (stale after 120 s)
+    <root>/<key>/cppcodegen/.kernel.h.gch.tmp-<pid>   its output until then
+
+``<root>`` is ``$CPPCODEGEN_PCH_DIR`` when set (shared by every cache directory that sees it;
+``fresh_cache()`` sets it to the enclosing cache's ``pch/``), else ``<cache dir>/pch``; a
+header already in the cache's own ``pch/`` is used either way. ``<key>`` hashes the compiler
+version, the flags (with the CPU's identity when they say ``-march=native``) and every
+header. A root is used only when it is private to this user, like the cache directory, and
+only a .gch that is ours and not writable by others is put on the include path.
+
+Built in the background, by a detached ``sh`` that outlives this process: the build that
+finds it missing goes without, the following ones are faster. The output goes to a temp file
+that is fsynced before it is renamed into place, so a .gch is never seen half-written, not
+even after a crash. One that the compiler cannot read anyway (truncated later) is removed,
+with a :class:`CacheWarning`, and the kernel is built without it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import stat
+import subprocess
+import time
+import warnings
+from pathlib import Path
+
+from . import cpu
+from .cachedir import (CacheDirError, CacheWarning, MemoDict, clear_on_fresh_cache,
+                       ensure_cache_dir, make_private_dirs, pch_dir_setting)
+
+HEADER = "cppcodegen/kernel.h"
+STALE_SECONDS = 120
+_TEMP_MARK = ".tmp-"
+_ROOTS = clear_on_fresh_cache(MemoDict())       # str(path) -> the checked root, or None
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def pch_flags(flags) -> list:
+    return [f for f in flags if f != "-shared"]
+
+
+def key(version: str, flags, include_digest: str) -> str:
+    parts = [version, *pch_flags(flags), include_digest]
+    if "-march=native" in flags:      # g++ would ignore a .gch made for another CPU
+        cpu_flags, model = cpu.cpu_info()
+        parts.append(f"{model}\0{' '.join(sorted(cpu_flags))}")
+    return _sha("\0".join(parts))[:24]
+
+
+def _root(path: Path, why: str) -> Path | None:
+    """``path`` created and checked private (once per process), or None, with a warning."""
+    memo = _ROOTS.get(str(path), False)
+    if memo is not False:
+        return memo
+    try:
+        root = ensure_cache_dir(path, need_exec=False)
+    except (CacheDirError, OSError) as e:
+        warnings.warn(f"cppcodegen: cannot use {path} for precompiled headers ({why}): {e}; "
+                      "building them in the cache directory instead", CacheWarning, stacklevel=4)
+        root = None
+    _ROOTS[str(path)] = root
+    return root
+
+
+def _usable(gch: Path) -> bool:
+    """True if ``gch`` exists, is a regular file of ours and not writable by others."""
+    try:
+        st = os.lstat(gch)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        why = "not a regular file"
+    elif st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        why = (f"owned by uid {st.st_uid} with mode {stat.S_IMODE(st.st_mode):o}, it must be "
+               "yours and not writable by others")
+    else:
+        return True
+    warnings.warn(f"cppcodegen: ignoring precompiled header {gch}: {why}", CacheWarning,
+                  stacklevel=4)
+    return False
+
+
+def find_or_start(cxx: str, flags: list, include_dir: Path, cache_dir: Path, *,
+                  version: str, include_digest: str, env: dict) -> Path | None:
+    """The directory holding a usable ``cppcodegen/kernel.h.gch`` for these flags, or None
+    (then a background build of it is started unless one is running)."""
+    header = Path(include_dir) / HEADER
+    if not header.exists() or "clang" in os.path.basename(cxx):
+        return None
+    k = key(version, flags, include_digest)
+    local = Path(cache_dir) / "pch"
+    setting = pch_dir_setting()
+    shared = _root(setting, "CPPCODEGEN_PCH_DIR") if setting is not None else None
+    roots = [local / k] + ([shared / k] if shared is not None and shared != local else [])
+    for root in roots:
+        if _usable(root / (HEADER + ".gch")):
+            return root
+    _start(cxx, flags, include_dir, roots[-1], env)
+    return None
+
+
+def _start(cxx, flags, include_dir, root: Path, env: dict) -> None:
+    """Build ``root/cppcodegen/kernel.h.gch`` in a detached process, unless a live
+    builder's marker is there."""
+    gch = root / (HEADER + ".gch")
+    marker = root / ".building"
+    try:
+        make_private_dirs(gch.parent)
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except FileExistsError:
+            if time.time() - marker.stat().st_mtime < STALE_SECONDS:
+                return                               # someone is building it
+            marker.touch()                           # a builder died: take over
+            for p in gch.parent.glob(f".{gch.name}{_TEMP_MARK}*"):
+                p.unlink(missing_ok=True)            # its output, half-written
+        tmp = gch.with_name(f".{gch.name}{_TEMP_MARK}{os.getpid()}")
+        cmd = [cxx, *pch_flags(flags), "-x", "c++-header", f"-I{include_dir}",
+               str(Path(include_dir) / HEADER), "-o", str(tmp)]
+        t, g, m = (shlex.quote(str(p)) for p in (tmp, gch, marker))
+        # on disk before it gets its name (`sync FILE` fsyncs it; an old sync syncs all)
+        script = (f"{shlex.join(cmd)} >/dev/null 2>&1 && chmod 600 {t} && "
+                  f"{{ sync {t} 2>/dev/null || sync; }} && mv -f {t} {g}; rm -f {t} {m}")
+        # `( ... ) &`: sh returns at once and the build goes on without a parent to wait
+        subprocess.run(["sh", "-c", f"( {script} ) &"], stdin=subprocess.DEVNULL, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       start_new_session=True, check=False)
+    except OSError:
+        pass                                         # no header this time: only slower
+
+
+def unreadable(compiler_output: str) -> bool:
+    """True if a failed compile says it could not read a precompiled header."""
+    text = compiler_output or ""
+    return "PCH file" in text or ".gch" in text
+
+
+def discard(root: Path, compiler_output: str) -> None:
+    """Remove ``root``'s .gch (the compiler could not read it), with a warning."""
+    gch = root / (HEADER + ".gch")
+    first = next((line for line in (compiler_output or "").splitlines()
+                  if "PCH" in line or ".gch" in line), "").strip()
+    warnings.warn(f"cppcodegen: precompiled header {gch} is damaged ({first}); removing it "
+                  "and building without it", CacheWarning, stacklevel=3)
+    try:
+        gone = gch.with_name(f".{gch.name}{_TEMP_MARK}bad-{os.getpid()}")
+        os.replace(gch, gone)                        # no one opens it by its name again
+        gone.unlink(missing_ok=True)
+    except OSError:
+        pass
