@@ -63,12 +63,18 @@ def toolbox(tmp_path_factory):
     return box
 
 
-def run_child(box, cache, log, check=True, **env):
+def child_env(box, cache, log, **env) -> dict:
+    """The environment of every child: the same ISA for all of them (the template's), else
+    a child would look up another kernel than the one the test damaged or interrupted."""
     full = dict(os.environ, CPPCODEGEN_CACHE_DIR=str(cache), CXX=str(box["wrapper"]),
                 CCG_TEST_CXX_LOG=str(log), **env)
     full.pop("CPPCODEGEN_ISA", None)
-    proc = subprocess.run([sys.executable, str(box["script"])], env=full, capture_output=True,
-                          text=True, timeout=120)
+    return full
+
+
+def run_child(box, cache, log, check=True, **env):
+    proc = subprocess.run([sys.executable, str(box["script"])], env=child_env(box, cache, log, **env),
+                          capture_output=True, text=True, timeout=120)
     if not check:
         return proc
     assert proc.returncode == 0, proc.stderr
@@ -159,8 +165,7 @@ def test_corrupt_ffi_memo_is_reparsed(toolbox, cache, tmp_path):
 
 def test_builder_killed_mid_compile_leaves_no_stale_lock(toolbox, tmp_path):
     cache, log = tmp_path / "cache", tmp_path / "log"
-    env = dict(os.environ, CPPCODEGEN_CACHE_DIR=str(cache), CXX=str(toolbox["wrapper"]),
-               CCG_TEST_CXX_LOG=str(log), CCG_TEST_CXX_SLEEP="60")
+    env = child_env(toolbox, cache, log, CCG_TEST_CXX_SLEEP="60")
     victim = subprocess.Popen([sys.executable, str(toolbox["script"])], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
