@@ -1406,7 +1406,6 @@ NOT_YET = {
     'TestArrayStatementsInLoops::test_laplace_convergence_while',
     'TestBranches::test_if_on_all_both_ways',
     'TestBranches::test_if_on_any_both_ways',
-    'TestCarried::test_insertion_sort_inplace_while_in_for',
     'TestNested::test_cholesky',
     'TestNoRecompile::test_numpy_int_trip_count_is_runtime',
     'TestRange::test_trip_count_numpy_scalar[0]',

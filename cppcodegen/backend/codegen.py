@@ -89,7 +89,7 @@ class KernelWriter:
         for s in self.k.stages:
             used.add(s.name)
             used |= {e.buf for e in walk(s.body) if isinstance(e, Load)}
-            if any(isinstance(e, Gather) for e in walk(s.body)):
+            if s.kind == "scatter" or any(isinstance(e, Gather) for e in walk(s.body)):
                 used.add(STATUS)
         written = {m.name for s in self.k.stages for m in (s.members or (s,))}
         out = []
@@ -246,6 +246,28 @@ class KernelWriter:
                     comb = combine(s.reduction, s.body.dtype).format("v", f"part[c * {_c(size)} + i{last}]")
                     w.line(f"for (int64_t c = 1; c < {chunks}; ++c) v = {comb};")
                     w.line(f"{s.name}[{self.out_offset(s)}] = v;")
+
+    def _form_scatter(self):
+        """``x[idx] = v`` / ``np.add.at``: one thread, the value's elements in C order, each
+        stored where its indices say (checked as a gather's are), so a repeated index keeps
+        NumPy's last write or accumulates every one."""
+        (s,) = self.k.stages
+        w, n = self.w, len(s.domain)
+        buf = self.p.buffers[s.name]
+        for axis in range(n):
+            w.line(f"for (int64_t i{axis} = 0; i{axis} < {_c(s.domain[axis])}; ++i{axis})")
+        with w.indent("{"):
+            r = ExprRenderer(w, self.p.buffers, self.locals)
+            r(s.body)
+            value, rename = r.names[id(s.body.args[0])], {}
+            for name, size, v, axis in s.binds:
+                rename[sympy.Symbol(name, integer=True)] = sympy.Symbol(r._bind(
+                    f"ccg::checked_index({r.names[id(v)]}, {cindex(size)}, {STATUS}, {axis})"),
+                    integer=True)
+            off = sum((i * st for i, st in zip(s.store, buf.strides)), sympy.Integer(0))
+            off = cindex(sympy.expand(off).xreplace(rename))
+            update = {None: "=", "add": "+=", "subtract": "-=", "multiply": "*="}[s.reduction]
+            w.line(f"{s.name}[{off}] {update} {value};")
 
     def _form_scan(self):
         """cumsum / cumprod along axis a. Along the innermost axis each row is a running

@@ -128,6 +128,13 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
             if not bool(guard):     # a read Python would not make: never an error
                 ixs = [np.where((i >= -n) & (i < n), i, 0) for i, n in zip(ixs, src.shape[axis:])]
         return np.asarray(src[(slice(None),) * axis + tuple(ixs)])
+    if op == "scatter":         # x[idx] = v (the last repeat wins) or np.<op>.at
+        out, index = vals[0].copy(), (slice(None),) * node.attr("axis") + tuple(vals[2:])
+        if node.attr("accumulate"):
+            getattr(np, node.attr("accumulate")).at(out, index, vals[1])
+        else:
+            out[index] = vals[1]
+        return out
     if op == "iota":
         shape = _shape(node.shape, sizes)
         start, step = (size_value(node.attr(k, d), sizes) for k, d in (("start", 0), ("step", 1)))

@@ -104,6 +104,8 @@ class Proxy:
             return trace_ufunc_reduce(ufunc, inputs, kwargs)
         if method == "accumulate":
             return trace_ufunc_accumulate(ufunc, inputs, kwargs)
+        if method == "at":
+            return ufunc_at(ufunc, *inputs)
         if method == "outer" and len(inputs) == 2:     # a[..., None, None] op b
             a, b = asproxy(inputs[0]), asproxy(inputs[1])
             return trace_ufunc(ufunc, (reshape(a, a.shape + (1,) * b.ndim), b), kwargs)
@@ -946,10 +948,11 @@ def guarded(cond):
         GUARDS.pop()
 
 
-def _gather(a: Proxy, parts) -> Proxy:
-    """NumPy's integer-array indexing as a ``gather`` node: slices first (a view), then the
+def _advanced(a: Proxy, parts):
+    """NumPy's integer-array indexing, normalized: slices first (a view of ``a``), then the
     array (and int) indices, broadcast together; when they are not next to each other the
-    broadcast axes come first, as in NumPy."""
+    broadcast axes come first, as in NumPy (the view is transposed so they are together).
+    Returns (the view, the index nodes, the first indexed axis, the broadcast shape)."""
     dots = [k for k, ix in enumerate(parts) if ix is Ellipsis]
     if len(dots) > 1:
         raise IndexError(f"an index can only have a single ellipsis ('...') (at {user_location()})")
@@ -984,7 +987,13 @@ def _gather(a: Proxy, parts) -> Proxy:
     if adv != list(range(adv[0], adv[0] + len(adv))):      # apart: broadcast axes first
         rest = [k for k in range(a.ndim) if k not in adv]
         b, axis = transpose(b, adv + rest), 0
-    shape = tuple(b.shape[:axis]) + tuple(bshape) + tuple(b.shape[axis + len(adv):])
+    return b, nodes, axis, tuple(bshape)
+
+
+def _gather(a: Proxy, parts) -> Proxy:
+    """``a[parts]`` with integer arrays: a ``gather`` node."""
+    b, nodes, axis, bshape = _advanced(a, parts)
+    shape = tuple(b.shape[:axis]) + bshape + tuple(b.shape[axis + len(nodes):])
     guard = (GUARDS[-1].node,) if GUARDS else ()
     out = wrap(make_node("gather", (b.node, *nodes, *guard), _canon_shape(shape), a.dtype,
                          user_location(), axis=axis, guarded=bool(guard)))
@@ -992,10 +1001,58 @@ def _gather(a: Proxy, parts) -> Proxy:
     return out
 
 
+def _scatter(a: Proxy, index, value, accumulate=None):
+    """``a[index] = value`` with integer arrays (``accumulate``: ``np.<op>.at(a, index,
+    value)``): a ``scatter`` node, the stores in C order of the value (a repeated index keeps
+    the last one, or accumulates them all); ``a[mask] = scalar`` is ``np.where``."""
+    parts = index if isinstance(index, tuple) else (index,)
+    masks = [ix for ix in parts if isinstance(ix, (Proxy, np.ndarray)) and ix.dtype.kind == "b"]
+    if masks:
+        if (accumulate is None and len(parts) == 1 and tuple(masks[0].shape) == tuple(a.shape)
+                and np.ndim(value) == 0):
+            _update(a, broadcast_node(as_node(where(masks[0], value, a), a.dtype), a.shape))
+            return
+        _unsupported("boolean-mask assignment other than x[mask] = scalar with a mask of x's shape")
+    if any(ix is None for ix in parts):
+        _unsupported("np.newaxis in an assignment index")
+    b, nodes, axis, bshape = _advanced(a, parts)
+    region = _canon_shape(tuple(b.shape[:axis]) + bshape + tuple(b.shape[axis + len(nodes):]))
+    v = as_node(value)
+    dt = a.dtype
+    if accumulate is not None:
+        dt = _loop_dtypes(getattr(np, accumulate), (a, value), None)[-1]
+        if not np.can_cast(dt, a.dtype, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc '{accumulate}' output from {dt!r} to "
+                            f"{a.dtype!r} with casting rule 'same_kind' (at {user_location()})")
+    try:
+        full = _bshapes(v.shape, region)
+        if len(full) != len(region) or not all(_same_size(x, y) for x, y in zip(full, region)):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"shape mismatch: value array of shape {v.shape} could not be "
+                         f"broadcast to indexing result of shape {region} "
+                         f"(at {user_location()})") from None
+    v = broadcast_node(cast_node(_fit(v, region), dt), region)
+    _update(b, make_node("scatter", (b.node, v, *nodes), b.shape, b.dtype, user_location(),
+                         axis=axis, accumulate=accumulate))
+
+
+def ufunc_at(ufunc, a, indices, b=None):
+    """``np.add.at(a, indices, b)`` (also subtract, multiply): every repeat accumulates."""
+    if ufunc.__name__ not in ("add", "subtract", "multiply") or b is None:
+        _unsupported(f"np.{ufunc.__name__}.at")
+    if not isinstance(a, Proxy):
+        raise TypeError(f"np.{ufunc.__name__}.at: the array updated must be an argument or an "
+                        f"array made in the function (at {user_location()})")
+    _scatter(a, indices, b, ufunc.__name__)
+
+
 def setitem(a: Proxy, index, value):
     """``a[index] = value`` on a fresh result: ``a`` becomes a new node that holds ``value``
     in the indexed region and ``a`` elsewhere (value cast unsafely, as NumPy's setitem does).
     On a view it updates the viewed array; on an argument, the caller's array."""
+    if _is_advanced(index):
+        return _scatter(a, index, value)
     if isinstance(index, tuple) and any(ix is None for ix in index) or index is None:
         _unsupported("np.newaxis in an assignment index")
     spec, region, _, ints = _basic_index(a, index)

@@ -14,6 +14,9 @@ Node ops:
   iota                    arange along the last axis (np.arange with a symbolic bound)
   gather(axis)            src[..., i0, i1, ..., :]: inputs src and integer index arrays that
                           broadcast together and select src's axes axis, axis+1, ...
+  scatter(axis, accumulate)   base with value stored at the positions the index arrays give
+                          (inputs base, value, indices; as gather's), in C order of the value;
+                          ``accumulate`` ('add', ...) combines instead of storing (np.add.at)
   size(expr)              a symbolic element count as an int64 value (mean over dynamic sizes)
 
 Structured control flow (``Region``, below; built by ``frontend/control.py``):

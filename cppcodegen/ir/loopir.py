@@ -118,7 +118,7 @@ class Buffer:
 @dataclass
 class Stage:
     name: str                      # the buffer it writes
-    kind: str                      # 'pointwise' | 'reduction' | 'scan' | 'extern'
+    kind: str                      # 'pointwise' | 'reduction' | 'scan' | 'extern' | 'scatter'
     domain: tuple                  # loop sizes, one per index variable
     body: object                   # Expr at a domain point
     reduce_axes: tuple = ()        # reduction: domain positions combined; scan: its axis
@@ -136,6 +136,9 @@ class Stage:
                                    # the condition (while, if) or of the go-on test (for)
     regions: tuple = ()            # ... and the stages of each body (if: then, else;
                                    # while: condition, body)
+    binds: tuple = ()              # kind 'scatter' (x[idx] = v, np.add.at): (name, axis size,
+                                   # value, axis) of the indices ``store`` uses, as in Gather;
+                                   # ``body`` is group(value, index values), run in order
 
     @property
     def kept_axes(self) -> tuple:

@@ -141,6 +141,29 @@ class Lowering(ControlLowering):
             e = eb.load(self.realize(src), src_idx, src.dtype)
         return eb.gather(e.buf, e.index, e.dtype, binds, guard)
 
+    def _scatter(self, node: Node, name: str, label, where) -> Stage:
+        """``x[..., i0, i1, ...] = v`` (or ``op.at``): a serial loop over the value's elements
+        storing each at the position its indices give (a repeated position keeps the last
+        value, or accumulates them all)."""
+        eb, i64 = self.eb, np.dtype(np.int64)
+        base, value, *ixs = node.inputs
+        a, nb = node.attr("axis"), value.ndim - (base.ndim - len(ixs))
+        if STATUS not in self.buffers:
+            self.new_buffer(STATUS, i64, (4,), "status")
+        vvars = index_vars(value.ndim)
+        bshape, bidx = value.shape[a:a + nb], vvars[a:a + nb]
+        binds = []
+        for j, ix in enumerate(ixs):
+            v = self.value(ix, broadcast_index(bidx, ix.shape, bshape))
+            binds.append((f"g{self.gathers}_{j}", base.shape[a + j],
+                          v if v.dtype == i64 else eb.op("cast", [v], i64), a + j))
+        self.gathers += 1
+        store = tuple(vvars[:a]) + tuple(sympy.Symbol(b[0], integer=True) for b in binds) + \
+            tuple(vvars[a + nb:])
+        body = eb.op("group", [self.value(value, vvars)] + [b[2] for b in binds], value.dtype)
+        return Stage(name, "scatter", tuple(value.shape), body, (), node.attr("accumulate"),
+                     label, where, store=store, binds=tuple(binds))
+
     def add_buffer(self, node: Node, role: str, strides=None, arg=None) -> str:
         name = {"input": f"in{arg}", "constant": f"c{len(self.buffers)}"}.get(role, f"buf{len(self.buffers)}")
         self.new_buffer(name, node.dtype, node.shape, role, strides, arg)
@@ -164,6 +187,13 @@ class Lowering(ControlLowering):
                 if 0 not in domain:
                     self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
                                              where, store=store))
+            return
+        elif node.op == "scatter":  # a copy of the base, then the stores in NumPy's order
+            name = self.add_buffer(node, role)
+            nvars = index_vars(node.ndim)
+            self.stages.append(Stage(name, "pointwise", node.shape, self.value(node.inputs[0], nvars),
+                                     (), None, label, where))
+            self.stages.append(self._scatter(node, name, label, where))
             return
         elif node.op == "scan":     # out[..., i, ...] = out[..., i - 1, ...] op src[..., i, ...]
             (src,) = node.inputs
@@ -225,7 +255,7 @@ class Lowering(ControlLowering):
                 self.lower_control(node)
             elif op == "loop_out":
                 self.buffer_of[id(node)] = self.carry_of[id(node.inputs[0])][node.attr("index")]
-            elif op in ("reduce", "extern", "scan") or id(node) in materialize:
+            elif op in ("reduce", "extern", "scan", "scatter") or id(node) in materialize:
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")
@@ -487,7 +517,7 @@ def _check_stores(program: LoopProgram) -> None:
 
     seen = set()        # (store, domain, shape): a time loop repeats one assignment
     for st in program.stages:
-        if st.store is None:
+        if st.store is None or st.kind == "scatter":     # (checked as it runs)
             continue
         key = (st.store, st.domain, program.buffers[st.name].shape)
         if key in seen:

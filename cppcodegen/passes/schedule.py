@@ -45,7 +45,7 @@ def _loads(stage: Stage):
 
 
 def _can_join(kernel: Kernel, stage: Stage) -> bool:
-    if kernel.form not in ("nest", "flat") or stage.kind in ("extern", "scan"):
+    if kernel.form not in ("nest", "flat") or stage.kind in ("extern", "scan", "scatter"):
         return False
     outer = kernel.outer
     n = len(outer)
@@ -86,8 +86,8 @@ def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
         from ..backend.gemmgen import native_matmul
         return Kernel(name, "gemm" if native_matmul(stage, program.buffers) else "extern", (),
                       [stage])
-    if stage.kind == "scan":
-        return Kernel(name, "scan", (), [stage])
+    if stage.kind in ("scan", "scatter"):
+        return Kernel(name, stage.kind, (), [stage])
     if stage.kind == "reduction" and not stage.trailing_reduction:
         last_kept = (len(stage.domain) - 1) not in stage.reduce_axes
         if last_kept and stage.reduction in COLUMN_KINDS and stage.body.dtype != np.bool_:
@@ -201,6 +201,8 @@ def _kernel_name(k: Kernel) -> str:
         ops = [e.name for e in walk(s.body) if isinstance(e, Op) and e.name != "cast"]
         if s.kind in ("reduction", "scan"):
             ops.append(s.reduction if s.kind == "reduction" else f"cum{s.reduction}")
+        if s.kind == "scatter":
+            ops = [o for o in ops if o != "group"] + [f"{s.reduction or 'store'}_at"]
         for o in ops:
             if o not in parts:
                 parts.append(o)
