@@ -126,3 +126,32 @@ def test_reference_backends(backend):
                      (histogram_loop, (RNG.random(500), 8))]:
         np.testing.assert_allclose(cppcodegen.compile(fn, backend=backend)(*args), fn(*args),
                                    rtol=1e-12, atol=1e-14)
+
+
+def swap_through(a, b, idx):
+    """Two arguments updated in place, one scatter reading the other: NumPy's order."""
+    b += 1.0
+    a[idx] = b[idx] * 2
+
+
+def repeated_read_write(x, idx):
+    y = x.copy()
+    y[idx] = y[idx] + 1          # a repeated index adds 1 once, as NumPy (read all, then store)
+    return y
+
+
+def test_in_place_orders():
+    a, b = V.copy(), V[::-1].copy()
+    ea, eb = a.copy(), b.copy()
+    swap_through(ea, eb, IDX)
+    cppcodegen.compile(swap_through)(a, b, IDX)
+    np.testing.assert_array_equal(a, ea)
+    np.testing.assert_array_equal(b, eb)
+    check_against_numpy(repeated_read_write, V, IDX)
+
+
+def test_histogram_stores_in_place():
+    """The loop stores into the counts (no copy of the counts per element)."""
+    text = str(cppcodegen.compile(histogram_loop).explain(RNG.random(2000), 16))
+    loop = text.split("== loop IR ==")[1].split("== kernels")[0]
+    assert loop.count("pointwise") <= 2, loop

@@ -70,6 +70,8 @@ class Lowering(ControlLowering):
             return self._setitem(node, idx)
         if op == "gather":
             return self._gather(node, idx)
+        if op == "scatter":         # (a write-back may store it in place instead: write_back)
+            return eb.load(self.realize(node), idx, node.dtype)
         if op == "cast" or op in OPS:
             args = [self.value(i, broadcast_index(idx, i.shape, node.shape)) for i in node.inputs]
             return eb.op(op, args, node.dtype)
@@ -255,7 +257,7 @@ class Lowering(ControlLowering):
                 self.lower_control(node)
             elif op == "loop_out":
                 self.buffer_of[id(node)] = self.carry_of[id(node.inputs[0])][node.attr("index")]
-            elif op in ("reduce", "extern", "scan", "scatter") or id(node) in materialize:
+            elif op in ("reduce", "extern", "scan") or id(node) in materialize:
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")
@@ -295,9 +297,16 @@ class Lowering(ControlLowering):
 
     def write_back(self, pairs):
         """``pairs``: (buffer, the node it holds now, the node it must hold); see writebacks."""
-        plans = []
+        plans, scatters = [], []
+        targets = {name for name, _, _ in pairs}
         for name, start, node in pairs:
             label = self.names[id(node)]
+            if node.op == "scatter" and id(node) not in self.buffer_of and node.inputs[0] is start:
+                stage = self._scatter(node, name, label, node.where)
+                if (not self._reads(name, stage.body) or stage.numel() == 1) and not any(
+                        self._reads(t, stage.body) for t in targets - {name}):
+                    scatters.append(stage)      # in place: only the elements stored
+                    continue
             nvars = index_vars(node.ndim)
             full = [(node.shape, nvars, self.value(node, nvars), label)]
             parts = full
@@ -330,7 +339,7 @@ class Lowering(ControlLowering):
                 load = self.eb.load(tmp, index_vars(len(domain)), body.dtype)
                 copies.append(Stage(name, "pointwise", domain, load, (), None, full[0][3], where,
                                     store=tuple(store)))
-        self.stages += temps + direct + copies
+        self.stages += temps + direct + copies + scatters
 
     def _in_memory(self, node: Node) -> bool:
         """Is ``node`` a buffer, or a view of one (reading it is a load)?"""
