@@ -187,3 +187,12 @@ def test_reference_backends(backend, fn, args):
     for g, e in zip(got if isinstance(got, tuple) else (got,),
                     expected if isinstance(expected, tuple) else (expected,)):
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
+
+
+def takes(x, idx):
+    return np.take(x, idx), np.take(x, idx[:3], axis=1), np.take(x, -1, axis=0), x.take(idx[:2], 0)
+
+
+def test_take_is_a_gather():
+    check_against_numpy(takes, M, np.array([0, 5, -2, 3]))
+    assert "ccg::checked_index" in str(cppcodegen.compile(takes).explain(M, np.array([0, 5, -2, 3])))

@@ -185,6 +185,7 @@ class Proxy:
 
     swapaxes = lambda self, a, b: swapaxes(self, a, b)
     ravel = lambda self, order="C": reshape(self, (-1,), order=order)
+    take = lambda self, indices, axis=None, out=None, mode="raise": take(self, indices, axis, out, mode)
     flatten = lambda self, order="C": reshape(self, (-1,), order=order)
     squeeze = lambda self, axis=None: squeeze(self, axis)
     copy = lambda self, order="C": _copy(self)
@@ -1001,6 +1002,17 @@ def _gather(a: Proxy, parts) -> Proxy:
     return out
 
 
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """``np.take``: a gather (``mode='raise'``; other modes stay NumPy's own call)."""
+    if out is not None or mode != "raise":
+        return extern_call(np.take, (a, indices), {"axis": axis, "out": out, "mode": mode})
+    a = asproxy(a)
+    if axis is None:
+        return _gather(ravel(a), (indices,))
+    axis = normalize_axis_tuple(axis, a.ndim)[0]
+    return _gather(a, (slice(None),) * axis + (indices,))
+
+
 def _scatter(a: Proxy, index, value, accumulate=None):
     """``a[index] = value`` with integer arrays (``accumulate``: ``np.<op>.at(a, index,
     value)``): a ``scatter`` node, the stores in C order of the value (a repeated index keeps
@@ -1475,7 +1487,7 @@ FUNCTIONS = {
     np.isclose: isclose, np.allclose: allclose, np.select: select, np.reshape: reshape,
     np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis,
     np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays,
-    np.expand_dims: expand_dims, np.squeeze: squeeze, np.ravel: ravel,
+    np.expand_dims: expand_dims, np.squeeze: squeeze, np.ravel: ravel, np.take: take,
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
     np.empty_like: zeros_like, np.shape: shape_of, np.ndim: ndim_of, np.size: size_of,
     np.copy: lambda a, *args, **kw: _copy(asproxy(a), scalar=False), np.asarray: lambda a, dtype=None, **kw:
