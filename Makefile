@@ -1,11 +1,12 @@
 # make test   -- install what the tests need, then run them
 # make bench  -- install what the benchmarks need, run the workload suite, rewrite README's table
-# make bench-quick -- small sizes, peers only on the core set and sum_all (a smoke test)
+# make bench-quick -- small sizes, peers only on the core set, sum_all and loop_dot (a smoke test)
+# make bench-loops -- only the loop workloads (tag loop), rewrite README's loop section
 PYTHON ?= python3
 PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
 export CPPCODEGEN_CACHE_DIR ?= $(CURDIR)/.cache/kernels
 
-.PHONY: install install-test install-bench test bench bench-quick
+.PHONY: install install-test install-bench test bench bench-quick bench-loops
 
 install:
 	$(PIP) -e .
@@ -24,6 +25,9 @@ bench: install-bench
 
 bench-quick: install
 	$(PYTHON) -m benchmarks.run --quick
+
+bench-loops: install-bench
+	$(PYTHON) -m benchmarks.run --tag loop --no-dask --readme
 
 # make fuzz [N=2000] [S=0]  -- N random graphs of seed S against NumPy (tests/fuzz/)
 N ?= 2000

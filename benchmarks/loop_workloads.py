@@ -1,51 +1,41 @@
 """Loop workloads (issue 15): NumPy code written with Python loops, branches and while-loops.
 
 In:  nothing (module-level table, like ``benchmarks.workloads``).
-Out: ``LOOP_WORKLOADS`` (name -> ``Workload``: the plain loop function cppcodegen compiles; it is
-     also the NumPy reference, i.e. the same loops run by CPython), ``NUMPY_VECTORIZED`` (name ->
-     the NumPy-vectorized equivalent a NumPy user would write, for the NumPy timing column),
-     ``numba_impls()`` (name -> ``numba.njit`` of the *same source function*) and ``jax_impls()``
-     (name -> the ``lax.fori_loop`` / ``lax.while_loop`` / ``lax.cond`` rewrite a JAX user has to
-     write; enables jax_enable_x64, since these workloads are float64).
+Out: ``LOOP_WORKLOADS`` (name -> ``Workload``: the function as written, which cppcodegen
+     compiles; run by CPython it is also the reference every system is checked against),
+     ``QUICK_LOOPS`` (the ones ``make bench-quick`` runs), ``NUMPY_VECTORIZED`` (name -> the
+     vectorized rewrite a NumPy user would write, timed in the NumPy column where the function
+     loops over elements; elsewhere the NumPy column times the function as written),
+     ``numba_impls()`` (name -> ``numba.njit`` of the *same source function*, except
+     lut_gather: see ``_numba_lut_gather``) and ``jax_impls()`` (name -> the ``lax.fori_loop`` /
+     ``lax.while_loop`` / ``lax.scan`` / ``lax.cond`` rewrite a JAX user has to write; enables
+     jax_enable_x64, since most of these workloads are float64).
 
-Every function leaves its inputs unchanged (in-place updates work on a copy made on entry), so
-repeated timed calls see the same inputs. Inputs are float64 with fixed seeds.
+Every function leaves its inputs unchanged (in-place updates work on a copy made on entry or
+on buffers it allocates), so repeated timed calls see the same inputs. Inputs have fixed seeds:
+float64, except lut_gather (uint8 codes, a float32 table, a Python float gain); the Poisson
+workload also takes Python scalars (h, tol, maxit).
 
-``python -m benchmarks.loop_workloads [--full]`` checks, for every workload, that the plain loop
-function, its vectorized twin, the Numba version and the JAX version agree (benchmarks.measure.check).
+Registered in the suite: ``benchmarks.workloads`` appends ``LOOP_WORKLOADS`` to ``WORKLOADS``
+(tag "loop"; "python_loop" where the function loops in Python, which torch.compile would
+unroll, so that peer skips them), ``benchmarks.numba_impls.build`` adds ``numba_impls()``,
+``peers.JaxJit`` uses ``jax_impls()`` and ``peers.NumPy`` ``NUMPY_VECTORIZED``. The report puts
+them in a section of their own (``make bench-loops`` runs only them).
 
-Registration into the benchmark table (a few lines in existing files):
+``python -m benchmarks.loop_workloads [--full] [NAME ...]`` checks, for every workload, that the
+function as written, its vectorized twin, the Numba version and the JAX version agree
+(benchmarks.measure.check).
 
-    # benchmarks/workloads.py, at the very end (after WORKLOADS / CORE / QUICK_PEERS):
-    from benchmarks.loop_workloads import LOOP_WORKLOADS  # noqa: E402
-    WORKLOADS.update(LOOP_WORKLOADS)
-
-    # benchmarks/numba_impls.py, end of build(): instead of `return {...}`
-    impls = {...}
-    from benchmarks.loop_workloads import numba_impls
-    impls.update(numba_impls())
-    return impls
-
-    # benchmarks/peers.py, JaxJit.prepare: instead of `f = jax.jit(rebind_numpy(wl.fn, self.jnp))`
-    from benchmarks.loop_workloads import jax_impls
-    impl = jax_impls().get(wl.name)
-    f = jax.jit(impl if impl is not None else rebind_numpy(wl.fn, self.jnp))
-
-    # (optional) benchmarks/peers.py, NumPy.prepare: time the vectorized twin where one exists
-    from benchmarks.loop_workloads import NUMPY_VECTORIZED
-    fn = NUMPY_VECTORIZED.get(wl.name, wl.fn)
-    return Prepared(lambda: fn(*inputs), info=info)
-
-Notes for the runner: the reference outputs come from ``wl.fn`` (plain CPython loops: about
-3-5 s for loop_dot at 10**7 and loop_syrk at n=m=1000), so a full run spends a while computing
-references. Numba returns Python floats, which ``peers._numba_to_numpy`` would cast to float32;
-``numba_impls`` therefore wraps scalar results in 0-d float64 arrays.
+Notes: reference outputs come from ``wl.fn`` (plain CPython loops: about 1.5 s for loop_dot at
+10**7), so a full run spends a while computing references. Numba returns Python floats, which
+``peers._numba_to_numpy`` would cast to float32; ``numba_impls`` therefore wraps scalar results
+in 0-d float64 arrays.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.workloads import Workload
+from benchmarks.spec import Workload
 
 SEED = 4321
 
@@ -119,6 +109,48 @@ def loop_power(A, v):
     return lam, v
 
 
+def thomas(lower, diag, upper, rhs):
+    """(6) Thomas algorithm for many tridiagonal systems at once, one per column (the
+    implicit step of an ADI / Crank-Nicolson scheme): the forward sweep fills two buffers row
+    by row, the back substitution a third one. All four arguments are (n, m)."""
+    n = rhs.shape[0]
+    cp = np.empty(rhs.shape, dtype=rhs.dtype)
+    dp = np.empty(rhs.shape, dtype=rhs.dtype)
+    cp[0] = upper[0] / diag[0]
+    dp[0] = rhs[0] / diag[0]
+    for j in range(1, n):
+        denom = diag[j] - lower[j] * cp[j - 1]
+        cp[j] = upper[j] / denom
+        dp[j] = (rhs[j] - lower[j] * dp[j - 1]) / denom
+    x = np.empty(rhs.shape, dtype=rhs.dtype)
+    x[n - 1] = dp[n - 1]
+    for j in range(n - 2, -1, -1):
+        x[j] = dp[j] - cp[j] * x[j + 1]
+    return x
+
+
+def lut_gather(codes, table, gain):
+    """(7) an 8-bit image through a 256-entry tone curve (``table[codes]``, uint8 codes),
+    exposure gain and clipping, then the mean of every row. float32 out, as imaging code has it."""
+    img = np.minimum(table[codes] * gain, 1.0)
+    return img, img.mean(axis=1)
+
+
+def poisson_while(f, h, tol, maxit):
+    """(8) Jacobi iteration for the Poisson equation on a small grid (zero boundary), stopped
+    when the relative change of the iterate drops below ``tol`` or after ``maxit`` sweeps."""
+    u = np.zeros(f.shape, dtype=f.dtype)
+    err = 1.0
+    it = 0
+    while err > tol and it < maxit:
+        un = u.copy()
+        u[1:-1, 1:-1] = 0.25 * (un[1:-1, :-2] + un[1:-1, 2:] + un[:-2, 1:-1] + un[2:, 1:-1]
+                                - h * h * f[1:-1, 1:-1])
+        err = np.sqrt(np.sum((u - un) ** 2) / np.sum(u ** 2))
+        it += 1
+    return u, it
+
+
 # ----------------------------------------------------------------------------- vectorized twins
 def vec_dot(a, b):
     return np.dot(a, b)
@@ -135,16 +167,9 @@ def vec_syrk(C, A):
     return np.where(lower, SYRK_BETA * C + SYRK_ALPHA * (A @ A.T), C)
 
 
-def vec_jacobi(u, tol):
-    return loop_jacobi(u, tol)        # already array statements; the while loop is inherent
-
-
-def vec_power(A, v):
-    return loop_power(A, v)           # already array statements; the iteration is inherent
-
-
-NUMPY_VECTORIZED = {"loop_dot": vec_dot, "loop_drawdown": vec_drawdown, "loop_syrk": vec_syrk,
-                    "loop_jacobi": vec_jacobi, "loop_power": vec_power}
+# loop_jacobi, loop_power and the workloads after them are array statements already (their
+# loops are inherent): NumPy times the function as written.
+NUMPY_VECTORIZED = {"loop_dot": vec_dot, "loop_drawdown": vec_drawdown, "loop_syrk": vec_syrk}
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -185,6 +210,30 @@ def make_power(n):
     return A, np.ones(n)
 
 
+def make_thomas(shape):
+    r = _rng()
+    lower = -r.random(shape)
+    upper = -r.random(shape)
+    diag = 2.5 + r.random(shape)                # diagonally dominant: no pivoting needed
+    return lower, diag, upper, r.standard_normal(shape)
+
+
+def make_lut(shape):
+    codes = _rng().integers(0, 256, size=shape, dtype=np.uint8)
+    table = (np.linspace(0.0, 1.0, 256) ** (1 / 2.2)).astype(np.float32)   # a gamma curve
+    return codes, table, 1.3
+
+
+POISSON_TOL, POISSON_MAXIT = 1e-4, 5000
+
+
+def make_poisson(n):
+    x = np.linspace(0.0, 1.0, n)
+    s = np.sin(np.pi * x)
+    f = -2.0 * np.pi ** 2 * s[:, None] * s[None, :]
+    return f, 1.0 / (n - 1), POISSON_TOL, POISSON_MAXIT   # ~600 sweeps at 32, ~2100 at 64
+
+
 # ----------------------------------------------------------------------------- error scales
 def _dot_magnitude(inputs, ref):
     a, b = inputs
@@ -201,6 +250,11 @@ def _power_magnitude(inputs, ref):
     return (np.abs(lam), np.full(v.shape, np.abs(v).max()))
 
 
+def _thomas_magnitude(inputs, ref):
+    # the solution of a diagonally dominant system: errors scale with its largest entries
+    return (np.full(ref[0].shape, np.abs(ref[0]).max()),)
+
+
 def _w(*args, **kw):
     w = Workload(*args, **kw)
     return w.name, w
@@ -209,19 +263,33 @@ def _w(*args, **kw):
 LOOP_WORKLOADS: dict[str, Workload] = dict([
     _w("loop_dot", loop_dot, make_dot, 10**7, 10**5,
        "for i: s += a[i]*b[i] (float64 scalar loop)", magnitude=_dot_magnitude,
-       tags=("loop",)),
+       tags=("loop", "python_loop")),
     _w("loop_drawdown", loop_drawdown, make_prices, 10**6, 10**4,
-       "running peak / drawdown, if p > peak (recurrence + branch)", tags=("loop",)),
-    _w("loop_syrk", loop_syrk, make_syrk, (1000, 1000), (100, 100),
+       "running peak / drawdown, if p > peak (recurrence + branch)", tags=("loop", "python_loop")),
+    # (200, 200), not (1000, 1000): compiled, a call costs ~1.3 s at 200 and ~21 s at 400
+    # (about n**4); at 1000 one call would take minutes.
+    _w("loop_syrk", loop_syrk, make_syrk, (200, 200), (100, 100),
        "syrk: C[i,:i+1] *= beta; C[i,:i+1] += alpha*A[i,k]*A[:i+1,k]",
-       magnitude=_syrk_magnitude, tags=("loop",)),
+       magnitude=_syrk_magnitude, tags=("loop", "python_loop")),
     _w("loop_jacobi", loop_jacobi, make_jacobi, (512, 512), (64, 64),
        f"while err > tol: Jacobi 5-point step (<= {JACOBI_MAX_ITERS} iterations)",
-       tags=("loop",)),
+       tags=("loop", "python_loop")),
     _w("loop_power", loop_power, make_power, 2000, 200,
        f"power iteration, {POWER_ITERS} x (v = A@v; v /= norm(v))",
-       magnitude=_power_magnitude, tags=("loop",)),
+       magnitude=_power_magnitude, tags=("loop", "python_loop")),
+    _w("thomas", thomas, make_thomas, (1000, 1000), (100, 100),
+       "Thomas algorithm, one system per column: for j in range(1, n): cp[j] = ...; "
+       "back substitution", magnitude=_thomas_magnitude, tags=("loop", "python_loop")),
+    _w("lut_gather", lut_gather, make_lut, (4096, 4096), (256, 256),
+       "np.minimum(table[codes] * gain, 1.0) with uint8 codes, then row means (float32)",
+       tags=("loop",)),
+    _w("poisson_while", poisson_while, make_poisson, 64, 32,
+       f"while err > tol and it < maxit: Jacobi sweep for Poisson (tol {POISSON_TOL:g})",
+       tags=("loop", "python_loop")),
 ])
+
+# make bench-quick runs only these of the loop workloads (with their peers)
+QUICK_LOOPS = ("loop_dot",)
 
 
 # ----------------------------------------------------------------------------- Numba
@@ -247,7 +315,35 @@ def numba_impls() -> dict:
         "loop_syrk": njit(loop_syrk),
         "loop_jacobi": tuple_out(njit(loop_jacobi)),
         "loop_power": tuple_out(njit(loop_power)),
+        "thomas": njit(thomas),
+        "lut_gather": tuple_out(_numba_lut_gather()),
+        "poisson_while": tuple_out(njit(poisson_while)),
     }
+
+
+def _numba_lut_gather():
+    """Numba does not take lut_gather's source (``mean(axis=1)`` is not supported, and
+    ``float32 array * float`` is float64 there), so this is the loop nest a Numba user
+    writes instead: prange over rows, float32 values as NumPy computes them."""
+    from numba import njit, prange
+
+    @njit(parallel=True)
+    def lut_gather_loops(codes, table, gain):
+        rows, cols = codes.shape
+        img = np.empty((rows, cols), dtype=np.float32)
+        means = np.empty(rows, dtype=np.float32)
+        g = np.float32(gain)
+        one = np.float32(1.0)
+        for i in prange(rows):
+            s = 0.0
+            for j in range(cols):
+                v = min(table[codes[i, j]] * g, one)
+                img[i, j] = v
+                s += v
+            means[i] = s / cols
+        return img, means
+
+    return lut_gather_loops
 
 
 # ----------------------------------------------------------------------------- JAX
@@ -315,8 +411,50 @@ def jax_impls() -> dict:
         v = lax.fori_loop(0, POWER_ITERS, body, v)
         return v @ (A @ v), v
 
+    def thomas_(lower, diag, upper, rhs):
+        c0, d0 = upper[0] / diag[0], rhs[0] / diag[0]
+
+        def forward(carry, row):
+            c_prev, d_prev = carry
+            lo, dg, up, r = row
+            denom = dg - lo * c_prev
+            c, d = up / denom, (r - lo * d_prev) / denom
+            return (c, d), (c, d)
+
+        _, (cs, ds) = lax.scan(forward, (c0, d0), (lower[1:], diag[1:], upper[1:], rhs[1:]))
+        cp = jnp.concatenate([c0[None], cs])
+        dp = jnp.concatenate([d0[None], ds])
+
+        def backward(x_next, row):
+            c, d = row
+            x = d - c * x_next
+            return x, x
+
+        _, xs = lax.scan(backward, dp[-1], (cp[:-1], dp[:-1]), reverse=True)
+        return jnp.concatenate([xs, dp[-1:]])
+
+    def lut(codes, table, gain):
+        img = jnp.minimum(table[codes] * gain, 1.0)
+        return img, img.mean(axis=1)
+
+    def poisson(f, h, tol, maxit):
+        def cond(carry):
+            _, err, it = carry
+            return (err > tol) & (it < maxit)
+
+        def body(carry):
+            un, _, it = carry
+            u = un.at[1:-1, 1:-1].set(0.25 * (un[1:-1, :-2] + un[1:-1, 2:] + un[:-2, 1:-1]
+                                              + un[2:, 1:-1] - h * h * f[1:-1, 1:-1]))
+            return u, jnp.sqrt(jnp.sum((u - un) ** 2) / jnp.sum(u ** 2)), it + 1
+
+        u, _, it = lax.while_loop(cond, body, (jnp.zeros_like(f), jnp.ones((), f.dtype),
+                                               jnp.zeros((), jnp.int64)))
+        return u, it
+
     return {"loop_dot": dot, "loop_drawdown": drawdown, "loop_syrk": syrk,
-            "loop_jacobi": jacobi, "loop_power": power}
+            "loop_jacobi": jacobi, "loop_power": power, "thomas": thomas_,
+            "lut_gather": lut, "poisson_while": poisson}
 
 
 # ----------------------------------------------------------------------------- self-check
@@ -341,7 +479,7 @@ def _self_check(quick=True, names=None) -> int:
         assert all(np.array_equal(a, p) for a, p in zip(inputs, pristine)), f"{name} mutated inputs"
         mag = wl.magnitude(inputs, ref) if wl.magnitude else None
         peers = {
-            "numpy-vectorized": lambda: as_tuple(NUMPY_VECTORIZED[name](*inputs)),
+            "numpy-vectorized": lambda: as_tuple(NUMPY_VECTORIZED.get(name, wl.fn)(*inputs)),
             "numba": lambda: as_tuple(nb[name](*inputs)),
             "jax": lambda: as_tuple(jax.tree_util.tree_map(
                 np.asarray, jax.jit(jx[name])(*[jax.device_put(a) for a in inputs]))),

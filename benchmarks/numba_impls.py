@@ -2,7 +2,8 @@
 
 In:  ``build()`` is called only when numba is importable.
 Out: a dict workload name -> jitted function taking the same inputs as the NumPy function.
-Workloads where an explicit loop is unnatural (mlp: a user would call np.dot) are absent.
+Workloads where an explicit loop is unnatural (mlp: a user would call np.dot) are absent. The
+loop workloads (``benchmarks.loop_workloads``) are plain ``njit`` of the function as written.
 """
 from __future__ import annotations
 
@@ -173,9 +174,13 @@ def build() -> dict:
             a, b = b, a
         return a
 
-    return {
+    impls = {
         "chain": chain, "chain_small": chain, "softmax": softmax, "layer_norm": layer_norm,
         "gelu": gelu, "black_scholes": black_scholes, "sum_axis0": sum_axis0,
         "sum_axis1": sum_axis1, "sum_all": sum_all, "pairwise_sqdist": pairwise_sqdist,
         "transpose_add": transpose_add, "stencil": stencil, "cumsum_rows": cumsum_rows,
     }
+    # the loop workloads: numba.njit of the function as written (sequential loops)
+    from .loop_workloads import numba_impls
+    impls.update(numba_impls())
+    return impls

@@ -75,7 +75,14 @@ class NumPy(System):
             tiny = wl.tiny_inputs()
             info.update(tiny_call_s=time_call(lambda: wl.fn(*tiny), self.repeats)["time_s"],
                         tiny_size=list(np.atleast_1d(wl.tiny_size).tolist()))
-        return Prepared(lambda: wl.fn(*inputs), info=info)
+        # A loop workload that loops over elements is timed as the vectorized code a NumPy
+        # user would write (np.dot for a dot-product loop); CPython running the loops as
+        # written is timed once, as the reference (``reference_s``).
+        from benchmarks.loop_workloads import NUMPY_VECTORIZED
+        fn = NUMPY_VECTORIZED.get(wl.name, wl.fn)
+        if fn is not wl.fn:
+            info["vectorized"] = fn.__name__
+        return Prepared(lambda: fn(*inputs), info=info)
 
 
 # ----------------------------------------------------------------------------- cppcodegen
@@ -302,6 +309,8 @@ class TorchCompile(System):
         self.mod.set_num_threads(threads)
 
     def prepare(self, wl, inputs):
+        if "python_loop" in wl.tags:
+            raise Skip("Python loops: dynamo unrolls them (a graph per trip count)")
         self.mod._dynamo.reset()
         f = self.mod.compile(wl.fn)
         t0 = time.perf_counter()
@@ -333,7 +342,11 @@ class JaxJit(System):
 
     def prepare(self, wl, inputs):
         jax = self.mod
-        f = jax.jit(rebind_numpy(wl.fn, self.jnp))
+        impl = None
+        if "loop" in wl.tags:             # the lax rewrite (enables jax_enable_x64)
+            from benchmarks.loop_workloads import jax_impls
+            impl = jax_impls().get(wl.name)
+        f = jax.jit(impl if impl is not None else rebind_numpy(wl.fn, self.jnp))
         dev = [jax.device_put(a) for a in inputs]
         t0 = time.perf_counter()
         jax.block_until_ready(f(*dev))

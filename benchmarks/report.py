@@ -10,6 +10,10 @@ Optional entry keys: ``time_1t_s`` (1 thread), ``rel_error_vs_f64`` (sum accurac
 ``compile_cold_s``/``compile_warm_s``, ``tiny_call_s`` (per-call overhead); ``doc["import"]``
 holds the ``import cppcodegen`` time. Sections: main table, thread scaling, sum accuracy,
 compile time and per-call overhead; ``update_readme`` puts them between README markers.
+Workloads tagged "loop" (``tags`` in their entry) leave those sections for one of their own
+(``loop_rows``: the function as written under CPython, NumPy, cppcodegen, each peer, 1 thread),
+between the ``<!-- bench-loops -->`` markers of the README; a run without them leaves that
+part of the README alone, a run of only them (``make bench-loops``) leaves the rest alone.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ BASELINE, COMPILER = "numpy", "cppcodegen"
 SCALING_TOL = 0.05   # all threads flagged when slower than 1 thread by more than this (noise)
 TARGETS = {"compile_cold_s": 1.0, "compile_warm_s": 0.030, "import_s": 0.150}   # issue 5
 README_START, README_END = "<!-- bench-table -->", "<!-- /bench-table -->"
+LOOPS_START, LOOPS_END = "<!-- bench-loops -->", "<!-- /bench-loops -->"
 COLUMNS = ("workload", "NumPy", "cppcodegen", "vs NumPy", "best peer", "peer time", "vs peer",
            "GB/s", "%BW", "compile cold/warm s")
 
@@ -39,6 +44,17 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def cpu_flags() -> set:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
 def compiler_version() -> str:
     for cxx in (os.environ.get("CXX"), "g++", "clang++"):
         if not cxx:
@@ -53,7 +69,9 @@ def compiler_version() -> str:
 
 def machine_info(threads: int, versions: dict) -> dict:
     import numpy as np
-    return {"cpu": cpu_model(), "cores": os.cpu_count(), "threads": threads,
+    flags = cpu_flags()
+    return {"cpu": cpu_model(), "avx512f": "avx512f" in flags if flags else None,
+            "cores": os.cpu_count(), "threads": threads,
             "python": platform.python_version(), "numpy": np.__version__,
             "cxx": compiler_version(), "platform": platform.platform(), "versions": versions,
             "load_avg_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
@@ -66,7 +84,8 @@ def format_header(doc: dict) -> str:
     busy = (f"  load avg {load:.2f}" + ("  (machine busy: timings may be noisy)"
                                          if load > 0.5 * (m["cores"] or 1) else "")
             ) if load is not None else ""
-    lines = [f"cpu: {m['cpu']}  cores: {m['cores']}  threads used: {m['threads']}{busy}",
+    isa = {True: " (avx512f)", False: " (no avx512f)"}.get(m.get("avx512f"), "")
+    lines = [f"cpu: {m['cpu']}{isa}  cores: {m['cores']}  threads used: {m['threads']}{busy}",
              f"python {m['python']}  numpy {m['numpy']}  cxx: {m['cxx']}",
              f"systems: {vers}"]
     if bw:
@@ -322,6 +341,14 @@ OVERHEAD_NOTE = ("cold compile: compile() + first call with an empty cache "
 
 def format_all(doc: dict) -> str:
     """Everything the terminal shows after a run."""
+    main, loops = split_loops(doc)
+    text = format_main(main) if main["workloads"] or not loops["workloads"] else ""
+    if loops["workloads"]:
+        text += ("\n\n" if text else "") + format_loops(loops)
+    return text
+
+
+def format_main(doc: dict) -> str:
     threads = (doc.get("machine") or {}).get("threads")
     parts = [format_table(doc)]
     probs = problems(doc)
@@ -351,6 +378,103 @@ def format_all(doc: dict) -> str:
     return "\n\n".join(parts)
 
 
+# ----------------------------------------------------------------------------- loop workloads
+def is_loop(w: dict) -> bool:
+    return "loop" in (w.get("tags") or ())
+
+
+def split_loops(doc: dict) -> tuple[dict, dict]:
+    """(the run without the loop workloads, the run with only them): shallow copies."""
+    ws = doc.get("workloads") or []
+    return ({**doc, "workloads": [w for w in ws if not is_loop(w)]},
+            {**doc, "workloads": [w for w in ws if is_loop(w)]})
+
+
+def loop_peers(doc: dict) -> list[str]:
+    """The peers that ran (or tried to) on at least one loop workload, in order of appearance."""
+    seen = dict.fromkeys(k for w in doc["workloads"] for k, e in w.get("systems", {}).items()
+                         if k not in (BASELINE, COMPILER) and e.get("status") != "skipped")
+    return list(seen)
+
+
+def _ts(seconds, unit):
+    """Like ``_t``, in seconds from 1 s up (CPython runs of the loops take that long)."""
+    return f"{seconds:.2f} s" if seconds is not None and seconds >= 1 else _t(seconds, unit)
+
+
+def loop_columns(doc: dict) -> tuple:
+    cols = ["workload", "size", "as written, CPython", "NumPy", "cppcodegen", "vs NumPy"]
+    for p in loop_peers(doc):
+        cols += [p, f"vs {p}"]
+    return tuple(cols + ["cppcodegen 1 thread", "compile cold s"])
+
+
+def loop_rows(doc: dict) -> list[tuple]:
+    out = []
+    for w in doc["workloads"]:
+        unit, systems = w.get("unit", "ms"), w.get("systems", {})
+        n, c = systems.get(BASELINE) or {}, systems.get(COMPILER) or {}
+        base, cpp = _ok_time(n), _ok_time(c)
+        size = w.get("size")
+        row = [w["name"], "x".join(str(d) for d in size) if size else "-",
+               _ts(w.get("reference_s"), unit) if n.get("vectorized") else "= NumPy",
+               _ts(base, unit) if base else _status_cell(n, unit),
+               _ts(cpp, unit) if cpp else _status_cell(c, unit),
+               _x(base / cpp if base and cpp else None)]
+        for p in loop_peers(doc):
+            e = systems.get(p) or {}
+            t = _ok_time(e)
+            row += [_ts(t, unit) if t else _status_cell(e, unit),
+                    _x(t / cpp if t and cpp else None)]
+        cold = c.get("compile_cold_s")
+        row += [_ts(c.get("time_1t_s"), unit) if cpp and c.get("time_1t_s") else "-",
+                "-" if cold is None else f"{cold:.2f}"]
+        out.append(tuple(row))
+    return out
+
+
+LOOPS_NOTE = ("Python `for`/`while`/`if` around NumPy code, compiled as C++ loops (see "
+              "*Control flow* above). *as written, CPython*: one call of the function itself, "
+              "its loops run by the interpreter (the reference every system is checked "
+              "against); shown where the NumPy column times a vectorized rewrite instead "
+              "(`np.dot`, `np.maximum.accumulate`, `A @ A.T`); elsewhere the function is "
+              "already array code around an inherent loop and NumPy times it as written. "
+              "numba: `numba.njit` of the same source (sequential), except lut_gather (Numba "
+              "rejects its source: a `prange` loop nest instead). jax.jit: the `lax.fori_loop` "
+              "/ `while_loop` / `scan` / `cond` rewrite a JAX user writes, float64 enabled. "
+              "Times are medians (warm-up excluded); `vs X` = X's time / cppcodegen's time "
+              "(> 1: cppcodegen is faster); every result was checked against the function as "
+              "written before it was timed. 1 thread: cppcodegen in a new process with "
+              "OMP_NUM_THREADS=1.")
+
+
+def format_loops(doc: dict) -> str:
+    parts = ["loop workloads (Python for/while/if; 'as written': one CPython call of the "
+             "function itself):\n" + _grid(loop_columns(doc), loop_rows(doc))]
+    flags = scaling_flags(doc)
+    if flags:
+        parts.append("loop workloads, flags:\n" + "\n".join(f"  {f}" for f in flags))
+    probs = problems(doc)
+    if probs:
+        parts.append("loop workloads, failures and mismatches:\n"
+                     + "\n".join(f"  {p}" for p in probs))
+    return "\n\n".join(parts)
+
+
+def loops_markdown(doc: dict, level: int = 3) -> str:
+    h = "#" * level
+    md = [f"{h} Loop workloads", "", LOOPS_NOTE, ""] + _run_lines(doc) + [""]
+    md += _md_grid(loop_columns(doc), loop_rows(doc))
+    md += [""] + [f"- {w['name']}: {w.get('description', '')}" for w in doc["workloads"]]
+    flags = scaling_flags(doc)
+    if flags:
+        md += ["", "Flags:", ""] + [f"- {f}" for f in flags]
+    probs = problems(doc)
+    if probs:
+        md += ["", "Failures and mismatches:", ""] + [f"- {p}" for p in probs]
+    return "\n".join(md) + "\n"
+
+
 # ----------------------------------------------------------------------------- files
 def enrich(doc: dict) -> dict:
     bw = (doc.get("bandwidth") or {}).get("gbps")
@@ -369,9 +493,18 @@ def write_json(doc: dict, path: str) -> None:
 def to_markdown(doc: dict, level: int = 1) -> str:
     """The results as markdown; ``level`` is the heading level of the title (sections get one
     more), so the README can hold it under its ``## Benchmarks``."""
-    h = "#" * level
-    md = [f"{h} cppcodegen benchmark results", ""]
-    md += [f"- {line}" for line in format_header(doc).splitlines()]
+    main, loops = split_loops(doc)
+    md = main_markdown(main, level) if main["workloads"] or not loops["workloads"] else ""
+    if loops["workloads"]:
+        if not md:
+            md = f"{'#' * level} cppcodegen benchmark results\n\n"
+        md += "\n" + loops_markdown(loops, level + 1)
+    return md
+
+
+def _run_lines(doc: dict) -> list[str]:
+    """Machine, mode, date and command of a run, as markdown list items."""
+    md = [f"- {line}" for line in format_header(doc).splitlines()]
     st = doc.get("settings", {})
     md += [f"- mode: {'quick' if st.get('quick') else 'full'}, repeats: {st.get('repeats')}"
            + (f", peers only on {', '.join(st['peers_only_on'])}" if st.get("peers_only_on")
@@ -380,6 +513,12 @@ def to_markdown(doc: dict, level: int = 1) -> str:
         md.append(f"- date: {doc['date']}")
     if doc.get("command"):
         md.append(f"- command: `{doc['command']}`")
+    return md
+
+
+def main_markdown(doc: dict, level: int = 1) -> str:
+    h = "#" * level
+    md = [f"{h} cppcodegen benchmark results", ""] + _run_lines(doc)
     md += ["", "Times are medians (warm-up excluded). `*` marks the core set. "
            "Speedup > 1 means cppcodegen is faster. GB/s counts every input read and every "
            "output written once, at cppcodegen's time; %BW is that over the measured bandwidth "
@@ -434,10 +573,35 @@ def readme_section(text: str, doc: dict) -> str:
     return text[:body_start] + "\n" + md + README_END + tail
 
 
+def loops_readme_section(text: str, doc: dict) -> str:
+    """``text`` with everything between the bench-loops markers replaced by the loop workloads'
+    section; without the markers, the section goes right after the bench-table one."""
+    md = loops_markdown(doc, level=3)
+    start = text.find(LOOPS_START)
+    if start < 0:
+        end = text.find(README_END)
+        if end < 0:
+            raise ValueError(f"no {LOOPS_START} (nor {README_END}) marker in the README")
+        at = end + len(README_END)
+        return text[:at] + f"\n\n{LOOPS_START}\n{md}{LOOPS_END}" + text[at:]
+    body_start = start + len(LOOPS_START)
+    end = text.find(LOOPS_END, body_start)
+    if end < 0:
+        raise ValueError(f"{LOOPS_START} without {LOOPS_END} in the README")
+    return text[:body_start] + "\n" + md + text[end:]
+
+
 def update_readme(path: str, doc: dict) -> None:
+    """The bench-table section from the workloads without the "loop" tag, the bench-loops one
+    from those with it; a run without any of one kind leaves that section as it was."""
     with open(path) as f:
         text = f.read()
-    new = readme_section(text, doc)
+    main, loops = split_loops(doc)
+    new = text
+    if main["workloads"] or not loops["workloads"]:
+        new = readme_section(new, main)
+    if loops["workloads"]:
+        new = loops_readme_section(new, loops)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         f.write(new)

@@ -1,6 +1,6 @@
-"""Command-line driver: ``python3 -m benchmarks.run [--quick] [--only NAME,...] [--repeat N]
-[--threads N] [--json PATH] [--peers LIST] [--no-warm] [--no-scaling] [--cpp-options JSON]
-[--readme [PATH]] [--from-json PATH] [--dask] [--no-dask]``.
+"""Command-line driver: ``python3 -m benchmarks.run [--quick] [--only NAME,...] [--tag TAG]
+[--repeat N] [--threads N] [--json PATH] [--peers LIST] [--no-warm] [--no-scaling]
+[--cpp-options JSON] [--readme [PATH]] [--from-json PATH] [--dask] [--no-dask]``.
 
 In:  the workloads table and whatever systems are importable.
 Out: progress lines on stderr; machine header, the results table and the core-set summary on
@@ -10,6 +10,8 @@ timed. Each workload (and the bandwidth probe) runs in a child process (``benchm
 a system that raises is recorded as "failed" with its message, one that crashes the process
 (segfault, abort, timeout) as "failed" with the signal, and the rest still run. The run exits 0
 whatever the systems did (2 only for bad arguments).
+The loop workloads (tag "loop": Python for/while/if around NumPy code) get a table of their own
+(``--tag loop`` runs only them; ``--quick`` runs only ``QUICK_LOOPS`` of them unless named).
 Besides the main table: cppcodegen at 1 thread vs all threads (a fresh process per workload,
 reusing the cold-compiled cache), float32 sum accuracy against a float64 sum, and compile
 times / per-call overhead / ``import cppcodegen`` time. ``--readme`` writes the markdown results
@@ -39,6 +41,8 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m benchmarks.run", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="small sizes, 3 repeats (< 60 s)")
     p.add_argument("--only", default="", help="comma-separated workload names")
+    p.add_argument("--tag", default=None,
+                   help="only the workloads with this tag (e.g. loop: the loop workloads)")
     p.add_argument("--repeat", type=int, default=None, help="timed samples (default 10, quick 3)")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                    help="threads for every system (default: os.cpu_count())")
@@ -50,7 +54,7 @@ def parse_args(argv=None):
     p.add_argument("--no-warm", action="store_true", help="skip the warm-start subprocess")
     p.add_argument("--all-peers", action="store_true",
                    help="with --quick: run the peers on every workload, not only on "
-                        "chain, softmax, layer_norm and sum_all")
+                        "chain, softmax, layer_norm, sum_all and loop_dot")
     p.add_argument("--no-scaling", action="store_true",
                    help="skip the 1-thread cppcodegen runs (thread scaling)")
     p.add_argument("--readme", nargs="?", const="README.md", default=None, metavar="PATH",
@@ -147,7 +151,7 @@ def main(argv=None) -> int:
     set_threads(args.threads)
 
     from benchmarks import dynamic_bench, peers, report    # NumPy: after the thread variables
-    from benchmarks.workloads import QUICK_PEERS, WORKLOADS
+    from benchmarks.workloads import QUICK, QUICK_PEERS, WORKLOADS
 
     if args.from_json:
         with open(args.from_json) as f:
@@ -161,7 +165,13 @@ def main(argv=None) -> int:
         for w in WORKLOADS.values():
             print(f"{w.name:<16} {'core ' if w.core else '     '}{w.description}")
         return 0
-    names = [n for n in args.only.split(",") if n] or list(WORKLOADS)
+    names = [n for n in args.only.split(",") if n] or list(QUICK if args.quick else WORKLOADS)
+    if args.tag:
+        pool = [n for n in args.only.split(",") if n] or list(WORKLOADS)
+        names = [n for n in pool if n in WORKLOADS and args.tag in WORKLOADS[n].tags]
+        if not names:
+            print(f"no workload has the tag {args.tag!r}", file=sys.stderr)
+            return 2
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:
         print(f"unknown workload(s) {unknown}; known: {', '.join(WORKLOADS)}", file=sys.stderr)
@@ -218,7 +228,8 @@ def main(argv=None) -> int:
             got = run_workload(job, workdir, timeout,
                                [s.name for s in systems[:2]] + job["peers"])
             doc["workloads"].append({"name": name, "description": wl.description,
-                                     "core": wl.core, "unit": wl.unit, **got})
+                                     "core": wl.core, "unit": wl.unit,
+                                     "tags": list(wl.tags), **got})
         if not args.no_dask and (not quick or args.dask):
             from benchmarks import dask_bench
             progress("dask: chain, softmax, layer_norm on a 2-worker LocalCluster")
@@ -246,7 +257,9 @@ def main(argv=None) -> int:
 def _write_readme(report, path, doc) -> None:
     try:
         report.update_readme(path, doc)
-        print(f"wrote the bench-table section of {path}")
+        main, loops = report.split_loops(doc)
+        which = [n for n, d in (("bench-table", main), ("bench-loops", loops)) if d["workloads"]]
+        print(f"wrote the {' and '.join(which) or 'bench-table'} section of {path}")
     except (OSError, ValueError) as e:
         print(f"README not updated: {e}", file=sys.stderr)
 
@@ -256,7 +269,8 @@ def _command(argv) -> str:
     args = sys.argv[1:] if argv is None else list(argv)
     cmd = " ".join(["python3 -m benchmarks.run", *args])
     if os.environ.get("MAKELEVEL") is not None:
-        target = "bench-quick" if "--quick" in args else "bench"
+        target = ("bench-quick" if "--quick" in args
+                  else "bench-loops" if "--tag" in args else "bench")
         cmd = f"make {target}  ({cmd})"
     return cmd
 

@@ -10,15 +10,18 @@ plain ``|reference|`` would be too strict (sums and matmuls with cancellation).
 Optional extras: ``exact`` (inputs -> float64 reference outputs; the report gives every system's
 relative error against it), ``tiny_size`` (a size small enough that a call measures per-call
 overhead, reported in microseconds) and ``tags``: "overhead" (in the compile-time / per-call
-overhead table), "blas" (NumPy uses threads here, so NumPy gets a 1-thread time too).
+overhead table), "blas" (NumPy uses threads here, so NumPy gets a 1-thread time too), "loop"
+(the loop workloads of ``benchmarks.loop_workloads``, appended at the end; their own report
+section) and "python_loop" (the function loops in Python: torch.compile skips it).
+``Workload`` itself lives in ``benchmarks.spec``.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, Callable
 
 import numpy as np
+
+from benchmarks.spec import Workload  # noqa: F401  (defined apart: loop_workloads needs it too)
 
 SEED = 1234
 
@@ -179,31 +182,6 @@ def _f64_sum(x):
 
 
 # ----------------------------------------------------------------------------- table
-@dataclass(frozen=True)
-class Workload:
-    name: str
-    fn: Callable
-    make_inputs: Callable[[Any], tuple]
-    full_size: Any
-    quick_size: Any
-    description: str
-    core: bool = False
-    unit: str = "ms"                       # "ms" or "us" for display
-    magnitude: Callable | None = None      # (inputs, ref_outputs) -> tuple of error scales
-    tags: tuple = field(default=())
-    exact: Callable | None = None          # inputs -> float64 reference outputs (accuracy)
-    tiny_size: Any = None                  # size for the per-call overhead measurement
-
-    def tiny_inputs(self) -> tuple:
-        return self.make_inputs(self.tiny_size)
-
-    def size(self, quick: bool):
-        return self.quick_size if quick else self.full_size
-
-    def inputs(self, quick: bool) -> tuple:
-        return self.make_inputs(self.size(quick))
-
-
 def _w(*args, **kw):
     w = Workload(*args, **kw)
     return w.name, w
@@ -239,9 +217,18 @@ WORKLOADS: dict[str, Workload] = dict([
        f"2-D five-point stencil, {STENCIL_STEPS} time steps"),
 ])
 
+# The loop workloads (Python for/while/if around NumPy code; tag "loop"): a section of their
+# own in the report; --quick runs only QUICK_LOOPS of them.
+from benchmarks.loop_workloads import LOOP_WORKLOADS, QUICK_LOOPS  # noqa: E402
+
+WORKLOADS.update(LOOP_WORKLOADS)
+LOOP = tuple(LOOP_WORKLOADS)
+
 CORE = tuple(n for n, w in WORKLOADS.items() if w.core)
 # --quick runs the peers only on these (their compile times would dominate it otherwise)
-QUICK_PEERS = CORE + ("sum_all",)
+QUICK_PEERS = CORE + ("sum_all",) + QUICK_LOOPS
+# what --quick runs when no workload is named
+QUICK = tuple(n for n in WORKLOADS if n not in LOOP or n in QUICK_LOOPS)
 
 
 def as_tuple(out) -> tuple:

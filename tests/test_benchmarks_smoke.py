@@ -1,8 +1,9 @@
 """Smoke tests for benchmarks/: workloads run under NumPy, the checker and report writers work.
 
 Nothing here compiles C++ (CI time): the workloads run in plain NumPy, the report writers get a
-fake result set (thread scaling, sum accuracy, overhead and README sections included), and one test runs ``python -m benchmarks.run --quick --only chain`` with the
-compiler step allowed to fail (a failure is recorded, never fatal).
+fake result set (thread scaling, sum accuracy, overhead, loop workloads and README sections
+included), and tests run ``python -m benchmarks.run --quick --only chain`` (and loop_dot) with
+the compiler step allowed to fail (a failure is recorded, never fatal).
 """
 import json
 import os
@@ -14,7 +15,7 @@ import pytest
 
 from benchmarks import measure, report
 from benchmarks.peers import rebind_numpy
-from benchmarks.workloads import CORE, WORKLOADS, as_tuple, nbytes_moved
+from benchmarks.workloads import CORE, LOOP, QUICK, WORKLOADS, as_tuple, nbytes_moved
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -25,6 +26,14 @@ EXPECTED_SHAPES = {
     "transpose_add": [(256, 256)], "chain_small": [(1000,)], "mlp": [(256, 128)],
     "stencil": [(200, 200)], "cumsum_rows": [(256, 256)],
 }
+F64, F32, I64 = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64)
+# the loop workloads (benchmarks/loop_workloads.py), quick sizes: (shape, dtype) per output
+LOOP_EXPECTED = {
+    "loop_dot": [((), F64)], "loop_drawdown": [((10000,), F64), ((), F64)],
+    "loop_syrk": [((100, 100), F64)], "loop_jacobi": [((64, 64), F64), ((), I64)],
+    "loop_power": [((), F64), ((200,), F64)], "thomas": [((100, 100), F64)],
+    "lut_gather": [((256, 256), F32), ((256,), F32)], "poisson_while": [((32, 32), F64), ((), I64)],
+}
 
 
 def test_core_set_is_chain_softmax_layernorm():
@@ -32,7 +41,41 @@ def test_core_set_is_chain_softmax_layernorm():
 
 
 def test_every_workload_has_expected_shapes():
-    assert set(WORKLOADS) == set(EXPECTED_SHAPES)
+    assert set(WORKLOADS) == set(EXPECTED_SHAPES) | set(LOOP_EXPECTED)
+    assert set(LOOP) == set(LOOP_EXPECTED)
+    assert all("loop" in WORKLOADS[n].tags for n in LOOP)
+    assert not any("loop" in WORKLOADS[n].tags for n in EXPECTED_SHAPES)
+
+
+def test_quick_runs_one_small_loop_workload():
+    assert set(QUICK) == set(EXPECTED_SHAPES) | {"loop_dot"}
+
+
+@pytest.mark.parametrize("name", sorted(LOOP_EXPECTED))
+def test_loop_workload_outputs(name):
+    from benchmarks.loop_workloads import NUMPY_VECTORIZED
+    w = WORKLOADS[name]
+    inputs = w.inputs(quick=True)
+    again = w.inputs(quick=True)
+    assert all(np.array_equal(a, b) for a, b in zip(inputs, again)), "inputs not seeded"
+    out = as_tuple(w.fn(*inputs))
+    assert all(np.array_equal(a, b) for a, b in zip(inputs, again)), "inputs changed"
+    assert [(o.shape, o.dtype) for o in out] == LOOP_EXPECTED[name]
+    assert all(np.isfinite(o).all() for o in out)
+    mag = w.magnitude(inputs, out) if w.magnitude else None
+    twin = NUMPY_VECTORIZED.get(name)
+    if twin is not None:                      # what the NumPy column times
+        ok, msg = measure.check(as_tuple(twin(*inputs)), out, mag)
+        assert ok, msg
+
+
+def test_numba_lut_gather_is_the_same_computation():
+    pytest.importorskip("numba")
+    from benchmarks.loop_workloads import numba_impls
+    w = WORKLOADS["lut_gather"]
+    inputs = w.inputs(quick=True)
+    ok, msg = measure.check(as_tuple(numba_impls()["lut_gather"](*inputs)), as_tuple(w.fn(*inputs)))
+    assert ok, msg
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_SHAPES))
@@ -258,6 +301,47 @@ def test_markdown_has_every_section(tmp_path):
     assert any(f.startswith("chain_small:") for f in data["flags"])
 
 
+def fake_loop_doc():
+    doc = fake_doc_extras()
+    ok = lambda t, **kw: {"status": "ok", "time_s": t, **kw}
+    doc["workloads"] += [
+        {"name": "loop_dot", "core": False, "unit": "ms", "bytes": 10**6, "tags": ["loop"],
+         "size": [10**7], "reference_s": 1.5, "description": "for i: s += a[i]*b[i]",
+         "systems": {"numpy": ok(0.005, vectorized="vec_dot"),
+                     "cppcodegen": ok(0.01, time_1t_s=0.01, compile_cold_s=0.5),
+                     "numba": ok(0.009), "jax.jit": ok(0.02),
+                     "numexpr": {"status": "skipped", "error": "n/a"}}},
+        {"name": "thomas", "core": False, "unit": "ms", "bytes": 10**6, "tags": ["loop"],
+         "size": [100, 100], "reference_s": 0.03, "description": "Thomas",
+         "systems": {"numpy": ok(0.02), "cppcodegen": ok(0.004),
+                     "numba": {"status": "WRONG", "error": "output 0 differs"},
+                     "jax.jit": {"status": "failed", "error": "boom"}}},
+    ]
+    return doc
+
+
+def test_loop_section_report(tmp_path):
+    doc = fake_loop_doc()
+    main, loops = report.split_loops(doc)
+    assert [w["name"] for w in loops["workloads"]] == ["loop_dot", "thomas"]
+    assert "loop_dot" not in [w["name"] for w in main["workloads"]]
+    assert report.loop_peers(loops) == ["numba", "jax.jit"]           # numexpr only skipped
+    rows = {r[0]: r for r in report.loop_rows(loops)}
+    assert rows["loop_dot"][1:6] == ("10000000", "1.50 s", "5 ms", "10.0 ms", "0.50x")
+    assert rows["loop_dot"][6:10] == ("9 ms", "0.90x", "20.0 ms", "2.00x")
+    assert rows["thomas"][2] == "= NumPy" and rows["thomas"][5] == "5.00x"
+    assert rows["thomas"][6] == "WRONG" and rows["thomas"][8] == "failed"
+    text = report.format_all(doc)
+    assert "loop workloads" in text and "thomas / numba: WRONG" in text
+    assert "| loop_dot |" not in report.main_markdown(main)
+    md = report.to_markdown(doc)
+    assert "## Loop workloads" in md and "| loop_dot | 10000000 | 1.50 s |" in md
+    assert "- thomas: Thomas" in md and "Flags:" not in md
+    loops["workloads"][1]["systems"]["cppcodegen"]["time_1t_s"] = 0.002    # 1 thread faster
+    md = report.loops_markdown(loops)
+    assert "Flags:" in md and "- thomas: cppcodegen with 2 threads" in md
+
+
 README_TEXT = """# proj
 
 ## Benchmarks
@@ -289,6 +373,32 @@ def test_readme_section_is_replaced(tmp_path, closing):
     assert "### Thread scaling" in text and "- date: 2030-01-02 03:04 UTC" in text
     report.update_readme(str(path), doc)                         # idempotent
     assert path.read_text() == text
+
+
+def test_readme_loop_section(tmp_path):
+    path = tmp_path / "README.md"
+    path.write_text(README_TEXT.format(end="<!-- /bench-table -->\n"))
+    doc = fake_loop_doc()
+    report.update_readme(str(path), doc)                 # both kinds: both sections
+    text = path.read_text()
+    assert text.count(report.LOOPS_START) == 1 and text.count(report.LOOPS_END) == 1
+    assert text.index(report.README_END) < text.index(report.LOOPS_START) \
+        < text.index("| loop_dot |") < text.index(report.LOOPS_END) < text.index("## Next")
+    assert text.index("| chain * |") < text.index(report.README_END)
+    report.update_readme(str(path), doc)                 # idempotent
+    assert path.read_text() == text
+    _main, loops = report.split_loops(doc)
+    loops["workloads"][0]["systems"]["cppcodegen"]["time_s"] = 0.0025
+    report.update_readme(str(path), loops)               # a loop-only run: the rest stays
+    new = path.read_text()
+    assert "| loop_dot | 10000000 | 1.50 s | 5 ms | 2.5 ms | 2.00x |" in new
+    assert new.split(report.LOOPS_START)[0] == text.split(report.LOOPS_START)[0]
+    main, _loops = report.split_loops(doc)
+    main["workloads"][0]["systems"]["numpy"]["time_s"] = 0.8
+    report.update_readme(str(path), main)                # a run without loops: theirs stays
+    newer = path.read_text()
+    assert newer.split(report.LOOPS_START)[1] == new.split(report.LOOPS_START)[1]
+    assert "8.00x" in newer.split(report.LOOPS_START)[0]
 
 
 def test_readme_without_marker_is_an_error(tmp_path):
@@ -326,6 +436,22 @@ def test_run_quick_only_chain(tmp_path):
     assert "import" in data and "import cppcodegen" in p.stdout
     # under `make test` the command is reported as started by make
     assert data["date"] and "python3 -m benchmarks.run" in data["command"]
+
+
+def test_run_quick_loop_workload(tmp_path):
+    out = tmp_path / "results.json"
+    p = subprocess.run([sys.executable, "-m", "benchmarks.run", "--quick", "--tag", "loop",
+                        "--only", "loop_dot,chain", "--peers", "none", "--no-warm",
+                        "--no-scaling", "--json", str(out)],
+                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    (w,) = json.loads(out.read_text())["workloads"]
+    assert w["name"] == "loop_dot" and w["tags"] == ["loop", "python_loop"]
+    assert w["reference_s"] > 0
+    assert w["systems"]["numpy"]["status"] == "ok"
+    assert w["systems"]["numpy"]["vectorized"] == "vec_dot"
+    assert w["systems"]["cppcodegen"]["status"] in ("ok", "failed", "WRONG")
+    assert "loop workloads" in p.stdout
 
 
 def test_a_crashing_system_costs_one_entry(tmp_path):
