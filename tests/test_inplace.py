@@ -566,3 +566,25 @@ def test_warm_start_from_the_graph_cache_still_writes_arguments():
     """
     assert "ok" in run_isolated(code)
     assert "ok" in run_isolated(code)          # the second process starts warm
+
+
+def _triangular_update(C, A):
+    C = C.copy()
+    for i in range(C.shape[0]):
+        C[i, :i + 1] *= 1.2
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += 1.5 * A[i, k] * A[:i + 1, k]
+    return C
+
+
+def test_augmented_slice_assignment_in_a_loop_stores_its_region_only():
+    """``C[i, :i+1] += v``: Python updates C through the view, then assigns the view back;
+    the assignment of a view to itself is dropped, so each step writes i+1 elements (it
+    rewrote all of C: polybench syrk ran as n**4)."""
+    rng = np.random.default_rng(3)
+    C, A = rng.standard_normal((30, 30)), rng.standard_normal((30, 20))
+    f = cppcodegen.compile(_triangular_update)
+    np.testing.assert_allclose(f(C, A), _triangular_update(C, A), rtol=1e-12, atol=1e-12)
+    loop_ir = str(f.explain(C, A)).split("== loop IR ==")[1].split("== kernels")[0]
+    inner = [ln for ln in loop_ir.split("for lv", 2)[2].splitlines() if ln.startswith(" " * 8)]
+    assert inner and not any("over [30, 30]" in ln for ln in inner), loop_ir

@@ -650,10 +650,12 @@ def _depends_on(e, var) -> bool:
 
 
 def _hint(size) -> int:
-    """A size as an int for heuristics (work estimates): symbols take their traced value."""
+    """A size as an int for heuristics (work estimates): symbols take their traced value (a
+    loop's induction variable, which has none, counts as 1)."""
     if isinstance(size, int):
         return size
-    return int(sympy.sympify(size).xreplace(HINTS.get()))
+    e = sympy.sympify(sympy.sympify(size).xreplace(HINTS.get()))
+    return max(1, int(e.xreplace({v: 1 for v in e.free_symbols}))) if e.free_symbols else int(e)
 
 
 def _prod(sizes) -> int:

@@ -1059,6 +1059,36 @@ def ufunc_at(ufunc, a, indices, b=None):
     _scatter(a, indices, b, ufunc.__name__)
 
 
+def _same_view(a: Proxy, index, value) -> bool:
+    """Is ``value`` the view ``a[index]`` of ``a`` as it is now? (Python's augmented assignment
+    ``x[idx] += v`` updates x through the view, then assigns the view to ``x[idx]``.)"""
+    if not isinstance(value, Proxy) or value._base is None:
+        return False
+    mine, root = _views_to_root(value)
+    if root is not a or mine is None:
+        return False
+    again = getitem(a, index)
+    if not isinstance(again, Proxy) or again.scalar:
+        return False
+    other, _ = _views_to_root(again)
+    return other is not None and len(other) == len(mine) and all(
+        x.op == y.op and x.shape == y.shape and dict(x.attrs) == dict(y.attrs)
+        for x, y in zip(mine, other))
+
+
+def _views_to_root(p: Proxy):
+    """(the view nodes from the array ``p`` views down to ``p``, that array), or (None, _)
+    when an array on the way was updated since the view was made (updates through a view
+    keep both in step, so then the view no longer shows its base as it is)."""
+    chain = ()
+    while p._base is not None:
+        base, node_then, part = p._base
+        if node_then is not base.node:
+            return None, None
+        chain, p = tuple(part) + chain, base
+    return chain, p
+
+
 def setitem(a: Proxy, index, value):
     """``a[index] = value`` on a fresh result: ``a`` becomes a new node that holds ``value``
     in the indexed region and ``a`` elsewhere (value cast unsafely, as NumPy's setitem does).
@@ -1067,6 +1097,8 @@ def setitem(a: Proxy, index, value):
         return _scatter(a, index, value)
     if isinstance(index, tuple) and any(ix is None for ix in index) or index is None:
         _unsupported("np.newaxis in an assignment index")
+    if _same_view(a, index, value):     # `x[i, :k] += v` stores x[i, :k] back into itself
+        return
     spec, region, _, ints = _basic_index(a, index)
     v = as_node(value)
     try:
