@@ -196,3 +196,14 @@ def takes(x, idx):
 def test_take_is_a_gather():
     check_against_numpy(takes, M, np.array([0, 5, -2, 3]))
     assert "ccg::checked_index" in str(cppcodegen.compile(takes).explain(M, np.array([0, 5, -2, 3])))
+
+
+def gather_of_a_reduction(x):
+    """(found by the fuzzer) a reduction read through a gather in the kernel that computes it
+    stays in memory, not in a register the gather cannot index."""
+    return np.max(x, axis=-1, keepdims=True)[[-1, 0]], x.sum(axis=1)[[2, 0, 2]]
+
+
+def test_gather_of_a_reduction():
+    check_against_numpy(gather_of_a_reduction, M, rtol=1e-12, atol=1e-14)
+    check_against_numpy(gather_of_a_reduction, np.array([[False], [True], [False]]))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import Options
-from ..ir.loopir import Load, LoopProgram, Op, Stage, index_vars, walk
+from ..ir.loopir import Gather, Load, LoopProgram, Op, Stage, index_vars, walk
 
 VECTOR_DTYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "int32", "int64", "bool"))
 COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
@@ -156,16 +156,19 @@ def _finish(program, top, opts):
 
 def _choose_locals(program: LoopProgram, kernels: list):
     readers: dict[str, set] = {}
+    gathered = set()            # read at positions from arrays: all of it must be in memory
     for k in kernels:
         for s in k.stages:
             for buf in [ld.buf for ld in _loads(s)] + list(s.args):
                 readers.setdefault(buf, set()).add(id(k))
+            gathered |= {ld.buf for ld in _loads(s) if isinstance(ld, Gather)}
     for k in kernels:
         if k.form not in ("nest", "flat"):
             continue
         for s in k.stages:
             buf = program.buffers[s.name]
-            if s.kind == "reduction" and buf.role == "temp" and readers.get(s.name, set()) <= {id(k)}:
+            if s.kind == "reduction" and buf.role == "temp" and readers.get(s.name, set()) <= {id(k)} \
+                    and s.name not in gathered:
                 k.locals.add(s.name)
 
 
