@@ -1404,8 +1404,6 @@ class TestNoRecompile:
 # so an AssertionError on values still fails the run). The list should only shrink.
 NOT_YET = {
     'TestArrayStatementsInLoops::test_laplace_convergence_while',
-    'TestBranches::test_if_on_all_both_ways',
-    'TestBranches::test_if_on_any_both_ways',
     'TestNested::test_cholesky',
     'TestNoRecompile::test_numpy_int_trip_count_is_runtime',
     'TestRange::test_trip_count_numpy_scalar[0]',

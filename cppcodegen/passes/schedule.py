@@ -156,12 +156,14 @@ def _finish(program, top, opts):
 
 def _choose_locals(program: LoopProgram, kernels: list):
     readers: dict[str, set] = {}
-    gathered = set()            # read at positions from arrays: all of it must be in memory
+    gathered = set()            # read at positions from arrays, or by a branch: in memory
     for k in kernels:
         for s in k.stages:
             for buf in [ld.buf for ld in _loads(s)] + list(s.args):
                 readers.setdefault(buf, set()).add(id(k))
             gathered |= {ld.buf for ld in _loads(s) if isinstance(ld, Gather)}
+            if s.control:           # a branch's or loop's condition is read by the C++ around
+                gathered |= {s.control[c] for c in ("cond", "test") if s.control.get(c)}
     for k in kernels:
         if k.form not in ("nest", "flat"):
             continue
