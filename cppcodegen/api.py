@@ -24,7 +24,6 @@ from .checking.check import CheckError, CheckReport
 from .frontend import signature
 from .errors import UnsupportedError
 from .frontend.control import trace_function
-from .frontend.trace import trace
 
 log = logging.getLogger("cppcodegen")
 PACKAGE_VERSION = "0.1.0"
@@ -89,7 +88,7 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
 
     times = {}
     t0 = time.perf_counter()
-    graph = trace_function(trace, fn, specs, args)
+    graph = trace_function(fn, specs, args)
     times["trace"] = time.perf_counter() - t0
     cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
     key = parts = None
@@ -459,7 +458,7 @@ class CompiledFunction:
         opts = config.get_options(self.options)
         from .runtime import cachedir
         with callback_handler.install_callbacks(CompileTrigger.EXPLAIN):
-            graph = trace_function(trace, self.fn, specs, args)
+            graph = trace_function(self.fn, specs, args)
             cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
             ex = build_stages(self.fn, graph, specs, opts, cache_dir, {})
             ex.recompiles = self.recompile_reasons

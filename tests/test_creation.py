@@ -218,3 +218,34 @@ def test_constructors_restored_after_failed_trace():
     with pytest.raises(RuntimeError):
         cppcodegen.compile(f)(U)
     assert np.zeros is original and np.arange.__module__ == "numpy"
+
+
+def test_random_draws_of_other_threads_stay_numpys():
+    """np.random's module functions are replaced like the constructors: for the user's
+    calls on the tracing thread only."""
+    seen = {}
+
+    def other_thread():
+        seen["draw"] = np.random.normal(size=3)
+
+    def f(x):
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join()
+        return x + np.random.normal(size=x.shape)
+    got = cppcodegen.compile(f)(U)
+    assert type(seen["draw"]) is np.ndarray and seen["draw"].shape == (3,)
+    assert got.shape == U.shape and not np.array_equal(got, U)
+
+
+def test_plain_trace_replaces_constructors_too():
+    """The tracer itself (the one Dask uses, without loop capture) traces np.zeros."""
+    from cppcodegen.frontend.signature import classify
+    from cppcodegen.frontend.trace import trace
+
+    def f(x):
+        out = np.zeros(x.shape)
+        out[1:] = x[:-1]
+        return out
+    graph = trace(f, classify((U,)), (U,))
+    assert any(n.op == "setitem" for n in graph.nodes)

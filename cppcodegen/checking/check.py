@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import CppCodegenError
-from ..frontend.trace import trace
 from ..ir.graph import CONTROL_OPS, Node
 from ..runtime.hooks import intermediate_hook
 
@@ -257,7 +256,7 @@ def trace_graph(fn, specs, args):
     """The graph the ``cpp`` backend compiles: ``fn`` traced with its loops and branches
     captured (``frontend/control.py``)."""
     from ..frontend.control import trace_function
-    return trace_function(trace, fn, specs, args)
+    return trace_function(fn, specs, args)
 
 
 def make_check_variant(fn, specs, args, opts, compilation, cpp_backend,

@@ -24,7 +24,7 @@ from ..errors import TraceError, UnsupportedError
 from ..ir.graph import make_node
 from . import trace as T
 from .capture import UNDEFINED, convert
-from .creation import constructors
+from . import creation  # noqa: F401  (registers np's constructors for traces)
 from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
 from .iteration import (LoopRange, Enumerate, Zip, enter_loop, has_loop_symbol, leave_loop,
                         loop_spec, size_proxy, spec_of, symbolic_int)
@@ -230,14 +230,16 @@ def _user_function(f) -> bool:
 
 # --------------------------------------------------------------------------- the driver
 
-def trace_function(trace, fn, specs, args):
-    """``trace(fn, specs, args)`` of ``fn`` with its control flow captured; a loop that
-    cannot be captured is unrolled (traced again with it marked) where Python can run it."""
+def trace_function(fn, specs, args):
+    """The Graph of ``fn`` on a call's arguments (``T.trace``) with its control flow captured;
+    a loop that cannot be captured is unrolled (traced again with it marked) where Python can
+    run it. Every backend and Dask trace through here, so all see the same graph."""
+    trace = T.trace
     ops = TraceOps()
     captured = convert(fn, ops) if _user_function(fn) else None
     shapes = sys.modules.get(_SHAPES)        # (not imported: no sympy on a warm start)
     saved = shapes.current() if shapes is not None else None
-    with T._TRACE_LOCK, constructors():      # (INTERNAL and numpy's constructors: the trace's)
+    with T._TRACE_LOCK:         # (INTERNAL is the trace's)
         if captured is None:
             return trace(fn, specs, args)
         return _trace_captured(trace, fn, captured, ops, specs, args, saved)

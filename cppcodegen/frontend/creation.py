@@ -9,9 +9,8 @@ buffer of the compiled program (its writes are ``setitem`` nodes that lowering f
 NumPy array the trace cannot write traced values into.
 
 NumPy's constructors take no array argument, so ``__array_function__`` never sees them:
-``constructors()`` replaces them on the ``numpy`` module for the duration of a trace (under
-the trace lock). The replacements act only for calls from the user's code on the tracing
-thread; NumPy's own internals and other threads get NumPy's functions.
+they are registered with ``replace.py``, which installs them on the ``numpy`` module for
+the user's calls while a trace runs.
 
 ``np.empty`` starts as zeros (any start value is allowed; a defined one costs nothing where
 the array is then overwritten, as the fused writes replace the fill). ``order='F'`` is
@@ -19,36 +18,12 @@ accepted; results are C-ordered (the values are the same).
 """
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-import threading
-
 import numpy as np
 
 from ..errors import DataDependentError, user_location
 from ..ir.graph import make_node
+from . import replace
 from . import trace as T
-
-_NP_DIR = os.path.dirname(os.path.abspath(np.__file__))
-_NOT_USER = {"numpy", "cppcodegen", "sympy", "cffi", "dask", "distributed", "_pytest", "pytest",
-             "pluggy"}
-_OWNER = [None]             # the thread tracing (constructors act only for it)
-
-
-def _from_user(depth: int = 2) -> bool:
-    """Whether the constructor was called by the user's code on the tracing thread."""
-    if _OWNER[0] != threading.get_ident():
-        return False
-    frame = sys._getframe(depth)
-    module = frame.f_globals.get("__name__") or ""
-    if module.split(".")[0] in _NOT_USER:
-        return False
-    fname = frame.f_code.co_filename
-    if fname.startswith("<"):
-        return not fname.startswith("<frozen")
-    return not os.path.abspath(fname).startswith(_NP_DIR)
-
 
 # --------------------------------------------------------------------------- arguments
 
@@ -102,15 +77,15 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
 
 
 def zeros(shape, dtype=float, order="C", *, like=None, device=None):
-    return _full(shape, 0, _dtype(dtype, float, "np.zeros"), order, "np.zeros")
+    return _full(shape, 0, float if dtype is None else dtype, order, "np.zeros")
 
 
 def ones(shape, dtype=None, order="C", *, like=None, device=None):
-    return _full(shape, 1, _dtype(dtype, float, "np.ones"), order, "np.ones")
+    return _full(shape, 1, float if dtype is None else dtype, order, "np.ones")
 
 
 def empty(shape, dtype=float, order="C", *, like=None, device=None):
-    return _full(shape, 0, _dtype(dtype, float, "np.empty"), order, "np.empty")
+    return _full(shape, 0, float if dtype is None else dtype, order, "np.empty")
 
 
 def _full(shape, fill_value, dtype, order, what):
@@ -249,39 +224,5 @@ _PLAIN = {"zeros": zeros, "ones": ones, "empty": empty, "full": full, "eye": eye
           "identity": identity}
 _WITH_ORIGINAL = {"arange": arange, "linspace": linspace, "array": array, "asarray": array}
 
-
-def _replacement(name, fn, original):
-    def constructor(*args, **kwargs):
-        if not _from_user():
-            return original(*args, **kwargs)
-        return fn(*args, **kwargs)
-    constructor.__name__ = constructor.__qualname__ = name
-    constructor.__wrapped__ = original
-    return constructor
-
-
-def _replacement_with_original(name, fn, original):
-    def constructor(*args, **kwargs):
-        if not _from_user():
-            return original(*args, **kwargs)
-        return fn(*args, original=original, **kwargs)
-    constructor.__name__ = constructor.__qualname__ = name
-    constructor.__wrapped__ = original
-    return constructor
-
-
-@contextlib.contextmanager
-def constructors():
-    """NumPy's array constructors replaced by the traced ones while the block runs."""
-    saved = {name: getattr(np, name) for name in (*_PLAIN, *_WITH_ORIGINAL)}
-    previous, _OWNER[0] = _OWNER[0], threading.get_ident()
-    for name, fn in _PLAIN.items():
-        setattr(np, name, _replacement(name, fn, saved[name]))
-    for name, fn in _WITH_ORIGINAL.items():
-        setattr(np, name, _replacement_with_original(name, fn, saved[name]))
-    try:
-        yield
-    finally:
-        for name, fn in saved.items():
-            setattr(np, name, fn)
-        _OWNER[0] = previous
+replace.register(np, _PLAIN)
+replace.register(np, _WITH_ORIGINAL, pass_original=True)

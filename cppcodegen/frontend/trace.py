@@ -20,7 +20,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ..ir import ufuncs
 from ..errors import DataDependentError, TraceError, UnsupportedError, user_location
 from ..ir.graph import Graph, Node, flatten_tree, make_node, map_tree, toposort
-from . import effects
+from . import effects, replace
 
 
 class ConstArray:
@@ -1745,12 +1745,7 @@ class TracedGenerator:
         _unsupported(f"numpy.random.Generator.{name}")
 
 
-def _patch_random():
-    """np.random's module functions, replaced for the duration of a trace."""
-    saved = {name: getattr(np.random, name) for name in RANDOM_FUNCTIONS}
-    for name, fn in RANDOM_FUNCTIONS.items():
-        setattr(np.random, name, fn)
-    return saved
+replace.register(np.random, RANDOM_FUNCTIONS)
 
 
 # --------------------------------------------------------------------------- symbolic sizes
@@ -1961,14 +1956,12 @@ def trace(fn, arg_specs, args):
     if env is not None:
         env.hints.update(hints)
     inputs_by_arg = {n.attr("index"): n for n in inputs if n.op == "input"}
-    with _TRACE_LOCK, np.errstate(all="ignore"), _shape_env(env):
-        saved, _RandomState.slots = _patch_random(), 0
+    with _TRACE_LOCK, np.errstate(all="ignore"), _shape_env(env), replace.replaced():
+        _RandomState.slots = 0
         _TraceState.args = args
         try:
             result = fn(*call_args)
         finally:
-            for name, f in saved.items():
-                setattr(np.random, name, f)
             _RandomState.slots = None
             _TraceState.args = None
     # an argument updated in place: its final value is written into the caller's array;
