@@ -336,17 +336,22 @@ def cast_node(node: Node, dtype: np.dtype) -> Node:
     return make_node("cast", (node,), node.shape, dtype, user_location())
 
 
+def _broadcasts_to(shape, target) -> bool:
+    """Does an array of ``shape`` broadcast to ``target`` (without growing it)?"""
+    try:
+        full = _bshapes(shape, target)
+    except ValueError:
+        return False
+    return len(full) == len(target) and all(_same_size(a, b) for a, b in zip(full, target))
+
+
 def broadcast_node(node: Node, shape) -> Node:
     shape = _canon_shape(shape)
     if node.shape == shape:
         return node
-    try:
-        full = _bshapes(node.shape, shape)
-        if len(full) != len(shape) or not all(_same_size(a, b) for a, b in zip(full, shape)):
-            raise ValueError
-    except ValueError:
+    if not _broadcasts_to(node.shape, shape):
         raise ValueError(f"cannot broadcast shape {node.shape} to {shape} "
-                         f"(at {user_location()})") from None
+                         f"(at {user_location()})")
     node = _fit(node, shape)
     return make_node("broadcast_to", (node,), shape, node.dtype, user_location())
 
@@ -453,11 +458,7 @@ def _store_result(target: Proxy, result: Proxy, name: str):
         raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} "
                         f"to {target.dtype!r} with casting rule 'same_kind' "
                         f"(at {user_location()})")
-    try:
-        full = _bshapes(result.shape, target.shape)
-    except ValueError:
-        full = ()
-    if len(full) != target.ndim or not all(_same_size(x, y) for x, y in zip(full, target.shape)):
+    if not _broadcasts_to(result.shape, target.shape):
         raise ValueError(f"non-broadcastable output operand with shape {target.shape} doesn't "
                          f"match the broadcast shape {result.shape} (at {user_location()})")
     _update(target, broadcast_node(cast_node(result.node, target.dtype), target.shape))
@@ -1036,14 +1037,10 @@ def _scatter(a: Proxy, index, value, accumulate=None):
         if not np.can_cast(dt, a.dtype, "same_kind"):
             raise TypeError(f"Cannot cast ufunc '{accumulate}' output from {dt!r} to "
                             f"{a.dtype!r} with casting rule 'same_kind' (at {user_location()})")
-    try:
-        full = _bshapes(v.shape, region)
-        if len(full) != len(region) or not all(_same_size(x, y) for x, y in zip(full, region)):
-            raise ValueError
-    except ValueError:
+    if not _broadcasts_to(v.shape, region):
         raise ValueError(f"shape mismatch: value array of shape {v.shape} could not be "
                          f"broadcast to indexing result of shape {region} "
-                         f"(at {user_location()})") from None
+                         f"(at {user_location()})")
     v = broadcast_node(cast_node(_fit(v, region), dt), region)
     _update(b, make_node("scatter", (b.node, v, *nodes), b.shape, b.dtype, user_location(),
                          axis=axis, accumulate=accumulate))
@@ -1101,14 +1098,11 @@ def setitem(a: Proxy, index, value):
         return
     spec, region, _, ints = _basic_index(a, index)
     v = as_node(value)
-    try:
-        full, want = _bshapes(v.shape, tuple(region)), _canon_shape(region)
-        if len(full) != len(want) or not all(_same_size(x, y) for x, y in zip(full, want)):
-            raise ValueError
-        v = _fit(v, want)
-    except ValueError:
+    want = _canon_shape(region)
+    if not _broadcasts_to(v.shape, want):
         raise ValueError(f"could not broadcast input array from shape {v.shape} into shape "
-                         f"{tuple(region)} (at {user_location()})") from None
+                         f"{tuple(region)} (at {user_location()})")
+    v = _fit(v, want)
     if v.dtype != a.dtype:
         v = make_node("cast", (v,), v.shape, a.dtype, user_location()) if v.op != "const" else \
             cast_node(v, a.dtype)
