@@ -219,14 +219,8 @@ class ExprRenderer:
         if isinstance(e, Index):
             return f"{ctype(e.dtype)}({cindex(e.expr)})"
         if isinstance(e, Gather):       # NumPy's checks on each index, then the load
-            names = {}
-            guard = "" if e.guard is None else f", {self.names[id(e.guard)]}"
-            for name, size, v, axis in e.binds:
-                names[sympy.Symbol(name, integer=True)] = sympy.Symbol(self._bind(
-                    f"ccg::checked_index({self.names[id(v)]}, {cindex(size)}, {STATUS}, {axis}"
-                    f"{guard})"), integer=True)
-            off = self.offset(e, names)
-            return self._bind(f"ccg::ld({e.buf} + {off})")
+            guard = None if e.guard is None else self.names[id(e.guard)]
+            return self._bind(f"ccg::ld({e.buf} + {self.offset(e, self.checked(e.binds, guard))})")
         if isinstance(e, Load):
             if e.buf in self.locals:
                 return self.locals[e.buf]
@@ -249,6 +243,15 @@ class ExprRenderer:
         if e.dtype.kind in "iu":
             text = f"static_cast<{ctype(e.dtype)}>({text})"
         return self._bind(text)
+
+    def checked(self, binds, guard: str | None = None) -> dict:
+        """Each bound index (``Gather.binds``, a scatter's) wrapped and checked as NumPy does
+        (``ccg::checked_index``: with ``guard``, an error counts only where it holds), named:
+        {its symbol: the C++ variable}. The values must be rendered already."""
+        tail = "" if guard is None else f", {guard}"
+        return {sympy.Symbol(name, integer=True): sympy.Symbol(self._bind(
+            f"ccg::checked_index({self.names[id(v)]}, {cindex(size)}, {STATUS}, {axis}{tail})"),
+            integer=True) for name, size, v, axis in binds}
 
     @staticmethod
     def scalar_cast(x: str, src, dst) -> str:

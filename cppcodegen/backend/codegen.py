@@ -88,8 +88,9 @@ class KernelWriter:
         used = set()
         for s in self.k.stages:
             used.add(s.name)
-            used |= {e.buf for e in walk(s.body) if isinstance(e, Load)}
-            if s.kind == "scatter" or any(isinstance(e, Gather) for e in walk(s.body)):
+            loads = [e for e in walk(s.body) if isinstance(e, Load)]
+            used |= {e.buf for e in loads}
+            if s.kind == "scatter" or any(isinstance(e, Gather) for e in loads):
                 used.add(STATUS)
         written = {m.name for s in self.k.stages for m in (s.members or (s,))}
         out = []
@@ -259,11 +260,7 @@ class KernelWriter:
         with w.indent("{"):
             r = ExprRenderer(w, self.p.buffers, self.locals)
             r(s.body)
-            value, rename = r.names[id(s.body.args[0])], {}
-            for name, size, v, axis in s.binds:
-                rename[sympy.Symbol(name, integer=True)] = sympy.Symbol(r._bind(
-                    f"ccg::checked_index({r.names[id(v)]}, {cindex(size)}, {STATUS}, {axis})"),
-                    integer=True)
+            value, rename = r.names[id(s.body.args[0])], r.checked(s.binds)
             off = sum((i * st for i, st in zip(s.store, buf.strides)), sympy.Integer(0))
             off = cindex(sympy.expand(off).xreplace(rename))
             update = {None: "=", "add": "+=", "subtract": "-=", "multiply": "*="}[s.reduction]

@@ -24,7 +24,7 @@ class Load:
 
 
 STATUS = "ccg_err"         # the program's error report (int64[4], role 'status'): a gather's
-                           # out-of-range index sets [1, index, axis size, 0]
+                           # out-of-range index sets [1, index, axis size, axis]
 
 
 @dataclass(frozen=True, eq=False)

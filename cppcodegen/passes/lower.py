@@ -120,51 +120,45 @@ class Lowering(ControlLowering):
     def _gather(self, node: Node, idx: tuple):
         """``src[..., i0[b], i1[b], ...]`` at ``idx``: the index arrays' values (at the
         broadcast position ``b``) bound to names, the source loaded at them."""
-        eb, i64 = self.eb, np.dtype(np.int64)
         src, ixs = node.inputs[0], node.inputs[1:]
         guard = None
         if node.attr("guarded", False):
             ixs, guard = ixs[:-1], self.value(ixs[-1], ())
-        a, nb = node.attr("axis"), node.ndim - (src.ndim - len(ixs))
-        bshape, bidx = node.shape[a:a + nb], idx[a:a + nb]
-        if STATUS not in self.buffers:
-            self.new_buffer(STATUS, i64, (4,), "status")
-        binds = []
-        for j, ix in enumerate(ixs):
-            v = self.value(ix, broadcast_index(bidx, ix.shape, bshape))
-            if v.dtype != i64:
-                v = eb.op("cast", [v], i64)
-            binds.append((f"g{self.gathers}_{j}", src.shape[a + j], v, a + j))
-        self.gathers += 1
-        syms = tuple(sympy.Symbol(b[0], integer=True) for b in binds)
-        src_idx = tuple(idx[:a]) + syms + tuple(idx[a + nb:])
+        binds, src_idx = self._index_binds(node.attr("axis"), src.shape, ixs, node.shape, idx)
         e = self.value(src, src_idx)
         if not isinstance(e, Load) or isinstance(e, Gather):
-            e = eb.load(self.realize(src), src_idx, src.dtype)
-        return eb.gather(e.buf, e.index, e.dtype, binds, guard)
+            e = self.eb.load(self.realize(src), src_idx, src.dtype)
+        return self.eb.gather(e.buf, e.index, e.dtype, binds, guard)
 
     def _scatter(self, node: Node, name: str, label, where) -> Stage:
         """``x[..., i0, i1, ...] = v`` (or ``op.at``): a serial loop over the value's elements
         storing each at the position its indices give (a repeated position keeps the last
         value, or accumulates them all)."""
-        eb, i64 = self.eb, np.dtype(np.int64)
         base, value, *ixs = node.inputs
-        a, nb = node.attr("axis"), value.ndim - (base.ndim - len(ixs))
-        if STATUS not in self.buffers:
-            self.new_buffer(STATUS, i64, (4,), "status")
         vvars = index_vars(value.ndim)
-        bshape, bidx = value.shape[a:a + nb], vvars[a:a + nb]
-        binds = []
-        for j, ix in enumerate(ixs):
-            v = self.value(ix, broadcast_index(bidx, ix.shape, bshape))
-            binds.append((f"g{self.gathers}_{j}", base.shape[a + j],
-                          v if v.dtype == i64 else eb.op("cast", [v], i64), a + j))
-        self.gathers += 1
-        store = tuple(vvars[:a]) + tuple(sympy.Symbol(b[0], integer=True) for b in binds) + \
-            tuple(vvars[a + nb:])
-        body = eb.op("group", [self.value(value, vvars)] + [b[2] for b in binds], value.dtype)
+        binds, store = self._index_binds(node.attr("axis"), base.shape, ixs, value.shape, vvars)
+        body = self.eb.op("group", [self.value(value, vvars)] + [b[2] for b in binds],
+                          value.dtype)
         return Stage(name, "scatter", tuple(value.shape), body, (), node.attr("accumulate"),
                      label, where, store=store, binds=tuple(binds))
+
+    def _index_binds(self, a: int, shape, ixs, out_shape, idx: tuple):
+        """Integer-array indexing of an array of ``shape`` along axes a, a+1, ... at ``idx``, a
+        point of the indexed result (``out_shape``): the index values bound to names, (name,
+        axis size, value, axis) each, and the element's index with the names in place."""
+        i64 = np.dtype(np.int64)
+        if STATUS not in self.buffers:          # where an out-of-range index is reported
+            self.new_buffer(STATUS, i64, (4,), "status")
+        nb = len(idx) - (len(shape) - len(ixs))
+        bshape = tuple(out_shape[a:a + nb])
+        binds = []
+        for j, ix in enumerate(ixs):
+            v = self.value(ix, broadcast_index(idx[a:a + nb], ix.shape, bshape))
+            binds.append((f"g{self.gathers}_{j}", shape[a + j],
+                          v if v.dtype == i64 else self.eb.op("cast", [v], i64), a + j))
+        self.gathers += 1
+        names = tuple(sympy.Symbol(b[0], integer=True) for b in binds)
+        return binds, tuple(idx[:a]) + names + tuple(idx[a + nb:])
 
     def add_buffer(self, node: Node, role: str, strides=None, arg=None) -> str:
         name = {"input": f"in{arg}", "constant": f"c{len(self.buffers)}"}.get(role, f"buf{len(self.buffers)}")
