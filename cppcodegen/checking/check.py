@@ -23,9 +23,7 @@ Loops and branches: the graph is traced as the ``cpp`` backend traces it (contro
 captured), and the reference runs it as Python would (``reference.py``). Hooks report after
 the call: a buffer a loop carries holds its value at the loop's exit (a buffer lowering shares
 between a carried value's start and the loop is compared with either), a buffer inside a loop
-body is never reported. While the hook plan cannot name the carried buffers
-(``api._plan``), a function with loops is compiled without hooks and only its results and
-updated arguments are compared (``CheckReport.note`` says so).
+body is never reported (``api._plan`` hooks only the stages of top-level graph nodes).
 """
 from __future__ import annotations
 
@@ -74,7 +72,6 @@ class CheckReport:
     function: str
     buffers: list = field(default_factory=list)     # BufferCheck, in execution order
     graph: object = None
-    note: str = ""                                  # what could not be compared, and why
     unchecked: list = field(default_factory=list)   # reported names with no graph node
 
     @property
@@ -88,8 +85,7 @@ class CheckReport:
     def __str__(self):
         head = (f"cppcodegen.check of {self.function}: {len(self.buffers)} buffers compared, "
                 + ("all match" if self.ok else f"first mismatch {self.first_mismatch.name}"))
-        extra = ([f"  note: {self.note}"] if self.note else []) + (
-            [f"  not compared: {', '.join(self.unchecked)}"] if self.unchecked else [])
+        extra = [f"  not compared: {', '.join(self.unchecked)}"] if self.unchecked else []
         return "\n".join([head] + ["  " + b.line() for b in self.buffers] + extra)
 
 
@@ -163,9 +159,9 @@ def compare(got: np.ndarray, ref: np.ndarray, tolerances=None) -> tuple:
 class CheckVariant:
     """A hooked compiled variant and the traced graph, run side by side."""
 
-    def __init__(self, fn, graph, compiled, tolerances=None, note=""):
+    def __init__(self, fn, graph, compiled, tolerances=None):
         self.fn, self.graph, self.compiled = fn, graph, compiled
-        self.tolerances, self.note = tolerances, note
+        self.tolerances = tolerances
 
     def run(self, args):
         """Returns (compiled outputs, CheckReport)."""
@@ -178,8 +174,7 @@ class CheckVariant:
         reference = {}
         run_graph(self.graph, before, on_node=lambda n, v: reference.__setitem__(names[id(n)], v))
         nodes = {names[id(n)]: n for n in self.graph.nodes}
-        report = CheckReport(getattr(self.fn, "__qualname__", repr(self.fn)), graph=self.graph,
-                             note=self.note)
+        report = CheckReport(getattr(self.fn, "__qualname__", repr(self.fn)), graph=self.graph)
         exits = _carried_exits(self.graph, names)
         seen = set()
         for name, value in reported:
@@ -264,16 +259,5 @@ def make_check_variant(fn, specs, args, opts, compilation, cpp_backend,
     """The ``check`` backend: trace, compile with intermediate hooks on (``cpp_backend``, the
     registered 'cpp' backend), pair with the graph."""
     graph = trace_graph(fn, specs, args)
-    hooked = dataclasses.replace(opts, generate_intermediate_hooks=True)
-    try:
-        return CheckVariant(fn, graph, cpp_backend(fn, specs, args, hooked, compilation),
-                            tolerances)
-    except KeyError as e:
-        if not any(n.op in CONTROL_OPS for n in graph.nodes):
-            raise
-        # the hook plan cannot name the buffers of loops and branches yet (api._plan):
-        # compare the results and the arguments updated in place only
-        note = (f"intermediate buffers not reported (the hooks cannot name the buffer {e} "
-                "of a loop or branch): results and updated arguments compared")
-    return CheckVariant(fn, graph, cpp_backend(fn, specs, args, opts, compilation),
-                        tolerances, note)
+    opts = dataclasses.replace(opts, generate_intermediate_hooks=True)
+    return CheckVariant(fn, graph, cpp_backend(fn, specs, args, opts, compilation), tolerances)
