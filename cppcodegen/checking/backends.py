@@ -88,11 +88,11 @@ class ReferenceVariant:
 
     def __init__(self, graph):
         self.graph = graph
+        self._wanted = {id(n) for n in graph.leaves if n.op != "input"}   # results to copy
 
     def __call__(self, args):
         from .reference import run_graph      # lazy: kept out of `import cppcodegen` (import time)
-        wanted = {id(n) for n in self.graph.leaves if n.op != "input"}
-        values = {}
+        wanted, values = self._wanted, {}
 
         def keep(node, value):
             if id(node) in wanted:
