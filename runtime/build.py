@@ -290,9 +290,6 @@ def _run_compiler(cxx, flags, include_dir, libs, source, output, pch_dir):
                            source_path=source, command=command) from e
 
 
-PCH_HEADER = pch.HEADER
-
-
 def precompiled_header(cxx: str, flags: list, include_dir: Path, cache_dir: Path):
     """A directory holding ``cppcodegen/kernel.h.gch`` built with exactly these flags, or
     None (its build is started in the background: runtime/pch.py). Put first on the include
