@@ -21,11 +21,11 @@ pytestmark = pytest.mark.filterwarnings("ignore:cppcodegen")
 @pytest.fixture(autouse=True)
 def _warn_once_state():
     """NumPy-call warnings are once per process: leave them unsent for other test files."""
-    from cppcodegen.frontend import trace
-    saved = set(trace._WARNED)
+    from cppcodegen.frontend import externs
+    saved = set(externs.WARNED)
     yield
-    trace._WARNED.clear()
-    trace._WARNED.update(saved)
+    externs.WARNED.clear()
+    externs.WARNED.update(saved)
 
 R = np.random.default_rng(11)
 A = R.standard_normal((7, 9))

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TraceError
+from ..errors import TraceError, user_location
 from ..ir.graph import MADE, Region, make_node, region_order
 from . import effects
-from . import trace as T
+from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
 from .iteration import has_loop_symbol, size_proxy, symbolic_int
 
@@ -41,7 +41,7 @@ class Unroll(Exception):
 # --------------------------------------------------------------------------- values
 
 def is_traced(x) -> bool:
-    return isinstance(x, T.Proxy) or (symbolic_int(x) and has_loop_symbol(x))
+    return isinstance(x, Proxy) or (symbolic_int(x) and has_loop_symbol(x))
 
 
 def as_scalar(p):
@@ -51,7 +51,7 @@ def as_scalar(p):
     if any(d != 1 for d in p.node.shape):
         raise ValueError("The truth value of an array with more than one element is "
                          "ambiguous. Use a.any() or a.all()")
-    return T.wrap(make_node("reshape", (p.node,), (), p.dtype, T.user_location()),
+    return wrap(make_node("reshape", (p.node,), (), p.dtype, user_location()),
                   weak=p.weak, scalar=True)
 
 
@@ -59,7 +59,7 @@ def truth(x):
     """A Python bool for a concrete value; a traced 0-d bool for a traced one."""
     if symbolic_int(x) and has_loop_symbol(x):
         x = size_proxy(x.expr)
-    if isinstance(x, T.Proxy):
+    if isinstance(x, Proxy):
         x = as_scalar(x)
         return x if x.dtype == np.bool_ else np.not_equal(x, 0)
     return bool(x)
@@ -78,7 +78,7 @@ def _type_of(value):
     cannot be carried (lists, functions, ...)."""
     if value is UNDEFINED:
         return None
-    if isinstance(value, (_Snapshot, T.Proxy)):
+    if isinstance(value, (_Snapshot, Proxy)):
         return (value.dtype, bool(value.weak), tuple(value.node.shape), bool(value.scalar))
     if isinstance(value, (bool, np.bool_)):
         return (np.dtype(bool), False, (), True)
@@ -111,7 +111,7 @@ class _Slot:
 
     def __init__(self, name=None, proxy=None, init=None):
         self.name, self.proxy, self.init = name, proxy, init
-        array = isinstance(init, T.Proxy)
+        array = isinstance(init, Proxy)
         self.alias = name is not None and array and init._base is None
         self.init_node = init.node if array else None
         self.placeholder = None     # the fresh proxy bound to the name (not an alias)
@@ -161,9 +161,9 @@ class Carried:
             elif slot.init_node is not None:
                 node = slot.init_node
             else:
-                node = T.as_node(0 if slot.init is UNDEFINED else slot.init)
-            node = T.cast_node(node, dtype)
-            out.append(node if node.shape == shape else T.broadcast_node(node, shape))
+                node = as_node(0 if slot.init is UNDEFINED else slot.init)
+            node = cast_node(node, dtype)
+            out.append(node if node.shape == shape else broadcast_node(node, shape))
         return tuple(out)
 
     def _enter(self) -> list:
@@ -183,7 +183,7 @@ class Carried:
             elif slot.alias:
                 slot.init._node = p
             else:
-                slot.placeholder = T.wrap(p, weak=weak, scalar=scalar)
+                slot.placeholder = wrap(p, weak=weak, scalar=scalar)
                 state[self._index(slot)] = slot.placeholder
         self.set(tuple(state))
         return params
@@ -213,12 +213,12 @@ class Carried:
             values = []
             for s in self.slots:
                 v = s.proxy if s.proxy is not None else state[self._index(s)]
-                values.append(_Snapshot(v) if isinstance(v, T.Proxy) else v)
+                values.append(_Snapshot(v) if isinstance(v, Proxy) else v)
             never = False
             if extra_test:
                 t = truth(extra)
                 never = t is False      # (a while-condition: False whatever is carried)
-                extra = T.as_node(t) if isinstance(t, bool) else t.node
+                extra = as_node(t) if isinstance(t, bool) else t.node
             else:
                 extra = None
         finally:
@@ -241,7 +241,7 @@ class Carried:
                 self.never = True
                 return []
             fresh = {id(s.placeholder) for s in self.slots
-                     if s.placeholder is not None and isinstance(s.init, T.Proxy)}
+                     if s.placeholder is not None and isinstance(s.init, Proxy)}
             if any(id(proxy) in fresh for proxy, _ in updated):
                 raise Unroll(self.where, "an array is updated in place through a name that "
                              "the loop binds to another array")
@@ -318,9 +318,9 @@ class Carried:
     def _result(value, param, t):
         if value is UNDEFINED:
             return param
-        node = value.node if isinstance(value, _Snapshot) else T.as_node(value)
-        node = T.cast_node(node, t[0])
-        return node if node.shape == t[2] else T.broadcast_node(node, t[2])
+        node = value.node if isinstance(value, _Snapshot) else as_node(value)
+        node = cast_node(node, t[0])
+        return node if node.shape == t[2] else broadcast_node(node, t[2])
 
     def finish(self, node) -> None:
         """The construct is ``node``: every carried value is now its ``loop_out``."""
@@ -333,7 +333,7 @@ class Carried:
                 target._node = out
                 target.version += 1
             else:
-                state[self._index(slot)] = T.wrap(out, weak=t[1], scalar=t[3])
+                state[self._index(slot)] = wrap(out, weak=t[1], scalar=t[3])
         for slot, t in zip(self.slots, self.types):
             if t is None and slot.name is not None:
                 state[self._index(slot)] = UNDEFINED

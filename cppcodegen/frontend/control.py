@@ -22,9 +22,10 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError
 from ..ir.graph import make_node
-from . import trace as T
+from .indexing import guarded
+from .proxy import cast_node, Proxy, wrap
+from .trace import trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
-from . import creation  # noqa: F401  (registers np's constructors for traces)
 from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
 from .iteration import (LoopRange, Enumerate, Zip, enter_loop, has_loop_symbol, leave_loop,
                         loop_spec, size_proxy, spec_of, symbolic_int)
@@ -61,7 +62,7 @@ class TraceOps:
             if acc is None:
                 value = thunk()
             else:                   # evaluated where Python would evaluate it
-                with T.guarded(np.logical_not(acc) if stop else acc):
+                with guarded(np.logical_not(acc) if stop else acc):
                     value = thunk()
             t = truth(value)
             if isinstance(t, bool):
@@ -75,9 +76,9 @@ class TraceOps:
         t = truth(test)
         if isinstance(t, bool):
             return then() if t else orelse()
-        with T.guarded(t):
+        with guarded(t):
             yes = then()
-        with T.guarded(np.logical_not(t)):
+        with guarded(np.logical_not(t)):
             no = orelse()
         return np.where(t, yes, no)[()]
 
@@ -107,7 +108,7 @@ class TraceOps:
     def int_(self, x=0, *base):
         if base or not is_traced(x):
             return builtins.int(x, *base)
-        if isinstance(x, T.Proxy) and x.dtype.kind == "f":
+        if isinstance(x, Proxy) and x.dtype.kind == "f":
             x = np.trunc(x)
         return _scalar(x, np.int64, int)
 
@@ -120,12 +121,12 @@ class TraceOps:
         return builtins.range(*args)
 
     def enumerate_(self, it, start=0):
-        if isinstance(it, (LoopRange, T.Proxy)):
+        if isinstance(it, (LoopRange, Proxy)):
             return Enumerate(spec_of(it), start)
         return builtins.enumerate(it, start)
 
     def zip_(self, *its):
-        if any(isinstance(it, (LoopRange, T.Proxy)) for it in its):
+        if any(isinstance(it, (LoopRange, Proxy)) for it in its):
             return Zip(*map(spec_of, its))
         return builtins.zip(*its)
 
@@ -211,11 +212,11 @@ def _scalar(x, dtype, py):
     """float(x) / int(x): a Python number of a concrete value, a traced scalar otherwise."""
     if symbolic_int(x) and has_loop_symbol(x):
         x = size_proxy(x.expr)
-    if not isinstance(x, T.Proxy):
+    if not isinstance(x, Proxy):
         return py(x)
     if x.node.shape and any(d != 1 for d in x.node.shape):
         raise TypeError("only length-1 arrays can be converted to Python scalars")
-    return T.wrap(T.cast_node(as_scalar(x).node, np.dtype(dtype)), weak=True, scalar=True)
+    return wrap(cast_node(as_scalar(x).node, np.dtype(dtype)), weak=True, scalar=True)
 
 
 def _user_function(f) -> bool:
@@ -231,15 +232,14 @@ def _user_function(f) -> bool:
 # --------------------------------------------------------------------------- the driver
 
 def trace_function(fn, specs, args):
-    """The Graph of ``fn`` on a call's arguments (``T.trace``) with its control flow captured;
+    """The Graph of ``fn`` on a call's arguments (``trace``) with its control flow captured;
     a loop that cannot be captured is unrolled (traced again with it marked) where Python can
     run it. Every backend and Dask trace through here, so all see the same graph."""
-    trace = T.trace
     ops = TraceOps()
     captured = convert(fn, ops) if _user_function(fn) else None
     shapes = sys.modules.get(_SHAPES)        # (not imported: no sympy on a warm start)
     saved = shapes.current() if shapes is not None else None
-    with T._TRACE_LOCK:         # (INTERNAL is the trace's)
+    with TRACE_LOCK:         # (INTERNAL is the trace's)
         if captured is None:
             return trace(fn, specs, args)
         return _trace_captured(trace, fn, captured, ops, specs, args, saved)

@@ -23,7 +23,9 @@ import numpy as np
 from ..errors import DataDependentError, user_location
 from ..ir.graph import make_node
 from . import replace
-from . import trace as T
+from .proxy import (as_node, asproxy, broadcast_node, cast, cast_node, copy_of, Proxy,
+                    size_operand, unsupported, wrap)
+from .sizes import canon_shape, is_dim, symbolic
 
 # --------------------------------------------------------------------------- arguments
 
@@ -33,9 +35,9 @@ def _dim(d, what: str):
         raise TypeError(f"{what}: a bool is not a size (at {user_location()})")
     if isinstance(d, (int, np.integer)):
         return int(d)
-    if T._is_dim(d):
-        return T._shapes().canon(d)
-    if isinstance(d, T.Proxy):
+    if is_dim(d):
+        return symbolic().canon(d)
+    if isinstance(d, Proxy):
         if d.node.op == "size":
             return d.node.attr("expr")
         if d.dtype.kind in "iu" and d.ndim == 0:
@@ -54,13 +56,13 @@ def _shape(shape, what: str) -> tuple:
         if type(d) is int and d < 0:
             raise ValueError(f"{what}: negative dimensions are not allowed "
                              f"(at {user_location()})")
-    return T._canon_shape(out)
+    return canon_shape(out)
 
 
 def _dtype(dtype, default, what: str) -> np.dtype:
     dt = np.dtype(default if dtype is None else dtype)
     if dt.kind not in "biuf":
-        T._unsupported(f"{what} with dtype {dt}")
+        unsupported(f"{what} with dtype {dt}")
     return dt
 
 
@@ -91,22 +93,22 @@ def empty(shape, dtype=float, order="C", *, like=None, device=None):
 def _full(shape, fill_value, dtype, order, what):
     shp = _shape(shape, what)
     _order(order, what)
-    if isinstance(fill_value, T.Proxy):
+    if isinstance(fill_value, Proxy):
         dt = _dtype(dtype, fill_value.dtype, what)
-        value = T.cast_node(fill_value.node, dt)
+        value = cast_node(fill_value.node, dt)
     else:
         arr = np.asarray(fill_value)
         dt = _dtype(dtype, arr.dtype, what)
-        value = T.as_node(arr.astype(dt)[()])
-    return T.wrap(T.broadcast_node(value, shp))
+        value = as_node(arr.astype(dt)[()])
+    return wrap(broadcast_node(value, shp))
 
 
 def _iota(n, start=0, step=1):
-    iota = T.wrap(make_node("iota", (), (n,), np.int64, user_location()))
+    iota = wrap(make_node("iota", (), (n,), np.int64, user_location()))
     if step != 1:
-        iota = np.multiply(iota, T._size_operand(step))
+        iota = np.multiply(iota, size_operand(step))
     if not (type(start) is int and start == 0):
-        iota = np.add(iota, T._size_operand(start))
+        iota = np.add(iota, size_operand(start))
     return iota
 
 
@@ -116,8 +118,8 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, like=None, device=None):
     dt = _dtype(dtype, float, "np.eye")
     _order(order, "np.eye")
     rows = np.reshape(_iota(n), (n, 1))
-    diag = np.equal(np.subtract(_iota(m), rows), T._size_operand(_dim(k, "np.eye")))
-    return T.cast(diag, dt)
+    diag = np.equal(np.subtract(_iota(m), rows), size_operand(_dim(k, "np.eye")))
+    return cast(diag, dt)
 
 
 def identity(n, dtype=None, *, like=None):
@@ -127,11 +129,11 @@ def identity(n, dtype=None, *, like=None):
 def arange(*args, original, **kwargs):
     """With a symbolic bound (a size, a loop variable): an iota expression (int64);
     otherwise NumPy's own result, a constant of the trace."""
-    if not any(T._is_dim(a) or isinstance(a, T.Proxy) for a in args):
+    if not any(is_dim(a) or isinstance(a, Proxy) for a in args):
         return original(*args, **kwargs)
     if kwargs.get("dtype") is not None or len(args) > 3:
-        T._unsupported("np.arange with a symbolic bound and dtype=")
-    sh = T._shapes()
+        unsupported("np.arange with a symbolic bound and dtype=")
+    sh = symbolic()
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (args + (1,))[:3]
     start, stop = (sh.canon(_dim(v, "np.arange")) for v in (start, stop))
     step = int(step)
@@ -149,21 +151,21 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
              original, **kw):
     """NumPy's formula (``start + i * step``, the last point ``stop`` exactly) on traced
     scalar ends or a symbolic count; NumPy's own result when everything is concrete."""
-    traced = [isinstance(v, T.Proxy) for v in (start, stop)]
-    if not any(traced) and not T._is_dim(num) and not isinstance(num, T.Proxy):
+    traced = [isinstance(v, Proxy) for v in (start, stop)]
+    if not any(traced) and not is_dim(num) and not isinstance(num, Proxy):
         return original(start, stop, num, endpoint, retstep, dtype, axis, **kw)
-    if axis != 0 or any(isinstance(v, T.Proxy) and v.ndim for v in (start, stop)):
-        T._unsupported("np.linspace of array ends or with axis= on traced values")
+    if axis != 0 or any(isinstance(v, Proxy) and v.ndim for v in (start, stop)):
+        unsupported("np.linspace of array ends or with axis= on traced values")
     n = _dim(num, "np.linspace")
     if type(n) is int and n < 0:
         raise ValueError(f"Number of samples, {n}, must be non-negative.")
     if type(n) is not int:
-        T._unsupported("np.linspace with a symbolic number of samples")
+        unsupported("np.linspace with a symbolic number of samples")
     div = n - 1 if endpoint else n
-    a, b = T.asproxy(start), T.asproxy(stop)
+    a, b = asproxy(start), asproxy(stop)
     dt = np.result_type(*[_weak(v) for v in (start, stop)], 1.0)
-    delta = np.subtract(T.cast(b, dt), T.cast(a, dt))
-    y = T.cast(_iota(n), dt)
+    delta = np.subtract(cast(b, dt), cast(a, dt))
+    y = cast(_iota(n), dt)
     if div > 0:
         step = np.divide(delta, div)
         # NumPy divides first where the step underflows to zero
@@ -172,19 +174,19 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     else:
         step = np.multiply(delta, np.nan)
         y = np.multiply(y, delta)
-    y = np.add(y, T.cast(a, dt))
+    y = np.add(y, cast(a, dt))
     if endpoint and n > 1:
-        y[n - 1] = T.cast(b, dt)
+        y[n - 1] = cast(b, dt)
     out_dt = dt if dtype is None else np.dtype(dtype)
     if out_dt.kind in "iu":
         y = np.floor(y)
-    y = T.cast(y, out_dt)
+    y = cast(y, out_dt)
     return (y, step) if retstep else y
 
 
 def _weak(v):
     """``v`` for np.result_type: Python scalars (and traced ones) promote weakly."""
-    if isinstance(v, T.Proxy):
+    if isinstance(v, Proxy):
         return v.dtype.type(0).item() if v.weak else v.dtype
     return v
 
@@ -192,15 +194,15 @@ def _weak(v):
 def array(obj, dtype=None, *, original, **kw):
     """``np.array([a[0], s, 1.0])``: a list (nested) holding traced values, one array
     filled element by element (dtype as NumPy gives for the list's items)."""
-    if isinstance(obj, T.Proxy):        # np.array copies, np.asarray does not
+    if isinstance(obj, Proxy):        # np.array copies, np.asarray does not
         if dtype is not None:
-            return T.cast(obj, dtype)
+            return cast(obj, dtype)
         copy = kw.get("copy", original.__name__ == "array")
-        return T._copy(obj, scalar=False) if copy else obj
+        return copy_of(obj, scalar=False) if copy else obj
     if not _holds_proxy(obj):
         return original(obj, dtype, **kw) if dtype is not None else original(obj, **kw)
-    items = [T.asproxy(v) if isinstance(v, T.Proxy) else array(v, original=original)
-             if isinstance(v, (list, tuple)) else T.asproxy(np.asarray(v)) for v in obj]
+    items = [asproxy(v) if isinstance(v, Proxy) else array(v, original=original)
+             if isinstance(v, (list, tuple)) else asproxy(np.asarray(v)) for v in obj]
     shapes = {tuple(p.shape) for p in items}
     if len(shapes) != 1:
         raise ValueError(f"setting an array element with a sequence: the items have shapes "
@@ -213,7 +215,7 @@ def array(obj, dtype=None, *, original, **kw):
 
 
 def _holds_proxy(obj) -> bool:
-    if isinstance(obj, T.Proxy):
+    if isinstance(obj, Proxy):
         return True
     return isinstance(obj, (list, tuple)) and any(_holds_proxy(v) for v in obj)
 
@@ -226,3 +228,25 @@ _WITH_ORIGINAL = {"arange": arange, "linspace": linspace, "array": array, "asarr
 
 replace.register(np, _PLAIN)
 replace.register(np, _WITH_ORIGINAL, pass_original=True)
+
+
+# --------------------------------------------------------------------------- *_like
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
+    a = asproxy(a)
+    dt = np.dtype(dtype) if dtype is not None else a.dtype
+    shp = a.shape if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    value = fill_value.node if isinstance(fill_value, Proxy) else None
+    if value is not None:
+        return wrap(broadcast_node(cast_node(value, dt), shp))
+    scalar = make_node("const", (), (), dt, user_location(),
+                       value=np.array(fill_value).astype(dt).item())
+    return wrap(broadcast_node(scalar, shp))
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
+    return full_like(a, 0, dtype, shape=shape)
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None):
+    return full_like(a, 1, dtype, shape=shape)

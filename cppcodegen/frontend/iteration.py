@@ -16,7 +16,8 @@ import builtins
 import numpy as np
 
 from ..errors import TraceError
-from . import trace as T
+from .proxy import as_node, Proxy, size_operand, wrap
+from .sizes import dynamic, is_dim, symbolic
 
 
 def _shapes():
@@ -26,26 +27,26 @@ def _shapes():
 
 def symbolic_int(value) -> bool:
     """A size from the user's code (``x.shape[0]`` under dynamic shapes, a loop's index)."""
-    return T._is_dim(value) and hasattr(value, "expr")
+    return is_dim(value) and hasattr(value, "expr")
 
 
 def has_loop_symbol(x) -> bool:
-    env = T._shapes().current() if T._dynamic() else None
+    env = symbolic().current() if dynamic() else None
     expr = getattr(x, "expr", x)
     return env is not None and bool(getattr(expr, "free_symbols", set()) & set(env.loops))
 
 
 def size_proxy(expr):
     """A size expression as a traced int64 value (weak, like a Python int)."""
-    n = T._size_operand(_shapes().canon(expr))
-    return n if isinstance(n, T.Proxy) else T.wrap(T.as_node(n), weak=True, scalar=True)
+    n = size_operand(_shapes().canon(expr))
+    return n if isinstance(n, Proxy) else wrap(as_node(n), weak=True, scalar=True)
 
 
 def size_value(a):
     """A range bound as a size: an int, or a sympy expression of sizes and loop indices."""
     if isinstance(a, (bool, np.bool_, int, np.integer)):
         return int(a)
-    if isinstance(a, T.Proxy):
+    if isinstance(a, Proxy):
         raise TraceError("a loop bound computed from array values is not supported yet; "
                          "use a size, a Python int or an argument")
     return _shapes().canon(a)
@@ -159,7 +160,7 @@ def loop_spec(it):
         return it
     if isinstance(it, builtins.range):
         return LoopRange(it.start, it.stop, it.step)
-    if isinstance(it, T.Proxy):
+    if isinstance(it, Proxy):
         return ArrayIter(it)
     return None
 

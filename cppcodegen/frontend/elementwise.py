@@ -1,0 +1,219 @@
+"""Elementwise operations: ufuncs, ``np.where``, ``np.clip``, ``np.select``, ``np.isclose``.
+
+In: a ufunc (or function) and its operands. Out: one graph node of the ufunc's name over the
+operands broadcast together and cast to the loop NumPy picks (``ufunc.resolve_dtypes`` with
+NEP 50 weak scalars, so promotion matches by construction). Ufuncs the loop IR has no op for
+are composed from ones it has, as NumPy's loops compute them (``COMPOSED``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import user_location
+from ..ir import ufuncs
+from ..ir.graph import make_node
+from .externs import extern_call
+from .proxy import (as_node, asproxy, broadcast_node, broadcast_operands, cast, cast_node,
+                    descriptor, is_weak, own, Proxy, store_result, unsupported, wrap)
+from .sizes import fit
+from .views import broadcast_to
+
+
+def trace_ufunc(ufunc, inputs, kwargs):
+    name = ufunc.__name__
+    out = kwargs.pop("out", None)
+    if out is not None:
+        out = out if isinstance(out, tuple) else (out,)
+        if len(out) != 1 or not isinstance(out[0], Proxy) or name == "divmod":
+            unsupported(f"np.{name}(..., out=...) with other than one traced array")
+        result = trace_ufunc(ufunc, inputs, kwargs)
+        store_result(out[0], result, name)
+        return out[0]
+    dtype = kwargs.pop("dtype", None)
+    kwargs.pop("out", None)
+    if kwargs.pop("casting", "same_kind") != "same_kind" or kwargs.pop("where", True) is not True:
+        unsupported(f"np.{name} with casting=/where=")
+    if kwargs:
+        unsupported(f"np.{name} keyword arguments {sorted(kwargs)}")
+    if name == "divmod":
+        return (trace_ufunc(np.floor_divide, inputs, {}), trace_ufunc(np.remainder, inputs, {}))
+    if name in COMPOSED:
+        ops = _loop_operands(ufunc, inputs, dtype)
+        half = ops[0].dtype == np.float16       # NumPy's half loops compute in float32
+        r = COMPOSED[name](*[cast(x, np.float32) for x in ops] if half else ops)
+        r = cast(r, np.float16) if half else r
+        r.scalar = not r.shape
+        return r
+    if name not in ufuncs.TRACEABLE:
+        unsupported(f"np.{name}")
+    name = ufuncs.ALIASES.get(name, name)
+    dts = loop_dtypes(ufunc, inputs, dtype)
+    in_dts, out_dt = dts[:-1], dts[-1]
+    if name in ufuncs.LOGICAL:      # logical ops work on truth values
+        in_dts = (np.dtype(bool),) * len(inputs)
+    if name in ufuncs.COMPARISONS and any(type(x) is int for x in inputs):
+        in_dts = _widen_for_python_ints(inputs, in_dts)
+    shape = broadcast_operands(inputs, f"np.{ufunc.__name__}")
+    args = [fit(as_node(x, dt), shape) for x, dt in zip(inputs, in_dts)]
+    if name in ("floor", "ceil", "trunc") and out_dt.kind in "biu":
+        return wrap(own(broadcast_node(args[0], shape)), scalar=not shape)   # whole
+    node = make_node(name, args, shape, out_dt, user_location())
+    weak = all(is_weak(x) for x in inputs)
+    if weak and name in ufuncs.COMPARISONS:
+        weak = False
+    return wrap(node, weak, scalar=not weak and not shape)
+
+
+def loop_dtypes(ufunc, inputs, dtype) -> tuple:
+    """The dtypes of the loop NumPy picks for ``inputs`` (NEP 50 promotion, ``dtype=``):
+    the inputs', then the output's."""
+    descs = tuple(descriptor(x) for x in inputs)
+    if all(isinstance(d, type) for d in descs):     # Python scalars only (a carried `i`):
+        descs = tuple(np.dtype(d) for d in descs)   # Python's int/float/bool, as int64/float64
+    try:
+        if dtype is None:
+            return ufunc.resolve_dtypes(descs + (None,))
+        sig = (None,) * len(inputs) + (np.dtype(dtype),)
+        return ufunc.resolve_dtypes(descs + (None,), signature=sig)
+    except TypeError as e:
+        raise TypeError(f"np.{ufunc.__name__}: {e} (at {user_location()})") from None
+
+
+def _loop_operands(ufunc, inputs, dtype):
+    """``inputs`` cast to the loop NumPy picks for them."""
+    return [cast(asproxy(x), dt) for x, dt in zip(inputs, loop_dtypes(ufunc, inputs, dtype)[:-1])]
+
+
+def _const(x: Proxy, value):
+    """``value`` as a NumPy scalar of ``x``'s dtype (a strong operand of that dtype)."""
+    return x.dtype.type(value)
+
+
+def _logaddexp(x, y, ln2, log1p_exp):
+    """NumPy's npy_logaddexp(2): equal inputs (infinities of one sign) give x + ln 2, the
+    larger one plus log(1 + exp(-|x - y|)) otherwise, NaN propagates through x - y."""
+    tmp = x - y
+    return where(x == y, x + ln2,
+                 where(tmp > 0, x + log1p_exp(-tmp),
+                       where(tmp <= 0, y + log1p_exp(tmp), tmp)))
+
+
+def _pi(x):     # NumPy's float32 loops use float constants: (float)pi / 180.0f
+    return x.dtype.type(np.pi)
+
+
+# ufuncs that are a few traceable ones, written exactly as NumPy's loops compute them (the
+# constants in the loop's dtype), so results are bit-equal (logaddexp: to exp/log1p's ULP)
+COMPOSED = {
+    "fabs": lambda x: np.absolute(x),
+    "deg2rad": lambda x: x * (_pi(x) / _const(x, 180)),
+    "radians": lambda x: x * (_pi(x) / _const(x, 180)),
+    "rad2deg": lambda x: x * (_const(x, 180) / _pi(x)),
+    "degrees": lambda x: x * (_const(x, 180) / _pi(x)),
+    "heaviside": lambda x1, x2: where(np.isnan(x1), _const(x1, np.nan), where(
+        x1 == 0, x2, where(x1 < 0, _const(x1, 0), _const(x1, 1)))),
+    "logaddexp": lambda x, y: _logaddexp(x, y, _const(x, np.log(2)),
+                                         lambda t: np.log1p(np.exp(t))),
+    "logaddexp2": lambda x, y: _logaddexp(x, y, _const(x, 1), lambda t: _const(
+        x, 1 / np.log(2)) * np.log1p(np.exp2(t))),
+    "float_power": lambda x, y: np.power(x, y),         # its loops are float64's
+}
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """np.isclose as NumPy computes it: |a - b| <= atol + rtol * |b| where b is finite, or
+    a == b; b made inexact first (no abs(INT_MIN))."""
+    x = a if isinstance(a, (int, float)) else asproxy(np.asarray(a) if isinstance(a, list) else a)
+    y = np.asarray(b) if isinstance(b, list) else b
+    if isinstance(y, Proxy) and y.weak:
+        if y.dtype.kind in "biu":                                # a Python int: float(y)
+            y = wrap(cast_node(y.node, np.dtype(np.float64)), weak=True)
+    elif isinstance(y, (Proxy, np.ndarray, np.generic)):
+        y = cast(asproxy(y), np.result_type(descriptor(y), 1.0))
+    elif isinstance(y, int):
+        y = float(y)
+    y = asproxy(y)
+    result = ((np.less_equal(abs(x - y), atol + rtol * abs(y)) & np.isfinite(y)) | (x == y))
+    if equal_nan:
+        result = result | (np.isnan(x) & np.isnan(y))
+    return result
+
+
+def select(condlist, choicelist, default=0):
+    """np.select: the choice of the first true condition, else ``default``, in the dtype of
+    the choices and the default (Python numbers weak, as NumPy's result_type takes them)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"list of cases must be same length as list of conditions "
+                         f"(at {user_location()})")
+    if not condlist:
+        raise ValueError(f"select with an empty condition list is not possible "
+                         f"(at {user_location()})")
+    conds = [asproxy(c) for c in condlist]
+    for i, c in enumerate(conds):
+        if c.dtype != np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray "
+                            f"(at {user_location()})")
+    values = list(choicelist) + [default]
+    dt = np.result_type(*[v if type(v) in (int, float) else descriptor(v)
+                          if isinstance(v, Proxy) else np.asarray(v) for v in values])
+    values = [cast(asproxy(v), dt) for v in values]
+    shape = broadcast_operands(conds + values, "np.select")
+    result = broadcast_to(values[-1], shape)
+    for cond, choice in zip(conds[::-1], values[-2::-1]):
+        result = where(cond, choice, result)
+    return broadcast_to(result, shape)
+
+
+
+def _widen_for_python_ints(inputs, in_dts):
+    """NumPy compares arrays with out-of-range Python ints by value (int8 < 1000 is True)."""
+    for x, dt in zip(inputs, in_dts):
+        if type(x) is int and dt.kind in "iu":
+            info = np.iinfo(dt)
+            if not info.min <= x <= info.max:
+                wide = np.dtype(np.int64) if -2**63 <= x < 2**63 else np.dtype(np.float64)
+                if dt.kind == "u" and dt.itemsize == 8 and wide.kind == "i":
+                    wide = np.dtype(np.float64)
+                return tuple(wide for _ in in_dts)
+    return in_dts
+
+
+def where(cond, x=None, y=None):
+    if x is None and y is None:         # the indices of the true elements: np.nonzero
+        return extern_call(np.nonzero, (cond,), {}, speculate=True)
+    if x is None or y is None:
+        raise ValueError(f"either both or neither of x and y should be given "
+                         f"(at {user_location()})")
+    descs = [descriptor(v) for v in (x, y)]
+    weak_values = [{bool: True, int: 0, float: 0.0}[d] if isinstance(d, type) else d for d in descs]
+    dt = np.result_type(*weak_values)
+    shape = broadcast_operands((cond, x, y), "np.where")
+    args = [fit(as_node(cond, bool), shape), fit(as_node(x, dt), shape), fit(as_node(y, dt), shape)]
+    return wrap(make_node("where", args, shape, dt, user_location()))
+
+
+def clip(a, a_min=None, a_max=None, out=None, **kw):
+    if out is not None:
+        unsupported("np.clip(..., out=...)")
+    a_min = kw.pop("min", a_min)
+    a_max = kw.pop("max", a_max)
+    if kw:
+        unsupported(f"np.clip keyword arguments {sorted(kw)}")
+    if a_min is None and a_max is None:
+        return asproxy(a)
+    # a missing bound never wins: -inf/+inf (or the integer extremes) in its place
+    x = asproxy(a)
+    lo = a_min if a_min is not None else _extreme(x, a_max, low=True)
+    hi = a_max if a_max is not None else _extreme(x, a_min, low=False)
+    return trace_ufunc(np._core.umath.clip, (x, lo, hi), {})
+
+
+def _extreme(x, other, low: bool):
+    dt = np.result_type(x.dtype if not x.weak else x.dtype.type(0),
+                        other.dtype if isinstance(other, (Proxy, np.ndarray, np.generic)) else other)
+    if dt.kind == "f":
+        return dt.type(-np.inf if low else np.inf)
+    if dt.kind == "b":
+        return np.bool_(not low)
+    info = np.iinfo(dt)
+    return dt.type(info.min if low else info.max)

@@ -1,0 +1,137 @@
+"""Any other NumPy function on traced arrays: NumPy's own call between compiled kernels.
+
+In: a NumPy function and its arguments (proxies among them). Out: ``extern`` nodes (one per
+array the function returns) holding a ``runtime.extern.ExternCall``: the call with slots
+where the traced arrays go. Output shapes and dtypes are learned by running the function on
+stand-in arrays, or, for functions whose output shape depends on the values (``np.nonzero``,
+``x[mask]``), on the values of this call (a speculated shape, checked at run time).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..errors import DataDependentError, UnsupportedError, user_location
+from ..ir.graph import make_node, toposort
+from .proxy import asproxy, Proxy, unsupported, wrap
+
+
+# functions whose output shape depends on the values: compiled for the shape they give on
+# the first call's values (``extern_call(speculate=True)``)
+SPECULATED = {"nonzero", "argwhere", "flatnonzero", "extract", "compress", "unique",
+              "unique_values", "trim_zeros"}
+# other functions never run as extern steps
+DATA_DEPENDENT = {"unique_counts", "unique_inverse", "unique_all",
+                  "delete", "insert", "select", "piecewise", "histogram_bin_edges", "place",
+                  "put", "putmask", "copyto", "fill_diagonal", "save", "savez", "savetxt",
+                  "array_equal", "array_equiv", "allclose", "isclose", "array2string",
+                  "array_repr", "array_str", "shape", "ndim", "size"}
+WARNED: set = set()
+
+
+def extern_call(func, args, kwargs, speculate=False):
+    """Any other NumPy function on traced arrays: a call to NumPy itself between compiled
+    kernels, when its output shapes and dtypes follow from its inputs' (found by running it
+    once on stand-in arrays). Warns once per function.
+
+    With ``speculate`` (``np.nonzero``, ``x[mask]``, ...: the output shape depends on the
+    values) the shapes are those of this call: the traced graph so far is run with NumPy on
+    the call's arguments. The compiled code is right for every call whose values give the
+    same shapes; a call that gives others is detected at the step and runs the whole function
+    with NumPy instead (``runtime.compiled``), with a warning."""
+    from ..runtime.extern import ExternCall, Slot, qualified_name
+    name = qualified_name(func)
+    speculate = speculate or func.__name__ in SPECULATED
+    if func.__name__ in DATA_DEPENDENT or "random" in name or "fft" in name or "linalg.eig" in name:
+        raise UnsupportedError(f"{name} is not supported by cppcodegen "
+                               f"(called at {user_location()})")
+    proxies = []
+
+    def template(x):
+        if isinstance(x, Proxy):
+            proxies.append(x)
+            return Slot(len(proxies) - 1)
+        if isinstance(x, np.ndarray) and x.size > 16:
+            proxies.append(asproxy(x))
+            return Slot(len(proxies) - 1)
+        if isinstance(x, tuple):
+            return tuple(template(v) for v in x)
+        if isinstance(x, list):
+            return [template(v) for v in x]
+        if isinstance(x, dict):
+            return {k: template(v) for k, v in x.items()}
+        if callable(x) and not isinstance(x, (np.dtype, type)):
+            unsupported(f"{name} with a function argument")
+        return x
+    targs, tkwargs = template(tuple(args)), template(dict(kwargs))
+    if speculate:
+        result = _concrete_call(func, name, targs, tkwargs, proxies)
+    else:
+        result = _stand_in_call(func, name, targs, tkwargs, proxies)
+    several = isinstance(result, (tuple, list))     # np.array_split, np.meshgrid: a list
+    results = result if several else (result,)
+    outs = []
+    for k, r in enumerate(results):
+        r = np.asarray(r)
+        if r.dtype.kind not in "biuf":
+            unsupported(f"{name} returning {r.dtype}")
+        call = ExternCall(func, targs, tkwargs, k if several else None)
+        node = make_node("extern", [p.node for p in proxies], r.shape, r.dtype,
+                         user_location(), call=call)
+        outs.append(wrap(node, scalar=not r.shape))
+    if name not in WARNED:
+        WARNED.add(name)
+        extra = (" (its output shape depends on the values: compiled for this call's shape, "
+                 "other shapes run the function with NumPy)") if speculate else ""
+        warnings.warn(f"cppcodegen: {name} runs as a NumPy call between compiled kernels"
+                      f"{extra} (at {user_location()})", stacklevel=3)
+    if not several:
+        return outs[0]
+    return type(result)(*outs) if hasattr(result, "_fields") else type(result)(outs)
+
+
+def _concrete_call(func, name, targs, tkwargs, proxies):
+    """Run ``func`` on the values the traced arrays have in this call."""
+    from ..checking.reference import evaluate_node
+    from ..runtime.extern import fill
+    roots = [p.node for p in proxies]
+    nodes = toposort(roots)
+    if TraceState.args is None or any(n.op == "random" for n in nodes):
+        raise DataDependentError(f"{name} of random or unknown values has a data-dependent "
+                                 f"output shape (at {user_location()}); call it outside the "
+                                 "compiled function")
+    values = {}
+    with np.errstate(all="ignore"):
+        for n in nodes:
+            values[id(n)] = evaluate_node(n, [values[id(i)] for i in n.inputs], TraceState.args)
+    arrays = [values[id(r)] for r in roots]
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return func(*fill(targs, arrays), **fill(tkwargs, arrays))
+    except IndexError as e:
+        raise IndexError(f"{e} (at {user_location()})") from None
+
+
+class TraceState:
+    args = None         # the arguments of the call being traced (for speculated shapes)
+
+
+def _stand_in_call(func, name, targs, tkwargs, proxies):
+    """Run ``func`` on stand-ins of the traced arrays (zeros, then random values) to learn
+    its output shapes and dtypes."""
+    from ..runtime.extern import fill
+    rng = np.random.default_rng(0)
+    errors = []
+    for make in (lambda p: np.zeros(p.shape, p.dtype),
+                 lambda p: (rng.random(p.shape) * 4 + 1).astype(p.dtype)):
+        arrays = [make(p) for p in proxies]
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return func(*fill(targs, arrays), **fill(tkwargs, arrays))
+        except Exception as e:          # noqa: BLE001 -- reported below
+            errors.append(e)
+    raise UnsupportedError(f"{name} could not be run on traced arrays ({errors[-1]}) "
+                           f"(at {user_location()})")

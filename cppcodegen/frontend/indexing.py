@@ -1,0 +1,329 @@
+"""Indexing: basic slicing and integer indices, integer-array gathers and scatters, ``x[i] = v``.
+
+In: a traced array and an index (ints, slices, ellipsis, newaxis, symbolic loop indices,
+integer or boolean arrays). Out: a view (``slice`` node) for basic indexing; a ``gather``
+node for integer arrays (loaded inside fused kernels, bounds-checked at run time); for
+assignment, an in-place update (``proxy.update``) of the array with a ``setitem`` or
+``scatter`` node. ``x[mask]`` reads are NumPy's own indexing between kernels.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from ..errors import user_location
+from ..ir.graph import make_node
+from .elementwise import loop_dtypes, where
+from .externs import extern_call
+from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, own, Proxy,
+                    unsupported, update, view_of, wrap)
+from .sizes import broadcast_sizes, canon_shape, fit, is_dim, symbolic_index
+from .views import ravel, reshape, transpose
+
+
+def _basic_index(a: Proxy, index):
+    """Normalize a basic index: per input dim (start, step, length) (an int index is
+    (i, 1, 1) and listed in ``ints``), the result shape, the sliced shape."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    for ix in index:
+        if isinstance(ix, (Proxy, np.ndarray, list)) or (ix is not None and not isinstance(
+                ix, (int, np.integer, slice, type(Ellipsis))) and not is_dim(ix)):
+            unsupported("advanced indexing (integer or boolean arrays as indices)")
+    n_ell = sum(ix is Ellipsis for ix in index)
+    if n_ell > 1:
+        raise IndexError(f"an index can only have a single ellipsis ('...') (at {user_location()})")
+    n_real = sum(ix is not None and ix is not Ellipsis for ix in index)
+    if n_real > a.ndim:
+        raise IndexError(f"too many indices for array: array is {a.ndim}-dimensional, but "
+                         f"{n_real} were indexed (at {user_location()})")
+    if n_ell == 0:
+        index = index + (Ellipsis,)
+    pos = index.index(Ellipsis)
+    index = index[:pos] + (slice(None),) * (a.ndim - n_real) + index[pos + 1:]
+    spec, out_shape, sliced_shape, ints, dim = [], [], [], [], 0
+    for ix in index:
+        if ix is None:
+            out_shape.append(1)
+            continue
+        size = a.node.shape[dim]
+        if not isinstance(size, int) or is_dim(ix) or (isinstance(ix, slice) and any(
+                is_dim(b) for b in (ix.start, ix.stop))):     # a loop's index: symbolic
+            spec.append(symbolic_index(ix, size, dim))
+            length = spec[-1][2]
+            if isinstance(ix, slice):
+                out_shape.append(length)
+            else:
+                ints.append(dim)
+            sliced_shape.append(length)
+            dim += 1
+            continue
+        if isinstance(ix, slice):
+            start, stop, step = ix.indices(size)
+            length = len(range(start, stop, step))
+            spec.append((start if length else 0, step, length))
+            out_shape.append(length)
+            sliced_shape.append(length)
+        else:
+            i = int(ix)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size} "
+                                 f"(at {user_location()})")
+            spec.append((i % size, 1, 1))
+            sliced_shape.append(1)
+            ints.append(dim)
+        dim += 1
+    return spec, out_shape, sliced_shape, ints
+
+
+def _is_advanced(index) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(ix, (Proxy, np.ndarray, list)) for ix in parts)
+
+
+def getitem(a: Proxy, index):
+    if _is_advanced(index):
+        return advanced_getitem(a, index)
+    spec, out_shape, sliced_shape, _ = _basic_index(a, index)
+    node = a.node
+    if any(s != (0, 1, n) for s, n in zip(spec, a.shape)):
+        node = make_node("slice", (node,), sliced_shape, a.dtype, user_location(), spec=tuple(spec))
+    parts = index if isinstance(index, tuple) else (index,)
+    if not out_shape and not any(ix is Ellipsis for ix in parts):    # x[i, j]: a scalar,
+        r = reshape(wrap(own(node)), ())        # a copy of the element (not a view)
+        r.scalar = True
+        return r
+    return reshape(view_of(a, node), out_shape)
+
+
+def advanced_getitem(a: Proxy, index):
+    """``x[idx]``, ``x[i_arr, j_arr]``, ``x[:, idx]``, ``x[k]`` with a traced int ``k``: a
+    gather, loaded inside the fused kernels (negative indices wrap, an out-of-range one raises
+    NumPy's IndexError when the program returns). ``x[mask]`` (a data-dependent shape) and
+    indices with np.newaxis are NumPy's own indexing between kernels (see
+    ``extern_call(speculate=True)``)."""
+    from ..runtime.extern import advanced_index
+    parts = index if isinstance(index, tuple) else (index,)
+    for ix in parts:
+        if isinstance(ix, list):
+            ix = np.asarray(ix)
+        dt = ix.dtype if isinstance(ix, (Proxy, np.ndarray)) else None
+        if dt is not None and dt.kind not in "biu":
+            raise IndexError(f"arrays used as indices must be of integer (or boolean) type "
+                             f"(at {user_location()})")
+    masked = any(isinstance(ix, (Proxy, np.ndarray)) and ix.dtype.kind == "b" or
+                 isinstance(ix, list) and np.asarray(ix).dtype.kind == "b" for ix in parts)
+    if not masked and not any(ix is None for ix in parts):
+        return _gather(a, parts)
+    key = tuple(asproxy(np.asarray(ix)) if isinstance(ix, (np.ndarray, list)) else ix
+                for ix in parts)
+    return extern_call(advanced_index, (a, key if isinstance(index, tuple) else key[0]), {},
+                       speculate=masked)
+
+
+GUARDS: list = []
+"""Traced 0-d bools under which the values being traced are used: the later operands of
+``a and b``/``a or b`` and the arms of ``x if c else y``, which Python would not evaluate
+when the guard is False. A gather's index error counts only where its guard holds
+(``while i < n and a[i] > t`` reads a[n] and discards it)."""
+
+
+@contextlib.contextmanager
+def guarded(cond):
+    cond = asproxy(cond)
+    if GUARDS:
+        cond = np.logical_and(GUARDS[-1], cond)
+    GUARDS.append(cond)
+    try:
+        yield
+    finally:
+        GUARDS.pop()
+
+
+def _advanced(a: Proxy, parts):
+    """NumPy's integer-array indexing, normalized: slices first (a view of ``a``), then the
+    array (and int) indices, broadcast together; when they are not next to each other the
+    broadcast axes come first, as in NumPy (the view is transposed so they are together).
+    Returns (the view, the index nodes, the first indexed axis, the broadcast shape)."""
+    dots = [k for k, ix in enumerate(parts) if ix is Ellipsis]
+    if len(dots) > 1:
+        raise IndexError(f"an index can only have a single ellipsis ('...') (at {user_location()})")
+    if dots:
+        k = dots[0]
+        parts = parts[:k] + (slice(None),) * (a.ndim - len(parts) + 1) + parts[k + 1:]
+    if len(parts) > a.ndim:
+        raise IndexError(f"too many indices for array: array is {a.ndim}-dimensional, but "
+                         f"{len(parts)} were indexed (at {user_location()})")
+    parts = tuple(parts) + (slice(None),) * (a.ndim - len(parts))
+    adv = [k for k, ix in enumerate(parts) if not isinstance(ix, slice)]
+    b = a if all(ix == slice(None) for ix in parts if isinstance(ix, slice)) else \
+        getitem(a, tuple(ix if isinstance(ix, slice) else slice(None) for ix in parts))
+    nodes = []
+    for k in adv:
+        ix = parts[k]
+        if isinstance(ix, (bool, np.bool_)):
+            unsupported("a bool among integer-array indices")
+        node = as_node(np.asarray(ix) if isinstance(ix, list) else ix)
+        if node.dtype.kind not in "iu":
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
+                             f"(`None`) and integer or boolean arrays are valid indices "
+                             f"(at {user_location()})")
+        nodes.append(node)
+    try:
+        bshape = broadcast_sizes(*[n.shape for n in nodes])
+    except ValueError:
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with "
+                         f"shapes {' '.join(str(tuple(n.shape)) for n in nodes)} "
+                         f"(at {user_location()})") from None
+    axis = adv[0]
+    if adv != list(range(adv[0], adv[0] + len(adv))):      # apart: broadcast axes first
+        rest = [k for k in range(a.ndim) if k not in adv]
+        b, axis = transpose(b, adv + rest), 0
+    return b, nodes, axis, tuple(bshape)
+
+
+def _gather(a: Proxy, parts) -> Proxy:
+    """``a[parts]`` with integer arrays: a ``gather`` node."""
+    b, nodes, axis, bshape = _advanced(a, parts)
+    shape = tuple(b.shape[:axis]) + bshape + tuple(b.shape[axis + len(nodes):])
+    guard = (GUARDS[-1].node,) if GUARDS else ()
+    out = wrap(make_node("gather", (b.node, *nodes, *guard), canon_shape(shape), a.dtype,
+                         user_location(), axis=axis, guarded=bool(guard)))
+    out.scalar = not shape
+    return out
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """``np.take``: a gather (``mode='raise'``; other modes stay NumPy's own call)."""
+    if out is not None or mode != "raise":
+        return extern_call(np.take, (a, indices), {"axis": axis, "out": out, "mode": mode})
+    a = asproxy(a)
+    if axis is None:
+        return _gather(ravel(a), (indices,))
+    axis = normalize_axis_tuple(axis, a.ndim)[0]
+    return _gather(a, (slice(None),) * axis + (indices,))
+
+
+def _scatter(a: Proxy, index, value, accumulate=None):
+    """``a[index] = value`` with integer arrays (``accumulate``: ``np.<op>.at(a, index,
+    value)``): a ``scatter`` node, the stores in C order of the value (a repeated index keeps
+    the last one, or accumulates them all); ``a[mask] = scalar`` is ``np.where``."""
+    parts = index if isinstance(index, tuple) else (index,)
+    masks = [ix for ix in parts if isinstance(ix, (Proxy, np.ndarray)) and ix.dtype.kind == "b"]
+    if masks:
+        if (accumulate is None and len(parts) == 1 and tuple(masks[0].shape) == tuple(a.shape)
+                and np.ndim(value) == 0):
+            update(a, broadcast_node(as_node(where(masks[0], value, a), a.dtype), a.shape))
+            return
+        unsupported("boolean-mask assignment other than x[mask] = scalar with a mask of x's shape")
+    if any(ix is None for ix in parts):
+        unsupported("np.newaxis in an assignment index")
+    b, nodes, axis, bshape = _advanced(a, parts)
+    region = canon_shape(tuple(b.shape[:axis]) + bshape + tuple(b.shape[axis + len(nodes):]))
+    v = as_node(value)
+    dt = a.dtype
+    if accumulate is not None:
+        dt = loop_dtypes(getattr(np, accumulate), (a, value), None)[-1]
+        if not np.can_cast(dt, a.dtype, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc '{accumulate}' output from {dt!r} to "
+                            f"{a.dtype!r} with casting rule 'same_kind' (at {user_location()})")
+    if not broadcasts_to(v.shape, region):
+        raise ValueError(f"shape mismatch: value array of shape {v.shape} could not be "
+                         f"broadcast to indexing result of shape {region} "
+                         f"(at {user_location()})")
+    v = broadcast_node(cast_node(fit(v, region), dt), region)
+    update(b, make_node("scatter", (b.node, v, *nodes), b.shape, b.dtype, user_location(),
+                         axis=axis, accumulate=accumulate))
+
+
+def ufunc_at(ufunc, a, indices, b=None):
+    """``np.add.at(a, indices, b)`` (also subtract, multiply): every repeat accumulates."""
+    if ufunc.__name__ not in ("add", "subtract", "multiply") or b is None:
+        unsupported(f"np.{ufunc.__name__}.at")
+    if not isinstance(a, Proxy):
+        raise TypeError(f"np.{ufunc.__name__}.at: the array updated must be an argument or an "
+                        f"array made in the function (at {user_location()})")
+    _scatter(a, indices, b, ufunc.__name__)
+
+
+def _same_view(a: Proxy, index, value) -> bool:
+    """Is ``value`` the view ``a[index]`` of ``a`` as it is now? (Python's augmented assignment
+    ``x[idx] += v`` updates x through the view, then assigns the view to ``x[idx]``.)"""
+    if not isinstance(value, Proxy) or value._base is None:
+        return False
+    mine, root = _views_to_root(value)
+    if root is not a or mine is None:
+        return False
+    again = getitem(a, index)
+    if not isinstance(again, Proxy) or again.scalar:
+        return False
+    other, _ = _views_to_root(again)
+    return other is not None and len(other) == len(mine) and all(
+        x.op == y.op and x.shape == y.shape and dict(x.attrs) == dict(y.attrs)
+        for x, y in zip(mine, other))
+
+
+def _views_to_root(p: Proxy):
+    """(the view nodes from the array ``p`` views down to ``p``, that array), or (None, _)
+    when an array on the way was updated since the view was made (updates through a view
+    keep both in step, so then the view no longer shows its base as it is)."""
+    chain = ()
+    while p._base is not None:
+        base, node_then, part = p._base
+        if node_then is not base.node:
+            return None, None
+        chain, p = tuple(part) + chain, base
+    return chain, p
+
+
+def setitem(a: Proxy, index, value):
+    """``a[index] = value`` on a fresh result: ``a`` becomes a new node that holds ``value``
+    in the indexed region and ``a`` elsewhere (value cast unsafely, as NumPy's setitem does).
+    On a view it updates the viewed array; on an argument, the caller's array."""
+    if _is_advanced(index):
+        return _scatter(a, index, value)
+    if isinstance(index, tuple) and any(ix is None for ix in index) or index is None:
+        unsupported("np.newaxis in an assignment index")
+    if _same_view(a, index, value):     # `x[i, :k] += v` stores x[i, :k] back into itself
+        return
+    spec, region, _, ints = _basic_index(a, index)
+    v = as_node(value)
+    want = canon_shape(region)
+    if not broadcasts_to(v.shape, want):
+        raise ValueError(f"could not broadcast input array from shape {v.shape} into shape "
+                         f"{tuple(region)} (at {user_location()})")
+    v = fit(v, want)
+    if v.dtype != a.dtype:
+        v = make_node("cast", (v,), v.shape, a.dtype, user_location()) if v.op != "const" else \
+            cast_node(v, a.dtype)
+    spec = tuple(("i", s[0]) if d in ints else ("s",) + tuple(s) for d, s in enumerate(spec))
+    update(a, make_node("setitem", (a.node, v), a.shape, a.dtype, user_location(),
+                         spec=spec, region=tuple(region)))
+
+
+
+def flip(m, axis=None):
+    """A view with negative strides: slices with step -1."""
+    m = asproxy(m)
+    axes = range(m.ndim) if axis is None else normalize_axis_tuple(axis, m.ndim)
+    return getitem(m, tuple(slice(None, None, -1) if d in axes else slice(None)
+                            for d in range(m.ndim)))
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """A view: the two axes moved last and flattened, then every (m+1)-th element."""
+    a = asproxy(a)
+    axis1, axis2 = normalize_axis_tuple((axis1, axis2), a.ndim, allow_duplicate=False)
+    rest = [d for d in range(a.ndim) if d not in (axis1, axis2)]
+    t = transpose(a, rest + [axis1, axis2])
+    n, m = a.shape[axis1], a.shape[axis2]
+    if offset >= 0:
+        start, length = offset, max(0, min(n, m - offset))
+    else:
+        start, length = -offset * m, max(0, min(n + offset, m))
+    flat = reshape(t, t.shape[:-2] + (n * m,))
+    if length == 0:
+        return getitem(flat, (Ellipsis, slice(0, 0)))
+    return getitem(flat, (Ellipsis, slice(start, start + (length - 1) * (m + 1) + 1, m + 1)))

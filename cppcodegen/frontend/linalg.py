@@ -1,0 +1,102 @@
+"""Matrix products and triangles: matmul, dot, trace, tril, triu.
+
+In: traced arrays. Out: ``np.matmul`` as an ``extern`` node (the GEMM generator or NumPy's
+BLAS computes it; elementwise work around it is fused); ``tril``/``triu`` as a ``where`` over
+an index comparison; ``trace`` as a sum of the diagonal view.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import user_location
+from ..ir.graph import make_node
+from .elementwise import where
+from .externs import extern_call
+from .indexing import diagonal
+from .proxy import as_node, asproxy, descriptor, Proxy, store_result, unsupported, wrap
+from .reductions import check_plain, sum_
+from .sizes import broadcast_sizes, same_size
+from .views import reshape
+
+
+def matmul(a, b, out=None, **kw):
+    """np.matmul: an extern op (the BLAS NumPy links); elementwise work around it is fused."""
+    if kw:
+        unsupported("np.matmul with keywords other than out=")
+    if out is not None:
+        out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if not isinstance(out, Proxy):
+            unsupported("np.matmul(..., out=) into other than a traced array")
+        store_result(out, matmul(a, b), "matmul")
+        return out
+    a, b = asproxy(a), asproxy(b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: Input operand does not have enough dimensions "
+                         f"(at {user_location()})")
+    try:
+        dt = np.matmul.resolve_dtypes((descriptor(a), descriptor(b), None))[-1]
+    except TypeError as e:
+        raise TypeError(f"np.matmul: {e} (at {user_location()})") from None
+    if dt.kind not in "fiu":
+        unsupported(f"np.matmul on {dt}")
+    a2 = reshape(a, (1, a.shape[0])) if a.ndim == 1 else a
+    b2 = reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
+    if not same_size(a2.node.shape[-1], b2.node.shape[-2]):
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
+                         f"(size {b2.shape[-2]} is different from {a2.shape[-1]}) "
+                         f"(at {user_location()})")
+    try:
+        batch = tuple(broadcast_sizes(a2.node.shape[:-2], b2.node.shape[:-2]))
+    except ValueError:
+        raise ValueError(f"np.matmul: operands could not be broadcast together with shapes "
+                         f"{a2.shape} {b2.shape} (at {user_location()})") from None
+    shape = batch + (a2.node.shape[-2], b2.node.shape[-1])
+    from ..runtime.extern import ExternCall, Slot
+    call = ExternCall(np.matmul, (Slot(0), Slot(1)), {}, writes_out=True)
+    node = make_node("extern", (as_node(a2, dt), as_node(b2, dt)), shape, dt, user_location(),
+                     call=call)
+    r = wrap(node)
+    if a.ndim == 1 or b.ndim == 1:
+        drop = ([len(shape) - 2] if a.ndim == 1 else []) + ([len(shape) - 1] if b.ndim == 1 else [])
+        r = reshape(r, tuple(s for i, s in enumerate(shape) if i not in drop))
+        r.scalar = not r.shape                  # vector @ vector: a NumPy scalar
+    return r
+
+
+def dot(a, b, out=None):
+    a, b = asproxy(a), asproxy(b)
+    if a.ndim <= 2 and b.ndim <= 2 and a.ndim and b.ndim:
+        return matmul(a, b, out=out)
+    if a.ndim == 0 or b.ndim == 0:
+        return np.multiply(a, b)
+    unsupported("np.dot on arrays with more than 2 dimensions")
+
+
+
+def trace_(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    check_plain("np.trace", out)
+    return sum_(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def _tri_mask(a, k, lower: bool):
+    """j - i <= k (lower) or j - i >= k over the last two axes."""
+    n, m = a.shape[-2], a.shape[-1]
+    i64 = np.dtype(np.int64)
+    rows = wrap(make_node("iota", (), (n,), i64, user_location(), start=0, step=1))
+    cols = wrap(make_node("iota", (), (m,), i64, user_location(), start=0, step=1))
+    diff = np.subtract(cols, reshape(rows, (n, 1)))
+    return np.less_equal(diff, int(k)) if lower else np.greater_equal(diff, int(k))
+
+
+def tril(m, k=0):
+    m = asproxy(m)
+    if m.ndim < 2:
+        return extern_call(np.tril, (m,), {"k": k})
+    return where(_tri_mask(m, k, True), m, m.dtype.type(0))
+
+
+def triu(m, k=0):
+    m = asproxy(m)
+    if m.ndim < 2:
+        return extern_call(np.triu, (m,), {"k": k})
+    return where(_tri_mask(m, k, False), m, m.dtype.type(0))

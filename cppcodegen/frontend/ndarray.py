@@ -1,0 +1,209 @@
+"""The ndarray interface of a traced array: operators, methods, properties and NumPy's
+``__array_ufunc__`` / ``__array_function__`` protocols.
+
+In: the ``Proxy`` class (``proxy.py``) and the modules that trace each kind of operation.
+Out: the same class, now answering as an ``ndarray`` does: ``x + y``, ``x[i] = v``,
+``x.sum(axis=0)``, ``np.exp(x)``, ``np.where(c, x, y)`` each call the tracing function of
+their kind. This module sits above every one of them, so none imports it back; importing it
+(``trace.py`` does) installs the interface.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError, user_location
+from .creation import full_like, ones_like, zeros_like
+from .elementwise import clip, isclose, select, trace_ufunc, where
+from .externs import extern_call
+from .indexing import diagonal, flip, getitem, setitem, take, ufunc_at
+from .linalg import dot, matmul, trace_, tril, triu
+from .proxy import Proxy, asproxy, cast, copy_of, descriptor, store_result, unsupported
+from .reductions import (all_, allclose, amax, amin, any_, argmax, argmin, cumprod, cumsum,
+                         mean, prod, std, sum_, trace_ufunc_accumulate, trace_ufunc_reduce, var)
+from .views import (broadcast_arrays, broadcast_to, expand_dims, moveaxis, ravel, reshape,
+                    squeeze, swapaxes, transpose)
+
+# --------------------------------------------------------------------------- protocols
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if method == "__call__" and ufunc is np.matmul:
+        return matmul(*inputs, **kwargs)
+    if method == "__call__":
+        return trace_ufunc(ufunc, inputs, kwargs)
+    if method == "reduce":
+        return trace_ufunc_reduce(ufunc, inputs, kwargs)
+    if method == "accumulate":
+        return trace_ufunc_accumulate(ufunc, inputs, kwargs)
+    if method == "at":
+        return ufunc_at(ufunc, *inputs)
+    if method == "outer" and len(inputs) == 2:     # a[..., None, None] op b
+        a, b = asproxy(inputs[0]), asproxy(inputs[1])
+        return trace_ufunc(ufunc, (reshape(a, a.shape + (1,) * b.ndim), b), kwargs)
+    raise UnsupportedError(f"np.{ufunc.__name__}.{method} is not supported yet "
+                           f"(at {user_location()})")
+
+
+def _array_function(self, func, types, args, kwargs):
+    handler = FUNCTIONS.get(func)
+    if handler is None:
+        return extern_call(func, args, kwargs)
+    return handler(*args, **kwargs)
+
+
+Proxy.__array_ufunc__ = _array_ufunc
+Proxy.__array_function__ = _array_function
+Proxy.__getitem__ = getitem
+Proxy.__setitem__ = setitem
+
+# --------------------------------------------------------------------------- operators
+
+
+def _binop(ufunc, reflected=False):
+    if reflected:
+        return lambda self, other: ufunc(other, self)
+    return lambda self, other: ufunc(self, other)
+
+
+def _inplace(ufunc):
+    """``x op= y``: NumPy writes into x, which may be an argument, a view or a fresh array."""
+    def op(self, other):
+        if self.weak or self.scalar:    # a Python or NumPy scalar: `s += 1` rebinds `s`
+            return ufunc(self, other)
+        result = ufunc(self, other)
+        store_result(self, result, ufunc.__name__)
+        return self
+    return op
+
+
+# Python operator name -> ufunc, for x op y, y op x and x op= y
+BINARY_OPERATORS = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                    "truediv": np.true_divide, "floordiv": np.floor_divide, "mod": np.remainder,
+                    "pow": np.power, "and": np.bitwise_and, "or": np.bitwise_or,
+                    "xor": np.bitwise_xor, "lshift": np.left_shift, "rshift": np.right_shift}
+for _name, _uf in BINARY_OPERATORS.items():
+    setattr(Proxy, f"__{_name}__", _binop(_uf))
+    setattr(Proxy, f"__r{_name}__", _binop(_uf, reflected=True))
+    setattr(Proxy, f"__i{_name}__", _inplace(_uf))
+for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+                   ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
+    setattr(Proxy, f"__{_name}__", _binop(_uf))
+Proxy.__hash__ = object.__hash__
+
+
+def _pow(self, other):
+    # ndarray.__pow__'s fast paths for scalar exponents
+    # (only where the fast path keeps power's result dtype: int ** 2.0 is float64)
+    if type(other) in (int, float) and not self.weak and self.dtype.kind in "biuf":
+        try:
+            same = np.power.resolve_dtypes((self.dtype, type(other), None))[-1] == self.dtype
+        except TypeError:
+            same = False
+        if same and other == 2:
+            return np.square(self)
+        if same and self.dtype.kind == "f" and other == 0.5:
+            return np.sqrt(self)
+        if same and self.dtype.kind == "f" and other == -1:
+            return np.reciprocal(self)
+    return np.power(self, other)
+
+
+Proxy.__pow__ = _pow
+Proxy.__neg__ = lambda self: np.negative(self)
+Proxy.__pos__ = lambda self: np.positive(self)
+Proxy.__abs__ = lambda self: np.absolute(self)
+Proxy.__invert__ = lambda self: np.invert(self)
+Proxy.__divmod__ = lambda self, other: np.divmod(self, other)
+Proxy.__matmul__ = lambda self, other: matmul(self, other)
+Proxy.__rmatmul__ = lambda self, other: matmul(other, self)
+
+# --------------------------------------------------------------------------- methods
+
+
+def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    if np.dtype(dtype) == self.dtype:       # NumPy copies: a later update of self
+        return copy_of(self) if copy else self      # must not show in the result
+    return cast(self, np.dtype(dtype))
+
+
+def _reshape(self, *shape, order="C"):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return reshape(self, shape, order=order)
+
+
+def _transpose(self, *axes):
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = tuple(axes[0])
+    return transpose(self, axes or None)
+
+
+Proxy.T = property(lambda self: transpose(self))
+Proxy.mT = property(lambda self: swapaxes(self, -1, -2))
+Proxy.astype = _astype
+Proxy.reshape = _reshape
+Proxy.transpose = _transpose
+Proxy.dot = lambda self, other: dot(self, other)
+Proxy.diagonal = lambda self, offset=0, axis1=0, axis2=1: diagonal(self, offset, axis1, axis2)
+Proxy.trace = lambda self, offset=0, axis1=0, axis2=1, dtype=None, out=None: trace_(
+    self, offset, axis1, axis2, dtype, out)
+Proxy.swapaxes = lambda self, a, b: swapaxes(self, a, b)
+Proxy.ravel = lambda self, order="C": reshape(self, (-1,), order=order)
+Proxy.flatten = lambda self, order="C": reshape(self, (-1,), order=order)
+Proxy.take = lambda self, indices, axis=None, out=None, mode="raise": take(
+    self, indices, axis, out, mode)
+Proxy.squeeze = lambda self, axis=None: squeeze(self, axis)
+Proxy.copy = lambda self, order="C": copy_of(self)
+Proxy.view = lambda self, dtype=None: self if dtype is None else unsupported("ndarray.view(dtype)")
+Proxy.clip = lambda self, min=None, max=None, **kw: clip(self, min, max, **kw)
+for _name, _fn in {"sum": sum_, "prod": prod, "mean": mean, "var": var, "std": std,
+                   "max": amax, "min": amin, "argmax": argmax, "argmin": argmin, "any": any_,
+                   "all": all_, "cumsum": cumsum, "cumprod": cumprod}.items():
+    setattr(Proxy, _name, lambda self, *a, _fn=_fn, **kw: _fn(self, *a, **kw))
+
+# --------------------------------------------------------------------------- NumPy functions
+
+
+def _shape_of(a):
+    return asproxy(a).shape
+
+
+def _ndim_of(a):
+    return asproxy(a).ndim
+
+
+def _size_of(a, axis=None):
+    a = asproxy(a)
+    return a.size if axis is None else a.shape[axis]
+
+
+def _as_array(a, dtype=None, **kw):
+    return asproxy(a) if dtype is None else cast(a, dtype)
+
+
+def _array(a, dtype=None, copy=True, **kw):
+    if dtype is not None:
+        return cast(a, dtype)
+    return copy_of(asproxy(a), scalar=False) if copy else asproxy(a)
+
+
+FUNCTIONS = {
+    np.sum: sum_, np.prod: prod, np.max: amax, np.amax: amax, np.min: amin, np.amin: amin,
+    np.any: any_, np.all: all_, np.argmax: argmax, np.argmin: argmin, np.mean: mean,
+    np.cumsum: cumsum, np.cumprod: cumprod,
+    np.flip: flip, np.fliplr: lambda m: flip(m, 1), np.flipud: lambda m: flip(m, 0),
+    np.diagonal: diagonal, np.trace: trace_, np.tril: tril, np.triu: triu,
+    np.var: var, np.std: std, np.matmul: matmul, np.dot: dot, np.where: where, np.clip: clip,
+    np.isclose: isclose, np.allclose: allclose, np.select: select, np.reshape: reshape,
+    np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis,
+    np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays,
+    np.expand_dims: expand_dims, np.squeeze: squeeze, np.ravel: ravel, np.take: take,
+    np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
+    np.empty_like: zeros_like, np.shape: _shape_of, np.ndim: _ndim_of, np.size: _size_of,
+    np.copy: lambda a, *args, **kw: copy_of(asproxy(a), scalar=False),
+    np.asarray: _as_array, np.ascontiguousarray: _as_array, np.array: _array,
+    np.result_type: lambda *args: np.result_type(*[descriptor(a) if isinstance(a, Proxy) else a
+                                                   for a in args]),
+}
+"""NumPy function -> its tracing function, for ``__array_function__`` (any other function
+runs as NumPy's own call between kernels: ``externs.extern_call``)."""

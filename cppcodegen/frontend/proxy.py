@@ -1,0 +1,360 @@
+"""Traced arrays and their operands.
+
+In: the values a traced function computes with: proxies, Python and NumPy scalars, constant
+arrays, symbolic sizes. Out: graph nodes (``as_node``, ``cast_node``, ``broadcast_node``)
+with NumPy's dtype rules (NEP 50: Python int and float are weak), and proxies around them.
+
+A ``Proxy`` holds the node of an array's current value. Views keep the array they view
+(``view_of``), so an in-place update (``update``) through either one shows in both, as in
+NumPy; an argument updated in place is written back to the caller's array when the compiled
+function returns. The ndarray interface (operators, methods, NumPy's protocols) is installed
+on the class by ``ndarray.py``, which sits above the modules that implement it.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from ..errors import DataDependentError, TraceError, UnsupportedError, user_location
+from ..ir.graph import make_node, Node
+from . import effects
+from .sizes import (as_int, broadcast_sizes, canon_shape, fit, is_dim, same_size, symbolic,
+                    user_dim, user_shape)
+
+
+class ConstArray:
+    """A constant array captured during tracing; hashed by content, passed to kernels."""
+
+    def __init__(self, array: np.ndarray):
+        self.array = np.array(array, order="C", copy=True)
+        self.array.flags.writeable = False
+        h = hashlib.sha256(self.array.tobytes())
+        h.update(f"{self.array.dtype}{self.array.shape}".encode())
+        self.key = h.hexdigest()[:16]
+
+    def __repr__(self):
+        return f"array#{self.key}"
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __eq__(self, other):
+        return isinstance(other, ConstArray) and other.key == self.key
+
+
+# --------------------------------------------------------------------------- proxies
+
+class Proxy:
+    """A traced array. ``weak`` marks a runtime Python scalar (NEP 50 weak promotion);
+    ``scalar`` a NumPy scalar (what NumPy returns for a 0-d ufunc or reduction result and for
+    ``x[i, j]`` of every axis): a value, not a view, and ``s op= y`` makes a new one."""
+
+    __array_priority__ = 1000
+
+    def __init__(self, node: Node, weak: bool = False):
+        self._node = node
+        self.weak = weak
+        self.scalar = False
+        self.arg = None         # an argument of the traced function: its index
+        self.version = 0        # bumped by every in-place update
+        self._base = None       # a view: (the array it views, that array's node then, the
+                                # view nodes leading from that node to this one)
+
+    @property
+    def node(self) -> Node:
+        if self._base is not None:      # the viewed array was updated in place since: NumPy
+            base, seen, chain = self._base      # shows the new values through the view
+            current = base.node
+            if current is not seen:
+                self._node = _replay(chain, current)
+                self._base = (base, current, chain)
+        return self._node
+
+    @node.setter
+    def node(self, value: Node):
+        self._node = value
+
+    # --- properties
+    shape = property(lambda self: user_shape(self.node.shape))
+    dtype = property(lambda self: self.node.dtype)
+    ndim = property(lambda self: self.node.ndim)
+    size = property(lambda self: user_dim(self.node.size))
+    itemsize = property(lambda self: self.node.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.node.dtype.itemsize)
+    real = property(lambda self: self)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError(f"len() of unsized object (0-d traced array) at {user_location()}")
+        return as_int(self.shape[0])
+
+    def __repr__(self):
+        return f"<traced array shape={self.shape} dtype={self.dtype}>"
+
+    def __array__(self, dtype=None, copy=None):
+        raise DataDependentError(
+            f"a traced array was converted to a concrete NumPy array at {user_location()}; "
+            "the value of an array is not known while the function is compiled. "
+            "Use NumPy functions on the array instead of np.asarray / list conversions.")
+
+    # --- value-dependent Python: refused with a clear message
+    def _data_dependent(self, what):
+        raise DataDependentError(
+            f"{what} of a traced array at {user_location()}: Python control flow that depends "
+            "on array values (data-dependent) cannot be compiled; use np.where(...) "
+            "or move the branch outside the compiled function.")
+
+    def __bool__(self):
+        self._data_dependent("bool()")
+
+    def __float__(self):
+        self._data_dependent("float()")
+
+    def __int__(self):
+        self._data_dependent("int()")
+
+    def __index__(self):
+        self._data_dependent("using as an index/int the value")
+
+    def __complex__(self):
+        self._data_dependent("complex()")
+
+    def item(self, *a):
+        self._data_dependent(".item()")
+
+    def tolist(self):
+        self._data_dependent(".tolist()")
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.shape[0]))
+
+
+def unsupported(what):
+    raise UnsupportedError(f"{what} is not supported by cppcodegen yet (at {user_location()})")
+
+
+# --------------------------------------------------------------------------- operands
+
+WEAK_TYPES = (int, float)      # NEP 50: Python int and float are weak; bool is np.bool_
+
+
+def is_weak(x) -> bool:
+    return type(x) in WEAK_TYPES or (isinstance(x, Proxy) and x.weak) or is_dim(x)
+
+
+def descriptor(x):
+    """What NumPy's promotion sees: a dtype, or a Python type for weak scalars."""
+    if isinstance(x, Proxy):
+        if x.weak and x.dtype.kind != "b":
+            return {"i": int, "u": int, "f": float}[x.dtype.kind]
+        return x.dtype
+    if type(x) is bool:
+        return np.dtype(bool)
+    if type(x) in WEAK_TYPES:
+        return type(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype
+    if is_dim(x):                  # a symbolic size (x.shape[0]) acts as a Python int
+        return int
+    if isinstance(x, complex):
+        unsupported("complex numbers")
+    if x is None:
+        raise TraceError(f"None used as an array operand at {user_location()}")
+    raise TraceError(f"cannot use {type(x).__name__} as an array operand at {user_location()}")
+
+
+def as_node(x, dtype=None) -> Node:
+    """The node for an operand, cast to ``dtype`` when given."""
+    where = user_location()
+    if isinstance(x, Proxy):
+        node = x.node
+    elif type(x) in WEAK_TYPES or type(x) is bool:
+        dt = np.dtype(dtype) if dtype is not None else np.result_type(x)
+        try:
+            value = np.array(x, dtype=dt)
+        except OverflowError as e:
+            raise OverflowError(f"{e} (at {where})") from None
+        return make_node("const", (), (), dt, where, value=value.item())
+    elif isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
+        node = make_node("const", (), (), x.dtype, where, value=np.asarray(x).item())
+    elif isinstance(x, np.ndarray):
+        node = constant_array(x, where)
+    elif is_dim(x):
+        n = size_operand(symbolic().canon(x))
+        if isinstance(n, int):
+            return as_node(n, dtype)
+        node = n.node
+    else:
+        descriptor(x)      # raises with a good message
+        raise AssertionError
+    if dtype is not None and node.dtype != np.dtype(dtype):
+        node = cast_node(node, np.dtype(dtype))
+    return node
+
+
+def constant_array(x: np.ndarray, where: str) -> Node:
+    if x.dtype.kind not in "biuf":
+        unsupported(f"arrays of dtype {x.dtype}")
+    flat = x.reshape(-1)
+    if x.size > 1 and x.size == np.count_nonzero(flat == flat[0]):
+        scalar = make_node("const", (), (), x.dtype, where, value=flat[0].item())
+        return broadcast_node(scalar, x.shape)
+    return make_node("constant", (), x.shape, x.dtype, where, array=ConstArray(x))
+
+
+def cast_node(node: Node, dtype: np.dtype) -> Node:
+    if node.dtype == dtype:
+        return node
+    if node.op == "const":
+        value = np.array(node.attr("value"), dtype=node.dtype).astype(dtype).item()
+        return make_node("const", (), (), dtype, node.where, value=value)
+    return make_node("cast", (node,), node.shape, dtype, user_location())
+
+
+def broadcasts_to(shape, target) -> bool:
+    """Does an array of ``shape`` broadcast to ``target`` (without growing it)?"""
+    try:
+        full = broadcast_sizes(shape, target)
+    except ValueError:
+        return False
+    return len(full) == len(target) and all(same_size(a, b) for a, b in zip(full, target))
+
+
+def broadcast_node(node: Node, shape) -> Node:
+    shape = canon_shape(shape)
+    if node.shape == shape:
+        return node
+    if not broadcasts_to(node.shape, shape):
+        raise ValueError(f"cannot broadcast shape {node.shape} to {shape} "
+                         f"(at {user_location()})")
+    node = fit(node, shape)
+    return make_node("broadcast_to", (node,), shape, node.dtype, user_location())
+
+
+def broadcast_operands(operands, what):
+    shapes = [x.node.shape if isinstance(x, Proxy) else x.shape
+              if isinstance(x, (np.ndarray, np.generic)) else () for x in operands]
+    try:
+        return broadcast_sizes(*shapes)
+    except ValueError:
+        raise ValueError(f"{what}: operands could not be broadcast together with shapes "
+                         f"{' '.join(map(str, shapes))} (at {user_location()})") from None
+
+
+def wrap(node: Node, weak=False, scalar=False) -> Proxy:
+    p = Proxy(node, weak)
+    p.scalar = scalar
+    return p
+
+
+def own(node: Node) -> Node:
+    """``node``, or for an argument an identity view of it: a value of its own, so that a
+    later update of the argument does not show in it (and the result is not the caller's
+    array)."""
+    if node.op == "input":
+        return make_node("transpose", (node,), node.shape, node.dtype, user_location(),
+                         perm=tuple(range(node.ndim)))
+    return node
+
+
+def copy_of(a: Proxy, scalar=None) -> Proxy:
+
+    """A copy: a new array with ``a``'s value now (a NumPy scalar's copy is a scalar unless
+    ``scalar`` says otherwise: np.copy and np.array make 0-d arrays)."""
+    return wrap(own(a.node), a.weak, a.scalar if scalar is None else scalar)
+
+
+def view_of(base: Proxy, node: Node) -> Proxy:
+    """A view of ``base`` (NumPy would alias the memory): it sees later in-place updates of
+    ``base``, and writing into it writes into ``base``."""
+    view = Proxy(node, base.weak)
+    view._base = (base, base.node, _view_chain(base.node, node))
+    return view
+
+
+def _view_chain(base_node: Node, node: Node) -> tuple:
+    """The view nodes (reshape, transpose, broadcast_to, slice) from ``base_node`` to ``node``."""
+    chain = []
+    while node is not base_node:
+        chain.append(node)
+        node = node.inputs[0]
+    return tuple(reversed(chain))
+
+
+def _replay(chain, node: Node) -> Node:
+    for v in chain:
+        node = make_node(v.op, (node,), v.shape, v.dtype, v.where, **dict(v.attrs))
+    return node
+
+
+def _unview(v: Node, below: Node, new: Node) -> Node:
+    """The value of the array under view node ``v`` (now ``below``) once the view's elements
+    are replaced by ``new``."""
+    where = user_location()
+    if v.op == "reshape":
+        return make_node("reshape", (new,), below.shape, new.dtype, where)
+    if v.op == "transpose":
+        perm = v.attr("perm")
+        inverse = tuple(sorted(range(len(perm)), key=lambda k: perm[k]))
+        return make_node("transpose", (new,), below.shape, new.dtype, where, perm=inverse)
+    if v.op == "slice":
+        spec = tuple(("s",) + tuple(sp) for sp in v.attr("spec"))
+        return make_node("setitem", (below, new), below.shape, below.dtype, where, spec=spec,
+                         region=tuple(new.shape))
+    raise ValueError(f"assignment destination is read-only: a broadcast view is written "
+                     f"(at {user_location()})")
+
+
+def update(a: Proxy, node: Node):
+    """``a`` now holds ``node`` (its shape and dtype): an in-place update. Through a view it
+    updates the viewed array (and so every other view of it); on an argument the caller's
+    array is written when the compiled function returns (see ``lower.Lowering.writebacks``)."""
+    if a.weak:
+        raise TypeError(f"cannot assign into a Python scalar (at {user_location()})")
+    if a._base is not None:
+        base, _, chain = a._base
+        levels = [base.node]
+        for v in chain:
+            levels.append(_replay((v,), levels[-1]))
+        new = node
+        for k in reversed(range(len(chain))):
+            new = _unview(chain[k], levels[k], new)
+        update(base, new)
+        a._base = (base, base.node, chain)
+    if effects.UPDATED:           # (a loop body or branch being traced records it)
+        effects.note_update(a, a._node)
+    a._node = node
+    a.version += 1
+
+
+def store_result(target: Proxy, result: Proxy, name: str):
+    """``result`` written into ``target`` as a ufunc's ``out=`` (same_kind casting)."""
+    if not np.can_cast(result.dtype, target.dtype, "same_kind"):
+        raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} "
+                        f"to {target.dtype!r} with casting rule 'same_kind' "
+                        f"(at {user_location()})")
+    if not broadcasts_to(result.shape, target.shape):
+        raise ValueError(f"non-broadcastable output operand with shape {target.shape} doesn't "
+                         f"match the broadcast shape {result.shape} (at {user_location()})")
+    update(target, broadcast_node(cast_node(result.node, target.dtype), target.shape))
+
+
+
+def asproxy(x) -> Proxy:
+    return x if isinstance(x, Proxy) else wrap(as_node(x), is_weak(x))
+
+
+def cast(x, dtype) -> Proxy:
+    x = asproxy(x)
+    return wrap(cast_node(x.node, np.dtype(dtype)), scalar=x.scalar)
+
+
+def size_operand(n):
+    """A count of elements as an operand: a Python int, or a weak int64 node of its expression."""
+    if type(n) is int:
+        return n
+    return wrap(make_node("size", (), (), np.int64, user_location(), expr=symbolic().canon(n)),
+                weak=True)

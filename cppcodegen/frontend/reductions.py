@@ -1,0 +1,316 @@
+"""Reductions and scans: sum, prod, max, min, any, all, argmax/argmin, mean, var, std,
+cumsum/cumprod, their ufunc forms (``np.add.reduce``, ``np.add.accumulate``) and their
+``out=``, ``where=``, ``initial=``, ``keepdims=`` arguments.
+
+In: a traced array and NumPy's arguments. Out: ``reduce`` / ``scan`` nodes in the dtype NumPy
+accumulates in (int32 sums in int64, ``out=`` resolving the loop), with NumPy's errors for
+empty max/min; ``out=`` is an in-place update of the output array.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from ..errors import user_location
+from ..ir.graph import make_node
+from .creation import full_like
+from .elementwise import isclose, where
+from .externs import extern_call
+from .proxy import asproxy, cast, cast_node, own, Proxy, size_operand, unsupported, update, wrap
+from .sizes import broadcast_sizes, same_size, symbolic
+from .views import reshape
+
+
+_NO_VALUE = np._NoValue
+
+
+def _axes(x, axis):
+    if axis is None:
+        return tuple(range(x.ndim))
+    return tuple(sorted(normalize_axis_tuple(axis, x.ndim)))
+
+
+def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None) -> Proxy:
+    node = x.node
+    out_shape = tuple(s for i, s in enumerate(x.node.shape) if i not in axes)
+    count = _count(x, axes)
+    if not isinstance(count, int) and kind in ("max", "min", "argmax", "argmin"):
+        count = 0 if symbolic().less(count, 1) else 1     # symbolic: decided now, guarded
+    if count == 0 and kind in ("max", "min", "argmax", "argmin"):
+        op = {"max": "maximum", "min": "minimum"}.get(kind)
+        msg = (f"zero-size array to reduction operation {op} which has no identity" if op
+               else f"attempt to get {kind} of an empty sequence")
+        raise ValueError(f"{msg} (at {user_location()})")
+    if dtype is not None:
+        node = cast_node(node, np.dtype(dtype))
+    if node.dtype == bool and kind in ("sum", "prod", "max", "min"):   # bool add is or, ...
+        kind = {"sum": "any", "max": "any", "prod": "all", "min": "all"}[kind]
+    if kind in ("any", "all"):
+        node = cast_node(node, np.dtype(bool))
+    out_dt = {"argmax": np.dtype(np.int64), "argmin": np.dtype(np.int64)}.get(kind, node.dtype)
+    if axes:
+        node = make_node("reduce", (node,), out_shape, out_dt, user_location(), kind=kind, axes=axes)
+    r = wrap(own(node), scalar=not keepdims and not out_shape)
+    if keepdims:
+        r = reshape(r, tuple(1 if i in axes else s for i, s in enumerate(x.node.shape)))
+    return r
+
+
+def check_plain(name, out=None, initial=_NO_VALUE, where=_NO_VALUE, **extra):
+    if out is not None:
+        unsupported(f"{name}(..., out=...)")
+    if initial is not _NO_VALUE or where is not _NO_VALUE:
+        unsupported(f"{name}(..., initial=/where=)")
+    if extra:
+        unsupported(f"{name} keyword arguments {sorted(extra)}")
+
+
+_REDUCE_UFUNC = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+                 "any": np.logical_or, "all": np.logical_and}
+
+
+def _reduce_fn(kind):
+    ufunc = _REDUCE_UFUNC[kind]
+
+    def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
+               where=_NO_VALUE, **extra):
+        check_plain(f"np.{kind}", None, **extra)
+        out = _out_operand(f"np.{kind}", out)
+        x = asproxy(a)
+        if keepdims is _NO_VALUE:
+            keepdims = False
+        if where is not _NO_VALUE and where is not True:
+            x = _masked(kind, x, asproxy(where), initial)
+        if initial is not _NO_VALUE and kind in ("max", "min"):
+            x = _empty_to_initial(x, axis, initial)
+        if out is not None and dtype is None and kind not in ("any", "all"):
+            # as NumPy: the loop is resolved with out's dtype (int32 into float64 sums in float64)
+            dtype = _out_loop_dtype(ufunc, out, x.dtype)
+        elif kind in ("sum", "prod"):
+            probe = np.add.reduce if kind == "sum" else np.multiply.reduce
+            dtype = probe(np.zeros(1, x.dtype), dtype=dtype).dtype
+        elif kind in ("max", "min"):
+            dtype = None
+        result = _reduce_node(x, kind, _axes(x, axis), bool(keepdims), dtype)
+        if initial is not _NO_VALUE:            # cast to the reduction's dtype, as NumPy
+            result = ufunc(result, cast(asproxy(initial), result.dtype))
+        return result if out is None else _reduce_into(out, result, ufunc)
+    return reduce
+
+
+_IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+
+
+def _masked(kind, x: Proxy, mask: Proxy, initial) -> Proxy:
+    """``where=``: the masked-out elements replaced by the operation's identity (by
+    ``initial`` for max/min, which have none)."""
+    try:
+        ok = broadcast_sizes(mask.shape, x.shape) == tuple(x.shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"np.{kind}: where= mask of shape {mask.shape} does not broadcast "
+                         f"to the array's shape {x.shape} (at {user_location()})")
+    if kind not in _IDENTITY and initial is _NO_VALUE:
+        raise ValueError(f"reduction operation '{_REDUCE_UFUNC[kind].__name__}' does not "
+                         f"have an identity, so to use a where mask one has to specify "
+                         f"'initial' (at {user_location()})")
+    fill = _IDENTITY[kind] if kind in _IDENTITY else initial
+    return where(mask, x, cast(asproxy(fill), x.dtype))
+
+
+def _empty_to_initial(x: Proxy, axis, initial) -> Proxy:
+    """max/min with initial=: size-0 reduced axes grown to size 1 holding ``initial``
+    (NumPy's answer for an empty reduction); ``x`` itself otherwise."""
+    axes = _axes(x, axis)
+    if not any(x.node.shape[a] == 0 for a in axes):
+        return x
+    shape = tuple(1 if (i in axes and s == 0) else s for i, s in enumerate(x.node.shape))
+    if any(s == 0 for s in shape):          # an empty kept axis: the result is empty anyway
+        return x
+    return full_like(x, initial, shape=shape)
+
+
+def _out_loop_dtype(ufunc, out: Proxy, dtype) -> np.dtype:
+    """The loop dtype NumPy resolves for a reduction (or scan) of ``dtype`` into ``out``."""
+    return ufunc.resolve_dtypes((out.dtype, dtype, None), reduction=True, casting="unsafe")[0]
+
+
+def _out_operand(name, out):
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if out is not None and not isinstance(out, Proxy):
+        unsupported(f"{name}(..., out=) into other than an array of the traced function")
+    return out
+
+
+def _reduce_into(out: Proxy, result: Proxy, ufunc) -> Proxy:
+    """A reduction's ``out=``: exactly the result's shape, any cast (NumPy's rules for
+    reductions), written as an in-place update of ``out``. ``ufunc``: the ufunc or the
+    function's name, for messages."""
+    name = getattr(ufunc, "__name__", ufunc)
+    if out.ndim != result.ndim:
+        raise ValueError(f"output parameter for reduction operation {name} has the "
+                         f"wrong number of dimensions: Found {out.ndim} but expected "
+                         f"{result.ndim} (at {user_location()})")
+    if not all(same_size(a, b) for a, b in zip(out.shape, result.shape)):
+        raise ValueError(f"{name}: output shape {out.shape} does not match the "
+                         f"reduction's shape {result.shape} (at {user_location()})")
+    update(out, cast_node(result.node, out.dtype))
+    return out
+
+
+sum_ = _reduce_fn("sum")
+prod = _reduce_fn("prod")
+amax = _reduce_fn("max")
+amin = _reduce_fn("min")
+any_ = _reduce_fn("any")
+all_ = _reduce_fn("all")
+
+
+def _arg_reduce(kind):
+    def arg(a, axis=None, out=None, *, keepdims=False):
+        out = _out_operand(f"np.{kind}", out)
+        x = asproxy(a)
+        if axis is not None and not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"np.{kind}: '{type(axis).__name__}' object cannot be interpreted "
+                            f"as an integer: one axis or None (at {user_location()})")
+        if axis is None:
+            r = _reduce_node(reshape(x, (-1,)) if x.ndim != 1 else x, kind, (0,), False)
+            r = reshape(r, (1,) * x.ndim) if keepdims else r
+        else:
+            r = _reduce_node(x, kind, _axes(x, axis), bool(keepdims))
+        if out is None:
+            return r
+        try:                # which out dtypes NumPy takes (int64 and int32, not float64 ...)
+            getattr(np, kind)(np.zeros(2), out=np.zeros((), out.dtype))
+        except TypeError as e:
+            raise TypeError(f"np.{kind}: {e} (at {user_location()})") from None
+        return _reduce_into(out, r, kind)
+    return arg
+
+
+argmax = _arg_reduce("argmax")
+argmin = _arg_reduce("argmin")
+
+
+def _count(x, axes):
+    """The number of elements reduced: an int, or a sympy expression of symbolic sizes."""
+    dims = [x.node.shape[i] for i in axes]
+    if all(isinstance(d, int) for d in dims):
+        return int(np.prod(dims, dtype=np.int64))
+    return symbolic().prod(dims)
+
+
+def _scan_fn(kind):
+    def scan(a, axis=None, dtype=None, out=None):
+        """np.cumsum / np.cumprod: a running sum (product) along one axis, compiled as a scan
+        (the dtype as NumPy's: int32 and bool accumulate in int64)."""
+        return _scan(asproxy(a), kind, axis, dtype, _out_operand(f"np.cum{kind}", out))
+    return scan
+
+
+def _scan(x: Proxy, kind: str, axis, dtype, out) -> Proxy:
+    ufunc = _REDUCE_UFUNC[kind]
+    if out is not None and dtype is None:       # as reductions: the loop resolved with out's
+        dtype = _out_loop_dtype(ufunc, out, x.dtype)
+    else:
+        dtype = ufunc.accumulate(np.zeros(1, x.dtype), dtype=dtype).dtype
+    r = _scan_node(x, kind, axis, np.dtype(dtype))
+    return r if out is None else _reduce_into(out, r, ufunc)
+
+
+_SCAN_DTYPES = frozenset(np.dtype(t) for t in ("int32", "int64", "float32", "float64"))
+
+
+def _scan_node(x: Proxy, kind: str, axis, dtype) -> Proxy:
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis_tuple(axis, x.ndim)[0]
+    if dtype not in _SCAN_DTYPES:       # (int8, uint16, ... accumulators: NumPy's own loop)
+        return extern_call(getattr(np, f"cum{kind}"), (x,), {"axis": axis, "dtype": dtype})
+    node = cast_node(x.node, dtype)
+    return wrap(make_node("scan", (node,), node.shape, dtype, user_location(), kind=kind,
+                          axis=axis))
+
+
+cumsum = _scan_fn("sum")
+cumprod = _scan_fn("prod")
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VALUE):
+    check_plain("np.mean", None, where=where)
+    out = _out_operand("np.mean", out)
+    x = asproxy(a)
+    axes = _axes(x, axis)
+    count = size_operand(_count(x, axes))
+    if out is not None:     # as NumPy: the sum is stored into out, then divided in out's dtype
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = np.dtype(np.float64)
+        total = sum_(x, axis=axes, dtype=dtype, out=out, keepdims=keepdims)
+        return _reduce_into(out, np.true_divide(total, count), np.add)
+    dtype = np.mean(np.ones(1, x.dtype), dtype=dtype).dtype
+    total = _reduce_node(x, "sum", axes, bool(keepdims), dtype)
+    return np.true_divide(total, count)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NO_VALUE,
+        mean=_NO_VALUE, correction=_NO_VALUE):
+    check_plain("np.var", None, where=where)
+    out = _out_operand("np.var", out)
+    if mean is not _NO_VALUE:
+        unsupported("np.var(..., mean=)")
+    if correction is not _NO_VALUE:
+        ddof = correction
+    x = asproxy(a)
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = np.dtype(np.float64)
+    axes = _axes(x, axis)
+    n = _count(x, axes)
+    mu = _reduce_node(x, "sum", axes, True, dtype)
+    mu = np.true_divide(mu, size_operand(n))
+    d = np.subtract(x, mu)
+    d = np.multiply(d, d)
+    if out is not None and dtype is None:   # as NumPy: the last sum's loop takes out's dtype
+        dtype = _out_loop_dtype(np.add, out, d.dtype)
+    total = _reduce_node(d, "sum", axes, bool(keepdims), dtype)
+    if out is not None:                     # ... lands in out, and is divided there
+        total = _reduce_into(out, total, "var")
+    if not isinstance(n, int):
+        import sympy
+        r = np.true_divide(total, size_operand(sympy.Max(n - ddof, 0)))
+    else:
+        r = np.true_divide(total, max(n - ddof, 0))
+    return r if out is None else _reduce_into(out, r, "var")
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    v = var(a, axis, dtype, out, ddof, keepdims, **kw)
+    return np.sqrt(v) if out is None else np.sqrt(v, out=v)     # NumPy: sqrt in out's dtype
+
+
+
+def trace_ufunc_reduce(ufunc, inputs, kwargs):
+    kinds = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+             "logical_and": "all", "logical_or": "any"}
+    if ufunc.__name__ not in kinds:
+        unsupported(f"np.{ufunc.__name__}.reduce")
+    (x,) = inputs
+    axis = kwargs.pop("axis", 0)
+    return _reduce_fn(kinds[ufunc.__name__])(x, axis=axis, **kwargs)
+
+
+def trace_ufunc_accumulate(ufunc, inputs, kwargs):
+    """np.add.accumulate / np.multiply.accumulate: the scans of cumsum / cumprod."""
+    kind = {"add": "sum", "multiply": "prod"}.get(ufunc.__name__)
+    (x,) = inputs
+    axis, dtype, out = kwargs.pop("axis", 0), kwargs.pop("dtype", None), kwargs.pop("out", None)
+    if kind is None or kwargs:
+        unsupported(f"np.{ufunc.__name__}.accumulate"
+                     + (f" with {sorted(kwargs)}" if kwargs else ""))
+    return _scan(asproxy(x), kind, axis, dtype, _out_operand(f"np.{ufunc.__name__}.accumulate", out))
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """np.allclose; a NumPy bool (NumPy returns a Python bool: a traced function cannot)."""
+    return all_(isclose(a, b, rtol, atol, equal_nan))
