@@ -132,7 +132,7 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
 
 def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
     """Lower, schedule, generate and (when ``cache_dir`` is given) build one traced graph."""
-    from .backend.codegen import cdef_for, generate
+    from .backend.program import cdef_for, generate
     from .passes.lower import lower
     from .runtime import compile_cached
     from .passes.schedule import schedule
@@ -186,10 +186,10 @@ def _symbolic_strides(shape, pattern) -> tuple:
 
 def _size_plan(specs, graph) -> dict:
     """Plan fields of a dynamic variant: where each size/stride name is read, and the guards."""
-    if not any(s[0] == "darray" for s in specs):
+    if not any(s[0] == "darray" for s in specs) and not graph.values:
         return {}
     from .ir.shapes import guard_text, pyexpr
-    sizes = []
+    sizes = [(name, i, 0, 2) for name, i in graph.values]
     for i, s in enumerate(specs):
         if s[0] == "darray":
             sizes += [(n, i, d, 0) for d, n in enumerate(s[2]) if isinstance(n, str)]
@@ -308,7 +308,8 @@ class CompiledFunction:
             raise TypeError(f"cppcodegen.compile: dynamic must be None, True or False, got {dynamic!r}")
         self.fn = fn
         self.dynamic = dynamic
-        self.dynamic_variants: list = []   # (specs, ((guard text, code), ...), variant), newest first
+        self.dynamic_variants: list = []   # (specs, ((guard text, code), ...), values, variant),
+                                           # newest first
         self.recompiles: list = []         # why each compile after the first happened
         self._limit_warned = False
         self.backend = backend
@@ -363,7 +364,7 @@ class CompiledFunction:
             variant = self._compile(specs, args)
             if variant is None:             # past the recompile limit: plain NumPy
                 return self.fn(*args)
-        if key is not None:
+        if key is not None and not _value_sizes(variant):   # (the key holds no values)
             if len(self._fast) >= FAST_PATH_ENTRIES:
                 self._fast.clear()
             self._fast[key] = variant
@@ -371,8 +372,8 @@ class CompiledFunction:
 
     def _find_dynamic(self, specs, args):
         """The newest dynamic variant whose guards this call passes, or None."""
-        for dspecs, guards, variant in self.dynamic_variants:
-            if _fits(dspecs, guards, specs, args)[0]:
+        for dspecs, guards, values, variant in self.dynamic_variants:
+            if _fits(dspecs, guards, values, specs, args)[0]:
                 return variant
         return None
 
@@ -394,7 +395,7 @@ class CompiledFunction:
                 return None
             cspecs = self._choose_specs(specs, args)
             if cspecs != specs and self.dynamic is None and any(
-                    d == cspecs for d, _, _ in self.dynamic_variants):
+                    d == cspecs for d, _, _, _ in self.dynamic_variants):
                 cspecs = specs      # automatic: a variant of these dims failed its guards here
             if self.variants:
                 reason = Recompile(self.fn.__qualname__, self._why_not(specs, args),
@@ -404,9 +405,10 @@ class CompiledFunction:
             trigger = CompileTrigger.RECOMPILE if self.variants else CompileTrigger.FIRST_TRACE
             with callback_handler.install_callbacks(trigger) as compilation:
                 variant = self._backend(self.fn, cspecs, args, opts, compilation)
-            if cspecs == specs:
+            values = _value_sizes(variant)
+            if cspecs == specs and not values:
                 self.variants[cspecs] = variant
-                self._newest = (cspecs, None)
+                self._newest = (cspecs, None, ())
             else:       # keyed with its guards: one pattern may be traced under other guards
                 from .runtime.sizes import compile_expr
                 texts = tuple(getattr(variant.plan, "guards", ()))
@@ -415,8 +417,8 @@ class CompiledFunction:
                 guards = tuple((f"{t} (traced with {traced})", compile_expr(g))
                                for g, t in zip(texts, plan.guard_texts or texts))
                 self.variants[(cspecs, texts)] = variant
-                self.dynamic_variants.insert(0, (cspecs, guards, variant))
-                self._newest = (cspecs, guards)
+                self.dynamic_variants.insert(0, (cspecs, guards, values, variant))
+                self._newest = (cspecs, guards, values)
             return variant
 
     def _choose_specs(self, specs, args):
@@ -442,9 +444,9 @@ class CompiledFunction:
 
     def _why_not(self, specs, args) -> str:
         """Why the newest variant does not serve this call: the guard that failed."""
-        newest, guards = self._newest
+        newest, guards, values = self._newest
         if guards is not None:
-            return _fits(newest, guards, specs, args)[1]
+            return _fits(newest, guards, values, specs, args)[1]
         return signature.describe_change(newest, specs)
 
     @property
@@ -511,8 +513,15 @@ class Recompile:
                 f"{self.reason}")
 
 
-def _fits(dspecs, guards, specs, args):
-    """(True, "") when this call fits a dynamic variant, else (False, why not)."""
+def _value_sizes(variant) -> tuple:
+    """(name, argument index) of the integer arguments a variant reads as sizes."""
+    plan = getattr(variant, "plan", None)
+    return tuple((name, i) for name, i, _, kind in getattr(plan, "sizes", ()) if kind == 2)
+
+
+def _fits(dspecs, guards, values, specs, args):
+    """(True, "") when this call fits a guarded variant (symbolic sizes, or integer
+    arguments read as sizes: ``values``), else (False, why not)."""
     from .runtime.sizes import bind, evaluate
     for i, (d, s) in enumerate(zip(dspecs, specs)):
         if d[0] != "darray" and d != s:
@@ -522,6 +531,7 @@ def _fits(dspecs, guards, specs, args):
     env, why = bind(dspecs, args)
     if env is None:
         return False, why
+    env.update((name, int(args[i])) for name, i in values)
     for text, code in guards:
         if not evaluate(code, env):
             return False, f"guard {text} failed with {_values(env)}"
