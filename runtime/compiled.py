@@ -31,7 +31,8 @@ class Plan:
     outputs: object    # tree with leaves ('buf', position in args) | ('arg', i) | ('value', v)
     hooks: tuple = ()  # (report name, position in args) per materialized buffer, in stage order
     steps: tuple = (("call", 0),)   # ('call', entry i) | ('extern', ExternCall, (arg positions), out position)
-    sizes: tuple = ()  # symbolic sizes: (name, arg index, dim, 0 for its size | 1 for its stride)
+    sizes: tuple = ()  # symbolic sizes: (name, arg index, dim, 0 for its size | 1 for its stride
+                       # | 2 for the value of an integer argument)
     guards: tuple = () # symbolic sizes: Python expressions over the names that must hold
     traced: tuple = () # symbolic sizes: (name, value in the traced call), for messages
     guard_texts: tuple = ()  # the guards as people read them, for messages
@@ -186,7 +187,8 @@ class CompiledVariant:
 
     def size_env(self, args) -> dict:
         """The values of the symbolic sizes and strides in this call."""
-        return {name: (args[i].shape[d] if kind == 0 else args[i].strides[d] // args[i].itemsize)
+        return {name: (args[i].shape[d] if kind == 0 else int(args[i]) if kind == 2 else
+                       args[i].strides[d] // args[i].itemsize)
                 for name, i, d, kind in self.plan.sizes}
 
     def __call__(self, args):

@@ -1405,10 +1405,5 @@ class TestNoRecompile:
 NOT_YET = {
     'TestArrayStatementsInLoops::test_laplace_convergence_while',
     'TestNested::test_cholesky',
-    'TestNoRecompile::test_numpy_int_trip_count_is_runtime',
-    'TestRange::test_trip_count_numpy_scalar[0]',
-    'TestRange::test_trip_count_numpy_scalar[1]',
-    'TestRange::test_trip_count_numpy_scalar[50]',
-    'TestReuse::test_trip_counts_vary_with_runtime_int',
     'TestWhile::test_mandelbrot_helper_with_early_return',
 }

@@ -171,10 +171,27 @@ def test_filled_zeros_is_one_buffer():
 
 
 def test_size_from_array_value_is_a_clear_error():
-    def f(x, n):
-        return np.zeros(n) + x.sum()
+    def f(x):
+        return np.zeros(x.argmax()) + x.sum()
     with pytest.raises(DataDependentError, match=r"np.zeros.*array's value.*test_creation.py"):
-        cppcodegen.compile(f)(U, np.int64(4))
+        cppcodegen.compile(f)(U)
+
+
+def test_size_from_integer_argument_is_read_at_each_call():
+    """``np.zeros(n)`` with a NumPy int argument: one build for every n (its value is a size
+    read from the argument), a negative n raises NumPy's error."""
+    def f(x, n):
+        out = np.zeros(n)
+        out[: n // 2] = x[: n // 2]
+        return out + x.sum()
+    cf = cppcodegen.compile(f)
+    for n in (4, 0, 9, 1, 30):
+        got, want = cf(U, np.int64(n)), f(U, np.int64(n))
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert len(cf.variants) <= 2, cf.recompile_reasons     # (n = 0 and 1 may be their own)
+    with pytest.raises(ValueError, match="negative dimensions"):
+        cf(U, np.int64(-3))
 
 
 def test_bad_arguments_raise_as_numpy():

@@ -115,7 +115,7 @@ def test_mark_dynamic():
     cppcodegen.mark_dynamic(x, 0)
     close(f(x), softmax(x), rtol=1e-12)
     assert len(f.dynamic_variants) == 1
-    (specs, _, _), = f.dynamic_variants
+    (specs, _, _, _), = f.dynamic_variants
     assert specs[0][0] == "darray" and isinstance(specs[0][2][0], str) and specs[0][2][1] == 10
     y = np.random.default_rng(4).standard_normal((19, 10))
     close(f(y), softmax(y), rtol=1e-12)

@@ -25,6 +25,7 @@ from ..ir.graph import make_node
 from . import replace
 from .proxy import (as_node, asproxy, broadcast_node, cast, cast_node, copy_of, Proxy,
                     size_operand, unsupported, wrap)
+from .iteration import value_size
 from .sizes import canon_shape, is_dim, symbolic
 
 # --------------------------------------------------------------------------- arguments
@@ -40,6 +41,12 @@ def _dim(d, what: str):
     if isinstance(d, Proxy):
         if d.node.op == "size":
             return d.node.attr("expr")
+        if d.node.op == "scalar" and d.dtype.kind in "iu":     # an integer argument
+            n = value_size(d)
+            if symbolic().less(n, 0):
+                raise ValueError(f"{what}: negative dimensions are not allowed "
+                                 f"(at {user_location()})")
+            return n
         if d.dtype.kind in "iu" and d.ndim == 0:
             raise DataDependentError(
                 f"{what}: the size comes from an array's value (at {user_location()}); "

@@ -19,7 +19,8 @@ from .elementwise import loop_dtypes, where
 from .externs import extern_call
 from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, own, Proxy,
                     unsupported, update, view_of, wrap)
-from .sizes import broadcast_sizes, canon_shape, fit, is_dim, symbolic_index
+from .iteration import value_size
+from .sizes import broadcast_sizes, canon_shape, fit, is_dim, symbolic, symbolic_index
 from .views import ravel, reshape, transpose
 
 
@@ -28,6 +29,7 @@ def _basic_index(a: Proxy, index):
     (i, 1, 1) and listed in ``ints``), the result shape, the sliced shape."""
     if not isinstance(index, tuple):
         index = (index,)
+    index = tuple(_value_bounds(ix) for ix in index)
     for ix in index:
         if isinstance(ix, (Proxy, np.ndarray, list)) or (ix is not None and not isinstance(
                 ix, (int, np.integer, slice, type(Ellipsis))) and not is_dim(ix)):
@@ -76,6 +78,14 @@ def _basic_index(a: Proxy, index):
             ints.append(dim)
         dim += 1
     return spec, out_shape, sliced_shape, ints
+
+
+def _value_bounds(ix):
+    """A slice whose bounds are integer arguments (``x[:n]``): bounds as value symbols."""
+    if isinstance(ix, slice) and any(isinstance(b, Proxy) for b in (ix.start, ix.stop)):
+        return slice(*(symbolic().SymInt(value_size(b)) if isinstance(b, Proxy) else b
+                       for b in (ix.start, ix.stop)), ix.step)
+    return ix
 
 
 def _is_advanced(index) -> bool:

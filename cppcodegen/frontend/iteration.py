@@ -15,7 +15,8 @@ import builtins
 
 import numpy as np
 
-from ..errors import TraceError
+from ..errors import DataDependentError, TraceError, user_location
+from .externs import TraceState
 from .proxy import as_node, Proxy, size_operand, wrap
 from .sizes import dynamic, is_dim, symbolic
 
@@ -47,9 +48,60 @@ def size_value(a):
     if isinstance(a, (bool, np.bool_, int, np.integer)):
         return int(a)
     if isinstance(a, Proxy):
-        raise TraceError("a loop bound computed from array values is not supported yet; "
-                         "use a size, a Python int or an argument")
+        return value_size(a)
     return _shapes().canon(a)
+
+
+def value_size(p: Proxy):
+    """A traced int used as a size: a size expression (``x.shape[0] - 1`` carried as a value),
+    or an integer argument's value symbol (``v1``: read from the argument at each call, so one
+    build serves every trip count; facts the trace decides about it are guarded)."""
+    expr = _int_expr(p.node)
+    if expr is not None:
+        return _shapes().canon(expr)
+    raise DataDependentError(f"a size computed from array values is not supported yet (at "
+                             f"{user_location()}); use a size, a Python int or an integer "
+                             "argument")
+
+
+_INT_OPS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
+            "multiply": lambda a, b: a * b, "negative": lambda a: -a,
+            "positive": lambda a: a, "floor_divide": lambda a, b: _shapes().floordiv(a, b)}
+
+
+def _int_expr(node):
+    """The integer node as a sympy expression of sizes and integer arguments (``n - 1``,
+    ``2 * k``), or None when it depends on array values."""
+    if node.dtype.kind not in "iu":
+        return None
+    if node.op == "size":
+        return node.attr("expr")
+    if node.op == "const":
+        return int(node.attr("value"))
+    if node.op == "scalar" and TraceState.args is not None:
+        index = node.attr("index")
+        sym = _shapes().value_symbol(index)
+        env = _env()
+        env.hints[sym] = int(TraceState.args[index])
+        env.values[sym] = index
+        return sym
+    if node.op == "cast" or node.op in _INT_OPS:
+        args = [_int_expr(i) for i in node.inputs]
+        if any(a is None for a in args):
+            return None
+        return args[0] if node.op == "cast" else _INT_OPS[node.op](*args)
+    return None
+
+
+def _env():
+    """The trace's shape environment (made for a static trace when its first loop or value
+    size needs symbols)."""
+    sh = _shapes()
+    env = sh.current()
+    if env is None:
+        env = sh.ShapeEnv({})
+        sh.set_current(env)         # (until trace_function puts the caller's back)
+    return env
 
 
 def concrete_int(x) -> int:
@@ -59,10 +111,7 @@ def concrete_int(x) -> int:
 def enter_loop(first, last):
     """A new induction variable ranging over [first, last] (as the user's code sees it)."""
     sh = _shapes()
-    env = sh.current()
-    if env is None:                 # a static trace: sizes are ints, loops need symbols
-        env = sh.ShapeEnv({})
-        sh.set_current(env)         # (until trace_function puts the caller's back)
+    env = _env()
     sh.TRACED_VALUE = size_proxy
     sym = sh.loop_symbol(len(env.loops) + len(env.retired))
     env.loops[sym] = (first, last)

@@ -36,6 +36,12 @@ def dynamic() -> bool:
     return mod is not None and mod.current() is not None
 
 
+def current_env():
+    """The trace's ``ShapeEnv`` (dynamic shapes, or made by a loop), or None."""
+    mod = sys.modules.get(_SHAPES)
+    return mod.current() if mod is not None else None
+
+
 def is_dim(x) -> bool:
     """A symbolic size from the user's code (``x.shape[0]``) or the compiler."""
     mod = sys.modules.get(_SHAPES)
@@ -110,7 +116,11 @@ def input_shape(spec, value, hints) -> tuple:
 
 
 def shape_env(env):
-    return contextlib.nullcontext() if env is None else symbolic().active(env)
+    """``with shape_env(env):`` a trace's shape environment: ``env``, or none at all (one
+    left by an earlier trace must not decide this one's sizes); the caller's after."""
+    if env is None and _SHAPES not in sys.modules:
+        return contextlib.nullcontext()
+    return symbolic().active(env)
 
 
 def symbolic_index(ix, size, dim):

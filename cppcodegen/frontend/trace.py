@@ -18,7 +18,7 @@ from . import replace
 from .externs import TraceState
 from .proxy import Proxy, size_operand, wrap
 from .random import RandomState, TracedGenerator
-from .sizes import input_shape, shape_env, symbolic
+from .sizes import current_env, input_shape, shape_env, symbolic
 
 
 TRACE_LOCK = threading.RLock()
@@ -55,6 +55,8 @@ def trace(fn, arg_specs, args):
         TraceState.args = args
         try:
             result = fn(*call_args)
+            if env is None and current_env() is not None and current_env().values:
+                env = current_env()     # integer arguments became sizes (``range(n)``)
         finally:
             RandomState.slots = None
             TraceState.args = None
@@ -74,6 +76,7 @@ def trace(fn, arg_specs, args):
                   mutations=mutations)
     if env is not None:
         graph.hints, graph.guards = env.hints, tuple(env.guards)
+        graph.values = tuple((s.name, i) for s, i in env.values.items())
     return graph
 
 

@@ -369,7 +369,7 @@ def _cache_first_call(kernel, args):
     task gets such a block traces this size pattern itself; which block a worker gets first
     is up to the scheduler, so every pattern's own variant must be a cache load."""
     pattern = signature.classify_dynamic(args)
-    if not any(d == pattern for d, _, _ in kernel.dynamic_variants) and not \
+    if not any(d == pattern for d, _, _, _ in kernel.dynamic_variants) and not \
             any(d == pattern for d in kernel.variants):
         CompiledFunction(kernel.fn, kernel.backend, kernel.options, dynamic=True)(*args)
 

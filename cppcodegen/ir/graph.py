@@ -106,6 +106,7 @@ class Graph:
     constants: dict = field(default_factory=dict)   # key -> np.ndarray for 'constant' nodes
     hints: dict = field(default_factory=dict)       # size symbol -> its value when traced
     guards: tuple = ()      # facts about symbolic sizes the trace relied on (sympy relations)
+    values: tuple = ()      # (value symbol name, argument index): integer arguments used as sizes
     mutations: list = field(default_factory=list)   # (argument index, its final value node):
                                                     # arguments the function updated in place
 

@@ -31,6 +31,12 @@ def size_symbol(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
+def value_symbol(index: int) -> sympy.Symbol:
+    """The value of the integer argument ``index`` used as a size (``range(n)``,
+    ``np.zeros(n)``): read from the argument at each call (``v1``). Any int, negative too."""
+    return sympy.Symbol(f"v{index}", integer=True)
+
+
 def loop_symbol(k: int) -> sympy.Symbol:
     """The induction variable of the k-th compiled loop of a trace (``lv0``, ``lv1``, ...)."""
     return sympy.Symbol(f"lv{k}", integer=True)
@@ -81,6 +87,7 @@ class ShapeEnv:
         self.guards: list = []            # sympy relationals the variant needs
         self.loops: dict = {}             # induction variable -> (lowest, highest) value
         self.retired: dict = {}           # the same, of loops already traced
+        self.values: dict = {}            # value symbol -> the index of its argument
 
     def hint(self, expr) -> int:
         expr = canon(expr)
@@ -154,11 +161,18 @@ class ShapeEnv:
             cases = [(False, sympy.Gt(lo, 0)), (False, sympy.Lt(hi, 0))]
             if sympy.expand(lo - hi) == 0:
                 cases.append((True, sympy.Eq(lo, 0)))
-        for value, fact in cases:
-            if self._holds(fact):
-                self.decide(fact)       # (recorded as a guard unless implied)
-                return value != negate
+        holding = [(value, fact) for value, fact in cases if self._holds(fact)]
+        if len(holding) > 1:            # only in a loop empty in this call (lo > hi): the
+            holding.sort(key=lambda c: not self._implied(c[1]))     # answer that needs no
+        for value, fact in holding[:1]:                             # guard, if one does
+            self.decide(fact)           # (recorded as a guard unless implied)
+            return value != negate
         raise LoopDependent(rel)
+
+    def _implied(self, rel) -> bool:
+        """``rel`` holds for every value of the symbols."""
+        rel = _normalize(rel)
+        return rel == sympy.true or (rel != sympy.false and self.known(rel) is True)
 
     def _holds(self, rel) -> bool:
         """The truth of ``rel`` (no loop indices in it) in this call, without a guard."""

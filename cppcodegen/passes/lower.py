@@ -426,9 +426,15 @@ def _size_symbols(buffers, stages) -> tuple:
     for b in buffers.values():
         for d in tuple(b.shape) + tuple(b.strides):
             names |= {s.name for s in sympy.sympify(d).free_symbols}
-    for s in stages:
-        for d in s.domain:
-            names |= {x.name for x in sympy.sympify(d).free_symbols}
+    def visit(stages):
+        nonlocal names
+        for s in stages:
+            bounds = [s.control[k] for k in ("start", "stop") if s.kind == "for"]
+            for d in tuple(s.domain) + tuple(bounds):     # (a loop's bounds: ``range(n)``)
+                names |= {x.name for x in sympy.sympify(d).free_symbols}
+            for region in s.regions:
+                visit(region)
+    visit(stages)
     names = {n for n in names if not n.startswith("lv")}       # induction variables: local
     return tuple(sorted(names, key=lambda n: (n[0], int(n[1:].split("_")[0]), n)))
 
