@@ -1403,7 +1403,5 @@ class TestNoRecompile:
 # clear error (never with a wrong value: tests/conftest.py marks them xfail only for errors,
 # so an AssertionError on values still fails the run). The list should only shrink.
 NOT_YET = {
-    'TestArrayStatementsInLoops::test_laplace_convergence_while',
-    'TestNested::test_cholesky',
     'TestWhile::test_mandelbrot_helper_with_early_return',
 }

@@ -1,9 +1,10 @@
-"""NumPy functions replaced while a trace runs.
+"""Module functions replaced while a trace runs.
 
-Some NumPy functions never see a traced array, so its ``__array_function__`` cannot route
-them: the constructors (``np.zeros(n)``, ``creation.py``) and ``np.random``'s module
-functions (``trace.py``). Their modules ``register`` a table of replacements here;
-``replaced()`` installs every table for the duration of a trace (the trace lock is held).
+Some functions never see a traced array's protocols, so they cannot be routed through it:
+NumPy's constructors (``np.zeros(n)``, ``creation.py``), ``np.random``'s module functions
+(``random.py``) and Python's ``math`` functions (``pymath.py``). Their modules ``register``
+a table of replacements here; ``replaced()`` installs every table for the duration of a
+trace (the trace lock is held).
 A replacement acts only for calls from the user's code on the tracing thread: NumPy's own
 internals (``np.histogram`` calls ``np.zeros``), the compiler and other threads get NumPy's
 function.
@@ -20,8 +21,9 @@ import threading
 import numpy as np
 
 _NP_DIR = os.path.dirname(os.path.abspath(np.__file__))
-_NOT_USER = {"numpy", "cppcodegen", "sympy", "cffi", "dask", "distributed", "_pytest", "pytest",
-             "pluggy"}
+_STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__))
+_NOT_USER = {"numpy", "cppcodegen", "sympy", "mpmath", "cffi", "dask", "distributed", "_pytest",
+             "pytest", "pluggy"}
 _TABLES: list = []          # (module, {name: replacement}, pass_original)
 _OWNER = [None]             # the thread tracing
 
@@ -43,7 +45,9 @@ def _from_user(depth: int = 2) -> bool:
     fname = frame.f_code.co_filename
     if fname.startswith("<"):
         return not fname.startswith("<frozen")
-    return not os.path.abspath(fname).startswith(_NP_DIR)
+    path = os.path.abspath(fname)
+    return not (path.startswith(_NP_DIR) or (path.startswith(_STDLIB_DIR) and
+                                             "site-packages" not in path))
 
 
 def _replacement(name, fn, original, pass_original: bool):

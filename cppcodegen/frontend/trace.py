@@ -12,8 +12,9 @@ import threading
 import numpy as np
 
 from ..errors import TraceError
-from ..ir.graph import flatten_tree, Graph, make_node, map_tree, toposort
+from ..ir.graph import flatten_tree, Graph, make_node, map_tree, toposort, walk
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
+from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
 from . import replace
 from .externs import TraceState
 from .proxy import Proxy, size_operand, wrap
@@ -71,7 +72,8 @@ def trace(fn, arg_specs, args):
     _check_outputs(result)
     leaves = flatten_tree(outputs)
     nodes = toposort(leaves + [n for _, n in mutations] + inputs)
-    constants = {n.attr("array").key: n.attr("array").array for n in nodes if n.op == "constant"}
+    constants = {n.attr("array").key: n.attr("array").array for n in walk(nodes)
+                 if n.op == "constant"}
     graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants,
                   mutations=mutations)
     if env is not None:

@@ -255,6 +255,14 @@ def regions(node: Node) -> list:
     return [v for _, v in node.attrs if isinstance(v, Region)]
 
 
+def walk(nodes):
+    """``nodes`` and the nodes inside their regions (loop bodies, branches), depth first."""
+    for n in nodes:
+        yield n
+        for region in regions(n):
+            yield from walk(region.nodes)
+
+
 def region_order(results, params, outer) -> list:
     """A region's own nodes, operands first: those between ``params`` (and the nodes
     ``outer(node)`` says are computed outside) and ``results``."""

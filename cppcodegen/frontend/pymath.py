@@ -1,0 +1,93 @@
+"""Python's ``math`` functions on traced values: ``math.sqrt(A[i, i])``, ``math.exp(-x[k])``.
+
+In: a call of a ``math`` function from the user's code during a trace (installed on the
+``math`` module by ``replace.py``, like NumPy's constructors). Out: when an argument is
+traced (a 0-d or one-element array value, or a loop's index), the NumPy ufunc computing the
+same thing on the value as a Python float (float64, weak like a Python float), or a Python
+int for ``floor``/``ceil``/``trunc``; ``math``'s own function otherwise.
+
+One difference from Python: where ``math`` raises (``math.sqrt(-1.0)``: "math domain error")
+the compiled value is NumPy's (NaN), as a compiled loop cannot raise in the middle.
+``from math import sqrt`` binds the function before any trace and is not replaced.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir.graph import make_node
+from ..errors import user_location
+from .iteration import has_loop_symbol, size_proxy, symbolic_int
+from .proxy import cast_node, Proxy, wrap
+from . import replace
+
+
+def _traced(x) -> bool:
+    return isinstance(x, Proxy) or (symbolic_int(x) and has_loop_symbol(x))
+
+
+def _value(x, dtype=np.float64):
+    """``x`` as a 0-d traced value of ``dtype`` (what ``float(x)`` gives Python)."""
+    if symbolic_int(x):
+        x = size_proxy(x.expr)
+    if not isinstance(x, Proxy):
+        return x
+    node = x.node
+    if node.shape:
+        if any(d != 1 for d in node.shape):
+            raise TypeError(f"only length-1 arrays can be converted to Python scalars "
+                            f"(at {user_location()})")
+        node = make_node("reshape", (node,), (), node.dtype, user_location())
+    return wrap(cast_node(node, np.dtype(dtype)), weak=True, scalar=True)
+
+
+def _float(ufunc):
+    def fn(*args, original):
+        if not any(_traced(a) for a in args):
+            return original(*args)
+        r = ufunc(*[_value(a) for a in args])
+        r.weak = True           # a Python float
+        return r
+    return fn
+
+
+def _integral(ufunc):
+    def fn(x, original):
+        if not _traced(x):
+            return original(x)
+        if isinstance(x, Proxy) and x.dtype.kind in "iub":
+            return _value(x, np.int64)
+        return _value(ufunc(_value(x)), np.int64)
+    return fn
+
+
+def _test(ufunc):
+    def fn(x, original):
+        if not _traced(x):
+            return original(x)
+        return ufunc(_value(x))
+    return fn
+
+
+def _log(x, base=None, *, original):
+    if not (_traced(x) or _traced(base)):
+        return original(x) if base is None else original(x, base)
+    r = np.log(_value(x)) if base is None else np.log(_value(x)) / np.log(_value(base))
+    r.weak = True
+    return r
+
+
+TABLE = {name: _float(uf) for name, uf in {
+    "sqrt": np.sqrt, "exp": np.exp, "expm1": np.expm1, "log2": np.log2, "log10": np.log10,
+    "log1p": np.log1p, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
+    "acos": np.arccos, "atan": np.arctan, "atan2": np.arctan2, "sinh": np.sinh,
+    "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
+    "atanh": np.arctanh, "fabs": np.absolute, "hypot": np.hypot, "pow": np.power,
+    "copysign": np.copysign, "degrees": np.degrees, "radians": np.radians, "fmod": np.fmod,
+}.items()}
+TABLE.update({"floor": _integral(np.floor), "ceil": _integral(np.ceil),
+              "trunc": _integral(np.trunc), "isnan": _test(np.isnan),
+              "isinf": _test(np.isinf), "isfinite": _test(np.isfinite), "log": _log})
+
+replace.register(math, TABLE, pass_original=True)
