@@ -127,7 +127,8 @@ def _compare_arrays(g, e, rtol, atol, ulp, check_zero_sign, path, alt=None):
             f"{path}: {int(bad.sum())}/{bad.size} elements differ (dtype {e.dtype}, "
             f"rtol={rtol}, atol={'array' if np.ndim(atol) else atol}, ulp={ulp}, "
             f"zero-sign={'checked' if check_zero_sign else 'ignored'}; worst finite "
-            f"error {worst:.3g} ULP)\n" + _fmt_mismatches(np.nonzero(bad), g, e)
+            f"error {worst:.3g} ULP)\n" + _fmt_mismatches(
+                np.nonzero(np.atleast_1d(bad)), np.atleast_1d(g), np.atleast_1d(e))
         )
 
 

@@ -1403,5 +1403,4 @@ class TestNoRecompile:
 # clear error (never with a wrong value: tests/conftest.py marks them xfail only for errors,
 # so an AssertionError on values still fails the run). The list should only shrink.
 NOT_YET = {
-    'TestWhile::test_mandelbrot_helper_with_early_return',
 }

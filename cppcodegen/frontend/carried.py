@@ -106,6 +106,12 @@ def _unify(a, b):
     return (np.dtype(dt), wa and wb, sa, ca or cb)
 
 
+def _internal(name) -> bool:
+    """A variable of the rewritten code (``__ccg_ret``), read only where it was bound: an
+    ``if`` that binds it on one way only still carries it (unread on the other way)."""
+    return bool(name) and name.startswith("__ccg_")
+
+
 class _Slot:
     """One carried value: a name the body assigns, or an array it updates in place."""
 
@@ -117,6 +123,8 @@ class _Slot:
         self.placeholder = None     # the fresh proxy bound to the name (not an alias)
 
     def describe(self) -> str:
+        if self.name and self.name.startswith("__ccg_ret"):
+            return "the value returned (None on a path without a return?)"
         return f"variable '{self.name}'" if self.name else "an array updated in place"
 
 
@@ -276,8 +284,8 @@ class Carried:
             if "other" in results or t == "shape":
                 raise TraceError(f"{slot.describe()} changes its shape or kind in the loop or "
                                  f"branch at {self.where}; a carried value keeps one shape")
-            if not loop and None in results:    # an if that binds it on one way only
-                t = None
+            if not loop and None in results and not _internal(slot.name):
+                t = None                        # an if that binds it on one way only
             new.append(t)
         changed = loop and any(a is not None and a != b for a, b in zip(self.types, new))
         self.types = new

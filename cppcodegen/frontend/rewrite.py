@@ -168,6 +168,9 @@ def _always_exits(stmts):
         return True
     if isinstance(last, ast.If):
         return _always_exits(last.body) and _always_exits(last.orelse)
+    if isinstance(last, ast.While):     # ``while True:`` left only by return
+        return (isinstance(last.test, ast.Constant) and bool(last.test.value)
+                and not _own_jumps(last.body) and not last.orelse)
     return False
 
 
@@ -481,13 +484,77 @@ class Converter:
             out.append(set_location(_assign(ret, ast.Constant(None)), last))
             return out
 
-        if self.declared or not any(isinstance(s, ast.If) and _has_return([s]) for s in body):
+        if self.declared:
+            return body
+        if any(isinstance(s, _LOOPS) and _has_return([s]) for s in walk_scope(body)):
+            return self.returns_in_loops(body)
+        if not any(isinstance(s, ast.If) and _has_return([s]) for s in body):
             return body
         new = tail(body)
         if not changed[0]:
             return body
         r = ast.Return(value=name_node(ret))
         return new + [set_location(r, body[-1])]
+
+    def returns_in_loops(self, body):
+        """``return`` inside loops (``for ...: if hit: return i``): the value goes to a
+        variable, a flag says it was set, and the loop breaks; every enclosing loop breaks
+        on the flag and the statements after it run only while the flag is down (what
+        Python's return skips). The function then returns the variable."""
+        ret, flag = self.pre + "ret", self.pre + "rf"
+        returns = [n for n in walk_scope(body) if isinstance(n, ast.Return)]
+        arity = {len(r.value.elts) if isinstance(r.value, ast.Tuple) and not any(
+            isinstance(e, ast.Starred) for e in r.value.elts) else None for r in returns}
+        parts = arity.pop() if len(arity) == 1 and None not in arity and _always_exits(body) \
+            else None                   # ``return x, k`` everywhere: one variable per item
+
+        def store(value, s):
+            if parts is None:
+                return [set_location(_assign(ret, value or ast.Constant(None)), s)]
+            return [set_location(_assign(f"{ret}_{k}", v), s) for k, v in enumerate(value.elts)]
+
+        def flag_down():
+            return ast.UnaryOp(op=ast.Not(), operand=name_node(flag))
+
+        def lower(stmts, in_loop):
+            out = []
+            for i, s in enumerate(stmts):
+                if isinstance(s, ast.Return):
+                    out += store(s.value, s) + [set_location(_assign(flag, ast.Constant(True)), s)]
+                    if in_loop:
+                        out.append(set_location(ast.Break(), s))
+                    return out
+                if not _has_return([s]) or isinstance(s, _SCOPES):
+                    out.append(s)
+                    continue
+                if isinstance(s, ast.If):
+                    s.body = lower(s.body, in_loop) or [set_location(ast.Pass(), s)]
+                    s.orelse = lower(s.orelse, in_loop)
+                    out.append(s)
+                else:                   # a loop: its returns break out of it
+                    s.body = lower(s.body, True)
+                    out.append(s)
+                    if in_loop:         # ... and out of the loops around it
+                        out.append(set_location(ast.If(test=name_node(flag), body=[
+                            set_location(ast.Break(), s)], orelse=[]), s))
+                rest = lower(stmts[i + 1:], in_loop)
+                if rest:
+                    out.append(set_location(ast.If(test=flag_down(), body=rest, orelse=[]),
+                                            rest[0]))
+                return out
+            return out
+
+        if any(isinstance(s, _LOOPS) and s.orelse and _has_return([s]) for s in walk_scope(body)):
+            return body
+        self.changed = True
+        first = body[0]
+        head = [set_location(_assign(flag, ast.Constant(False)), first)]
+        if not _always_exits(body):     # falling off the end returns None
+            body = body + [set_location(ast.Return(value=None), body[-1])]
+        new = head + lower(body, False)
+        value = name_node(ret) if parts is None else ast.Tuple(
+            elts=[name_node(f"{ret}_{k}") for k in range(parts)], ctx=ast.Load())
+        return new + [set_location(ast.Return(value=value), body[-1])]
 
     # -- entry --------------------------------------------------------------------
     def run(self):

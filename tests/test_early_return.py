@@ -1,0 +1,124 @@
+"""``return`` inside compiled loops (frontend/rewrite.py ``returns_in_loops``): the loop
+breaks with the value, enclosing loops break too, and what follows the loop runs only when
+nothing returned. Each program is compared with the plain Python function."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from helpers import check_against_numpy
+
+R = np.random.default_rng(11)
+
+
+def first_negative(a):
+    for i in range(a.shape[0]):
+        if a[i] < 0:
+            return i
+    return -1
+
+
+def first_above_in_rows(m, t):
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            if m[i, j] > t:
+                return i * m.shape[1] + j
+    return -1
+
+
+def escape_time(x, y, max_iters):
+    zr, zi = 0.0, 0.0
+    for it in range(max_iters):
+        zr, zi = zr * zr - zi * zi + x, 2.0 * zr * zi + y
+        if zr * zr + zi * zi >= 4.0:
+            return it
+    return max_iters
+
+
+def julia_image(xs, ys):
+    out = np.zeros((ys.shape[0], xs.shape[0]), dtype=np.int64)
+    for r in range(ys.shape[0]):
+        for c in range(xs.shape[0]):
+            out[r, c] = escape_time(xs[c], ys[r], 50)
+    return out
+
+
+def newton_sqrt(a, tol):
+    x = a.copy()
+    k = 0
+    while True:
+        nx = 0.5 * (x + a / x)
+        k += 1
+        if np.max(np.abs(nx - x)) < tol:
+            return nx, k
+        x = nx
+
+
+def partial_sum_until(a, limit):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i]
+        if s > limit:
+            return s, i
+    return s, a.shape[0]
+
+
+def after_loop_work(a):
+    for i in range(a.shape[0]):
+        if a[i] > 2.5:
+            return a[i] * 10.0
+    total = a.sum()
+    return total / a.shape[0]
+
+
+CASES = [
+    (first_negative, (np.abs(R.standard_normal(40)) - np.arange(40) * 0.02,)),
+    (first_negative, (np.abs(R.standard_normal(40)),)),
+    (first_above_in_rows, (R.standard_normal((7, 9)), 1.5)),
+    (first_above_in_rows, (R.standard_normal((7, 9)), 50.0)),
+    (julia_image, (np.linspace(-2.0, 1.0, 21), np.linspace(-1.2, 1.2, 13))),
+    (newton_sqrt, (R.uniform(0.5, 9.0, 30), 1e-12)),
+    (partial_sum_until, (R.uniform(0.0, 1.0, 50), 7.5)),
+    (partial_sum_until, (R.uniform(0.0, 1.0, 50), 1e9)),
+    (after_loop_work, (R.standard_normal(60),)),
+    (after_loop_work, (R.standard_normal(60) * 0.1,)),
+]
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_return_in_loop(fn, args):
+    # (sums: any order is within 60 * eps * sum|a| of NumPy's pairwise one)
+    tol = dict(atol=1e-13) if fn is after_loop_work else {}
+    check_against_numpy(fn, *args, **tol)
+
+
+def test_loops_are_compiled_not_unrolled():
+    """The escape-time loop is a C++ loop: the source does not grow with the iteration count."""
+    xs, ys = np.linspace(-2.0, 1.0, 5), np.linspace(-1.0, 1.0, 4)
+
+    def image(xs, ys, n):
+        out = np.zeros((ys.shape[0], xs.shape[0]), dtype=np.int64)
+        for r in range(ys.shape[0]):
+            for c in range(xs.shape[0]):
+                out[r, c] = escape_time(xs[c], ys[r], n)
+        return out
+    small = cppcodegen.explain(image, xs, ys, 5).source
+    big = cppcodegen.explain(image, xs, ys, 500).source
+    assert len(big) < 1.2 * len(small) + 500
+
+
+def test_falling_off_the_end_is_a_clear_error_or_right():
+    """No return on some path: Python returns None there; a compiled function cannot return
+    None or an int by the values, so it must refuse clearly (never a wrong value)."""
+    def maybe(a):
+        for i in range(a.shape[0]):
+            if a[i] < 0:
+                return i
+    a = np.abs(R.standard_normal(10))
+    try:
+        got = cppcodegen.compile(maybe)(a)
+    except cppcodegen.CppCodegenError as e:
+        assert "test_early_return.py" in str(e) or "maybe" in str(e)
+    else:
+        assert got is None
