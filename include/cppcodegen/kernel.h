@@ -9,5 +9,6 @@
 
 #include "cppcodegen/scalar.h"
 #include "cppcodegen/vec.h"
+#include "cppcodegen/complex.h"
 #include "cppcodegen/random.h"
 #include "cppcodegen/gemm.h"
