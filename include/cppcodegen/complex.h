@@ -8,6 +8,7 @@
 //              < <= > >= (NumPy's lexicographic less/..., NaN rules below),
 //              explicit operator bool (nonzero: logical_and/or/not, casts to bool)
 //   real imag conj abs arg sign square reciprocal rint
+//   mul_naive              NumPy's multiply.reduce/np.prod along a row (see operator*)
 //   exp exp2 expm1 log log2 log10 log1p sqrt power
 //   sin cos tan sinh cosh tanh asin acos atan asinh acosh atanh   (np.arcsin = asin, ...)
 //   isnan isinf isfinite maximum minimum fmax fmin
@@ -37,8 +38,13 @@
 //  * power: npy_cpow (npymath): 1 for a zero exponent, 0 or NaN for a zero base, integer
 //    exponents |n| < 100 with an imaginary part == 0 by repeated naive multiplication
 //    (two roundings each, unlike multiply above) and Smith division, else glibc cpow.
-//    x ** 2 as an operator is np.square in NumPy (fast_scalar_power), which rounds
-//    differently from power(x, 2): the renderer must pick the one NumPy picks.
+//    NumPy's `x ** e` operator (multiarray/number.c fast_scalar_power) is np.square for a
+//    Python int 2, np.reciprocal for a Python int -1, np.sqrt for a Python float 0.5, and
+//    np.power otherwise (2.0, np.int64(2), 3, ...); square and power(x, 2) round
+//    differently (fused vs naive), so the renderer must pick the one NumPy picks.
+//  * np.prod / multiply.reduce along a row: the naive product (mul_naive), because NumPy
+//    takes its scalar loop when the accumulator is the output; along an outer axis the
+//    SIMD loop (operator*).
 //  * sign: NumPy 2's z / |z| with |z| = glibc hypot (its scalar loop), 0 for 0, NaN+NaNj
 //    for NaN anywhere or both parts infinite, (+-1, 0) / (0, +-1) for one infinite part.
 //  * maximum/minimum/fmax/fmin: the loop's lexicographic order (CGE/CLE: real parts first,
@@ -55,8 +61,8 @@
 //    exp2: cexp(z * ln 2) per part; expm1, log1p: NumPy's formulas (nc_expm1: expm1(x)cos(y)
 //    - 2 sin^2(y/2) + i e^x sin y; nc_log1p: log(hypot(x+1, y)) + i atan2(y, x+1)), with libm.
 //  * arg (np.angle = np.arctan2(imag, real)): ccg::atan2 like the float arctan2 kernels
-//    (libmvec in SIMD builds); NumPy's arctan2 uses its own SIMD code on AVX-512, so arg is
-//    within a few ULP of NumPy, not bit-exact (as float arctan2 already is).
+//    (libmvec in SIMD builds); NumPy's arctan2 uses its own SIMD code (SVML) on AVX-512,
+//    so arg is within 2 ULP of NumPy (measured), not bit-exact (as float arctan2 already is).
 //  Real -> complex: NumPy promotes the real operand (x -> x+0j) before complex arithmetic,
 //  so (inf+1j) * 2.0 is inf+nanj in NumPy. There are no mixed real/complex operators here
 //  (and no implicit conversion): the renderer casts the real operand, as NumPy does.
@@ -206,11 +212,8 @@ inline c128 pow(c128 a, c128 b) {
 }  // namespace glibc
 #undef CCG_CX_GLIBC
 
-// npymath's cmul / cdiv (npy_math_complex.c.src), used by npy_cpow: naive product (two
-// roundings per part) and Smith's division without the NaN cases of the ufunc loop.
-template <class T> inline Complex<T> cmul_naive(Complex<T> a, Complex<T> b) {
-  return Complex<T>(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
-}
+// npymath's cdiv (npy_math_complex.c.src), used by npy_cpow: Smith's division without the
+// NaN cases of the ufunc loop.
 template <class T> inline Complex<T> cdiv_npymath(Complex<T> a, Complex<T> b) {
   const T abs_br = std::fabs(b.re), abs_bi = std::fabs(b.im);
   if (abs_br >= abs_bi) {
@@ -265,6 +268,13 @@ template <class T> inline Complex<T> operator-(Complex<T> a, Complex<T> b) {
 // NumPy's SIMD multiply (see the header comment): one rounding of a fused product per part.
 template <class T> inline Complex<T> operator*(Complex<T> a, Complex<T> b) {
   return Complex<T>(std::fma(a.re, b.re, -(a.im * b.im)), std::fma(a.re, b.im, a.im * b.re));
+}
+// The naive product, two roundings per part: NumPy's scalar multiply loop, which it runs
+// for multiply.reduce / np.prod along a row (the accumulator overlaps the output) and
+// npy_cpow runs for integer exponents. np.prod along an outer axis runs the SIMD loop
+// (operator* above). Needs -ffp-contract=off.
+template <class T> inline Complex<T> mul_naive(Complex<T> a, Complex<T> b) {
+  return Complex<T>(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
 }
 // NumPy's divide loop (loops.c.src @TYPE@_divide), case for case.
 template <class T> inline Complex<T> operator/(Complex<T> a, Complex<T> b) {
@@ -418,15 +428,15 @@ template <class T> inline Complex<T> power(Complex<T> a, Complex<T> b) {
     const int64_t n0 = static_cast<int64_t>(br);
     if (T(n0) == br) {
       if (n0 == 1) return a;
-      if (n0 == 2) return detail::cmul_naive(a, a);
-      if (n0 == 3) return detail::cmul_naive(a, detail::cmul_naive(a, a));
+      if (n0 == 2) return mul_naive(a, a);
+      if (n0 == 3) return mul_naive(a, mul_naive(a, a));
       int64_t n = n0 < 0 ? -n0 : n0, mask = 1;
       Complex<T> aa(T(1), T(0)), p = a;
       while (true) {
-        if (n & mask) aa = detail::cmul_naive(aa, p);
+        if (n & mask) aa = mul_naive(aa, p);
         mask <<= 1;
         if (n < mask || mask <= 0) break;
-        p = detail::cmul_naive(p, p);
+        p = mul_naive(p, p);
       }
       if (br < 0) aa = detail::cdiv_npymath(Complex<T>(T(1), T(0)), aa);
       return aa;
@@ -635,6 +645,9 @@ template <class T, int N> inline CVec<T, N> reciprocal(const CVec<T, N>& z) {
   const VT r = num / den;
   const VT d = den + num * r;
   return CVec<T, N>::from_parts(select(le, one, r) / d, -select(le, r, one) / d);
+}
+template <class T, int N> inline CVec<T, N> mul_naive(const CVec<T, N>& a, const CVec<T, N>& b) {
+  return CVec<T, N>::from_parts(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
 }
 template <class T, int N> inline CVec<T, N> square(const CVec<T, N>& z) { return z * z; }
 

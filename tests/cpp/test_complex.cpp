@@ -77,7 +77,7 @@ int run(sv op, const void* av, const void* bv, void* out, int64_t n, int64_t s) 
   const C* b = static_cast<const C*>(bv);
   // arithmetic
   C2("add", x + y) C2("subtract", x - y) C2("multiply", x * y) C2("divide", x / y)
-  C2("power", power(x, y))
+  C2("power", power(x, y)) C2("mul_naive", mul_naive(x, y))
   C1("negative", -x) C1("positive", +x) C1("conjugate", conj(x)) C1("square", square(x))
   C1("reciprocal", reciprocal(x)) C1("sign", sign(x)) C1("rint", rint(x))
   R1("real", real(x)) R1("imag", imag(x)) R1("absolute", abs(x)) R1("angle", arg(x))
