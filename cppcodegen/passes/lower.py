@@ -176,6 +176,15 @@ class Lowering(ControlLowering):
             args = tuple(self.realize(i) for i in inputs)
             stage = Stage("", "extern", node.shape, None, (), None, label, where,
                           node.attr("call"), args, transposed=tuple(swapped))
+        elif node.op == "setitem" and self._in_place(node, role):
+            # x[region] = v on a buffer nothing reads afterwards: v stored in its region
+            name = self.buffer_of[id(node.inputs[0])]
+            self.buffer_of[id(node)] = name
+            domain, store, body = self._region(node)
+            if 0 not in domain:
+                self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
+                                         where, store=store))
+            return
         elif node.op == "setitem" and self._in_memory(node.inputs[0]):
             # x[region] = v on an array in memory: copy the rest of it, store v in the region
             name = self.add_buffer(node, role)
@@ -319,8 +328,9 @@ class Lowering(ControlLowering):
                    for _, _, body, _ in p[1] for ld in walk(body)):
                 hazard = True
             else:
-                hazard = any(self._reads_other(name, store, body) or (k and self._reads(name, body))
-                             for k, (_, store, body, _) in enumerate(parts))
+                hazard = any(self._reads_other(name, store, body, domain) or
+                             (k and self._reads(name, body))
+                             for k, (domain, store, body, _) in enumerate(parts))
             if not hazard:
                 direct += [Stage(name, "pointwise", domain, body, (), None, lbl, where,
                                  store=tuple(store)) for domain, store, body, lbl in parts]
@@ -335,6 +345,21 @@ class Lowering(ControlLowering):
                                     store=tuple(store)))
         self.stages += temps + direct + copies + scatters
 
+    def _in_place(self, node: Node, role: str) -> bool:
+        """Can ``x[region] = v`` write into the buffer of ``x``? When ``x`` is a temporary
+        (a loop's carried array) of the same shape that nothing reads once this assignment
+        is computed, and ``v`` reads ``x`` only at the elements it overwrites (in a loop
+        body, ``C[i, :i+1] *= beta`` then updates C's row where it is)."""
+        base = node.inputs[0]
+        name = self.buffer_of.get(id(base))
+        if name is None or role != "temp" or self.buffers[name].role != "temp" or \
+                tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype:
+            return False
+        if not self._dead_after(base, node):
+            return False
+        domain, store, body = self._region(node)
+        return not self._reads_other(name, store, body, domain)
+
     def _in_memory(self, node: Node) -> bool:
         """Is ``node`` a buffer, or a view of one (reading it is a load)?"""
         while node.op in VIEW_OPS and id(node) not in self.buffer_of:
@@ -346,10 +371,15 @@ class Lowering(ControlLowering):
         return any(isinstance(ld, Load) and ld.buf == name for ld in walk(body))
 
     @staticmethod
-    def _reads_other(name, store, body) -> bool:
-        """Does ``body`` read buffer ``name`` anywhere but at ``store`` (the element written)?"""
-        return any(isinstance(ld, Load) and ld.buf == name and (len(ld.index) != len(store) or any(
-            sympy.expand(a - b) != 0 for a, b in zip(ld.index, store))) for ld in walk(body))
+    def _reads_other(name, store, body, domain=()) -> bool:
+        """Does ``body`` read buffer ``name`` anywhere but at ``store`` (the element written)?
+        (An index variable over a ``domain`` dimension of size 1 is 0.)"""
+        ones = {v: 0 for v, n in zip(index_vars(len(domain)), domain) if n == 1}
+
+        def same(a, b):
+            return sympy.expand(sympy.sympify(a - b).subs(ones)) == 0
+        return any(isinstance(ld, Load) and ld.buf == name and (len(ld.index) != len(store) or not all(
+            same(a, b) for a, b in zip(ld.index, store))) for ld in walk(body))
 
     def _outside(self, node: Node) -> list:
         """The elements of ``x[spec] = v``'s base outside the assigned region, copied:

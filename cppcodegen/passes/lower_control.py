@@ -49,6 +49,8 @@ class ControlLowering:
         ``init`` once the construct has started (an array updated in a loop and then in a
         branch or a loop inside it stays in one buffer); otherwise a buffer of its own,
         holding ``init`` when the construct starts."""
+        if init.op == "setitem" and id(init) not in self.buffer_of:
+            self.add_stage(init, "temp")    # (into its base's buffer where that is dead)
         buf = self.buffer_of.get(id(init))
         if buf is not None and self.buffers[buf].role == "temp" \
                 and self._dead_after(init, node):

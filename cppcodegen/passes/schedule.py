@@ -143,7 +143,9 @@ def _finish(program, top, opts):
             k.name = f"{k.name}_{k.stages[0].kind}"
             continue
         sizes = [s.numel() for s in k.stages]
-        if all(isinstance(n, int) for n in sizes):
+        if k.form == "nest" and all(isinstance(d, int) and d == 1 for d in k.outer):
+            pass                # its parallel loop would run once: a row of a loop body
+        elif all(isinstance(n, int) for n in sizes):
             k.parallel = opts.parallel and max(sizes) >= opts.parallel_threshold
         elif opts.parallel and k.form not in ("extern", "gemm"):   # decided per call, on the sizes
             from ..backend.cexpr import cindex
