@@ -3,7 +3,7 @@
 //   int ccg_cx(op, dtype, lanes, a, b, out, n, stride)
 // dtype "complex64" / "complex128" (a, b arrays of that dtype; "from_real" reads
 // float32/float64); lanes 0: the scalar functions element by element, else a
-// Vec<Complex<T>, lanes> loop with a masked tail; stride (vector loops only): the
+// Vec<Complex<T>, lanes> loop with a masked tail (4, 8; 16 for complex64); stride (vector loops only): the
 // operands are read as a[i * stride] (load_strided). Returns 0, or -1 for an unknown op.
 #include <cstdint>
 #include <string_view>
@@ -156,11 +156,13 @@ int run(sv op, const void* av, const void* bv, void* out, int64_t n, int64_t s) 
 template <class T> int by_lanes(sv op, int lanes, const void* a, const void* b, void* o, int64_t n, int64_t s) {
   switch (lanes) {
     case 0: return run<T, 0>(op, a, b, o, n, s);
-    case 2: return run<T, 2>(op, a, b, o, n, s);
     case 4: return run<T, 4>(op, a, b, o, n, s);
     case 8: return run<T, 8>(op, a, b, o, n, s);
-    case 16: return run<T, 16>(op, a, b, o, n, s);
   }
+  // 16 lanes only for complex64: a loop's lane count is the register width over its widest
+  // element (float parts: 16 on AVX-512), so Vec<Complex<double>, 16> never occurs
+  if constexpr (std::is_same_v<T, float>)
+    if (lanes == 16) return run<T, 16>(op, a, b, o, n, s);
   return -1;
 }
 
