@@ -77,3 +77,22 @@ def test_extern_call_warns_once_naming_the_function():
 def test_data_dependent_shapes_are_refused():
     with pytest.raises(cppcodegen.UnsupportedError, match="numpy.unique_counts"):
         cppcodegen.compile(lambda x: np.unique_counts(x))(X)
+
+
+def test_library_call_with_a_precondition_sees_the_call_values():
+    """np.linalg.cholesky needs an SPD matrix: its output shape is learned from this call's
+    values (never from stand-ins, which are not SPD); a non-SPD call raises NumPy's error
+    naming the user's line."""
+    import warnings
+
+    def f(A, b):
+        L = np.linalg.cholesky(A + 1e-3 * np.eye(A.shape[0]))
+        return np.linalg.solve(L, b) * 2 + 1
+    r = np.random.default_rng(0)
+    M = r.standard_normal((6, 6))
+    A, b = M @ M.T, r.standard_normal(6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(cppcodegen.compile(f)(A, b), f(A, b), rtol=1e-10)
+        with pytest.raises(np.linalg.LinAlgError, match="test_extern.py"):
+            cppcodegen.compile(f)(-A, b)

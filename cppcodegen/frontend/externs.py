@@ -3,8 +3,10 @@
 In: a NumPy function and its arguments (proxies among them). Out: ``extern`` nodes (one per
 array the function returns) holding a ``runtime.extern.ExternCall``: the call with slots
 where the traced arrays go. Output shapes and dtypes are learned by running the function on
-stand-in arrays, or, for functions whose output shape depends on the values (``np.nonzero``,
-``x[mask]``), on the values of this call (a speculated shape, checked at run time).
+the values of this call (the trace so far run with NumPy: ``np.linalg.cholesky`` sees the
+user's SPD matrix), or on stand-in arrays where those are not known (a loop body). For
+functions whose output shape depends on the values (``np.nonzero``, ``x[mask]``) the shape is
+this call's (speculated, checked at run time).
 """
 from __future__ import annotations
 
@@ -33,7 +35,8 @@ WARNED: set = set()
 def extern_call(func, args, kwargs, speculate=False):
     """Any other NumPy function on traced arrays: a call to NumPy itself between compiled
     kernels, when its output shapes and dtypes follow from its inputs' (found by running it
-    once on stand-in arrays). Warns once per function.
+    once on this call's values, the trace so far evaluated with NumPy, so preconditions on
+    values hold; on stand-in arrays where those are not known). Warns once per function.
 
     With ``speculate`` (``np.nonzero``, ``x[mask]``, ...: the output shape depends on the
     values) the shapes are those of this call: the traced graph so far is run with NumPy on
@@ -65,8 +68,13 @@ def extern_call(func, args, kwargs, speculate=False):
             unsupported(f"{name} with a function argument")
         return x
     targs, tkwargs = template(tuple(args)), template(dict(kwargs))
-    if speculate:
-        result = _concrete_call(func, name, targs, tkwargs, proxies)
+    arrays = _values_now(proxies)
+    if arrays is not None:              # this call's values: a precondition on them holds
+        result = _run(func, targs, tkwargs, arrays)     # (np.linalg.cholesky of an SPD A)
+    elif speculate:
+        raise DataDependentError(f"{name} of random or unknown values has a data-dependent "
+                                 f"output shape (at {user_location()}); call it outside the "
+                                 "compiled function")
     else:
         result = _stand_in_call(func, name, targs, tkwargs, proxies)
     several = isinstance(result, (tuple, list))     # np.array_split, np.meshgrid: a list
@@ -91,27 +99,40 @@ def extern_call(func, args, kwargs, speculate=False):
     return type(result)(*outs) if hasattr(result, "_fields") else type(result)(outs)
 
 
-def _concrete_call(func, name, targs, tkwargs, proxies):
-    """Run ``func`` on the values the traced arrays have in this call."""
+def _values_now(proxies):
+    """The values the traced arrays have in this call (the trace so far run with NumPy on
+    the call's arguments), or None where they are not known: random numbers, a loop body's
+    carried values, no arguments at hand."""
     from ..checking.reference import evaluate_node
-    from ..runtime.extern import fill
     roots = [p.node for p in proxies]
     nodes = toposort(roots)
-    if TraceState.args is None or any(n.op == "random" for n in nodes):
-        raise DataDependentError(f"{name} of random or unknown values has a data-dependent "
-                                 f"output shape (at {user_location()}); call it outside the "
-                                 "compiled function")
+    if TraceState.args is None or any(n.op in ("random", "carry") for n in nodes):
+        return None
     values = {}
-    with np.errstate(all="ignore"):
-        for n in nodes:
-            values[id(n)] = evaluate_node(n, [values[id(i)] for i in n.inputs], TraceState.args)
-    arrays = [values[id(r)] for r in roots]
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for n in nodes:
+                values[id(n)] = evaluate_node(n, [values[id(i)] for i in n.inputs],
+                                              TraceState.args)
+    except Exception:                   # noqa: BLE001 -- not evaluable here: stand-ins
+        return None
+    return [values[id(r)] for r in roots]
+
+
+def _run(func, targs, tkwargs, arrays):
+    """``func`` on ``arrays``; its error (NumPy's for these values) names the user's line."""
+    from ..runtime.extern import fill
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return func(*fill(targs, arrays), **fill(tkwargs, arrays))
-    except IndexError as e:
-        raise IndexError(f"{e} (at {user_location()})") from None
+    except Exception as e:
+        try:
+            error = type(e)(f"{e} (at {user_location()})")
+        except Exception:               # noqa: BLE001 -- an error type with other arguments
+            raise e from None
+        raise error from None
 
 
 class TraceState:
@@ -120,7 +141,7 @@ class TraceState:
 
 def _stand_in_call(func, name, targs, tkwargs, proxies):
     """Run ``func`` on stand-ins of the traced arrays (zeros, then random values) to learn
-    its output shapes and dtypes."""
+    its output shapes and dtypes, where this call's values are not known (in a loop body)."""
     from ..runtime.extern import fill
     rng = np.random.default_rng(0)
     errors = []
