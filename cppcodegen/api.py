@@ -132,7 +132,7 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
 
 def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
     """Lower, schedule, generate and (when ``cache_dir`` is given) build one traced graph."""
-    from .backend.codegen import cdef_for, generate
+    from .backend.program import cdef_for, generate
     from .passes.lower import lower
     from .runtime import compile_cached
     from .passes.schedule import schedule

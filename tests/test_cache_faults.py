@@ -36,7 +36,7 @@ CHILD = textwrap.dedent("""
     print(json.dumps({
         "ok": bool(np.allclose(y, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)),
         "warnings": [f"{w.category.__name__}: {w.message}" for w in caught],
-        "sympy": "sympy" in sys.modules, "codegen": "cppcodegen.backend.codegen" in sys.modules,
+        "sympy": "sympy" in sys.modules, "codegen": "cppcodegen.backend.program" in sys.modules,
         "pycparser": "pycparser" in sys.modules}))
 """)
 

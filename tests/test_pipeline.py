@@ -179,7 +179,7 @@ def test_second_process_runs_no_compiler(tmp_path):
 
 
 def test_import_does_not_load_sympy_or_codegen():
-    code = "import sys, cppcodegen; print('sympy' in sys.modules, 'cppcodegen.backend.codegen' in sys.modules)"
+    code = "import sys, cppcodegen; print('sympy' in sys.modules, 'cppcodegen.backend.program' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
 

@@ -1,0 +1,127 @@
+"""Loop rendering: loop nests whose innermost loop is a vector loop with a scalar tail.
+
+In: a kernel (from schedule.py) of a LoopProgram, and per stage the axes to loop over and
+what to emit for each element. Out: C++ lines in the kernel's ``CodeWriter``: ``for``
+loops (OpenMP pragmas where the kernel is parallel, ``if(...)`` on symbolic sizes), the
+innermost one vectorized when the stage's body allows (``ccg::Vec`` of ``L`` lanes, then a
+scalar tail), the body rendered by ``cexpr.ExprRenderer`` in vector or scalar mode.
+``LoopWriter`` is the base of the reduction and kernel-form writers.
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy
+
+from .cexpr import BOOL, ExprRenderer, cindex, ctype, lanes_itemsize, vectorizable
+from ..config import Options
+from ..ir.loopir import LoopProgram, Stage, index_vars
+from ..passes.schedule import Kernel
+from .reuse import group_siblings, reuse_plan
+from .sizes import _c, _prod
+from .writer import CodeWriter, omp_parallel_for
+
+
+class LoopWriter:
+    """A kernel's C++ under construction (``self.w``): its loops, vector and scalar."""
+
+    def __init__(self, program: LoopProgram, kernel: Kernel, opts: Options):
+        self.p, self.k, self.opts = program, kernel, opts
+        self.w = CodeWriter()
+        self.locals = {name: f"acc_{name}" for name in kernel.locals}
+        self.units = group_siblings(kernel.stages)
+        self.scratch, self.reuse = reuse_plan(kernel, self.units)
+
+    def omp(self, collapse: int, work) -> str:
+        """A parallel-for pragma; a kernel over symbolic sizes decides at run time whether the
+        loop is big enough to be worth the threads (the static rule, evaluated on the sizes)."""
+        pragma = omp_parallel_for(collapse, work)
+        if self.k.parallel_if:
+            pragma += f" if({self.k.parallel_if})"
+        return pragma
+
+    def out_offset(self, s: Stage) -> str:
+        return cindex(self._out_expr(s))
+
+    def _out_expr(self, s: Stage):
+        buf = self.p.buffers[s.name]
+        vars_ = index_vars(len(s.domain))
+        idx = [vars_[a] for a in s.kept_axes] if s.kind == "reduction" else list(vars_)
+        if s.store is not None:
+            idx = list(s.store)
+        return sympy.expand(sum((v * st for v, st in zip(idx, buf.strides)), sympy.Integer(0)))
+
+    def can_vectorize(self, s: Stage, var) -> bool:
+        if s.kind == "pointwise" and var is not None and any(    # stores of whole vectors
+                self._out_expr(m).coeff(var) != 1 for m in (s.members or (s,))):
+            return False
+        return self.opts.vectorize and var is not None and vectorizable(
+            s.body, var, self.p.buffers, self.locals)
+
+    def loops(self, s: Stage, axes, ranges, emit, parallel=False, allow_vector=True,
+              declared_lanes=False, block=0):
+        """Nested loops over ``axes``; the innermost is a vector loop when possible."""
+        w = self.w
+        if not axes:
+            r = ExprRenderer(w, self.p.buffers, self.locals)
+            emit(r, r(s.body), False)
+            return
+        *outer, inner = axes
+        for n, a in enumerate(outer):
+            lo, hi = ranges.get(a, ("0", _c(s.domain[a])))
+            if parallel and n == 0:
+                w.line(self.omp(1, _prod([s.domain[b] for b in axes[1:]])))
+            w.line(f"for (int64_t i{a} = {lo}; i{a} < {hi}; ++i{a})")
+        lo, hi = ranges.get(inner, ("0", _c(s.domain[inner])))
+        var = index_vars(len(s.domain))[inner]
+        with w.indent("{"):
+            vector = allow_vector and self.can_vectorize(s, var)
+            if vector and not declared_lanes:
+                w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
+            self.vector_loop(s, inner, lo, hi, emit, var, vector=vector,
+                             parallel=parallel and not outer, block=block)
+
+    def vector_loop(self, s, axis, lo, hi, emit, var, vector=None, parallel=False, block=0):
+        """for i = lo..hi: vector iterations of L lanes, then a scalar tail. With ``block``,
+        the vector iterations run in blocks of that many elements, each accumulating into a
+        fresh ``vblk`` that is added to ``vacc`` after the block."""
+        w = self.w
+        if vector is None:
+            vector = self.can_vectorize(s, var)
+            if vector:
+                w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
+        i = f"i{axis}"
+        if vector:
+            span = hi if lo == "0" else f"({hi} - {lo})"
+            w.line(f"const int64_t {i}_end = {'' if lo == '0' else lo + ' + '}{span} / L * L;")
+            if parallel:
+                w.line(self.omp(1, 16))
+            if block:
+                with w.indent(f"for (int64_t {i}_b = {lo}; {i}_b < {i}_end; {i}_b += {block} * L) {{"):
+                    w.line(f"auto vblk = {_vtype(s.body.dtype)}::broadcast(0);")
+                    w.line(f"const int64_t {i}_be = std::min<int64_t>({i}_b + {block} * L, {i}_end);")
+                    with w.indent(f"for (int64_t {i} = {i}_b; {i} < {i}_be; {i} += L) {{"):
+                        r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,
+                                         self.reuse.get(s.name))
+                        emit(r, r(s.body), True)
+                    # compensated (Kahan) sum of the block sums; not across infinities
+                    w.line("auto y = vblk - vcomp;")
+                    w.line("auto t = vacc + y;")
+                    w.line(f"vcomp = ccg::select(ccg::isfinite(t), (t - vacc) - y, "
+                           f"{_vtype(s.body.dtype)}::broadcast(0));")
+                    w.line("vacc = t;")
+            else:
+                with w.indent(f"for (int64_t {i} = {lo}; {i} < {i}_end; {i} += L) {{"):
+                    r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,
+                                     self.reuse.get(s.name))
+                    emit(r, r(s.body), True)
+            lo = f"{i}_end"
+            parallel = False
+        if parallel:
+            w.line(self.omp(1, 1))
+        with w.indent(f"for (int64_t {i} = {lo}; {i} < {hi}; ++{i}) {{"):
+            r = ExprRenderer(w, self.p.buffers, self.locals, reuse=self.reuse.get(s.name))
+            emit(r, r(s.body), False)
+
+
+def _vtype(dtype):
+    return "ccg::Mask<L>" if np.dtype(dtype) == BOOL else f"ccg::Vec<{ctype(dtype)}, L>"

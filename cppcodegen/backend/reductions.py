@@ -1,0 +1,161 @@
+"""Reductions in C++: accumulators, their combine and horizontal-reduce spellings.
+
+In: a reduction stage (sum, prod, max, min, any, all, argmax, argmin) and the axes it
+reduces. Out: C++ lines that accumulate it: in a register, vectorized where the body allows
+(lanes combined at the end; float sums in blocks with a compensated sum of the blocks), or
+split into fixed chunks of the first axis run in parallel and combined in a fixed order
+(``chunked_reduction``: the result does not depend on the thread count). The tables say
+how each kind combines two values, scalar or vector, and reduces a vector's lanes.
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy
+
+from .cexpr import BOOL, ExprRenderer, ctype, lanes_itemsize, literal
+from ..ir.loopir import Stage, index_vars
+from .loops import LoopWriter, _vtype
+from .sizes import _c, _chunk_bounds
+
+INIT = {"sum": 0, "prod": 1, "any": False, "all": True}
+COMBINE = {"sum": "({0} + {1})", "prod": "({0} * {1})", "max": "ccg::maximum({0}, {1})",
+           "min": "ccg::minimum({0}, {1})", "any": "({0} || {1})", "all": "({0} && {1})"}
+VCOMBINE = dict(COMBINE, any="({0} | {1})", all="({0} & {1})")
+HREDUCE = {"sum": "ccg::reduce_add({0})", "prod": "ccg::reduce_mul({0})",
+           "max": "ccg::reduce_max({0})", "min": "ccg::reduce_min({0})",
+           "any": "{0}.any()", "all": "{0}.all()"}
+BOOL_COMBINE = {"max": "({0} || {1})", "min": "({0} && {1})"}
+BOOL_VCOMBINE = {"max": "({0} | {1})", "min": "({0} & {1})"}
+BOOL_HREDUCE = {"max": "{0}.any()", "min": "{0}.all()"}
+CHUNKS = 64          # parallel reductions to a scalar use this many fixed chunks (deterministic)
+
+
+def combine(kind: str, dtype, vector: bool = False) -> str:
+    if np.dtype(dtype) == BOOL and kind in BOOL_COMBINE:
+        return (BOOL_VCOMBINE if vector else BOOL_COMBINE)[kind]
+    return (VCOMBINE if vector else COMBINE)[kind]
+
+
+def hreduce(kind: str, dtype) -> str:
+    if np.dtype(dtype) == BOOL and kind in BOOL_HREDUCE:
+        return BOOL_HREDUCE[kind]
+    return HREDUCE[kind]
+
+
+def init_value(kind: str, dtype) -> str:
+    dtype = np.dtype(dtype)
+    t = ctype(dtype)
+    if kind in INIT:
+        return literal(INIT[kind], dtype)
+    if dtype == BOOL:
+        return "false" if kind in ("max", "argmax") else "true"
+    if dtype.kind == "f":
+        inf = f"std::numeric_limits<{t}>::infinity()"
+        return f"-{inf}" if kind in ("max", "argmax") else inf
+    return f"std::numeric_limits<{t}>::{'lowest' if kind in ('max', 'argmax') else 'max'}()"
+
+
+class ReductionWriter(LoopWriter):
+    """The reductions of a kernel's stages (whole, chunked in parallel, arg-reductions)."""
+
+    def reduction(self, s: Stage, axes, ranges, parallel=False, target=None):
+        w = self.w
+        t = ctype(s.body.dtype)
+        acc = target or self.locals.get(s.name) or f"acc_{s.name}"
+        declare = target is None and s.name not in self.locals
+        kind = s.reduction
+        with w.indent("{"):
+            if declare:
+                w.line(f"{t} {acc};")
+            var = index_vars(len(s.domain))[axes[-1]] if axes else None
+            # products run in index order, as NumPy's do: with lanes, 0 * inf could make NaN
+            # where NumPy's running product is already 0
+            vec = bool(axes) and kind != "prod" and self.can_vectorize(s, var)
+            # float sums are accumulated in blocks, then the blocks summed: error grows with
+            # log-ish depth instead of with the row length (NumPy sums pairwise)
+            # (a row of a multi-axis reduction is its own block, however short)
+            # blocks are reduction_block elements per lane (block * L), so the error does not
+            # depend on the ISA's lane count; float32 partials are finished in double
+            block = self.opts.reduction_block if (
+                vec and kind == "sum" and s.body.dtype.kind == "f"
+                and (not isinstance(s.domain[axes[-1]], int)
+                     or s.domain[axes[-1]] > 64 * self.opts.reduction_block or len(axes) > 1)) else 0
+            wide = bool(block) and s.body.dtype == np.float32
+            w.line(f"{'double' if wide else t} acc = {init_value(kind, s.body.dtype)};")
+            if vec:
+                w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
+                w.line(f"auto vacc = {_vtype(s.body.dtype)}::broadcast({init_value(kind, s.body.dtype)});")
+            if block:
+                w.line(f"auto vcomp = {_vtype(s.body.dtype)}::broadcast(0);   // Kahan compensation")
+            target_v = "vblk" if block else "vacc"
+
+            def update(r: ExprRenderer, value: str, vector: bool):
+                if vector:
+                    w.line(f"{target_v} = {combine(kind, s.body.dtype, True).format(target_v, value)};")
+                else:
+                    w.line(f"acc = {combine(kind, s.body.dtype).format('acc', value)};")
+            self.loops(s, axes, ranges, update, parallel=False, allow_vector=vec,
+                       declared_lanes=vec, block=block)
+            if block:     # the block sums' compensation too, float32 lanes in double
+                cv = "ccg::convert<double>" if wide else ""
+                total = f"ccg::reduce_add({cv}(vacc) - {cv}(vcomp))"
+                w.line(f"acc = {combine(kind, s.body.dtype).format('acc', total)};")
+            elif vec:
+                total = hreduce(kind, s.body.dtype).format("vacc")
+                w.line(f"acc = {combine(kind, s.body.dtype).format('acc', total)};")
+            if target is not None or s.name in self.locals:
+                w.line(f"{acc} = acc;")
+            else:
+                w.line(f"{s.name}[{self.out_offset(s)}] = acc;")
+
+    def chunked_reduction(self, s: Stage):
+        """A reduction to one value, split into fixed chunks of axis 0 run in parallel."""
+        w = self.w
+        t = ctype(s.body.dtype)
+        n0 = _c(s.domain[0])
+        symbolic = not isinstance(s.domain[0], int)
+        chunks = "nchunks" if symbolic else max(1, min(CHUNKS, s.domain[0]))
+        result = self.locals.get(s.name, f"result_{s.name}")
+        if s.name not in self.locals:
+            w.line(f"{t} {result};")
+        with w.indent("{"):
+            pt = "double" if s.reduction == "sum" and s.body.dtype == np.float32 else t
+            w.line(f"{pt} partial[{CHUNKS if symbolic else chunks}];")
+            if symbolic:        # the chunks depend on the size only, never on the threads
+                w.line(f"const int64_t nchunks = std::min<int64_t>({CHUNKS}, {n0});")
+            w.line(self.omp(1, 1 << 20))
+            with w.indent(f"for (int64_t chunk = 0; chunk < {chunks}; ++chunk) {{"):
+                w.line(_chunk_bounds(n0, chunks))
+                self.reduction(s, list(range(len(s.domain))), {0: ("lo", "hi")}, target="partial[chunk]")
+            if s.reduction == "sum" and s.body.dtype == np.float32:
+                # the chunks' float sums are added in double: the running total is the
+                # largest value of the whole sum, where float32 rounding would cost most
+                w.line("double total = 0;")
+                w.line(f"for (int64_t c = 0; c < {chunks}; ++c) total += partial[c];")
+                w.line(f"{result} = static_cast<float>(total);")
+            else:
+                w.line(f"{result} = {init_value(s.reduction, s.body.dtype)};")
+                w.line(f"for (int64_t c = 0; c < {chunks}; ++c) {result} = "
+                       f"{combine(s.reduction, s.body.dtype).format(result, 'partial[c]')};")
+            if s.name not in self.locals:
+                w.line(f"{s.name}[0] = {result};")
+
+    def arg_reduction(self, s: Stage, axes, ranges):
+        w = self.w
+        t = ctype(s.body.dtype)
+        better = ">" if s.reduction == "argmax" else "<"
+        sizes = [s.domain[a] for a in axes]
+        strides = [_c(sympy.Mul(*sizes[i + 1:])) for i in range(len(sizes))]
+        pos = " + ".join(f"i{a} * {st}" for a, st in zip(axes, strides)) or "0"
+        with w.indent("{"):
+            w.line(f"{t} best = {init_value(s.reduction, s.body.dtype)};")
+            w.line("int64_t best_i = 0;")
+
+            def update(r: ExprRenderer, value: str, vector: bool):
+                w.line(f"if ({value} {better} best || ({value} != {value} && best == best)) "
+                       f"{{ best = {value}; best_i = {pos}; }}")
+            self.loops(s, axes, ranges, update, allow_vector=False)
+            if s.name in self.locals:
+                w.line(f"{self.locals[s.name]} = best_i;")
+            else:
+                w.line(f"{s.name}[{self.out_offset(s)}] = best_i;")
