@@ -24,6 +24,8 @@ from ..errors import TraceError, UnsupportedError
 from ..ir.graph import make_node
 from .indexing import guarded
 from .proxy import cast_node, Proxy, wrap
+from .reductions import selected_count
+from .selection import is_selection
 from .trace import trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
@@ -100,7 +102,11 @@ class TraceOps:
         return best
 
     abs_ = staticmethod(builtins.abs)
-    len_ = staticmethod(builtins.len)
+    @staticmethod
+    def len_(x):
+        if is_selection(x):             # len(x[mask]): the mask's count, a traced int
+            return selected_count(x)
+        return builtins.len(x)
 
     def float_(self, x=0.0):
         return _scalar(x, np.float64, float)

@@ -15,12 +15,17 @@ from ..ir.graph import make_node
 from .externs import extern_call
 from .proxy import (as_node, asproxy, broadcast_node, broadcast_operands, cast, cast_node,
                     descriptor, is_weak, own, Proxy, store_result, unsupported, wrap)
+from .selection import lift
 from .sizes import fit
 from .views import broadcast_to
 
 
 def trace_ufunc(ufunc, inputs, kwargs):
     name = ufunc.__name__
+    if "out" not in kwargs and name != "divmod":    # f(x[m]) is f(x)[m]: kept lazy
+        lifted = lift(lambda xs: trace_ufunc(ufunc, tuple(xs), dict(kwargs)), inputs)
+        if lifted is not None:
+            return lifted
     out = kwargs.pop("out", None)
     if out is not None:
         out = out if isinstance(out, tuple) else (out,)

@@ -20,6 +20,7 @@ from .externs import extern_call
 from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, own, Proxy,
                     unsupported, update, view_of, wrap)
 from .iteration import value_size
+from .selection import is_selection, same_value, Selection
 from .sizes import broadcast_sizes, canon_shape, fit, is_dim, symbolic, symbolic_index
 from .views import ravel, reshape, transpose
 
@@ -125,6 +126,9 @@ def advanced_getitem(a: Proxy, index):
                              f"(at {user_location()})")
     masked = any(isinstance(ix, (Proxy, np.ndarray)) and ix.dtype.kind == "b" or
                  isinstance(ix, list) and np.asarray(ix).dtype.kind == "b" for ix in parts)
+    if masked and len(parts) == 1 and isinstance(parts[0], (Proxy, np.ndarray)) and \
+            0 < parts[0].ndim <= a.ndim and tuple(parts[0].shape) == tuple(a.shape[:parts[0].ndim]):
+        return Selection(a, asproxy(parts[0]))      # x[mask]: lazy (selection.py)
     if not masked and not any(ix is None for ix in parts):
         return _gather(a, parts)
     key = tuple(asproxy(np.asarray(ix)) if isinstance(ix, (np.ndarray, list)) else ix
@@ -223,8 +227,12 @@ def _scatter(a: Proxy, index, value, accumulate=None):
     parts = index if isinstance(index, tuple) else (index,)
     masks = [ix for ix in parts if isinstance(ix, (Proxy, np.ndarray)) and ix.dtype.kind == "b"]
     if masks:
+        whole = (is_selection(value) and same_value(value.mask_node, asproxy(masks[0]).node) and
+                 accumulate is None and len(parts) == 1 and value.base.shape == a.shape)
+        if whole:
+            value = value.base              # x[m] = f(x[m]): f(x) where m holds
         if (accumulate is None and len(parts) == 1 and tuple(masks[0].shape) == tuple(a.shape)
-                and np.ndim(value) == 0):
+                and (whole or (not is_selection(value) and np.ndim(value) == 0))):
             update(a, broadcast_node(as_node(where(masks[0], value, a), a.dtype), a.shape))
             return
         unsupported("boolean-mask assignment other than x[mask] = scalar with a mask of x's shape")

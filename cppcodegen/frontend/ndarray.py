@@ -18,6 +18,7 @@ from .externs import extern_call
 from .indexing import diagonal, flip, getitem, setitem, take, ufunc_at
 from .linalg import dot, matmul, trace_, tril, triu
 from .proxy import Proxy, asproxy, cast, copy_of, descriptor, store_result, unsupported
+from .selection import is_selection, lift
 from .reductions import (all_, allclose, amax, amin, any_, argmax, argmin, cumprod, cumsum,
                          mean, prod, std, sum_, trace_ufunc_accumulate, trace_ufunc_reduce, var)
 from .views import (broadcast_arrays, broadcast_to, expand_dims, moveaxis, ravel, reshape,
@@ -71,6 +72,11 @@ def _inplace(ufunc):
         if self.weak or self.scalar:    # a Python or NumPy scalar: `s += 1` rebinds `s`
             return ufunc(self, other)
         result = ufunc(self, other)
+        if is_selection(self) and is_selection(result) and self.same_mask(result):
+            if not np.can_cast(result.dtype, self.dtype, "same_kind"):
+                store_result(self, result, ufunc.__name__)      # (raises NumPy's TypeError)
+            self.base = cast(result.base, self.dtype)   # x[m] *= 2: a copy's values, lazy
+            return self
         store_result(self, result, ufunc.__name__)
         return self
     return op
@@ -121,6 +127,8 @@ Proxy.__rmatmul__ = lambda self, other: matmul(other, self)
 
 
 def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    if is_selection(self):              # x[m].astype(t): the selection of the cast
+        return lift(lambda xs: cast(xs[0], np.dtype(dtype)), [self])
     if np.dtype(dtype) == self.dtype:       # NumPy copies: a later update of self
         return copy_of(self) if copy else self      # must not show in the result
     return cast(self, np.dtype(dtype))

@@ -17,6 +17,7 @@ from .creation import full_like
 from .elementwise import isclose, where
 from .externs import extern_call
 from .proxy import asproxy, cast, cast_node, own, Proxy, size_operand, unsupported, update, wrap
+from .selection import is_selection
 from .sizes import broadcast_sizes, same_size, symbolic
 from .views import reshape
 
@@ -76,6 +77,9 @@ def _reduce_fn(kind):
                where=_NO_VALUE, **extra):
         check_plain(f"np.{kind}", None, **extra)
         out = _out_operand(f"np.{kind}", out)
+        whole = _unselect(a, kind, axis, keepdims, initial, where)
+        if whole is not None:           # x[mask].sum(): no selected count needed
+            a, axis = whole
         x = asproxy(a)
         if keepdims is _NO_VALUE:
             keepdims = False
@@ -99,6 +103,45 @@ def _reduce_fn(kind):
 
 
 _IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+
+
+def _unselect(a, kind, axis, keepdims, initial, where_arg):
+    """A reduction of a lazy selection ``x[m]`` (``selection.py``) along all its elements
+    (or its rows): (the whole ``x`` with the unselected elements replaced by the identity,
+    or by ``initial`` for max/min; the axes of ``x`` to reduce); None otherwise."""
+    if not is_selection(a) or keepdims or (where_arg is not _NO_VALUE and where_arg is not True):
+        return None
+    fill = _IDENTITY.get(kind, None if initial is _NO_VALUE else initial)
+    base, mask = a.base, a.mask
+    lead = mask.ndim
+    if axis is None:
+        axes = tuple(range(base.ndim))
+    elif axis in (0, -1 if base.ndim == lead else 0):
+        axes = tuple(range(lead)) if lead < base.ndim else tuple(range(base.ndim))
+    else:
+        return None
+    if fill is None:
+        return None
+    if lead < base.ndim:                # rows selected: the mask over each row's elements
+        mask = reshape(mask, tuple(mask.shape) + (1,) * (base.ndim - lead))
+    fill = asproxy(fill)
+    return where(mask, base, fill if fill.weak else cast(fill, base.dtype)), axes
+
+
+def selected_count(sel) -> Proxy:
+    """``len(x[mask])``: the number of selected elements (rows), a weak int64."""
+    return _selected(sel, ())
+
+
+def _selected(sel, axes) -> Proxy:
+    """How many elements of ``sel``'s base a reduction over ``axes`` of it takes per result:
+    the mask's count (a weak int64, as a Python int divides)."""
+    n = sum_(sel.mask, dtype=np.int64)
+    for d in axes:
+        if d >= sel.mask.ndim:
+            n = n * sel.base.shape[d]
+    n.weak = True
+    return n
 
 
 def _masked(kind, x: Proxy, mask: Proxy, initial) -> Proxy:
@@ -241,6 +284,11 @@ cumprod = _scan_fn("prod")
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VALUE):
     check_plain("np.mean", None, where=where)
     out = _out_operand("np.mean", out)
+    whole = _unselect(a, "sum", axis, keepdims, _NO_VALUE, _NO_VALUE) if out is None else None
+    if whole is not None:               # x[mask].mean(): a sum over the mask and its count
+        x, axes = whole
+        dtype = np.mean(np.ones(1, x.dtype), dtype=dtype).dtype
+        return np.true_divide(_reduce_node(x, "sum", axes, False, dtype), _selected(a, axes))
     x = asproxy(a)
     axes = _axes(x, axis)
     count = size_operand(_count(x, axes))

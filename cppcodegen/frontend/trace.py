@@ -56,6 +56,9 @@ def trace(fn, arg_specs, args):
         TraceState.args = args
         try:
             result = fn(*call_args)
+            for p in flatten_tree(result, leaf_type=Proxy):
+                p.node                  # (a lazy x[mask] returned: computed while the
+                                        # call's values are at hand)
             if env is None and current_env() is not None and current_env().values:
                 env = current_env()     # integer arguments became sizes (``range(n)``)
         finally:

@@ -1,0 +1,105 @@
+"""Boolean-mask reads kept lazy (frontend/selection.py): reductions of ``x[mask]``,
+elementwise work on it, ``x[m] op= v`` and ``len(x[m])`` compile without the selected count,
+so one build serves every mask (no NumPy call between kernels, no speculated count)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from helpers import check_against_numpy
+
+R = np.random.default_rng(5)
+
+
+def pos_sum(x):
+    return x[x > 0].sum()
+
+
+def pair_stats(x, y):
+    m = (x > 0.2) & (y < 0.5)
+    return (x[m] - y[m]).mean(), np.sqrt(x[m] ** 2 + 1).max(initial=0.0), x[m].any(), \
+        x[m].all(), np.prod(1.0 + 0.01 * y[m])
+
+
+def clip_in_place(x):
+    x = x.copy()
+    x[x < 0] *= 2.0
+    x[x > 1] = x[x > 1] - 1
+    return x
+
+
+def row_select(a):
+    rows = a[:, 0] > 0
+    return a[rows].sum(axis=0), a[rows].mean(axis=0), a[rows].sum(), a[rows].mean()
+
+
+def float32_mean(x):
+    return x[x > 0].astype(np.float32).mean(), x[x > 0].mean()
+
+
+def int_counts(a, b):
+    m = b != 0
+    return (a[m] // b[m]).sum(), (a[m] % b[m]).sum(), len(a[m])
+
+
+def mean_of_count(x):
+    y = x[np.isfinite(x)]
+    return y.sum() / len(y)
+
+
+X = R.standard_normal(101)
+CASES = [
+    (pos_sum, (X,)), (pos_sum, (-np.abs(X),)),                      # no element selected
+    (pair_stats, (R.random(64), R.random(64))),
+    (pair_stats, (np.zeros(64), np.ones(64))),                      # empty: mean is NaN
+    (clip_in_place, (R.standard_normal(40) * 2,)),
+    (row_select, (R.standard_normal((17, 5)),)),
+    (float32_mean, (R.standard_normal(77),)),
+    (int_counts, (np.arange(40), np.array([0, 1, 2, 0, -3] * 8))),
+    (mean_of_count, (np.where(R.random(50) < 0.2, np.nan, R.standard_normal(50)),)),
+]
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_selection_matches_numpy(fn, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # NumPy's "Mean of empty slice"
+        check_against_numpy(fn, *args, rtol=1e-12, atol=1e-12)
+
+
+def test_one_build_serves_every_mask_without_numpy_steps():
+    cf = cppcodegen.compile(pair_stats)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)          # no extern-call warning
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for seed in range(4):
+            r = np.random.default_rng(seed)
+            x, y = r.random(64) * seed, r.random(64)
+            got, want = cf(x, y), pair_stats(x, y)
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(g, w, rtol=1e-12)
+    assert len(cf.variants) == 1
+
+
+def test_in_place_on_a_selection_keeps_numpy_casting():
+    def f(a):
+        a = a.copy()
+        a[a > 2] *= 1.5         # NumPy: a copy of int64 elements cannot hold float64
+        return a
+    with pytest.raises(TypeError):
+        f(np.arange(6))
+    with pytest.raises(TypeError):
+        cppcodegen.compile(f)(np.arange(6))
+
+
+def test_other_uses_still_run_numpy_indexing():
+    """Returning x[mask] needs its values: NumPy's indexing between kernels (speculated)."""
+    def f(x):
+        return x[x > 0] * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = R.standard_normal(20)
+        np.testing.assert_array_equal(cppcodegen.compile(f)(x), f(x))
