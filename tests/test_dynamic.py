@@ -261,7 +261,8 @@ def test_large_symbolic_sum_is_parallel_and_accurate():
         exact = x.astype(np.float64).sum()
         assert got.dtype == np.float32
         assert abs(float(got) - exact) / exact < 1e-6
-    assert "if((" in cppcodegen.explain(f, x).source
+    src = cppcodegen.explain(f, x).source     # threads or not, decided on the call's sizes
+    assert "#pragma omp parallel" in src and "if ((n0) >= " in src
 
 
 def test_strided_transposed_and_reversed_inputs():

@@ -57,7 +57,21 @@ class KernelWriter(ReductionWriter):
                    f"{list(s.domain)}  (graph {s.nodes}, {s.where or 'no source line'})")
         params = ", ".join(f"{t} {n}" for n, t in self.params())
         with w.indent(f"static void {k.name}({params}) {{"):
-            getattr(self, f"_form_{k.form}")()
+            form = getattr(self, f"_form_{k.form}")
+            if k.parallel and k.parallel_if:
+                # sizes known at run time: the threads only when the work pays for them,
+                # decided here (an OpenMP if() clause still starts a team: ~1 us a call)
+                with w.indent(f"if ({k.parallel_if}) {{", close="} else {"):
+                    form()
+                with w.indent():
+                    k.parallel = False
+                    try:
+                        form()
+                    finally:
+                        k.parallel = True
+                w.line("}")
+            else:
+                form()
         return w.text()
 
     # ------------------------------------------------------------ forms

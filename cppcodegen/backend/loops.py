@@ -32,12 +32,9 @@ class LoopWriter:
         self.scratch, self.reuse = reuse_plan(kernel, self.units)
 
     def omp(self, collapse: int, work) -> str:
-        """A parallel-for pragma; a kernel over symbolic sizes decides at run time whether the
-        loop is big enough to be worth the threads (the static rule, evaluated on the sizes)."""
-        pragma = omp_parallel_for(collapse, work)
-        if self.k.parallel_if:
-            pragma += f" if({self.k.parallel_if})"
-        return pragma
+        """A parallel-for pragma (a kernel over symbolic sizes renders its loops twice, with
+        and without threads, and picks at run time: ``KernelWriter.render``)."""
+        return omp_parallel_for(collapse, work)
 
     def out_offset(self, s: Stage) -> str:
         return cindex(self._out_expr(s))

@@ -68,6 +68,8 @@ def extern_call(func, args, kwargs, speculate=False):
             unsupported(f"{name} with a function argument")
         return x
     targs, tkwargs = template(tuple(args)), template(dict(kwargs))
+    for p in proxies:                   # NumPy's call needs int sizes: symbolic ones are
+        tuple(int(d) for d in p.shape)  # pinned to this call's (guarded)
     arrays = _values_now(proxies)
     if arrays is not None:              # this call's values: a precondition on them holds
         result = _run(func, targs, tkwargs, arrays)     # (np.linalg.cholesky of an SPD A)
