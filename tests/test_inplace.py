@@ -588,3 +588,24 @@ def test_augmented_slice_assignment_in_a_loop_stores_its_region_only():
     loop_ir = str(f.explain(C, A)).split("== loop IR ==")[1].split("== kernels")[0]
     inner = [ln for ln in loop_ir.split("for lv", 2)[2].splitlines() if ln.startswith(" " * 8)]
     assert inner and not any("over [30, 30]" in ln for ln in inner), loop_ir
+
+
+def test_reduction_after_a_box_assignment_is_split_by_region():
+    """err = |u - un|.max() after u[1:-1, 1:-1] = stencil(un): reduced over the box (the
+    stencil, vector loops) and the frame (the old values) separately, combined; the same
+    values as NumPy for max, min, sum, any, all, NaN included."""
+    def f(u):
+        v = u.copy()
+        v[2:-3, 1:] = np.sqrt(u[:-5, :-1] + 1.0)
+        return (v * 2).sum(), np.abs(v - u).max(), (v > 0.5).any(), (v < 3).all(), np.min(v - u)
+    x = np.random.default_rng(1).random((20, 30))
+    for nan in (False, True):
+        if nan:
+            x[5, 5] = np.nan
+        got, want = cppcodegen.compile(f)(x), f(x)
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+            np.testing.assert_allclose(g, w, rtol=1e-13)
+    src = cppcodegen.explain(f, x).source
+    box = src.split("reduction max over [15, 29]")[1].split("\n}\n")[0]   # the box's part:
+    assert "ccg::Vec<double, L>::load" in box and "std::min<int64_t>" not in box   # vectors

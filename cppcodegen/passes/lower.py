@@ -33,6 +33,8 @@ class Lowering(ControlLowering):
         self.gathers = 0                         # names the gathers' index values
         self.names = graph.all_names()
         self.carry_of: dict = {}                 # control node id -> its carry buffers
+        self.region_known: dict = {}             # setitem id -> index known in (True) or
+                                                 # out of (False) its region (_split_reduce)
 
     def value(self, node: Node, idx: tuple):
         """The expression for ``node`` at index ``idx``."""
@@ -67,7 +69,10 @@ class Lowering(ControlLowering):
                     eb.scalar(f"rng{slot}_off", u64)]
             return eb.op(f"random_{node.attr('dist')}", args, node.dtype)
         if op == "setitem":
-            return self._setitem(node, idx)
+            side = self.region_known.get(id(node))
+            if side is False:                   # a part of a split reduction: outside
+                return self.value(node.inputs[0], idx)
+            return self._setitem(node, idx, inside=side is True)
         if op == "gather":
             return self._gather(node, idx)
         if op == "scatter":         # (a write-back may store it in place instead: write_back)
@@ -77,8 +82,9 @@ class Lowering(ControlLowering):
             return eb.op(op, args, node.dtype)
         raise AssertionError(f"cannot lower {op}")
 
-    def _setitem(self, node: Node, idx: tuple):
-        """where(idx in the assigned region, value at its region index, base at idx)."""
+    def _setitem(self, node: Node, idx: tuple, inside=False):
+        """where(idx in the assigned region, value at its region index, base at idx); with
+        ``inside``, ``idx`` is known to be in the region: the value only."""
         eb, i64, b = self.eb, np.dtype(np.int64), np.dtype(bool)
         base, value = node.inputs
         conds, vidx = [], []
@@ -105,12 +111,12 @@ class Lowering(ControlLowering):
             if st > 1:
                 compare("equal", IMod(i - lo, st), 0)
             k = (i - lo) if st == 1 else sympy.floor((i - lo) / sympy.Integer(st))
-            if conds:      # clamp: the value is loaded for every element, used in the region
-                k = sympy.Max(0, sympy.Min(length - 1, k))
+            if conds and not inside:    # clamp: the value is loaded for every element,
+                k = sympy.Max(0, sympy.Min(length - 1, k))      # used in the region
             vidx.append(length - 1 - k if step < 0 else k)
         region = node.attr("region")
         val = self.value(value, broadcast_index(tuple(vidx), value.shape, region))
-        if not conds:
+        if not conds or inside:
             return val
         cond = conds[0]
         for c in conds[1:]:
@@ -204,6 +210,8 @@ class Lowering(ControlLowering):
             (src,) = node.inputs
             stage = Stage("", "scan", node.shape, self.value(src, index_vars(node.ndim)),
                           (node.attr("axis"),), node.attr("kind"), label, where)
+        elif node.op == "reduce" and self._split_reduce(node, role):
+            return
         elif node.op == "reduce":
             (src,) = node.inputs
             domain = src.shape
@@ -215,6 +223,77 @@ class Lowering(ControlLowering):
             stage = Stage("", "pointwise", node.shape, body, (), None, label, where)
         stage.name = self.add_buffer(node, role)
         self.stages.append(stage)
+
+    def _split_reduce(self, node: Node, role: str) -> bool:
+        """A full reduction of an expression of ``x[box] = v`` (``np.abs(u - un).max()`` after
+        a stencil step): reduced over the box (the value, no per-element test: vector loops)
+        and over the slabs around it (the base) separately, the partial results combined.
+        False (nothing done) when the reduction is not of that form."""
+        (src,) = node.inputs
+        kind = node.attr("kind")
+        if kind not in _COMBINE or tuple(node.attr("axes")) != tuple(range(src.ndim)) \
+                or not src.ndim or node.shape:
+            return False
+        found, stack, seen = [], [src], set()
+        while stack:                        # the fused expression: setitems of src's shape
+            n = stack.pop()
+            if id(n) in seen or id(n) in self.buffer_of:
+                continue
+            seen.add(id(n))
+            if n.op == "setitem":
+                found.append(n)
+            elif n.op == "cast" or n.op in OPS:
+                stack.extend(n.inputs)
+            elif n.op not in LEAF_OPS:
+                return False
+        if len(found) != 1 or found[0].shape != src.shape or not self._in_memory(found[0].inputs[0]):
+            return False
+        s = found[0]
+        box = self._box(s)
+        if box is None:
+            return False
+        nvars = index_vars(src.ndim)
+        parts = [(tuple(n for _, n in box), tuple(lo + v for (lo, _), v in zip(box, nvars)), True)]
+        parts += [(domain, store, False) for domain, store, _ in self._outside(s)]
+        parts = [p for p in parts if not any(sympy.sympify(d).is_zero for d in p[0])]
+        if len(parts) < 2:
+            return False
+        i_dt = node.dtype
+        label, where = self.names[id(node)], node.where
+        partials = []
+        saved_memo = self.memo
+        for domain, idx, inside in parts:
+            self.memo = {}
+            self.region_known[id(s)] = inside
+            try:
+                body = self.value(src, tuple(idx))
+            finally:
+                del self.region_known[id(s)]
+                self.memo = saved_memo
+            name = self.new_buffer(f"buf{len(self.buffers)}", i_dt, ())
+            self.stages.append(Stage(name, "reduction", tuple(domain), body,
+                                     tuple(range(len(domain))), kind, label, where))
+            partials.append(self.eb.load(name, (), i_dt))
+        total = partials[0]
+        for p in partials[1:]:
+            total = self.eb.op(_COMBINE[kind], [total, p], i_dt)
+        name = self.add_buffer(node, role)
+        self.stages.append(Stage(name, "pointwise", (), total, (), None, label, where))
+        return True
+
+    @staticmethod
+    def _box(node: Node):
+        """(lowest index, length) per dimension of ``x[spec] = v``'s region when it is a box
+        (ints and slices of step +-1), else None."""
+        out = []
+        for sp in node.attr("spec"):
+            if sp[0] == "i":
+                out.append((sympy.sympify(sp[1]), 1))
+            elif abs(sp[2]) == 1:
+                out.append((sp[1] if sp[2] > 0 else sp[1] - sp[3] + 1, sp[3]))
+            else:
+                return None
+        return out
 
     def realize(self, node: Node) -> str:
         """The buffer holding ``node`` (an extern op's operand), making one if needed."""
@@ -432,6 +511,10 @@ class Lowering(ControlLowering):
         if node.op == "input":
             return ("arg", node.attr("index"))
         return ("buf", self.buffer_of[id(node)])
+
+
+_COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
+            "any": "logical_or", "all": "logical_and"}
 
 
 def _maybe_less(a, b) -> bool:
