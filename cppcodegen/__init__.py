@@ -18,11 +18,14 @@ checks that there are no import circles and no module over its line budget)::
     ir/               plain data between stages: graph (Graph, Node), loopir (loop IR),
                       shapes (symbolic sizes, guards), ufuncs (the op table)
     passes/           Graph -> loop IR (lower) -> kernels (schedule: fusion, loop order)
-    backend/          kernels -> C++ text (codegen, cexpr, gemmgen, writer)
+    backend/          kernels -> C++ text: program (translation unit, entry points), kernels
+                      (one function per form) over reductions over loops; reuse, dedup,
+                      memory, sizes, cexpr (C expressions), gemmgen, writer
     runtime/          C++ -> .so in the cache -> cffi -> a callable (never imports the compiler)
     checking/         beside the pipeline: reference interpreter, check mode, backend
                       registry, compile callbacks
-    integrations/     around it: dask, chunks (per-chunk execution), pickling by reference
+    integrations/     around it: dask (axes, reductions, layers), chunks (per-chunk
+                      execution), pickling by reference
 """
 from . import api
 from .api import (CompiledFunction, Explanation, Recompile, RecompileLimitWarning, check, compile,
