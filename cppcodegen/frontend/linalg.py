@@ -13,7 +13,7 @@ from ..ir.graph import make_node
 from .elementwise import where
 from .externs import extern_call
 from .indexing import diagonal
-from .proxy import as_node, asproxy, descriptor, Proxy, store_result, unsupported, wrap
+from .proxy import as_node, asproxy, cast, descriptor, Proxy, store_result, unsupported, wrap
 from .reductions import check_plain, sum_
 from .sizes import broadcast_sizes, same_size
 from .views import reshape
@@ -51,6 +51,8 @@ def matmul(a, b, out=None, **kw):
         raise ValueError(f"np.matmul: operands could not be broadcast together with shapes "
                          f"{a2.shape} {b2.shape} (at {user_location()})") from None
     shape = batch + (a2.node.shape[-2], b2.node.shape[-1])
+    if (a.ndim == 1 or b.ndim == 1) and dt.kind in "fiu":
+        return _with_vector(a, b, dt)
     from ..runtime.extern import ExternCall, Slot
     call = ExternCall(np.matmul, (Slot(0), Slot(1)), {}, writes_out=True)
     node = make_node("extern", (as_node(a2, dt), as_node(b2, dt)), shape, dt, user_location(),
@@ -61,6 +63,21 @@ def matmul(a, b, out=None, **kw):
         r = reshape(r, tuple(s for i, s in enumerate(shape) if i not in drop))
         r.scalar = not r.shape                  # vector @ vector: a NumPy scalar
     return r
+
+
+def _with_vector(a, b, dt) -> Proxy:
+    """A product with a vector operand (``A @ v``, ``v @ A``, ``u @ v``): the products and
+    their sum fused, a reduction along each row (or down the columns). Memory bound like
+    BLAS' gemv, and native: the work around it fuses and a loop around it compiles as a
+    loop (power iteration). Sums in the kernels' order, not BLAS'."""
+    a, b = cast(a, dt), cast(b, dt)
+    if a.ndim == 1 and b.ndim == 1:
+        r = sum_(np.multiply(a, b), dtype=dt)
+        r.scalar = True                         # vector @ vector: a NumPy scalar
+        return r
+    if b.ndim == 1:
+        return sum_(np.multiply(a, b), axis=-1, dtype=dt)
+    return sum_(np.multiply(reshape(a, (a.shape[0], 1)), b), axis=-2, dtype=dt)
 
 
 def dot(a, b, out=None):
