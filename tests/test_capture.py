@@ -717,18 +717,27 @@ def test_exec_defined_function_returns_none():
 
 
 def test_unconverted_constructs_left_as_python():
-    for f in (f_return_in_loop, f_with_try, f_for_else, f_del, f_star_target):
+    for f in (f_with_try, f_for_else, f_del, f_star_target):
         src = convert_source(f)
         assert "__ccg.for_stmt" not in src, f.__name__ + "\n" + src
     # statements nested in unconverted ones may still be converted
-    assert "__ccg.if_exp" in convert_source(f_return_in_loop)
-    src = convert_source(f_return_loop_inner_if)
-    assert "for x in xs:" in src and src.count("__ccg.if_stmt") == 1
     assert "__ccg.if_stmt" in convert_source(f_with_try)
     # the loop writing a `global` name stays Python, the other one is converted
     src = convert_source(f_global_stmt)
     assert "for i in range(n):" in src and src.count("__ccg.for_stmt") == 1
     assert "G_TOTAL = __ccg.UNDEFINED" not in src
+
+
+def test_return_in_loop_becomes_a_flag_and_a_break():
+    """A return inside a loop: the value in a variable, a flag, a break out of the loop; the
+    rest of the function runs while the flag is down. The loop is then converted."""
+    for f in (f_return_in_loop, f_return_loop_inner_if):
+        src = convert_source(f)
+        assert "__ccg.for_stmt" in src and "__ccg_rf" in src, f.__name__ + "\n" + src
+    for xs in ([1, 2, 3], [0, 1], [], [5]):
+        check(f_return_in_loop, xs)
+    for xs in ([1, 3, 5, 7, 9], [2, 4], [], list(range(12))):
+        check(f_return_loop_inner_if, xs)
 
 
 def test_generator_if_with_yield_left_alone():

@@ -16,7 +16,8 @@ import inspect
 import textwrap
 import types
 
-from .rewrite import Converter, function_def, mangle, name_node, set_location, walk_scope
+from .astutil import function_def, mangle, name_node, set_location, walk_scope
+from .rewrite import Converter
 
 __all__ = ["convert", "convert_source", "Undefined", "UNDEFINED"]
 

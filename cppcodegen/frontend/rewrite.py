@@ -5,204 +5,31 @@ In: a parsed ``FunctionDef`` (line numbers of the user's file). Out: the same tr
 in place: ``for``/``while``/``if`` become nested functions (body, getter and setter of the
 names they assign) passed to ``__ccg.for_stmt``/``while_stmt``/``if_stmt``; conditional
 expressions, ``and``/``or``/``not`` and calls of a few builtins become ``__ccg`` calls;
-``break``/``continue`` become flags. Statements that cannot be rewritten (``return`` inside
-a loop, ``try``, ``with``, ``yield``, ...) stay plain Python.
+``break``/``continue`` become flags; ``return`` inside branches and loops is moved first
+(``returns.py``). Statements that cannot be rewritten (``try``, ``with``, ``yield``, ...)
+stay plain Python. AST helpers: ``astutil.py``.
 """
 from __future__ import annotations
 
 import ast
 import builtins
 
+from .astutil import (assign, BAD_EXPRS, BAD_STMTS, bound_names, function_def, has,
+                      jumps_lowerable, lambda_of, name_node, own_jumps, set_location,
+                      walk_scope)
+from .returns import ReturnRewriter
+
 # builtins rewritten to ops.<name>_ wherever they are called
 _BUILTIN_OPS = {"max", "min", "abs", "float", "int", "bool", "len"}
 # builtins rewritten to ops.<name>_ when they are the top-level call of a for iterable
 _ITER_OPS = {"range", "enumerate", "zip", "reversed"}
-
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_LOOPS = (ast.For, ast.While, ast.AsyncFor)
-# statements that make an enclosing loop/if unconvertible
-_BAD_STMTS = (ast.Return, ast.Delete, ast.Global, ast.Nonlocal, ast.Try, ast.With,
-              ast.AsyncWith, ast.AsyncFor, ast.Match) + (
-    (ast.TryStar,) if hasattr(ast, "TryStar") else ())
-_BAD_EXPRS = (ast.Yield, ast.YieldFrom, ast.Await)
-
-
-
-# ----------------------------------------------------------------------------
-# AST helpers
-# ----------------------------------------------------------------------------
-
-def walk_scope(nodes):
-    """Yield all nodes below ``nodes`` not inside nested def/class/lambda bodies
-    (the nested def/class/lambda nodes themselves are yielded)."""
-    stack = list(reversed(nodes if isinstance(nodes, list) else [nodes]))
-    while stack:
-        n = stack.pop()
-        yield n
-        if isinstance(n, _SCOPES):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(n))))
-
-
-def _bound_names(nodes):
-    """Names bound in the current scope by ``nodes`` (not nested scopes)."""
-    names = set()
-
-    def visit(n):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(n.name)
-            return
-        if isinstance(n, ast.Lambda):
-            return
-        if isinstance(n, _COMPS):
-            for sub in ast.walk(n):  # walrus in a comprehension binds outside
-                if isinstance(sub, ast.NamedExpr):
-                    names.add(sub.target.id)
-            return
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            names.add(n.id)
-        elif isinstance(n, ast.NamedExpr):
-            names.add(n.target.id)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            for a in n.names:
-                if a.name != "*":
-                    names.add(a.asname or a.name.split(".")[0])
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            names.add(n.name)
-        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
-            names.add(n.name)
-        elif isinstance(n, ast.MatchMapping) and n.rest:
-            names.add(n.rest)
-        for c in ast.iter_child_nodes(n):
-            visit(c)
-
-    for n in (nodes if isinstance(nodes, list) else [nodes]):
-        visit(n)
-    return names
-
-
-def _own_jumps(stmts):
-    """Break/Continue nodes in ``stmts`` that belong to the enclosing loop."""
-    out = []
-
-    def visit(n):
-        if isinstance(n, (ast.Break, ast.Continue)):
-            out.append(n)
-            return
-        if isinstance(n, _SCOPES + _LOOPS):
-            # a nested loop owns its jumps, but its else clause does not
-            if isinstance(n, _LOOPS):
-                for c in n.orelse:
-                    visit(c)
-            return
-        for c in ast.iter_child_nodes(n):
-            visit(c)
-
-    for s in stmts:
-        visit(s)
-    return out
-
-
-def _jumps_lowerable(stmts):
-    """Own break/continue appear only directly in the list or inside nested ifs."""
-    for s in stmts:
-        if isinstance(s, ast.If):
-            if not (_jumps_lowerable(s.body) and _jumps_lowerable(s.orelse)):
-                return False
-        elif not isinstance(s, (ast.Break, ast.Continue)) and _own_jumps([s]):
-            return False
-    return True
-
-
-def _has(nodes, types_):
-    return any(isinstance(n, types_) for n in walk_scope(nodes))
-
-
-def _has_return(nodes):
-    return _has(nodes, ast.Return)
-
-
-def name_node(id_, store=False):
-    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
-
-
-def _args(*names):
-    return ast.arguments(posonlyargs=[], args=[ast.arg(arg=n) for n in names],
-                         vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-                         defaults=[])
-
-
-def _lambda(body):
-    return ast.Lambda(args=_args(), body=body)
-
-
-def function_def(name, params, body):
-    return ast.FunctionDef(name=name, args=_args(*params), body=body,
-                           decorator_list=[], returns=None, type_comment=None,
-                           **({"type_params": []} if "type_params" in ast.FunctionDef._fields else {}))
-
-
-def _assign(name, value):
-    return ast.Assign(targets=[name_node(name, True)], value=value, type_comment=None)
-
-
-def set_location(node, src):
-    """Give every node below ``node`` lacking a location the location of ``src``."""
-    for n in ast.walk(node):
-        if "lineno" in n._attributes:
-            if getattr(n, "lineno", None) is None:
-                n.lineno = src.lineno
-                n.col_offset = src.col_offset
-            if getattr(n, "end_lineno", None) is None:
-                n.end_lineno = src.lineno
-                n.end_col_offset = src.col_offset
-    return node
-
-
-def _always_exits(stmts):
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, (ast.Return, ast.Raise)):
-        return True
-    if isinstance(last, ast.If):
-        return _always_exits(last.body) and _always_exits(last.orelse)
-    if isinstance(last, ast.While):     # ``while True:`` left only by return
-        return (isinstance(last.test, ast.Constant) and bool(last.test.value)
-                and not _own_jumps(last.body) and not last.orelse)
-    return False
-
-
-def mangle(tree, clsname):
-    """Apply class-private name mangling (we do not compile inside the class)."""
-    cls = clsname.lstrip("_")
-    if not cls:
-        return
-
-    def m(name):
-        if name and name.startswith("__") and not name.endswith("__") and "." not in name:
-            return "_" + cls + name
-        return name
-
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name):
-            n.id = m(n.id)
-        elif isinstance(n, ast.Attribute):
-            n.attr = m(n.attr)
-        elif isinstance(n, ast.arg):
-            n.arg = m(n.arg)
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
-            n.names = [m(x) for x in n.names]
-        elif isinstance(n, ast.FunctionDef) and n is not tree:
-            n.name = m(n.name)
 
 
 # ----------------------------------------------------------------------------
 # the transformer
 # ----------------------------------------------------------------------------
 
-class Converter:
+class Converter(ReturnRewriter):
     def __init__(self, fdef, fn, ops_name, filename):
         self.fdef = fdef
         self.ops = ops_name
@@ -214,7 +41,7 @@ class Converter:
         code = fn.__code__
         self.globals = fn.__globals__
         self.local_names = (set(code.co_varnames) | set(code.co_cellvars)
-                            | set(code.co_freevars) | _bound_names(fdef.body))
+                            | set(code.co_freevars) | bound_names(fdef.body))
         a = fdef.args
         self.params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
         if a.vararg:
@@ -294,30 +121,30 @@ class Converter:
     # -- convertibility ---------------------------------------------------------
     def body_ok(self, stmts):
         for n in walk_scope(stmts):
-            if isinstance(n, _BAD_STMTS + _BAD_EXPRS):
+            if isinstance(n, BAD_STMTS + BAD_EXPRS):
                 return False
-        return not (_bound_names(stmts) & self.declared)
+        return not (bound_names(stmts) & self.declared)
 
     def loop_ok(self, s):
         if s.orelse:
             return False
         if isinstance(s, ast.For):
-            if _has([s.target], (ast.Starred,) + _BAD_EXPRS):
+            if has([s.target], (ast.Starred,) + BAD_EXPRS):
                 return False
-            if _has([s.iter], _BAD_EXPRS):
+            if has([s.iter], BAD_EXPRS):
                 return False
-            if _bound_names([s.target]) & self.declared:
+            if bound_names([s.target]) & self.declared:
                 return False
         else:
-            if _has([s.test], _BAD_EXPRS + (ast.NamedExpr,)):
+            if has([s.test], BAD_EXPRS + (ast.NamedExpr,)):
                 return False
-        return _jumps_lowerable(s.body) and self.body_ok(s.body)
+        return jumps_lowerable(s.body) and self.body_ok(s.body)
 
     def if_ok(self, s):
-        if _has([s.test], _BAD_EXPRS):
+        if has([s.test], BAD_EXPRS):
             return False
         stmts = s.body + s.orelse
-        if _own_jumps(stmts):  # break/continue of a loop kept as Python
+        if own_jumps(stmts):  # break/continue of a loop kept as Python
             return False
         return self.body_ok(stmts)
 
@@ -327,13 +154,13 @@ class Converter:
         out = []
         for i, s in enumerate(stmts):
             if isinstance(s, ast.Break):
-                out.append(ast.copy_location(_assign(brk, ast.Constant(True)), s))
+                out.append(ast.copy_location(assign(brk, ast.Constant(True)), s))
                 return out, True
             if isinstance(s, ast.Continue):
-                out.append(ast.copy_location(_assign(cont, ast.Constant(True)), s))
+                out.append(ast.copy_location(assign(cont, ast.Constant(True)), s))
                 return out, True
             may = False
-            if isinstance(s, ast.If) and _own_jumps([s]):
+            if isinstance(s, ast.If) and own_jumps([s]):
                 s.body, m1 = self.lower(s.body, brk, cont, guard)
                 s.orelse, m2 = self.lower(s.orelse, brk, cont, guard)
                 if not s.body:
@@ -349,7 +176,7 @@ class Converter:
         return out, False
 
     def prep_jumps(self, s, n):
-        jumps = _own_jumps(s.body)
+        jumps = own_jumps(s.body)
         brk = "%sbrk_%d" % (self.pre, n) if any(isinstance(j, ast.Break) for j in jumps) else None
         cont = "%scont_%d" % (self.pre, n) if any(isinstance(j, ast.Continue) for j in jumps) else None
         if jumps:
@@ -394,12 +221,12 @@ class Converter:
     def gen_for(self, s):
         n = self.new_id()
         brk, cont = self.prep_jumps(s, n)
-        names = sorted(_bound_names(s.body) | _bound_names([s.target]))
+        names = sorted(bound_names(s.body) | bound_names([s.target]))
         self.modified.update(names)
         item = self.pre + "item"
         inner = [ast.Assign(targets=[s.target], value=name_node(item), type_comment=None)]
         if cont:
-            inner.append(_assign(cont, ast.Constant(False)))
+            inner.append(assign(cont, ast.Constant(False)))
         inner += self.block(s.body)
         body_n = "%sbody_%d" % (self.pre, n)
         body = function_def(body_n, [item], self.fn_body(names, inner))
@@ -413,9 +240,9 @@ class Converter:
                                     for k in it.keywords])
         else:
             it = self.expr(it)
-        extra = (_lambda(self.call_op("not_", [name_node(brk)])) if brk
+        extra = (lambda_of(self.call_op("not_", [name_node(brk)])) if brk
                  else ast.Constant(None))
-        pre = [_assign(f, ast.Constant(False)) for f in (brk, cont) if f]
+        pre = [assign(f, ast.Constant(False)) for f in (brk, cont) if f]
         call = ast.Expr(self.call_op("for_stmt", [
             it, name_node(body_n), name_node(get_n), name_node(set_n), self.names_tuple(names),
             extra, self.where(s)]))
@@ -424,7 +251,7 @@ class Converter:
     def gen_while(self, s):
         n = self.new_id()
         brk, cont = self.prep_jumps(s, n)
-        names = sorted(_bound_names(s.body))
+        names = sorted(bound_names(s.body))
         self.modified.update(names)
         test = s.test
         if brk:
@@ -433,12 +260,12 @@ class Converter:
             set_location(test, s)
         cond_n = "%scond_%d" % (self.pre, n)
         cond = function_def(cond_n, [], [ast.Return(value=self.expr(test))])
-        inner = [_assign(cont, ast.Constant(False))] if cont else []
+        inner = [assign(cont, ast.Constant(False))] if cont else []
         inner += self.block(s.body)
         body_n = "%sbody_%d" % (self.pre, n)
         body = function_def(body_n, [], self.fn_body(names, inner))
         get_n, set_n, state = self.state_fns(n, names)
-        pre = [_assign(f, ast.Constant(False)) for f in (brk, cont) if f]
+        pre = [assign(f, ast.Constant(False)) for f in (brk, cont) if f]
         call = ast.Expr(self.call_op("while_stmt", [
             name_node(cond_n), name_node(body_n), name_node(get_n), name_node(set_n),
             self.names_tuple(names), self.where(s)]))
@@ -446,7 +273,7 @@ class Converter:
 
     def gen_if(self, s):
         n = self.new_id()
-        names = sorted(_bound_names(s.body + s.orelse))
+        names = sorted(bound_names(s.body + s.orelse))
         self.modified.update(names)
         test = self.expr(s.test)
         then_n, else_n = "%sthen_%d" % (self.pre, n), "%selse_%d" % (self.pre, n)
@@ -457,104 +284,6 @@ class Converter:
             test, name_node(then_n), name_node(else_n), name_node(get_n), name_node(set_n),
             self.names_tuple(names), self.where(s)]))
         return self.finish(s, [then, els] + state + [call])
-
-    # -- early returns at the top level of the function ---------------------------
-    def rewrite_returns(self, body):
-        ret = self.pre + "ret"
-        changed = [False]
-
-        def tail(stmts):
-            out = []
-            for i, s in enumerate(stmts):
-                if isinstance(s, ast.Return):
-                    out.append(ast.copy_location(
-                        _assign(ret, s.value or ast.Constant(None)), s))
-                    return out
-                if isinstance(s, ast.If) and _has_return([s]):
-                    eb, eo = _always_exits(s.body), _always_exits(s.orelse)
-                    if eb or eo:
-                        rest = stmts[i + 1:]
-                        b = tail(s.body + ([] if eb else rest))
-                        o = tail(s.orelse + ([] if eo else rest))
-                        changed[0] = True
-                        out.append(ast.copy_location(ast.If(test=s.test, body=b, orelse=o), s))
-                        return out
-                out.append(s)
-            last = stmts[-1] if stmts else self.fdef
-            out.append(set_location(_assign(ret, ast.Constant(None)), last))
-            return out
-
-        if self.declared:
-            return body
-        if any(isinstance(s, _LOOPS) and _has_return([s]) for s in walk_scope(body)):
-            return self.returns_in_loops(body)
-        if not any(isinstance(s, ast.If) and _has_return([s]) for s in body):
-            return body
-        new = tail(body)
-        if not changed[0]:
-            return body
-        r = ast.Return(value=name_node(ret))
-        return new + [set_location(r, body[-1])]
-
-    def returns_in_loops(self, body):
-        """``return`` inside loops (``for ...: if hit: return i``): the value goes to a
-        variable, a flag says it was set, and the loop breaks; every enclosing loop breaks
-        on the flag and the statements after it run only while the flag is down (what
-        Python's return skips). The function then returns the variable."""
-        ret, flag = self.pre + "ret", self.pre + "rf"
-        returns = [n for n in walk_scope(body) if isinstance(n, ast.Return)]
-        arity = {len(r.value.elts) if isinstance(r.value, ast.Tuple) and not any(
-            isinstance(e, ast.Starred) for e in r.value.elts) else None for r in returns}
-        parts = arity.pop() if len(arity) == 1 and None not in arity and _always_exits(body) \
-            else None                   # ``return x, k`` everywhere: one variable per item
-
-        def store(value, s):
-            if parts is None:
-                return [set_location(_assign(ret, value or ast.Constant(None)), s)]
-            return [set_location(_assign(f"{ret}_{k}", v), s) for k, v in enumerate(value.elts)]
-
-        def flag_down():
-            return ast.UnaryOp(op=ast.Not(), operand=name_node(flag))
-
-        def lower(stmts, in_loop):
-            out = []
-            for i, s in enumerate(stmts):
-                if isinstance(s, ast.Return):
-                    out += store(s.value, s) + [set_location(_assign(flag, ast.Constant(True)), s)]
-                    if in_loop:
-                        out.append(set_location(ast.Break(), s))
-                    return out
-                if not _has_return([s]) or isinstance(s, _SCOPES):
-                    out.append(s)
-                    continue
-                if isinstance(s, ast.If):
-                    s.body = lower(s.body, in_loop) or [set_location(ast.Pass(), s)]
-                    s.orelse = lower(s.orelse, in_loop)
-                    out.append(s)
-                else:                   # a loop: its returns break out of it
-                    s.body = lower(s.body, True)
-                    out.append(s)
-                    if in_loop:         # ... and out of the loops around it
-                        out.append(set_location(ast.If(test=name_node(flag), body=[
-                            set_location(ast.Break(), s)], orelse=[]), s))
-                rest = lower(stmts[i + 1:], in_loop)
-                if rest:
-                    out.append(set_location(ast.If(test=flag_down(), body=rest, orelse=[]),
-                                            rest[0]))
-                return out
-            return out
-
-        if any(isinstance(s, _LOOPS) and s.orelse and _has_return([s]) for s in walk_scope(body)):
-            return body
-        self.changed = True
-        first = body[0]
-        head = [set_location(_assign(flag, ast.Constant(False)), first)]
-        if not _always_exits(body):     # falling off the end returns None
-            body = body + [set_location(ast.Return(value=None), body[-1])]
-        new = head + lower(body, False)
-        value = name_node(ret) if parts is None else ast.Tuple(
-            elts=[name_node(f"{ret}_{k}") for k in range(parts)], ctx=ast.Load())
-        return new + [set_location(ast.Return(value=value), body[-1])]
 
     # -- entry --------------------------------------------------------------------
     def run(self):
@@ -570,7 +299,7 @@ class Converter:
         body = self.block(body)
         init = []
         for x in sorted(self.modified - self.params):
-            init.append(set_location(_assign(x, self.op("UNDEFINED")), body[0]))
+            init.append(set_location(assign(x, self.op("UNDEFINED")), body[0]))
         f.body = doc + init + body
         return self.changed
 
@@ -584,7 +313,7 @@ class _ExprConv(ast.NodeTransformer):
 
     def _lambda_safe(self, nodes):
         for n in walk_scope(nodes):
-            if isinstance(n, (ast.NamedExpr,) + _BAD_EXPRS):
+            if isinstance(n, (ast.NamedExpr,) + BAD_EXPRS):
                 return False
             if isinstance(n, ast.Name) and n.id == "super":
                 return False
@@ -596,7 +325,7 @@ class _ExprConv(ast.NodeTransformer):
             return node
         self.c.changed = True
         name = "and_" if isinstance(node.op, ast.And) else "or_"
-        return ast.copy_location(self.c.call_op(name, [_lambda(v) for v in node.values]), node)
+        return ast.copy_location(self.c.call_op(name, [lambda_of(v) for v in node.values]), node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
@@ -611,7 +340,7 @@ class _ExprConv(ast.NodeTransformer):
             return node
         self.c.changed = True
         return ast.copy_location(self.c.call_op("if_exp", [
-            node.test, _lambda(node.body), _lambda(node.orelse), self.c.where(node)]), node)
+            node.test, lambda_of(node.body), lambda_of(node.orelse), self.c.where(node)]), node)
 
     def visit_Call(self, node):
         self.generic_visit(node)

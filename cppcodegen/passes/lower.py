@@ -13,15 +13,16 @@ import numpy as np
 import sympy
 
 from ..ir.graph import CONTROL_OPS, LEAF_OPS, VIEW_OPS, Graph, Node
-from ..ir.loopir import STATUS, Buffer, ExprBuilder, Gather, IMod, Load, LoopProgram, Stage, index_vars, walk
+from ..ir.loopir import STATUS, Buffer, ExprBuilder, Gather, Load, LoopProgram, Stage, index_vars
 from ..ir.ufuncs import OPS
 from .indexing import broadcast_index, contiguous_strides, view_index
+from .lower_assign import AssignLowering
 from .lower_control import ControlLowering, users_of
 
 
 # ----------------------------------------------------------------- lowering
 
-class Lowering(ControlLowering):
+class Lowering(ControlLowering, AssignLowering):
     def __init__(self, graph: Graph):
         self.graph = graph
         self.eb = ExprBuilder()
@@ -81,47 +82,6 @@ class Lowering(ControlLowering):
             args = [self.value(i, broadcast_index(idx, i.shape, node.shape)) for i in node.inputs]
             return eb.op(op, args, node.dtype)
         raise AssertionError(f"cannot lower {op}")
-
-    def _setitem(self, node: Node, idx: tuple, inside=False):
-        """where(idx in the assigned region, value at its region index, base at idx); with
-        ``inside``, ``idx`` is known to be in the region: the value only."""
-        eb, i64, b = self.eb, np.dtype(np.int64), np.dtype(bool)
-        base, value = node.inputs
-        conds, vidx = [], []
-
-        def compare(name, expr, k):
-            if not sympy.sympify(k).is_Integer:         # a symbolic size: compare expr - k with 0
-                expr, k = expr - k, 0
-            conds.append(eb.op(name, [eb.index(expr, i64), eb.const(int(k), i64)], b))
-
-        for d, sp in enumerate(node.attr("spec")):
-            i = idx[d]
-            if sp[0] == "i":
-                compare("equal", i, sp[1])
-                continue
-            _, start, step, length = sp
-            if isinstance(length, int) and length == 0:
-                return self.value(base, idx)
-            lo = start if step > 0 else start + (length - 1) * step
-            st = abs(step)
-            if _maybe_less(0, lo):
-                compare("greater_equal", i, lo)
-            if _maybe_less(lo + (length - 1) * st, base.shape[d] - 1):
-                compare("less_equal", i, lo + (length - 1) * st)
-            if st > 1:
-                compare("equal", IMod(i - lo, st), 0)
-            k = (i - lo) if st == 1 else sympy.floor((i - lo) / sympy.Integer(st))
-            if conds and not inside:    # clamp: the value is loaded for every element,
-                k = sympy.Max(0, sympy.Min(length - 1, k))      # used in the region
-            vidx.append(length - 1 - k if step < 0 else k)
-        region = node.attr("region")
-        val = self.value(value, broadcast_index(tuple(vidx), value.shape, region))
-        if not conds or inside:
-            return val
-        cond = conds[0]
-        for c in conds[1:]:
-            cond = eb.op("logical_and", [cond, c], b)
-        return eb.op("where", [cond, val, self.value(base, idx)], node.dtype)
 
     def _gather(self, node: Node, idx: tuple):
         """``src[..., i0[b], i1[b], ...]`` at ``idx``: the index arrays' values (at the
@@ -224,77 +184,6 @@ class Lowering(ControlLowering):
         stage.name = self.add_buffer(node, role)
         self.stages.append(stage)
 
-    def _split_reduce(self, node: Node, role: str) -> bool:
-        """A full reduction of an expression of ``x[box] = v`` (``np.abs(u - un).max()`` after
-        a stencil step): reduced over the box (the value, no per-element test: vector loops)
-        and over the slabs around it (the base) separately, the partial results combined.
-        False (nothing done) when the reduction is not of that form."""
-        (src,) = node.inputs
-        kind = node.attr("kind")
-        if kind not in _COMBINE or tuple(node.attr("axes")) != tuple(range(src.ndim)) \
-                or not src.ndim or node.shape:
-            return False
-        found, stack, seen = [], [src], set()
-        while stack:                        # the fused expression: setitems of src's shape
-            n = stack.pop()
-            if id(n) in seen or id(n) in self.buffer_of:
-                continue
-            seen.add(id(n))
-            if n.op == "setitem":
-                found.append(n)
-            elif n.op == "cast" or n.op in OPS:
-                stack.extend(n.inputs)
-            elif n.op not in LEAF_OPS:
-                return False
-        if len(found) != 1 or found[0].shape != src.shape or not self._in_memory(found[0].inputs[0]):
-            return False
-        s = found[0]
-        box = self._box(s)
-        if box is None:
-            return False
-        nvars = index_vars(src.ndim)
-        parts = [(tuple(n for _, n in box), tuple(lo + v for (lo, _), v in zip(box, nvars)), True)]
-        parts += [(domain, store, False) for domain, store, _ in self._outside(s)]
-        parts = [p for p in parts if not any(sympy.sympify(d).is_zero for d in p[0])]
-        if len(parts) < 2:
-            return False
-        i_dt = node.dtype
-        label, where = self.names[id(node)], node.where
-        partials = []
-        saved_memo = self.memo
-        for domain, idx, inside in parts:
-            self.memo = {}
-            self.region_known[id(s)] = inside
-            try:
-                body = self.value(src, tuple(idx))
-            finally:
-                del self.region_known[id(s)]
-                self.memo = saved_memo
-            name = self.new_buffer(f"buf{len(self.buffers)}", i_dt, ())
-            self.stages.append(Stage(name, "reduction", tuple(domain), body,
-                                     tuple(range(len(domain))), kind, label, where))
-            partials.append(self.eb.load(name, (), i_dt))
-        total = partials[0]
-        for p in partials[1:]:
-            total = self.eb.op(_COMBINE[kind], [total, p], i_dt)
-        name = self.add_buffer(node, role)
-        self.stages.append(Stage(name, "pointwise", (), total, (), None, label, where))
-        return True
-
-    @staticmethod
-    def _box(node: Node):
-        """(lowest index, length) per dimension of ``x[spec] = v``'s region when it is a box
-        (ints and slices of step +-1), else None."""
-        out = []
-        for sp in node.attr("spec"):
-            if sp[0] == "i":
-                out.append((sympy.sympify(sp[1]), 1))
-            elif abs(sp[2]) == 1:
-                out.append((sp[1] if sp[2] > 0 else sp[1] - sp[3] + 1, sp[3]))
-            else:
-                return None
-        return out
-
     def realize(self, node: Node) -> str:
         """The buffer holding ``node`` (an extern op's operand), making one if needed."""
         if id(node) not in self.buffer_of:
@@ -353,174 +242,16 @@ class Lowering(ControlLowering):
         self.buffers[name] = Buffer(name, dtype, tuple(shape), strides, role, arg)
         return name
 
-    def writebacks(self):
-        """Arguments updated in place: each one's final value is written into the caller's
-        array, after every other stage (those read the arguments' old values, as the graph
-        says). The rule, per argument:
-
-        - what is written: the assigned region only when the final value is one assignment
-          ``x[region] = v`` on the untouched argument (``out[...] = f(a)``,
-          ``u[1:-1, 1:-1] = ...``); the whole array otherwise (``x += y``, ``x *= 2``, several
-          assignments in a row);
-        - directly into the argument's memory when that is safe: every element the stage
-          reads of this argument is the element it writes at the same point (``x += y``,
-          ``x[1:-1] = 2 * x[1:-1]``), and no other argument's write-back reads it. Each element
-          is then read before it is overwritten, whatever the loop order, threads or lanes;
-        - otherwise (a hazard: a stencil reading neighbours it also overwrites) into a
-          temporary first, and copied into the argument once every write-back has computed
-          its value: NumPy's semantics, the right-hand side evaluated as if into a temporary.
-
-        Two arguments that are (parts of) the same memory are handled at call time, not here
-        (``runtime.compiled``): such calls run the function with NumPy itself.
-        """
-        inputs = {n.attr("index"): n for n in self.graph.inputs if n.op == "input"}
-        self.write_back([(self.buffer_of[id(inputs[m])], inputs[m], node)
-                         for m, node in self.graph.mutations])
-
-    def write_back(self, pairs):
-        """``pairs``: (buffer, the node it holds now, the node it must hold); see writebacks."""
-        plans, scatters = [], []
-        targets = {name for name, _, _ in pairs}
-        for name, start, node in pairs:
-            label = self.names[id(node)]
-            if node.op == "scatter" and id(node) not in self.buffer_of and node.inputs[0] is start:
-                stage = self._scatter(node, name, label, node.where)
-                if (not self._reads(name, stage.body) or stage.numel() == 1) and not any(
-                        self._reads(t, stage.body) for t in targets - {name}):
-                    scatters.append(stage)      # in place: only the elements stored
-                    continue
-            nvars = index_vars(node.ndim)
-            full = [(node.shape, nvars, self.value(node, nvars), label)]
-            parts = full
-            if node.op == "setitem" and id(node) not in self.buffer_of:
-                base = node.inputs[0]
-                region = self._region(node) + (self.names[id(node.inputs[1])],)
-                if base is start:
-                    parts = [region]
-                elif self._in_memory(base):             # the last step of a time loop
-                    parts = [p + (label,) for p in self._outside(node)] + [region]
-            parts = [p for p in parts if 0 not in p[0]]
-            plans.append((name, parts, full, node.where))
-        temps, direct, copies = [], [], []
-        for name, parts, full, where in plans:
-            if any(isinstance(ld, Load) and ld.buf == name for p in plans if p[0] != name
-                   for _, _, body, _ in p[1] for ld in walk(body)):
-                hazard = True
-            else:
-                hazard = any(self._reads_other(name, store, body, domain) or
-                             (k and self._reads(name, body))
-                             for k, (domain, store, body, _) in enumerate(parts))
-            if not hazard:
-                direct += [Stage(name, "pointwise", domain, body, (), None, lbl, where,
-                                 store=tuple(store)) for domain, store, body, lbl in parts]
-                continue
-            if len(parts) > 1:
-                parts = full
-            for domain, store, body, lbl in parts:
-                tmp = self.new_buffer(f"buf{len(self.buffers)}", body.dtype, tuple(domain))
-                temps.append(Stage(tmp, "pointwise", domain, body, (), None, lbl, where))
-                load = self.eb.load(tmp, index_vars(len(domain)), body.dtype)
-                copies.append(Stage(name, "pointwise", domain, load, (), None, full[0][3], where,
-                                    store=tuple(store)))
-        self.stages += temps + direct + copies + scatters
-
-    def _in_place(self, node: Node, role: str) -> bool:
-        """Can ``x[region] = v`` write into the buffer of ``x``? When ``x`` is a temporary
-        (a loop's carried array) of the same shape that nothing reads once this assignment
-        is computed, and ``v`` reads ``x`` only at the elements it overwrites (in a loop
-        body, ``C[i, :i+1] *= beta`` then updates C's row where it is)."""
-        base = node.inputs[0]
-        name = self.buffer_of.get(id(base))
-        if name is None or role != "temp" or self.buffers[name].role != "temp" or \
-                tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype:
-            return False
-        if not self._dead_after(base, node):
-            return False
-        domain, store, body = self._region(node)
-        return not self._reads_other(name, store, body, domain)
-
     def _in_memory(self, node: Node) -> bool:
         """Is ``node`` a buffer, or a view of one (reading it is a load)?"""
         while node.op in VIEW_OPS and id(node) not in self.buffer_of:
             node = node.inputs[0]
         return id(node) in self.buffer_of
 
-    @staticmethod
-    def _reads(name, body) -> bool:
-        return any(isinstance(ld, Load) and ld.buf == name for ld in walk(body))
-
-    @staticmethod
-    def _reads_other(name, store, body, domain=()) -> bool:
-        """Does ``body`` read buffer ``name`` anywhere but at ``store`` (the element written)?
-        (An index variable over a ``domain`` dimension of size 1 is 0.)"""
-        ones = {v: 0 for v, n in zip(index_vars(len(domain)), domain) if n == 1}
-
-        def same(a, b):
-            return sympy.expand(sympy.sympify(a - b).subs(ones)) == 0
-        return any(isinstance(ld, Load) and ld.buf == name and (len(ld.index) != len(store) or not all(
-            same(a, b) for a, b in zip(ld.index, store))) for ld in walk(body))
-
-    def _outside(self, node: Node) -> list:
-        """The elements of ``x[spec] = v``'s base outside the assigned region, copied:
-        [(domain, store index, value)]. A box region (steps of 1) leaves at most two slabs per
-        dimension (a stencil's frame); other regions copy the whole base (then overwritten)."""
-        base = node.inputs[0]
-        ranges = []
-        for sp in node.attr("spec"):
-            if sp[0] == "i":
-                ranges.append((sp[1], 1))
-            elif abs(sp[2]) == 1 or sympy.sympify(sp[3] - 1).is_nonpositive:   # may be symbolic
-                ranges.append((sp[1] if sp[2] > 0 else sp[1] - sp[3] + 1, sp[3]))
-            else:
-                nvars = index_vars(node.ndim)
-                return [(node.shape, nvars, self.value(base, nvars))]
-        nvars = index_vars(node.ndim)
-        if any(sympy.sympify(length).is_zero for _, length in ranges):     # writes nothing
-            return [(node.shape, nvars, self.value(base, nvars))]
-        parts = []
-        for d, size in enumerate(node.shape):
-            lo, length = ranges[d]
-            for start, stop in ((0, lo), (lo + length, size)):
-                if sympy.sympify(stop - start).is_nonpositive:
-                    continue
-                domain = [ranges[e][1] for e in range(d)] + [stop - start] + list(node.shape[d + 1:])
-                offset = [ranges[e][0] for e in range(d)] + [start] + [0] * (node.ndim - d - 1)
-                store = tuple(o + v for o, v in zip(offset, nvars))
-                parts.append((tuple(domain), store, self.value(base, store)))
-        return parts
-
-    def _region(self, node: Node):
-        """One assignment ``x[spec] = v`` on the argument: (domain, store index, value)."""
-        base, value = node.inputs
-        nvars = index_vars(node.ndim)
-        domain, store, vidx = [], [], []
-        for d, sp in enumerate(node.attr("spec")):
-            if sp[0] == "i":
-                domain.append(1)
-                store.append(sympy.sympify(sp[1]))       # n - k for x[..., -k] = v
-                continue
-            _, start, step, length = sp
-            domain.append(length)
-            store.append(start + step * nvars[d])
-            vidx.append(nvars[d])
-        region = node.attr("region")
-        body = self.value(value, broadcast_index(tuple(vidx), value.shape, region))
-        return tuple(domain), tuple(store), body
-
     def _leaf(self, node: Node):
         if node.op == "input":
             return ("arg", node.attr("index"))
         return ("buf", self.buffer_of[id(node)])
-
-
-_COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
-            "any": "logical_or", "all": "logical_and"}
-
-
-def _maybe_less(a, b) -> bool:
-    """a < b unless sympy can show otherwise (sizes are symbols >= 2 or ints)."""
-    rel = sympy.Lt(a, b)
-    return rel if isinstance(rel, bool) else (rel != sympy.false)
 
 
 def _map_leaves(tree, fn):

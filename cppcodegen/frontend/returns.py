@@ -1,0 +1,117 @@
+"""``return`` statements the control-flow rewriting must move (``rewrite.Converter``).
+
+In: the body of the function being rewritten. Out: the same body where a ``return`` inside
+an ``if`` (at the top level) becomes an assignment on each path (the tail after the ``if``
+copied into the paths that fall through), and a ``return`` inside loops becomes an
+assignment, a flag and a ``break`` out of every enclosing loop, the statements after a loop
+guarded by the flag; the function then returns the variable. Loops and branches with no
+``return`` left can be captured as control flow.
+"""
+from __future__ import annotations
+
+import ast
+
+from .astutil import (always_exits, assign, has_return, LOOPS, name_node, SCOPES,
+                      set_location, walk_scope)
+
+
+class ReturnRewriter:
+    """Methods of ``rewrite.Converter`` for ``return`` statements (mixed in)."""
+
+    # -- early returns at the top level of the function ---------------------------
+    def rewrite_returns(self, body):
+        ret = self.pre + "ret"
+        changed = [False]
+
+        def tail(stmts):
+            out = []
+            for i, s in enumerate(stmts):
+                if isinstance(s, ast.Return):
+                    out.append(ast.copy_location(
+                        assign(ret, s.value or ast.Constant(None)), s))
+                    return out
+                if isinstance(s, ast.If) and has_return([s]):
+                    eb, eo = always_exits(s.body), always_exits(s.orelse)
+                    if eb or eo:
+                        rest = stmts[i + 1:]
+                        b = tail(s.body + ([] if eb else rest))
+                        o = tail(s.orelse + ([] if eo else rest))
+                        changed[0] = True
+                        out.append(ast.copy_location(ast.If(test=s.test, body=b, orelse=o), s))
+                        return out
+                out.append(s)
+            last = stmts[-1] if stmts else self.fdef
+            out.append(set_location(assign(ret, ast.Constant(None)), last))
+            return out
+
+        if self.declared:
+            return body
+        if any(isinstance(s, LOOPS) and has_return([s]) for s in walk_scope(body)):
+            return self.returns_in_loops(body)
+        if not any(isinstance(s, ast.If) and has_return([s]) for s in body):
+            return body
+        new = tail(body)
+        if not changed[0]:
+            return body
+        r = ast.Return(value=name_node(ret))
+        return new + [set_location(r, body[-1])]
+
+    def returns_in_loops(self, body):
+        """``return`` inside loops (``for ...: if hit: return i``): the value goes to a
+        variable, a flag says it was set, and the loop breaks; every enclosing loop breaks
+        on the flag and the statements after it run only while the flag is down (what
+        Python's return skips). The function then returns the variable."""
+        ret, flag = self.pre + "ret", self.pre + "rf"
+        returns = [n for n in walk_scope(body) if isinstance(n, ast.Return)]
+        arity = {len(r.value.elts) if isinstance(r.value, ast.Tuple) and not any(
+            isinstance(e, ast.Starred) for e in r.value.elts) else None for r in returns}
+        parts = arity.pop() if len(arity) == 1 and None not in arity and always_exits(body) \
+            else None                   # ``return x, k`` everywhere: one variable per item
+
+        def store(value, s):
+            if parts is None:
+                return [set_location(assign(ret, value or ast.Constant(None)), s)]
+            return [set_location(assign(f"{ret}_{k}", v), s) for k, v in enumerate(value.elts)]
+
+        def flag_down():
+            return ast.UnaryOp(op=ast.Not(), operand=name_node(flag))
+
+        def lower(stmts, in_loop):
+            out = []
+            for i, s in enumerate(stmts):
+                if isinstance(s, ast.Return):
+                    out += store(s.value, s) + [set_location(assign(flag, ast.Constant(True)), s)]
+                    if in_loop:
+                        out.append(set_location(ast.Break(), s))
+                    return out
+                if not has_return([s]) or isinstance(s, SCOPES):
+                    out.append(s)
+                    continue
+                if isinstance(s, ast.If):
+                    s.body = lower(s.body, in_loop) or [set_location(ast.Pass(), s)]
+                    s.orelse = lower(s.orelse, in_loop)
+                    out.append(s)
+                else:                   # a loop: its returns break out of it
+                    s.body = lower(s.body, True)
+                    out.append(s)
+                    if in_loop:         # ... and out of the loops around it
+                        out.append(set_location(ast.If(test=name_node(flag), body=[
+                            set_location(ast.Break(), s)], orelse=[]), s))
+                rest = lower(stmts[i + 1:], in_loop)
+                if rest:
+                    out.append(set_location(ast.If(test=flag_down(), body=rest, orelse=[]),
+                                            rest[0]))
+                return out
+            return out
+
+        if any(isinstance(s, LOOPS) and s.orelse and has_return([s]) for s in walk_scope(body)):
+            return body
+        self.changed = True
+        first = body[0]
+        head = [set_location(assign(flag, ast.Constant(False)), first)]
+        if not always_exits(body):     # falling off the end returns None
+            body = body + [set_location(ast.Return(value=None), body[-1])]
+        new = head + lower(body, False)
+        value = name_node(ret) if parts is None else ast.Tuple(
+            elts=[name_node(f"{ret}_{k}") for k in range(parts)], ctx=ast.Load())
+        return new + [set_location(ast.Return(value=value), body[-1])]
