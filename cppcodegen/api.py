@@ -244,14 +244,15 @@ def _plan(program, sig, graph=None):
     from .runtime.compiled import Plan
     position = {}
     args = []
-    for n, (name, _, kind, role) in enumerate(sig):
+    for n, (name, ctype, kind, role) in enumerate(sig):
         position[name] = n
         if role == "size":
             args.append(("size", name))
             continue
         if kind == "scalar":
             index = next(i for s, _, i in program.scalars if s == name)
-            args.append(index if isinstance(index, tuple) else ("scalar", index))  # or ('rng', ...)
+            tag = "cscalar" if ctype.startswith("ccg::c") else "scalar"     # complex: (re, im)
+            args.append(index if isinstance(index, tuple) else (tag, index))  # or ('rng', ...)
             continue
         buf = program.buffers[name]
         if role == "input":

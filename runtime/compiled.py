@@ -28,6 +28,7 @@ from .hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
 class Plan:
     args: tuple        # per entry argument: ('input', arg index) | ('constant', key)
                        # | ('output'|'temp', shape, dtype str) | ('scalar', arg index)
+                       # | ('cscalar', arg index): a complex scalar, passed as (re, im)
     outputs: object    # tree with leaves ('buf', position in args) | ('arg', i) | ('value', v)
     hooks: tuple = ()  # (report name, position in args) per materialized buffer, in stage order
     steps: tuple = (("call", 0),)   # ('call', entry i) | ('extern', ExternCall, (arg positions), out position)
@@ -86,6 +87,8 @@ class CompiledVariant:
                 steps.append((2, tuple(spec[1]), np.dtype(spec[2])))
             elif spec[0] == "size":
                 steps.append((6, spec[1], None))
+            elif spec[0] == "cscalar":
+                steps.append((9, spec[1], None))
             elif spec[0] == "rng":          # ('rng', slot, 'seed'|'off', source): one draw
                 if spec[2] == "seed":       # gives both arguments, which are adjacent
                     steps.append((5, spec[3], None))
@@ -131,6 +134,10 @@ class CompiledVariant:
                 lines.append(f"{v} = zeros(4, 'i8')")
                 cargs.append(f"fb({v})")
                 checks.append(f"if {v}[0]: failed({v})")
+            elif kind == 9:                     # a complex scalar: two doubles
+                cargs += [f"args[{a}].real", f"args[{a}].imag"]
+                values.append("None")
+                continue
             elif kind == 5:                     # a random op's (seed, offset): two arguments
                 lines.append(f"r{j} = rng({a!r}, args)")
                 cargs += [f"r{j}[0]", f"r{j}[1]"]

@@ -79,6 +79,15 @@ def _compare_arrays(g, e, rtol, atol, ulp, check_zero_sign, path, alt=None):
                 f"comparison, dtype {e.dtype})\n" + _fmt_mismatches(np.nonzero(bad), g, e)
             )
         return
+    if e.dtype.kind == "c":
+        # complex: each component as a float of the part's dtype, under the same tolerance
+        # (a NaN has to be a NaN in the same component; ulp counts in that component)
+        for part in ("real", "imag"):
+            a = None if alt is None else getattr(np.asarray(alt), part)
+            _compare_arrays(np.ascontiguousarray(getattr(g, part)),
+                            np.ascontiguousarray(getattr(e, part)), rtol, atol, ulp,
+                            check_zero_sign, f"{path}.{part}", alt=a)
+        return
     if e.dtype.kind != "f":
         raise TypeError(f"{path}: unsupported dtype {e.dtype} in comparison")
     fi = np.finfo(e.dtype)
@@ -100,7 +109,7 @@ def _compare_arrays(g, e, rtol, atol, ulp, check_zero_sign, path, alt=None):
             bound = np.maximum(bound, np.broadcast_to(np.asarray(atol, np.float64), e.shape))
         if rtol is not None:
             bound = np.maximum(bound, rtol * np.abs(e64))
-        if ulp is not None:
+        if ulp:        # (not 0 * spacing: the spacing of the largest float is inf)
             mag = np.maximum(np.abs(e), fi.tiny).astype(e.dtype)
             bound = np.maximum(bound, ulp * np.spacing(mag).astype(np.float64))
         ok = diff <= bound
@@ -110,7 +119,7 @@ def _compare_arrays(g, e, rtol, atol, ulp, check_zero_sign, path, alt=None):
             a64 = np.broadcast_to(np.asarray(alt).astype(np.float64), e.shape)
             amag = np.maximum(np.abs(a64), fi.tiny).astype(e.dtype)
             abound = np.zeros(e.shape, np.float64)
-            if ulp is not None:
+            if ulp:
                 abound = np.maximum(abound, ulp * np.spacing(amag).astype(np.float64))
             if rtol is not None:
                 abound = np.maximum(abound, rtol * np.abs(a64))

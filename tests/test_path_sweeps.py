@@ -287,6 +287,9 @@ SCALARIZED_INTS = {
     "isfinite": "as isnan",
     "signbit": "floats only in NumPy's loops",
     "sqrt": "float only", "copysign": "float only", "arctan2": "float only",
+    "real": "complex operands only", "imag": "complex operands only",
+    "conjugate": "complex operands only (of a real number it is traced as positive)",
+    "complex": "float parts only", "mul_naive": "complex operands only",
     "hypot": "float only", "floor": "identity on ints", "ceil": "identity on ints",
     "trunc": "identity on ints", "rint": "identity on ints",
 }

@@ -14,16 +14,18 @@ import numpy as np
 import sympy
 
 from ..ir.loopir import STATUS, Const, FloorDiv, Gather, Index, Load, Op, Scalar, walk
-from ..ir.ufuncs import OPS
+from ..ir.ufuncs import COMPLEX_TEMPLATES, OPS
 
 CTYPES = {
     np.dtype("bool"): "bool", np.dtype("int8"): "int8_t", np.dtype("int16"): "int16_t",
     np.dtype("int32"): "int32_t", np.dtype("int64"): "int64_t", np.dtype("uint8"): "uint8_t",
     np.dtype("uint16"): "uint16_t", np.dtype("uint32"): "uint32_t", np.dtype("uint64"): "uint64_t",
     np.dtype("float16"): "_Float16", np.dtype("float32"): "float", np.dtype("float64"): "double",
+    np.dtype("complex64"): "ccg::c64", np.dtype("complex128"): "ccg::c128",
 }
 HALF = np.dtype("float16")
 VEC_TYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "int32", "int64"))
+COMPLEX_TYPES = frozenset(np.dtype(t) for t in ("complex64", "complex128"))  # ccg::Vec<ccg::c128, L> too
 BOOL = np.dtype(bool)
 
 
@@ -39,6 +41,10 @@ def literal(value, dtype) -> str:
     t = ctype(dtype)
     if dtype == BOOL:
         return "true" if value else "false"
+    if dtype.kind == "c":           # ccg::c128(re, im), each part a literal of the part type
+        part = np.dtype(f"f{dtype.itemsize // 2}")
+        z = complex(value)
+        return f"{t}({literal(z.real, part)}, {literal(z.imag, part)})"
     if dtype.kind == "f":
         v = float(value)
         if math.isnan(v):
@@ -147,10 +153,12 @@ def vector_template(e: Op):
         return "group"
     if e.name == "cast":
         src, dst = e.args[0].dtype, e.dtype
-        ok = {src, dst} <= VEC_TYPES | {BOOL}
+        ok = {src, dst} <= VEC_TYPES | COMPLEX_TYPES | {BOOL}
         return "cast" if ok else None
     opdef = OPS[e.name]
     dt = _operand_dtype(e)
+    if dt in COMPLEX_TYPES:
+        return COMPLEX_TEMPLATES[e.name][1] if e.name in COMPLEX_TEMPLATES else opdef.vector
     if dt == BOOL:
         return opdef.vector_bool
     if dt not in VEC_TYPES:
@@ -235,6 +243,8 @@ class ExprRenderer:
         opdef = OPS[e.name]
         dt = _operand_dtype(e)
         template = opdef.scalar_bool if dt == BOOL and opdef.scalar_bool else opdef.scalar
+        if dt in COMPLEX_TYPES and e.name in COMPLEX_TEMPLATES:
+            template = COMPLEX_TEMPLATES[e.name][0]
         template = const_power(e) or template
         text = template.format(*args, T="float" if e.dtype == HALF else ctype(e.dtype))
         text = miscompiled(e, text)
@@ -255,6 +265,8 @@ class ExprRenderer:
 
     @staticmethod
     def scalar_cast(x: str, src, dst) -> str:
+        if src.kind == "c":         # NumPy's casts from complex (complex.h): the real part
+            return f"static_cast<bool>({x})" if dst == BOOL else f"ccg::cast<{ctype(dst)}>({x})"
         if dst == BOOL:
             return f"({x} != 0)"
         if src.kind == "f" and dst.kind in "iu":
@@ -320,7 +332,7 @@ def miscompiled(e: Op, text: str, vtype: str | None = None) -> str:
 def vectorizable(expr, var, buffers, locals_) -> bool:
     """Can ExprRenderer write ``expr`` in vector mode along ``var``?"""
     for e in walk(expr):
-        if e.dtype not in VEC_TYPES and e.dtype != BOOL or isinstance(e, Gather):
+        if e.dtype not in VEC_TYPES | COMPLEX_TYPES and e.dtype != BOOL or isinstance(e, Gather):
             return False
         if isinstance(e, Op) and vector_template(e) is None:
             return False
@@ -335,5 +347,8 @@ def vectorizable(expr, var, buffers, locals_) -> bool:
 
 
 def lanes_itemsize(expr) -> int:
-    sizes = [e.dtype.itemsize for e in walk(expr) if e.dtype != BOOL]
+    """The widest element of ``expr`` in bytes: a complex lane counts its part (a
+    ccg::Vec<ccg::c128, L> holds a Vec<double, L> per part)."""
+    sizes = [e.dtype.itemsize // (2 if e.dtype.kind == "c" else 1) for e in walk(expr)
+             if e.dtype != BOOL]
     return max(sizes + [4])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from .cexpr import BOOL, ExprRenderer, cindex, ctype, lanes_itemsize, vectorizable
+from .cexpr import BOOL, ExprRenderer, cindex, ctype, lanes_itemsize, literal, vectorizable
 from ..config import Options
 from ..ir.loopir import LoopProgram, Stage, index_vars
 from ..passes.schedule import Kernel
@@ -94,7 +94,7 @@ class LoopWriter:
                 w.line(self.omp(1, 16))
             if block:
                 with w.indent(f"for (int64_t {i}_b = {lo}; {i}_b < {i}_end; {i}_b += {block} * L) {{"):
-                    w.line(f"auto vblk = {_vtype(s.body.dtype)}::broadcast(0);")
+                    w.line(f"auto vblk = {_vtype(s.body.dtype)}::broadcast({_zero(s.body.dtype)});")
                     w.line(f"const int64_t {i}_be = std::min<int64_t>({i}_b + {block} * L, {i}_end);")
                     with w.indent(f"for (int64_t {i} = {i}_b; {i} < {i}_be; {i} += L) {{"):
                         r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,
@@ -104,7 +104,7 @@ class LoopWriter:
                     w.line("auto y = vblk - vcomp;")
                     w.line("auto t = vacc + y;")
                     w.line(f"vcomp = ccg::select(ccg::isfinite(t), (t - vacc) - y, "
-                           f"{_vtype(s.body.dtype)}::broadcast(0));")
+                           f"{_vtype(s.body.dtype)}::broadcast({_zero(s.body.dtype)}));")
                     w.line("vacc = t;")
             else:
                 with w.indent(f"for (int64_t {i} = {lo}; {i} < {i}_end; {i} += L) {{"):
@@ -118,6 +118,11 @@ class LoopWriter:
         with w.indent(f"for (int64_t {i} = {lo}; {i} < {hi}; ++{i}) {{"):
             r = ExprRenderer(w, self.p.buffers, self.locals, reuse=self.reuse.get(s.name))
             emit(r, r(s.body), False)
+
+
+def _zero(dtype) -> str:
+    """0 as a vector's broadcast argument (complex lanes need a ccg::c128(0, 0))."""
+    return literal(0, dtype) if np.dtype(dtype).kind == "c" else "0"
 
 
 def _vtype(dtype):

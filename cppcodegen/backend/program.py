@@ -94,7 +94,8 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
         signature.append((name, ctype(dtype), "scalar", "scalar"))
     for name in program.sizes:
         signature.append((name, "int64_t", "scalar", "size"))
-    args = ", ".join(f"{_abi_type(t, kind)} {n}_" for n, t, kind, _ in signature)
+    args = ", ".join(f"double {n}_re_, double {n}_im_" if t in COMPLEX_CTYPES and kind == "scalar"
+                     else f"{_abi_type(t, kind)} {n}_" for n, t, kind, _ in signature)
     # 0-d temporaries that loops update (``s += a[i] * b[i]``) live in local variables of the
     # entry, which the compiler keeps in registers once the kernels are inlined (in memory
     # each iteration waits for the last one's store); written to memory when the entry ends
@@ -113,6 +114,8 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                         w.line(f"{t}* {n} = &{n}_v;")
                     elif kind == "buffer":
                         w.line(f"{t}* {n} = static_cast<{t}*>({n}_);")
+                    elif t in COMPLEX_CTYPES:     # a complex scalar comes as (re, im)
+                        w.line(f"const {t} {n}({n}_re_, {n}_im_);")
                     else:
                         w.line(f"const {t} {n} = static_cast<{t}>({n}_);")
                 for n, pool in shared.items():
@@ -200,9 +203,16 @@ def _locals_written(program: LoopProgram, kernels) -> list:
     return out
 
 
+COMPLEX_CTYPES = ("ccg::c64", "ccg::c128")
+
+
 def _abi_type(t: str, kind: str) -> str:
+    """The C type an entry point takes an argument as (cffi knows no C++ types): buffers as
+    ``void*``, floats as double, complex scalars as two doubles (re, im), the rest int64."""
     if kind == "buffer":
         return "void*"
+    if t in COMPLEX_CTYPES:
+        return "double, double"
     return "double" if t in ("float", "double") else "int64_t"
 
 

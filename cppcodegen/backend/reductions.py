@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from .cexpr import BOOL, ExprRenderer, ctype, lanes_itemsize, literal
-from ..ir.loopir import Stage, index_vars
-from .loops import LoopWriter, _vtype
+from .cexpr import BOOL, ExprRenderer, ctype, lanes_itemsize, linear_coefficient, literal
+from ..ir.loopir import Load, Stage, index_vars, walk
+from .loops import LoopWriter, _vtype, _zero
 from .sizes import _c, _chunk_bounds
 
 INIT = {"sum": 0, "prod": 1, "any": False, "all": True}
@@ -30,9 +30,15 @@ BOOL_HREDUCE = {"max": "{0}.any()", "min": "{0}.all()"}
 CHUNKS = 64          # parallel reductions to a scalar use this many fixed chunks (deterministic)
 
 
-def combine(kind: str, dtype, vector: bool = False) -> str:
+def combine(kind: str, dtype, vector: bool = False, row: bool = False) -> str:
+    """How ``kind`` combines two values. ``row``: a product along the reduced row itself
+    (np.prod along the innermost axis, or of everything), which NumPy runs with its scalar
+    multiply loop: for complex values the naive product (ccg::mul_naive), not the fused one
+    its SIMD loop (along an outer axis, ``operator*``) rounds once per part."""
     if np.dtype(dtype) == BOOL and kind in BOOL_COMBINE:
         return (BOOL_VCOMBINE if vector else BOOL_COMBINE)[kind]
+    if row and kind == "prod" and np.dtype(dtype).kind == "c":
+        return "ccg::mul_naive({0}, {1})"
     return (VCOMBINE if vector else COMBINE)[kind]
 
 
@@ -52,6 +58,9 @@ def init_value(kind: str, dtype) -> str:
     if dtype.kind == "f":
         inf = f"std::numeric_limits<{t}>::infinity()"
         return f"-{inf}" if kind in ("max", "argmax") else inf
+    if dtype.kind == "c":   # (-inf, -inf) is below every value in NumPy's complex order
+        inf = -np.inf if kind in ("max", "argmax") else np.inf
+        return literal(complex(inf, inf), dtype)
     return f"std::numeric_limits<{t}>::{'lowest' if kind in ('max', 'argmax') else 'max'}()"
 
 
@@ -70,14 +79,16 @@ class ReductionWriter(LoopWriter):
             var = index_vars(len(s.domain))[axes[-1]] if axes else None
             # products run in index order, as NumPy's do: with lanes, 0 * inf could make NaN
             # where NumPy's running product is already 0
-            vec = bool(axes) and kind != "prod" and self.can_vectorize(s, var)
+            # (complex max/min: lanes would need NumPy's lexicographic horizontal reduce)
+            vec = bool(axes) and kind != "prod" and self.can_vectorize(s, var) and not (
+                kind in ("max", "min") and s.body.dtype.kind == "c")
             # float sums are accumulated in blocks, then the blocks summed: error grows with
             # log-ish depth instead of with the row length (NumPy sums pairwise)
             # (a row of a multi-axis reduction is its own block, however short)
             # blocks are reduction_block elements per lane (block * L), so the error does not
             # depend on the ISA's lane count; float32 partials are finished in double
             block = self.opts.reduction_block if (
-                vec and kind == "sum" and s.body.dtype.kind == "f"
+                vec and kind == "sum" and s.body.dtype.kind in "fc"
                 and (not isinstance(s.domain[axes[-1]], int)
                      or s.domain[axes[-1]] > 64 * self.opts.reduction_block or len(axes) > 1)) else 0
             wide = bool(block) and s.body.dtype == np.float32
@@ -86,14 +97,15 @@ class ReductionWriter(LoopWriter):
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
                 w.line(f"auto vacc = {_vtype(s.body.dtype)}::broadcast({init_value(kind, s.body.dtype)});")
             if block:
-                w.line(f"auto vcomp = {_vtype(s.body.dtype)}::broadcast(0);   // Kahan compensation")
+                w.line(f"auto vcomp = {_vtype(s.body.dtype)}::broadcast({_zero(s.body.dtype)});   // Kahan compensation")
             target_v = "vblk" if block else "vacc"
+            row = kind == "prod" and var is not None and self._along_memory(s, var)
 
             def update(r: ExprRenderer, value: str, vector: bool):
                 if vector:
                     w.line(f"{target_v} = {combine(kind, s.body.dtype, True).format(target_v, value)};")
                 else:
-                    w.line(f"acc = {combine(kind, s.body.dtype).format('acc', value)};")
+                    w.line(f"acc = {combine(kind, s.body.dtype, row=row).format('acc', value)};")
             self.loops(s, axes, ranges, update, parallel=False, allow_vector=vec,
                        declared_lanes=vec, block=block)
             if block:     # the block sums' compensation too, float32 lanes in double
@@ -107,6 +119,17 @@ class ReductionWriter(LoopWriter):
                 w.line(f"{acc} = acc;")
             else:
                 w.line(f"{s.name}[{self.out_offset(s)}] = acc;")
+
+    def _along_memory(self, s: Stage, var) -> bool:
+        """Does ``s`` read memory contiguously along ``var``? (NumPy's reduction then runs
+        its reduce loop along the row; over an outer memory axis its elementwise loop.)"""
+        for e in walk(s.body):
+            if isinstance(e, Load) and e.buf not in self.locals:
+                buf = self.p.buffers[e.buf]
+                off = sum((i * st for i, st in zip(e.index, buf.strides)), sympy.Integer(0))
+                if linear_coefficient(off, var) in (1, -1):
+                    return True
+        return False
 
     def chunked_reduction(self, s: Stage):
         """A reduction to one value, split into fixed chunks of axis 0 run in parallel."""

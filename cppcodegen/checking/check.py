@@ -129,6 +129,8 @@ def compare(got: np.ndarray, ref: np.ndarray, tolerances=None) -> tuple:
         d = np.abs(got[diff].astype(np.float64) - ref[diff].astype(np.float64))
         r = d / np.maximum(np.abs(ref[diff].astype(np.float64)), 1)
         return False, float(d.max()), float(r.max()), bad, "values (exact dtype)"
+    if got.dtype.kind == "c":       # per component, each as a float of the part's dtype
+        return _compare_parts(got, ref, tolerances)
     rtol, atol, ulp = {**DEFAULT_TOLERANCES, **{np.dtype(k): v for k, v in (tolerances or {}).items()}}[got.dtype]
     gn, rn = np.isnan(got), np.isnan(ref)
     nan_bad = gn != rn
@@ -152,6 +154,21 @@ def compare(got: np.ndarray, ref: np.ndarray, tolerances=None) -> tuple:
     if bad:
         return False, max_abs, max_rel, bad, f"values (rtol={rtol:g}, atol={atol:g}, {ulp} ulp)"
     return True, max_abs, max_rel, 0, ""
+
+
+def _compare_parts(got, ref, tolerances) -> tuple:
+    """``compare`` of complex buffers: the real parts, then the imaginary parts, each with the
+    tolerances of the part's float dtype (or those given for the complex dtype)."""
+    part = np.dtype(f"f{got.dtype.itemsize // 2}")
+    tols = {np.dtype(k): v for k, v in (tolerances or {}).items()}
+    if got.dtype in tols:
+        tols[part] = tols[got.dtype]
+    results = [compare(np.ascontiguousarray(g), np.ascontiguousarray(r), tols)
+               for g, r in ((got.real, ref.real), (got.imag, ref.imag))]
+    reason = "; ".join(f"{name} part: {res[4]}" for name, res in zip(("real", "imaginary"), results)
+                       if not res[0])
+    return (all(r[0] for r in results), max(r[1] for r in results), max(r[2] for r in results),
+            sum(r[3] for r in results), reason)
 
 
 # ----------------------------------------------------------------- running

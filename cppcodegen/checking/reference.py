@@ -29,6 +29,8 @@ buffer local to a loop body is not reported.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..ir.graph import CONTROL_OPS, Graph, Node, map_tree
@@ -141,6 +143,10 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
         row = start + step * np.arange(shape[-1] if shape else 1)
         return np.broadcast_to(row.astype(node.dtype), shape)
     if op == "cast":
+        if vals[0].dtype.kind == "c" and node.dtype.kind != "c":    # the real part, as NumPy
+            with warnings.catch_warnings():                         # (the trace warned once)
+                warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+                return vals[0].astype(node.dtype)
         return vals[0].astype(node.dtype)
     if op == "reshape":
         return vals[0].reshape(_shape(node.shape, sizes))

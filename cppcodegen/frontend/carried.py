@@ -86,6 +86,8 @@ def _type_of(value):
         return (np.dtype(np.int64), True, (), True)
     if isinstance(value, float):
         return (np.dtype(np.float64), True, (), True)
+    if isinstance(value, complex):
+        return (np.dtype(np.complex128), True, (), True)
     if isinstance(value, np.generic):
         return (value.dtype, False, (), True)
     return "other"

@@ -68,7 +68,7 @@ def _shape(shape, what: str) -> tuple:
 
 def _dtype(dtype, default, what: str) -> np.dtype:
     dt = np.dtype(default if dtype is None else dtype)
-    if dt.kind not in "biuf":
+    if dt.kind not in "biufc" or dt.itemsize > 16:
         unsupported(f"{what} with dtype {dt}")
     return dt
 

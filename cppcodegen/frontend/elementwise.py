@@ -54,6 +54,10 @@ def trace_ufunc(ufunc, inputs, kwargs):
     name = ufuncs.ALIASES.get(name, name)
     dts = loop_dtypes(ufunc, inputs, dtype)
     in_dts, out_dt = dts[:-1], dts[-1]
+    if name == "conjugate" and out_dt.kind != "c":      # of a real number: itself
+        name = "positive"
+    if name == "clip" and out_dt.kind == "c":           # NumPy's complex clip (clip.cpp)
+        return _complex_clip(*[cast(asproxy(x), dt) for x, dt in zip(inputs, in_dts)])
     if name in ufuncs.LOGICAL:      # logical ops work on truth values
         in_dts = (np.dtype(bool),) * len(inputs)
     if name in ufuncs.COMPARISONS and any(type(x) is int for x in inputs):
@@ -159,7 +163,7 @@ def select(condlist, choicelist, default=0):
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray "
                             f"(at {user_location()})")
     values = list(choicelist) + [default]
-    dt = np.result_type(*[v if type(v) in (int, float) else descriptor(v)
+    dt = np.result_type(*[v if type(v) in (int, float, complex) else descriptor(v)
                           if isinstance(v, Proxy) else np.asarray(v) for v in values])
     values = [cast(asproxy(v), dt) for v in values]
     shape = broadcast_operands(conds + values, "np.select")
@@ -190,7 +194,8 @@ def where(cond, x=None, y=None):
         raise ValueError(f"either both or neither of x and y should be given "
                          f"(at {user_location()})")
     descs = [descriptor(v) for v in (x, y)]
-    weak_values = [{bool: True, int: 0, float: 0.0}[d] if isinstance(d, type) else d for d in descs]
+    weak_values = [{bool: True, int: 0, float: 0.0, complex: 0j}[d] if isinstance(d, type) else d
+                   for d in descs]
     dt = np.result_type(*weak_values)
     shape = broadcast_operands((cond, x, y), "np.where")
     args = [fit(as_node(cond, bool), shape), fit(as_node(x, dt), shape), fit(as_node(y, dt), shape)]
@@ -208,9 +213,28 @@ def clip(a, a_min=None, a_max=None, out=None, **kw):
         return asproxy(a)
     # a missing bound never wins: -inf/+inf (or the integer extremes) in its place
     x = asproxy(a)
+    if x.dtype.kind == "c" or any(isinstance(b, complex) or _kind(b) == "c" for b in (a_min, a_max)):
+        if a_min is None:           # NumPy's _clip: a missing bound is np.minimum/maximum
+            return np.minimum(x, a_max)
+        if a_max is None:
+            return np.maximum(x, a_min)
     lo = a_min if a_min is not None else _extreme(x, a_max, low=True)
     hi = a_max if a_max is not None else _extreme(x, a_min, low=False)
     return trace_ufunc(np._core.umath.clip, (x, lo, hi), {})
+
+
+def _kind(x) -> str:
+    return x.dtype.kind if isinstance(x, (Proxy, np.ndarray, np.generic)) else ""
+
+
+def _complex_clip(x, lo, hi):
+    """clip of complex values as NumPy's clip loop (clip.cpp): Min(Max(x, lo), hi), where
+    Max(a, b) is a if a holds a NaN or a > b (real parts first; equal real parts: imaginary
+    parts, with no NaN rule), else b; Min likewise with <."""
+    def beyond(a, b, cmp):
+        return where(np.equal(a.real, b.real), cmp(a.imag, b.imag), cmp(a.real, b.real))
+    t = where(np.isnan(x) | beyond(x, lo, np.greater), x, lo)
+    return where(np.isnan(t) | beyond(t, hi, np.less), t, hi)
 
 
 def _extreme(x, other, low: bool):

@@ -37,7 +37,7 @@ def matmul(a, b, out=None, **kw):
         dt = np.matmul.resolve_dtypes((descriptor(a), descriptor(b), None))[-1]
     except TypeError as e:
         raise TypeError(f"np.matmul: {e} (at {user_location()})") from None
-    if dt.kind not in "fiu":
+    if dt.kind not in "fiuc":     # (complex: NumPy's BLAS call; our GEMM is float32/64 only)
         unsupported(f"np.matmul on {dt}")
     a2 = reshape(a, (1, a.shape[0])) if a.ndim == 1 else a
     b2 = reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b

@@ -12,12 +12,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError, user_location
+from . import complexes
 from .creation import full_like, ones_like, zeros_like
 from .elementwise import clip, isclose, select, trace_ufunc, where
 from .externs import extern_call
 from .indexing import diagonal, flip, getitem, setitem, take, ufunc_at
 from .linalg import dot, matmul, trace_, tril, triu
-from .proxy import Proxy, asproxy, cast, copy_of, descriptor, store_result, unsupported
+from ..ir.graph import make_node
+from .proxy import Proxy, asproxy, cast, copy_of, descriptor, store_result, unsupported, wrap
 from .selection import is_selection, lift
 from .reductions import (all_, allclose, amax, amin, any_, argmax, argmin, cumprod, cumsum,
                          mean, prod, std, sum_, trace_ufunc_accumulate, trace_ufunc_reduce, var)
@@ -97,7 +99,48 @@ for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
 Proxy.__hash__ = object.__hash__
 
 
+def _scalar_like(x) -> bool:
+    """A value NumPy's scalar math computes with (a NumPy or Python scalar), not an array."""
+    if isinstance(x, Proxy):
+        return bool(x.weak or x.scalar) and not is_selection(x) and not x.node.shape
+    return isinstance(x, (int, float, complex, np.generic))
+
+
+def _product(a, b):
+    """``a * b``. Of two complex scalars NumPy's scalar math (and Python) multiplies naively
+    (two roundings per part), its array loop with one fused rounding: ``s += x[i] * w`` in a
+    loop is then Python's value bit for bit."""
+    r = np.multiply(a, b)
+    if isinstance(r, Proxy) and r.dtype.kind == "c" and r.node.op == "multiply" \
+            and _scalar_like(a) and _scalar_like(b):
+        n = r.node
+        return wrap(make_node("mul_naive", n.inputs, n.shape, n.dtype, n.where), r.weak, r.scalar)
+    return r
+
+
+_imul_array = Proxy.__imul__
+Proxy.__mul__ = lambda self, other: _product(self, other)
+Proxy.__rmul__ = lambda self, other: _product(other, self)
+Proxy.__imul__ = lambda self, other: (_product(self, other) if self.weak or self.scalar
+                                      else _imul_array(self, other))
+
+
+def _abs(self):
+    """abs(): of a complex scalar, NumPy's scalar math (and Python) take glibc's cabs, i.e.
+    hypot; np.absolute of arrays runs NumPy's own SIMD algorithm (they differ by an ULP)."""
+    if self.dtype.kind == "c" and _scalar_like(self):
+        return np.hypot(complexes.real(self), complexes.imag(self))
+    return np.absolute(self)
+
+
 def _pow(self, other):
+    if self.dtype.kind == "c" and not (self.weak or self.scalar):   # NumPy 2.4's array
+        # fast_scalar_power (scalars: npy_cpow, i.e. np.power): only a
+        if type(other) is int and other in (2, -1):     # Python int 2 / -1, a Python float 0.5
+            return np.square(self) if other == 2 else np.reciprocal(self)
+        if type(other) is float and other == 0.5:       # (square and power(z, 2) round
+            return np.sqrt(self)                        # differently for complex z)
+        return np.power(self, other)
     # ndarray.__pow__'s fast paths for scalar exponents
     # (only where the fast path keeps power's result dtype: int ** 2.0 is float64)
     if type(other) in (int, float) and not self.weak and self.dtype.kind in "biuf":
@@ -117,7 +160,7 @@ def _pow(self, other):
 Proxy.__pow__ = _pow
 Proxy.__neg__ = lambda self: np.negative(self)
 Proxy.__pos__ = lambda self: np.positive(self)
-Proxy.__abs__ = lambda self: np.absolute(self)
+Proxy.__abs__ = _abs
 Proxy.__invert__ = lambda self: np.invert(self)
 Proxy.__divmod__ = lambda self, other: np.divmod(self, other)
 Proxy.__matmul__ = lambda self, other: matmul(self, other)
@@ -210,6 +253,7 @@ FUNCTIONS = {
     np.empty_like: zeros_like, np.shape: _shape_of, np.ndim: _ndim_of, np.size: _size_of,
     np.copy: lambda a, *args, **kw: copy_of(asproxy(a), scalar=False),
     np.asarray: _as_array, np.ascontiguousarray: _as_array, np.array: _array,
+    **complexes.FUNCTIONS,
     np.result_type: lambda *args: np.result_type(*[descriptor(a) if isinstance(a, Proxy) else a
                                                    for a in args]),
 }

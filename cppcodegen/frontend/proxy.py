@@ -13,11 +13,12 @@ on the class by ``ndarray.py``, which sits above the modules that implement it.
 from __future__ import annotations
 
 import hashlib
+import warnings
 
 import numpy as np
 
 from ..errors import DataDependentError, TraceError, UnsupportedError, user_location
-from ..ir.graph import make_node, Node
+from ..ir.graph import complex_warning, make_node, Node
 from . import effects
 from .sizes import (as_int, broadcast_sizes, canon_shape, fit, is_dim, same_size, symbolic,
                     user_dim, user_shape)
@@ -82,7 +83,7 @@ class Proxy:
     size = property(lambda self: user_dim(self.node.size))
     itemsize = property(lambda self: self.node.dtype.itemsize)
     nbytes = property(lambda self: self.size * self.node.dtype.itemsize)
-    real = property(lambda self: self)
+    # .real / .imag: installed by complexes.py (views of a complex array's parts)
 
     def __len__(self):
         if not self.shape:
@@ -138,7 +139,8 @@ def unsupported(what):
 
 # --------------------------------------------------------------------------- operands
 
-WEAK_TYPES = (int, float)      # NEP 50: Python int and float are weak; bool is np.bool_
+WEAK_TYPES = (int, float, complex)  # NEP 50: Python int, float, complex are weak; bool is np.bool_
+_WEAK_KIND = {"i": int, "u": int, "f": float, "c": complex}
 
 
 def is_weak(x) -> bool:
@@ -149,7 +151,7 @@ def descriptor(x):
     """What NumPy's promotion sees: a dtype, or a Python type for weak scalars."""
     if isinstance(x, Proxy):
         if x.weak and x.dtype.kind != "b":
-            return {"i": int, "u": int, "f": float}[x.dtype.kind]
+            return _WEAK_KIND[x.dtype.kind]
         return x.dtype
     if type(x) is bool:
         return np.dtype(bool)
@@ -159,8 +161,6 @@ def descriptor(x):
         return x.dtype
     if is_dim(x):                  # a symbolic size (x.shape[0]) acts as a Python int
         return int
-    if isinstance(x, complex):
-        unsupported("complex numbers")
     if x is None:
         raise TraceError(f"None used as an array operand at {user_location()}")
     raise TraceError(f"cannot use {type(x).__name__} as an array operand at {user_location()}")
@@ -196,7 +196,7 @@ def as_node(x, dtype=None) -> Node:
 
 
 def constant_array(x: np.ndarray, where: str) -> Node:
-    if x.dtype.kind not in "biuf":
+    if x.dtype.kind not in "biufc" or x.dtype.itemsize > 16:
         unsupported(f"arrays of dtype {x.dtype}")
     flat = x.reshape(-1)
     if x.size > 1 and x.size == np.count_nonzero(flat == flat[0]):
@@ -209,7 +209,11 @@ def cast_node(node: Node, dtype: np.dtype) -> Node:
     if node.dtype == dtype:
         return node
     if node.op == "const":
-        value = np.array(node.attr("value"), dtype=node.dtype).astype(dtype).item()
+        if node.dtype.kind == "c" and dtype.kind in "iuf":
+            complex_warning()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            value = np.array(node.attr("value"), dtype=node.dtype).astype(dtype).item()
         return make_node("const", (), (), dtype, node.where, value=value)
     return make_node("cast", (node,), node.shape, dtype, user_location())
 
@@ -304,6 +308,12 @@ def _unview(v: Node, below: Node, new: Node) -> Node:
         spec = tuple(("s",) + tuple(sp) for sp in v.attr("spec"))
         return make_node("setitem", (below, new), below.shape, below.dtype, where, spec=spec,
                          region=tuple(new.shape))
+    if v.op in ("real", "imag"):       # x.real / x.imag written: x with that part replaced
+        new = cast_node(new, v.dtype)
+        other = make_node("imag" if v.op == "real" else "real", (below,), below.shape, v.dtype,
+                          where)
+        parts = (new, other) if v.op == "real" else (other, new)
+        return make_node("complex", parts, below.shape, below.dtype, where)
     raise ValueError(f"assignment destination is read-only: a broadcast view is written "
                      f"(at {user_location()})")
 
@@ -314,6 +324,8 @@ def update(a: Proxy, node: Node):
     array is written when the compiled function returns (see ``lower.Lowering.writebacks``)."""
     if a.weak:
         raise TypeError(f"cannot assign into a Python scalar (at {user_location()})")
+    if getattr(a, "readonly", False):       # the imaginary part of a real array
+        raise ValueError(f"assignment destination is read-only (at {user_location()})")
     if a._base is not None:
         base, _, chain = a._base
         levels = [base.node]

@@ -318,7 +318,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NO
     mu = _reduce_node(x, "sum", axes, True, dtype)
     mu = np.true_divide(mu, size_operand(n))
     d = np.subtract(x, mu)
-    d = np.multiply(d, d)
+    if d.dtype.kind == "c":     # NumPy's _var: |d|**2 as re*re + im*im (a float)
+        d = np.add(np.multiply(d.real, d.real), np.multiply(d.imag, d.imag))
+    else:
+        d = np.multiply(d, d)
     if out is not None and dtype is None:   # as NumPy: the last sum's loop takes out's dtype
         dtype = _out_loop_dtype(np.add, out, d.dtype)
     total = _reduce_node(d, "sum", axes, bool(keepdims), dtype)

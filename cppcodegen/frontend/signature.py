@@ -11,8 +11,9 @@ import weakref
 
 import numpy as np
 
-SUPPORTED_KINDS = "biuf"
+SUPPORTED_KINDS = "biufc"
 _F8 = np.dtype(np.float64)
+_C16 = np.dtype(np.complex128)
 _SUPPORTED = {}     # dtype -> bool, filled as dtypes are seen
 
 
@@ -29,14 +30,16 @@ def classify(args) -> tuple:
             dt = a.dtype
             ok = _SUPPORTED.get(dt)
             if ok is None:
-                ok = _SUPPORTED[dt] = dt.kind in SUPPORTED_KINDS and dt.isnative
+                ok = _SUPPORTED[dt] = _supported(dt)
             if not ok:
-                raise TypeError(f"cppcodegen supports native-byte-order bool, integer and float "
-                                f"arrays; got an array of dtype {dt}")
+                raise TypeError(f"cppcodegen supports native-byte-order bool, integer, float "
+                                f"and complex64/complex128 arrays; got an array of dtype {dt}")
             specs.append(("array", dt, a.shape, a.strides))
         elif t is float:
             specs.append(("scalar", _F8, True))
-        elif isinstance(a, np.generic) and a.dtype.kind in SUPPORTED_KINDS:
+        elif t is complex:
+            specs.append(("scalar", _C16, True))
+        elif isinstance(a, np.generic) and _supported(a.dtype):
             specs.append(("scalar", a.dtype, False))
         elif t in (int, bool, str) or a is None:
             specs.append(("const", t.__name__, a))
@@ -51,6 +54,11 @@ def classify(args) -> tuple:
             raise TypeError(f"cppcodegen cannot take an argument of type {t.__name__}; "
                             "pass arrays, Python/NumPy scalars, ints, bools, strings or None")
     return tuple(specs)
+
+
+def _supported(dt) -> bool:
+    """bool, integers, floats and complex64/complex128 (not clongdouble) in native order."""
+    return dt.kind in SUPPORTED_KINDS and dt.isnative and (dt.kind != "c" or dt.itemsize <= 16)
 
 
 def describe(spec) -> str:

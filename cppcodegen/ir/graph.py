@@ -75,11 +75,22 @@ MADE: list = []     # while a region is traced: one dict per open region, id -> 
 
 
 def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
+    if op == "cast" and inputs[0].dtype.kind == "c" and np.dtype(dtype).kind in "iuf":
+        complex_warning()
     node = Node(op, tuple(inputs), tuple(sorted(attrs.items())), tuple(map(_dim, shape)),
                 np.dtype(dtype), where)
     for made in MADE:
         made[id(node)] = node
     return node
+
+
+def complex_warning():
+    """NumPy's warning for a complex -> real cast (which keeps the real part), naming the
+    user's line; the trace warns once, when it compiles (NumPy: on every call)."""
+    import warnings
+    from ..errors import user_location
+    warnings.warn(f"Casting complex values to real discards the imaginary part (at "
+                  f"{user_location()})", np.exceptions.ComplexWarning, stacklevel=3)
 
 
 def _dim(d):

@@ -318,7 +318,7 @@ class SymInt:
             other = other.expr
         elif isinstance(other, (int, np.integer)) and not isinstance(other, bool):
             other = int(other)
-        elif self._in_loop() and isinstance(other, (float, np.floating)):
+        elif self._in_loop() and isinstance(other, (float, complex, np.inexact)):
             return fn(TRACED_VALUE(self.expr), other)     # lv0 * 0.5: a traced value
         else:
             return NotImplemented
@@ -370,14 +370,14 @@ class SymInt:
     def __truediv__(self, o):
         if self._in_loop():
             return TRACED_VALUE(self.expr) / (o.expr if isinstance(o, SymInt) else o)
-        if not isinstance(o, (int, float, SymInt)):
+        if not isinstance(o, (int, float, complex, SymInt)):
             return NotImplemented          # an array: the array's operator takes it
         return self.__index__() / (o.__index__() if isinstance(o, SymInt) else o)
 
     def __rtruediv__(self, o):
         if self._in_loop():
             return o / TRACED_VALUE(self.expr)
-        return o / self.__index__() if isinstance(o, (int, float)) else NotImplemented
+        return o / self.__index__() if isinstance(o, (int, float, complex)) else NotImplemented
 
     def __bool__(self):
         return self._decided(lambda: not equal(self.expr, 0), lambda v: v != 0)

@@ -98,6 +98,43 @@ _ROWS = [
           "(({0} & {1}) | (~{0} & {2}))"),
 ]
 
+def _make_complex(re, im):
+    """complex(re, im) part by part (re + 1j * im would multiply: 1j * inf is nan+infj)."""
+    re, im = np.asarray(re), np.asarray(im)
+    out = np.empty(np.broadcast_shapes(re.shape, im.shape),
+                   np.result_type(re.dtype, im.dtype, np.complex64))
+    out.real, out.imag = re, im
+    return out
+
+
+def _mul_naive(a, b):
+    """The complex product with two roundings per part (NumPy's scalar ``*``, Python's)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return _make_complex(a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
+
+
+# complex parts (include/cppcodegen/complex.h): Re, Im, the conjugate, and the complex number
+# of two parts (internal: what writing x.real / x.imag leaves in x); mul_naive: ``*`` of
+# NumPy (and Python) complex scalars, which NumPy computes naively, while its array loop
+# (multiply) rounds each part once (a fused multiply-add)
+_ROWS += [
+    OpDef("real", 1, np.real, "ccg::real({0})", "ccg::real({0})"),
+    OpDef("imag", 1, np.imag, "ccg::imag({0})", "ccg::imag({0})"),
+    OpDef("conjugate", 1, np.conjugate, "ccg::conj({0})", "ccg::conj({0})"),
+    OpDef("complex", 2, _make_complex, "{T}({0}, {1})", "ccg::Vec<{T}, L>::from_parts({0}, {1})"),
+    OpDef("mul_naive", 2, _mul_naive, "ccg::mul_naive({0}, {1})", "ccg::mul_naive({0}, {1})"),
+]
+
+# complex operands: (scalar, vector) templates where the row's real spelling does not fit
+# (NumPy's complex loops: complex.h has every function under the vector names)
+COMPLEX_TEMPLATES = {
+    "sqrt": ("ccg::sqrt({0})", "ccg::sqrt({0})"),
+    "rint": ("ccg::rint({0})", "ccg::rint({0})"),
+    "power": ("ccg::power({0}, {1})", "ccg::power({0}, {1})"),
+    "reciprocal": ("ccg::reciprocal({0})", "ccg::reciprocal({0})"),
+}
+
+
 def _random_reference(kind):
     """NumPy reference of the kernels' Philox draws for an array of element indices."""
     def draw(index, seed, offset):
@@ -124,10 +161,12 @@ OPS: dict[str, OpDef] = {row.name: row for row in _ROWS}
 
 # NumPy names that are the same op under another name
 ALIASES = {"true_divide": "divide", "mod": "remainder", "abs": "absolute",
-           "conjugate": "positive", "bitwise_not": "invert", "bitwise_left_shift": "left_shift",
+           "bitwise_not": "invert", "bitwise_left_shift": "left_shift",
            "bitwise_right_shift": "right_shift", "power": "power"}
 
-TRACEABLE = (set(OPS) - {"where", "random_uniform", "random_normal"}) | set(ALIASES) | {"divmod"}
+TRACEABLE = (set(OPS) - {"where", "random_uniform", "random_normal", "real", "imag", "complex",
+                         "mul_naive"}) \
+    | set(ALIASES) | {"divmod"}
 LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                          "isnan", "isinf", "isfinite", "signbit"})
