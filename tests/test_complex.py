@@ -440,6 +440,22 @@ def test_mandelbrot_escape_counts_with_a_complex_carried_value():
     assert "ccg::c128" in src and "break" in src
 
 
+def test_numpy_functions_of_python_scalars_are_numpy_scalars():
+    """np.exp(-2j * pi * k / n) of a loop's k is a complex128 NumPy scalar (it promotes a
+    complex64 z[k] to complex128), while Python arithmetic on Python numbers stays weak."""
+    def g(z, x, n):
+        s = 0j
+        t = 0.0
+        for k in range(n):
+            s += z[k] * np.exp(-2j * np.pi * k / n)
+            t += x[k] * np.exp(0.5 * k) + x[k] * (0.5 * k)
+        return s, t
+    z = np.arange(8).astype(np.complex64) * (1 - 0.5j)
+    x = np.linspace(-1, 1, 8, dtype=np.float32)
+    got, expected = check_against_numpy(g, z, x, 8, ulp=0)
+    assert got[0].dtype == np.complex128 and got[1].dtype == np.float64
+
+
 def test_complex_loop_carried_array_and_dynamic_sizes():
     def rotate(z, steps):
         w = np.exp(0.25j)

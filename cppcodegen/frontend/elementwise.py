@@ -20,7 +20,13 @@ from .sizes import fit
 from .views import broadcast_to
 
 
+OPERATOR = [False]      # set by a Python operator (ndarray.py) for the ufunc it calls
+
+
 def trace_ufunc(ufunc, inputs, kwargs):
+    # Python scalars in, NumPy scalar out (np.exp(1j * k) is a complex128 that promotes
+    # like an array), unless the call is a Python operator's (Python numbers stay weak)
+    operator, OPERATOR[0] = OPERATOR[0], False
     name = ufunc.__name__
     if "out" not in kwargs and name != "divmod":    # f(x[m]) is f(x)[m]: kept lazy
         lifted = lift(lambda xs: trace_ufunc(ufunc, tuple(xs), dict(kwargs)), inputs)
@@ -67,7 +73,7 @@ def trace_ufunc(ufunc, inputs, kwargs):
     if name in ("floor", "ceil", "trunc") and out_dt.kind in "biu":
         return wrap(own(broadcast_node(args[0], shape)), scalar=not shape)   # whole
     node = make_node(name, args, shape, out_dt, user_location())
-    weak = all(is_weak(x) for x in inputs)
+    weak = operator and all(is_weak(x) for x in inputs)
     if weak and name in ufuncs.COMPARISONS:
         weak = False
     return wrap(node, weak, scalar=not weak and not shape)

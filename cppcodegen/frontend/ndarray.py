@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import UnsupportedError, user_location
 from . import complexes
 from .creation import full_like, ones_like, zeros_like
-from .elementwise import clip, isclose, select, trace_ufunc, where
+from .elementwise import OPERATOR, clip, isclose, select, trace_ufunc, where
 from .externs import extern_call
 from .indexing import diagonal, flip, getitem, setitem, take, ufunc_at
 from .linalg import dot, matmul, trace_, tril, triu
@@ -165,6 +165,24 @@ Proxy.__invert__ = lambda self: np.invert(self)
 Proxy.__divmod__ = lambda self, other: np.divmod(self, other)
 Proxy.__matmul__ = lambda self, other: matmul(self, other)
 Proxy.__rmatmul__ = lambda self, other: matmul(other, self)
+
+
+
+def _operator(fn):
+    """A Python operator: of Python scalars (weak) its result is a Python scalar, where an
+    explicit np.<ufunc> call gives a NumPy scalar (``elementwise.OPERATOR``)."""
+    def op(*args):
+        OPERATOR[0] = True
+        try:
+            return fn(*args)
+        finally:
+            OPERATOR[0] = False
+    return op
+
+
+for _name in [f"__{p}{n}__" for n in BINARY_OPERATORS for p in ("", "r", "i")] + [
+        "__neg__", "__pos__", "__abs__", "__invert__", "__divmod__"]:
+    setattr(Proxy, _name, _operator(getattr(Proxy, _name)))
 
 # --------------------------------------------------------------------------- methods
 
