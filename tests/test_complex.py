@@ -338,6 +338,15 @@ def test_real_imag_conj_angle_as_values():
     assert got[0].dtype == np.float32 and got[8].dtype == np.float64
 
 
+def test_conj_method_of_a_real_array_is_the_array():
+    """ndarray.conj() of a real array is the array itself (bool stays bool), while the ufunc
+    np.conjugate of bools computes in int8 (found by the fuzzer, seed 5 #1112)."""
+    def f(b, i):
+        return b.conj(), np.conjugate(b), i.conjugate(), np.conj(i)
+    got, _ = check_against_numpy(f, np.array([True, False]), np.arange(3))
+    assert got[0].dtype == bool and got[1].dtype == np.int8
+
+
 def test_parts_are_views_of_the_array():
     """z.real sees later updates of z, as NumPy's view does."""
     def f(z):

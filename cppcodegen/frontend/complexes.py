@@ -75,7 +75,8 @@ def _set_part(part):
 
 Proxy.real = property(real, _set_part(real))
 Proxy.imag = property(imag, _set_part(imag))
-Proxy.conj = Proxy.conjugate = lambda self: np.conjugate(self)
+# ndarray.conj(): of a real array the array itself (np.conjugate of bools gives int8)
+Proxy.conj = Proxy.conjugate = lambda self: np.conjugate(self) if self.dtype.kind == "c" else self
 
 FUNCTIONS = {np.real: real, np.imag: imag, np.angle: angle, np.iscomplex: iscomplex,
              np.isreal: isreal}

@@ -3,7 +3,8 @@
 In: a seed and an index. Out: a ``Program`` whose statements were each checked by running
 them with NumPy on the real inputs while generating (a value search): a candidate op is
 thrown away and another drawn when NumPy raises, when the result has a dtype outside
-bool/int32/int64/float32/float64 (e.g. float16 from exp(bool)), more than MAX_SIZE elements,
+bool/int32/int64/float32/float64/complex64/complex128 (e.g. float16 from exp(bool)), more than
+MAX_SIZE elements,
 or drowns in NaN/inf (more than a quarter of the new float elements non-finite where its
 operands were finite).
 
@@ -38,6 +39,8 @@ OK_DTYPES = {np.dtype(d) for d in DTYPES}
 UNARY_FLOAT = ("exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh "
                "cosh tanh arcsinh arccosh arctanh sqrt floor ceil trunc rint reciprocal").split()
 UNARY_ANY = "negative positive absolute sign square isnan isinf isfinite signbit logical_not".split()
+UNARY_COMPLEX = ("np.conj({0})", "{0}.real", "{0}.imag", "np.angle({0})", "{0}.conj()",
+                 "np.real({0})", "np.imag({0})")
 UNARY_OPS = {"negative": "-{0}", "absolute": "abs({0})", "invert": "~{0}", "positive": "+{0}"}
 BINARY_ARITH = "add subtract multiply divide floor_divide remainder fmod power".split()
 BINARY_FLOAT = "arctan2 hypot copysign".split()
@@ -54,6 +57,7 @@ ALIASES = {"remainder": "mod", "divide": "true_divide", "absolute": "abs", "inve
 REDUCE = "sum prod mean max min argmax argmin any all var std".split()
 INT_LITERALS = (0, 1, 2, 3, 5, 7, -1, -2, -3, 31, 64, 100)
 FLOAT_LITERALS = (0.5, 2.0, -1.5, 1.0, 0.0, -0.0, 3.25, 1e-3, 10.0, -7.0)
+COMPLEX_LITERALS = ("1j", "(0.5-2j)", "-1j", "(2+0j)", "(-1.5+0.25j)")
 
 
 # Substrings of statement templates never generated: known, already reported bugs (see
@@ -76,7 +80,7 @@ def _np_eval(line, env):
 
 def _nonfinite_frac(a):
     a = np.asarray(a)
-    if a.dtype.kind != "f" or a.size == 0:
+    if a.dtype.kind not in "fc" or a.size == 0:
         return 0.0
     return float((~np.isfinite(a)).mean())
 
@@ -102,7 +106,7 @@ def check_value(stmt: Stmt, env: dict, value, strict=True):
             x = np.asarray(env[a])
             if x.dtype.kind == "f" and np.isnan(x).any():
                 raise Reject("sign bit of a NaN")
-    if strict and v.dtype.kind == "f":
+    if strict and v.dtype.kind in "fc":
         before = max([_nonfinite_frac(env[a]) for a in stmt.args] + [0.0])
         if _nonfinite_frac(v) > max(0.25, before + 0.05):
             raise Reject("drowns in NaN/inf")
@@ -186,7 +190,7 @@ class Gen:
         n_in = int(r.choice([1, 1, 2, 2, 2, 3]))
         inputs = []
         for j in range(n_in):
-            dt = str(r.choice(DTYPES, p=[0.12, 0.18, 0.2, 0.25, 0.25]))
+            dt = str(r.choice(DTYPES, p=[0.11, 0.16, 0.18, 0.22, 0.21, 0.05, 0.07]))
             shape = base if j == 0 or r.random() < 0.4 else _shape_for(r, base)
             if r.random() < 0.1:
                 shape = _random_shape(r)
@@ -245,7 +249,9 @@ class Gen:
         if allow_scalar and scal and u < 0.75:
             return scal[0], None
         kind = np.asarray(env[a]).dtype.kind
-        if kind == "f" or r.random() < 0.3:
+        if kind == "c" and r.random() < 0.5:
+            return None, str(r.choice(COMPLEX_LITERALS))
+        if kind in "fc" or r.random() < 0.3:
             return None, repr(float(r.choice(FLOAT_LITERALS)))
         if kind == "b" and r.random() < 0.5:
             return None, str(bool(r.random() < 0.5))
@@ -256,8 +262,10 @@ class Gen:
         r = self.r
         a = self.pick(env, names, lambda v: v.ndim >= 0)
         kind = np.asarray(env[a]).dtype.kind
+        if r.random() < (0.3 if kind == "c" else 0.02):
+            return str(r.choice(UNARY_COMPLEX)), (a,)
         pool = UNARY_ANY + (UNARY_FLOAT if kind != "b" else []) + (["invert"] if kind in "bi" else [])
-        if kind != "f" and r.random() < 0.7:
+        if kind not in "fc" and r.random() < 0.7:
             pool = [p for p in pool if p not in UNARY_FLOAT]
         op = str(r.choice(pool))
         if op in UNARY_OPS and r.random() < 0.4:
@@ -319,7 +327,7 @@ class Gen:
         if a is None:
             return None
         kind = np.asarray(env[a]).dtype.kind
-        if kind == "f":
+        if kind in "fc":
             lo, hi = sorted(float(x) for x in r.choice([-2.0, -0.5, 0.0, 0.25, 1.0, 2.5], 2, replace=False))
         else:
             lo, hi = sorted(int(x) for x in r.choice([-10, -3, 0, 1, 4, 9, 15], 2, replace=False))
@@ -358,7 +366,8 @@ class Gen:
         if r.random() < 0.35:
             kw.append("keepdims=True")
         if kind in ("sum", "prod", "mean") and r.random() < 0.2:
-            choices = ["float64", "float32"] if v.dtype.kind == "f" else ["int64", "int32", "float64"]
+            choices = (["float64", "float32"] if v.dtype.kind == "f" else
+                       ["complex128", "complex64"] if v.dtype.kind == "c" else ["int64", "int32", "float64"])
             if kind == "mean":
                 choices = ["float64", "float32"]
             kw.append(f"dtype=np.{r.choice(choices)}")
@@ -376,10 +385,10 @@ class Gen:
         r = self.r
         a = self.pick(env, names)
         va = np.asarray(env[a])
-        if va.ndim == 0 or va.dtype.kind not in "fi":
+        if va.ndim == 0 or va.dtype.kind not in "fic":
             return None
         fits = [n for n in names if np.asarray(env[n]).ndim >= 1
-                and np.asarray(env[n]).dtype.kind in "fi" and _matmul_ok(va, np.asarray(env[n]))]
+                and np.asarray(env[n]).dtype.kind in "fic" and _matmul_ok(va, np.asarray(env[n]))]
         u = r.random()
         if va.ndim == 2 and (u < 0.35 or not fits):
             return ("{0} @ {0}.T" if r.random() < 0.5 else "{0}.T @ {0}"), (a,)
@@ -477,8 +486,8 @@ class Gen:
                     else "np.ones_like({0})")
         v = np.asarray(env[a])
         shape, kind = v.shape, v.dtype.kind
-        aug = {"f": ["+", "-", "*", "/"], "i": ["+", "-", "*", "//", "%", "&", "|", "^"],
-               "b": ["&", "|", "^", "+", "*"]}[kind]
+        aug = {"f": ["+", "-", "*", "/"], "c": ["+", "-", "*", "/"],
+               "i": ["+", "-", "*", "//", "%", "&", "|", "^"], "b": ["&", "|", "^", "+", "*"]}[kind]
         form = r.random()
         if form < 0.2:
             axes = [i for i, n in enumerate(shape) if n > 1]
@@ -499,7 +508,7 @@ class Gen:
             b, rhs = self.scalar_names[0], "{1}"
         else:
             b = None
-            rhs = (repr(float(r.choice(FLOAT_LITERALS))) if kind == "f" else
+            rhs = (repr(float(r.choice(FLOAT_LITERALS))) if kind in "fc" else
                    str(bool(r.random() < 0.5)) if kind == "b" else str(int(r.choice(INT_LITERALS))))
         args = (a,) if b is None else (a, b)
         if form < 0.5:

@@ -11,7 +11,8 @@ Domains keep most programs out of NaN/inf land: floats are mostly in [-3, 3] (``
 small integers as floats (``int``, exact arithmetic, ties for rint/floor) or log-uniform
 magnitudes (``wide``); ``mixed`` sprinkles in a few specials (0, -0, +-inf, NaN, 0.5).
 Integers are small (``small``: [-20, 20]), shift amounts (``shift``: [0, 70]), positive
-(``pos``: [1, 20]) or anything including the type's extremes (``wide``).
+(``pos``: [1, 20]) or anything including the type's extremes (``wide``). Complex values take
+their real and imaginary parts from the float domains (``mixed``: specials in either part).
 """
 from __future__ import annotations
 
@@ -19,16 +20,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-DTYPES = ("bool", "int32", "int64", "float32", "float64")
+DTYPES = ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128")
 DOMAINS = {"b": ("half",),
            "i": ("small", "small", "small", "pos", "shift", "wide"),
-           "f": ("mixed", "mixed", "mixed", "pos", "unit", "int", "wide")}
+           "f": ("mixed", "mixed", "mixed", "pos", "unit", "int", "wide"),
+           "c": ("mixed", "mixed", "pos", "unit", "int", "wide")}
 _FLOAT_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 0.5, -0.5, 1.0])
 
 
 def gen_values(dtype, shape, domain="mixed", seed=0) -> np.ndarray:
     """Deterministic C-contiguous values of ``dtype``/``shape`` drawn from ``domain``."""
     dt = np.dtype(dtype)
+    if dt.kind == "c":          # the parts: floats of the domain, from two seeds
+        part = np.dtype(f"f{dt.itemsize // 2}")
+        z = np.empty(tuple(shape), dt)
+        z.real = gen_values(part, shape, domain, seed)
+        z.imag = gen_values(part, shape, domain, int(seed) + 104729)
+        return z
     r = np.random.default_rng([7919, int(seed)])
     shape = tuple(shape)
     n = int(np.prod(shape, dtype=np.int64))
@@ -151,6 +159,8 @@ class InputSpec:
 
 
 def _lit(x, kind):
+    if kind == "c":
+        return f"complex({_lit(x.real, 'f')}, {_lit(x.imag, 'f')})"
     if kind == "b":
         return "True" if x else "False"
     if kind in "iu":

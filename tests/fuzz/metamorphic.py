@@ -33,6 +33,9 @@ def _identity_templates(v, r):
         out += [["{0} * 1"], ["{0} + 0"], ["{0} | 0"], ["np.positive({0})"], ["~{0}", "~{0}"],
                 ["{0} + 7", "{0} - 7"], ["{0} - 100", "{0} + 100"], ["{0} ^ 5", "{0} ^ 5"],
                 ["np.negative({0})", "-{0}"]]
+    elif kind == "c":           # (z * 1.0 is no identity: (x + inf j) * (1 + 0j) has a NaN)
+        out += [["{0} - 0.0"], ["np.positive({0})"], ["-{0}", "np.negative({0})"],
+                ["np.fmax({0}, {0})"], ["np.conj({0})", "np.conj({0})"]]
     else:
         out += [["{0} * 1.0"], ["{0} - 0.0"], ["{0} / 1"], ["np.positive({0})"],
                 ["-{0}", "np.negative({0})"], ["np.fmax({0}, {0})"]]

@@ -26,6 +26,13 @@ of exactly the allowed size (4 ULP; the reduction-order bound), and
   depend discontinuously on legitimate rounding differences; they are not compared;
 * everything else is compared exactly: integers and bools bit-equal, NaN where NumPy has NaN.
 
+Complex values: every complex function of cppcodegen is NumPy's own algorithm or glibc's
+function NumPy calls (include/cppcodegen/complex.h), so complex results of transcendental
+functions, products (NumPy's BLAS call) and scans are not perturbed; complex sums, means and
+products (another order) are, each component by the bound of its kind, and np.angle (NumPy's
+SIMD arctan2) as a transcendental. A complex element is unstable when NaN-ness or infinity of
+either component changes, its bound the larger of its two components' measured deviations.
+
 The perturbation is a source rewrite (``ast``), so it also works for pasted regression tests.
 """
 from __future__ import annotations
@@ -43,7 +50,7 @@ K_RUNS = 4
 SAFETY = 8.0
 TRANSCENDENTAL = frozenset(
     "exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh "
-    "arcsinh arccosh arctanh power float_power arctan2 hypot".split())
+    "arcsinh arccosh arctanh power float_power arctan2 hypot angle".split())
 REDUCTIONS = frozenset("sum prod mean var std".split())
 
 
@@ -97,6 +104,11 @@ class Perturber:
 
     def _noise(self, v, amp):
         v = np.asarray(v)
+        if v.dtype.kind == "c" and v.size:          # each component by the same bound
+            out = np.empty_like(v)
+            out.real = self._noise(np.ascontiguousarray(v.real), amp)
+            out.imag = self._noise(np.ascontiguousarray(v.imag), amp)
+            return out
         if v.dtype.kind != "f" or v.size == 0:
             return v
         amp = np.broadcast_to(np.nan_to_num(np.asarray(amp, np.float64), nan=0.0, posinf=0.0), v.shape)
@@ -172,26 +184,27 @@ class Perturber:
             extra["ddof"] = ddof
         res = fn(x, axis=axis, keepdims=keepdims, **extra, **kw)
         r = np.asarray(res)
-        if r.dtype.kind != "f" or r.size == 0:
+        if r.dtype.kind not in "fc" or r.size == 0:
             return res
         xa = np.asarray(x)
+        x64 = xa.astype(np.complex128 if xa.dtype.kind == "c" else np.float64)  # (|z|: modulus)
         ax = tuple(range(xa.ndim)) if axis is None else (
             tuple(a % xa.ndim for a in axis) if isinstance(axis, tuple) else (axis % xa.ndim,))
         n = int(np.prod([xa.shape[a] for a in ax], dtype=np.int64))
         eps = float(np.finfo(r.dtype).eps)
-        if xa.dtype.kind == "f":
+        if xa.dtype.kind in "fc":
             eps = max(eps, float(np.finfo(xa.dtype).eps))
         with np.errstate(all="ignore"):
-            ab = np.abs(xa.astype(np.float64))
+            ab = np.abs(x64)
             mabs = np.mean(ab, axis=axis, keepdims=keepdims) if n else np.zeros(r.shape)
             if kind == "sum":
                 amp = n * eps * np.sum(ab, axis=axis, keepdims=keepdims)
             elif kind == "mean":
                 amp = n * eps * mabs
             elif kind == "prod":
-                amp = n * eps * np.abs(r.astype(np.float64))
+                amp = n * eps * np.abs(r).astype(np.float64)
             else:
-                v64 = np.var(xa.astype(np.float64), axis=axis, keepdims=keepdims, ddof=ddof)
+                v64 = np.var(x64, axis=axis, keepdims=keepdims, ddof=ddof)
                 scale = n / max(n - ddof, 1)
                 amp = 2 * n * eps * np.abs(v64) * scale + 2 * (n * eps * mabs) ** 2 * scale
                 if kind == "std":
@@ -247,6 +260,14 @@ def _run(fn, args):
         return fn(*copies), _arrays(copies)
 
 
+def _components(e, p):
+    """(expected, perturbed) pairs of float arrays: the arrays, or their real and imaginary
+    parts."""
+    if e.dtype.kind != "c":
+        return [(e, p)]
+    return [(e.real, p.real), (e.imag, p.imag)]
+
+
 class Reference:
     """NumPy results of one program with their tolerances (see the module docstring)."""
 
@@ -285,17 +306,18 @@ class Reference:
                 p = r[i]
                 if p.shape != e.shape or p.dtype != e.dtype:
                     raise AssertionError("perturbed run changed shape/dtype (oracle bug)")
-                if e.dtype.kind == "f":
-                    with np.errstate(all="ignore"):
-                        en, pn = np.isnan(e), np.isnan(p)
-                        unstable |= en != pn
-                        inf = (np.isinf(e) | np.isinf(p)) & ~en & ~pn
-                        unstable |= inf & (e != p)
-                        d = np.abs(p.astype(np.float64) - e.astype(np.float64))
-                        dev = np.maximum(dev, np.where(np.isfinite(d), d, 0.0))
+                if e.dtype.kind in "fc":
+                    for ep, pp in _components(e, p):
+                        with np.errstate(all="ignore"):
+                            en, pn = np.isnan(ep), np.isnan(pp)
+                            unstable |= en != pn
+                            inf = (np.isinf(ep) | np.isinf(pp)) & ~en & ~pn
+                            unstable |= inf & (ep != pp)
+                            d = np.abs(pp.astype(np.float64) - ep.astype(np.float64))
+                            dev = np.maximum(dev, np.where(np.isfinite(d), d, 0.0))
                 else:
                     unstable |= p != e
-            self.bounds.append(SAFETY * dev if e.dtype.kind == "f" else None)
+            self.bounds.append(SAFETY * dev if e.dtype.kind in "fc" else None)
             self.unstable.append(unstable)
 
     @property
@@ -324,11 +346,11 @@ def compare_leaf(got, expected, bound, unstable, path="result", bound2=None):
         bound = None if bound is None else np.reshape(bound, 1)
         bound2 = None if bound2 is None else np.reshape(bound2, 1)
     atol = None
-    if e.dtype.kind == "f":
+    if e.dtype.kind in "fc":
         atol = bound if bound is not None else np.zeros(e.shape)
         if bound2 is not None:
             atol = atol + bound2
-    helpers.assert_matches_numpy(g, e, atol=atol, ulp=2 if e.dtype.kind == "f" else None,
+    helpers.assert_matches_numpy(g, e, atol=atol, ulp=2 if e.dtype.kind in "fc" else None,
                                  _path=path)
 
 
