@@ -288,3 +288,24 @@ def test_numpy_steps_report_to_intermediate_hooks():
 def test_check_mode_covers_numpy_steps():
     report = cppcodegen.check(lambda a: np.cumsum(np.sort(a), axis=1) * 2, A)
     assert report.ok and len(report.buffers) >= 2
+
+
+def test_norm_is_native_so_a_power_iteration_is_one_loop():
+    """np.linalg.norm of real values (2-norm, Frobenius, along an axis) compiles natively, so
+    a loop around it is a C++ loop (no NumPy step in its body), equal to NumPy's within the
+    sum-order tolerance."""
+    def power(A, v):
+        for _ in range(30):
+            v = A @ v
+            v = v / np.linalg.norm(v)
+        return v @ (A @ v), v
+    r = np.random.default_rng(3)
+    M = r.standard_normal((40, 40))
+    A, v = M + M.T, r.standard_normal(40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)          # no NumPy step
+        got = cppcodegen.compile(power)(A, v)
+    want = power(A, v)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-9)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-7, atol=1e-12)
+    assert "for(" in str(cppcodegen.explain(power, A, v).graph).replace(" ", "")

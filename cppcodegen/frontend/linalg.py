@@ -80,6 +80,24 @@ def _with_vector(a, b, dt) -> Proxy:
     return sum_(np.multiply(reshape(a, (a.shape[0], 1)), b), axis=-2, dtype=dt)
 
 
+def norm(x, ord=None, axis=None, keepdims=False):
+    """np.linalg.norm: the 2-norm (Frobenius for matrices) of real values as sqrt(sum(x*x)),
+    over all elements or one axis (NumPy's own call for other orders, several axes and
+    complex values). NumPy computes it as sqrt(x.dot(x)): the sum order differs."""
+    x = asproxy(x)
+    vector = axis is None and (x.ndim == 1 or ord in (None, "fro")) or isinstance(axis, int)
+    if ord not in (None, 2, "fro") or not vector or x.dtype.kind not in "biuf" or \
+            (ord == "fro" and (axis is not None or x.ndim != 2)) or (ord == 2 and x.ndim != 1
+                                                                    and axis is None):
+        return extern_call(np.linalg.norm, (x,), {"ord": ord, "axis": axis,
+                                                   "keepdims": keepdims})
+    if x.dtype.kind != "f":             # as NumPy: integers and bools as float64
+        x = cast(x, np.float64)
+    squares = np.multiply(x, x)
+    total = sum_(squares, axis=axis, keepdims=bool(keepdims))
+    return np.sqrt(total)
+
+
 def dot(a, b, out=None):
     a, b = asproxy(a), asproxy(b)
     if a.ndim <= 2 and b.ndim <= 2 and a.ndim and b.ndim:
