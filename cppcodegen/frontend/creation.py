@@ -12,9 +12,10 @@ NumPy's constructors take no array argument, so ``__array_function__`` never see
 they are registered with ``replace.py``, which installs them on the ``numpy`` module for
 the user's calls while a trace runs.
 
-``np.empty`` starts as zeros (any start value is allowed; a defined one costs nothing where
-the array is then overwritten, as the fused writes replace the fill). ``order='F'`` is
-accepted; results are C-ordered (the values are the same).
+``np.empty`` reads as zeros where its value is read (any start value is allowed; a defined
+one costs nothing where the array is then overwritten, as the fused writes replace the
+fill); a loop that carries it starts from its buffer as allocated, not filled.
+``order='F'`` is accepted; results are C-ordered (the values are the same).
 """
 from __future__ import annotations
 
@@ -94,7 +95,13 @@ def ones(shape, dtype=None, order="C", *, like=None, device=None):
 
 
 def empty(shape, dtype=float, order="C", *, like=None, device=None):
-    return _full(shape, 0, float if dtype is None else dtype, order, "np.empty")
+    r = _full(shape, 0, float if dtype is None else dtype, order, "np.empty")
+    node = r.node
+    if node.op != "broadcast_to":
+        return r
+    # zeros where its value is read; a loop that fills it starts from its memory as it is
+    return wrap(make_node("broadcast_to", node.inputs, node.shape, node.dtype, node.where,
+                          uninit=True))
 
 
 def _full(shape, fill_value, dtype, order, what):

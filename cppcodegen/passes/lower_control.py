@@ -57,6 +57,8 @@ class ControlLowering:
             return buf
         name = f"buf{len(self.buffers)}"
         self.new_buffer(name, init.dtype, init.shape)
+        if init.op == "broadcast_to" and init.attr("uninit", False):
+            return name                 # np.empty: any start value, so no fill
         nvars = index_vars(init.ndim)
         self.stages.append(Stage(name, "pointwise", init.shape, self.value(init, nvars), (),
                                  None, f"carry {k} of {node.op}", node.where))
