@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import config
+from . import autotune, config
 from .checking.backends import lookup_backend, register_backend
 from .checking.callback import CompileTrigger, callback_handler
 from .checking.check import CheckError, CheckReport
@@ -67,18 +67,21 @@ class Explanation:
     plan: object = None
     build: object = None
     recompiles: list = field(default_factory=list)   # the function's Recompile records so far
+    choices: list = field(default_factory=list)      # autotune.Choice of each matrix product
 
     @property
     def num_kernels(self) -> int:
         return len(self.kernels)
 
     def __str__(self):
-        kern = "\n".join(k.describe() for k in self.kernels)
+        kern = "\n".join([k.describe() for k in self.kernels] +
+                         [f"choice: {c}" for c in self.choices])
         return (f"== graph ==\n{self.graph}\n== loop IR ==\n{self.program}\n"
                 f"== kernels ({self.num_kernels}) ==\n{kern}\n== C++ ==\n{self.source}\n"
                 f"== build ==\n{' '.join(self.command)}\ncache: {self.cache_paths}")
 
 
+@autotune.tuned
 def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
     """Run the pipeline for one call signature. Returns (Explanation, variant or None).
 
@@ -97,7 +100,7 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
         key, parts = graphcache.graph_key({
             "graph": graph.text(), "signature": repr(specs), "options": opts.code_key(),
             "isa": cpu.isa_key(opts.resolved_isa()), "flags": build_flags(opts),
-            "version": PACKAGE_VERSION,
+            "version": PACKAGE_VERSION, "matmul": autotune.key_part(graph),
             "compiler_source": graphcache.source_stamp(Path(__file__).parent),
             **graphcache.toolchain_parts(opts.cxx, cache_dir, INCLUDE_DIR)})
         entry = graphcache.lookup(cache_dir, key)   # None if it or its kernel is damaged
@@ -130,6 +133,7 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
     return ex, variant
 
 
+@autotune.tuned
 def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
     """Lower, schedule, generate and (when ``cache_dir`` is given) build one traced graph."""
     from .backend.program import cdef_for, generate
@@ -147,14 +151,15 @@ def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
                     for i, n in ((n.attr("index"), n) for n in graph.inputs if n.op == "input")
                     if specs[i][0] == "darray"})
     t0 = time.perf_counter()
-    program = lower(graph, strides)
+    program = lower(autotune.use(graph), strides)       # (symbolic sizes: the traced values)
     kernels = schedule(program, opts)
     source, sig, steps = generate(program, kernels, opts)
     times["codegen"] = time.perf_counter() - t0
     if opts.debug:
         log.warning("cppcodegen graph of %s:\n%s\nloop IR:\n%s\nC++:\n%s",
                     getattr(fn, "__qualname__", fn), graph, program, source)
-    ex = Explanation(graph, program, kernels, source, sig, seconds=times)
+    ex = Explanation(graph, program, kernels, source, sig, seconds=times,
+                     choices=autotune.current_choices())
     ex.cdef = cdef_for(sig, steps)
     ex.plan = _plan(program, sig, graph if opts.generate_intermediate_hooks else None)
     ex.plan = dataclasses.replace(ex.plan, steps=_steps(steps, sig), **_size_plan(specs, graph))
@@ -460,7 +465,7 @@ class CompiledFunction:
         specs = self._choose_specs(signature.classify(args), args)
         opts = config.get_options(self.options)
         from .runtime import cachedir
-        with callback_handler.install_callbacks(CompileTrigger.EXPLAIN):
+        with callback_handler.install_callbacks(CompileTrigger.EXPLAIN), autotune.tuning(opts):
             graph = trace_function(self.fn, specs, args)
             cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
             ex = build_stages(self.fn, graph, specs, opts, cache_dir, {})

@@ -1,9 +1,11 @@
-"""``python -m cppcodegen cache info|list|clear``: look at and empty the kernel cache.
+"""``python -m cppcodegen cache info|list|clear``: look at and empty the kernel cache;
+``python -m cppcodegen tune``: measure the common matrix-product classes now (autotune).
 
 In: the command line and the cache location (``--dir``, else the ``cache_dir`` option /
 ``CPPCODEGEN_CACHE_DIR``, else the per-user default). Out: text on stdout and an exit code.
 ``clear`` removes each kernel entry under its build lock (a build in progress finishes first),
-then the graph entries and the compiler-version memos. Imports only the runtime: no sympy.
+then the graph entries, the compiler-version memos and the tuning decisions. ``info`` lists
+the decisions (runtime/tuning.py). Imports only the runtime (``tune``: the compiler).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import time
 from pathlib import Path
 
 from . import config
-from .runtime import build, cachedir, graphcache
+from .runtime import build, cachedir, graphcache, tuning
 
 
 def _size(path: Path) -> int:
@@ -69,6 +71,9 @@ def cmd_info(root: Path, origin: str) -> int:
     print(f"entries:  {len(kernels)} kernels, {len(graphs)} graphs, "
           f"{pch_count} precompiled headers")
     print(f"size:     {_human(_size(root) - pch_size)} (+ {_human(pch_size)} precompiled headers)")
+    decisions = tuning.describe(root)
+    print("tuning:   " + ("\n          ".join(decisions) if decisions else
+                          "no measured decisions (python -m cppcodegen tune measures them)"))
     return 0
 
 
@@ -97,6 +102,7 @@ def cmd_clear(root: Path, origin: str) -> int:
         build.remove_entry(entry)
     shutil.rmtree(root / "compilers", ignore_errors=True)
     shutil.rmtree(root / "pch", ignore_errors=True)
+    shutil.rmtree(root / tuning.SUBDIR, ignore_errors=True)
     cachedir.clear_caches()
     print(f"removed {len(kernels)} kernels and {len(graphs)} graphs "
           f"({_human(before - _size(root))}) from {root}")
@@ -104,6 +110,27 @@ def cmd_clear(root: Path, origin: str) -> int:
 
 
 COMMANDS = {"info": cmd_info, "list": cmd_list, "clear": cmd_clear}
+
+
+def cmd_tune(args) -> int:
+    """Measure (or, already decided, show) the common shape classes; print the table."""
+    from . import autotune
+    opts = config.get_options({"cache_dir": args.dir} if args.dir else None)
+    sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else autotune.SWEEP_SIZES
+    print(f"# {opts.resolved_isa()}, {tuning.threads()} threads; ccg::gemm unless NumPy's "
+          f"matmul takes < {autotune.MARGIN:.0%} of its time")
+    print(f"{'class':<48} {'path':<5} {'ccg::gemm ms':>12} {'BLAS ms':>10}  timed at")
+
+    def row(key, d):
+        if d is None:
+            print(f"{key:<48} (not measured: the decisions file stayed locked)")
+            return
+        print(f"{key:<48} {d['path']:<5} {d.get('gemm_ms', float('nan')):>12.4g} "
+              f"{d.get('blas_ms', float('nan')):>10.4g}  {d.get('shape', '')}", flush=True)
+    autotune.sweep(opts, dtypes=tuple(args.dtypes.split(",")), sizes=sizes,
+                   shapes=() if args.sizes else autotune.SWEEP_SHAPES, force=args.force,
+                   progress=row)
+    return 0
 
 
 def main(argv=None) -> int:
@@ -116,7 +143,18 @@ def main(argv=None) -> int:
                             "clear: remove every entry (safe while other processes run)")
     cache.add_argument("--dir", help=f"cache directory (default: ${cachedir.ENV_VAR} or the "
                                      "per-user default)")
+    tune = sub.add_parser("tune", help="measure which path computes matrix products fastest "
+                                       "on this machine (stored in the cache directory)")
+    tune.add_argument("--dtypes", default="float32,float64", help="comma-separated dtypes")
+    tune.add_argument("--sizes", default="",
+                      help="comma-separated square sizes (default: 32 ... 2048 and a few "
+                           "rectangular and batched classes)")
+    tune.add_argument("--force", action="store_true", help="measure again what is decided")
+    tune.add_argument("--dir", help=f"cache directory (default: ${cachedir.ENV_VAR} or the "
+                                    "per-user default)")
     args = parser.parse_args(argv)
+    if args.group == "tune":
+        return cmd_tune(args)
     root, origin = _location(args)
     try:
         return COMMANDS[args.action](root, origin)

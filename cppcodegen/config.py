@@ -58,6 +58,12 @@ class Options:
     NumPy function instead of compiling again (with a warning, once)."""
     cache_dir: str = ""
     """Kernel cache directory; empty = CPPCODEGEN_CACHE_DIR or the per-user default."""
+    tune: bool = True
+    """Measured choices (cppcodegen/autotune.py): a float32/float64 matrix product runs our
+    ccg::gemm unless a short measurement on this machine (made once per shape class, kept in
+    the cache directory's tuning/) found NumPy's matmul faster. Off (CPPCODEGEN_TUNE=0): the
+    static rule alone, every such product runs ccg::gemm (reproducible builds). The paths
+    chosen are part of the graph-cache key, so this option itself is not."""
 
     CODE_KEYS = ("isa", "vectorize", "parallel", "parallel_threshold", "fuse",
                  "reduction_block", "generate_intermediate_hooks", "_testing_miscompile")

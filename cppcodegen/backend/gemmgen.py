@@ -9,10 +9,12 @@ dimensions around ``ccg::gemm<T>(M, N, K, A, rsa, csa, B, rsb, csb, C, rsc, csc,
 from include/cppcodegen/gemm.h, with every size and stride taken from the buffers, so
 symbolic sizes, strided arguments and transposed operands (``x @ w.T``) need no copy.
 
-Native: float32 and float64 products whose two matrix dimensions are not literally 1.
-Matrix-vector and vector-matrix products (a 1-D operand becomes a 1-row or 1-column
-matrix at trace time) and integer products stay NumPy calls: the former are memory bound
-(BLAS' GEMV is as good as it gets there), the latter are not BLAS work.
+Native: float32 and float64 products whose two matrix dimensions are not literally 1, unless
+a measurement on this machine found NumPy's matmul faster for the product's shape class
+(``cppcodegen/autotune.py``, option ``tune``). Matrix-vector and vector-matrix products (a 1-D
+operand becomes a 1-row or 1-column matrix at trace time) and integer products stay NumPy
+calls: the former are memory bound (BLAS' GEMV is as good as it gets there), the latter are
+not BLAS work.
 """
 from __future__ import annotations
 
@@ -22,29 +24,25 @@ import numpy as np
 
 from .cexpr import cindex, ctype
 from .writer import CodeWriter, omp_parallel_for
-
-GEMM_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+from ..autotune import GEMM_DTYPES, matmul_native, node_native  # noqa: F401
 # multiply-adds up to which one product runs on one thread (ccg::gemm's own rule,
 # gemm_detail::kParallelWork); a batch of such products runs its batch loop in parallel
 PARALLEL_WORK = 1 << 22
 
 
-def _native(func, dtype, in_dtypes, shape) -> bool:
-    return (func is np.matmul and len(in_dtypes) == 2 and np.dtype(dtype) in GEMM_DTYPES
-            and all(np.dtype(d) == np.dtype(dtype) for d in in_dtypes)
-            and not any(isinstance(s, int) and s == 1 for s in shape[-2:]))
-
-
 def native_matmul(stage, buffers) -> bool:
     """Whether the extern ``stage`` is an np.matmul that ``ccg::gemm`` computes."""
-    return _native(getattr(stage.extern, "func", None), buffers[stage.name].dtype,
-                   [buffers[a].dtype for a in stage.args], stage.domain)
+    if getattr(stage.extern, "func", None) is not np.matmul or len(stage.args) != 2:
+        return False
+    a = buffers[stage.args[0]].shape
+    k = a[-2] if stage.transposed and stage.transposed[0] else a[-1]
+    return matmul_native(np.matmul, buffers[stage.name].dtype,
+                         [buffers[a].dtype for a in stage.args], stage.domain, k, stage.where)
 
 
 def native_matmul_node(node) -> bool:
     """The same question for the graph's extern node."""
-    return _native(getattr(node.attr("call"), "func", None), node.dtype,
-                   [i.dtype for i in node.inputs], node.shape)
+    return node_native(node)
 
 
 def unswapped(node):

@@ -1,0 +1,354 @@
+"""Measured choices: which implementation computes each matrix product on this machine.
+
+In:  the options of one compilation (``tuning(opts)`` makes a :class:`Tuner` current while
+     it traces, lowers and schedules) and the question lowering and scheduling ask of every
+     ``np.matmul`` (:func:`matmul_native`: our ``ccg::gemm`` kernel, or NumPy's matmul, i.e.
+     the BLAS NumPy links, as an extern step).
+Out: the answer; per compilation the :class:`Choice` of every product and why
+     (``current_choices()``, shown by ``cppcodegen.explain``), and the paths as cache-key text
+     (``key_part(graph)``: a changed decision never loads a kernel built for the other).
+     ``tuned`` runs a pipeline function (api.compile_stages, build_stages) under ``tuning``.
+
+The static rule (``eligible``): float32/float64 products whose two matrix dimensions are not
+literally 1 may run ``ccg::gemm``; matrix-vector and integer products always stay NumPy calls.
+With the option ``tune`` on (the default; ``CPPCODEGEN_TUNE=0`` turns it off, and then the
+static rule alone decides: every eligible product runs ``ccg::gemm``), an eligible product
+runs ``ccg::gemm`` unless a measurement on this machine found NumPy's matmul faster for its
+shape class (dtype, M, N, K and batch bucketed to powers of 2, thread count; see
+``runtime/tuning.py``, which stores the decisions in the cache directory per machine). The
+first compilation that needs a class measures it (:func:`measure_matmul`: a few alternating
+runs of a compiled ``a @ b`` and of ``np.matmul`` on the same arrays, minimum of each, about
+0.1 s; products above ``MAX_WORK`` are timed at a shape scaled down to it); later
+compilations, in this process or another, reuse the decision. Sizes that are symbolic are
+decided by their values in the traced call; sizes unknown when compiling (loop-dependent)
+keep the static rule. No sympy here: a warm start computes the key without it.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import functools
+import math
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import config
+from .runtime import tuning as stored     # the decisions file (runtime/tuning.py)
+
+GEMM_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+MAX_WORK = 1 << 30          # multiply-adds of the largest product timed (1024^3)
+BUDGET_S = 0.1              # timing per decision (at least MIN_SAMPLES alternations)
+MIN_SAMPLES, MAX_SAMPLES = 5, 50
+SAMPLE_S = 2e-4             # calls are repeated so that one sample lasts at least this long
+MARGIN = 0.95               # NumPy's matmul is chosen only when it takes < 95% of ccg::gemm's time
+
+
+@dataclass(frozen=True)
+class Choice:
+    what: str       # "matmul 256x256x256 float32 at file.py:12"
+    path: str       # 'gemm' (ccg::gemm) or 'blas' (NumPy's matmul, an extern step)
+    why: str
+
+    def __str__(self):
+        name = "ccg::gemm" if self.path == "gemm" else "NumPy's matmul (BLAS)"
+        return f"{self.what}: {name}: {self.why}"
+
+
+ACTIVE: contextvars.ContextVar = contextvars.ContextVar("cppcodegen_tuner", default=None)
+# set while measure_matmul builds its candidates: every eligible product takes this path
+FORCED: contextvars.ContextVar = contextvars.ContextVar("cppcodegen_forced_path", default=None)
+
+
+def eligible(func, dtype, in_dtypes, shape) -> bool:
+    """The static rule: may ``ccg::gemm`` compute this product at all?"""
+    return (func is np.matmul and len(in_dtypes) == 2 and np.dtype(dtype) in GEMM_DTYPES
+            and all(np.dtype(d) == np.dtype(dtype) for d in in_dtypes)
+            and not any(isinstance(s, int) and s == 1 for s in shape[-2:]))
+
+
+def matmul_native(func, dtype, in_dtypes, shape, k, where: str = "") -> bool:
+    """Whether this product (output ``shape`` = batch + (M, N), inner size ``k``) runs
+    ``ccg::gemm``: the static rule, then the current Tuner's decision (none: static)."""
+    ok = eligible(func, dtype, in_dtypes, shape)
+    if ok and FORCED.get() is not None:
+        return FORCED.get() == "gemm"
+    tuner = ACTIVE.get()
+    if tuner is None or func is not np.matmul:
+        return ok
+    if not ok:
+        kind = ("a matrix-vector product (memory bound: BLAS's GEMV)"
+                if np.dtype(dtype) in GEMM_DTYPES else f"a {np.dtype(dtype)} product")
+        tuner.record(dtype, shape, k, where, "blas", f"static rule: {kind}")
+        return False
+    return tuner.matmul(np.dtype(dtype), shape, k, where) == "gemm"
+
+
+def node_native(node) -> bool:
+    """:func:`matmul_native` of a graph node (op 'extern')."""
+    return matmul_native(getattr(node.attr("call"), "func", None), node.dtype,
+                         [i.dtype for i in node.inputs], node.shape,
+                         node.inputs[0].shape[-1] if node.inputs else 0, node.where)
+
+
+class Tuner:
+    """The choices of one compilation: asked by tracing (loops), lowering and scheduling."""
+
+    def __init__(self, opts: config.Options):
+        self.opts = opts
+        self.hints = None           # symbol -> traced value, once the graph is traced
+        self.choices: dict = {}     # (where, what) -> Choice
+        self._cache_dir = None
+
+    def use(self, graph) -> None:
+        """Resolve symbolic sizes from ``graph``'s traced values from now on."""
+        self.hints = getattr(graph, "hints", None) or {}
+
+    def report(self) -> list:
+        return list(self.choices.values())
+
+    # -- deciding -------------------------------------------------------------------------
+    def _size(self, d):
+        if isinstance(d, (int, np.integer)):
+            return int(d)
+        hints = self.hints
+        if hints is None:                   # while tracing: the trace's ShapeEnv
+            from .frontend.sizes import current_env
+            env = current_env()
+            hints = env.hints if env is not None else {}
+        try:
+            value = d.xreplace(hints)       # (a bare symbol gives the plain int)
+            return int(value) if isinstance(value, int) or value.is_Integer else None
+        except Exception:                   # noqa: BLE001 -- not a size we can evaluate
+            return None
+
+    def record(self, dtype, shape, k, where, path, why) -> str:
+        sizes = [self._size(d) for d in tuple(shape) + (k,)]
+        text = "x".join("?" if s is None else str(s) for s in sizes[-3:-1] + sizes[-1:])
+        batch = sizes[:-3]
+        if batch:
+            text = "x".join("?" if s is None else str(s) for s in batch) + " batch of " + text
+        what = f"matmul {text} {np.dtype(dtype).name}" + (f" at {where}" if where else "")
+        self.choices[(where, what)] = Choice(what, path, why)
+        return path
+
+    def matmul(self, dtype, shape, k, where) -> str:
+        """'gemm' or 'blas' for an eligible product."""
+        sizes = [self._size(d) for d in tuple(shape) + (k,)]
+        if not self.opts.tune:
+            return self.record(dtype, shape, k, where, "gemm",
+                               "static rule (tuning off: option tune, CPPCODEGEN_TUNE=0)")
+        if None in sizes:
+            return self.record(dtype, shape, k, where, "gemm",
+                               "static rule (sizes not known when compiling)")
+        *batch, m, n, kk = sizes
+        count = math.prod(batch) if batch else 0
+        nthreads = stored.threads() if self.opts.parallel else 1
+        key = stored.matmul_key(dtype.name, m, n, kk, count, nthreads)
+        if not self.opts.parallel:
+            key += " serial"
+        try:
+            store = stored.decisions(self.cache_dir(), self.machine())
+            decision = store.measure_once(key, lambda: measure_matmul(
+                dtype, m, n, kk, count, self.opts))
+        except Exception as e:              # noqa: BLE001 -- a failed measurement: static
+            warnings.warn(f"cppcodegen: could not measure {key} ({type(e).__name__}: {e}); "
+                          "using ccg::gemm", RuntimeWarning, stacklevel=2)
+            decision = None
+        if decision is None:
+            return self.record(dtype, shape, k, where, "gemm",
+                               "static rule (no measurement: decisions file locked or failed)")
+        return self.record(dtype, shape, k, where, decision["path"], why(decision, nthreads))
+
+    def cache_dir(self) -> Path:
+        if self._cache_dir is None:
+            from .runtime import build, cachedir
+            self._cache_dir = build.cache_root(
+                Path(config.cache_dir_setting(self.opts) or cachedir.default_cache_dir()))
+        return self._cache_dir
+
+    def machine(self) -> dict:
+        return machine(self.opts, self.cache_dir())
+
+
+_MACHINES: dict = {}
+
+
+def machine(opts, cache_dir) -> dict:
+    """This machine as a decisions file is keyed (``runtime.stored.machine``), memoized."""
+    isa = opts.resolved_isa()
+    memo = (isa, opts.cxx, str(cache_dir))
+    if memo not in _MACHINES:
+        from .api import PACKAGE_VERSION
+        from .runtime.build import compiler_version
+        _MACHINES[memo] = stored.machine(isa, compiler_version(opts.cxx, cache_dir),
+                                         PACKAGE_VERSION)
+    return _MACHINES[memo]
+
+
+def why(decision: dict, nthreads: int) -> str:
+    """'measured: BLAS 0.31 ms vs ccg::gemm 0.52 ms at 256x256x256 float32, 2 threads'."""
+    if "blas_ms" not in decision:
+        return decision.get("why", "decided")
+    scaled = f" (scaled down from {decision['class']})" if decision.get("scaled") else ""
+    return (f"measured: BLAS {decision['blas_ms']:.3g} ms vs ccg::gemm {decision['gemm_ms']:.3g} "
+            f"ms at {decision['shape']} {decision['dtype']}{scaled}, "
+            f"{nthreads} thread{'s' if nthreads != 1 else ''}")
+
+
+def tuned(fn):
+    """Decorate a pipeline function taking an ``Options`` argument: it runs under
+    ``tuning(options)``."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        opts = next(a for a in (*args, *kwargs.values()) if isinstance(a, config.Options))
+        with tuning(opts):
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+def use(graph):
+    """The current Tuner resolves symbolic sizes by ``graph``'s traced values; returns it."""
+    tuner = ACTIVE.get()
+    if tuner is not None:
+        tuner.use(graph)
+    return graph
+
+
+def key_part(graph) -> str:
+    """Cache-key text: the path of every matrix product of ``graph`` (and of its regions), in
+    order, as the current Tuner decides them (deciding them now if need be)."""
+    from .ir.graph import walk
+    use(graph)
+    return ",".join("gemm" if node_native(n) else "numpy" for n in walk(graph.nodes)
+                    if n.op == "extern" and getattr(n.attr("call"), "func", None) is np.matmul)
+
+
+@contextlib.contextmanager
+def tuning(opts: config.Options):
+    """Make a Tuner for ``opts`` current (the one already current if it has the same options)."""
+    current = ACTIVE.get()
+    if current is not None and current.opts == opts:
+        yield current
+        return
+    token = ACTIVE.set(Tuner(opts))
+    try:
+        yield ACTIVE.get()
+    finally:
+        ACTIVE.reset(token)
+
+
+def current_choices() -> list:
+    tuner = ACTIVE.get()
+    return tuner.report() if tuner is not None else []
+
+
+# -- measuring ------------------------------------------------------------------------------
+
+def _product(a, b):
+    return a @ b
+
+
+def representative(m, n, k, batch) -> tuple:
+    """The shape a class is timed at: its bucket sizes, halved (batch first, then the largest
+    of M, N, K) until the product has at most MAX_WORK multiply-adds."""
+    b, m, n, k = (stored.bucket(batch) if batch > 1 else 0), *map(stored.bucket, (m, n, k))
+    dims = [m, n, k]
+    while max(b, 1) * dims[0] * dims[1] * dims[2] > MAX_WORK:
+        if b > 1:
+            b //= 2
+        else:
+            i = dims.index(max(dims))
+            dims[i] //= 2
+    return b, dims[0], dims[1], dims[2]
+
+
+def candidate(path: str, opts, x, y):
+    """``a @ b`` compiled (with symbolic sizes: one build per dtype and batch rank serves every
+    class) so that the product takes ``path``: 'gemm' or 'blas' (an extern NumPy step)."""
+    from .api import CompiledFunction
+    options = {name: getattr(opts, name) for name in
+               ("isa", "vectorize", "parallel", "cxx", "cache_dir", "sanitize")}
+    f = CompiledFunction(_product, options=dict(options, tune=False), dynamic=True)
+    token = FORCED.set(path)
+    try:
+        f(x, y)                             # build (or load) before timing
+    finally:
+        FORCED.reset(token)
+    return f
+
+
+def measure_matmul(dtype, m, n, k, batch, opts) -> dict:
+    """Time the two paths of a product in a compiled program, on the same arrays: ``a @ b``
+    compiled to ``ccg::gemm`` and compiled to an extern ``np.matmul`` step (so each pays what
+    it pays inside a compiled function: the call, the output, the step); the decision."""
+    dtype = np.dtype(dtype)
+    b, mm, nn, kk = representative(m, n, k, batch)
+    lead = (b,) if b else ()
+    rng = np.random.default_rng(0)
+    x = (rng.random(lead + (mm, kk)) - 0.5).astype(dtype)
+    y = (rng.random(lead + (kk, nn)) - 0.5).astype(dtype)
+    native, extern = candidate("gemm", opts, x, y), candidate("blas", opts, x, y)
+    gemm_s, blas_s = time_alternating([lambda: native(x, y), lambda: extern(x, y)])
+    shape = f"{mm}x{nn}x{kk}" if not b else f"{b} x {mm}x{nn}x{kk}"
+    b0 = stored.bucket(batch) if batch > 1 else 0
+    cls = (f"{stored.bucket(m)}x{stored.bucket(n)}x{stored.bucket(k)}" if not b0 else
+           f"{b0} x {stored.bucket(m)}x{stored.bucket(n)}x{stored.bucket(k)}")
+    return {"path": "blas" if blas_s < MARGIN * gemm_s else "gemm",
+            "gemm_ms": round(gemm_s * 1e3, 5), "blas_ms": round(blas_s * 1e3, 5),
+            "shape": shape, "dtype": dtype.name, "class": cls, "scaled": shape != cls}
+
+
+def time_alternating(fns, budget: float = BUDGET_S) -> list:
+    """Minimum seconds per call of each of ``fns``, sampled in turn (so load on a shared
+    machine hits each alike) for about ``budget`` seconds, at least MIN_SAMPLES rounds."""
+    reps = []
+    for fn in fns:                          # warm up, and how many calls make one sample
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        reps.append(max(1, min(1000, int(SAMPLE_S / max(time.perf_counter() - t0, 1e-7)))))
+    best = [math.inf] * len(fns)
+    start, rounds = time.perf_counter(), 0
+    while rounds < MIN_SAMPLES or (time.perf_counter() - start < budget and rounds < MAX_SAMPLES):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            for _ in range(reps[i]):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - t0) / reps[i])
+        rounds += 1
+    return best
+
+
+# -- python -m cppcodegen tune ---------------------------------------------------------------
+
+SWEEP_SIZES = (32, 64, 128, 256, 512, 1024, 2048)
+SWEEP_SHAPES = ((4096, 1024, 1024, 0), (64, 1024, 1024, 0), (1024, 1024, 64, 0),
+                (64, 64, 64, 64), (32, 32, 32, 256), (256, 256, 256, 8))
+
+
+def sweep(opts, dtypes=("float32", "float64"), sizes=SWEEP_SIZES, shapes=SWEEP_SHAPES,
+          force: bool = False, progress=None) -> list:
+    """Decide every common shape class now (square products of ``sizes``, plus ``shapes``:
+    (M, N, K, batch)); returns ``[(key, decision), ...]``. ``force`` measures again."""
+    opts = dataclasses.replace(opts, tune=True)
+    tuner = Tuner(opts)
+    store = stored.decisions(tuner.cache_dir(), tuner.machine())
+    nthreads = stored.threads() if opts.parallel else 1
+    rows = []
+    for dt in dtypes:
+        for m, n, k, batch in [(s, s, s, 0) for s in sizes] + list(shapes):
+            key = stored.matmul_key(np.dtype(dt).name, m, n, k, batch, nthreads)
+            if not opts.parallel:
+                key += " serial"
+            if force:
+                store.put(key, measure_matmul(dt, m, n, k, batch, opts))
+            d = store.measure_once(key, lambda: measure_matmul(dt, m, n, k, batch, opts))
+            rows.append((key, d))
+            if progress:
+                progress(key, d)
+    return rows
