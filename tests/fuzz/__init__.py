@@ -10,6 +10,8 @@ Modules, in pipeline order:
   shrink.py       a failing program -> a minimal failing program
   report.py       a minimal program -> a ready-to-paste pytest regression test
   __main__.py     ``python3 -m tests.fuzz --count N --seed S``
+  loops.py        random programs with loops and branches (issue 15), and their twins
+  loopcheck.py    those checked against plain Python; ``python3 -m tests.fuzz --loops ...``
 """
 import os
 import sys

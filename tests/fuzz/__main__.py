@@ -7,6 +7,9 @@ minimal program (unless ``--no-shrink``) and printed as a pytest regression test
 summary line counts graphs, pairs, failures and g++ builds. Exit status 1 on any failure.
 
 Reproduce one program: ``python3 -m tests.fuzz --seed S --start I --count 1``.
+
+``--loops``: random programs with loops and branches instead (tests/fuzz/loopcheck.py; its
+own options, e.g. ``python3 -m tests.fuzz --loops --count 100 --seed S --jobs 2``).
 """
 from __future__ import annotations
 
@@ -24,6 +27,10 @@ from . import generator, metamorphic, report, runner, shrink  # noqa: E402
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--loops" in argv:
+        from . import loopcheck
+        return loopcheck.main([x for x in argv if x != "--loops"])
     ap = argparse.ArgumentParser(prog="python3 -m tests.fuzz", description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=2000, help="random graphs to run")
     ap.add_argument("--seed", type=int, default=0)

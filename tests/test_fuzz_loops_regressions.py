@@ -1,0 +1,266 @@
+"""Minimal programs found by the loop fuzzer (tests/fuzz/loops.py, loopcheck.py; issue 15).
+
+Each test is a bug or limitation not fixed yet, marked ``xfail(strict=True)``: it turns red
+the day it is fixed (then remove the mark, and the construct from ``loops.KNOWN_LIMITS`` /
+``tests/test_fuzz_loops.py``'s KNOWN if it is listed there). ``check_loop_function`` runs the
+function as plain Python (the oracle: values within the fuzzer's tolerances, the same dtypes,
+the same exception class where Python raises) and compiled, and compares the two.
+
+The functions are module-level on purpose: the capture re-reads their source.
+Grouped by root cause; the comment above each group says what goes wrong.
+"""
+import math  # noqa: F401  (the programs may use it)
+
+import numpy as np
+import pytest
+
+from fuzz.inputs import make_input
+from fuzz.loopcheck import check_loop_function
+
+
+# -- A: a loop with a break (or a return) does not compile when an element index is not
+# provably inside the array: x[i + 1], a wrapping x[i - 1] / x[i - 2], x[i // 2],
+# x[(i * 7) % n]. "cannot be compiled as a loop (LoopDependent: 2 - lv0 > 0) nor unrolled
+# (a traced condition in a loop that Python runs)". The same reads compile in a loop without
+# a break (or with continue), and the README lists break, return and negative indices as
+# supported. (seed 1 #2, seed 2 #0/#1/#4/#14, seed 3 #21/#22/#31 ...)
+def f_break_wrap_read(x):
+    c1 = 0
+    for i in range(len(x)):
+        if x[i] > x[i - 2]:
+            break
+        c1 += 1
+    return (c1,)
+
+
+def f_break_next_read(x):
+    s = 0.0
+    for j in range(x.shape[0]):
+        if x[j] > 0.5:
+            break
+        s += x[j + 1]
+    return (s,)
+
+
+def f_break_half_index(x):
+    c = 0
+    for i in range(x.shape[0]):
+        if x[i // 2] > 0:
+            break
+        c += 1
+    return (c,)
+
+
+def f_return_wrap_read(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i - 1]
+        if s > 2.0:
+            return (s,)
+    return (s,)
+
+
+@pytest.mark.xfail(strict=True, reason="A: break + an index not provably in bounds: not captured")
+def test_loops_break_with_wrapping_read():
+    check_loop_function(f_break_wrap_read, [make_input(np.array([1, 5, 2, 7, 3, 9, 4], dtype=np.int64))])
+
+
+@pytest.mark.xfail(strict=True, reason="A: break + an index not provably in bounds: not captured")
+def test_loops_break_with_next_element_read():
+    check_loop_function(f_break_next_read, [make_input(np.array([-1.0, -2.0, 3.0], dtype=np.float64))])
+
+
+@pytest.mark.xfail(strict=True, reason="A: break + x[i // 2]: not captured")
+def test_loops_break_with_half_index():
+    check_loop_function(f_break_half_index, [make_input(np.array([-1.0, -2.0, 3.0, -1.0, 5.0]))])
+
+
+@pytest.mark.xfail(strict=True, reason="A: return inside the loop + a wrapping read: not captured")
+def test_loops_return_with_wrapping_read():
+    check_loop_function(f_return_wrap_read, [make_input(np.array([-1.0, -2.0, 3.0, -1.0, 5.0]))])
+
+
+# -- B: a range with a negative step reads the wrong elements where the index wraps
+# (x[i - 2] at i = 1, 0 must read x[-1], x[-2]): a WRONG VALUE. The same loop with a
+# positive step is right. (seed 3 #1, seed 3 #16)
+def f_negstep_wrap(x):
+    s1 = 0.0
+    for i in range(x.shape[0] - 1, -1, -1):
+        s1 += x[i - 2]
+    return (s1,)
+
+
+def f_negstep_wrap_recurrence(x):
+    s1 = 0.0
+    for i in range(x.shape[0] - 1, -1, -1):
+        s1 = 0.5 * s1 + x[i] * x[i - 2]
+    return (s1,)
+
+
+def f_negstep_wrap_int(x):
+    s2 = 0.0
+    for i in range(len(x) - 1, -1, -1):
+        s2 += int(x[i]) * int(x[i - 2])
+    return (s2,)
+
+
+@pytest.mark.xfail(strict=True, reason="B: negative step + wrapping index: wrong value (5.0, Python 6.0)")
+def test_loops_negative_step_wrapping_read():
+    check_loop_function(f_negstep_wrap, [make_input(np.array([1.0, 2.0, 3.0]))])
+
+
+@pytest.mark.xfail(strict=True, reason="B: negative step + wrapping index: wrong value")
+def test_loops_negative_step_wrapping_read_recurrence():
+    check_loop_function(f_negstep_wrap_recurrence, [make_input(np.array([1.0, 1.0, 1.0]))])
+
+
+@pytest.mark.xfail(strict=True, reason="B: negative step + wrapping index: wrong value (bool input)")
+def test_loops_negative_step_wrapping_read_bool():
+    check_loop_function(f_negstep_wrap_int, [make_input(np.array([True, False, True]))])
+
+
+# -- E: a range with a negative step does not see an index past the end: Python raises
+# IndexError at the first iteration (x[i + 1] at i = n - 1), the compiled call RETURNS A
+# VALUE. (With a positive step the same read raises, tests/test_control_flow.py.) Likely the
+# same cause as B: the index range of a negative-step loop is taken from the wrong end.
+# (seed 4 #57, seed 4 #75)
+def f_negstep_past_end(x):
+    s2 = 0.0
+    for i in range(len(x) - 1, -1, -1):
+        s2 += x[i] * x[i + 1]
+    return (s2,)
+
+
+@pytest.mark.xfail(strict=True, reason="E: negative step: an out-of-range read returns a value")
+def test_loops_negative_step_read_past_end_raises():
+    check_loop_function(f_negstep_past_end, [make_input(np.array([1.0, 2.0, 3.0, 4.0]))])
+
+
+# -- C: a read in a branch Python does not take raises IndexError compiled: the compiled
+# call raises where Python returns a value (README: "a read Python would skip ... raises
+# nothing"). (seed 2 #16, seed 3 #8)
+def f_untaken_branch_read(x):
+    s = 0.0
+    for j in range(x.shape[0]):
+        if x[j] > 0.5:
+            s += x[j]
+        else:
+            s += x[j + 1]
+    return (s,)
+
+
+def f_untaken_branch_loop(x):
+    s = 0.0
+    if x.sum() > 0.5:
+        s += 1.0
+    else:
+        for j in range(x.shape[0]):
+            s += x[j + 1]
+    return (s,)
+
+
+@pytest.mark.xfail(strict=True, reason="C: IndexError from a read in an untaken branch")
+def test_loops_untaken_branch_read_does_not_raise():
+    check_loop_function(f_untaken_branch_read, [make_input(np.array([1.0, 2.0, 3.0]))])
+
+
+@pytest.mark.xfail(strict=True, reason="C: IndexError from a loop in an untaken branch")
+def test_loops_untaken_branch_loop_does_not_raise():
+    check_loop_function(f_untaken_branch_loop, [make_input(np.array([1.0, 2.0, 3.0]))])
+
+
+# -- D: `s % 2` of a carried value unified to int32 or float32 (s = 0, then s += x[0] with an
+# int32/float32 x, or s = s * 2.0 on one branch) fails to build: "no matching function for
+# call to 'mod(int&, int64_t)'" (float&/double& for float32/float64); an int64 s builds.
+# (seed 4 #12, seed 4 #97, seed 5 #54)
+def f_mod_of_int32_carried(x, t):
+    s2 = 0
+    if x.max() > t:
+        s2 += 1
+    else:
+        s2 += x[0] if s2 % 2 == 0 else 2
+    return (s2,)
+
+
+@pytest.mark.xfail(strict=True, reason="D: C++ build error: ccg::mod(int32, int64)")
+def test_loops_mod_of_int32_carried_value():
+    check_loop_function(f_mod_of_int32_carried, [make_input(np.array([3], dtype=np.int32)), -0.5])
+
+
+@pytest.mark.xfail(strict=True, reason="D: C++ build error: ccg::mod(float32, int64)")
+def test_loops_mod_of_float32_carried_value():
+    check_loop_function(f_mod_of_int32_carried, [make_input(np.array([3.0], dtype=np.float32)), -0.5])
+
+
+def f_mod_of_float_carried(x, t):
+    s2 = 0
+    if x.sum() > t:
+        s2 = s2 * 2.0
+    elif s2 % 2 == 0:
+        s2 = s2 + 1
+    return (s2,)
+
+
+@pytest.mark.xfail(strict=True, reason="D: C++ build error: ccg::mod(double, int64)")
+def test_loops_mod_of_float64_carried_value():
+    check_loop_function(f_mod_of_float_carried, [make_input(np.array([1.0, 2.0])), 0.0])
+
+
+# -- F (limitation): a value-dependent break or return in a loop that Python runs while
+# tracing (over a tuple of constants: the fuzzer's unrolled twin) is rejected: "cannot be
+# compiled as a loop (a traced condition in a loop that Python runs) nor unrolled". The
+# README lists loops over tuples as unrolled and break/return as supported, without saying
+# that the two do not combine; continue does work there. The fuzzer avoids it by default
+# (loops.KNOWN_LIMITS "unroll-break"). (seed 3 #1 twin, seed 3 #29/#36 twins with --known)
+def f_tuple_loop_break(x, t):
+    s1 = 0.0
+    for i in (2, 1, 0):
+        if x[i] > t:
+            s1 += x[i]
+        else:
+            break
+    return (s1,)
+
+
+@pytest.mark.xfail(strict=True, reason="F: traced break in a loop over a tuple is rejected")
+def test_loops_break_in_tuple_loop():
+    check_loop_function(f_tuple_loop_break, [make_input(np.array([1.0, -1.0, 1.0])), 0.0])
+
+
+# -- H (limitation): a loop bound from a counter carried by a while loop (the fuzzer's
+# while-form twin: i = -1; while i + 1 < n: i += 1; for j in range(i + 1): ...) is rejected:
+# "a size computed from array values is not supported yet". The README lists loop variables
+# and integer arguments as bounds; a while loop's counter is neither. The fuzzer avoids it by
+# default (loops.KNOWN_LIMITS "while-counter-bound"). (seed 5 #35/#49 twins)
+def f_while_counter_as_bound(x, t):
+    s1 = 0.0
+    i = -1
+    while i + 1 < x.shape[0]:
+        i += 1
+        for j in range(i + 1):
+            s1 += x[j]
+        if x[i] > t:
+            return (s1,)
+    return (s1,)
+
+
+@pytest.mark.xfail(strict=True, reason="H: a while loop's counter as a range bound is rejected")
+def test_loops_while_counter_as_range_bound():
+    check_loop_function(f_while_counter_as_bound, [make_input(np.array([0.5, -1.0, 0.25, 2.0])), 1.0])
+
+
+# -- G (documented divergence): a scalar whose Python type depends on the path (s = 0 stays
+# a Python int when the loop runs 0 times, becomes an np.float32 after s += x[i]) comes back
+# with ONE dtype, unified as the README says; the oracle sees int64 vs float32. The fuzzer
+# counts these as known-type (loopcheck.judge, ``mixed``) rather than failures.
+def f_zero_trip_int_init(x, n):
+    s = 0
+    for i in range(n):
+        s += x[i]
+    return (s,)
+
+
+@pytest.mark.xfail(strict=True, reason="G: path-dependent Python type unified to one dtype")
+def test_loops_zero_trip_keeps_python_int():
+    check_loop_function(f_zero_trip_int_init, [make_input(np.array([1.0, 2.0], dtype=np.float32)),
+                                               np.int64(0)])
