@@ -32,8 +32,11 @@ def classify(args) -> tuple:
             if ok is None:
                 ok = _SUPPORTED[dt] = _supported(dt)
             if not ok:
+                hint = (" (convert it with .astype(np.complex128))" if dt.kind == "c" else
+                        " (convert it with .astype(np.float64))" if dt.kind == "f" else "")
                 raise TypeError(f"cppcodegen supports native-byte-order bool, integer, float "
-                                f"and complex64/complex128 arrays; got an array of dtype {dt}")
+                                f"and complex64/complex128 arrays; got an array of dtype {dt}"
+                                + hint)
             specs.append(("array", dt, a.shape, a.strides))
         elif t is float:
             specs.append(("scalar", _F8, True))
