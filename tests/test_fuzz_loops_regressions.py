@@ -18,8 +18,8 @@ from fuzz.inputs import make_input
 from fuzz.loopcheck import check_loop_function
 
 
-# -- A: a loop with a break (or a return) does not compile when an element index is not
-# provably inside the array: x[i + 1], a wrapping x[i - 1] / x[i - 2], x[i // 2],
+# -- A (fixed): a loop with a break (or a return) did not compile when an element index is
+# not provably inside the array (now a checked gather/scatter, NumPy's error at run time): x[i + 1], a wrapping x[i - 1] / x[i - 2], x[i // 2],
 # x[(i * 7) % n]. "cannot be compiled as a loop (LoopDependent: 2 - lv0 > 0) nor unrolled
 # (a traced condition in a loop that Python runs)". The same reads compile in a loop without
 # a break (or with continue), and the README lists break, return and negative indices as
@@ -60,29 +60,25 @@ def f_return_wrap_read(x):
     return (s,)
 
 
-@pytest.mark.xfail(strict=True, reason="A: break + an index not provably in bounds: not captured")
 def test_loops_break_with_wrapping_read():
     check_loop_function(f_break_wrap_read, [make_input(np.array([1, 5, 2, 7, 3, 9, 4], dtype=np.int64))])
 
 
-@pytest.mark.xfail(strict=True, reason="A: break + an index not provably in bounds: not captured")
 def test_loops_break_with_next_element_read():
     check_loop_function(f_break_next_read, [make_input(np.array([-1.0, -2.0, 3.0], dtype=np.float64))])
 
 
-@pytest.mark.xfail(strict=True, reason="A: break + x[i // 2]: not captured")
 def test_loops_break_with_half_index():
     check_loop_function(f_break_half_index, [make_input(np.array([-1.0, -2.0, 3.0, -1.0, 5.0]))])
 
 
-@pytest.mark.xfail(strict=True, reason="A: return inside the loop + a wrapping read: not captured")
 def test_loops_return_with_wrapping_read():
     check_loop_function(f_return_wrap_read, [make_input(np.array([-1.0, -2.0, 3.0, -1.0, 5.0]))])
 
 
-# -- B: a range with a negative step reads the wrong elements where the index wraps
-# (x[i - 2] at i = 1, 0 must read x[-1], x[-2]): a WRONG VALUE. The same loop with a
-# positive step is right. (seed 3 #1, seed 3 #16)
+# -- B (fixed): a range with a negative step read the wrong elements where the index wraps
+# (x[i - 2] at i = 1, 0 must read x[-1], x[-2]): the loop variable's range was registered
+# highest value first. (seed 3 #1, seed 3 #16)
 def f_negstep_wrap(x):
     s1 = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
@@ -104,25 +100,20 @@ def f_negstep_wrap_int(x):
     return (s2,)
 
 
-@pytest.mark.xfail(strict=True, reason="B: negative step + wrapping index: wrong value (5.0, Python 6.0)")
 def test_loops_negative_step_wrapping_read():
     check_loop_function(f_negstep_wrap, [make_input(np.array([1.0, 2.0, 3.0]))])
 
 
-@pytest.mark.xfail(strict=True, reason="B: negative step + wrapping index: wrong value")
 def test_loops_negative_step_wrapping_read_recurrence():
     check_loop_function(f_negstep_wrap_recurrence, [make_input(np.array([1.0, 1.0, 1.0]))])
 
 
-@pytest.mark.xfail(strict=True, reason="B: negative step + wrapping index: wrong value (bool input)")
 def test_loops_negative_step_wrapping_read_bool():
     check_loop_function(f_negstep_wrap_int, [make_input(np.array([True, False, True]))])
 
 
-# -- E: a range with a negative step does not see an index past the end: Python raises
-# IndexError at the first iteration (x[i + 1] at i = n - 1), the compiled call RETURNS A
-# VALUE. (With a positive step the same read raises, tests/test_control_flow.py.) Likely the
-# same cause as B: the index range of a negative-step loop is taken from the wrong end.
+# -- E (fixed, the cause of B): a range with a negative step did not see an index past the
+# end: Python raises IndexError at the first iteration (x[i + 1] at i = n - 1).
 # (seed 4 #57, seed 4 #75)
 def f_negstep_past_end(x):
     s2 = 0.0
@@ -131,12 +122,11 @@ def f_negstep_past_end(x):
     return (s2,)
 
 
-@pytest.mark.xfail(strict=True, reason="E: negative step: an out-of-range read returns a value")
 def test_loops_negative_step_read_past_end_raises():
     check_loop_function(f_negstep_past_end, [make_input(np.array([1.0, 2.0, 3.0, 4.0]))])
 
 
-# -- C: a read in a branch Python does not take raises IndexError compiled: the compiled
+# -- C (fixed, with A): a read in a branch Python does not take raised IndexError compiled: the compiled
 # call raises where Python returns a value (README: "a read Python would skip ... raises
 # nothing"). (seed 2 #16, seed 3 #8)
 def f_untaken_branch_read(x):
@@ -159,12 +149,10 @@ def f_untaken_branch_loop(x):
     return (s,)
 
 
-@pytest.mark.xfail(strict=True, reason="C: IndexError from a read in an untaken branch")
 def test_loops_untaken_branch_read_does_not_raise():
     check_loop_function(f_untaken_branch_read, [make_input(np.array([1.0, 2.0, 3.0]))])
 
 
-@pytest.mark.xfail(strict=True, reason="C: IndexError from a loop in an untaken branch")
 def test_loops_untaken_branch_loop_does_not_raise():
     check_loop_function(f_untaken_branch_loop, [make_input(np.array([1.0, 2.0, 3.0]))])
 

@@ -181,7 +181,7 @@ class TraceOps:
                     break
             return
         loop = Carried(names, get_state, set_state, where)
-        var = enter_loop(spec.first, spec.last)
+        var = enter_loop(spec)
 
         def run_body():
             body(spec.item(var))

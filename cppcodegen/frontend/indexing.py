@@ -19,9 +19,10 @@ from .elementwise import loop_dtypes, where
 from .externs import extern_call
 from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, own, Proxy,
                     unsupported, update, view_of, wrap)
-from .iteration import value_size
+from .iteration import size_proxy, value_size
 from .selection import is_selection, same_value, Selection
-from .sizes import broadcast_sizes, canon_shape, fit, is_dim, symbolic, symbolic_index
+from .sizes import (broadcast_sizes, canon_shape, fit, is_dim, loop_dependent, symbolic,
+                    symbolic_index)
 from .views import ravel, reshape, transpose
 
 
@@ -94,10 +95,28 @@ def _is_advanced(index) -> bool:
     return any(isinstance(ix, (Proxy, np.ndarray, list)) for ix in parts)
 
 
+def _traced_ints(index):
+    """``index`` with its loop-variable ints (``x[i + 1]``) as traced values: a checked
+    gather or scatter, for an index in bounds in some iterations only (the error is then
+    NumPy's, at run time, and only where Python would read it); None if none is symbolic."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(is_dim(ix) and not isinstance(ix, slice) for ix in parts):
+        return None
+    new = tuple(size_proxy(symbolic().canon(ix)) if is_dim(ix) and not isinstance(ix, slice)
+                else ix for ix in parts)
+    return new if isinstance(index, tuple) else new[0]
+
+
 def getitem(a: Proxy, index):
     if _is_advanced(index):
         return advanced_getitem(a, index)
-    spec, out_shape, sliced_shape, _ = _basic_index(a, index)
+    try:
+        spec, out_shape, sliced_shape, _ = _basic_index(a, index)
+    except Exception as e:
+        traced = _traced_ints(index) if loop_dependent(e) else None
+        if traced is None:
+            raise
+        return advanced_getitem(a, traced)
     node = a.node
     if any(s != (0, 1, n) for s, n in zip(spec, a.shape)):
         node = make_node("slice", (node,), sliced_shape, a.dtype, user_location(), spec=tuple(spec))
@@ -306,7 +325,13 @@ def setitem(a: Proxy, index, value):
         unsupported("np.newaxis in an assignment index")
     if _same_view(a, index, value):     # `x[i, :k] += v` stores x[i, :k] back into itself
         return
-    spec, region, _, ints = _basic_index(a, index)
+    try:
+        spec, region, _, ints = _basic_index(a, index)
+    except Exception as e:
+        traced = _traced_ints(index) if loop_dependent(e) else None
+        if traced is None:
+            raise
+        return _scatter(a, traced, value)
     v = as_node(value)
     want = canon_shape(region)
     if not broadcasts_to(v.shape, want):

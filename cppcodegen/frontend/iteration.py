@@ -108,13 +108,15 @@ def concrete_int(x) -> int:
     return x if isinstance(x, int) else _shapes().as_int(x)
 
 
-def enter_loop(first, last):
-    """A new induction variable ranging over [first, last] (as the user's code sees it)."""
+def enter_loop(spec):
+    """A new induction variable ranging over the values of ``spec`` (as the user's code
+    sees them), registered with its lowest and highest value (a negative step counts down
+    from ``first`` to ``last``)."""
     sh = _shapes()
     env = _env()
     sh.TRACED_VALUE = size_proxy
     sym = sh.loop_symbol(len(env.loops) + len(env.retired))
-    env.loops[sym] = (first, last)
+    env.loops[sym] = (spec.first, spec.last) if spec.step > 0 else (spec.last, spec.first)
     return sh.SymInt(sym)
 
 

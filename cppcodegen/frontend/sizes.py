@@ -42,6 +42,12 @@ def current_env():
     return mod.current() if mod is not None else None
 
 
+def loop_dependent(error) -> bool:
+    """Is ``error`` a fact about sizes that holds in some iterations of a loop only?"""
+    mod = sys.modules.get(_SHAPES)
+    return mod is not None and isinstance(error, mod.LoopDependent)
+
+
 def is_dim(x) -> bool:
     """A symbolic size from the user's code (``x.shape[0]``) or the compiler."""
     mod = sys.modules.get(_SHAPES)
