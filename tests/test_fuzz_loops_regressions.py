@@ -157,7 +157,9 @@ def test_loops_untaken_branch_loop_does_not_raise():
     check_loop_function(f_untaken_branch_loop, [make_input(np.array([1.0, 2.0, 3.0]))])
 
 
-# -- D: `s % 2` of a carried value unified to int32 or float32 (s = 0, then s += x[0] with an
+# -- D (fixed: a branch whose carried value's type changed is traced again with the unified
+# type, as loops are; its entry value lives in the carried buffer of that type). Was:
+# `s % 2` of a carried value unified to int32 or float32 (s = 0, then s += x[0] with an
 # int32/float32 x, or s = s * 2.0 on one branch) fails to build: "no matching function for
 # call to 'mod(int&, int64_t)'" (float&/double& for float32/float64); an int64 s builds.
 # (seed 4 #12, seed 4 #97, seed 5 #54)
@@ -170,12 +172,12 @@ def f_mod_of_int32_carried(x, t):
     return (s2,)
 
 
-@pytest.mark.xfail(strict=True, reason="D: C++ build error: ccg::mod(int32, int64)")
+@pytest.mark.xfail(strict=True, reason="G since D was fixed: builds, equal value, the unified int32 where Python kept an int")
 def test_loops_mod_of_int32_carried_value():
     check_loop_function(f_mod_of_int32_carried, [make_input(np.array([3], dtype=np.int32)), -0.5])
 
 
-@pytest.mark.xfail(strict=True, reason="D: C++ build error: ccg::mod(float32, int64)")
+@pytest.mark.xfail(strict=True, reason="G since D was fixed: builds, equal value, the unified float32 where Python kept an int")
 def test_loops_mod_of_float32_carried_value():
     check_loop_function(f_mod_of_int32_carried, [make_input(np.array([3.0], dtype=np.float32)), -0.5])
 
@@ -189,7 +191,6 @@ def f_mod_of_float_carried(x, t):
     return (s2,)
 
 
-@pytest.mark.xfail(strict=True, reason="D: C++ build error: ccg::mod(double, int64)")
 def test_loops_mod_of_float64_carried_value():
     check_loop_function(f_mod_of_float_carried, [make_input(np.array([1.0, 2.0])), 0.0])
 

@@ -289,7 +289,10 @@ class Carried:
             if not loop and None in results and not _internal(slot.name):
                 t = None                        # an if that binds it on one way only
             new.append(t)
-        changed = loop and any(a is not None and a != b for a, b in zip(self.types, new))
+        # a type that changed: traced again with it (a branch's values on entry too: they
+        # live in the carried buffer, of the unified type)
+        changed = any(a is not None and a != b and (loop or b is not None)
+                      for a, b in zip(self.types, new))
         self.types = new
         if changed:
             return None
