@@ -14,10 +14,15 @@ checks that there are no import circles and no module over its line budget)::
     api.py            compile / explain / check: the driver runs the stages below in order
     frontend/         Python function + call arguments -> Graph
       signature.py      arguments -> guards (specs); mark_dynamic
-      trace.py          proxies record NumPy calls, operators, indexing -> Graph
+      capture.py        the source rewritten: loops, branches, returns -> calls on control.py
+        rewrite, returns, astutil, control, carried, iteration
+      trace.py          proxies record what the function does -> Graph
+        proxy, ndarray, sizes, elementwise, views, indexing, selection, reductions,
+        linalg, creation, externs, random, pymath, complexes, replace, effects
+    passes/           Graph -> loop IR (lower, lower_assign, lower_control) -> kernels
+                      (schedule: fusion, loop order)
     ir/               plain data between stages: graph (Graph, Node), loopir (loop IR),
                       shapes (symbolic sizes, guards), ufuncs (the op table)
-    passes/           Graph -> loop IR (lower) -> kernels (schedule: fusion, loop order)
     backend/          kernels -> C++ text: program (translation unit, entry points), kernels
                       (one function per form) over reductions over loops; reuse, dedup,
                       memory, sizes, cexpr (C expressions), gemmgen, writer
