@@ -28,9 +28,13 @@ of exactly the allowed size (4 ULP; the reduction-order bound), and
 
 Complex values: every complex function of cppcodegen is NumPy's own algorithm or glibc's
 function NumPy calls (include/cppcodegen/complex.h), so complex results of transcendental
-functions, products (NumPy's BLAS call) and scans are not perturbed; complex sums, means and
-products (another order) are, each component by the bound of its kind, and np.angle (NumPy's
-SIMD arctan2) as a transcendental. A complex element is unstable when NaN-ness or infinity of
+functions and scans are not perturbed; complex sums, means, products (another order) and
+matrix products (NumPy's own BLAS call, but on operands laid out otherwise: a transposed view
+may reach it as a contiguous copy, and BLAS rounds each layout its own way) are, each
+component by the bound of its kind, and np.angle (NumPy's SIMD arctan2) as a transcendental;
+so are complex in-place products (``t[a] *= t[b]``, ``np.multiply(.., out=..)``): where the
+operands partly overlap in memory NumPy takes its naive scalar loop (two roundings per part),
+elsewhere its fused SIMD loop, and cppcodegen computes the fused product (1 ULP a part). A complex element is unstable when NaN-ness or infinity of
 either component changes, its bound the larger of its two components' measured deviations.
 
 The perturbation is a source rewrite (``ast``), so it also works for pasted regression tests.
@@ -56,7 +60,16 @@ REDUCTIONS = frozenset("sum prod mean var std".split())
 
 class _Perturb(ast.NodeTransformer):
     """np.<transcendental>(...) -> _tr(...); a ** b -> _tr(a ** b);
-    np.<red>(X, **kw) and X.<red>(**kw) -> _red('<red>', X, **kw)."""
+    np.<red>(X, **kw) and X.<red>(**kw) -> _red('<red>', X, **kw);
+    t[i] *= v -> t[i] = _cmul(t[i], v); np.multiply(a, b, out=c) -> _cmul(a, b, out=c)."""
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Mult):
+            return node
+        load = ast.parse(ast.unparse(node.target), mode="eval").body
+        return ast.Assign([node.target], ast.Call(ast.Name("_cmul", ast.Load()),
+                                                  [load, node.value], []))
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -74,6 +87,8 @@ class _Perturb(ast.NodeTransformer):
         is_np = isinstance(f.value, ast.Name) and f.value.id == "np"
         if is_np and f.attr in TRANSCENDENTAL:
             return ast.Call(ast.Name("_tr", ast.Load()), [node], [])
+        if is_np and f.attr == "multiply" and any(k.arg == "out" for k in node.keywords):
+            return ast.Call(ast.Name("_cmul", ast.Load()), node.args, node.keywords)
         if is_np and f.attr in ("matmul", "dot") and len(node.args) == 2 and not node.keywords:
             return ast.Call(ast.Name("_mm", ast.Load()), node.args, [])
         if f.attr in ("cumsum", "cumprod") and (not is_np or node.args):
@@ -145,17 +160,34 @@ class Perturber:
             amp = 4.0 * np.spacing(np.abs(a)).astype(np.float64)
         return self._noise(a, amp)
 
+    def cmul(self, a, b, out=None):
+        """An in-place complex product: fused or naive as NumPy's loop choice goes, so each
+        part within 2 eps * |a| * |b| (a real product: exact, as it stands)."""
+        res = np.multiply(a, b) if out is None else np.multiply(a, b, out=out)
+        r = np.asarray(res)
+        if r.dtype.kind != "c" or r.size == 0:
+            return res
+        eps = float(np.finfo(r.dtype).eps)
+        with np.errstate(all="ignore"):
+            amp = np.broadcast_to(2 * eps * np.abs(np.asarray(a)).astype(np.float64)
+                                  * np.abs(np.asarray(b)).astype(np.float64), r.shape)
+        noisy = self._noise(r, amp)
+        if out is None:
+            return noisy
+        out[...] = noisy
+        return out
+
     def mm(self, a, b):
         """A matrix product: any summation order, so each element within K*eps*(|a| @ |b|)."""
         res = np.matmul(a, b)
         r = np.asarray(res)
-        if r.dtype.kind != "f" or r.size == 0:
+        if r.dtype.kind not in "fc" or r.size == 0:
             return res
         aa, ba = np.asarray(a), np.asarray(b)
         k = aa.shape[-1]
         eps = float(np.finfo(r.dtype).eps)
-        with np.errstate(all="ignore"):
-            bound = np.matmul(np.abs(aa.astype(np.float64)), np.abs(ba.astype(np.float64)))
+        with np.errstate(all="ignore"):     # (|z|: the modulus of complex operands)
+            bound = np.matmul(np.abs(aa).astype(np.float64), np.abs(ba).astype(np.float64))
             amp = k * eps * bound + 4.0 * np.spacing(np.abs(r)).astype(np.float64)
         return self._noise(r, np.reshape(amp, r.shape))
 
@@ -295,7 +327,8 @@ class Reference:
             sign = (1, -1, 0, "value", "-value")[k - k_runs] if k >= k_runs else 0
             snap = "all" if k == k_runs + 2 else (k % 2 == 1 and not sign)
             p = Perturber([seed, k], snap=snap, sign=sign)
-            fn = _exec(psrc, name, {"_tr": p.tr, "_red": p.red, "_mm": p.mm, "_scan": p.scan})
+            fn = _exec(psrc, name, {"_tr": p.tr, "_red": p.red, "_mm": p.mm, "_scan": p.scan,
+                                    "_cmul": p.cmul})
             out, after = _run(fn, args)
             runs.append([np.asarray(x) for x in _leaves(out)] + after)
         self.bounds, self.unstable = [], []
