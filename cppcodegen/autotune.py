@@ -19,7 +19,9 @@ shape class (dtype, M, N, K and batch bucketed to powers of 2, thread count; see
 first compilation that needs a class measures it (:func:`measure_matmul`: a few alternating
 runs of a compiled ``a @ b`` and of ``np.matmul`` on the same arrays, minimum of each, about
 0.1 s; products above ``MAX_WORK`` are timed at a shape scaled down to it); later
-compilations, in this process or another, reuse the decision. Sizes that are symbolic are
+compilations, in this process or another, reuse the decision (one measured while the machine
+was busy, load above ``runtime.tuning.BUSY_LOAD`` per core, is provisional: a later process
+measures it again once, when the machine is quiet). Sizes that are symbolic are
 decided by their values in the traced call; sizes unknown when compiling (loop-dependent)
 keep the static rule. No sympy here: a warm start computes the key without it.
 """
@@ -39,6 +41,7 @@ import numpy as np
 
 from . import config
 from .runtime import tuning as stored     # the decisions file (runtime/tuning.py)
+from .runtime.cachedir import MemoDict, clear_on_fresh_cache
 
 GEMM_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 MAX_WORK = 1 << 30          # multiply-adds of the largest product timed (1024^3)
@@ -159,6 +162,10 @@ class Tuner:
             warnings.warn(f"cppcodegen: could not measure {key} ({type(e).__name__}: {e}); "
                           "using ccg::gemm", RuntimeWarning, stacklevel=2)
             decision = None
+        if decision is not None and decision.get("busy") and key not in _REMEASURED \
+                and not stored.busy():      # measured on a busy machine: again, now it is quiet
+            _REMEASURED[key] = True
+            decision = _measure_again(store, key, dtype, m, n, kk, count, self.opts) or decision
         if decision is None:
             return self.record(dtype, shape, k, where, "gemm",
                                "static rule (no measurement: decisions file locked or failed)")
@@ -176,6 +183,18 @@ class Tuner:
 
 
 _MACHINES: dict = {}
+_REMEASURED = clear_on_fresh_cache(MemoDict())      # keys measured again in this process
+
+
+def _measure_again(store, key, dtype, m, n, k, count, opts):
+    try:
+        decision = dict(measure_matmul(dtype, m, n, k, count, opts))
+        store.put(key, decision)
+        return decision
+    except Exception as e:                  # noqa: BLE001 -- keep the provisional decision
+        warnings.warn(f"cppcodegen: could not measure {key} again ({type(e).__name__}: {e})",
+                      RuntimeWarning, stacklevel=3)
+        return None
 
 
 def machine(opts, cache_dir) -> dict:
@@ -195,6 +214,8 @@ def why(decision: dict, nthreads: int) -> str:
     if "blas_ms" not in decision:
         return decision.get("why", "decided")
     scaled = f" (scaled down from {decision['class']})" if decision.get("scaled") else ""
+    if decision.get("busy"):
+        scaled += f" (provisional: load {decision.get('load')} per core)"
     return (f"measured: BLAS {decision['blas_ms']:.3g} ms vs ccg::gemm {decision['gemm_ms']:.3g} "
             f"ms at {decision['shape']} {decision['dtype']}{scaled}, "
             f"{nthreads} thread{'s' if nthreads != 1 else ''}")
@@ -293,6 +314,7 @@ def measure_matmul(dtype, m, n, k, batch, opts) -> dict:
     x = (rng.random(lead + (mm, kk)) - 0.5).astype(dtype)
     y = (rng.random(lead + (kk, nn)) - 0.5).astype(dtype)
     native, extern = candidate("gemm", opts, x, y), candidate("blas", opts, x, y)
+    load = stored.load()
     gemm_s, blas_s = time_alternating([lambda: native(x, y), lambda: extern(x, y)])
     shape = f"{mm}x{nn}x{kk}" if not b else f"{b} x {mm}x{nn}x{kk}"
     b0 = stored.bucket(batch) if batch > 1 else 0
@@ -300,7 +322,8 @@ def measure_matmul(dtype, m, n, k, batch, opts) -> dict:
            f"{b0} x {stored.bucket(m)}x{stored.bucket(n)}x{stored.bucket(k)}")
     return {"path": "blas" if blas_s < MARGIN * gemm_s else "gemm",
             "gemm_ms": round(gemm_s * 1e3, 5), "blas_ms": round(blas_s * 1e3, 5),
-            "shape": shape, "dtype": dtype.name, "class": cls, "scaled": shape != cls}
+            "shape": shape, "dtype": dtype.name, "class": cls, "scaled": shape != cls,
+            "load": load, "busy": load > stored.BUSY_LOAD}
 
 
 def time_alternating(fns, budget: float = BUDGET_S) -> list:

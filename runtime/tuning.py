@@ -6,7 +6,8 @@ In:  a cache directory, a description of this machine (:func:`machine`: CPU mode
 Out: :class:`Decisions`, the decisions measured on this machine so far
      (``<cache_dir>/tuning/<machine hash>.json``): :meth:`Decisions.get` reads one,
      :meth:`Decisions.measure_once` returns the stored one or runs a measurement under the
-     file's lock and publishes it; :func:`describe` lists every decisions file as text.
+     file's lock and publishes it; :func:`describe` lists every decisions file as text;
+     :func:`busy`: is the machine too loaded for a timing to be final?
 
 The file is JSON ``{"format", "machine": {...}, "decisions": {key: {"path", ...}}}``, mode
 0600, replaced atomically (written to a temporary name, then renamed), so a reader never sees
@@ -46,6 +47,23 @@ def threads() -> int:
     if omp.isdigit() and int(omp) > 0:
         n = min(n, int(omp))
     return max(n, 1)
+
+
+BUSY_LOAD = 1.5     # runnable threads per usable core above which a measurement is provisional
+
+
+def load() -> float:
+    """The 1-minute load average per CPU this process may use (0.0 where unknown)."""
+    try:
+        return round(os.getloadavg()[0] / len(os.sched_getaffinity(0)), 2)
+    except (AttributeError, OSError):
+        return 0.0
+
+
+def busy() -> bool:
+    """Is the machine so loaded that timings say more about the load than about the code?
+    A decision measured then is provisional: measured again by a later process, when quiet."""
+    return load() > BUSY_LOAD
 
 
 def machine(isa: str, compiler: str, package_version: str) -> dict:
@@ -201,6 +219,8 @@ def format_decision(key: str, d: dict) -> str:
         if d.get("shape"):
             times += f" at {d['shape']}"
         times += ")"
+        if d.get("busy"):
+            times += f" provisional: measured at load {d.get('load')} per core"
     elif d.get("why"):
         times = f" ({d['why']})"
     return f"{key}: {d.get('path')}{times}"

@@ -272,6 +272,29 @@ def test_explain_names_every_product_and_why(fake_measure):
     assert "choice: matmul 64x64x64 float32" in str(ex)
 
 
+def test_a_decision_measured_on_a_busy_machine_is_measured_again_once_when_quiet(monkeypatch):
+    calls = []
+
+    def fake(dtype, m, n, k, batch, opts):
+        calls.append(m)
+        return dict(_decision("gemm" if calls[1:] else "blas"), busy=len(calls) == 1, load=3.0)
+    monkeypatch.setattr(autotune, "measure_matmul", fake)
+    a, b = _arrays(64, 64, 64)
+    with cppcodegen.fresh_cache():
+        monkeypatch.setattr(tuning, "busy", lambda: True)
+        forms, ex = _forms(product, a, b)
+        assert forms == ["extern"] and "provisional: load 3.0 per core" in str(ex)
+        forms, _ = _forms(product, a, b)               # still busy: kept, not measured again
+        assert forms == ["extern"] and len(calls) == 1
+        monkeypatch.setattr(tuning, "busy", lambda: False)
+        forms, ex = _forms(product, a, b)              # quiet now: measured again, once
+        assert forms == ["gemm"] and len(calls) == 2 and "provisional" not in str(ex)
+        cppcodegen.clear_caches()
+        forms, _ = _forms(product, a, b)
+        assert forms == ["gemm"] and len(calls) == 2
+        assert _store().get(_key(np.float32, 64, 64, 64))["busy"] is False
+
+
 def test_a_failed_measurement_keeps_the_static_rule(monkeypatch):
     def broken(*args):
         raise RuntimeError("no compiler today")
