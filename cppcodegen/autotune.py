@@ -105,6 +105,7 @@ class Tuner:
         self.opts = opts
         self.hints = None           # symbol -> traced value, once the graph is traced
         self.choices: dict = {}     # (where, what) -> Choice
+        self._decided: dict = {}    # decision key -> (path, why): one answer per compilation
         self._cache_dir = None
 
     def use(self, graph) -> None:
@@ -154,6 +155,11 @@ class Tuner:
         key = stored.matmul_key(dtype.name, m, n, kk, count, nthreads)
         if not self.opts.parallel:
             key += " serial"
+        if key not in self._decided:
+            self._decided[key] = self._decide(key, dtype, m, n, kk, count, nthreads)
+        return self.record(dtype, shape, k, where, *self._decided[key])
+
+    def _decide(self, key, dtype, m, n, kk, count, nthreads) -> tuple:
         try:
             store = stored.decisions(self.cache_dir(), self.machine())
             decision = store.measure_once(key, lambda: measure_matmul(
@@ -167,9 +173,8 @@ class Tuner:
             _REMEASURED[key] = True
             decision = _measure_again(store, key, dtype, m, n, kk, count, self.opts) or decision
         if decision is None:
-            return self.record(dtype, shape, k, where, "gemm",
-                               "static rule (no measurement: decisions file locked or failed)")
-        return self.record(dtype, shape, k, where, decision["path"], why(decision, nthreads))
+            return "gemm", "static rule (no measurement: decisions file locked or failed)"
+        return decision["path"], why(decision, nthreads)
 
     def cache_dir(self) -> Path:
         if self._cache_dir is None:
