@@ -28,6 +28,17 @@ from cppcodegen.ir.ufuncs import ALIASES, OPS, TRACEABLE
 from cppcodegen.runtime import cpu
 from helpers import Batch, assert_matches_numpy, check_against_numpy, run_numpy
 
+@pytest.fixture(autouse=True)
+def _extern_warnings_stay_unsaid():
+    """Warnings about NumPy steps are given once per process: the ones these tests trigger
+    (np.cumsum of complex values, ...) are forgotten afterwards, for other tests to see."""
+    from cppcodegen.frontend import externs
+    saved = set(externs.WARNED)
+    yield
+    externs.WARNED.clear()
+    externs.WARNED.update(saved)
+
+
 CONFIGS = {"avx512": {"isa": "avx512"}, "avx2": {"isa": "avx2"},
            "scalar_isa": {"isa": "scalar"}, "no_vectorize": {"vectorize": False}}
 SUPPORTED = {k: v for k, v in CONFIGS.items() if "isa" not in v or cpu.supports(v["isa"])}
