@@ -42,8 +42,8 @@ def _dim(d, what: str):
     if isinstance(d, Proxy):
         if d.node.op == "size":
             return d.node.attr("expr")
-        if d.node.op == "scalar" and d.dtype.kind in "iu":     # an integer argument
-            n = value_size(d)
+        n = _integer_size(d)                # an integer argument, or n + 1 of one
+        if n is not None:
             if symbolic().less(n, 0):
                 raise ValueError(f"{what}: negative dimensions are not allowed "
                                  f"(at {user_location()})")
@@ -57,7 +57,18 @@ def _dim(d, what: str):
                     f"integer (at {user_location()})")
 
 
-def _shape(shape, what: str) -> tuple:
+def _integer_size(d):
+    """A 0-d integer proxy as a size expression (``n``, ``n + 1`` of integer arguments and
+    sizes), or None when it depends on array values."""
+    if d.dtype.kind not in "iu" or d.ndim:
+        return None
+    try:
+        return value_size(d)
+    except DataDependentError:
+        return None
+
+
+def shape_argument(shape, what: str) -> tuple:
     dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     out = tuple(_dim(d, what) for d in dims)
     for d in out:
@@ -105,7 +116,7 @@ def empty(shape, dtype=float, order="C", *, like=None, device=None):
 
 
 def _full(shape, fill_value, dtype, order, what):
-    shp = _shape(shape, what)
+    shp = shape_argument(shape, what)
     _order(order, what)
     if isinstance(fill_value, Proxy):
         dt = _dtype(dtype, fill_value.dtype, what)

@@ -13,7 +13,8 @@ from ..errors import TraceError, user_location
 from ..ir.graph import make_node
 from . import replace
 from .proxy import Proxy, unsupported, wrap
-from .sizes import broadcast_sizes, canon_shape, is_dim
+from .creation import shape_argument
+from .sizes import broadcast_sizes
 
 
 class RandomState:
@@ -24,9 +25,7 @@ class RandomState:
 def _size_shape(size):
     if size is None:
         return ()
-    if isinstance(size, (int, np.integer)) or is_dim(size):
-        size = (size,)
-    return canon_shape(size)            # symbolic sizes (x.shape[0]) stay symbolic
+    return shape_argument(size, "np.random")    # ints, sizes, integer arguments
 
 
 def _random_shape(size, a, b, what):

@@ -356,6 +356,8 @@ def trace_ufunc_accumulate(ufunc, inputs, kwargs):
     kind = {"add": "sum", "multiply": "prod"}.get(ufunc.__name__)
     (x,) = inputs
     axis, dtype, out = kwargs.pop("axis", 0), kwargs.pop("dtype", None), kwargs.pop("out", None)
+    if kind is None and not kwargs and out is None:     # np.maximum.accumulate & co.:
+        return extern_call(ufunc.accumulate, (x,), {"axis": axis, "dtype": dtype})  # NumPy's
     if kind is None or kwargs:
         unsupported(f"np.{ufunc.__name__}.accumulate"
                      + (f" with {sorted(kwargs)}" if kwargs else ""))

@@ -20,12 +20,15 @@ import threading
 
 import numpy as np
 
+from ..errors import UnsupportedError, user_location
+
 _NP_DIR = os.path.dirname(os.path.abspath(np.__file__))
 _STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__))
 _NOT_USER = {"numpy", "cppcodegen", "sympy", "mpmath", "cffi", "dask", "distributed", "_pytest",
              "pytest", "pluggy"}
 _TABLES: list = []          # (module, {name: replacement}, pass_original)
 _OWNER = [None]             # the thread tracing
+_IN_NUMPY = [0]             # > 0 while one of NumPy's own functions runs (_numpy_call)
 
 
 def register(module, table: dict, pass_original: bool = False):
@@ -36,7 +39,7 @@ def register(module, table: dict, pass_original: bool = False):
 
 def _from_user(depth: int = 2) -> bool:
     """Whether the caller ``depth`` frames up is the user's code on the tracing thread."""
-    if _OWNER[0] != threading.get_ident():
+    if _OWNER[0] != threading.get_ident() or _IN_NUMPY[0]:
         return False
     frame = sys._getframe(depth)
     module = frame.f_globals.get("__name__") or ""
@@ -62,6 +65,31 @@ def _replacement(name, fn, original, pass_original: bool):
     return replacement
 
 
+_NOT_DRAWS = {"seed", "get_state", "set_state", "default_rng", "get_bit_generator",
+              "set_bit_generator"}
+
+
+def _numpy_call(name, fn):
+    """``np.random.<name>`` while a trace runs: its draws would be made once, at trace time,
+    and repeated by every call, so the user's call is refused; NumPy's own calls of it run,
+    marked as NumPy's (a compiled function with no Python frame in between when it calls
+    ``np.empty``)."""
+    def call(*args, **kwargs):
+        if name not in _NOT_DRAWS and _from_user():
+            raise UnsupportedError(
+                f"np.random.{name} is not compiled (its draws would be made once and repeated "
+                f"by every call) (at {user_location()}); draw outside the compiled function "
+                "and pass the array, or use np.random.random/normal/uniform/standard_normal "
+                "or a Generator argument")
+        _IN_NUMPY[0] += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _IN_NUMPY[0] -= 1
+    call.__wrapped__ = fn
+    return call
+
+
 @contextlib.contextmanager
 def replaced():
     """Every registered replacement installed while the block runs (NumPy's back after)."""
@@ -73,6 +101,16 @@ def replaced():
         for name, fn in table.items():
             setattr(module, name, _replacement(name, fn, originals[id(module), name],
                                                pass_original))
+    # np.random's other functions (choice, permutation, ...) are compiled code that calls
+    # np.empty with no Python frame of its own: marked, so that call gets NumPy's function
+    mine = {name for module, table, _ in _TABLES if module is np.random for name in table}
+    wrapped = [(name, fn) for name, fn in vars(np.random).items()
+               if callable(fn) and not name.startswith("_") and name not in mine
+               and not isinstance(fn, type) and type(fn).__name__ in (
+                   "builtin_function_or_method", "cython_function_or_method", "method")]
+    saved += [(np.random, name, fn) for name, fn in wrapped]
+    for name, fn in wrapped:
+        setattr(np.random, name, _numpy_call(name, fn))
     try:
         yield
     finally:

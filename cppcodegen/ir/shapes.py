@@ -356,6 +356,9 @@ class SymInt:
     def __mod__(self, o):
         return self._arith(o, lambda a, b: canon(a) - canon(b) * floordiv(a, b))
 
+    def __rmod__(self, o):
+        return self._arith(o, lambda a, b: canon(b) - canon(a) * floordiv(b, a))
+
     # results that must be Python values: decided from the hint, guarded
     def __index__(self):
         try:
@@ -419,7 +422,8 @@ def floordiv(a, b):
         return a // b
     q = sympy.cancel(sympy.sympify(a) / b)
     num, den = sympy.fraction(q)
-    if den == 1 and q.is_polynomial() and all(c.is_Integer for c in sympy.Poly(q).coeffs()):
+    if den == 1 and (q.is_Integer or q.is_polynomial() and q.free_symbols and all(
+            c.is_Integer for c in sympy.Poly(q).coeffs())):
         return canon(q)
     if isinstance(b, int) and b > 0:
         return canon(sympy.floor(sympy.sympify(a) / b))
