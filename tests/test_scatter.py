@@ -155,3 +155,23 @@ def test_histogram_stores_in_place():
     text = str(cppcodegen.compile(histogram_loop).explain(RNG.random(2000), 16))
     loop = text.split("== loop IR ==")[1].split("== kernels")[0]
     assert loop.count("pointwise") <= 2, loop
+
+
+def test_scatter_in_a_loop_body_stores_in_place():
+    """Insertion sort: a[j + 1] = a[j] in a while body stores into the carried array where it
+    is (one element, read before it is stored), not into a copy made every step."""
+    def isort(a):
+        a = a.copy()
+        for i in range(1, a.shape[0]):
+            key = a[i]
+            j = i - 1
+            while j >= 0 and a[j] > key:
+                a[j + 1] = a[j]
+                j -= 1
+            a[j + 1] = key
+        return a
+    x = np.random.default_rng(4).standard_normal(300)
+    np.testing.assert_array_equal(cppcodegen.compile(isort)(x), np.sort(x))
+    src = cppcodegen.explain(isort, x).source
+    body = src.split("while (true) {")[1].split("\n      }\n")[0]
+    assert "_store_at(" in body and "_copy(" not in body        # no copy of the array

@@ -159,6 +159,8 @@ class Lowering(ControlLowering, AssignLowering):
                     self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
                                              where, store=store))
             return
+        elif node.op == "scatter" and self._scatter_in_place(node, role, label, where):
+            return                  # x[j + 1] = x[j] on a buffer nothing reads afterwards
         elif node.op == "scatter":  # a copy of the base, then the stores in NumPy's order
             name = self.add_buffer(node, role)
             nvars = index_vars(node.ndim)
@@ -183,6 +185,23 @@ class Lowering(ControlLowering, AssignLowering):
             stage = Stage("", "pointwise", node.shape, body, (), None, label, where)
         stage.name = self.add_buffer(node, role)
         self.stages.append(stage)
+
+    def _scatter_in_place(self, node: Node, role: str, label, where) -> bool:
+        """The stores of ``x[idx] = v`` straight into ``x``'s buffer when ``x`` is a
+        temporary (a loop's carried array) that nothing reads once they are done, and ``v``
+        does not read ``x`` or is one element (read before it is stored)."""
+        base = node.inputs[0]
+        name = self.buffer_of.get(id(base))
+        if name is None or role != "temp" or self.buffers[name].role != "temp" or \
+                tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype \
+                or not self._dead_after(base, node):
+            return False
+        stage = self._scatter(node, name, label, where)
+        if self._reads(name, stage.body) and stage.numel() != 1:
+            return False
+        self.buffer_of[id(node)] = name
+        self.stages.append(stage)
+        return True
 
     def realize(self, node: Node) -> str:
         """The buffer holding ``node`` (an extern op's operand), making one if needed."""

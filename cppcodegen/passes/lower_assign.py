@@ -171,6 +171,9 @@ class AssignLowering:
                     continue
             nvars = index_vars(node.ndim)
             full = [(node.shape, nvars, self.value(node, nvars), label)]
+            body = full[0][2]
+            if isinstance(body, Load) and body.buf == name and tuple(body.index) == tuple(nvars):
+                continue            # already there (a view of the buffer as it is)
             parts = full
             if node.op == "setitem" and id(node) not in self.buffer_of:
                 base = node.inputs[0]
