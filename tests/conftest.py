@@ -52,3 +52,14 @@ def pytest_collection_modifyitems(config, items):
         if item.nodeid.split("::", 1)[-1] in not_yet:
             item.add_marker(pytest.mark.xfail(reason="construct not captured yet (issue 15)",
                                               strict=False, raises=errors))
+
+
+@pytest.fixture(autouse=True)
+def _numpy_call_warnings_stay_unsent():
+    """"runs as a NumPy call" warnings are given once per process: a test that triggers one
+    leaves it unsent for the tests after it (their results must not depend on the order)."""
+    from cppcodegen.frontend import externs
+    saved = set(externs.WARNED)
+    yield
+    externs.WARNED.clear()
+    externs.WARNED.update(saved)

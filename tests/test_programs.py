@@ -18,15 +18,6 @@ from helpers import check_against_numpy
 pytestmark = pytest.mark.filterwarnings("ignore:cppcodegen")
 
 
-@pytest.fixture(autouse=True)
-def _warn_once_state():
-    """NumPy-call warnings are once per process: leave them unsent for other test files."""
-    from cppcodegen.frontend import externs
-    saved = set(externs.WARNED)
-    yield
-    externs.WARNED.clear()
-    externs.WARNED.update(saved)
-
 R = np.random.default_rng(11)
 A = R.standard_normal((7, 9))
 B = R.standard_normal((9, 5))
