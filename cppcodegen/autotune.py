@@ -16,9 +16,9 @@ static rule alone decides: every eligible product runs ``ccg::gemm``), an eligib
 runs ``ccg::gemm`` unless a measurement on this machine found NumPy's matmul faster for its
 shape class (dtype, M, N, K and batch bucketed to powers of 2, thread count; see
 ``runtime/tuning.py``, which stores the decisions in the cache directory per machine). The
-first compilation that needs a class measures it (:func:`measure_matmul`: a few alternating
-runs of a compiled ``a @ b`` and of ``np.matmul`` on the same arrays, minimum of each, about
-0.1 s; products above ``MAX_WORK`` are timed at a shape scaled down to it); later
+first compilation that needs a class measures it (:func:`measure_matmul`: a few runs of
+``a @ b`` compiled both ways on the same arrays, ours first, minimum of each, about 0.1 s;
+products above ``MAX_WORK`` are timed at a shape scaled down to it); later
 compilations, in this process or another, reuse the decision (one measured while the machine
 was busy, load above ``runtime.tuning.BUSY_LOAD`` per core, is provisional: a later process
 measures it again once, when the machine is quiet). Sizes that are symbolic are
@@ -45,7 +45,7 @@ from .runtime.cachedir import MemoDict, clear_on_fresh_cache
 
 GEMM_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 MAX_WORK = 1 << 30          # multiply-adds of the largest product timed (1024^3)
-BUDGET_S = 0.1              # timing per decision (at least MIN_SAMPLES alternations)
+BUDGET_S = 0.1              # timing per decision (at least MIN_SAMPLES per candidate)
 MIN_SAMPLES, MAX_SAMPLES = 5, 50
 SAMPLE_S = 2e-4             # calls are repeated so that one sample lasts at least this long
 MARGIN = 0.95               # NumPy's matmul is chosen only when it takes < 95% of ccg::gemm's time
@@ -293,16 +293,18 @@ def representative(m, n, k, batch) -> tuple:
     return b, dims[0], dims[1], dims[2]
 
 
-def candidate(path: str, opts, x, y):
+def candidate(path: str, opts, ndim: int, dtype):
     """``a @ b`` compiled (with symbolic sizes: one build per dtype and batch rank serves every
-    class) so that the product takes ``path``: 'gemm' or 'blas' (an extern NumPy step)."""
+    class) so that the product takes ``path``: 'gemm' or 'blas' (an extern NumPy step). Built
+    on 2x2 operands: a BLAS call that small runs on the calling thread and wakes no others."""
     from .api import CompiledFunction
     options = {name: getattr(opts, name) for name in
                ("isa", "vectorize", "parallel", "cxx", "cache_dir", "sanitize")}
     f = CompiledFunction(_product, options=dict(options, tune=False), dynamic=True)
     token = FORCED.set(path)
     try:
-        f(x, y)                             # build (or load) before timing
+        small = np.ones((2,) * ndim, dtype)
+        f(small, small)                     # build (or load) before timing
     finally:
         FORCED.reset(token)
     return f
@@ -311,16 +313,21 @@ def candidate(path: str, opts, x, y):
 def measure_matmul(dtype, m, n, k, batch, opts) -> dict:
     """Time the two paths of a product in a compiled program, on the same arrays: ``a @ b``
     compiled to ``ccg::gemm`` and compiled to an extern ``np.matmul`` step (so each pays what
-    it pays inside a compiled function: the call, the output, the step); the decision."""
+    it pays inside a compiled function: the call, the output, the step); the decision.
+
+    ccg::gemm is timed first, NumPy's matmul after it, not interleaved: OpenBLAS's threads
+    keep spinning for ~0.1 s after a call, and OpenMP code that runs meanwhile gets half the
+    cores (measured here, 2 threads: a 1024^3 float32 ccg::gemm took 14 ms alone, 20-26 ms
+    within 50 ms of a BLAS call), while our idle OpenMP threads sleep and slow nothing."""
     dtype = np.dtype(dtype)
     b, mm, nn, kk = representative(m, n, k, batch)
     lead = (b,) if b else ()
+    native, extern = (candidate(p, opts, len(lead) + 2, dtype) for p in ("gemm", "blas"))
     rng = np.random.default_rng(0)
     x = (rng.random(lead + (mm, kk)) - 0.5).astype(dtype)
     y = (rng.random(lead + (kk, nn)) - 0.5).astype(dtype)
-    native, extern = candidate("gemm", opts, x, y), candidate("blas", opts, x, y)
     load = stored.load()
-    gemm_s, blas_s = time_alternating([lambda: native(x, y), lambda: extern(x, y)])
+    gemm_s, blas_s = time_in_turn([lambda: native(x, y), lambda: extern(x, y)])
     shape = f"{mm}x{nn}x{kk}" if not b else f"{b} x {mm}x{nn}x{kk}"
     b0 = stored.bucket(batch) if batch > 1 else 0
     cls = (f"{stored.bucket(m)}x{stored.bucket(n)}x{stored.bucket(k)}" if not b0 else
@@ -331,24 +338,26 @@ def measure_matmul(dtype, m, n, k, batch, opts) -> dict:
             "load": load, "busy": load > stored.BUSY_LOAD}
 
 
-def time_alternating(fns, budget: float = BUDGET_S) -> list:
-    """Minimum seconds per call of each of ``fns``, sampled in turn (so load on a shared
-    machine hits each alike) for about ``budget`` seconds, at least MIN_SAMPLES rounds."""
-    reps = []
-    for fn in fns:                          # warm up, and how many calls make one sample
+def time_in_turn(fns, budget: float = BUDGET_S) -> list:
+    """Minimum seconds per call of each of ``fns``, one after the other: a warm-up call, then
+    samples (each of enough calls to last SAMPLE_S) for its share of ``budget``, at least
+    MIN_SAMPLES and at most MAX_SAMPLES of them."""
+    best = []
+    for fn in fns:
         fn()
         t0 = time.perf_counter()
         fn()
-        reps.append(max(1, min(1000, int(SAMPLE_S / max(time.perf_counter() - t0, 1e-7)))))
-    best = [math.inf] * len(fns)
-    start, rounds = time.perf_counter(), 0
-    while rounds < MIN_SAMPLES or (time.perf_counter() - start < budget and rounds < MAX_SAMPLES):
-        for i, fn in enumerate(fns):
+        first = time.perf_counter() - t0
+        reps = max(1, min(1000, int(SAMPLE_S / max(first, 1e-7))))
+        low, start, samples = first, time.perf_counter(), 0
+        while samples < MIN_SAMPLES or (time.perf_counter() - start < budget / len(fns)
+                                        and samples < MAX_SAMPLES):
             t0 = time.perf_counter()
-            for _ in range(reps[i]):
+            for _ in range(reps):
                 fn()
-            best[i] = min(best[i], (time.perf_counter() - t0) / reps[i])
-        rounds += 1
+            low = min(low, (time.perf_counter() - t0) / reps)
+            samples += 1
+        best.append(low)
     return best
 
 

@@ -215,7 +215,7 @@ def test_both_candidates_give_numpys_results_and_a_real_measurement_is_stored():
         for dtype in (np.float32, np.float64):
             a, b = _arrays(40, 24, 33, dtype)
             for path in ("gemm", "blas"):
-                f = autotune.candidate(path, opts, a, b)
+                f = autotune.candidate(path, opts, 2, dtype)
                 np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-5 if dtype == np.float32
                                            else 1e-12, atol=1e-5)
                 assert _has_extern_step(f) == (path == "blas")
