@@ -16,11 +16,11 @@ on buffers it allocates), so repeated timed calls see the same inputs. Inputs ha
 float64, except lut_gather (uint8 codes, a float32 table, a Python float gain); the Poisson
 workload also takes Python scalars (h, tol, maxit).
 
-Registered in the suite: ``benchmarks.workloads`` appends ``LOOP_WORKLOADS`` to ``WORKLOADS``
-(tag "loop"; "python_loop" where the function loops in Python, which torch.compile would
-unroll, so that peer skips them), ``benchmarks.numba_impls.build`` adds ``numba_impls()``,
-``peers.JaxJit`` uses ``jax_impls()`` and ``peers.NumPy`` ``NUMPY_VECTORIZED``. The report puts
-them in a section of their own (``make bench-loops`` runs only them).
+Registered as ``SUITE`` (``benchmarks.spec.Suite``, tag "loop"; "python_loop" where the
+function loops in Python, which torch.compile would unroll, so that peer skips them):
+``benchmarks.workloads`` appends its workloads to ``WORKLOADS``, the peers take the Numba, JAX
+and NumPy versions from it, and the report puts them in a section of their own (``make
+bench-loops`` runs only them).
 
 ``python -m benchmarks.loop_workloads [--full] [NAME ...]`` checks, for every workload, that the
 function as written, its vectorized twin, the Numba version and the JAX version agree
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.spec import Workload
+from benchmarks.spec import Suite, Workload
 
 SEED = 4321
 
@@ -291,6 +291,21 @@ LOOP_WORKLOADS: dict[str, Workload] = dict([
 # make bench-quick runs only these of the loop workloads (with their peers)
 QUICK_LOOPS = ("loop_dot",)
 
+NOTE = ("Python `for`/`while`/`if` around NumPy code, compiled as C++ loops (see "
+        "*Control flow* above). *as written, CPython*: one call of the function itself, "
+        "its loops run by the interpreter (the reference every system is checked "
+        "against); shown where the NumPy column times a vectorized rewrite instead "
+        "(`np.dot`, `np.maximum.accumulate`, `A @ A.T`); elsewhere the function is "
+        "already array code around an inherent loop and NumPy times it as written. "
+        "numba: `numba.njit` of the same source (sequential), except lut_gather (Numba "
+        "rejects its source: a `prange` loop nest instead). jax.jit: the `lax.fori_loop` "
+        "/ `while_loop` / `scan` / `cond` rewrite a JAX user writes, float64 enabled. "
+        "Times are medians (warm-up excluded); `vs X` = X's time / cppcodegen's time "
+        "(> 1: cppcodegen is faster); every result was checked against the function as "
+        "written before it was timed. 1 thread: cppcodegen in a new process with "
+        "OMP_NUM_THREADS=1.")
+
+
 
 # ----------------------------------------------------------------------------- Numba
 def numba_impls() -> dict:
@@ -505,3 +520,8 @@ if __name__ == "__main__":
     import sys
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     sys.exit(1 if _self_check(quick="--full" not in sys.argv, names=args or None) else 0)
+
+
+SUITE = Suite(tag="loop", title="Loop workloads", note=NOTE, workloads=LOOP_WORKLOADS,
+              quick=QUICK_LOOPS, numpy_vectorized=NUMPY_VECTORIZED, numba=numba_impls,
+              jax=jax_impls, marker="bench-loops")

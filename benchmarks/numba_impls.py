@@ -3,7 +3,8 @@
 In:  ``build()`` is called only when numba is importable.
 Out: a dict workload name -> jitted function taking the same inputs as the NumPy function.
 Workloads where an explicit loop is unnatural (mlp: a user would call np.dot) are absent. The
-loop workloads (``benchmarks.loop_workloads``) are plain ``njit`` of the function as written.
+suites' workloads (``benchmarks.workloads.SUITES``) bring their own (``Suite.numba``: mostly
+plain ``njit`` of the function as written).
 """
 from __future__ import annotations
 
@@ -180,7 +181,9 @@ def build() -> dict:
         "sum_axis1": sum_axis1, "sum_all": sum_all, "pairwise_sqdist": pairwise_sqdist,
         "transpose_add": transpose_add, "stencil": stencil, "cumsum_rows": cumsum_rows,
     }
-    # the loop workloads: numba.njit of the function as written (sequential loops)
-    from .loop_workloads import numba_impls
-    impls.update(numba_impls())
+    # the suites' own versions (the loops: numba.njit of the function as written)
+    from .workloads import SUITES
+    for suite in SUITES:
+        if suite.numba:
+            impls.update(suite.numba())
     return impls

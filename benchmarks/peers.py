@@ -78,8 +78,9 @@ class NumPy(System):
         # A loop workload that loops over elements is timed as the vectorized code a NumPy
         # user would write (np.dot for a dot-product loop); CPython running the loops as
         # written is timed once, as the reference (``reference_s``).
-        from benchmarks.loop_workloads import NUMPY_VECTORIZED
-        fn = NUMPY_VECTORIZED.get(wl.name, wl.fn)
+        from benchmarks.workloads import SUITE_OF
+        suite = SUITE_OF.get(wl.name)
+        fn = suite.numpy_vectorized.get(wl.name, wl.fn) if suite else wl.fn
         if fn is not wl.fn:
             info["vectorized"] = fn.__name__
         return Prepared(lambda: fn(*inputs), info=info)
@@ -343,9 +344,10 @@ class JaxJit(System):
     def prepare(self, wl, inputs):
         jax = self.mod
         impl = None
-        if "loop" in wl.tags:             # the lax rewrite (enables jax_enable_x64)
-            from benchmarks.loop_workloads import jax_impls
-            impl = jax_impls().get(wl.name)
+        from benchmarks.workloads import SUITE_OF
+        suite = SUITE_OF.get(wl.name)
+        if suite and suite.jax:           # e.g. the loops' lax rewrite (enables jax_enable_x64)
+            impl = suite.jax().get(wl.name)
         f = jax.jit(impl if impl is not None else rebind_numpy(wl.fn, self.jnp))
         dev = [jax.device_put(a) for a in inputs]
         t0 = time.perf_counter()

@@ -10,10 +10,12 @@ Optional entry keys: ``time_1t_s`` (1 thread), ``rel_error_vs_f64`` (sum accurac
 ``compile_cold_s``/``compile_warm_s``, ``tiny_call_s`` (per-call overhead); ``doc["import"]``
 holds the ``import cppcodegen`` time. Sections: main table, thread scaling, sum accuracy,
 compile time and per-call overhead; ``update_readme`` puts them between README markers.
-Workloads tagged "loop" (``tags`` in their entry) leave those sections for one of their own
-(``loop_rows``: the function as written under CPython, NumPy, cppcodegen, each peer, 1 thread),
-between the ``<!-- bench-loops -->`` markers of the README; a run without them leaves that
-part of the README alone, a run of only them (``make bench-loops``) leaves the rest alone.
+Workloads of a suite (``benchmarks.spec.Suite``: the loop, linear-algebra and program
+workloads; recognized by the suite's tag in their entry's ``tags``) leave those sections for
+one per suite (``section_rows``: the function as written under CPython where NumPy times a
+rewrite, NumPy, cppcodegen, each peer, 1 thread), between the suite's README markers; a run
+without a suite's workloads leaves its part of the README alone, a run of only them (``make
+bench-loops``, ``--tag``) leaves the rest alone.
 """
 from __future__ import annotations
 
@@ -27,7 +29,6 @@ BASELINE, COMPILER = "numpy", "cppcodegen"
 SCALING_TOL = 0.05   # all threads flagged when slower than 1 thread by more than this (noise)
 TARGETS = {"compile_cold_s": 1.0, "compile_warm_s": 0.030, "import_s": 0.150}   # issue 5
 README_START, README_END = "<!-- bench-table -->", "<!-- /bench-table -->"
-LOOPS_START, LOOPS_END = "<!-- bench-loops -->", "<!-- /bench-loops -->"
 COLUMNS = ("workload", "NumPy", "cppcodegen", "vs NumPy", "best peer", "peer time", "vs peer",
            "GB/s", "%BW", "compile cold/warm s")
 
@@ -341,11 +342,9 @@ OVERHEAD_NOTE = ("cold compile: compile() + first call with an empty cache "
 
 def format_all(doc: dict) -> str:
     """Everything the terminal shows after a run."""
-    main, loops = split_loops(doc)
-    text = format_main(main) if main["workloads"] or not loops["workloads"] else ""
-    if loops["workloads"]:
-        text += ("\n\n" if text else "") + format_loops(loops)
-    return text
+    main, parts = split_suites(doc)
+    texts = [format_main(main)] if main["workloads"] or not parts else []
+    return "\n\n".join(texts + [format_section(s, d) for s, d in parts])
 
 
 def format_main(doc: dict) -> str:
@@ -378,20 +377,30 @@ def format_main(doc: dict) -> str:
     return "\n\n".join(parts)
 
 
-# ----------------------------------------------------------------------------- loop workloads
-def is_loop(w: dict) -> bool:
-    return "loop" in (w.get("tags") or ())
+# ----------------------------------------------------------------------------- suite sections
+def suites() -> tuple:
+    from benchmarks.workloads import SUITES
+    return SUITES
 
 
-def split_loops(doc: dict) -> tuple[dict, dict]:
-    """(the run without the loop workloads, the run with only them): shallow copies."""
+def suite_of(w: dict):
+    """The suite (``benchmarks.spec.Suite``) whose tag the workload entry carries, or None."""
+    tags = w.get("tags") or ()
+    return next((s for s in suites() if s.tag in tags), None)
+
+
+def split_suites(doc: dict) -> tuple[dict, list]:
+    """(the run without the suites' workloads, [(suite, the run with only its workloads)] for
+    the suites that have any): shallow copies."""
     ws = doc.get("workloads") or []
-    return ({**doc, "workloads": [w for w in ws if not is_loop(w)]},
-            {**doc, "workloads": [w for w in ws if is_loop(w)]})
+    parts = [(s, {**doc, "workloads": [w for w in ws if s.tag in (w.get("tags") or ())]})
+             for s in suites()]
+    return ({**doc, "workloads": [w for w in ws if suite_of(w) is None]},
+            [(s, d) for s, d in parts if d["workloads"]])
 
 
-def loop_peers(doc: dict) -> list[str]:
-    """The peers that ran (or tried to) on at least one loop workload, in order of appearance."""
+def section_peers(doc: dict) -> list[str]:
+    """The peers that ran (or tried to) on at least one workload, in order of appearance."""
     seen = dict.fromkeys(k for w in doc["workloads"] for k, e in w.get("systems", {}).items()
                          if k not in (BASELINE, COMPILER) and e.get("status") != "skipped")
     return list(seen)
@@ -402,14 +411,14 @@ def _ts(seconds, unit):
     return f"{seconds:.2f} s" if seconds is not None and seconds >= 1 else _t(seconds, unit)
 
 
-def loop_columns(doc: dict) -> tuple:
+def section_columns(doc: dict) -> tuple:
     cols = ["workload", "size", "as written, CPython", "NumPy", "cppcodegen", "vs NumPy"]
-    for p in loop_peers(doc):
+    for p in section_peers(doc):
         cols += [p, f"vs {p}"]
     return tuple(cols + ["cppcodegen 1 thread", "compile cold s"])
 
 
-def loop_rows(doc: dict) -> list[tuple]:
+def section_rows(doc: dict) -> list[tuple]:
     out = []
     for w in doc["workloads"]:
         unit, systems = w.get("unit", "ms"), w.get("systems", {})
@@ -421,7 +430,7 @@ def loop_rows(doc: dict) -> list[tuple]:
                _ts(base, unit) if base else _status_cell(n, unit),
                _ts(cpp, unit) if cpp else _status_cell(c, unit),
                _x(base / cpp if base and cpp else None)]
-        for p in loop_peers(doc):
+        for p in section_peers(doc):
             e = systems.get(p) or {}
             t = _ok_time(e)
             row += [_ts(t, unit) if t else _status_cell(e, unit),
@@ -433,38 +442,23 @@ def loop_rows(doc: dict) -> list[tuple]:
     return out
 
 
-LOOPS_NOTE = ("Python `for`/`while`/`if` around NumPy code, compiled as C++ loops (see "
-              "*Control flow* above). *as written, CPython*: one call of the function itself, "
-              "its loops run by the interpreter (the reference every system is checked "
-              "against); shown where the NumPy column times a vectorized rewrite instead "
-              "(`np.dot`, `np.maximum.accumulate`, `A @ A.T`); elsewhere the function is "
-              "already array code around an inherent loop and NumPy times it as written. "
-              "numba: `numba.njit` of the same source (sequential), except lut_gather (Numba "
-              "rejects its source: a `prange` loop nest instead). jax.jit: the `lax.fori_loop` "
-              "/ `while_loop` / `scan` / `cond` rewrite a JAX user writes, float64 enabled. "
-              "Times are medians (warm-up excluded); `vs X` = X's time / cppcodegen's time "
-              "(> 1: cppcodegen is faster); every result was checked against the function as "
-              "written before it was timed. 1 thread: cppcodegen in a new process with "
-              "OMP_NUM_THREADS=1.")
-
-
-def format_loops(doc: dict) -> str:
-    parts = ["loop workloads (Python for/while/if; 'as written': one CPython call of the "
-             "function itself):\n" + _grid(loop_columns(doc), loop_rows(doc))]
+def format_section(suite, doc: dict) -> str:
+    title = suite.title.lower()
+    parts = [f"{title}:\n" + _grid(section_columns(doc), section_rows(doc))]
     flags = scaling_flags(doc)
     if flags:
-        parts.append("loop workloads, flags:\n" + "\n".join(f"  {f}" for f in flags))
+        parts.append(f"{title}, flags:\n" + "\n".join(f"  {f}" for f in flags))
     probs = problems(doc)
     if probs:
-        parts.append("loop workloads, failures and mismatches:\n"
+        parts.append(f"{title}, failures and mismatches:\n"
                      + "\n".join(f"  {p}" for p in probs))
     return "\n\n".join(parts)
 
 
-def loops_markdown(doc: dict, level: int = 3) -> str:
+def section_markdown(suite, doc: dict, level: int = 3) -> str:
     h = "#" * level
-    md = [f"{h} Loop workloads", "", LOOPS_NOTE, ""] + _run_lines(doc) + [""]
-    md += _md_grid(loop_columns(doc), loop_rows(doc))
+    md = [f"{h} {suite.title}", "", suite.note, ""] + _run_lines(doc) + [""]
+    md += _md_grid(section_columns(doc), section_rows(doc))
     md += [""] + [f"- {w['name']}: {w.get('description', '')}" for w in doc["workloads"]]
     flags = scaling_flags(doc)
     if flags:
@@ -493,12 +487,12 @@ def write_json(doc: dict, path: str) -> None:
 def to_markdown(doc: dict, level: int = 1) -> str:
     """The results as markdown; ``level`` is the heading level of the title (sections get one
     more), so the README can hold it under its ``## Benchmarks``."""
-    main, loops = split_loops(doc)
-    md = main_markdown(main, level) if main["workloads"] or not loops["workloads"] else ""
-    if loops["workloads"]:
-        if not md:
-            md = f"{'#' * level} cppcodegen benchmark results\n\n"
-        md += "\n" + loops_markdown(loops, level + 1)
+    main, parts = split_suites(doc)
+    md = main_markdown(main, level) if main["workloads"] or not parts else ""
+    if parts and not md:
+        md = f"{'#' * level} cppcodegen benchmark results\n\n"
+    for suite, d in parts:
+        md += "\n" + section_markdown(suite, d, level + 1)
     return md
 
 
@@ -573,35 +567,40 @@ def readme_section(text: str, doc: dict) -> str:
     return text[:body_start] + "\n" + md + README_END + tail
 
 
-def loops_readme_section(text: str, doc: dict) -> str:
-    """``text`` with everything between the bench-loops markers replaced by the loop workloads'
-    section; without the markers, the section goes right after the bench-table one."""
-    md = loops_markdown(doc, level=3)
-    start = text.find(LOOPS_START)
+def suite_readme_section(text: str, suite, doc: dict) -> str:
+    """``text`` with everything between the suite's markers replaced by its section; without
+    the markers, the section goes at the end of the Benchmarks part: after the last section
+    of a suite, or after the bench-table one."""
+    start_m, end_m = suite.markers
+    md = section_markdown(suite, doc, level=3)
+    start = text.find(start_m)
     if start < 0:
-        end = text.find(README_END)
-        if end < 0:
-            raise ValueError(f"no {LOOPS_START} (nor {README_END}) marker in the README")
-        at = end + len(README_END)
-        return text[:at] + f"\n\n{LOOPS_START}\n{md}{LOOPS_END}" + text[at:]
-    body_start = start + len(LOOPS_START)
-    end = text.find(LOOPS_END, body_start)
+        ends = [text.find(m) for m in [README_END] + [s.markers[1] for s in suites()]]
+        ends = [(at, m) for at, m in zip(ends, [README_END] + [s.markers[1] for s in suites()])
+                if at >= 0]
+        if not ends:
+            raise ValueError(f"no {start_m} (nor {README_END}) marker in the README")
+        at, m = max(ends)
+        at += len(m)
+        return text[:at] + f"\n\n{start_m}\n{md}{end_m}" + text[at:]
+    body_start = start + len(start_m)
+    end = text.find(end_m, body_start)
     if end < 0:
-        raise ValueError(f"{LOOPS_START} without {LOOPS_END} in the README")
+        raise ValueError(f"{start_m} without {end_m} in the README")
     return text[:body_start] + "\n" + md + text[end:]
 
 
 def update_readme(path: str, doc: dict) -> None:
-    """The bench-table section from the workloads without the "loop" tag, the bench-loops one
-    from those with it; a run without any of one kind leaves that section as it was."""
+    """The bench-table section from the workloads of no suite, each suite's section from its
+    workloads; a run without any workload of a kind leaves that section as it was."""
     with open(path) as f:
         text = f.read()
-    main, loops = split_loops(doc)
+    main, parts = split_suites(doc)
     new = text
-    if main["workloads"] or not loops["workloads"]:
+    if main["workloads"] or not parts:
         new = readme_section(new, main)
-    if loops["workloads"]:
-        new = loops_readme_section(new, loops)
+    for suite, d in parts:
+        new = suite_readme_section(new, suite, d)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         f.write(new)

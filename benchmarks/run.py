@@ -10,8 +10,10 @@ timed. Each workload (and the bandwidth probe) runs in a child process (``benchm
 a system that raises is recorded as "failed" with its message, one that crashes the process
 (segfault, abort, timeout) as "failed" with the signal, and the rest still run. The run exits 0
 whatever the systems did (2 only for bad arguments).
-The loop workloads (tag "loop": Python for/while/if around NumPy code) get a table of their own
-(``--tag loop`` runs only them; ``--quick`` runs only ``QUICK_LOOPS`` of them unless named).
+The suites' workloads (``benchmarks.workloads.SUITES``: tag "loop", Python for/while/if around
+NumPy code; "linalg", matrix products and small linear-algebra programs; "program", sparse,
+histogram and complex programs) get a table each (``--tag loop`` runs only the loops;
+``--quick`` runs only each suite's ``quick`` ones unless named).
 Besides the main table: cppcodegen at 1 thread vs all threads (a fresh process per workload,
 reusing the cold-compiled cache), float32 sum accuracy against a float64 sum, and compile
 times / per-call overhead / ``import cppcodegen`` time. ``--readme`` writes the markdown results
@@ -257,9 +259,10 @@ def main(argv=None) -> int:
 def _write_readme(report, path, doc) -> None:
     try:
         report.update_readme(path, doc)
-        main, loops = report.split_loops(doc)
-        which = [n for n, d in (("bench-table", main), ("bench-loops", loops)) if d["workloads"]]
-        print(f"wrote the {' and '.join(which) or 'bench-table'} section of {path}")
+        main, parts = report.split_suites(doc)
+        which = (["bench-table"] if main["workloads"] or not parts else []) + \
+            [s.markers[0][5:-4] for s, _ in parts]
+        print(f"wrote the {', '.join(which)} section(s) of {path}")
     except (OSError, ValueError) as e:
         print(f"README not updated: {e}", file=sys.stderr)
 
@@ -270,7 +273,8 @@ def _command(argv) -> str:
     cmd = " ".join(["python3 -m benchmarks.run", *args])
     if os.environ.get("MAKELEVEL") is not None:
         target = ("bench-quick" if "--quick" in args
-                  else "bench-loops" if "--tag" in args else "bench")
+                  else "bench-loops" if "--tag" in args and args[args.index("--tag") + 1:][:1] == ["loop"]
+                  else "bench")
         cmd = f"make {target}  ({cmd})"
     return cmd
 

@@ -1,7 +1,8 @@
-"""The ``Workload`` record (see ``benchmarks.workloads`` for what its fields mean).
+"""The ``Workload`` record (see ``benchmarks.workloads`` for what its fields mean) and the
+``Suite`` record (a set of workloads with a report section of its own).
 
-Apart from the tables so that ``benchmarks.loop_workloads`` can build its own table without
-importing ``benchmarks.workloads``, which imports it back to register it.
+Apart from the tables so that the suite modules (``benchmarks.loop_workloads`` & co.) can build
+their tables without importing ``benchmarks.workloads``, which imports them to register them.
 """
 from __future__ import annotations
 
@@ -32,3 +33,28 @@ class Workload:
 
     def inputs(self, quick: bool) -> tuple:
         return self.make_inputs(self.size(quick))
+
+
+@dataclass(frozen=True)
+class Suite:
+    """Workloads with a report section (and README markers) of their own.
+
+    ``numpy_vectorized``: name -> the NumPy rewrite timed in the NumPy column where the
+    function loops in Python (elsewhere NumPy times the function as written). ``numba`` /
+    ``jax``: () -> {name: callable}; Numba runs only the names it returns, jax.jit wraps its
+    callable instead of the function with ``np`` rebound to ``jax.numpy``. The README section
+    lies between ``<!-- {marker} -->`` and ``<!-- /{marker} -->``."""
+    tag: str
+    title: str
+    note: str
+    workloads: dict
+    quick: tuple = ()
+    numpy_vectorized: dict = field(default_factory=dict)
+    numba: Callable | None = None
+    jax: Callable | None = None
+    marker: str = ""
+
+    @property
+    def markers(self) -> tuple[str, str]:
+        m = self.marker or f"bench-{self.tag}"
+        return f"<!-- {m} -->", f"<!-- /{m} -->"

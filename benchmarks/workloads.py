@@ -10,9 +10,9 @@ plain ``|reference|`` would be too strict (sums and matmuls with cancellation).
 Optional extras: ``exact`` (inputs -> float64 reference outputs; the report gives every system's
 relative error against it), ``tiny_size`` (a size small enough that a call measures per-call
 overhead, reported in microseconds) and ``tags``: "overhead" (in the compile-time / per-call
-overhead table), "blas" (NumPy uses threads here, so NumPy gets a 1-thread time too), "loop"
-(the loop workloads of ``benchmarks.loop_workloads``, appended at the end; their own report
-section) and "python_loop" (the function loops in Python: torch.compile skips it).
+overhead table), "blas" (NumPy uses threads here, so NumPy gets a 1-thread time too), a suite's
+tag (the loop, linear-algebra and program suites: ``SUITES``, appended at the end, each with a
+report section of its own) and "python_loop" (the function loops in Python: torch.compile skips it).
 ``Workload`` itself lives in ``benchmarks.spec``.
 """
 from __future__ import annotations
@@ -217,18 +217,21 @@ WORKLOADS: dict[str, Workload] = dict([
        f"2-D five-point stencil, {STENCIL_STEPS} time steps"),
 ])
 
-# The loop workloads (Python for/while/if around NumPy code; tag "loop"): a section of their
-# own in the report; --quick runs only QUICK_LOOPS of them.
-from benchmarks.loop_workloads import LOOP_WORKLOADS, QUICK_LOOPS  # noqa: E402
+# The suites (benchmarks.spec.Suite): workloads with a report section of their own, appended
+# after the table above; --quick runs only each suite's ``quick`` ones.
+from benchmarks import linalg_workloads, loop_workloads, program_workloads  # noqa: E402
 
-WORKLOADS.update(LOOP_WORKLOADS)
-LOOP = tuple(LOOP_WORKLOADS)
+SUITES = (loop_workloads.SUITE, linalg_workloads.SUITE, program_workloads.SUITE)
+SUITE_OF = {name: s for s in SUITES for name in s.workloads}
+for _s in SUITES:
+    WORKLOADS.update(_s.workloads)
+LOOP = tuple(loop_workloads.SUITE.workloads)
 
 CORE = tuple(n for n, w in WORKLOADS.items() if w.core)
 # --quick runs the peers only on these (their compile times would dominate it otherwise)
-QUICK_PEERS = CORE + ("sum_all",) + QUICK_LOOPS
+QUICK_PEERS = CORE + ("sum_all",) + tuple(n for s in SUITES for n in s.quick)
 # what --quick runs when no workload is named
-QUICK = tuple(n for n in WORKLOADS if n not in LOOP or n in QUICK_LOOPS)
+QUICK = tuple(n for n in WORKLOADS if n not in SUITE_OF or n in SUITE_OF[n].quick)
 
 
 def as_tuple(out) -> tuple:

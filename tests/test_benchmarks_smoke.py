@@ -15,7 +15,7 @@ import pytest
 
 from benchmarks import measure, report
 from benchmarks.peers import rebind_numpy
-from benchmarks.workloads import CORE, LOOP, QUICK, WORKLOADS, as_tuple, nbytes_moved
+from benchmarks.workloads import CORE, LOOP, QUICK, SUITE_OF, WORKLOADS, as_tuple, nbytes_moved
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -41,14 +41,17 @@ def test_core_set_is_chain_softmax_layernorm():
 
 
 def test_every_workload_has_expected_shapes():
-    assert set(WORKLOADS) == set(EXPECTED_SHAPES) | set(LOOP_EXPECTED)
+    assert set(WORKLOADS) - set(SUITE_OF) == set(EXPECTED_SHAPES)
     assert set(LOOP) == set(LOOP_EXPECTED)
+    for name, suite in SUITE_OF.items():          # a suite's workloads carry its tag
+        assert suite.tag in WORKLOADS[name].tags, name
     assert all("loop" in WORKLOADS[n].tags for n in LOOP)
     assert not any("loop" in WORKLOADS[n].tags for n in EXPECTED_SHAPES)
 
 
-def test_quick_runs_one_small_loop_workload():
-    assert set(QUICK) == set(EXPECTED_SHAPES) | {"loop_dot"}
+def test_quick_runs_each_suites_quick_ones():
+    assert SUITE_OF["loop_dot"].quick == ("loop_dot",)
+    assert set(QUICK) == set(EXPECTED_SHAPES) | {n for n, s in SUITE_OF.items() if n in s.quick}
 
 
 @pytest.mark.parametrize("name", sorted(LOOP_EXPECTED))
@@ -322,11 +325,13 @@ def fake_loop_doc():
 
 def test_loop_section_report(tmp_path):
     doc = fake_loop_doc()
-    main, loops = report.split_loops(doc)
+    main, parts = report.split_suites(doc)
+    assert [s.tag for s, _ in parts] == ["loop"]
+    suite, loops = parts[0]
     assert [w["name"] for w in loops["workloads"]] == ["loop_dot", "thomas"]
     assert "loop_dot" not in [w["name"] for w in main["workloads"]]
-    assert report.loop_peers(loops) == ["numba", "jax.jit"]           # numexpr only skipped
-    rows = {r[0]: r for r in report.loop_rows(loops)}
+    assert report.section_peers(loops) == ["numba", "jax.jit"]        # numexpr only skipped
+    rows = {r[0]: r for r in report.section_rows(loops)}
     assert rows["loop_dot"][1:6] == ("10000000", "1.50 s", "5 ms", "10.0 ms", "0.50x")
     assert rows["loop_dot"][6:10] == ("9 ms", "0.90x", "20.0 ms", "2.00x")
     assert rows["thomas"][2] == "= NumPy" and rows["thomas"][5] == "5.00x"
@@ -338,7 +343,7 @@ def test_loop_section_report(tmp_path):
     assert "## Loop workloads" in md and "| loop_dot | 10000000 | 1.50 s |" in md
     assert "- thomas: Thomas" in md and "Flags:" not in md
     loops["workloads"][1]["systems"]["cppcodegen"]["time_1t_s"] = 0.002    # 1 thread faster
-    md = report.loops_markdown(loops)
+    md = report.section_markdown(suite, loops)
     assert "Flags:" in md and "- thomas: cppcodegen with 2 threads" in md
 
 
@@ -375,30 +380,38 @@ def test_readme_section_is_replaced(tmp_path, closing):
     assert path.read_text() == text
 
 
+def _loops(doc):
+    main, parts = report.split_suites(doc)
+    return main, dict((s.tag, d) for s, d in parts)["loop"]
+
+
+LOOPS_START, LOOPS_END = SUITE_OF["loop_dot"].markers
+
+
 def test_readme_loop_section(tmp_path):
     path = tmp_path / "README.md"
     path.write_text(README_TEXT.format(end="<!-- /bench-table -->\n"))
     doc = fake_loop_doc()
     report.update_readme(str(path), doc)                 # both kinds: both sections
     text = path.read_text()
-    assert text.count(report.LOOPS_START) == 1 and text.count(report.LOOPS_END) == 1
-    assert text.index(report.README_END) < text.index(report.LOOPS_START) \
-        < text.index("| loop_dot |") < text.index(report.LOOPS_END) < text.index("## Next")
+    assert text.count(LOOPS_START) == 1 and text.count(LOOPS_END) == 1
+    assert text.index(report.README_END) < text.index(LOOPS_START) \
+        < text.index("| loop_dot |") < text.index(LOOPS_END) < text.index("## Next")
     assert text.index("| chain * |") < text.index(report.README_END)
     report.update_readme(str(path), doc)                 # idempotent
     assert path.read_text() == text
-    _main, loops = report.split_loops(doc)
+    _main, loops = _loops(doc)
     loops["workloads"][0]["systems"]["cppcodegen"]["time_s"] = 0.0025
     report.update_readme(str(path), loops)               # a loop-only run: the rest stays
     new = path.read_text()
     assert "| loop_dot | 10000000 | 1.50 s | 5 ms | 2.5 ms | 2.00x |" in new
-    assert new.split(report.LOOPS_START)[0] == text.split(report.LOOPS_START)[0]
-    main, _loops = report.split_loops(doc)
+    assert new.split(LOOPS_START)[0] == text.split(LOOPS_START)[0]
+    main, _unused = _loops(doc)
     main["workloads"][0]["systems"]["numpy"]["time_s"] = 0.8
     report.update_readme(str(path), main)                # a run without loops: theirs stays
     newer = path.read_text()
-    assert newer.split(report.LOOPS_START)[1] == new.split(report.LOOPS_START)[1]
-    assert "8.00x" in newer.split(report.LOOPS_START)[0]
+    assert newer.split(LOOPS_START)[1] == new.split(LOOPS_START)[1]
+    assert "8.00x" in newer.split(LOOPS_START)[0]
 
 
 def test_readme_without_marker_is_an_error(tmp_path):
@@ -465,3 +478,20 @@ def test_a_crashing_system_costs_one_entry(tmp_path):
     assert systems["numpy"]["status"] == "ok"
     assert systems["cppcodegen"]["status"] == "failed"
     assert "SIGSEGV" in systems["cppcodegen"]["error"]
+
+
+def test_each_suite_gets_its_own_readme_section(tmp_path):
+    path = tmp_path / "README.md"
+    path.write_text(README_TEXT.format(end="<!-- /bench-table -->\n"))
+    doc = fake_loop_doc()
+    extra = dict(doc["workloads"][-1], name="mvt_like", tags=["linalg"], description="mvt")
+    doc["workloads"].append(extra)
+    report.update_readme(str(path), doc)
+    text = path.read_text()
+    start, end = SUITE_OF["loop_dot"].markers
+    lin_start, lin_end = next(s for s in report.suites() if s.tag == "linalg").markers
+    assert text.index(end) < text.index(lin_start) < text.index("| mvt_like |") \
+        < text.index(lin_end) < text.index("## Next")
+    assert "| mvt_like |" not in text.split(lin_start)[0]       # only in its own section
+    report.update_readme(str(path), doc)                       # idempotent
+    assert path.read_text() == text
