@@ -45,6 +45,9 @@ def fill(template, arrays):
 
 
 def qualified_name(func) -> str:
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, np.ufunc):     # np.maximum.accumulate: the ufunc's name in it (the
+        return f"numpy.{owner.__name__}.{func.__name__}"    # method alone is ufunc.accumulate)
     module = getattr(func, "__module__", None) or "numpy"
     module = module.replace("numpy._core", "numpy").replace("numpy.lib._", "numpy.")
     return f"{module}.{getattr(func, '__qualname__', getattr(func, '__name__', repr(func)))}"
@@ -76,7 +79,7 @@ class ExternCall:
         return self._repr
 
     def __eq__(self, other):
-        return isinstance(other, ExternCall) and other.func is self.func and other._repr == self._repr
+        return isinstance(other, ExternCall) and other.func == self.func and other._repr == self._repr
 
     def __hash__(self):
         return hash(self._repr)

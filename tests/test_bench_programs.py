@@ -98,3 +98,20 @@ def test_hypot_in_a_scalar_loop_bit_equal():
     np.testing.assert_array_equal(got, ref)      # Python's abs(complex) is libm's hypot too
     finite = np.abs(ref) < 1e308
     np.testing.assert_array_equal(got[finite], [abs(complex(v)) for v in z[finite]])
+
+
+# ----------------------------------------------------------------------------- ufunc methods
+def test_ufunc_method_externs_are_told_apart():
+    """np.maximum.accumulate and np.minimum.accumulate (NumPy calls between kernels) once
+    had the same name (``ufunc.accumulate``), so one could be served the other's build."""
+    x = np.random.default_rng(3).standard_normal(64)
+    def running_max(x):
+        return np.maximum.accumulate(x)
+
+    def running_min(x):
+        return np.minimum.accumulate(x)
+
+    with cppcodegen.fresh_cache():
+        for fn, u in ((running_max, np.maximum), (running_min, np.minimum),
+                      (running_max, np.maximum)):
+            _same(cppcodegen.compile(fn)(x), u.accumulate(x))
