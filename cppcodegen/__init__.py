@@ -36,6 +36,7 @@ from . import api
 from .api import (CompiledFunction, Explanation, Recompile, RecompileLimitWarning, check, compile,
                   explain)
 from .frontend.signature import mark_dynamic
+from .frontend.iteration import prange
 from .errors import CppCodegenError, DataDependentError, TraceError, UnsupportedError
 from .runtime import CompileError, clear_caches, clear_on_fresh_cache, fresh_cache
 import sys as _sys
@@ -73,4 +74,4 @@ __all__ = ["compile", "explain", "CompiledFunction", "Explanation", "Unsupported
            "DataDependentError", "TraceError", "CppCodegenError", "CompileError", "fresh_cache",
            "clear_caches", "clear_on_fresh_cache", "hooks", "callback", "check", "CheckError",
            "CheckReport", "register_backend", "list_backends", "manual_seed", "mark_dynamic",
-           "Recompile", "RecompileLimitWarning"]
+           "Recompile", "RecompileLimitWarning", "prange"]

@@ -18,6 +18,7 @@ from .gemmgen import GemmWriter
 from ..ir.loopir import Load, LoopProgram, walk
 from .kernels import KernelWriter
 from .memory import share_temporaries
+from .prange import prange_lines
 from ..passes.schedule import Kernel, all_kernels
 from .sizes import HINTS
 from .writer import CodeWriter
@@ -154,7 +155,9 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
             lines += _control_lines(program, sub, call) if sub.form == "control" else [call(sub)]
         return ["    " + line for line in lines]
 
-    if s.kind == "for":
+    if s.kind == "for" and c.get("parallel") is not None:
+        out += prange_lines(program, k, body)
+    elif s.kind == "for":
         var, step = c["var"], c["step"]
         cmp = "<" if step > 0 else ">"
         out.append(f"for ({var} = {cindex(c['start'])}; {var} {cmp} {cindex(c['stop'])}; "

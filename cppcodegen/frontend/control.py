@@ -29,8 +29,9 @@ from .selection import is_selection
 from .trace import trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
-from .iteration import (LoopRange, Enumerate, Zip, enter_loop, has_loop_symbol, leave_loop,
-                        loop_spec, size_proxy, spec_of, symbolic_int)
+from .parallel import parallel_roles
+from .iteration import (prange, LoopRange, Enumerate, Zip, enter_loop, has_loop_symbol,
+                        leave_loop, loop_spec, size_proxy, spec_of, symbolic_int)
 
 log = logging.getLogger("cppcodegen")
 _SHAPES = __package__.rpartition(".")[0] + ".ir.shapes"
@@ -144,6 +145,8 @@ class TraceOps:
         return builtins.reversed(it)
 
     def call(self, f, *args, **kwargs):
+        if _is_prange(f):               # ours, or Numba's: the same promise
+            return prange(*args, **kwargs)
         return ((convert(f, self) if _user_function(f) else None) or f)(*args, **kwargs)
 
     # ----------------------------------------------------------------- statements
@@ -191,9 +194,12 @@ class TraceOps:
                 [run_body], continue_test=extra_test is not None))
         finally:
             leave_loop(var)
+        attrs = {}
+        if spec.parallel:
+            attrs = {"parallel": parallel_roles(region, loop, extra_test is not None, where)}
         node = make_node("for", loop.inits() + loop.free, (), np.bool_, where,
                          var=str(var.expr), start=spec.start, stop=spec.stop, step=spec.step,
-                         body=region, ncarry=loop.ncarry, test=extra_test is not None)
+                         body=region, ncarry=loop.ncarry, test=extra_test is not None, **attrs)
         loop.finish(node)
 
 
@@ -223,6 +229,11 @@ def _scalar(x, dtype, py):
     if x.node.shape and any(d != 1 for d in x.node.shape):
         raise TypeError("only length-1 arrays can be converted to Python scalars")
     return wrap(cast_node(as_scalar(x).node, np.dtype(dtype)), weak=True, scalar=True)
+
+
+def _is_prange(f) -> bool:
+    return f is prange or (getattr(f, "__name__", None) == "prange" and
+                           (getattr(f, "__module__", "") or "").startswith("numba"))
 
 
 def _user_function(f) -> bool:

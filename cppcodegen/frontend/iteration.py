@@ -126,8 +126,10 @@ def leave_loop(var) -> None:
 
 
 class LoopSpec:
-    """An induction variable's range (start, stop, step) and the body's item at each value."""
+    """An induction variable's range (start, stop, step) and the body's item at each value;
+    ``parallel``: its iterations may run at the same time (``prange``)."""
     start = stop = step = 0
+    parallel = False
 
     @property
     def first(self):
@@ -205,10 +207,43 @@ class Zip(LoopSpec):
         return tuple(s.item(var + s.start) for s in self.inner)
 
 
+class PRange:
+    """What ``prange`` gives outside a trace: Python iterates it as the range it wraps."""
+
+    def __init__(self, *args):
+        self.range = builtins.range(*args)
+
+    def __iter__(self):
+        return iter(self.range)
+
+    def __len__(self):
+        return len(self.range)
+
+    def __repr__(self):
+        return "p" + repr(self.range)
+
+
+def prange(*args):
+    """``range(*args)`` whose iterations a compiled function runs in parallel, like Numba's
+    ``prange``: the loop's author promises that no iteration reads what another one writes.
+    Scalars updated with ``+=``, ``*=`` or ``max``/``min`` of themselves are reductions
+    (each thread sums its share, the shares are combined in order); other variables assigned
+    in the body are private to an iteration. Run by Python (uncompiled) it is ``range``."""
+    if any(isinstance(a, Proxy) or symbolic_int(a) for a in args):
+        spec = LoopRange(*args)
+        spec.parallel = True
+        return spec
+    return PRange(*args)
+
+
 def loop_spec(it):
     """The spec of a ``for``'s iterable, or None when Python iterates it (a list, a tuple)."""
     if isinstance(it, LoopSpec):
         return it
+    if isinstance(it, PRange):
+        spec = LoopRange(it.range.start, it.range.stop, it.range.step)
+        spec.parallel = True
+        return spec
     if isinstance(it, builtins.range):
         return LoopRange(it.start, it.stop, it.step)
     if isinstance(it, Proxy):

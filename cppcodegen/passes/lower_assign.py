@@ -178,8 +178,11 @@ class AssignLowering:
             if node.op == "setitem" and id(node) not in self.buffer_of:
                 base = node.inputs[0]
                 region = self._region(node) + (self.names[id(node.inputs[1])],)
+                chain = self._setitem_chain(node, start, name)
                 if base is start:
                     parts = [region]
+                elif chain:                             # out[i, 0] = a; out[i, 1] = b
+                    parts = chain
                 elif self._in_memory(base):             # the last step of a time loop
                     parts = [p + (label,) for p in self._outside(node)] + [region]
             parts = [p for p in parts if 0 not in p[0]]
@@ -264,6 +267,21 @@ class AssignLowering:
                 offset = [ranges[e][0] for e in range(d)] + [start] + [0] * (node.ndim - d - 1)
                 store = tuple(o + v for o, v in zip(offset, nvars))
                 parts.append((tuple(domain), store, self.value(base, store)))
+        return parts
+
+    def _setitem_chain(self, node: Node, start: Node, name: str):
+        """``x[r1] = v1; x[r2] = v2; ...`` on the buffer's value ``start``, as one region store
+        per assignment in their order, when no value reads the array (so each may be computed
+        after the stores before it); None otherwise (the chain becomes one pass over x)."""
+        chain = []
+        while node.op == "setitem" and id(node) not in self.buffer_of:
+            chain.append(node)
+            node = node.inputs[0]
+        if node is not start or len(chain) < 2:
+            return None
+        parts = [self._region(n) + (self.names[id(n.inputs[1])],) for n in reversed(chain)]
+        if any(self._reads(name, body) for _, _, body, _ in parts):
+            return None
         return parts
 
     def _region(self, node: Node):

@@ -14,6 +14,7 @@ induction variable, and inside the region otherwise (``Buffer.role == 'local'``)
 from __future__ import annotations
 
 
+from ..errors import UnsupportedError
 from ..ir.graph import CONTROL_OPS, Graph, regions
 from ..ir.loopir import Stage, index_vars
 
@@ -36,10 +37,15 @@ class ControlLowering:
             control = {"cond": test}
             regions = [cond, self._lower_region(node.attr("body"), carry)[0]]
         else:
-            body, tests = self._lower_region(node.attr("body"), carry)
+            roles = node.attr("parallel", None)
+            body, tests = self._lower_region(node.attr("body"), carry, roles=roles,
+                                             where=node.where)
             control = {"var": node.attr("var"), "start": node.attr("start"),
                        "stop": node.attr("stop"), "step": node.attr("step"),
                        "test": tests[0] if tests else None}
+            if roles is not None:       # prange: what each carry buffer is to the threads
+                control["parallel"] = tuple((buf, role) for buf, role in zip(carry, roles)
+                                            if buf is not None)
             regions = [body]
         self.stages.append(Stage("", node.op, (), None, nodes=self.names[id(node)],
                                  where=node.where, control=control, regions=tuple(regions)))
@@ -92,9 +98,11 @@ class ControlLowering:
                     stack.append(u)
         return True
 
-    def _lower_region(self, region, carry, writes=True):
+    def _lower_region(self, region, carry, writes=True, roles=None, where=""):
         """The stages of one region (its carried values written back when ``writes``) and
-        the buffers of its extra results (a while-condition's bool, a loop's go-on test)."""
+        the buffers of its extra results (a while-condition's bool, a loop's go-on test).
+        ``roles``: a prange body's (``frontend/parallel.py``), whose shared arrays must be
+        updated where they are (a copy of the whole array back would race)."""
         saved, self.stages = self.stages, []
         for p, buf in zip(region.params, carry):
             if buf is not None:
@@ -108,10 +116,27 @@ class ControlLowering:
         if writes:
             pairs = [(buf, p, r) for buf, p, r in zip(carry, region.params, region.results)
                      if buf is not None and r is not p and self.buffer_of.get(id(r)) != buf]
+            before = len(self.stages)
             self.write_back(pairs)
+            if roles is not None:
+                self._check_shared_arrays(carry, roles, self.stages[before:], where)
         stages, self.stages = self.stages, saved
         self.users = saved_users
         return stages, tests
+
+
+    def _check_shared_arrays(self, carry, roles, stages, where):
+        """A prange body's stores into its shared arrays must be element- or region-wise:
+        a stage writing the whole array (a copy back) would race with the other threads."""
+        shared = {buf for buf, role in zip(carry, roles) if buf is not None and role[0] == "array"}
+        for s in stages:
+            buf = self.buffers.get(s.name)
+            if s.name in shared and tuple(s.domain) == tuple(buf.shape) and (
+                    s.store is None or tuple(s.store) == index_vars(len(buf.shape))):
+                raise UnsupportedError(
+                    f"the prange loop at {where or 'its line'} writes all of an array it "
+                    "shares between iterations (each iteration would store the whole array, "
+                    "which threads cannot share); use range for this loop")
 
 
 def users_of(nodes, results) -> dict:

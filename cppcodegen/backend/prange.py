@@ -1,0 +1,146 @@
+"""C++ for a ``prange`` loop: blocks of iterations run by the OpenMP threads.
+
+In: the ``for`` kernel of a LoopProgram whose control has ``parallel`` (carry buffer -> role,
+``frontend/parallel.py``) and a function rendering the body's kernels. Out: C++ lines.
+
+The iterations are cut into ``BLOCKS`` contiguous blocks at most (as many as there are
+iterations when fewer), whatever the thread count, and the threads share the blocks out
+(static schedule: each thread's iterations are contiguous). Every buffer the body writes is
+private to a thread (declared again inside the parallel region under the same name), except
+the arrays the body updates element-wise (shared: the user promised that iterations do not
+touch each other's elements). A reduction's carry buffer starts each block at the identity
+of its operation; after the loop, the blocks' results are combined into it in block order, so
+the result does not depend on the thread count. A private value read after the loop (the
+loop's index, a variable the body assigns) is copied out of the block that ran the last
+iteration. Kernels the body calls have their own OpenMP loops: inside the parallel region
+they run on the thread that calls them (nested parallelism is off).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .cexpr import cindex, ctype
+from ..ir.loopir import LoopProgram
+from ..passes.schedule import Kernel, all_kernels
+
+BLOCKS = 256            # blocks of iterations at most: enough to balance 64+ threads
+
+_COMBINE = {
+    "add": "{a} + {b}", "multiply": "{a} * {b}",
+    "maximum": "(({a}) != ({a}) || ({a}) > ({b})) ? ({a}) : ({b})",
+    "minimum": "(({a}) != ({a}) || ({a}) < ({b})) ? ({a}) : ({b})",
+    "fmax": "(({b}) != ({b}) || ({a}) > ({b})) ? ({a}) : ({b})",
+    "fmin": "(({b}) != ({b}) || ({a}) < ({b})) ? ({a}) : ({b})",
+    "max_first": "(({b}) > ({a})) ? ({b}) : ({a})",
+    "min_first": "(({b}) < ({a})) ? ({b}) : ({a})",
+    "logical_or": "{a} || {b}", "logical_and": "{a} && {b}",
+    "bitwise_or": "{a} | {b}", "bitwise_and": "{a} & {b}",
+}
+
+
+def identity(op: str, dtype) -> str:
+    dtype = np.dtype(dtype)
+    t = ctype(dtype)
+    if op in ("add", "logical_or", "bitwise_or"):
+        return f"{t}{{}}"
+    if op in ("multiply", "logical_and"):
+        return f"{t}(1)"
+    if op == "bitwise_and":
+        return f"{t}(~{t}{{}})" if dtype != np.bool_ else "true"
+    lowest = op in ("maximum", "fmax", "max_first")
+    if dtype.kind == "f":
+        return f"-std::numeric_limits<{t}>::infinity()" if lowest else \
+            f"std::numeric_limits<{t}>::infinity()"
+    return f"std::numeric_limits<{t}>::{'lowest' if lowest else 'max'}()"
+
+
+def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
+    """``body(kernels)``: the lines of the body's kernels."""
+    s = k.stages[0]
+    c = s.control
+    var, step = c["var"], c["step"]
+    roles = dict(c["parallel"])
+    shared = {b for b, r in roles.items() if r[0] in ("array", "shared")}
+    reduce = {b: r[1] for b, r in roles.items() if r[0] == "reduce"}
+    private = [b for b in _written(program, k.regions[0])
+               if b not in shared and program.buffers[b].role != "local"]
+    private += [b for b, r in roles.items() if r[0] in ("private", "reduce") and b not in private]
+    last = [b for b, r in roles.items() if r[0] == "private"]
+    loopvars = sorted(_loopvars(k.regions[0]))
+    trip = (f"({cindex(c['stop'])} - ccg_lo + {step - 1}) / {step}" if step > 0 else
+            f"(ccg_lo - ({cindex(c['stop'])}) + {-step - 1}) / {-step}")
+    out = [f"{{   // prange: blocks of iterations on the threads",
+           f"    const int64_t ccg_lo = {cindex(c['start'])};",
+           f"    const int64_t ccg_trip = std::max<int64_t>({trip}, 0);",
+           f"    const int64_t ccg_nb = std::min<int64_t>(ccg_trip, {BLOCKS});"]
+    for b in sorted(reduce):
+        t = ctype(program.buffers[b].dtype)
+        out.append(f"    std::vector<unsigned char> ccg_partmem_{b}(sizeof({t}) * "
+                   "std::max<int64_t>(ccg_nb, 1));")
+        out.append(f"    {t}* const ccg_part_{b} = reinterpret_cast<{t}*>(ccg_partmem_{b}.data());")
+    for b in sorted(set(reduce) | set(last)):
+        t = ctype(program.buffers[b].dtype)
+        out.append(f"    {t}* const ccg_shared_{b} = {b};")
+    out.append("    #pragma omp parallel if(ccg_nb > 1)")
+    out.append("    {")
+    inner = []
+    for b in private:
+        buf = program.buffers[b]
+        t = ctype(buf.dtype)
+        if buf.shape == ():             # a local variable: in a register once inlined
+            inner.append(f"{t} ccg_own_{b}{{}};")
+            inner.append(f"{t}* {b} = &ccg_own_{b};   // this thread's")
+            continue
+        size = " * ".join(f"({cindex(d)})" for d in buf.shape)
+        inner.append(f"std::vector<unsigned char> ccg_own_{b}(sizeof({t}) * "
+                     f"std::max<int64_t>({size}, 1));")
+        inner.append(f"{t}* {b} = reinterpret_cast<{t}*>(ccg_own_{b}.data());   // this thread's")
+    for v in loopvars:
+        inner.append(f"int64_t {v} = 0;   // this thread's")
+    inner.append("#pragma omp for schedule(static)")
+    inner.append("for (int64_t ccg_b = 0; ccg_b < ccg_nb; ++ccg_b) {")
+    for b, op in sorted(reduce.items()):
+        inner.append(f"    {b}[0] = {identity(op, program.buffers[b].dtype)};")
+    inner.append("    const int64_t ccg_end = ccg_trip * (ccg_b + 1) / ccg_nb;")
+    inner.append("    for (int64_t ccg_k = ccg_trip * ccg_b / ccg_nb; ccg_k < ccg_end; ++ccg_k) {")
+    inner.append(f"        const int64_t {var} = ccg_lo + ccg_k * {step};")
+    inner += ["    " + line for line in body(k.regions[0])]
+    inner.append("    }")
+    for b in sorted(reduce):
+        inner.append(f"    ccg_part_{b}[ccg_b] = {b}[0];")
+    if last:
+        inner.append("    if (ccg_b == ccg_nb - 1) {   // the last iteration's values")
+        for b in last:
+            buf = program.buffers[b]
+            size = " * ".join(f"({cindex(d)})" for d in buf.shape) or "1"
+            inner.append(f"        std::copy({b}, {b} + ({size}), ccg_shared_{b});")
+        inner.append("    }")
+    inner.append("}")
+    out += ["        " + line for line in inner]
+    out.append("    }")
+    for b, op in sorted(reduce.items()):
+        acc = f"ccg_shared_{b}[0]"
+        out.append(f"    for (int64_t ccg_b = 0; ccg_b < ccg_nb; ++ccg_b)   // in block order")
+        out.append(f"        {acc} = {_COMBINE[op].format(a=acc, b=f'ccg_part_{b}[ccg_b]')};")
+    out.append("}")
+    return out
+
+
+def _written(program: LoopProgram, kernels) -> list:
+    """The buffers the kernels (those inside their loops and branches too) write."""
+    out = []
+    for k in all_kernels(kernels):
+        names = []
+        if k.form == "control":
+            c = k.stages[0].control
+            names = [c[n] for n in ("cond", "test") if c.get(n)]
+        else:
+            names = [m.name for s in k.stages for m in (s.members or (s,))
+                     if m.name not in k.locals]
+        out += [n for n in names if n and n in program.buffers and n not in out]
+    return out
+
+
+def _loopvars(kernels) -> set:
+    return {k.stages[0].control["var"] for k in all_kernels(kernels)
+            if k.form == "control" and k.stages[0].kind == "for"}

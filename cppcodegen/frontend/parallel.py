@@ -1,0 +1,117 @@
+"""What each value a ``prange`` loop carries is, when its iterations run at the same time.
+
+In: the body region of a captured ``for`` over ``prange`` and its carried values (``Carried``).
+Out: one role per carried value, stored on the ``for`` node as its ``parallel`` attribute:
+
+- ``("shared",)``: the body does not change it (read by every iteration);
+- ``("private",)``: the body assigns it before any read (``t = x[i] * 2``, the loop index):
+  each iteration has its own; after the loop it holds the last iteration's value, as in Python;
+- ``("array",)``: an array the body updates element- or region-wise (``out[i] = ...``,
+  ``out[i, :] += ...``) in place: shared, and the user's promise (as with Numba's ``prange``) is
+  that no iteration writes what another one reads or writes;
+- ``("reduce", op)``: a scalar the body combines with one value per iteration (``s += v``,
+  ``s -= v``, ``p *= v``, ``m = max(m, v)``, ``np.minimum(m, v)``): each block of iterations
+  starts from the operation's identity, and the blocks' results are combined in order.
+
+Anything else (a value an iteration computes from the previous iteration's, ``break`` or
+``return`` in the loop) is an error naming the variable and the loop's line: no guess, no race.
+"""
+from __future__ import annotations
+
+from ..errors import TraceError
+
+IN_PLACE = ("setitem", "scatter")
+# op of the body -> (the op that combines two blocks' results, which input is the carried one)
+REDUCTIONS = {"add": "add", "multiply": "multiply", "subtract": "add", "maximum": "maximum",
+              "minimum": "minimum", "fmax": "fmax", "fmin": "fmin", "logical_or": "logical_or",
+              "logical_and": "logical_and", "bitwise_or": "bitwise_or",
+              "bitwise_and": "bitwise_and"}
+COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "fmax", "fmin", "logical_or",
+               "logical_and", "bitwise_or", "bitwise_and"}
+
+
+def parallel_roles(region, loop, has_test: bool, where: str) -> tuple:
+    if has_test:
+        raise TraceError(f"the prange loop at {where} has a break or a return: its iterations "
+                         "run at the same time, so none can stop the others (use range)")
+    users: dict = {}
+    for n in region.nodes:
+        for i in n.inputs:
+            users.setdefault(id(i), []).append(n)
+    slots = [s for s, t in zip(loop.slots, loop.types) if t is not None]
+    roles = []
+    for slot, p, r in zip(slots, region.params, region.results):
+        role = _role(p, r, users.get(id(p), []))
+        if role is None:
+            raise TraceError(
+                f"{slot.describe()} carries a value from one iteration of the prange loop at "
+                f"{where} to the next ({_describe(r)}): prange iterations run at the same "
+                "time, so each must be independent of the others; only reductions (s += v, "
+                "s *= v, m = max(m, v)) and element-wise updates of arrays (out[i] = ...) "
+                "may cross iterations (use range for this loop)")
+        roles.append(role)
+    return tuple(roles)
+
+
+def _role(p, r, readers):
+    if r is p:
+        return ("shared",)
+    if not readers:
+        return ("private",)
+    if r.op in IN_PLACE:
+        base = r
+        while base.op in IN_PLACE:
+            base = base.inputs[0]
+        return ("array",) if base is p else None
+    if r.op == "loop_out":
+        return _through(p, r, readers)
+    if p.shape != ():
+        return None
+    op = r.op
+    if op in REDUCTIONS and readers == [r] and len(r.inputs) == 2:
+        if r.inputs[0] is p or (op in COMMUTATIVE and r.inputs[1] is p):
+            return ("reduce", REDUCTIONS[op])
+    if op == "where" and len(readers) == 2 and r in readers:
+        # max(m, v) / min(m, v): where(v > m, v, m), m read by the test and by the where
+        test, a, b = r.inputs
+        if b is p and test in readers and test.op in ("greater", "less") \
+                and test.inputs[0] is a and test.inputs[1] is p:
+            return ("reduce", "max_first" if test.op == "greater" else "min_first")
+    return None
+
+
+def _through(p, r, readers):
+    """The role of a value carried through a loop or a branch inside the body (``for j``
+    filling ``out[i, j]``, ``if v > 3: hits += 1``): what each of its regions does to it."""
+    node, k = r.inputs[0], r.attr("index")
+    first = 1 if node.op == "if" else 0
+    init = node.inputs[first + k]
+    while init.op in IN_PLACE and init is not p:
+        init = init.inputs[0]
+    if init is not p:
+        return None
+    names = {"if": ("then", "orelse"), "while": ("body",), "for": ("body",)}[node.op]
+    roles = set()
+    for name in names:
+        region = node.attr(name)
+        users: dict = {}
+        for n in region.nodes:
+            for i in n.inputs:
+                users.setdefault(id(i), []).append(n)
+        inner = region.params[k]
+        roles.add(_role(inner, region.results[k], users.get(id(inner), [])))
+    roles.discard(("shared",))
+    if not roles:
+        return ("shared",)
+    if len(roles) != 1 or None in roles:
+        return None
+    (role,) = roles
+    if role == ("array",) and p.shape != ():
+        return role
+    if role[0] == "reduce" and readers == [node]:
+        return role
+    return None
+
+
+def _describe(r) -> str:
+    return f"its new value, a '{r.op}', is computed from the previous one"
