@@ -5,6 +5,10 @@ to, each compared with NumPy or with the plain Python function.
 - hypot of float64 (Python's ``abs(z)`` of a complex scalar, ``math.hypot``, ``np.hypot``):
   one kernel per value now, bit-equal to NumPy on huge, tiny, subnormal and special operands,
   in vector lanes and in scalar loops;
+- ``np.<ufunc>.reduceat`` (add, multiply, maximum, minimum of 1-D arrays) compiled as a loop
+  over the segments with the array's expression fused in: NumPy's values bit for bit (its
+  pairwise sums), empty and decreasing segments, IndexError for a start out of range;
+- NumPy calls of ufunc methods are told apart (np.maximum.accumulate vs np.minimum's).
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ def _same(got, ref):
 
 
 # ----------------------------------------------------------------------------- the workloads
-PENDING = {"spmv_rows", "spmv_reduceat"}
+PENDING = {"spmv_rows"}
 
 
 @pytest.mark.parametrize("name", sorted(set(pw.PROGRAM_WORKLOADS) - PENDING))
@@ -115,3 +119,93 @@ def test_ufunc_method_externs_are_told_apart():
         for fn, u in ((running_max, np.maximum), (running_min, np.minimum),
                       (running_max, np.maximum)):
             _same(cppcodegen.compile(fn)(x), u.accumulate(x))
+
+
+# ----------------------------------------------------------------------------- reduceat
+def _segment_starts(r, n, m):
+    """m starts in [0, n): sorted with repeats (empty segments), then a few shuffled
+    (decreasing pairs reduce one element), the last start at n - 1."""
+    idx = np.sort(r.integers(0, n, m))
+    idx[m // 2: m // 2 + 5] = idx[m // 2]               # repeats: empty segments
+    idx[-3:] = [n - 1, 2, n - 1]                        # a decrease, the last element alone
+    return idx
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum, np.minimum])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+def test_reduceat_matches_numpy(ufunc, dtype):
+    r = np.random.default_rng(7)
+    n = 3000
+    a = (r.standard_normal(n) * 3).astype(dtype) if dtype in (np.float32, np.float64) \
+        else r.integers(-50, 50, n).astype(dtype)
+    if ufunc is np.multiply and a.dtype.kind == "f":
+        a = (1 + a / 64).astype(dtype)
+    idx = _segment_starts(r, n, 200)
+    idx[10] = 0
+    idx[11] = 400                                        # a segment > 128 values: recursion
+
+    def f(a, idx):
+        return ufunc.reduceat(a, idx)
+
+    _same(cppcodegen.compile(f)(a, idx), ufunc.reduceat(a, idx))
+    assert "segment" in str(cppcodegen.explain(f, a, idx).graph)    # native, not NumPy's
+
+
+def test_reduceat_fused_gather_and_empty_rows():
+    indptr, cols, vals, x = pw.make_csr(2000)
+    assert np.any(indptr[1:] == indptr[:-1]) and indptr[-1] == indptr[-6]
+
+    def rows(vals, x, cols, starts):
+        return np.add.reduceat(vals * x[cols], starts)
+
+    starts = np.minimum(indptr[:-1], vals.size - 1)
+    _same(cppcodegen.compile(rows)(vals, x, cols, starts), rows(vals, x, cols, starts))
+    _same(cppcodegen.compile(pw.spmv_reduceat)(indptr, cols, vals, x),
+          pw.spmv_reduceat(indptr, cols, vals, x))
+
+
+def test_reduceat_signed_zero_nan_and_list_indices():
+    a = np.array([-0.0, -0.0, 0.0, -0.0, np.nan, 1.0, np.inf, -np.inf, 2.0])
+
+    def f(a):
+        return np.add.reduceat(a, [0, 2, 4, 6, 8]), np.maximum.reduceat(a, [0, 3, 5])
+
+    got, ref = cppcodegen.compile(f)(a), f(a)
+    for g, e in zip(got, ref):
+        np.testing.assert_array_equal(g, e)
+        assert np.array_equal(np.signbit(g), np.signbit(e))
+
+
+def test_reduceat_empty_indices():
+    def f(a, idx):
+        return np.add.reduceat(a, idx)
+
+    a, idx = np.arange(5.0), np.zeros(0, np.int64)
+    _same(cppcodegen.compile(f)(a, idx), f(a, idx))
+
+
+@pytest.mark.parametrize("bad", [5, -1, 1 << 40])
+def test_reduceat_index_out_of_range_raises_numpys_error(bad):
+    def f(a, idx):
+        return np.add.reduceat(a * 2.0, idx)
+
+    a = np.arange(5.0)
+    idx = np.array([0, 2, bad, 1])
+    with pytest.raises(IndexError) as ref:
+        f(a, idx)
+    g = cppcodegen.compile(f)
+    _same(g(a, np.array([0, 2, 4, 1])), f(a, np.array([0, 2, 4, 1])))
+    with pytest.raises(IndexError) as got:
+        g(a, idx)
+    assert str(got.value) == str(ref.value)
+
+
+def test_reduceat_other_cases_run_numpy():
+    """2-D arrays and other ufuncs: NumPy's reduceat between kernels, same values."""
+    a = np.arange(24.0).reshape(4, 6)
+
+    def f(a):
+        return np.add.reduceat(a, [0, 2], axis=1), np.logical_or.reduceat(a > 10, [0, 3], axis=0)
+
+    for g, e in zip(cppcodegen.compile(f)(a), f(a)):
+        _same(g, e)

@@ -14,7 +14,8 @@ import sympy
 
 from .cexpr import BOOL, ExprRenderer, ctype, lanes_itemsize, linear_coefficient, literal
 from ..ir.loopir import Load, Stage, index_vars, walk
-from .loops import LoopWriter, _vtype, _zero
+from .loops import _vtype, _zero
+from .segments import SegmentWriter
 from .sizes import _c, _chunk_bounds
 
 INIT = {"sum": 0, "prod": 1, "any": False, "all": True}
@@ -64,8 +65,9 @@ def init_value(kind: str, dtype) -> str:
     return f"std::numeric_limits<{t}>::{'lowest' if kind in ('max', 'argmax') else 'max'}()"
 
 
-class ReductionWriter(LoopWriter):
-    """The reductions of a kernel's stages (whole, chunked in parallel, arg-reductions)."""
+class ReductionWriter(SegmentWriter):
+    """The reductions of a kernel's stages (whole, chunked in parallel, arg-reductions;
+    segment reductions, np.<op>.reduceat, in ``segments.SegmentWriter``)."""
 
     def reduction(self, s: Stage, axes, ranges, parallel=False, target=None):
         w = self.w

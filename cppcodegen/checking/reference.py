@@ -162,6 +162,9 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
             (axis,) = axes
             return getattr(np, kind)(vals[0], axis=axis)
         return _REDUCERS[kind](vals[0], axis=axes).astype(node.dtype)
+    if op == "segment":         # np.<op>.reduceat (raises NumPy's IndexError)
+        ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+        return ufunc[node.attr("kind")].reduceat(vals[0], vals[1]).astype(node.dtype)
     if op == "scan":
         fn = np.cumsum if node.attr("kind") == "sum" else np.cumprod
         return fn(vals[0], axis=node.attr("axis"), dtype=node.dtype)

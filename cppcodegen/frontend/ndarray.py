@@ -20,6 +20,7 @@ from .indexing import diagonal, flip, getitem, setitem, take, ufunc_at
 from .linalg import dot, matmul, norm, trace_, tril, triu
 from ..ir.graph import make_node
 from .proxy import Proxy, asproxy, cast, copy_of, descriptor, store_result, unsupported, wrap
+from .segments import reduceat
 from .selection import is_selection, lift
 from .reductions import (all_, allclose, amax, amin, any_, argmax, argmin, cumprod, cumsum,
                          mean, prod, std, sum_, trace_ufunc_accumulate, trace_ufunc_reduce, var)
@@ -40,6 +41,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return trace_ufunc_accumulate(ufunc, inputs, kwargs)
     if method == "at":
         return ufunc_at(ufunc, *inputs)
+    if method == "reduceat":
+        return reduceat(ufunc, inputs, kwargs)
     if method == "outer" and len(inputs) == 2:     # a[..., None, None] op b
         a, b = asproxy(inputs[0]), asproxy(inputs[1])
         return trace_ufunc(ufunc, (reshape(a, a.shape + (1,) * b.ndim), b), kwargs)

@@ -172,6 +172,8 @@ class Lowering(ControlLowering, AssignLowering):
             (src,) = node.inputs
             stage = Stage("", "scan", node.shape, self.value(src, index_vars(node.ndim)),
                           (node.attr("axis"),), node.attr("kind"), label, where)
+        elif node.op == "segment":  # out[i] = op over src[idx[i]:idx[i+1]] (np.<op>.reduceat)
+            stage = self._segment(node, label, where)
         elif node.op == "reduce" and self._split_reduce(node, role):
             return
         elif node.op == "reduce":
@@ -185,6 +187,21 @@ class Lowering(ControlLowering, AssignLowering):
             stage = Stage("", "pointwise", node.shape, body, (), None, label, where)
         stage.name = self.add_buffer(node, role)
         self.stages.append(stage)
+
+    def _segment(self, node: Node, label, where) -> Stage:
+        """np.<op>.reduceat: body group(src at i1, the segment's start at i0, the next start
+        at i0 + 1), rendered piece by piece (backend/kernels.py, form 'segment'); ``binds``
+        holds the length of src and the ufunc's code for the error message."""
+        src, ix = node.inputs
+        i0, i1 = index_vars(2)
+        if STATUS not in self.buffers:
+            self.new_buffer(STATUS, np.dtype(np.int64), (4,), "status")
+        i64 = np.dtype(np.int64)      # (the status buffer is read too: the kernel takes it)
+        body = self.eb.op("group", [self.value(src, (i1,)), self.value(ix, (i0,)),
+                                    self.value(ix, (i0 + 1,)), self.eb.load(STATUS, (0,), i64)],
+                          node.dtype)
+        return Stage("", "segment", node.shape, body, (), node.attr("kind"), label, where,
+                     binds=(src.shape[0], node.attr("code")))
 
     def _scatter_in_place(self, node: Node, role: str, label, where) -> bool:
         """The stores of ``x[idx] = v`` straight into ``x``'s buffer when ``x`` is a
@@ -247,7 +264,7 @@ class Lowering(ControlLowering, AssignLowering):
                 self.lower_control(node)
             elif op == "loop_out":
                 self.buffer_of[id(node)] = self.carry_of[id(node.inputs[0])][node.attr("index")]
-            elif op in ("reduce", "extern", "scan") or id(node) in materialize:
+            elif op in ("reduce", "extern", "scan", "segment") or id(node) in materialize:
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")
@@ -336,7 +353,7 @@ def materialized(graph: Graph) -> set:
     """
     compute = [n for n in graph.nodes
                if n.op not in LEAF_OPS and n.op not in VIEW_OPS and n.op not in CONTROL_OPS
-               and n.op not in ("reduce", "extern", "scan", "iota", "random", "carry",
+               and n.op not in ("reduce", "extern", "scan", "segment", "iota", "random", "carry",
                                 "loop_out")]
     paths: dict = {}
     for node in graph.nodes:

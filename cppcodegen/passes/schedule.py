@@ -45,7 +45,8 @@ def _loads(stage: Stage):
 
 
 def _can_join(kernel: Kernel, stage: Stage) -> bool:
-    if kernel.form not in ("nest", "flat") or stage.kind in ("extern", "scan", "scatter"):
+    if kernel.form not in ("nest", "flat") or stage.kind in ("extern", "scan", "scatter",
+                                                            "segment"):
         return False
     outer = kernel.outer
     n = len(outer)
@@ -86,7 +87,7 @@ def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
         from ..backend.gemmgen import native_matmul
         return Kernel(name, "gemm" if native_matmul(stage, program.buffers) else "extern", (),
                       [stage])
-    if stage.kind in ("scan", "scatter"):
+    if stage.kind in ("scan", "scatter", "segment"):
         return Kernel(name, stage.kind, (), [stage])
     if stage.kind == "reduction" and not stage.trailing_reduction:
         last_kept = (len(stage.domain) - 1) not in stage.reduce_axes
@@ -210,6 +211,8 @@ def _kernel_name(k: Kernel) -> str:
             ops.append(s.reduction if s.kind == "reduction" else f"cum{s.reduction}")
         if s.kind == "scatter":
             ops = [o for o in ops if o != "group"] + [f"{s.reduction or 'store'}_at"]
+        if s.kind == "segment":
+            ops = [o for o in ops if o != "group"] + [f"{s.reduction}_at_segments"]
         for o in ops:
             if o not in parts:
                 parts.append(o)

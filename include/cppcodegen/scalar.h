@@ -341,3 +341,5 @@ template <class T> inline T reciprocal(T x) {
 }
 
 }  // namespace ccg
+
+#include "cppcodegen/segment.h"   // np.<ufunc>.reduceat helpers
