@@ -20,7 +20,8 @@ from ..ir.loopir import STATUS
 from .loops import LoopWriter
 from .sizes import _c, _hint
 
-PARALLEL_SEGMENTS = 4096     # segments before the loop over them runs on all threads
+PARALLEL_SEGMENTS = 4096     # segments and elements before the loop over the segments
+PARALLEL_WORK = 1 << 17      # runs on all threads
 COMBINE = {"sum": "({0} + {1})", "prod": "({0} * {1})", "max": "ccg::maximum({0}, {1})",
            "min": "ccg::minimum({0}, {1})"}
 
@@ -41,8 +42,11 @@ class SegmentWriter(LoopWriter):
                 r = ExprRenderer(w, self.p.buffers, self.locals)
                 w.line(f"ok = ccg::segment_index_ok({r(start)}, {nn}, {STATUS}, {code});")
             w.line("if (!ok) return;")
-            if self.k.parallel and _hint(s.domain[0]) >= PARALLEL_SEGMENTS:
-                w.line(self.omp(1, 1 << 16))
+            # the work is the reduced array's length, not the segments' count (which the
+            # scheduler's k.parallel goes by); symbolic sizes: decided on their traced values
+            if self.opts.parallel and _hint(n) >= PARALLEL_WORK and \
+                    _hint(s.domain[0]) >= PARALLEL_SEGMENTS:
+                w.line(self.omp(1, max(1, _hint(n) // max(1, _hint(s.domain[0])))))
             with w.indent(f"for (int64_t i0 = 0; i0 < {m}; ++i0) {{"):
                 r = ExprRenderer(w, self.p.buffers, self.locals)
                 w.line(f"const int64_t lo = {r(start)};")
