@@ -257,7 +257,7 @@ def jax_impls() -> dict:
         return jax.ops.segment_sum(vals * x[cols], row, num_segments=n)
 
     def hist_e(x, edges):
-        return jnp.histogram(x, bins=edges)[0]
+        return jnp.histogram(x, bins=edges)[0].astype(jnp.int64)    # (counts as floats)
 
     def hist_d(x, edges):
         nb = edges.shape[0] - 1
