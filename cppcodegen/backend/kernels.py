@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sympy
 
-from .cexpr import ExprRenderer, cindex, ctype
+from .cexpr import ExprRenderer, cindex, ctype, lanes_itemsize
 from ..ir.loopir import STATUS, Gather, Load, Scalar, Stage, index_vars, walk
 from .reductions import CHUNKS, ReductionWriter, combine, init_value
 from .sizes import _c, _chunk_bounds, _hint, _prod, _tile_bounds, _tiles
@@ -21,6 +21,7 @@ TILE = 64            # square tiles of transposing pointwise kernels
 COLUMN_TILE = 16384  # elements of the kept axis per tile in column reductions (acc stays in L2)
 SCAN_CHUNK = 1 << 15  # a parallel 1-D scan has one chunk per this many elements (at most CHUNKS)
 COLUMN_CHUNKS = 8    # at most this many parallel chunks of the reduced axis in column reductions
+ROW_UNROLL = 4       # rows of the reduced axis per pass over a column reduction's accumulators
 
 
 class KernelWriter(ReductionWriter):
@@ -172,12 +173,15 @@ class KernelWriter(ReductionWriter):
                     w.line(f"{t} acc[{tile}];")
                 w.line(f"for (int64_t j = 0; j < hi - lo; ++j) acc[j] = {init};")
                 d = _c(s.domain[first])
-                w.line(f"for (int64_t i{first} = {d} * chunk / {chunks}; i{first} < {d} * (chunk + 1) / {chunks}; ++i{first})")
+                var = index_vars(len(s.domain))[last]
+                row_lo, row_hi = f"{d} * chunk / {chunks}", f"{d} * (chunk + 1) / {chunks}"
+                if not rest and self._unroll_rows(s, var):
+                    self._rows_unrolled(s, first, last, row_lo, row_hi, var)
+                    row_lo = f"i{first}_u"
+                w.line(f"for (int64_t i{first} = {row_lo}; i{first} < {row_hi}; ++i{first})")
                 for a in rest:
                     w.line(f"for (int64_t i{a} = 0; i{a} < {_c(s.domain[a])}; ++i{a})")
                 with w.indent("{"):
-                    var = index_vars(len(s.domain))[last]
-
                     def update(r: ExprRenderer, value: str, vector: bool):
                         comb = combine(s.reduction, s.body.dtype, vector)
                         if vector:
@@ -196,6 +200,43 @@ class KernelWriter(ReductionWriter):
                     comb = combine(s.reduction, s.body.dtype).format("v", f"part[c * {_c(size)} + i{last}]")
                     w.line(f"for (int64_t c = 1; c < {chunks}; ++c) v = {comb};")
                     w.line(f"{s.name}[{self.out_offset(s)}] = v;")
+
+    def _unroll_rows(self, s: Stage, var) -> bool:
+        """May a column reduction take ROW_UNROLL rows per pass over its accumulators? (a
+        vector body of plain numbers, without gathers or a scratch row of a sibling)"""
+        return (s.body.dtype.kind in "fiu" and self.can_vectorize(s, var)
+                and not self.reuse.get(s.name)
+                and not any(isinstance(e, Gather) for e in walk(s.body)))
+
+    def _rows_unrolled(self, s: Stage, first: int, last: int, row_lo: str, row_hi: str, var):
+        """The rows [row_lo, row_hi) of a column reduction ROW_UNROLL at a time: each vector
+        of accumulators is loaded once, combined with the rows' values in row order (the same
+        order, so the same result, as one row at a time) and stored once; without it a
+        matrix-vector product ``y @ A`` loads and stores its accumulators once per element of
+        A. Leaves ``i<first>_u``, the first row not done (the caller loops over the rest)."""
+        w, t, u_n = self.w, ctype(s.body.dtype), ROW_UNROLL
+        vcomb = combine(s.reduction, s.body.dtype, True)
+        scomb = combine(s.reduction, s.body.dtype, False)
+        i, j = f"i{first}", f"i{last}"
+        w.line(f"int64_t {i}_u = {row_lo};")
+        with w.indent(f"for (; {i}_u + {u_n} <= {row_hi}; {i}_u += {u_n}) {{"):
+            w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
+            w.line(f"const int64_t {j}_end = lo + (hi - lo) / L * L;")
+            with w.indent(f"for (int64_t {j} = lo; {j} < {j}_end; {j} += L) {{"):
+                w.line(f"auto vcur = ccg::Vec<{t}, L>::load(acc + ({j} - lo));")
+                for u in range(u_n):
+                    with w.indent("{"):
+                        w.line(f"const int64_t {i} = {i}_u + {u};")
+                        r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var)
+                        w.line(f"vcur = {vcomb.format('vcur', r(s.body))};")
+                w.line(f"vcur.store(acc + ({j} - lo));")
+            with w.indent(f"for (int64_t {j} = {j}_end; {j} < hi; ++{j}) {{"):
+                for u in range(u_n):
+                    with w.indent("{"):
+                        w.line(f"const int64_t {i} = {i}_u + {u};")
+                        r = ExprRenderer(w, self.p.buffers, self.locals)
+                        value = r(s.body)
+                        w.line(f"acc[{j} - lo] = {scomb.format(f'acc[{j} - lo]', value)};")
 
     def _form_scatter(self):
         """``x[idx] = v`` / ``np.add.at``: one thread, the value's elements in C order, each
