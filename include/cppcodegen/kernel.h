@@ -1,6 +1,8 @@
 // Everything generated kernels include, in one header so that it can be precompiled once
 // per compiler and flag set (runtime/build.py keeps the .gch in the cache directory).
 #pragma once
+#include "cppcodegen/intrin.h"   // first: the intrinsics we use, not all of <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
