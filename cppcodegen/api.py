@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import autotune, config
+from . import autotune, autotune_threshold, config
 from .checking.backends import lookup_backend, register_backend
 from .checking.callback import CompileTrigger, callback_handler
 from .checking.check import CheckError, CheckReport
@@ -88,11 +88,11 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
     A hit in the graph-level cache skips lowering, code generation and the compiler.
     """
     from .runtime import build, cachedir, cpu, graphcache
-
     times = {}
     t0 = time.perf_counter()
     graph = trace_function(fn, specs, args)
     times["trace"] = time.perf_counter() - t0
+    opts = autotune_threshold.resolve(opts, graph)      # a measured parallel_threshold
     cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
     key = parts = None
     if load:
@@ -467,6 +467,7 @@ class CompiledFunction:
         from .runtime import cachedir
         with callback_handler.install_callbacks(CompileTrigger.EXPLAIN), autotune.tuning(opts):
             graph = trace_function(self.fn, specs, args)
+            opts = autotune_threshold.resolve(opts, graph)
             cache_dir = Path(config.cache_dir_setting(opts) or cachedir.default_cache_dir())
             ex = build_stages(self.fn, graph, specs, opts, cache_dir, {})
             ex.recompiles = self.recompile_reasons

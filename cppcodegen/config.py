@@ -27,8 +27,11 @@ class Options:
     """Emit Vectorized<T> inner loops; off = plain scalar loops only."""
     parallel: bool = True
     """Emit OpenMP parallel loops."""
-    parallel_threshold: int = 1 << 19
-    """Minimum number of elements a loop nest must touch before it is run in parallel."""
+    parallel_threshold: int = -1
+    """Minimum number of elements a loop nest must touch before it is run in parallel (below
+    it: on the calling thread, no thread wake-up). -1 (default): measured on this machine once
+    and stored with the other measured choices (cppcodegen/autotune_threshold.py; 2^19 with
+    tuning off); 0: every loop nest that can is parallel."""
     fuse: bool = True
     """Fuse pointwise and reduction stages into shared loop nests."""
     reduction_block: int = 16

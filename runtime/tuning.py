@@ -100,6 +100,17 @@ def matmul_key(dtype: str, m: int, n: int, k: int, batch: int, nthreads: int) ->
             f"threads={nthreads}")
 
 
+def valid(decision) -> bool:
+    """Is ``decision`` one this version writes: a matmul path ('gemm'/'blas'), or a parallel
+    threshold ('threshold' with a positive int 'elements', autotune_threshold.py)?"""
+    if not isinstance(decision, dict):
+        return False
+    if decision.get("path") == "threshold":
+        n = decision.get("elements")
+        return isinstance(n, int) and not isinstance(n, bool) and n > 0
+    return decision.get("path") in ("gemm", "blas")
+
+
 def _empty(desc: dict) -> dict:
     return {"format": FORMAT, "machine": desc, "decisions": {}}
 
@@ -124,8 +135,7 @@ class Decisions:
             return self._corrupt(f"{type(e).__name__}: {e}")
         if not (isinstance(data, dict) and data.get("format") == FORMAT
                 and isinstance(data.get("decisions"), dict)
-                and all(isinstance(v, dict) and v.get("path") in ("gemm", "blas")
-                        for v in data["decisions"].values())):
+                and all(valid(v) for v in data["decisions"].values())):
             return self._corrupt("not a decisions file of this version")
         data["machine"] = self.desc
         return data
@@ -168,8 +178,9 @@ class Decisions:
 
     def put(self, key: str, decision: dict) -> None:
         """Store ``decision`` for ``key`` (tests inject decisions this way)."""
-        if decision.get("path") not in ("gemm", "blas"):
-            raise ValueError(f"a decision's path is 'gemm' or 'blas', not {decision.get('path')!r}")
+        if not valid(decision):
+            raise ValueError(f"a decision's path is 'gemm' or 'blas', or 'threshold' with an int "
+                             f"'elements', not {decision!r}")
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with self._lock, exclusive_lock(self.path.with_name(self.path.name + ".lock")):
             self.data = self._merge(self._read())
@@ -214,6 +225,13 @@ def decisions(cache_dir, desc: dict) -> Decisions:
 def format_decision(key: str, d: dict) -> str:
     """``matmul float32 256x256x256 batch=0 threads=2: blas (BLAS 0.31 ms, ccg::gemm 0.52 ms)``."""
     times = ""
+    if d.get("path") == "threshold":
+        table = d.get("times_us") if isinstance(d.get("times_us"), dict) else {}
+        shown = ", ".join(f"{n}: {t[0]:.3g}/{t[1]:.3g} us" for n, t in table.items()
+                          if isinstance(t, list) and len(t) == 2)
+        busy = f", provisional: measured at load {d.get('load')} per core" if d.get("busy") else ""
+        return (f"{key}: loops of >= {d.get('elements')} elements run on all threads"
+                + (f" (parallel/serial a*b+a float32 at {shown}{busy})" if shown else ""))
     if isinstance(d.get("blas_ms"), (int, float)) and isinstance(d.get("gemm_ms"), (int, float)):
         times = f" (BLAS {d['blas_ms']:.4g} ms, ccg::gemm {d['gemm_ms']:.4g} ms"
         if d.get("shape"):

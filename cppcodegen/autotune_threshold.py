@@ -1,0 +1,143 @@
+"""Measured choice: from how many elements a loop nest runs on all cores (parallel_threshold).
+
+In:  the options of one compilation and its traced graph (:func:`resolve`).
+Out: the options with ``parallel_threshold`` a number of elements: the user's, when given
+     (option / ``CPPCODEGEN_PARALLEL_THRESHOLD``); else the one measured on this machine.
+
+A loop nest below the threshold runs on the calling thread: no OpenMP region, no thread
+wake-up (waking a sleeping thread and joining it costs ~5-15 us on the 2-core EPYC VM, more
+than a 1000-element chain takes). The threshold is measured once per machine, thread count and
+cache directory (stored with the other measured choices by runtime/tuning.py) by timing the
+cheapest kernel there is, ``a * b + a`` on float32 (one build with every loop parallel, one
+without: the code we generate, not a model of it) at sizes 2^13 to 2^22: it is the smallest
+size where the parallel build takes < MARGIN of the serial one's time, there and at twice the
+size. A kernel with
+more work per element gains from threads at fewer elements, so the threshold errs on the side
+of the calling thread: never slower than serial code, as measured.
+
+No measurement (and the same result whatever the stored decisions say, so cache keys do not
+change once a measurement exists) when the choice cannot matter: option ``parallel`` off, one
+thread, or a graph whose every size is known and below ``LOW`` (they run serially at any
+measured threshold: measurements are clamped to [LOW, HIGH]). With the option ``tune`` off
+(``CPPCODEGEN_TUNE=0``) the untuned threshold ``STATIC`` applies. A measurement taken while the
+machine is busy is provisional and taken again once by a later compilation, as matmul's.
+"""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+
+from . import autotune
+from .runtime import tuning as stored
+
+AUTO = -1                   # Options.parallel_threshold's default: "measured"
+STATIC = 1 << 19            # the untuned threshold (tune off, one thread, measurement failed)
+LOW, HIGH = 1 << 13, 1 << 23
+SIZES = tuple(1 << e for e in range(13, 23))         # measured, smallest first
+MARGIN = 0.9                # parallel pays when it takes < 90% of the serial time
+BUDGET_S = 0.02             # timing per size (both builds)
+
+
+def key(nthreads: int) -> str:
+    return f"parallel_threshold threads={nthreads}"
+
+
+def _probe(a, b):
+    return a * b + a
+
+
+def max_static_size(graph):
+    """The largest element count of any node of ``graph`` (inputs and loop bodies included), or
+    None when some size is symbolic (known only at run time)."""
+    from .ir.graph import walk
+    largest = 1
+    for n in list(graph.inputs) + list(walk(graph.nodes)):
+        count = 1
+        for d in getattr(n, "shape", ()) or ():
+            if not isinstance(d, (int, np.integer)):
+                return None
+            count *= int(d)
+        largest = max(largest, count)
+    return largest
+
+
+def resolve(opts, graph=None):
+    """``opts`` with ``parallel_threshold`` resolved (see the module docstring); the Tuner
+    current for ``opts`` (autotune.tuning) adopts the result, so later stages share it."""
+    if opts.parallel_threshold != AUTO:
+        return opts
+    value = _value(opts, graph)
+    resolved = dataclasses.replace(opts, parallel_threshold=value)
+    tuner = autotune.ACTIVE.get()
+    if tuner is not None and tuner.opts == opts:
+        tuner.opts = resolved
+    return resolved
+
+
+def _value(opts, graph) -> int:
+    nthreads = stored.threads()
+    if not opts.parallel or nthreads <= 1:
+        return STATIC
+    if graph is not None:
+        largest = max_static_size(graph)
+        if largest is not None and largest < LOW:
+            return LOW                      # serial at any threshold we could measure
+    if not opts.tune:
+        return STATIC
+    tuner = autotune.Tuner(opts)
+    try:
+        store = stored.decisions(tuner.cache_dir(), tuner.machine())
+        k = key(nthreads)
+        decision = store.measure_once(k, lambda: measure(opts))
+        if decision is not None and decision.get("busy") and k not in autotune._REMEASURED \
+                and not stored.busy():      # measured on a busy machine: again, now it is quiet
+            autotune._REMEASURED[k] = True
+            again = measure(opts)
+            store.put(k, again)
+            decision = again
+    except Exception as e:                  # noqa: BLE001 -- a failed measurement: static
+        warnings.warn(f"cppcodegen: could not measure the parallel threshold "
+                      f"({type(e).__name__}: {e}); using {STATIC} elements", RuntimeWarning,
+                      stacklevel=3)
+        return STATIC
+    if decision is None:
+        return STATIC
+    return int(decision["elements"])
+
+
+def _build(opts, **extra):
+    from .api import CompiledFunction
+    options = {name: getattr(opts, name) for name in ("isa", "vectorize", "cxx", "cache_dir",
+                                                        "sanitize")}
+    f = CompiledFunction(_probe, options=dict(options, tune=False, **extra), dynamic=True)
+    small = np.ones(4, np.float32)
+    f(small, small)                         # build (or load) before timing
+    return f
+
+
+def measure(opts) -> dict:
+    """Time ``a * b + a`` built with every loop parallel and built serial at SIZES, smallest
+    first, until threads pay at two sizes in a row (one fast sample is not enough); the
+    decision: ``{"path": "threshold", "elements": n, "times_us": {size: [parallel, serial]},
+    ...}`` with ``n`` the first of those two sizes (HIGH if there are none)."""
+    parallel = _build(opts, parallel_threshold=0)
+    serial = _build(opts, parallel=False)
+    load = stored.load()
+    times, elements, previous = {}, HIGH, None
+    for n in SIZES:
+        x = np.linspace(-1.0, 1.0, n, dtype=np.float32)
+        y = x[::-1].copy()
+        p, s = autotune.time_in_turn([lambda: parallel(x, y), lambda: serial(x, y)], BUDGET_S)
+        times[str(n)] = [round(p * 1e6, 2), round(s * 1e6, 2)]
+        if p < MARGIN * s:
+            if previous is not None:
+                elements = previous
+                break
+            previous = n
+        else:
+            previous = None
+    elements = min(max(elements, LOW), HIGH)
+    return {"path": "threshold", "elements": elements, "times_us": times,
+            "load": load, "busy": load > stored.BUSY_LOAD}
