@@ -170,3 +170,44 @@ def test_broadcast_scalar_ints(dtype):
     x = np.arange(70, dtype=dtype)
     s = int(np.iinfo(dtype).max // 3)
     np.testing.assert_array_equal(cppcodegen.compile(_add)(x, s), _add(x, s))
+
+
+# ----------------------------------------------------------------- np.outer, fused
+def _outer(a, b):
+    return np.outer(a, b)
+
+
+def _rank2_update(A, u, v, w):
+    return A + np.outer(u, v) * 2.0 - np.outer(w, v)
+
+
+@pytest.mark.parametrize("da,db", [(np.float64, np.float64), (np.float32, np.float32),
+                                   (np.float32, np.float64), (np.int32, np.float32),
+                                   (np.int64, np.int8), (np.bool_, np.bool_),
+                                   (np.complex128, np.float64)])
+@pytest.mark.parametrize("sa,sb", [((7,), (5,)), ((1,), (33,)), ((3, 4), (2,)), ((), (6,)),
+                                   ((2, 3), (3, 2))])
+def test_outer_matches_numpy(da, db, sa, sb):
+    """np.outer is NumPy's own multiply of the raveled operands: bit for bit, any dtypes
+    (promoted as NumPy does), operands of any rank raveled."""
+    r = np.random.default_rng(len(sa) * 10 + len(sb))
+    a = (r.standard_normal(sa) * 10).astype(da)
+    b = (r.standard_normal(sb) * 10).astype(db)
+    got = cppcodegen.compile(_outer)(a, b)
+    ref = np.outer(a, b)
+    assert got.dtype == ref.dtype and got.shape == ref.shape
+    np.testing.assert_array_equal(got, ref)
+
+
+def test_outer_fuses():
+    """A + outer(u, v) * 2 - outer(w, v): no NumPy call in the loop IR, NumPy's values, and
+    NumPy's error for operands whose outer product does not broadcast with A."""
+    r = np.random.default_rng(3)
+    A = r.standard_normal((50, 40))
+    u, v, w = r.standard_normal(50), r.standard_normal(40), r.standard_normal(50)
+    f = cppcodegen.compile(_rank2_update)
+    np.testing.assert_array_equal(f(A, u, v, w), _rank2_update(A, u, v, w))
+    loop_ir = str(cppcodegen.explain(f, A, u, v, w)).split("== loop IR ==")[1].split("==")[0]
+    assert "extern" not in loop_ir and "outer" not in loop_ir, loop_ir
+    with pytest.raises(ValueError):
+        f(A, v, u, w)           # outer(v, u) is 40 x 50, A is 50 x 40

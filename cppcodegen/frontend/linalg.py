@@ -1,7 +1,8 @@
-"""Matrix products and triangles: matmul, dot, trace, tril, triu.
+"""Matrix products and triangles: matmul, dot, outer, trace, tril, triu.
 
 In: traced arrays. Out: ``np.matmul`` as an ``extern`` node (the GEMM generator or NumPy's
-BLAS computes it; elementwise work around it is fused); ``tril``/``triu`` as a ``where`` over
+BLAS computes it; elementwise work around it is fused); ``np.outer`` as the broadcast
+multiply NumPy itself computes (fused); ``tril``/``triu`` as a ``where`` over
 an index comparison; ``trace`` as a sum of the diagonal view.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from .indexing import diagonal
 from .proxy import as_node, asproxy, cast, descriptor, Proxy, store_result, unsupported, wrap
 from .reductions import check_plain, sum_
 from .sizes import broadcast_sizes, same_size
-from .views import reshape
+from .views import ravel, reshape
 
 
 def matmul(a, b, out=None, **kw):
@@ -106,6 +107,15 @@ def dot(a, b, out=None):
         return np.multiply(a, b)
     unsupported("np.dot on arrays with more than 2 dimensions")
 
+
+
+def outer(a, b, out=None):
+    """np.outer: ``a.ravel()[:, None] * b.ravel()[None, :]``, which is how NumPy computes it
+    (one np.multiply of the two): the same values, as a pointwise op that fuses with the
+    work around it (``A + np.outer(u, v)`` is one kernel, no n x n temporary)."""
+    check_plain("np.outer", out)
+    a, b = ravel(asproxy(a)), ravel(asproxy(b))
+    return np.multiply(reshape(a, (a.shape[0], 1)), reshape(b, (1, b.shape[0])))
 
 
 def trace_(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):

@@ -17,7 +17,7 @@ from .creation import full_like, ones_like, zeros_like
 from .elementwise import OPERATOR, clip, isclose, select, trace_ufunc, where
 from .externs import extern_call
 from .indexing import diagonal, flip, getitem, setitem, take, ufunc_at
-from .linalg import dot, matmul, norm, trace_, tril, triu
+from .linalg import dot, matmul, norm, outer, trace_, tril, triu
 from ..ir.graph import make_node
 from .proxy import Proxy, asproxy, cast, copy_of, descriptor, store_result, unsupported, wrap
 from .segments import reduceat
@@ -265,7 +265,7 @@ FUNCTIONS = {
     np.cumsum: cumsum, np.cumprod: cumprod,
     np.flip: flip, np.fliplr: lambda m: flip(m, 1), np.flipud: lambda m: flip(m, 0),
     np.diagonal: diagonal, np.trace: trace_, np.tril: tril, np.triu: triu,
-    np.var: var, np.std: std, np.matmul: matmul, np.dot: dot, np.linalg.norm: norm, np.where: where, np.clip: clip,
+    np.var: var, np.std: std, np.matmul: matmul, np.dot: dot, np.outer: outer, np.linalg.norm: norm, np.where: where, np.clip: clip,
     np.isclose: isclose, np.allclose: allclose, np.select: select, np.reshape: reshape,
     np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis,
     np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays,
