@@ -4,8 +4,8 @@ In:  the environment (``CPPCODEGEN_CACHE_DIR``, ``CPPCODEGEN_PCH_DIR``, ``XDG_CA
      ``HOME``), read only by :func:`default_cache_dir`, :func:`pch_dir_setting` and
      :func:`fresh_cache`, at call time.
 Out: :func:`default_cache_dir` -> a ``Path`` (not created yet);
-     :func:`pch_dir_setting` -> where precompiled headers are shared, or None (each cache
-     directory keeps its own, runtime/pch.py);
+     :func:`pch_dir_setting` -> where precompiled headers are shared (by default in
+     :func:`user_cache_dir`), or None (each cache directory keeps its own, runtime/pch.py);
      :func:`ensure_cache_dir` -> the same path, created 0o700 and checked to be
      private to the current user, else :class:`CacheDirError`;
      :func:`clear_on_fresh_cache` / :func:`clear_caches` -> a registry of
@@ -66,6 +66,13 @@ def default_cache_dir() -> Path:
     explicit = os.environ.get(ENV_VAR)
     if explicit:
         return Path(explicit).expanduser()
+    return user_cache_dir()
+
+
+def user_cache_dir() -> Path:
+    """This user's own cache directory, whatever ``$CPPCODEGEN_CACHE_DIR`` says:
+    ``$XDG_CACHE_HOME/cppcodegen``, else ``~/.cache/cppcodegen``, else a private directory
+    under the temp directory."""
     xdg = os.environ.get("XDG_CACHE_HOME")
     if xdg and os.path.isabs(xdg) and _writable_base(Path(xdg)):
         return Path(xdg) / "cppcodegen"
@@ -82,16 +89,25 @@ def default_cache_dir() -> Path:
 
 
 def pch_dir_setting() -> Path | None:
-    """``$CPPCODEGEN_PCH_DIR`` (evaluated now): a directory of precompiled headers shared by
-    every cache directory that sees it, or None when it is unset, empty or one of
-    ``0 off no false none``: then each cache directory keeps its own ``pch/``. An explicit
-    CPPCODEGEN_CACHE_DIR alone therefore keeps everything cppcodegen writes inside it (tests
-    and users rely on that); :func:`fresh_cache` points this at the enclosing cache's
-    ``pch/``, so a fresh cache compiles its first kernel with the header already built."""
+    """Where precompiled headers are shared (evaluated now): ``$CPPCODEGEN_PCH_DIR`` when it
+    names a directory; None when it is one of ``0 off no false none`` (then each cache
+    directory keeps its own ``pch/``); unset or empty: ``pch/`` of :func:`user_cache_dir`,
+    so every cache directory of this user (an explicit ``CPPCODEGEN_CACHE_DIR``, a
+    :func:`fresh_cache`) compiles with the header built once for this compiler, flags and
+    headers (runtime/pch.py keys them)."""
     value = os.environ.get(PCH_ENV_VAR, "").strip()
-    if not value or value.lower() in _OFF:
+    if value.lower() in _OFF:
         return None
+    if not value:
+        return user_cache_dir() / "pch"
     return Path(value).expanduser()
+
+
+def pch_dir_explicit() -> bool:
+    """True when ``$CPPCODEGEN_PCH_DIR`` names a directory (a problem with it is worth a
+    warning; the implicit default falls back quietly)."""
+    value = os.environ.get(PCH_ENV_VAR, "").strip()
+    return bool(value) and value.lower() not in _OFF
 
 
 def make_private_dirs(path: Path) -> None:
@@ -214,9 +230,8 @@ def fresh_cache(cache_entries=None, dir=None, delete=True):
     """Run the body with ``$CPPCODEGEN_CACHE_DIR`` pointing at a new empty
     directory (yielded as a Path) and all registered caches cleared.
 
-    The precompiled header is not rebuilt for every fresh cache: unless
-    ``$CPPCODEGEN_PCH_DIR`` is set already, it points at the ``pch/`` of the cache
-    directory in effect before (where that cache builds it anyway) for the body.
+    The precompiled header is not rebuilt for every fresh cache: it is shared
+    (:func:`pch_dir_setting`).
 
     If ``cache_entries`` is an (empty) dict it is filled afterwards with
     ``{relative path: size in bytes}`` of every file created. The directory
@@ -230,9 +245,6 @@ def fresh_cache(cache_entries=None, dir=None, delete=True):
             raise ValueError("fresh_cache: cache_entries must be passed empty")
     path = Path(tempfile.mkdtemp(prefix="cppcodegen_fresh_", dir=dir))
     previous = os.environ.get(ENV_VAR)
-    previous_pch = os.environ.get(PCH_ENV_VAR)
-    if not (previous_pch or "").strip():
-        os.environ[PCH_ENV_VAR] = str((default_cache_dir() / "pch").absolute())
     os.environ[ENV_VAR] = str(path)
     failed = False
     try:
@@ -245,11 +257,10 @@ def fresh_cache(cache_entries=None, dir=None, delete=True):
         try:
             clear_caches()
         finally:
-            for var, value in ((ENV_VAR, previous), (PCH_ENV_VAR, previous_pch)):
-                if value is None:
-                    os.environ.pop(var, None)
-                else:
-                    os.environ[var] = value
+            if previous is None:
+                os.environ.pop(ENV_VAR, None)
+            else:
+                os.environ[ENV_VAR] = previous
             if cache_entries is not None:
                 cache_entries.update(_list_files(path))
             if failed:
