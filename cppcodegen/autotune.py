@@ -17,7 +17,8 @@ runs ``ccg::gemm`` unless a measurement on this machine found NumPy's matmul fas
 shape class (dtype, M, N, K and batch bucketed to powers of 2, thread count; see
 ``runtime/tuning.py``, which stores the decisions in the cache directory per machine). The
 first compilation that needs a class measures it (:func:`measure_matmul`: a few runs of
-``a @ b`` compiled both ways on the same arrays, ours first, minimum of each, about 0.1 s;
+``a @ b`` compiled both ways on the same arrays, ours first, in two rounds, minimum of each,
+about 0.1 s plus a pause; rounds that disagree make it provisional;
 products above ``MAX_WORK`` are timed at a shape scaled down to it); later
 compilations, in this process or another, reuse the decision (one measured while the machine
 was busy, load above ``runtime.tuning.BUSY_LOAD`` per core, is provisional: a later process
@@ -49,6 +50,10 @@ BUDGET_S = 0.1              # timing per decision (at least MIN_SAMPLES per cand
 MIN_SAMPLES, MAX_SAMPLES = 5, 50
 SAMPLE_S = 2e-4             # calls are repeated so that one sample lasts at least this long
 MARGIN = 0.95               # NumPy's matmul is chosen only when it takes < 95% of ccg::gemm's time
+ROUNDS = 2                  # the candidates are timed in turn this many times (budget shared)
+PAUSE_S = 0.12              # between rounds: OpenBLAS's threads spin ~0.1 s after a call
+UNSTEADY = 1.5              # a candidate's best time in one round over its best in another above
+                            # this: the machine was busy meanwhile (the decision is provisional)
 
 
 @dataclass(frozen=True)
@@ -220,7 +225,8 @@ def why(decision: dict, nthreads: int) -> str:
         return decision.get("why", "decided")
     scaled = f" (scaled down from {decision['class']})" if decision.get("scaled") else ""
     if decision.get("busy"):
-        scaled += f" (provisional: load {decision.get('load')} per core)"
+        scaled += (f" (provisional: load {decision.get('load')} per core)"
+                   if decision.get("steady", True) else " (provisional: unsteady timings)")
     return (f"measured: BLAS {decision['blas_ms']:.3g} ms vs ccg::gemm {decision['gemm_ms']:.3g} "
             f"ms at {decision['shape']} {decision['dtype']}{scaled}, "
             f"{nthreads} thread{'s' if nthreads != 1 else ''}")
@@ -327,7 +333,7 @@ def measure_matmul(dtype, m, n, k, batch, opts) -> dict:
     x = (rng.random(lead + (mm, kk)) - 0.5).astype(dtype)
     y = (rng.random(lead + (kk, nn)) - 0.5).astype(dtype)
     load = stored.load()
-    gemm_s, blas_s = time_in_turn([lambda: native(x, y), lambda: extern(x, y)])
+    (gemm_s, blas_s), steady = time_rounds([lambda: native(x, y), lambda: extern(x, y)])
     shape = f"{mm}x{nn}x{kk}" if not b else f"{b} x {mm}x{nn}x{kk}"
     b0 = stored.bucket(batch) if batch > 1 else 0
     cls = (f"{stored.bucket(m)}x{stored.bucket(n)}x{stored.bucket(k)}" if not b0 else
@@ -335,7 +341,23 @@ def measure_matmul(dtype, m, n, k, batch, opts) -> dict:
     return {"path": "blas" if blas_s < MARGIN * gemm_s else "gemm",
             "gemm_ms": round(gemm_s * 1e3, 5), "blas_ms": round(blas_s * 1e3, 5),
             "shape": shape, "dtype": dtype.name, "class": cls, "scaled": shape != cls,
-            "load": load, "busy": load > stored.BUSY_LOAD}
+            "load": load, "steady": steady, "busy": load > stored.BUSY_LOAD or not steady}
+
+
+def time_rounds(fns, rounds: int = ROUNDS, budget: float = BUDGET_S) -> tuple:
+    """(minimum seconds per call of each of ``fns`` over ``rounds`` rounds of
+    :func:`time_in_turn`, PAUSE_S apart; whether the rounds agreed). A time that another
+    process's burst inflated in one round (OpenBLAS's threads waiting for a core measured
+    30 ms for a 0.3 ms product here, 2 cores shared with compilers) is caught by the other
+    round: the minimum keeps the quiet one, and rounds that disagree by more than UNSTEADY
+    make the decision provisional (measured again by a later process)."""
+    per_round = []
+    for r in range(rounds):
+        if r:
+            time.sleep(PAUSE_S)
+        per_round.append(time_in_turn(fns, budget / rounds))
+    times = list(zip(*per_round))
+    return [min(t) for t in times], all(max(t) <= UNSTEADY * min(t) for t in times)
 
 
 def time_in_turn(fns, budget: float = BUDGET_S) -> list:

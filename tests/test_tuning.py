@@ -370,3 +370,23 @@ def test_cache_info_lists_decisions_and_tune_sweeps(fake_measure, capsys):
         assert "BLAS 2 ms, ccg::gemm 1 ms" in out
         assert cli_main(["cache", "clear", "--dir", str(root)]) == 0
         assert not tuning.files(root)
+
+
+def test_rounds_keep_the_quiet_time_and_flag_rounds_that_disagree(monkeypatch):
+    """Two rounds of timing: each candidate's minimum over both; a candidate whose rounds
+    differ by more than UNSTEADY (another process took the cores in one of them) makes the
+    measurement unsteady, and such a decision is provisional (measured again later)."""
+    script = iter([[1.0e-3, 2.0e-3], [1.1e-3, 30.0e-3]])
+    monkeypatch.setattr(autotune, "time_in_turn", lambda fns, budget: next(script))
+    monkeypatch.setattr(autotune, "PAUSE_S", 0.0)
+    best, steady = autotune.time_rounds([None, None])
+    assert best == [1.0e-3, 2.0e-3] and steady is False
+    script = iter([[1.0e-3, 2.0e-3], [1.2e-3, 1.9e-3]])
+    assert autotune.time_rounds([None, None]) == ([1.0e-3, 1.9e-3], True)
+
+    monkeypatch.setattr(autotune, "time_rounds", lambda fns: ([2.0e-3, 1.0e-3], False))
+    monkeypatch.setattr(tuning, "load", lambda: 0.1)
+    with cppcodegen.fresh_cache():
+        d = autotune.measure_matmul(np.float32, 16, 16, 16, 0, config.get_options(ON))
+    assert d["path"] == "blas" and d["busy"] is True and d["steady"] is False
+    assert "provisional: unsteady timings" in autotune.why(d, 2)
