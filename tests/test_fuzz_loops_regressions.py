@@ -216,11 +216,10 @@ def test_loops_break_in_tuple_loop():
     check_loop_function(f_tuple_loop_break, [make_input(np.array([1.0, -1.0, 1.0])), 0.0])
 
 
-# -- H (limitation): a loop bound from a counter carried by a while loop (the fuzzer's
-# while-form twin: i = -1; while i + 1 < n: i += 1; for j in range(i + 1): ...) is rejected:
-# "a size computed from array values is not supported yet". The README lists loop variables
-# and integer arguments as bounds; a while loop's counter is neither. The fuzzer avoids it by
-# default (loops.KNOWN_LIMITS "while-counter-bound"). (seed 5 #35/#49 twins)
+# -- H (fixed): a loop bound from a counter carried by a while loop (the fuzzer's
+# while-form twin: i = -1; while i + 1 < n: i += 1; for j in range(i + 1): ...) was rejected:
+# "a size computed from array values is not supported yet". Such a bound is now a data symbol
+# read where the loop starts. (seed 5 #35/#49 twins)
 def f_while_counter_as_bound(x, t):
     s1 = 0.0
     i = -1
@@ -233,7 +232,6 @@ def f_while_counter_as_bound(x, t):
     return (s1,)
 
 
-@pytest.mark.xfail(strict=True, reason="H: a while loop's counter as a range bound is rejected")
 def test_loops_while_counter_as_range_bound():
     check_loop_function(f_while_counter_as_bound, [make_input(np.array([0.5, -1.0, 0.25, 2.0])), 1.0])
 

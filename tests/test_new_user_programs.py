@@ -1162,15 +1162,9 @@ def collatz_lengths(n):
     return out
 
 
-# Sets 1 and 2 pass n as np.int64: np.ones(n + 1) works, the bound int(n ** 0.5) + 1 (a float
-# computation) is not a size expression.
-@program((100,), (I64(100),), (I64(151),),
-         xfail={
-             1: (cppcodegen.DataDependentError, "a size computed from array values is not "
-                                                "supported yet"),
-             2: (cppcodegen.DataDependentError, "a size computed from array values is not "
-                                                "supported yet")
-         })
+# Sets 1 and 2 pass n as np.int64: the bound int(n ** 0.5) + 1 (a float computation) is read
+# from its value where the loop starts, the inner loop's step is the outer loop's variable.
+@program((100,), (I64(100),), (I64(151),))
 def sieve_loops(n):
     is_prime = np.ones(n + 1, dtype=np.bool_)
     is_prime[0] = False
@@ -1183,9 +1177,8 @@ def sieve_loops(n):
 
 
 @program((100,), (I64(100),), (120,),
-         xfail={
-             1: (cppcodegen.DataDependentError, "a size computed from array values is not "
-                                                "supported yet")       # int(np.sqrt(n))
+         xfail={                # the loop's bound comes from a value, its body's slice step
+             1: (cppcodegen.UnsupportedError, "cannot be compiled as a loop")   # is lv0
          })
 def sieve_slices(n):
     flags = np.ones(n + 1, dtype=bool)

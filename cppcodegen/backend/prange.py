@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cexpr import cindex, ctype
-from ..ir.loopir import LoopProgram
+from ..ir.loopir import LoopProgram, control_reads
 from ..passes.schedule import Kernel, all_kernels
 
 BLOCKS = 256            # blocks of iterations at most: enough to balance 64+ threads
@@ -58,7 +58,7 @@ def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
     """``body(kernels)``: the lines of the body's kernels."""
     s = k.stages[0]
     c = s.control
-    var, step = c["var"], c["step"]
+    var, step = c["var"], cindex(c["step"])
     roles = dict(c["parallel"])
     shared = {b for b, r in roles.items() if r[0] in ("array", "shared")}
     reduce = {b: r[1] for b, r in roles.items() if r[0] == "reduce"}
@@ -67,8 +67,8 @@ def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
     private += [b for b, r in roles.items() if r[0] in ("private", "reduce") and b not in private]
     last = [b for b, r in roles.items() if r[0] == "private"]
     loopvars = sorted(_loopvars(k.regions[0]))
-    trip = (f"({cindex(c['stop'])} - ccg_lo + {step - 1}) / {step}" if step > 0 else
-            f"(ccg_lo - ({cindex(c['stop'])}) + {-step - 1}) / {-step}")
+    trip = (f"({cindex(c['stop'])} - ccg_lo + ({step}) - 1) / ({step})" if c["up"] else
+            f"(ccg_lo - ({cindex(c['stop'])}) - ({step}) - 1) / (-({step}))")
     out = [f"{{   // prange: blocks of iterations on the threads",
            f"    const int64_t ccg_lo = {cindex(c['start'])};",
            f"    const int64_t ccg_trip = std::max<int64_t>({trip}, 0);",
@@ -103,7 +103,7 @@ def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
         inner.append(f"    {b}[0] = {identity(op, program.buffers[b].dtype)};")
     inner.append("    const int64_t ccg_end = ccg_trip * (ccg_b + 1) / ccg_nb;")
     inner.append("    for (int64_t ccg_k = ccg_trip * ccg_b / ccg_nb; ccg_k < ccg_end; ++ccg_k) {")
-    inner.append(f"        const int64_t {var} = ccg_lo + ccg_k * {step};")
+    inner.append(f"        const int64_t {var} = ccg_lo + ccg_k * ({step});")
     inner += ["    " + line for line in body(k.regions[0])]
     inner.append("    }")
     for b in sorted(reduce):
@@ -132,8 +132,7 @@ def _written(program: LoopProgram, kernels) -> list:
     for k in all_kernels(kernels):
         names = []
         if k.form == "control":
-            c = k.stages[0].control
-            names = [c[n] for n in ("cond", "test") if c.get(n)]
+            names = control_reads(k.stages[0])
         else:
             names = [m.name for s in k.stages for m in (s.members or (s,))
                      if m.name not in k.locals]

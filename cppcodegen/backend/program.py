@@ -15,7 +15,7 @@ from .cexpr import cindex, ctype
 from ..config import Options
 from .dedup import _canonical, _structure
 from .gemmgen import GemmWriter
-from ..ir.loopir import Load, LoopProgram, walk
+from ..ir.loopir import Load, LoopProgram, control_reads, walk
 from .kernels import KernelWriter
 from .memory import share_temporaries
 from .prange import prange_lines
@@ -155,11 +155,14 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
             lines += _control_lines(program, sub, call) if sub.form == "control" else [call(sub)]
         return ["    " + line for line in lines]
 
+    if s.kind == "for" and c.get("bounds"):   # bounds read from array values, at the start
+        out.append("{")
+        out += [f"const int64_t {sym} = {buf}[0];" for sym, buf in c["bounds"]]
     if s.kind == "for" and c.get("parallel") is not None:
         out += prange_lines(program, k, body)
     elif s.kind == "for":
-        var, step = c["var"], c["step"]
-        cmp = "<" if step > 0 else ">"
+        var, step = c["var"], cindex(c["step"])
+        cmp = "<" if c["up"] else ">"
         out.append(f"for ({var} = {cindex(c['start'])}; {var} {cmp} {cindex(c['stop'])}; "
                    f"{var} += {step}) {{")
         out += body(k.regions[0])
@@ -178,6 +181,8 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
         out.append("} else {")
         out += body(k.regions[1])
         out.append("}")
+    if s.kind == "for" and c.get("bounds"):
+        out.append("}")
     return out
 
 
@@ -188,8 +193,8 @@ def _loop_scalars(program: LoopProgram, kernels) -> set:
     names = {n for k in inner if k.form != "control" for s in k.stages
              for m in (s.members or (s,))
              for n in [m.name, *s.args] + [e.buf for e in walk(m.body) if isinstance(e, Load)]}
-    names |= {s.control[c] for k in inner + [k for k in kernels if k.form == "control"]
-              for s in k.stages if s.control for c in ("cond", "test") if s.control.get(c)}
+    names |= {b for k in inner + [k for k in kernels if k.form == "control"]
+              for s in k.stages for b in control_reads(s)}
     return {n for n in names if program.buffers[n].role == "temp" and program.buffers[n].shape == ()}
 
 

@@ -246,6 +246,9 @@ class Interpreter:
                 carried = self.region(body, carried)[:n]
             return tuple(carried)
         var, body, test = node.attr("var"), node.attr("body"), node.attr("test")
+        data = node.attr("bounds", ())     # bounds from array values: the last inputs
+        for name, v in zip(data, vals[len(vals) - len(data):]):
+            self._sizes[name] = int(v)
         bounds = [size_value(node.attr(k), self._sizes) for k in ("start", "stop", "step")]
         outer = self._sizes.get(var)
         try:

@@ -178,6 +178,9 @@ class TraceOps:
     def for_stmt(self, iterable, body, get_state, set_state, names, extra_test=None, where=""):
         spec = loop_spec(iterable)
         if spec is None or where in self.unroll:        # Python iterates
+            if spec is not None and _data_bounds(spec):
+                raise Unroll(where, "its bounds come from array values, which Python does not "
+                             "know while tracing")
             for item in (iterable if spec is None else spec.python_items()):
                 body(item)
                 if extra_test is not None and not _concrete(extra_test(), where):
@@ -197,10 +200,28 @@ class TraceOps:
         attrs = {}
         if spec.parallel:
             attrs = {"parallel": parallel_roles(region, loop, extra_test is not None, where)}
-        node = make_node("for", loop.inits() + loop.free, (), np.bool_, where,
+        if not isinstance(spec.step, int):  # range(i * i, n + 1, i): its direction
+            attrs["up"] = spec.positive
+        bounds = _data_bounds(spec)         # range(indptr[i], indptr[i + 1]): read at the start
+        if bounds:
+            attrs["bounds"] = tuple(str(sym) for sym, _ in bounds)
+        node = make_node("for", loop.inits() + loop.free + tuple(n for _, n in bounds), (),
+                         np.bool_, where,
                          var=str(var.expr), start=spec.start, stop=spec.stop, step=spec.step,
                          body=region, ncarry=loop.ncarry, test=extra_test is not None, **attrs)
         loop.finish(node)
+
+
+def _data_bounds(spec) -> list:
+    """(data symbol, the node computing it) of each bound of ``spec`` computed from array
+    values (``iteration.data_size``)."""
+    env = sys.modules[_SHAPES].current() if _SHAPES in sys.modules else None
+    if env is None or not env.data:
+        return []
+    syms = set()
+    for b in (spec.start, spec.stop):
+        syms |= getattr(b, "free_symbols", set()) & set(env.data)
+    return [(sym, env.data[sym]) for sym in sorted(syms, key=str)]
 
 
 def _captured(where, trace_regions):

@@ -17,7 +17,8 @@ import numpy as np
 
 from ..errors import DataDependentError, TraceError, user_location
 from .externs import TraceState
-from .proxy import as_node, Proxy, size_operand, wrap
+from ..ir.graph import make_node
+from .proxy import as_node, cast_node, Proxy, size_operand, wrap
 from .sizes import dynamic, is_dim, symbolic
 
 
@@ -43,13 +44,33 @@ def size_proxy(expr):
     return n if isinstance(n, Proxy) else wrap(as_node(n), weak=True, scalar=True)
 
 
-def size_value(a):
-    """A range bound as a size: an int, or a sympy expression of sizes and loop indices."""
+def size_value(a, bound: bool = False):
+    """A range bound as a size: an int, or a sympy expression of sizes and loop indices; with
+    ``bound``, a traced int computed from array values too (a data symbol)."""
     if isinstance(a, (bool, np.bool_, int, np.integer)):
         return int(a)
     if isinstance(a, Proxy):
+        if bound and _int_expr(a.node) is None:
+            return data_size(a)
         return value_size(a)
     return _shapes().canon(a)
+
+
+def data_size(p: Proxy):
+    """A loop bound computed from array values (``indptr[i + 1]``, a counter a while loop
+    carries): a data symbol (``dv<k>``) that the loop reads from the value's buffer when it
+    starts. Only loop bounds take these: a shape or a slice from array values is still refused
+    (its size would be unknown to everything that allocates)."""
+    if p.dtype.kind not in "iub" or p.node.shape not in ((), (1,)):
+        raise TypeError(f"'{p.dtype}' object cannot be interpreted as an integer (a range "
+                        f"bound at {user_location()})")
+    sh = _shapes()
+    env = _env()
+    sym = sh.data_symbol(len(env.data))
+    node = p.node if p.node.shape == () else make_node("reshape", (p.node,), (), p.dtype,
+                                                       user_location())
+    env.data[sym] = cast_node(node, np.dtype(np.int64))
+    return sym
 
 
 def value_size(p: Proxy):
@@ -116,7 +137,7 @@ def enter_loop(spec):
     env = _env()
     sh.TRACED_VALUE = size_proxy
     sym = sh.loop_symbol(len(env.loops) + len(env.retired))
-    env.loops[sym] = (spec.first, spec.last) if spec.step > 0 else (spec.last, spec.first)
+    env.loops[sym] = (spec.first, spec.last) if spec.positive else (spec.last, spec.first)
     return sh.SymInt(sym)
 
 
@@ -132,12 +153,17 @@ class LoopSpec:
     parallel = False
 
     @property
+    def positive(self) -> bool:
+        """Does the loop count up? (A symbolic step's sign was decided for every value.)"""
+        return self.step > 0
+
+    @property
     def first(self):
         return self.start
 
     @property
     def last(self):
-        return self.stop - 1 if self.step > 0 else self.stop + 1
+        return self.stop - 1 if self.positive else self.stop + 1
 
     def item(self, var):
         return var
@@ -145,7 +171,7 @@ class LoopSpec:
     def python_items(self):
         """The items as Python runs them (an unrolled loop)."""
         return (self.item(concrete_int(i)) for i in builtins.range(
-            concrete_int(self.start), concrete_int(self.stop), self.step))
+            concrete_int(self.start), concrete_int(self.stop), concrete_int(self.step)))
 
 
 class LoopRange(LoopSpec):
@@ -154,20 +180,41 @@ class LoopRange(LoopSpec):
             args = (0, args[0], 1)
         elif len(args) == 2:
             args = (args[0], args[1], 1)
-        start, stop, step = (size_value(a) for a in args)
-        if not isinstance(step, int):
-            raise TraceError("range() with a step that is not a constant int is not supported "
-                             "in a compiled loop")
+        start, stop, step = (size_value(a, bound=True) for a in args)
         if step == 0:
             raise ValueError("range() arg 3 must not be zero")
         self.start, self.stop, self.step = start, stop, step
+        if not isinstance(step, int):   # range(i * i, n + 1, i): its sign for every value
+            self.up = _step_sign(step)
+
+    @property
+    def positive(self) -> bool:
+        return self.up if not isinstance(self.step, int) else self.step > 0
 
     def reversed(self):
-        if abs(self.step) != 1:
+        if not isinstance(self.step, int) or abs(self.step) != 1:
             raise TraceError("reversed() of a range with a step other than 1 is not supported")
         r = LoopRange.__new__(LoopRange)
         r.start, r.stop, r.step = self.last, self.first - self.step, -self.step
         return r
+
+
+def _step_sign(step) -> bool:
+    """True when a symbolic step is positive for every value it takes, False when negative;
+    a step that may be either (or zero) is refused."""
+    sh = _shapes()
+    try:
+        if sh.less(0, step):
+            return True
+        if sh.less(step, 0):
+            return False
+        zero = sh.equal(step, 0)
+    except sh.LoopDependent:
+        zero = False
+    if zero:
+        raise ValueError("range() arg 3 must not be zero")
+    raise TraceError(f"range() with a step ({step}) whose sign is not the same in every "
+                     f"iteration is not supported in a compiled loop (at {user_location()})")
 
 
 class ArrayIter(LoopSpec):

@@ -256,6 +256,13 @@ def format_expr(e, depth=0) -> str:
     return f"{e.name}({', '.join(format_expr(a, depth + 1) for a in e.args)})"
 
 
+def control_reads(s) -> list:
+    """The buffers the C++ around a control stage reads: a branch's or a while's condition,
+    a loop's go-on test, the bounds of a loop computed from array values."""
+    c = s.control or {}
+    return [c[k] for k in ("cond", "test") if c.get(k)] + [b for _, b in c.get("bounds", ())]
+
+
 def walk(expr, stop=frozenset()):
     """Every distinct sub-expression once, operands before users (not below ``stop`` ids)."""
     return postorder([expr], lambda e: e.args if isinstance(e, (Op, Gather)) and id(e) not in stop

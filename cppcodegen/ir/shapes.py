@@ -37,6 +37,13 @@ def value_symbol(index: int) -> sympy.Symbol:
     return sympy.Symbol(f"v{index}", integer=True)
 
 
+def data_symbol(k: int) -> sympy.Symbol:
+    """A loop bound computed from array values (``range(indptr[i], indptr[i + 1])``, a while
+    loop's counter): ``dv0``, ``dv1``, ...; C++ reads it from its buffer where the loop starts.
+    Nothing is known about it while tracing: facts that depend on it are ``LoopDependent``."""
+    return sympy.Symbol(f"dv{k}", integer=True)
+
+
 def loop_symbol(k: int) -> sympy.Symbol:
     """The induction variable of the k-th compiled loop of a trace (``lv0``, ``lv1``, ...)."""
     return sympy.Symbol(f"lv{k}", integer=True)
@@ -88,6 +95,7 @@ class ShapeEnv:
         self.loops: dict = {}             # induction variable -> (lowest, highest) value
         self.retired: dict = {}           # the same, of loops already traced
         self.values: dict = {}            # value symbol -> the index of its argument
+        self.data: dict = {}              # data symbol -> the graph node that computes it
 
     def hint(self, expr) -> int:
         expr = canon(expr)
@@ -122,6 +130,11 @@ class ShapeEnv:
             return bool(rel)
         if self.loops and rel.free_symbols & set(self.loops):
             return self._decide_for_all(rel)
+        if self.data and rel.free_symbols & set(self.data):
+            known = self.known(rel)     # values from arrays: only what holds for all of them
+            if known is None:
+                raise LoopDependent(rel)
+            return known
         known = self.known(rel)
         if known is not None:
             return known
@@ -180,11 +193,13 @@ class ShapeEnv:
         if rel in (sympy.true, sympy.false):
             return bool(rel)
         known = self.known(rel)
+        if self.data and rel.free_symbols & set(self.data):
+            return known is True        # no value to look at: only what always holds
         return known if known is not None else bool(rel.xreplace(self.hints))
 
     def specialize(self, expr) -> int:
         """``expr`` as a plain int: its value now, guarded."""
-        if self.loops and getattr(canon(expr), "free_symbols", set()) & set(self.loops):
+        if getattr(canon(expr), "free_symbols", set()) & (set(self.loops) | set(self.data)):
             raise LoopDependent(expr)
         value = self.hint(expr)
         if is_symbolic(canon(expr)):

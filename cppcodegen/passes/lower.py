@@ -309,13 +309,13 @@ def _size_symbols(buffers, stages) -> tuple:
     def visit(stages):
         nonlocal names
         for s in stages:
-            bounds = [s.control[k] for k in ("start", "stop") if s.kind == "for"]
+            bounds = [s.control[k] for k in ("start", "stop", "step") if s.kind == "for"]
             for d in tuple(s.domain) + tuple(bounds):     # (a loop's bounds: ``range(n)``)
                 names |= {x.name for x in sympy.sympify(d).free_symbols}
             for region in s.regions:
                 visit(region)
     visit(stages)
-    names = {n for n in names if not n.startswith("lv")}       # induction variables: local
+    names = {n for n in names if not n.startswith(("lv", "dv"))}   # loops' own: local
     return tuple(sorted(names, key=lambda n: (n[0], int(n[1:].split("_")[0]), n)))
 
 

@@ -42,7 +42,13 @@ class ControlLowering:
                                              where=node.where)
             control = {"var": node.attr("var"), "start": node.attr("start"),
                        "stop": node.attr("stop"), "step": node.attr("step"),
+                       "up": node.attr("up", None) if node.attr("up", None) is not None
+                       else node.attr("step") > 0,
                        "test": tests[0] if tests else None}
+            names = node.attr("bounds", ())     # bounds from array values: their buffers
+            if names:
+                control["bounds"] = tuple(zip(names, (self.realize(b) for b in
+                                                      node.inputs[-len(names):])))
             if roles is not None:       # prange: what each carry buffer is to the threads
                 control["parallel"] = tuple((buf, role) for buf, role in zip(carry, roles)
                                             if buf is not None)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import Options
-from ..ir.loopir import Gather, Load, LoopProgram, Op, Stage, index_vars, walk
+from ..ir.loopir import Gather, Load, LoopProgram, Op, Stage, control_reads, index_vars, walk
 
 VECTOR_DTYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "int32", "int64", "bool"))
 COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
@@ -166,7 +166,7 @@ def _choose_locals(program: LoopProgram, kernels: list):
                 readers.setdefault(buf, set()).add(id(k))
             gathered |= {ld.buf for ld in _loads(s) if isinstance(ld, Gather)}
             if s.control:           # a branch's or loop's condition is read by the C++ around
-                gathered |= {s.control[c] for c in ("cond", "test") if s.control.get(c)}
+                gathered |= set(control_reads(s))
     for k in kernels:
         if k.form not in ("nest", "flat"):
             continue
