@@ -270,7 +270,8 @@ def jax_impls() -> dict:
         inside = (x >= lo) & (x <= hi)
         idx = jnp.where(x == hi, nbins - 1, ((x - lo) * scale).astype(jnp.int64))
         idx = jnp.where(inside, idx, 0)
-        return jnp.zeros(nbins, jnp.int64).at[idx].add(inside.astype(jnp.int64))
+        # jax.jit traces nbins: the bin count of the inputs (make_hist_loop) as the length
+        return jnp.zeros(HIST_BINS, jnp.int64).at[idx].add(inside.astype(jnp.int64))
 
     def mandel(c, maxiter):
         def body(it, carry):
