@@ -6,14 +6,15 @@ Out: the options with ``parallel_threshold`` a number of elements: the user's, w
 
 A loop nest below the threshold runs on the calling thread: no OpenMP region, no thread
 wake-up (waking a sleeping thread and joining it costs ~5-15 us on the 2-core EPYC VM, more
-than a 1000-element chain takes). The threshold is measured once per machine, thread count and
-cache directory (stored with the other measured choices by runtime/tuning.py) by timing the
-cheapest kernel there is, ``a * b + a`` on float32 (one build with every loop parallel, one
-without: the code we generate, not a model of it) at sizes 2^13 to 2^22: it is the smallest
-size where the parallel build takes < MARGIN of the serial one's time, there and at twice the
-size. A kernel with
-more work per element gains from threads at fewer elements, so the threshold errs on the side
-of the calling thread: never slower than serial code, as measured.
+than a 1000-element chain takes). The threshold is measured once per machine (CPU, ISA, cores,
+compiler, versions) and thread count, and stored with the other measured choices
+(runtime/tuning.py) in the user's own cache directory, whatever cache directory a compilation
+uses (:func:`decisions`). The measurement times the cheapest kernel there is, ``a * b + a`` on
+float32 (one build with every loop parallel, one without: the code we generate, not a model of
+it), at sizes 2^13 to 2^22: the threshold is the smallest size where the parallel build takes
+< MARGIN of the serial one's time, there and at twice the size. A kernel with more work per
+element gains from threads at fewer elements, so the threshold errs on the side of the calling
+thread: never slower than serial code, as measured.
 
 No measurement (and the same result whatever the stored decisions say, so cache keys do not
 change once a measurement exists) when the choice cannot matter: option ``parallel`` off, one
@@ -31,6 +32,8 @@ import numpy as np
 
 from . import autotune
 from .runtime import tuning as stored
+from .runtime.cachedir import (CacheDirError, MemoDict, clear_on_fresh_cache, ensure_cache_dir,
+                               user_cache_dir)
 
 AUTO = -1                   # Options.parallel_threshold's default: "measured"
 STATIC = 1 << 19            # the untuned threshold (tune off, one thread, measurement failed)
@@ -38,6 +41,7 @@ LOW, HIGH = 1 << 13, 1 << 23
 SIZES = tuple(1 << e for e in range(13, 23))         # measured, smallest first
 MARGIN = 0.9                # parallel pays when it takes < 90% of the serial time
 BUDGET_S = 0.02             # timing per size (both builds)
+_USER_ROOT = clear_on_fresh_cache(MemoDict())      # "root" -> the checked user directory
 
 
 def key(nthreads: int) -> str:
@@ -86,9 +90,8 @@ def _value(opts, graph) -> int:
             return LOW                      # serial at any threshold we could measure
     if not opts.tune:
         return STATIC
-    tuner = autotune.Tuner(opts)
     try:
-        store = stored.decisions(tuner.cache_dir(), tuner.machine())
+        store = decisions(opts)
         k = key(nthreads)
         decision = store.measure_once(k, lambda: measure(opts))
         if decision is not None and decision.get("busy") and k not in autotune._REMEASURED \
@@ -105,6 +108,23 @@ def _value(opts, graph) -> int:
     if decision is None:
         return STATIC
     return int(decision["elements"])
+
+
+def decisions(opts):
+    """Where the threshold is stored: the decisions file (runtime/tuning.py) of this machine in
+    the user's own cache directory (``cachedir.user_cache_dir``), shared by every cache
+    directory as the precompiled header is: it describes the machine, not the kernels, and a
+    fresh cache (a benchmark's cold compile, ``fresh_cache()``) must not pay for measuring it
+    again. The cache directory's own file when the user's directory is not usable."""
+    tuner = autotune.Tuner(opts)
+    root = _USER_ROOT.get("root", False)
+    if root is False:
+        try:
+            root = ensure_cache_dir(user_cache_dir(), need_exec=False)
+        except (CacheDirError, OSError):
+            root = None
+        _USER_ROOT["root"] = root
+    return stored.decisions(root or tuner.cache_dir(), tuner.machine())
 
 
 def _build(opts, **extra):

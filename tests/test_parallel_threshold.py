@@ -17,9 +17,16 @@ def chain(a, b, c):
     return np.exp(a) * b + np.sin(c) - a * c
 
 
+@pytest.fixture(autouse=True)
+def own_user_dir(tmp_path, monkeypatch):
+    """The threshold is stored in the user's own cache directory: a private one per test."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(at, "_USER_ROOT", {})
+    return tmp_path / "xdg" / "cppcodegen"
+
+
 def _store():
-    tuner = autotune.Tuner(config.get_options(ON))
-    return tuning.decisions(tuner.cache_dir(), tuner.machine())
+    return at.decisions(config.get_options(ON))
 
 
 def _source(n, options=ON):
@@ -50,10 +57,10 @@ def test_default_is_measured_and_the_environment_can_fix_it(monkeypatch):
     assert config.get_options().parallel_threshold == 4096
 
 
-def test_small_graphs_never_measure_and_run_on_the_calling_thread(fake):
+def test_small_graphs_never_measure_and_run_on_the_calling_thread(fake, own_user_dir):
     with cppcodegen.fresh_cache():
         assert "#pragma omp" not in _source(1000)
-        assert fake.calls == 0 and not tuning.files(_store().path.parents[1])
+        assert fake.calls == 0 and not tuning.files(own_user_dir)
 
 
 def test_first_big_compile_measures_later_ones_reuse(fake):
@@ -75,13 +82,13 @@ def test_the_stored_decision_decides_the_parallel_loops(fake):
         assert fake.calls == 0
 
 
-def test_tuning_off_or_an_explicit_threshold_measures_nothing(fake):
+def test_tuning_off_or_an_explicit_threshold_measures_nothing(fake, own_user_dir):
     with cppcodegen.fresh_cache():
         assert "omp parallel" not in _source(1 << 15, {"tune": False})   # static 2^19
         assert "omp parallel" in _source(1 << 19, {"tune": False})
         assert "omp parallel" in _source(1 << 14, {"tune": True, "parallel_threshold": 1 << 13})
         assert fake.calls == 0
-        assert tuning.describe(_store().path.parents[1]) == []
+        assert tuning.describe(own_user_dir) == []
 
 
 def test_symbolic_sizes_need_the_measurement(fake):
@@ -91,6 +98,17 @@ def test_symbolic_sizes_need_the_measurement(fake):
         src = cppcodegen.explain(f, x, x, x).source
         assert fake.calls == 1 and f"{1 << 14}" in src            # the per-call condition
         np.testing.assert_allclose(f(x, x, x), chain(x, x, x), rtol=1e-6)
+
+
+def test_the_decision_is_shared_by_every_cache_dir(fake, own_user_dir):
+    """It describes the machine: a fresh cache (a cold compile) does not measure again."""
+    with cppcodegen.fresh_cache() as first:
+        assert "omp parallel" in _source(1 << 15)
+        assert not (first / "tuning").exists()
+    with cppcodegen.fresh_cache():
+        assert "omp parallel" in _source(1 << 15)
+    assert fake.calls == 1
+    assert _store().path.parent == own_user_dir / "tuning"
 
 
 def test_provisional_decision_is_measured_again_once_when_quiet(fake, monkeypatch):
