@@ -1,0 +1,165 @@
+"""Joining arrays: ``np.concatenate``, ``np.append``, ``np.hstack``, ``np.vstack``,
+``np.column_stack``, ``np.stack`` of traced arrays and constants.
+
+In: the arrays (proxies, NumPy arrays, lists, scalars where NumPy takes them), NumPy's
+keywords. Out: a fresh array built from a zero array by one slice assignment per part
+(``out[..., start:start + n_k, ...] = part_k``): lowered as a pointwise ``where`` on index
+ranges, so the join is fused into its consumers (``np.add.reduceat`` of
+``np.concatenate((vals * x[cols], [0.0]))`` reads the products and the zero inside its loop,
+no copy). NumPy's rules: the result dtype (``np.result_type`` of the parts, or ``dtype=``
+checked with ``casting=``), its errors for ranks and sizes that do not match.
+
+``out=`` and a traced array as the sequence itself (``np.concatenate(a2d)``) run NumPy's own
+function between kernels; so does a part that is a boolean-mask selection.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
+
+from ..errors import user_location
+from .creation import zeros
+from .externs import extern_call
+from .indexing import setitem
+from .proxy import Proxy, update
+from .selection import is_selection
+from .sizes import same_size
+from .views import expand_dims, ravel, reshape
+
+
+def _part(x):
+    return x if isinstance(x, Proxy) else np.asarray(x)
+
+
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    if isinstance(arrays, (Proxy, np.ndarray)) or (out is not None and (
+            not isinstance(out, Proxy) or dtype is not None)):
+        return extern_call(np.concatenate, (arrays,),
+                           dict(axis=axis, out=out, dtype=dtype, casting=casting))
+    parts = [_part(a) for a in arrays]
+    if any(is_selection(p) for p in parts):
+        return extern_call(np.concatenate, (tuple(parts),),
+                           dict(axis=axis, dtype=dtype, casting=casting))
+    if out is None:
+        return join(parts, axis, dtype, casting)
+    result = join(parts, axis, out.dtype, casting)       # out=: its dtype, its exact shape
+    if result.ndim != out.ndim or not all(same_size(a, b) for a, b in zip(result.shape,
+                                                                          out.shape)):
+        raise ValueError(f"Output array has wrong shape (at {user_location()})")
+    update(out, result.node)
+    return out
+
+
+def join(parts, axis, dtype=None, casting="same_kind"):
+    """``np.concatenate(parts, axis)`` of proxies and NumPy arrays (``axis`` None: of the
+    flattened parts)."""
+    if not parts:
+        raise ValueError(f"need at least one array to concatenate (at {user_location()})")
+    if axis is None:
+        parts = [ravel(p) if isinstance(p, Proxy) else p.ravel() for p in parts]
+        axis = 0
+    nd = parts[0].ndim
+    if nd == 0:
+        raise ValueError(f"zero-dimensional arrays cannot be concatenated (at {user_location()})")
+    axis = normalize_axis_index(axis, nd)
+    first = parts[0].shape
+    for k, p in enumerate(parts[1:], 1):
+        if p.ndim != nd:
+            raise ValueError(
+                "all the input arrays must have same number of dimensions, but the array at "
+                f"index 0 has {nd} dimension(s) and the array at index {k} has {p.ndim} "
+                f"dimension(s) (at {user_location()})")
+        for d in range(nd):
+            if d != axis and not same_size(p.shape[d], first[d]):
+                raise ValueError(
+                    "all the input array dimensions except for the concatenation axis must "
+                    f"match exactly, but along dimension {d}, the array at index 0 has size "
+                    f"{first[d]} and the array at index {k} has size {p.shape[d]} "
+                    f"(at {user_location()})")
+    if dtype is None:
+        dt = np.result_type(*[p.dtype for p in parts])
+    else:
+        dt = np.dtype(dtype)
+        for p in parts:
+            if not np.can_cast(p.dtype, dt, casting):
+                raise TypeError(f"Cannot cast array data from {p.dtype!r} to {dt!r} according "
+                                f"to the rule {casting!r} (at {user_location()})")
+    total = 0
+    for p in parts:
+        total = total + p.shape[axis]
+    shape = tuple(total if d == axis else first[d] for d in range(nd))
+    result = zeros(shape, dtype=dt)
+    start = 0
+    for p in parts:
+        n = p.shape[axis]
+        if type(n) is int and n == 0:
+            continue
+        setitem(result, (slice(None),) * axis + (slice(start, start + n),), p)
+        start = start + n
+    return result
+
+
+def _atleast(x, nd):
+    p = _part(x)
+    if p.ndim >= nd:
+        return p
+    if nd == 1:
+        shape = (1,)
+    else:                                   # atleast_2d: (1, n); a scalar (1, 1)
+        shape = (1,) * (2 - p.ndim) + tuple(p.shape)
+    return reshape(p, shape) if isinstance(p, Proxy) else p.reshape(shape)
+
+
+def append(arr, values, axis=None):
+    if axis is None:
+        return join([_part(arr), _part(values)], None)
+    return join([_part(arr), _part(values)], axis)
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    parts = [_atleast(a, 1) for a in tup]
+    return _or_extern(np.hstack, tup, parts, 0 if parts and parts[0].ndim == 1 else 1,
+                      dtype, casting)
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    return _or_extern(np.vstack, tup, [_atleast(a, 2) for a in tup], 0, dtype, casting)
+
+
+def column_stack(tup):
+    parts = []
+    for a in tup:
+        p = _part(a)
+        if p.ndim < 2:
+            p = _atleast(p, 1)
+            p = reshape(p, (p.shape[0], 1)) if isinstance(p, Proxy) else p.reshape(-1, 1)
+        parts.append(p)
+    return _or_extern(np.column_stack, tup, parts, 1, None, "same_kind")
+
+
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    if out is not None or isinstance(arrays, (Proxy, np.ndarray)):
+        return extern_call(np.stack, (arrays,),
+                           dict(axis=axis, out=out, dtype=dtype, casting=casting))
+    parts = [_part(a) for a in arrays]
+    if not parts:
+        raise ValueError(f"need at least one array to stack (at {user_location()})")
+    shape = parts[0].shape
+    for p in parts[1:]:
+        if p.ndim != len(shape) or not all(same_size(a, b) for a, b in zip(p.shape, shape)):
+            raise ValueError(f"all input arrays must have the same shape (at {user_location()})")
+    axis = normalize_axis_index(axis, len(shape) + 1)
+    parts = [expand_dims(p, axis) if isinstance(p, Proxy) else np.expand_dims(p, axis)
+             for p in parts]
+    return _or_extern(np.stack, arrays, parts, axis, dtype, casting)
+
+
+def _or_extern(func, tup, parts, axis, dtype, casting):
+    if isinstance(tup, (Proxy, np.ndarray)) or any(is_selection(p) for p in parts):
+        return extern_call(func, (tup,), {} if dtype is None else dict(dtype=dtype))
+    return join(parts, axis, dtype, casting)
+
+
+FUNCTIONS = {np.concatenate: concatenate, np.append: append, np.hstack: hstack,
+             np.vstack: vstack, np.column_stack: column_stack, np.stack: stack}
+"""NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""
