@@ -5,7 +5,8 @@ them, a 3-layer MLP, NPBench-style small programs written the NumPy way, and GEL
 In:  nothing (module-level table, like ``benchmarks.loop_workloads``).
 Out: ``SUITE`` (tag "linalg"): ``LINALG_WORKLOADS`` (name -> ``Workload``), the quick set,
      ``numba_impls()`` (name -> ``numba.njit`` of the same source function where Numba
-     compiles it) and the default JAX rebinding (``np`` -> ``jax.numpy``).
+     compiles it) and ``jax_impls()`` (enables float64 in JAX; every workload then runs the
+     default rebinding, ``np`` -> ``jax.numpy``).
 
 Products: ``gemm_<dtype>_<n>`` is ``a @ b`` with two n x n operands (its quick size is a small
 n); ``gemm_scaled`` is ``alpha * a @ b + beta * c`` (float32); ``mlp3_b64`` / ``mlp3_b4096``
@@ -264,6 +265,17 @@ def numba_impls() -> dict:
 NUMBA_REFUSES = (gemm_scaled, mlp3, gelu_cube)
 
 
+# ----------------------------------------------------------------------------- JAX
+def jax_impls() -> dict:
+    """Every workload runs jax.jit of its own function with ``np`` rebound to ``jax.numpy``
+    (the default); this only enables float64 (jax_enable_x64), without which JAX computes the
+    float64 NPBench programs in float32. Float32 workloads stay float32 (Python scalars are
+    weakly typed in JAX as in NumPy)."""
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    return {}
+
+
 NOTE = ("Matrix products and the programs around them. NumPy runs the function as written "
         "(its products are OpenBLAS calls, threaded: the \"1 thread\" column gives NumPy on one "
         "thread too); cppcodegen compiles the same function (each product runs its own GEMM "
@@ -274,7 +286,7 @@ NOTE = ("Matrix products and the programs around them. NumPy runs the function a
         "workload with x ** 3 for x * x * x.")
 
 SUITE = Suite(tag="linalg", title="Linear algebra workloads", note=NOTE,
-              workloads=LINALG_WORKLOADS, quick=QUICK, numba=numba_impls)
+              workloads=LINALG_WORKLOADS, quick=QUICK, numba=numba_impls, jax=jax_impls)
 
 
 # ----------------------------------------------------------------------------- self-check
