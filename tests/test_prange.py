@@ -198,3 +198,14 @@ def test_numbas_prange_is_taken_as_ours():
     f = cppcodegen.compile(numba_style)
     np.testing.assert_allclose(f(x), (x * x).sum(), rtol=1e-13)
     assert "#pragma omp for" in f.explain(x).source
+
+
+def draws_in_prange(x):
+    for i in prange(x.shape[0]):
+        x[i] = np.random.random()
+    return x
+
+
+def test_random_draws_in_a_prange_loop_are_refused():
+    with pytest.raises(cppcodegen.TraceError, match="random numbers"):
+        cppcodegen.compile(draws_in_prange)(np.zeros(8))

@@ -46,6 +46,7 @@ class KernelWriter(ReductionWriter):
         for name, dtype, _ in self.p.scalars:
             if name in scalars:
                 out.append((name, f"const {ctype(dtype)}"))
+        out += [(name, "const int64_t") for name, _ in self.p.counters if name in scalars]
         out += [(name, "const int64_t") for name in self.p.sizes]   # symbolic sizes/strides
         out += [(name, "const int64_t") for name in self.p.loopvars]    # induction variables
         return out

@@ -15,7 +15,7 @@ from .cexpr import cindex, ctype
 from ..config import Options
 from .dedup import _canonical, _structure
 from .gemmgen import GemmWriter
-from ..ir.loopir import Load, LoopProgram, control_reads, walk
+from ..ir.loopir import Load, LoopProgram, Scalar, control_reads, walk
 from .kernels import KernelWriter
 from .memory import share_temporaries
 from .prange import prange_lines
@@ -124,6 +124,8 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                     w.line(f"{t}* {n} = static_cast<{t}*>({pool}_);   // {pool}'s memory, reused")
                 for n in program.loopvars:
                     w.line(f"int64_t {n} = 0;   // a loop's induction variable")
+                for n, _ in program.counters:
+                    w.line(f"int64_t {n} = 0;   // draws of a random op in a loop so far")
                 for c in calls:
                     w.line(c)
                 for n, t, kind, role in signature:
@@ -153,6 +155,8 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
             if sub.form == "extern":
                 raise AssertionError("a NumPy call inside a compiled loop")
             lines += _control_lines(program, sub, call) if sub.form == "control" else [call(sub)]
+            lines += [f"{n} += {cindex(size)};" for n, size in program.counters
+                      if sub.form != "control" and _reads_scalar(sub, n)]
         return ["    " + line for line in lines]
 
     if s.kind == "for" and c.get("bounds"):   # bounds read from array values, at the start
@@ -184,6 +188,11 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
     if s.kind == "for" and c.get("bounds"):
         out.append("}")
     return out
+
+
+def _reads_scalar(k: Kernel, name: str) -> bool:
+    return any(isinstance(e, Scalar) and e.name == name for s in k.stages
+               for m in (s.members or (s,)) for e in walk(m.body))
 
 
 def _loop_scalars(program: LoopProgram, kernels) -> set:

@@ -361,8 +361,6 @@ class Carried:
 
 def _check_region(nodes, where):
     for n in nodes:
-        if n.op == "random":
-            raise Unroll(where, "random numbers drawn in a loop")
         if n.op == "extern":
             from ..backend.gemmgen import native_matmul_node    # (sympy: lazily)
             if not native_matmul_node(n):

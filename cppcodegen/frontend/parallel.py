@@ -34,6 +34,9 @@ def parallel_roles(region, loop, has_test: bool, where: str) -> tuple:
     if has_test:
         raise TraceError(f"the prange loop at {where} has a break or a return: its iterations "
                          "run at the same time, so none can stop the others (use range)")
+    if _draws(region):
+        raise TraceError(f"the prange loop at {where} draws random numbers: their order "
+                         "would depend on the threads (use range for this loop)")
     users: dict = {}
     for n in region.nodes:
         for i in n.inputs:
@@ -111,6 +114,18 @@ def _through(p, r, readers):
     if role[0] == "reduce" and readers == [node]:
         return role
     return None
+
+
+def _draws(region) -> bool:
+    """Does ``region`` (or a loop or branch inside it) draw random numbers?"""
+    for n in region.nodes:
+        if n.op == "random":
+            return True
+        if n.op in ("for", "while", "if") and any(
+                _draws(n.attr(name)) for name in ("body", "cond", "then", "orelse")
+                if n.attr(name, None) is not None):
+            return True
+    return False
 
 
 def _describe(r) -> str:

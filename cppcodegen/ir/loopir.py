@@ -168,6 +168,7 @@ class LoopProgram:
     hints: dict = field(default_factory=dict)   # size symbol -> value when traced (heuristics only)
     sizes: tuple = ()              # names of the size/stride symbols: int64 kernel arguments
     loopvars: tuple = ()           # names of the loops' induction variables (int64, local)
+    counters: tuple = ()           # (name, draws per run) of random ops in loops (int64, local)
 
     def mutated_args(self) -> tuple:
         """Indices of the arguments the program writes (updated in place)."""

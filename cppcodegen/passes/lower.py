@@ -13,6 +13,7 @@ import numpy as np
 import sympy
 
 from ..ir.graph import CONTROL_OPS, LEAF_OPS, VIEW_OPS, Graph, Node
+from ..ir.shapes import prod
 from ..ir.loopir import STATUS, Buffer, ExprBuilder, Gather, Load, LoopProgram, Stage, index_vars
 from ..ir.ufuncs import OPS
 from .indexing import broadcast_index, contiguous_strides, view_index
@@ -32,6 +33,8 @@ class Lowering(ControlLowering, AssignLowering):
         self.buffer_of: dict[int, str] = {}      # realized node id -> buffer name
         self.memo: dict = {}
         self.gathers = 0                         # names the gathers' index values
+        self.loop_depth = 0                      # loops around the region being lowered
+        self.counters: dict = {}                 # random draws in loops: see value()
         self.names = graph.all_names()
         self.carry_of: dict = {}                 # control node id -> its carry buffers
         self.region_known: dict = {}             # setitem id -> index known in (True) or
@@ -66,8 +69,13 @@ class Lowering(ControlLowering, AssignLowering):
             flat = sum((i * st for i, st in zip(idx, contiguous_strides(node.shape))),
                        sympy.Integer(0))
             u64 = np.dtype(np.uint64)
-            args = [eb.index(flat, np.dtype(np.int64)), eb.scalar(f"rng{slot}_seed", u64),
-                    eb.scalar(f"rng{slot}_off", u64)]
+            index = eb.index(flat, np.dtype(np.int64))
+            if self.loop_depth:         # a draw in a loop: element i of its k-th run draws
+                name = f"rng{slot}_base"        # i + k * size (``counters``)
+                self.counters[name] = prod(node.shape)
+                index = eb.op("add", [index, eb.scalar(name, np.dtype(np.int64))],
+                              np.dtype(np.int64))
+            args = [index, eb.scalar(f"rng{slot}_seed", u64), eb.scalar(f"rng{slot}_off", u64)]
             return eb.op(f"random_{node.attr('dist')}", args, node.dtype)
         if op == "setitem":
             side = self.region_known.get(id(node))
@@ -237,6 +245,7 @@ class Lowering(ControlLowering, AssignLowering):
         program.hints = dict(graph.hints)
         program.sizes = _size_symbols(self.buffers, self.stages)
         program.loopvars = _loop_symbols(self.stages)
+        program.counters = tuple(self.counters.items())
         _check_stores(program)
         return program
 
@@ -258,6 +267,8 @@ class Lowering(ControlLowering, AssignLowering):
                 u64 = np.dtype(np.uint64)
                 self.scalars.append((f"rng{slot}_seed", u64, ("rng", slot, "seed", source)))
                 self.scalars.append((f"rng{slot}_off", u64, ("rng", slot, "off", source)))
+                if self.loop_depth:         # drawn by one kernel, once a run (``counters``)
+                    self.add_stage(node, "temp")
             elif op == "constant":
                 self.add_buffer(node, "constant", arg=node.attr("array").key)
             elif op in CONTROL_OPS:

@@ -29,6 +29,16 @@ class ControlLowering:
         carry = [self._carry_buffer(node, k, init) if k in live else None
                  for k, init in enumerate(node.inputs[first:first + n])]
         self.carry_of[id(node)] = carry
+        self.loop_depth += node.op != "if"
+        try:
+            control, regions = self._lower_construct(node, carry)
+        finally:
+            self.loop_depth -= node.op != "if"
+        self.stages.append(Stage("", node.op, (), None, nodes=self.names[id(node)],
+                                 where=node.where, control=control, regions=tuple(regions)))
+
+    def _lower_construct(self, node, carry):
+        """The control of ``node``'s stage and its regions' stages."""
         if node.op == "if":
             control = {"cond": self.realize(node.inputs[0])}
             regions = [self._lower_region(node.attr(r), carry)[0] for r in ("then", "orelse")]
@@ -53,8 +63,7 @@ class ControlLowering:
                 control["parallel"] = tuple((buf, role) for buf, role in zip(carry, roles)
                                             if buf is not None)
             regions = [body]
-        self.stages.append(Stage("", node.op, (), None, nodes=self.names[id(node)],
-                                 where=node.where, control=control, regions=tuple(regions)))
+        return control, regions
 
     def _carry_buffer(self, node, k, init) -> str:
         """The buffer of carried value ``k``: the buffer ``init`` is in, when nothing reads

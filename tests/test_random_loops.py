@@ -1,0 +1,62 @@
+"""Random numbers drawn inside compiled loops: every run of a draw in a loop gets its own
+numbers (element i of its k-th run is element i + k * size of its stream), reproducible under
+cppcodegen.manual_seed, and the distributions hold."""
+import numpy as np
+import pytest
+
+import cppcodegen
+
+
+def random_walk(n):
+    x = 0.0
+    path = np.zeros(n)
+    for i in range(n):
+        x += np.random.standard_normal()
+        path[i] = x
+    return path
+
+
+def darts(n):
+    hits = 0
+    k = 0
+    while k < n:                                # a while loop: its trip count is a value
+        p = np.random.random(2)
+        if (p * p).sum() < 1.0:
+            hits += 1
+        k += 1
+    return 4.0 * hits / n
+
+
+def rows_of_noise(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] + np.random.uniform(-1.0, 1.0, x.shape[1])
+    return out
+
+
+def test_each_iteration_draws_new_numbers_with_the_right_distribution():
+    n = 20000
+    steps = np.diff(cppcodegen.compile(random_walk)(np.int64(n)))
+    assert len(np.unique(steps)) == n - 1
+    assert abs(steps.mean()) < 0.05 and abs(steps.std() - 1.0) < 0.05    # ~7 sigma
+
+
+def test_a_while_loop_of_draws():
+    f = cppcodegen.compile(darts)
+    est = [f(np.int64(200000)) for _ in range(2)]
+    assert est[0] != est[1]                     # the next call draws new numbers
+    assert all(abs(e - np.pi) < 0.03 for e in est)        # sigma ~0.0037
+
+
+def test_rows_in_a_loop_and_manual_seed():
+    x = np.zeros((300, 40))
+    f = cppcodegen.compile(rows_of_noise)
+    cppcodegen.manual_seed(7)
+    a = f(x)
+    b = f(x)
+    cppcodegen.manual_seed(7)
+    c = f(x)
+    np.testing.assert_array_equal(a, c)
+    assert not np.array_equal(a, b)
+    assert len(np.unique(a)) == a.size          # no row repeats another's draws
+    assert a.min() >= -1.0 and a.max() < 1.0 and abs(a.mean()) < 0.02
