@@ -904,13 +904,7 @@ def _check_ising_sweeps(got, expected, args, cc_args, np_args):
 
 
 @program((np.ones((12, 12), np.int64), 2.5, 2), (np.ones((12, 12), np.int64), 0.0, I64(3)),
-         writes=(0,), check=_check_ising,
-         xfail={
-             "all": (cppcodegen.UnsupportedError, "the loop at ... cannot be compiled as a "
-                                                  "loop (random numbers drawn in a loop) nor"
-                                                  " unrolled (random numbers drawn in a "
-                                                  "loop)")
-         })
+         writes=(0,), check=_check_ising)
 def ising(spins, beta, nsweeps):
     n = spins.shape[0]
     total = nsweeps * n * n

@@ -60,3 +60,50 @@ def test_rows_in_a_loop_and_manual_seed():
     assert not np.array_equal(a, b)
     assert len(np.unique(a)) == a.size          # no row repeats another's draws
     assert a.min() >= -1.0 and a.max() < 1.0 and abs(a.mean()) < 0.02
+
+
+def ising_sweeps(spins, beta, nsweeps):
+    n = spins.shape[0]
+    total = nsweeps * n * n
+    step = 0
+    while step < total:
+        i = np.random.randint(0, n)
+        j = np.random.randint(n)
+        s = spins[i, j]
+        nb = (spins[(i + 1) % n, j] + spins[(i - 1) % n, j]
+              + spins[i, (j + 1) % n] + spins[i, (j - 1) % n])
+        dE = 2 * s * nb
+        if dE <= 0 or np.random.random() < np.exp(-beta * dE):
+            spins[i, j] = -s
+        step += 1
+    return spins
+
+
+def test_integers_in_a_metropolis_loop():
+    f = cppcodegen.compile(ising_sweeps)
+    cold = f(np.ones((16, 16), np.int64), 0.0, np.int64(1))    # beta 0: every visit flips
+    assert set(np.unique(cold)) <= {-1, 1}
+    hot = f(np.ones((16, 16), np.int64), 5.0, np.int64(2))     # from all +1: nothing flips
+    assert (hot == 1).all()
+
+
+def draw_ints(n, lo, hi):
+    return np.random.randint(lo, hi, size=n), np.random.randint(hi)
+
+
+@pytest.mark.parametrize("lo,hi", [(0, 1), (-3, 4), (10, 1000)])
+def test_randint_values_cover_the_range_uniformly(lo, hi):
+    a, b = cppcodegen.compile(draw_ints)(200000, lo, hi)
+    assert a.dtype == np.int64 and a.shape == (200000,)
+    assert a.min() == lo and a.max() == hi - 1 and 0 <= int(b) < hi
+    counts = np.bincount(a - lo, minlength=hi - lo)
+    expect = 200000 / (hi - lo)
+    assert np.abs(counts - expect).max() < 6 * np.sqrt(expect) + 1
+
+
+def test_randint_bounds_are_checked_as_numpy_does():
+    with pytest.raises(ValueError, match="low >= high"):
+        cppcodegen.compile(draw_ints)(10, 5, 5)
+    g = cppcodegen.compile(lambda x, rng: x + rng.integers(1, 7, size=x.shape, endpoint=True))
+    out = g(np.zeros(5000, np.int64), np.random.default_rng(1))
+    assert out.min() == 1 and out.max() == 7

@@ -68,7 +68,30 @@ def _normal(loc=0.0, scale=1.0, size=None, source=None):
     return _affine(_random_node("normal", shape, source=source), loc, scale)
 
 
+def _integers(low, high=None, size=None, dtype=np.int64, endpoint=False, source=None,
+              what="randint"):
+    """Integers in [low, high) (``endpoint``: [low, high]) from a uniform float64 draw:
+    ``low + min(floor(u * span), span - 1)``; 53 random bits, so the bias is below 2**-53 per
+    value for spans up to 2**53. Bounds are ints or sizes (a traced value could not be
+    checked against ``low >= high``, which NumPy raises)."""
+    if high is None:
+        low, high = 0, low
+    for b in (low, high):
+        if isinstance(b, Proxy) or not isinstance(b, (int, np.integer)) and not hasattr(b, "expr"):
+            unsupported(f"np.random.{what} with bounds that are not ints or sizes")
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu":
+        raise TypeError(f"Unsupported dtype {dtype} for {what}")
+    span = high - low + (1 if endpoint else 0)
+    if span <= 0:
+        raise ValueError(f"{'low > high' if endpoint else 'low >= high'}")
+    u = _random_node("uniform", _size_shape(size), np.float64, source)
+    k = np.minimum(np.floor(np.multiply(u, span)), span - 1)
+    return np.add(k, low).astype(dtype)
+
+
 RANDOM_FUNCTIONS = {
+    "randint": lambda low, high=None, size=None, dtype=int: _integers(low, high, size, dtype),
     "random": lambda size=None: _random_node("uniform", _size_shape(size)),
     "random_sample": lambda size=None: _random_node("uniform", _size_shape(size)),
     "sample": lambda size=None: _random_node("uniform", _size_shape(size)),
@@ -98,6 +121,9 @@ class TracedGenerator:
 
     def normal(self, loc=0.0, scale=1.0, size=None):
         return _normal(loc, scale, size, self.index)
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        return _integers(low, high, size, dtype, endpoint, self.index, "Generator.integers")
 
     def __getattr__(self, name):
         unsupported(f"numpy.random.Generator.{name}")
