@@ -11,10 +11,13 @@ compiler, versions) and thread count, and stored with the other measured choices
 (runtime/tuning.py) in the user's own cache directory, whatever cache directory a compilation
 uses (:func:`decisions`). The measurement times the cheapest kernel there is, ``a * b + a`` on
 float32 (one build with every loop parallel, one without: the code we generate, not a model of
-it), at sizes 2^13 to 2^22: the threshold is the smallest size where the parallel build takes
-< MARGIN of the serial one's time, there and at twice the size. A kernel with more work per
-element gains from threads at fewer elements, so the threshold errs on the side of the calling
-thread: never slower than serial code, as measured.
+it), at sizes 2^13 to 2^20: the threshold is the smallest size where the parallel build takes
+< MARGIN of the serial one's time, there and at twice the size, and at most the untuned
+``STATIC`` (2^19). A kernel with more work per element gains from threads at fewer elements, so
+below 2^19 the threshold errs on the side of the calling thread (a loop runs on all threads
+only where even this kernel gains from them); from 2^19 on loops run as they did untuned (on a
+busy machine even ``a * b + a`` at 2^21 may not gain, but an exp/log kernel of that size does):
+never slower than the untuned choice, as measured.
 
 No measurement (and the same result whatever the stored decisions say, so cache keys do not
 change once a measurement exists) when the choice cannot matter: option ``parallel`` off, one
@@ -37,8 +40,8 @@ from .runtime.cachedir import (CacheDirError, MemoDict, clear_on_fresh_cache, en
 
 AUTO = -1                   # Options.parallel_threshold's default: "measured"
 STATIC = 1 << 19            # the untuned threshold (tune off, one thread, measurement failed)
-LOW, HIGH = 1 << 13, 1 << 23
-SIZES = tuple(1 << e for e in range(13, 23))         # measured, smallest first
+LOW, HIGH = 1 << 13, STATIC     # measured thresholds are clamped to [LOW, HIGH]
+SIZES = tuple(1 << e for e in range(13, 21))         # measured, smallest first
 MARGIN = 0.9                # parallel pays when it takes < 90% of the serial time
 BUDGET_S = 0.02             # timing per size (both builds)
 _USER_ROOT = clear_on_fresh_cache(MemoDict())      # "root" -> the checked user directory
@@ -107,7 +110,7 @@ def _value(opts, graph) -> int:
         return STATIC
     if decision is None:
         return STATIC
-    return int(decision["elements"])
+    return min(max(int(decision["elements"]), LOW), HIGH)      # (older files: any value)
 
 
 def decisions(opts):
@@ -141,7 +144,7 @@ def measure(opts) -> dict:
     """Time ``a * b + a`` built with every loop parallel and built serial at SIZES, smallest
     first, until threads pay at two sizes in a row (one fast sample is not enough); the
     decision: ``{"path": "threshold", "elements": n, "times_us": {size: [parallel, serial]},
-    ...}`` with ``n`` the first of those two sizes (HIGH if there are none)."""
+    ...}`` with ``n`` the first of those two sizes, clamped to [LOW, HIGH] (HIGH if none)."""
     parallel = _build(opts, parallel_threshold=0)
     serial = _build(opts, parallel=False)
     load = stored.load()
