@@ -32,8 +32,8 @@ shared: by default every cache directory of the user finds it in one place
 (:func:`cachedir.pch_dir_setting`). The output goes to a temp file
 that is fsynced before it is renamed into place, so a .gch is never seen half-written, not
 even after a crash. One that the compiler cannot read anyway (truncated later) is removed,
-with a :class:`CacheWarning`, and the kernel is built without it.
-"""
+with a :class:`CacheWarning`, and the kernel is built without it. Starting a build prunes
+the root to the KEEP most recently built headers (:func:`prune`)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,8 @@ from .cachedir import (CacheDirError, CacheWarning, MemoDict, clear_on_fresh_cac
 
 HEADER = "cppcodegen/kernel.h"
 STALE_SECONDS = 600          # a marker this old is a dead builder's, whatever its pid
+KEEP = 8                     # headers kept per root (the newest), with the one being built
+_HEX = frozenset("0123456789abcdef")
 _TEMP_MARK = ".tmp-"
 _ROOTS = clear_on_fresh_cache(MemoDict())       # str(path) -> the checked root, or None
 
@@ -199,8 +201,31 @@ def _start(cxx, flags, include_dir, root: Path, env: dict) -> None:
         subprocess.Popen(["sh", "-c", script], stdin=subprocess.DEVNULL, env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
+        prune(root.parent, keep=root)
     except OSError:
         pass                                         # no header this time: only slower
+
+
+def prune(root: Path, keep: Path, limit: int = KEEP) -> list:
+    """Remove the headers of ``root`` beyond the ``limit`` most recently built (each one of
+    another compiler, flag set or header version: ~45 MB), never ``keep`` nor one being built.
+    Safe while in use: a compiler that has one open keeps reading it, and one that looks for a
+    removed one parses the headers instead. Returns the directories removed."""
+    entries = []
+    for d in root.iterdir():
+        gch = d / (HEADER + ".gch")
+        ours = len(d.name) == 24 and set(d.name) <= _HEX and (d / "cppcodegen").is_dir()
+        if d == keep or not ours or d.is_symlink() or (d / ".building").exists():
+            continue
+        try:
+            entries.append((os.lstat(gch).st_mtime, d))
+        except OSError:
+            continue                                 # empty: a build that failed; small
+    entries.sort(reverse=True)
+    removed = [d for _, d in entries[max(limit - 1, 0):]]
+    for d in removed:
+        shutil.rmtree(d, ignore_errors=True)
+    return removed
 
 
 def unreadable(compiler_output: str) -> bool:

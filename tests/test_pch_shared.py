@@ -305,3 +305,22 @@ def test_two_processes_compiling_at_once_start_one_header_build(tmp_path):
     assert lines.count("kernel") == 2 and lines.count("header") == 1, lines
     (gch,) = (tmp_path / "shared").glob(f"*/{pch.HEADER}.gch")
     assert gch.stat().st_size > 0
+
+
+def test_old_headers_are_pruned_and_nothing_else(tmp_path):
+    """Starting a build keeps the KEEP newest headers of its root: never the one being built,
+    one whose builder is at work, or a directory that is not one of ours."""
+    root = tmp_path / "pch"
+    made = []
+    for i in range(pch.KEEP + 3):
+        gch = _plant(root / f"{i:024x}")
+        os.utime(gch, (1000 + i, 1000 + i))
+        made.append(gch.parents[1])
+    busy = made[0]
+    (busy / ".building").write_text(str(os.getpid()))
+    foreign = root / "my-notes"
+    foreign.mkdir()
+    new = root / ("f" * 24)
+    removed = pch.prune(root, keep=new)
+    assert sorted(removed) == sorted(made[1:4])                # the oldest, busy one spared
+    assert all(d.exists() for d in made[4:]) and busy.exists() and foreign.exists()
