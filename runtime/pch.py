@@ -33,7 +33,8 @@ shared: by default every cache directory of the user finds it in one place
 that is fsynced before it is renamed into place, so a .gch is never seen half-written, not
 even after a crash. One that the compiler cannot read anyway (truncated later) is removed,
 with a :class:`CacheWarning`, and the kernel is built without it. Starting a build prunes
-the root to the KEEP most recently built headers (:func:`prune`)."""
+the root to the KEEP most recently used headers and those used in the last two days
+(:func:`prune`)."""
 
 from __future__ import annotations
 
@@ -54,10 +55,12 @@ from .cachedir import (CacheDirError, CacheWarning, MemoDict, clear_on_fresh_cac
 
 HEADER = "cppcodegen/kernel.h"
 STALE_SECONDS = 600          # a marker this old is a dead builder's, whatever its pid
-KEEP = 8                     # headers kept per root (the newest), with the one being built
+KEEP = 8                     # headers kept per root (the newest), with the one being built,
+UNUSED_S = 2 * 86400         # and any other used in the last two days
 _HEX = frozenset("0123456789abcdef")
 _TEMP_MARK = ".tmp-"
 _ROOTS = clear_on_fresh_cache(MemoDict())       # str(path) -> the checked root, or None
+_USED = clear_on_fresh_cache(MemoDict())        # str(.gch) -> touched by this process
 
 
 def _sha(text: str) -> str:
@@ -126,7 +129,14 @@ def locate(cxx: str, flags: list, include_dir: Path, cache_dir: Path, *, version
               if setting is not None else None)
     roots = [local / k] + ([shared / k] if shared is not None and shared != local else [])
     for root in roots:
-        if _usable(root / (HEADER + ".gch")):
+        gch = root / (HEADER + ".gch")
+        if _usable(gch):
+            if str(gch) not in _USED:            # its mtime says when it was last used
+                _USED[str(gch)] = True
+                try:
+                    os.utime(gch)
+                except OSError:
+                    pass
             return root, None
     return None, roots[-1]
 
@@ -206,11 +216,12 @@ def _start(cxx, flags, include_dir, root: Path, env: dict) -> None:
         pass                                         # no header this time: only slower
 
 
-def prune(root: Path, keep: Path, limit: int = KEEP) -> list:
-    """Remove the headers of ``root`` beyond the ``limit`` most recently built (each one of
-    another compiler, flag set or header version: ~45 MB), never ``keep`` nor one being built.
-    Safe while in use: a compiler that has one open keeps reading it, and one that looks for a
-    removed one parses the headers instead. Returns the directories removed."""
+def prune(root: Path, keep: Path, limit: int = KEEP, unused_s: float = UNUSED_S) -> list:
+    """Remove the headers of ``root`` (each one of another compiler, flag set or header
+    version: ~45 MB) beyond the ``limit`` most recently used that no process has used for
+    ``unused_s`` (:func:`locate` touches one when a process first uses it); never ``keep`` nor
+    one being built. Safe while in use: a compiler that has one open keeps reading it, and one
+    that looks for a removed one parses the headers instead. Returns the directories removed."""
     entries = []
     for d in root.iterdir():
         gch = d / (HEADER + ".gch")
@@ -222,7 +233,8 @@ def prune(root: Path, keep: Path, limit: int = KEEP) -> list:
         except OSError:
             continue                                 # empty: a build that failed; small
     entries.sort(reverse=True)
-    removed = [d for _, d in entries[max(limit - 1, 0):]]
+    now = time.time()
+    removed = [d for used, d in entries[max(limit - 1, 0):] if now - used > unused_s]
     for d in removed:
         shutil.rmtree(d, ignore_errors=True)
     return removed

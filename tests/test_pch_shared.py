@@ -308,8 +308,9 @@ def test_two_processes_compiling_at_once_start_one_header_build(tmp_path):
 
 
 def test_old_headers_are_pruned_and_nothing_else(tmp_path):
-    """Starting a build keeps the KEEP newest headers of its root: never the one being built,
-    one whose builder is at work, or a directory that is not one of ours."""
+    """Starting a build keeps the KEEP most recently used headers of its root and those used in
+    the last two days: never the one being built, one whose builder is at work, or a directory
+    that is not one of ours."""
     root = tmp_path / "pch"
     made = []
     for i in range(pch.KEEP + 3):
@@ -321,6 +322,10 @@ def test_old_headers_are_pruned_and_nothing_else(tmp_path):
     foreign = root / "my-notes"
     foreign.mkdir()
     new = root / ("f" * 24)
+    recent = made[2] / (pch.HEADER + ".gch")
+    os.utime(recent)                                           # used just now: kept
     removed = pch.prune(root, keep=new)
-    assert sorted(removed) == sorted(made[1:4])                # the oldest, busy one spared
-    assert all(d.exists() for d in made[4:]) and busy.exists() and foreign.exists()
+    assert sorted(removed) == sorted([made[1], made[3], made[4]])   # the least recently used
+    assert all(d.exists() for d in made[5:]) and busy.exists() and foreign.exists()
+    assert made[2].exists()
+    assert pch.prune(root, keep=new) == []
