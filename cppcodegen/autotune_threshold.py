@@ -10,14 +10,14 @@ than a 1000-element chain takes). The threshold is measured once per machine (CP
 compiler, versions) and thread count, and stored with the other measured choices
 (runtime/tuning.py) in the user's own cache directory, whatever cache directory a compilation
 uses (:func:`decisions`). The measurement times the cheapest kernel there is, ``a * b + a`` on
-float32 (one build with every loop parallel, one without: the code we generate, not a model of
-it), at sizes 2^13 to 2^20: the threshold is the smallest size where the parallel build takes
-< MARGIN of the serial one's time, there and at twice the size, and at most the untuned
-``STATIC`` (2^19). A kernel with more work per element gains from threads at fewer elements, so
-below 2^19 the threshold errs on the side of the calling thread (a loop runs on all threads
-only where even this kernel gains from them); from 2^19 on loops run as they did untuned (on a
-busy machine even ``a * b + a`` at 2^21 may not gain, but an exp/log kernel of that size does):
-never slower than the untuned choice, as measured.
+float32 (built with every loop parallel: the code we generate, not a model of it), on all
+threads and on the calling thread alone, at sizes 2^13 to 2^20: the threshold is the smallest
+size where all threads take < MARGIN of the one thread's time, there and at twice the size,
+and at most the untuned ``STATIC`` (2^19). A kernel with more work per element gains from
+threads at fewer elements, so below 2^19 the threshold errs on the side of the calling thread
+(a loop runs on all threads only where even this kernel gains from them); from 2^19 on loops
+run as they did untuned (on a busy machine even ``a * b + a`` at 2^21 may not gain, but an
+exp/log kernel of that size does): never slower than the untuned choice, as measured.
 
 No measurement (and the same result whatever the stored decisions say, so cache keys do not
 change once a measurement exists) when the choice cannot matter: option ``parallel`` off, one
@@ -29,6 +29,7 @@ machine is busy is provisional and taken again once by a later compilation, as m
 from __future__ import annotations
 
 import dataclasses
+import os
 import warnings
 
 import numpy as np
@@ -140,19 +141,59 @@ def _build(opts, **extra):
     return f
 
 
+_RUNTIMES = ("libgomp.so.1", "libomp.so", "libomp.so.5", "libiomp5.so")
+
+
+def _openmp_runtime():
+    """The OpenMP runtime this process has loaded (ctypes), or None."""
+    import ctypes
+    for name in _RUNTIMES:
+        try:
+            lib = ctypes.CDLL(name, mode=os.RTLD_NOLOAD | ctypes.RTLD_GLOBAL)
+            lib.omp_get_max_threads.restype = ctypes.c_int
+            lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+            return lib
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+def _timer(opts, parallel):
+    """``time(x, y) -> (parallel s, serial s)``: the parallel build timed with all threads and
+    with one (omp_set_num_threads(1) on this thread: the same code, no wake-up); without an
+    OpenMP runtime we can reach, against a serial build."""
+    runtime = _openmp_runtime()
+    if runtime is None:
+        serial = _build(opts, parallel=False)
+        return lambda x, y: autotune.time_in_turn([lambda: parallel(x, y),
+                                                   lambda: serial(x, y)], BUDGET_S)
+
+    def time(x, y):
+        (p,) = autotune.time_in_turn([lambda: parallel(x, y)], BUDGET_S / 2)
+        threads = runtime.omp_get_max_threads()
+        runtime.omp_set_num_threads(1)
+        try:
+            (s,) = autotune.time_in_turn([lambda: parallel(x, y)], BUDGET_S / 2)
+        finally:
+            runtime.omp_set_num_threads(threads)
+        return p, s
+    return time
+
+
 def measure(opts) -> dict:
-    """Time ``a * b + a`` built with every loop parallel and built serial at SIZES, smallest
-    first, until threads pay at two sizes in a row (one fast sample is not enough); the
-    decision: ``{"path": "threshold", "elements": n, "times_us": {size: [parallel, serial]},
-    ...}`` with ``n`` the first of those two sizes, clamped to [LOW, HIGH] (HIGH if none)."""
+    """Time ``a * b + a`` built with every loop parallel, run on all threads and on one, at
+    SIZES, smallest first, until threads pay at two sizes in a row (one fast sample is not
+    enough); the decision: ``{"path": "threshold", "elements": n, "times_us": {size:
+    [parallel, serial]}, ...}`` with ``n`` the first of those two sizes, clamped to [LOW, HIGH]
+    (HIGH if none)."""
     parallel = _build(opts, parallel_threshold=0)
-    serial = _build(opts, parallel=False)
+    time = _timer(opts, parallel)
     load = stored.load()
     times, elements, previous = {}, HIGH, None
     for n in SIZES:
         x = np.linspace(-1.0, 1.0, n, dtype=np.float32)
         y = x[::-1].copy()
-        p, s = autotune.time_in_turn([lambda: parallel(x, y), lambda: serial(x, y)], BUDGET_S)
+        p, s = time(x, y)
         times[str(n)] = [round(p * 1e6, 2), round(s * 1e6, 2)]
         if p < MARGIN * s:
             if previous is not None:

@@ -152,8 +152,22 @@ def test_real_measurement_has_its_shape_and_the_probes_numpys_results(monkeypatc
         opts = config.get_options(ON)
         d = at.measure(opts)
         assert tuning.valid(d) and at.LOW <= d["elements"] <= at.HIGH
+        assert at._openmp_runtime() is not None       # one build, timed on 1 and all threads
         assert set(d["times_us"]) <= {str(n) for n in at.SIZES} and d["times_us"]
         x = np.linspace(-1, 1, 1 << 13, dtype=np.float32)
         for extra in ({"parallel_threshold": 0}, {"parallel": False}):
             np.testing.assert_array_equal(at._build(opts, **extra)(x, x[::-1].copy()),
                                           at._probe(x, x[::-1]))
+
+
+def test_without_a_reachable_openmp_runtime_a_serial_build_is_timed(monkeypatch):
+    monkeypatch.setattr(at, "SIZES", (1 << 13,))
+    monkeypatch.setattr(at, "_openmp_runtime", lambda: None)
+    built = []
+    real = at._build
+    monkeypatch.setattr(at, "_build", lambda opts, **extra: (built.append(extra),
+                                                             real(opts, **extra))[1])
+    with cppcodegen.fresh_cache():
+        d = at.measure(config.get_options(ON))
+    assert built == [{"parallel_threshold": 0}, {"parallel": False}]
+    assert d["elements"] == at.HIGH and list(d["times_us"]) == [str(1 << 13)]
