@@ -43,6 +43,8 @@ class Plan:
 def _index_error(status):
     """The error a compiled program reported (``loopir.STATUS``), raised as NumPy raises it."""
     index, size, axis = int(status[1]), int(status[2]), int(status[3])
+    if axis == -5:      # np.bincount of a negative value (cppcodegen/frontend/counts.py)
+        raise ValueError("'list' argument must have no negative elements")
     if axis < 0:        # np.<ufunc>.reduceat's start (cppcodegen/frontend/segments.py CODES)
         name = ("add", "multiply", "maximum", "minimum")[-1 - axis]
         raise IndexError(f"index {index} out-of-bounds in {name}.reduceat [0, {size})")

@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from ..ir.loopir import STATUS, Const, FloorDiv, Gather, Index, Load, Op, Scalar, walk
+from ..ir.loopir import SEARCH_VAR, STATUS, Const, FloorDiv, Gather, Index, Load, Op, Scalar, Search, walk
 from ..ir.ufuncs import COMPLEX_TEMPLATES, OPS
 
 CTYPES = {
@@ -226,6 +226,13 @@ class ExprRenderer:
             return e.name
         if isinstance(e, Index):
             return f"{ctype(e.dtype)}({cindex(e.expr)})"
+        if isinstance(e, Search):       # a binary search of a sorted 1-D buffer
+            buf = self.buffers[e.buf]
+            off = sympy.expand(sum((i * s for i, s in zip(e.index, buf.strides)), sympy.Integer(0)))
+            side = "true" if e.right else "false"
+            return self._bind(f"ccg::search_sorted<{side}>({e.buf} + {cindex(off.subs(SEARCH_VAR, 0))}, "
+                              f"{cindex(e.length)}, {cindex(off.coeff(SEARCH_VAR))}, "
+                              f"{self.names[id(e.value)]})")
         if isinstance(e, Gather):       # NumPy's checks on each index, then the load
             guard = None if e.guard is None else self.names[id(e.guard)]
             return self._bind(f"ccg::ld({e.buf} + {self.offset(e, self.checked(e.binds, guard))})")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..ir.loopir import Load, LoopProgram, Scalar
+from ..ir.loopir import Load, LoopProgram, Scalar, Search
 from ..passes.schedule import Kernel
 
 
@@ -30,7 +30,10 @@ def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> 
     def expr(e):
         key = memo.get(id(e))
         if key is None:
-            if isinstance(e, Load):
+            if isinstance(e, Search):
+                key = ("search", position.get(e.buf, e.buf), tuple(map(str, e.index)),
+                       str(e.length), e.right, expr(e.value), layout(e.buf))
+            elif isinstance(e, Load):
                 key = ("load", position.get(e.buf, e.buf), tuple(map(str, e.index)), str(e.dtype),
                        layout(e.buf))
             elif isinstance(e, Scalar):

@@ -15,6 +15,7 @@ import sympy
 from .cexpr import BOOL, ExprRenderer, ctype, lanes_itemsize, linear_coefficient, literal
 from ..ir.loopir import Load, Stage, index_vars, walk
 from .loops import _vtype, _zero
+from .counts import CountWriter
 from .segments import SegmentWriter
 from .sizes import _c, _chunk_bounds
 
@@ -65,7 +66,7 @@ def init_value(kind: str, dtype) -> str:
     return f"std::numeric_limits<{t}>::{'lowest' if kind in ('max', 'argmax') else 'max'}()"
 
 
-class ReductionWriter(SegmentWriter):
+class ReductionWriter(SegmentWriter, CountWriter):
     """The reductions of a kernel's stages (whole, chunked in parallel, arg-reductions;
     segment reductions, np.<op>.reduceat, in ``segments.SegmentWriter``)."""
 

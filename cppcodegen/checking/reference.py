@@ -104,6 +104,17 @@ def _slice(spec, sizes) -> tuple:
     return tuple(out)
 
 
+def _counts(node: Node, vals: list, nb: int):
+    """A ``bincount`` node: the kept values' counts (weight sums) in ``nb`` bins."""
+    index = np.asarray(vals[0]).ravel().astype(np.int64)
+    keep = np.asarray(vals[-1]).ravel() if node.attr("masked") else np.ones(index.shape, bool)
+    if node.attr("negative") and (index[keep] < 0).any():
+        raise ValueError("'list' argument must have no negative elements")
+    ok = keep & (index >= 0) & (index < nb)
+    w = np.asarray(vals[1]).ravel()[ok] if node.attr("weighted") else None
+    return np.bincount(index[ok], w, minlength=nb).astype(node.dtype)
+
+
 def evaluate_node(node: Node, vals: list, args, sizes=None):
     """The value of ``node`` from its inputs' values ``vals``; ``sizes`` binds the size
     symbols (name -> int) its shape and attributes use. A control node's value is the tuple
@@ -165,6 +176,10 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
     if op == "segment":         # np.<op>.reduceat (raises NumPy's IndexError)
         ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
         return ufunc[node.attr("kind")].reduceat(vals[0], vals[1]).astype(node.dtype)
+    if op == "search":          # np.searchsorted of a sorted array
+        return np.asarray(np.searchsorted(vals[0], vals[1], node.attr("side")), np.int64)
+    if op == "bincount":        # counts per bin of the kept values (frontend/counts.py)
+        return _counts(node, vals, _shape(node.shape, sizes)[0])
     if op == "scan":
         fn = np.cumsum if node.attr("kind") == "sum" else np.cumprod
         return fn(vals[0], axis=node.attr("axis"), dtype=node.dtype)

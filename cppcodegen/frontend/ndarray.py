@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError, user_location
-from . import complexes, concat
+from . import complexes, concat, counts
 from .creation import full_like, ones_like, zeros_like
 from .elementwise import OPERATOR, clip, isclose, select, trace_ufunc, where
 from .externs import extern_call
@@ -228,6 +228,8 @@ Proxy.squeeze = lambda self, axis=None: squeeze(self, axis)
 Proxy.copy = lambda self, order="C": copy_of(self)
 Proxy.view = lambda self, dtype=None: self if dtype is None else unsupported("ndarray.view(dtype)")
 Proxy.clip = lambda self, min=None, max=None, **kw: clip(self, min, max, **kw)
+Proxy.searchsorted = lambda self, v, side="left", sorter=None: counts.searchsorted(
+    self, v, side, sorter)
 for _name, _fn in {"sum": sum_, "prod": prod, "mean": mean, "var": var, "std": std,
                    "max": amax, "min": amin, "argmax": argmax, "argmin": argmin, "any": any_,
                    "all": all_, "cumsum": cumsum, "cumprod": cumprod}.items():
@@ -274,7 +276,7 @@ FUNCTIONS = {
     np.empty_like: zeros_like, np.shape: _shape_of, np.ndim: _ndim_of, np.size: _size_of,
     np.copy: lambda a, *args, **kw: copy_of(asproxy(a), scalar=False),
     np.asarray: _as_array, np.ascontiguousarray: _as_array, np.array: _array,
-    **complexes.FUNCTIONS, **concat.FUNCTIONS,
+    **complexes.FUNCTIONS, **concat.FUNCTIONS, **counts.FUNCTIONS,
     np.result_type: lambda *args: np.result_type(*[descriptor(a) if isinstance(a, Proxy) else a
                                                    for a in args]),
 }

@@ -115,7 +115,7 @@ class _Axes:
             self.whole.update(E[0])
             self.whole.update(E[1])
             return list(E[0])
-        if op in ("gather", "scatter", "segment"):  # anywhere along indexed axes: whole arrays
+        if op in ("gather", "scatter", "segment", "search", "bincount"):  # whole arrays
             for e in E:
                 self.whole.update(e)
             return [self.new(fixed=True) for _ in shape]

@@ -42,6 +42,22 @@ class Gather(Load):
 
 
 @dataclass(frozen=True, eq=False)
+class Search(Gather):
+    """``np.searchsorted(a, value, side)`` of a sorted 1-D ``a``: ``buf`` at ``index`` is
+    a's element ``k`` (the symbol ``SEARCH_VAR``), ``length`` its size; int64."""
+    value: object = None
+    length: object = 0
+    right: bool = False
+
+    @property
+    def args(self) -> tuple:
+        return (self.value,)
+
+
+SEARCH_VAR = sympy.Symbol("sk", integer=True, nonnegative=True)
+
+
+@dataclass(frozen=True, eq=False)
 class Const:
     value: object
     dtype: np.dtype
@@ -90,6 +106,10 @@ class ExprBuilder:
                                                                   for n, sz, v, ax in binds),
                                    id(guard)),
                           buf, tuple(index), dtype, tuple(binds), guard)
+
+    def search(self, buf, index, value, length, right):
+        return self._make(Search, (buf, tuple(index), id(value), str(length), right), buf,
+                          tuple(index), np.dtype(np.int64), (), None, value, length, right)
 
     def const(self, value, dtype):
         return self._make(Const, (repr(value), dtype), value, dtype)
@@ -240,6 +260,9 @@ def index_vars(n: int) -> tuple:
 def format_expr(e, depth=0) -> str:
     if depth > 12:
         return "..."
+    if isinstance(e, Search):
+        return (f"searchsorted_{'right' if e.right else 'left'}({e.buf}[{', '.join(map(str, e.index))}] for sk < "
+                f"{e.length}, {format_expr(e.value, depth + 1)})")
     if isinstance(e, Gather):
         binds = ", ".join(f"{n}={format_expr(v, depth + 1)} (of {sz})" for n, sz, v, _ in e.binds)
         guard = "" if e.guard is None else f" if {format_expr(e.guard, depth + 1)}"

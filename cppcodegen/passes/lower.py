@@ -19,11 +19,12 @@ from ..ir.ufuncs import OPS
 from .indexing import broadcast_index, contiguous_strides, view_index
 from .lower_assign import AssignLowering
 from .lower_control import ControlLowering, users_of
+from .lower_counts import CountLowering
 
 
 # ----------------------------------------------------------------- lowering
 
-class Lowering(ControlLowering, AssignLowering):
+class Lowering(ControlLowering, AssignLowering, CountLowering):
     def __init__(self, graph: Graph):
         self.graph = graph
         self.eb = ExprBuilder()
@@ -84,6 +85,8 @@ class Lowering(ControlLowering, AssignLowering):
             return self._setitem(node, idx, inside=side is True)
         if op == "gather":
             return self._gather(node, idx)
+        if op == "search":          # np.searchsorted of a sorted 1-D array (lower_counts.py)
+            return self._search(node, idx)
         if op == "scatter":         # (a write-back may store it in place instead: write_back)
             return eb.load(self.realize(node), idx, node.dtype)
         if op == "cast" or op in OPS:
@@ -182,6 +185,8 @@ class Lowering(ControlLowering, AssignLowering):
                           (node.attr("axis"),), node.attr("kind"), label, where)
         elif node.op == "segment":  # out[i] = op over src[idx[i]:idx[i+1]] (np.<op>.reduceat)
             stage = self._segment(node, label, where)
+        elif node.op == "bincount":  # counts per bin (lower_counts.py)
+            stage = self._bincount(node, label, where)
         elif node.op == "reduce" and self._split_reduce(node, role):
             return
         elif node.op == "reduce":
@@ -275,7 +280,8 @@ class Lowering(ControlLowering, AssignLowering):
                 self.lower_control(node)
             elif op == "loop_out":
                 self.buffer_of[id(node)] = self.carry_of[id(node.inputs[0])][node.attr("index")]
-            elif op in ("reduce", "extern", "scan", "segment") or id(node) in materialize:
+            elif op in ("reduce", "extern", "scan", "segment", "bincount") or \
+                    id(node) in materialize:
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")
@@ -364,7 +370,8 @@ def materialized(graph: Graph) -> set:
     """
     compute = [n for n in graph.nodes
                if n.op not in LEAF_OPS and n.op not in VIEW_OPS and n.op not in CONTROL_OPS
-               and n.op not in ("reduce", "extern", "scan", "segment", "iota", "random", "carry",
+               and n.op not in ("reduce", "extern", "scan", "segment", "bincount", "iota",
+                                "random", "carry",
                                 "loop_out")]
     paths: dict = {}
     for node in graph.nodes:

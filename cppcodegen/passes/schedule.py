@@ -46,7 +46,7 @@ def _loads(stage: Stage):
 
 def _can_join(kernel: Kernel, stage: Stage) -> bool:
     if kernel.form not in ("nest", "flat") or stage.kind in ("extern", "scan", "scatter",
-                                                            "segment"):
+                                                            "segment", "bincount"):
         return False
     outer = kernel.outer
     n = len(outer)
@@ -87,7 +87,7 @@ def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
         from ..backend.gemmgen import native_matmul
         return Kernel(name, "gemm" if native_matmul(stage, program.buffers) else "extern", (),
                       [stage])
-    if stage.kind in ("scan", "scatter", "segment"):
+    if stage.kind in ("scan", "scatter", "segment", "bincount"):
         return Kernel(name, stage.kind, (), [stage])
     if stage.kind == "reduction" and not stage.trailing_reduction:
         last_kept = (len(stage.domain) - 1) not in stage.reduce_axes
@@ -213,6 +213,8 @@ def _kernel_name(k: Kernel) -> str:
             ops = [o for o in ops if o != "group"] + [f"{s.reduction or 'store'}_at"]
         if s.kind == "segment":
             ops = [o for o in ops if o != "group"] + [f"{s.reduction}_at_segments"]
+        if s.kind == "bincount":
+            ops = [o for o in ops if o != "group"] + ["bincount"]
         for o in ops:
             if o not in parts:
                 parts.append(o)

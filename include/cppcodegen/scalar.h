@@ -343,3 +343,4 @@ template <class T> inline T reciprocal(T x) {
 }  // namespace ccg
 
 #include "cppcodegen/segment.h"   // np.<ufunc>.reduceat helpers
+#include "cppcodegen/counting.h"  // np.searchsorted / np.bincount helpers

@@ -1,0 +1,250 @@
+"""Searching and counting: ``np.searchsorted``, ``np.digitize``, ``np.bincount``,
+``np.histogram`` of traced arrays.
+
+In: the arrays (proxies or constants) and NumPy's arguments. Out:
+
+- ``search`` nodes (int64, the values' shape): a binary search per value of a sorted 1-D
+  array, inlined into the kernels that use it. Values and array are compared in the dtype
+  NumPy compares them in (their promoted dtype; NaN after every number). Results are
+  NumPy's for a sorted array (NumPy's own are undefined otherwise).
+- ``np.digitize``: searches, after NumPy's check of the bins (constants: while tracing;
+  traced bins: a NumPy step, ``runtime/bins.py``, that raises NumPy's ValueError; bins going
+  the other way than on the traced call run the function with NumPy).
+- ``bincount`` nodes: counts (or weight sums) per bin of the kept values, an index outside
+  the bins dropped or (``negative``) NumPy's ValueError. ``np.bincount`` is native when its
+  length is known while tracing: ``minlength`` covers the largest value the index can have
+  (``index_bounds``: searches, constants, ``where``, casts, shifts); otherwise it is NumPy's
+  call between kernels (a length that depends on the values is never guessed).
+- ``np.histogram`` without weights or density: with an array of edges, a search per value
+  (NumPy's counts: bins closed on the left, the last one on both sides, values outside and
+  NaN not counted); with ``bins=int, range=(lo, hi)``, NumPy's own arithmetic for uniform
+  bins (the index from the scaled value, then corrected against the edges).
+
+Other forms (``sorter=``, complex values, weights in np.histogram, ``range=None`` with an
+int, string bins) run NumPy's function between kernels.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..errors import user_location
+from ..ir.graph import make_node
+from ..runtime import bins as checks
+from .externs import _values_now, extern_call
+from .proxy import Proxy, as_node, asproxy, cast_node, wrap
+from .views import ravel
+
+REAL = "biuf"
+
+
+def _array(x):
+    return x if isinstance(x, Proxy) else np.asarray(x)
+
+
+def _dtype_of(x) -> np.dtype:
+    """The dtype NumPy gives ``x`` as an array (a Python float: float64)."""
+    return x.dtype if isinstance(x, (Proxy, np.ndarray)) else np.asarray(x).dtype
+
+
+def _compare_dtype(dt: np.dtype) -> np.dtype:
+    """The same order in a dtype the search helper takes (bool as uint8, float16 as float32)."""
+    return {"b": np.dtype(np.uint8)}.get(dt.kind, np.dtype(np.float32) if dt.itemsize == 2
+                                          and dt.kind == "f" else dt)
+
+
+def _search_node(a, v, side: str, dt: np.dtype):
+    ct = _compare_dtype(dt)
+    an, vn = cast_node(as_node(a), ct), cast_node(as_node(v), ct)
+    return make_node("search", (an, vn), vn.shape, np.dtype(np.int64), user_location(),
+                     side=side)
+
+
+def searchsorted(a, v, side="left", sorter=None):
+    a = _array(a)
+    dt = np.promote_types(a.dtype, _dtype_of(v))
+    if sorter is not None or side not in ("left", "right") or a.ndim != 1 or dt.kind not in REAL \
+            or not isinstance(a.shape[0], int):
+        return extern_call(np.searchsorted, (a, v), dict(side=side, sorter=sorter))
+    node = _search_node(a, v, side, dt)
+    return wrap(node, scalar=not node.shape)
+
+
+def _checked(bins: Proxy, check):
+    """``bins`` passed through a NumPy step that checks its values (``runtime/bins.py``)."""
+    from ..runtime.extern import ExternCall, Slot
+    call = ExternCall(check, (Slot(0),), {}, None)
+    return wrap(make_node("extern", (bins.node,), bins.shape, bins.dtype, user_location(),
+                          call=call))
+
+
+def _now(p: Proxy):
+    values = _values_now([p])
+    return None if values is None else values[0]
+
+
+def digitize(x, bins, right=False):
+    xs, b = _array(x), _array(bins)
+    dt = np.promote_types(b.dtype, xs.dtype)
+    if xs.dtype.kind not in REAL or b.ndim != 1 or dt.kind not in REAL or \
+            not isinstance(b.shape[0], int):
+        return extern_call(np.digitize, (x, bins), dict(right=right))
+    values = b if isinstance(b, np.ndarray) else _now(b)
+    mono = checks._direction(values) if values is not None else 1
+    if isinstance(b, Proxy):
+        b = _checked(b, checks.increasing if mono == 1 else checks.decreasing)
+    side = "left" if right else "right"
+    if mono == 1:
+        return wrap(_search_node(b, xs, side, dt), scalar=not xs.shape)
+    flipped = b[::-1]
+    found = wrap(_search_node(flipped, xs, side, dt), scalar=not xs.shape)
+    return np.subtract(np.int64(b.shape[0]), found)
+
+
+# ----------------------------------------------------------------------------- bincount
+
+def index_bounds(node):
+    """(lowest, highest) value an integer node can have, or None where unknown."""
+    op = node.op
+    if op == "search":
+        n = node.inputs[0].shape[0]
+        return (0, n) if isinstance(n, int) else None
+    if op == "const":
+        v = node.attr("value")
+        return (int(v), int(v)) if isinstance(v, (int, np.integer, bool, np.bool_)) else None
+    if op in ("reshape", "transpose", "broadcast_to", "slice"):
+        return index_bounds(node.inputs[0])
+    if op == "cast":
+        src = node.inputs[0]
+        if src.dtype.kind == "b":
+            return (0, 1)
+        inner = index_bounds(src)
+        if inner is None or src.dtype.kind not in "iu":
+            return None
+        info = np.iinfo(node.dtype)
+        return inner if info.min <= inner[0] and inner[1] <= info.max else None
+    if node.dtype.kind not in "iu":
+        return None
+    parts = [index_bounds(i) for i in node.inputs[1:]] if op == "where" else \
+        [index_bounds(i) for i in node.inputs]
+    if None in parts:
+        return None
+    if op == "where":
+        return (min(parts[0][0], parts[1][0]), max(parts[0][1], parts[1][1]))
+    if op == "add":
+        return (parts[0][0] + parts[1][0], parts[0][1] + parts[1][1])
+    if op == "subtract":
+        return (parts[0][0] - parts[1][1], parts[0][1] - parts[1][0])
+    if op in ("minimum", "maximum"):
+        f = min if op == "minimum" else max
+        return (f(parts[0][0], parts[1][0]), f(parts[0][1], parts[1][1]))
+    return None
+
+
+def _count_node(index, length, weights=None, keep=None, negative=False):
+    inputs = [cast_node(index.node, np.dtype(np.int64))]
+    if weights is not None:
+        inputs.append(cast_node(weights.node, np.dtype(np.float64)))
+    if keep is not None:
+        inputs.append(keep.node)
+    dtype = np.dtype(np.float64 if weights is not None else np.int64)
+    return wrap(make_node("bincount", tuple(inputs), (length,), dtype, user_location(),
+                          weighted=weights is not None, masked=keep is not None,
+                          negative=negative))
+
+
+def bincount(x, weights=None, minlength=0):
+    xs = _array(x)
+    w = None if weights is None else _array(weights)
+    bounds = index_bounds(xs.node) if isinstance(xs, Proxy) else None
+    native = (isinstance(xs, Proxy) and xs.ndim == 1 and xs.dtype.kind in "biu"
+              and np.can_cast(xs.dtype, np.intp) and type(minlength) is int and minlength >= 0
+              and bounds is not None and bounds[1] + 1 <= minlength
+              and (w is None or (w.ndim == 1 and w.dtype.kind in REAL
+                                 and w.shape[0] == xs.shape[0])))
+    if not native:
+        return extern_call(np.bincount, (x,), dict(weights=weights, minlength=minlength))
+    return _count_node(xs, minlength, None if w is None else asproxy(w),
+                       negative=bounds[0] < 0)
+
+
+# ----------------------------------------------------------------------------- histogram
+
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    arr = _array(a)
+    native = weights is None and not density and arr.dtype.kind in "iuf" and \
+        arr.dtype.itemsize >= 4 and isinstance(arr, Proxy)
+    if native and not isinstance(bins, (str, int, np.integer)) and range is None:
+        edges = _array(bins)
+        if edges.ndim == 1 and isinstance(edges.shape[0], int) and edges.shape[0] >= 2 and \
+                np.promote_types(arr.dtype, edges.dtype).kind in "iuf":
+            return _histogram_edges(arr, edges)
+    if native and isinstance(bins, (int, np.integer)) and range is not None and \
+            not any(isinstance(r, Proxy) for r in range):
+        return _histogram_uniform(arr, operator.index(bins), range)
+    return extern_call(np.histogram, (a,), dict(bins=bins, range=range, density=density,
+                                                weights=weights))
+
+
+def _histogram_edges(arr, edges):
+    """Counts per bin [e_k, e_k+1) (the last one closed): a search per value."""
+    if isinstance(edges, np.ndarray):
+        if np.any(edges[:-1] > edges[1:]):
+            raise ValueError("`bins` must increase monotonically, when an array "
+                             f"(at {user_location()})")
+        if np.isnan(edges).any():
+            return extern_call(np.histogram, (arr,), dict(bins=edges))
+        searched, returned = edges, edges
+    else:
+        values = _now(edges)
+        if values is not None:
+            checks.histogram_edges(values)
+        searched, returned = _checked(edges, checks.histogram_edges), edges
+    dt = np.promote_types(arr.dtype, edges.dtype)
+    v = ravel(arr)
+    nb = edges.shape[0] - 1
+    right = wrap(_search_node(searched, v, "right", dt))
+    vc, lo, hi = (np.asarray(x, _compare_dtype(dt)) if isinstance(x, np.ndarray) else
+                  x.astype(_compare_dtype(dt)) for x in (v, searched[0], searched[-1]))
+    keep = np.logical_and(np.greater_equal(vc, lo), np.less_equal(vc, hi))
+    index = np.subtract(np.minimum(right, np.int64(nb)), np.int64(1))
+    return _count_node(index, nb, keep=keep), returned
+
+
+def _histogram_uniform(arr, n: int, range):
+    """NumPy's uniform-bins path: the bin from the scaled value, then corrected by a
+    comparison with the edges around it (values within an ULP of an edge)."""
+    if n < 1:
+        raise ValueError(f"`bins` must be positive, when an integer (at {user_location()})")
+    first, last = range
+    if first > last:
+        raise ValueError(f"max must be larger than min in range parameter. (at {user_location()})")
+    if not (np.isfinite(first) and np.isfinite(last)):
+        raise ValueError(f"supplied range of [{first}, {last}] is not finite "
+                         f"(at {user_location()})")
+    if first == last:
+        first, last = first - 0.5, last + 0.5
+    edges = np.histogram_bin_edges(np.zeros(0, arr.dtype), n, (first, last))
+    bin_type = edges.dtype
+    from numpy.lib._histograms_impl import _unsigned_subtract
+    denom = _unsigned_subtract(last, first)
+    v = ravel(arr)
+    keep = np.logical_and(np.greater_equal(v, first), np.less_equal(v, last))
+    tmp = v.astype(bin_type)
+    dt = np.result_type(np.zeros(0, bin_type), first)
+    f = np.multiply(np.true_divide(np.subtract(tmp, first, dtype=dt), denom), n)
+    index = f.astype(np.intp)
+    index = np.where(np.equal(index, n), index - 1, index)
+    table = asproxy(edges)
+    safe = np.where(keep, index, 0)                 # (values not kept: any index in range)
+    index = np.where(np.less(tmp, table[safe]), index - 1, index)
+    safe = np.where(keep, index, 0)
+    up = np.logical_and(np.greater_equal(tmp, table[safe + 1]), np.not_equal(index, n - 1))
+    index = np.where(up, index + 1, index)
+    return _count_node(index, n, keep=keep), edges
+
+
+FUNCTIONS = {np.searchsorted: searchsorted, np.digitize: digitize, np.bincount: bincount,
+             np.histogram: histogram}
+"""NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""

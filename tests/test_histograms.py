@@ -1,0 +1,220 @@
+"""Searching and counting natively (issue 16): ``np.searchsorted``, ``np.digitize``,
+``np.bincount``, ``np.histogram`` compiled as binary searches and per-bin counts inside the
+fused kernels. Compared with NumPy (bit-equal counts): values on edges, below and above,
+NaN and infinities, empty and one-element inputs, int and float dtypes, decreasing bins,
+NumPy's errors; the forms that stay NumPy calls still give NumPy's results."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import cppcodegen
+
+from helpers import assert_matches_numpy, run_compiled, run_numpy
+
+
+def check_against_numpy(fn, *args):
+    """A fresh compile per check (the inputs' sizes and dtypes vary across the checks)."""
+    assert_matches_numpy(run_compiled(cppcodegen.compile(fn), *args), run_numpy(fn, *args))
+
+RNG = np.random.default_rng(1616)
+EDGES = np.sinh(np.linspace(-2.0, 2.0, 21)) * 2.0
+
+
+def values(n=2000, seed=0):
+    r = np.random.default_rng(seed)
+    x = r.standard_normal(n) * 2.5
+    x[::37] = EDGES[0]
+    x[1::41] = EDGES[-1]
+    x[2::43] = EDGES[7]
+    x[3::47] = np.nan
+    x[4::53] = np.inf
+    x[5::59] = -np.inf
+    return x
+
+
+X = values()
+
+
+def forms(fn, *args):
+    return [k.form for k in cppcodegen.explain(fn, *args).kernels]
+
+
+def search_both(a, v):
+    return np.searchsorted(a, v), np.searchsorted(a, v, side="right"), a.searchsorted(v * 2)
+
+
+def digitize_both(x, bins):
+    return np.digitize(x, bins), np.digitize(x, bins, right=True)
+
+
+def hist_digitize(x, edges):
+    nb = edges.shape[0] - 1
+    idx = np.digitize(x, edges, right=False)
+    idx = np.where(x == edges[-1], nb, idx)
+    return np.bincount(idx, minlength=nb + 2)[1:nb + 1]
+
+
+def hist_edges(x, edges):
+    return np.histogram(x, bins=edges)
+
+
+def hist_const_edges(x):
+    return np.histogram(x * 1.0, bins=[-1.0, 0.0, 0.0, 0.5, 3.0])
+
+
+def hist_uniform(x):
+    return np.histogram(x, bins=64, range=(-3.0, 3.0))
+
+
+def hist_uniform_int_range(x):
+    return np.histogram(x, bins=7, range=(-2, 5))
+
+
+def hist_equal_range(x):
+    return np.histogram(x, bins=3, range=(1.0, 1.0))
+
+
+def bincount_weighted(x, edges, w):
+    idx = np.searchsorted(edges, x)
+    return np.bincount(idx, weights=w, minlength=edges.shape[0] + 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.uint8])
+def test_searchsorted(dtype):
+    lo = 0 if np.dtype(dtype).kind == "u" else -5
+    a = np.sort(RNG.integers(lo, 50, 40)).astype(dtype)
+    v = (RNG.integers(2 * lo, 60, 300)).astype(dtype)
+    v[:40] = a
+    check_against_numpy(search_both, a, v)
+    assert "extern" not in forms(search_both, a, v)
+
+
+def test_searchsorted_nan_and_mixed_dtypes():
+    a = np.array([-np.inf, -1.0, 0.0, 0.0, 2.5, np.inf, np.nan, np.nan])
+    v = np.array([np.nan, -np.inf, np.inf, 0.0, -0.0, 2.5, 7.0, -3.0])
+    check_against_numpy(search_both, a, v)
+    check_against_numpy(search_both, a.astype(np.float32), v)            # compared in f8
+    check_against_numpy(search_both, np.arange(5, dtype=np.int8), np.array([2.5, -1.0, 300.0]))
+    check_against_numpy(lambda a: np.searchsorted(a, 2.0), a)            # a scalar
+    check_against_numpy(search_both, a[:0], v)                            # empty array
+    check_against_numpy(search_both, a[:1], v[:0])                        # no values
+
+
+@pytest.mark.parametrize("bins", [EDGES, EDGES[::-1].copy(), np.array([0.0, 0.0, 1.0]),
+                                  np.array([3.0])])
+def test_digitize(bins):
+    check_against_numpy(digitize_both, X, bins)
+    check_against_numpy(digitize_both, X.astype(np.float32), bins)
+    check_against_numpy(digitize_both, (X[np.isfinite(X)] * 3).astype(np.int64), bins)
+
+
+def test_digitize_checks_the_bins():
+    bad = np.array([0.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="monotonically"):
+        cppcodegen.compile(digitize_both)(X, bad)
+    f = cppcodegen.compile(digitize_both)
+    f(X, EDGES)
+    with pytest.raises(ValueError, match="monotonically"):
+        f(X, bad)                                   # the traced bins are checked each call
+    with warnings.catch_warnings():                 # decreasing bins after increasing ones:
+        warnings.simplefilter("ignore")             # the call runs with NumPy
+        got = f(X, EDGES[::-1].copy())
+    for g, w in zip(got, digitize_both(X, EDGES[::-1].copy())):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 2000, 300_000])
+def test_hist_digitize(n):
+    x = values(max(n, 1), seed=n)[:n]
+    check_against_numpy(hist_digitize, x, EDGES)
+    assert "extern" in forms(hist_digitize, x, EDGES)[:1]     # the bins' check only
+    assert forms(hist_digitize, x, EDGES).count("extern") == 1
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 2000, 300_000])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_histogram_edges(n, dtype):
+    with np.errstate(all="ignore"):
+        x = (values(max(n, 1), seed=n)[:n] * (4 if dtype == np.int64 else 1)).astype(dtype)
+    check_against_numpy(hist_edges, x, EDGES)
+    check_against_numpy(hist_const_edges, x)
+    check_against_numpy(hist_edges, x, np.array([-1.0, 0.0, 0.0, 0.5, 0.5]))
+    assert forms(hist_const_edges, x) .count("extern") == 0
+
+
+def test_histogram_edges_checked():
+    f = cppcodegen.compile(hist_edges)
+    f(X, EDGES)
+    with pytest.raises(ValueError, match="increase monotonically"):
+        f(X, EDGES[::-1].copy())
+    nan_edges = EDGES.copy()
+    nan_edges[5] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = f(X, nan_edges)                       # NaN among the edges: NumPy's call
+    np.testing.assert_array_equal(got[0], hist_edges(X, nan_edges)[0])
+
+
+@pytest.mark.parametrize("fn", [hist_uniform, hist_uniform_int_range, hist_equal_range])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64])
+def test_histogram_uniform(fn, dtype):
+    with np.errstate(all="ignore"):
+        x = (values(4000, 3) * (3 if dtype in (np.int32, np.int64) else 1)).astype(dtype)
+    x[:50] = np.linspace(-3, 3, 50).astype(dtype)     # on the edges
+    check_against_numpy(fn, x)
+    check_against_numpy(fn, x[:0])
+    check_against_numpy(fn, x[:1])
+    assert "extern" not in forms(fn, x)
+
+
+def test_histogram_uniform_many_values():
+    x = values(500_000, 9)
+    check_against_numpy(hist_uniform, x)
+    check_against_numpy(hist_uniform, np.nextafter(np.linspace(-3, 3, 500_001), np.inf))
+
+
+def test_bincount():
+    def counts(x):
+        return np.bincount(np.digitize(x, EDGES), minlength=EDGES.size + 1)
+
+    def shifted(x):
+        return np.bincount(np.searchsorted(EDGES, x) - 3, minlength=EDGES.size + 1)
+
+    check_against_numpy(counts, X)
+    check_against_numpy(bincount_weighted, X, EDGES, RNG.standard_normal(X.size))
+    assert "extern" not in forms(counts, X)
+    x = np.full(10, EDGES[1])
+    with pytest.raises(ValueError, match="negative"):
+        shifted(x)
+    with pytest.raises(ValueError, match="negative"):
+        cppcodegen.compile(shifted)(x)
+    x = np.full(10, EDGES[-1] + 1.0)
+    check_against_numpy(shifted, x)
+
+
+def test_bincount_of_unbounded_values_is_numpys_call():
+    """A length that depends on the values: NumPy's call (never a guessed shape)."""
+    def f(k):
+        return np.bincount(k * 2)
+
+    for k in (np.array([0, 3, 1]), np.array([5, 0])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = cppcodegen.compile(f)(k)
+        np.testing.assert_array_equal(got, f(k))
+    with pytest.raises(ValueError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cppcodegen.compile(f)(np.array([-1, 2]))
+
+
+def test_thread_counts_agree():
+    """Per-thread rows: the counts are the same with one thread and with all."""
+    x = values(600_000, 11)
+    one = cppcodegen.compile(hist_uniform, options={"parallel": False})(x)
+    many = cppcodegen.compile(hist_uniform)(x)
+    np.testing.assert_array_equal(one[0], many[0])
+    np.testing.assert_array_equal(many[0], hist_uniform(x)[0])
