@@ -34,7 +34,7 @@ inline int max_threads() {
 }
 
 template <class T> inline bool sort_less(T a, T b) {
-  if constexpr (T(0.5) != T(0)) return a < b || (b != b && a == a);
+  if constexpr (T(0.5) != T(0)) return (a < b) | ((b != b) & (a == a));   // no branches
   else return a < b;
 }
 
@@ -46,7 +46,7 @@ inline int64_t search_sorted(const T* a, int64_t n, int64_t s, T v) {
     const int64_t half = n >> 1;
     const T m = a[(base + half) * s];
     const bool go = Right ? !sort_less(v, m) : sort_less(m, v);
-    base = go ? base + half : base;
+    base += half & -static_cast<int64_t>(go);
     n -= half;
   }
   const T m = a[base * s];
