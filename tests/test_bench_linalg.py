@@ -211,3 +211,33 @@ def test_outer_fuses():
     assert "extern" not in loop_ir and "outer" not in loop_ir, loop_ir
     with pytest.raises(ValueError):
         f(A, v, u, w)           # outer(v, u) is 40 x 50, A is 50 x 40
+
+
+# ----------------------------------------------------------------- GEMM register tiles
+def _mm(a, b):
+    return a @ b
+
+
+def _mm_t(a, b):
+    return a @ b.T
+
+
+# shapes that pad less with the AVX-512 6 x 64 (float32) / 6 x 32 (float64) tile, which
+# ccg::gemm then takes, and shapes that keep the 8 x 48 (8 x 24) one; K above the 512 block
+# (accumulation across K blocks), M not a multiple of 6 (edge tiles), strided operands
+TILE_SHAPES = [(64, 64, 64), (65, 128, 40), (7, 64, 600), (256, 256, 256), (100, 96, 1030),
+               (2000, 48, 3), (13, 1000, 17)]
+
+
+@pytest.mark.parametrize("m,n,k", TILE_SHAPES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gemm_tiles_match_numpy(m, n, k, dtype):
+    r = np.random.default_rng(m + n + k)
+    a = r.standard_normal((m, k)).astype(dtype)
+    b = r.standard_normal((k, n)).astype(dtype)
+    bt = np.ascontiguousarray(b.T)
+    bound = 2 * (k + 1) * np.finfo(dtype).eps * (np.abs(a).astype(np.float64) @ np.abs(b))
+    for f, args in ((_mm, (a, b)), (_mm_t, (a, bt))):
+        got = cppcodegen.compile(f)(*args)
+        assert got.dtype == np.dtype(dtype) and got.shape == (m, n)
+        assert np.all(np.abs(got.astype(np.float64) - a.astype(np.float64) @ b) <= bound)

@@ -127,7 +127,10 @@ class GemmWriter:
                        f"{batch} * work >= {PARALLEL_WORK};")
                 w.line(omp_parallel_for(nb, 1 << 14) + " if(batch_parallel)")
                 threads = "batch_parallel ? 1 : 0"
-            call = (f"ccg::gemm<{t}>({_c(M)}, {_c(N)}, {_c(K)}, "
+            # sizes known when compiling: the register tile that pads them less (gemm.h)
+            fn = (f"ccg::gemm_sized<{t}, {M}, {N}>" if isinstance(M, int) and isinstance(N, int)
+                  else f"ccg::gemm<{t}>")
+            call = (f"{fn}({_c(M)}, {_c(N)}, {_c(K)}, "
                     f"{s.args[0]}{offsets['a']}, {rsa}, {csa}, "
                     f"{s.args[1]}{offsets['b']}, {rsb}, {csb}, "
                     f"{s.name}{offsets['c']}, {_c(c.strides[-2])}, {_c(c.strides[-1])}, "
