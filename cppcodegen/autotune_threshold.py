@@ -85,13 +85,13 @@ def resolve(opts, graph=None):
 
 
 def _value(opts, graph) -> int:
+    if graph is not None:       # first: a rule of the graph alone, so that every process
+        largest = max_static_size(graph)    # (a Dask worker with one thread too) agrees
+        if largest is not None and largest < LOW:
+            return LOW                      # serial at any threshold we could measure
     nthreads = stored.threads()
     if not opts.parallel or nthreads <= 1:
         return STATIC
-    if graph is not None:
-        largest = max_static_size(graph)
-        if largest is not None and largest < LOW:
-            return LOW                      # serial at any threshold we could measure
     if not opts.tune:
         return STATIC
     try:
