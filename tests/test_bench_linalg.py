@@ -241,3 +241,44 @@ def test_gemm_tiles_match_numpy(m, n, k, dtype):
         got = cppcodegen.compile(f)(*args)
         assert got.dtype == np.dtype(dtype) and got.shape == (m, n)
         assert np.all(np.abs(got.astype(np.float64) - a.astype(np.float64) @ b) <= bound)
+
+
+# ----------------------------------------------------------------- x ** n at the edges
+def _cube(x):
+    return x ** 3
+
+
+def _fourth(x):
+    return x ** 4
+
+
+def _fifth(x):
+    return x ** 5
+
+
+@pytest.mark.parametrize("fn", [_cube, _fourth, _fifth])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_integer_power_edges(fn, dtype):
+    """The error term of x ** n is clamped finite rather than blended: infinities, NaN,
+    signed zeros, subnormals and the values around the overflow threshold (x ** 2 finite or
+    not, x ** n finite or not) give NumPy's values; finite results within 1 ULP of NumPy's."""
+    fi = np.finfo(dtype)
+    n = {_cube: 3, _fourth: 4, _fifth: 5}[fn]
+    edge = float(fi.max) ** (1.0 / n)
+    sq = float(fi.max) ** 0.5
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan, float(fi.tiny), -float(fi.tiny),
+                float(fi.smallest_subnormal), 1.0, -1.0, 3.0, -7.5]
+    around = [f * e for e in (edge, sq) for f in (0.999, 0.9999999, 1.0, 1.0000001, 1.001, 2.0)]
+    vals = np.array(specials + around + [-v for v in around], dtype=dtype)
+    x = np.resize(vals, 67)                         # vector lanes and a scalar tail
+    with np.errstate(all="ignore"):
+        ref = fn(x)
+    got = cppcodegen.compile(fn)(x)
+    assert got.dtype == ref.dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    fin = np.isfinite(ref)
+    np.testing.assert_array_equal(got[~fin & ~np.isnan(ref)], ref[~fin & ~np.isnan(ref)])
+    np.testing.assert_array_equal(np.signbit(got[~np.isnan(ref)]), np.signbit(ref[~np.isnan(ref)]))
+    with np.errstate(over="ignore"):                # the spacing of the largest float
+        ulp = np.spacing(np.abs(ref[fin]).astype(dtype))
+    assert np.all(np.abs(got[fin].astype(np.float64) - ref[fin]) <= ulp.astype(np.float64))

@@ -1105,6 +1105,36 @@ inline Vec<T, N> fmadd(const Vec<T, N>& a, const Vec<T, N>& b, const Vec<T, N>& 
   for (int i = 0; i < N; ++i) r.v[i] = std::fma(a.v[i], b.v[i], c.v[i]);
   return r;
 }
+// t where it is finite, something finite where it is not (+-inf to +-max, NaN to -max): the
+// error term of powc's last product, which is NaN or infinite only where that product is
+// infinite or NaN itself (then any finite term leaves it so). max/min (they return their
+// second operand when the first is NaN): two instructions and no compare-and-blend, which
+// made AVX2 x ** 3 cost 20% more than x * x * x inside GELU.
+template <class T, int N> inline Vec<T, N> clamp_finite(const Vec<T, N>& t) {
+  using VT = Vec<T, N>;
+  const VT big = VT::broadcast(std::numeric_limits<T>::max());
+  const VT nbig = VT::broadcast(-std::numeric_limits<T>::max());
+#ifdef CCG_HAVE_SIMD
+  if constexpr (VT::bytes > CCG_VEC_BYTES) {
+    return join(clamp_finite(lo(t)), clamp_finite(hi(t)));
+  }
+#if defined(__AVX512F__)
+  if constexpr (VT::bytes == 64 && std::is_same_v<T, float>)
+    return VT::from((typename VT::V)_mm512_min_ps(_mm512_max_ps((__m512)t.v, (__m512)nbig.v), (__m512)big.v));
+  if constexpr (VT::bytes == 64 && std::is_same_v<T, double>)
+    return VT::from((typename VT::V)_mm512_min_pd(_mm512_max_pd((__m512d)t.v, (__m512d)nbig.v), (__m512d)big.v));
+#endif
+#if defined(__AVX__)
+  if constexpr (VT::bytes == 32 && std::is_same_v<T, float>)
+    return VT::from((typename VT::V)_mm256_min_ps(_mm256_max_ps((__m256)t.v, (__m256)nbig.v), (__m256)big.v));
+  if constexpr (VT::bytes == 32 && std::is_same_v<T, double>)
+    return VT::from((typename VT::V)_mm256_min_pd(_mm256_max_pd((__m256d)t.v, (__m256d)nbig.v), (__m256d)big.v));
+#endif
+#endif
+  VT r = vsel(t.v != t.v, nbig, t);
+  r = vsel(r.v > big.v, big, r);
+  return vsel(r.v < nbig.v, nbig, r);
+}
 }  // namespace detail
 
 template <int P, class T, int N> inline Vec<T, N> powc(const Vec<T, N>& x) {
@@ -1154,8 +1184,11 @@ template <int P, class T, int N> inline Vec<T, N> powc(const Vec<T, N>& x) {
       }
       if constexpr (P > 0) {
         if constexpr (steps == 0) return hi + lo;              // unreachable (P == 1 is sqrt)
-        // the last product rounds once: hi * x + lo * x (signed zeros come out right); an
-        // infinite hi or x makes lo NaN: then the plain product
+        // the last product rounds once: hi * x + lo * x (signed zeros come out right). An
+        // integer power's lo is NaN or infinite only where hi or x is infinite (or x NaN):
+        // clamped finite, the product stays hi * x. A half power's lo is also NaN at x = 0
+        // (the Newton step's 0 / 0): then the plain product.
+        if constexpr (!half) return detail::fmadd(hi, xf, detail::clamp_finite(lo * xf));
         VT r = detail::fmadd(hi, xf, lo * xf);
         return detail::vsel(r.v != r.v, hi * xf, r);
       } else {
