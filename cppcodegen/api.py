@@ -222,7 +222,7 @@ def _steps(steps, sig):
     """Codegen's steps with buffer names replaced by positions in the entry arguments."""
     position = {name: n for n, (name, *_) in enumerate(sig)}
     return tuple(st if st[0] == "call" else
-                 (st[0], st[1], tuple(position[a] for a in st[2]), position[st[3]])
+                 (st[0], st[1], tuple(position[a] for a in st[2]), position[st[3]], *st[4:])
                  for st in steps)
 
 

@@ -58,6 +58,8 @@ def _run_steps(fns, steps):
         for st in steps:
             if st[0] == "call":
                 fns[st[1]](*cargs)
+            elif len(st) > 4 and st[4]:     # nothing after it reads it: any shape it returns
+                values[st[3]] = st[1].result(*[values[p] for p in st[2]], like=values[st[3]])
             else:
                 st[1](*[values[p] for p in st[2]], out=values[st[3]])
     return run

@@ -87,6 +87,22 @@ class ExternCall:
     def __reduce__(self):
         return (ExternCall, (self.func, self.args, self.kwargs, self.item, self.writes_out))
 
+    def result(self, *arrays, like):
+        """The call's result as an array of ``like``'s dtype and rank, in any shape (an output
+        nothing else reads: a returned ``x[mask]`` whose count changed)."""
+        if self.writes_out:
+            self(*arrays, out=like)
+            return like
+        with np.errstate(all="ignore"):
+            result = self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays))
+        if self.item is not None:
+            result = result[self.item]
+        result = np.asarray(result)
+        if result.ndim != like.ndim:
+            raise ShapeChanged(f"{self.name} returned {result.ndim} dimensions where "
+                               f"{like.ndim} were traced")
+        return result.astype(like.dtype, copy=False)
+
     def __call__(self, *arrays, out):
         if self.writes_out:
             self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays), out=out)

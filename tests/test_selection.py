@@ -103,3 +103,31 @@ def test_other_uses_still_run_numpy_indexing():
         warnings.simplefilter("ignore")
         x = R.standard_normal(20)
         np.testing.assert_array_equal(cppcodegen.compile(f)(x), f(x))
+
+
+def test_a_returned_selection_serves_every_count_without_running_the_function_again():
+    """x[mask] returned (nothing after it reads it): the array NumPy's indexing gives is kept
+    whatever its length; no fall back to the plain function, no rebuild."""
+    calls = []
+
+    def f(x, t):
+        calls.append(1)                 # counts the traces and the fallbacks (plain runs)
+        y = np.sqrt(np.abs(x)) * 2.0
+        return y[y > t], y.sum()
+
+    g = cppcodegen.compile(f)
+    x = R.standard_normal(500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g(x, 0.5)
+    traced = len(calls)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no "gave another output shape" fallback
+        for t in (1.5, 100.0, -1.0, 0.1):
+            sel, total = g(x, t)
+            y = np.sqrt(np.abs(x)) * 2.0
+            want_sel, want_total = y[y > t], y.sum()
+            np.testing.assert_array_equal(sel, want_sel)
+            assert sel.dtype == np.float64 and sel.ndim == 1
+            np.testing.assert_allclose(total, want_total, rtol=1e-12)
+    assert len(calls) == traced

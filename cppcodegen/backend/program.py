@@ -59,11 +59,14 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     control = any(k.form == "control" for k in kernels)
     shared = {} if opts.generate_intermediate_hooks or control else share_temporaries(program, kernels)
 
+    used = [set()]              # per segment: the buffers its kernels take
+
     def call(k) -> str:
         """Renders kernel ``k`` (once per distinct structure) and returns its call."""
         kw = GemmWriter(program, k, opts) if k.form == "gemm" else KernelWriter(program, k, opts)
         params = kw.params()
         names = [n for n, _ in params]
+        used[-1].update(shared.get(n, n) for n in names)
         aliased = len({shared.get(n, n) for n in names}) < len(names)   # one memory, two names
         shape = _structure(program, k, params, aliased)
         if shape not in rendered:
@@ -83,9 +86,12 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             s = k.stages[0]
             steps.append(("extern", s.extern, tuple(shared.get(a, a) for a in s.args),
                           shared.get(s.name, s.name)))
+            used[-1].update(steps[-1][2])
             segments.append([])
+            used.append(set())
             continue
         segments[-1] += _control_lines(program, k, call) if k.form == "control" else [call(k)]
+    steps = _free_outputs(steps, used)
     local = set().union(*[k.locals for k in all_kernels(kernels)]) if kernels else set()
     signature = []
     for name, buf in program.buffers.items():
@@ -187,6 +193,20 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
         out.append("}")
     if s.kind == "for" and c.get("bounds"):
         out.append("}")
+    return out
+
+
+def _free_outputs(steps, used) -> list:
+    """Extern steps with a fifth item: True when nothing after the step takes its output (a
+    returned ``x[mask]``), so its shape may differ from the traced one (the runtime keeps the
+    array NumPy returns instead of copying it into the traced buffer)."""
+    out, seen = [], 0
+    for st in steps:
+        if st[0] == "extern":
+            seen += 1
+            later = set().union(*used[seen:])
+            st = st + (st[3] not in later,)
+        out.append(st)
     return out
 
 
