@@ -176,3 +176,26 @@ def test_a_step_sign_is_guarded_or_refused():
         f(x, np.int64(2))
     with pytest.raises(ValueError, match="must not be zero"):     # as Python (the outer
         cppcodegen.compile(step_from_a_loop_variable)(x)            # loop is unrolled)
+
+
+def first_weight_over(x, t):
+    for w in (0.5, 1.5, 2.5, 3.5):                      # a traced return: compiled over the
+        if (x * w).sum() > t:                           # tuple's values as a constant array
+            return w
+    return -1.0
+
+
+def shape_from_tuple(x):
+    out = 0.0
+    for n in (1, 2, 3):                                 # Python ints as shapes: unrolled
+        out += x[:n].sum()
+    return out
+
+
+def test_a_return_in_a_loop_over_a_tuple_and_tuples_that_still_unroll():
+    f = cppcodegen.compile(first_weight_over)
+    x = np.ones(4)
+    for t in (1.0, 5.0, 9.0, 100.0):
+        assert f(x, t) == first_weight_over(x, t)
+    g = cppcodegen.compile(shape_from_tuple)
+    assert g(np.arange(5.0)) == shape_from_tuple(np.arange(5.0))

@@ -195,12 +195,11 @@ def test_loops_mod_of_float64_carried_value():
     check_loop_function(f_mod_of_float_carried, [make_input(np.array([1.0, 2.0])), 0.0])
 
 
-# -- F (limitation): a value-dependent break or return in a loop that Python runs while
-# tracing (over a tuple of constants: the fuzzer's unrolled twin) is rejected: "cannot be
-# compiled as a loop (a traced condition in a loop that Python runs) nor unrolled". The
-# README lists loops over tuples as unrolled and break/return as supported, without saying
-# that the two do not combine; continue does work there. The fuzzer avoids it by default
-# (loops.KNOWN_LIMITS "unroll-break"). (seed 3 #1 twin, seed 3 #29/#36 twins with --known)
+# -- F (fixed): a value-dependent break or return in a loop that Python runs while tracing
+# (over a tuple of constants: the fuzzer's unrolled twin) was rejected: "cannot be compiled
+# as a loop (a traced condition in a loop that Python runs) nor unrolled". A tuple or list of
+# numbers is now compiled as a loop over a constant array when Python cannot run it.
+# (seed 3 #1 twin, seed 3 #29/#36 twins with --known)
 def f_tuple_loop_break(x, t):
     s1 = 0.0
     for i in (2, 1, 0):
@@ -211,7 +210,6 @@ def f_tuple_loop_break(x, t):
     return (s1,)
 
 
-@pytest.mark.xfail(strict=True, reason="F: traced break in a loop over a tuple is rejected")
 def test_loops_break_in_tuple_loop():
     check_loop_function(f_tuple_loop_break, [make_input(np.array([1.0, -1.0, 1.0])), 0.0])
 

@@ -30,8 +30,9 @@ from .trace import trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
 from .parallel import parallel_roles
-from .iteration import (prange, LoopRange, Enumerate, Zip, enter_loop, has_loop_symbol,
-                        leave_loop, loop_spec, size_proxy, spec_of, symbolic_int)
+from .iteration import (prange, ConstantIter, constant_numbers, LoopRange, Enumerate, Zip,
+                        enter_loop, has_loop_symbol, leave_loop, loop_spec, size_proxy,
+                        spec_of, symbolic_int)
 
 log = logging.getLogger("cppcodegen")
 _SHAPES = __package__.rpartition(".")[0] + ".ir.shapes"
@@ -177,7 +178,9 @@ class TraceOps:
 
     def for_stmt(self, iterable, body, get_state, set_state, names, extra_test=None, where=""):
         spec = loop_spec(iterable)
-        if spec is None or where in self.unroll:        # Python iterates
+        if spec is None and where in self.unroll and constant_numbers(iterable):
+            spec = ConstantIter(iterable)   # Python could not run it: a compiled loop
+        elif spec is None or where in self.unroll:      # Python iterates
             if spec is not None and _data_bounds(spec):
                 raise Unroll(where, "its bounds come from array values, which Python does not "
                              "know while tracing")

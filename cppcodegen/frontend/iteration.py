@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import DataDependentError, TraceError, user_location
 from .externs import TraceState
 from ..ir.graph import make_node
-from .proxy import as_node, cast_node, Proxy, size_operand, wrap
+from .proxy import as_node, asproxy, cast_node, Proxy, size_operand, wrap
 from .sizes import dynamic, is_dim, symbolic
 
 
@@ -228,6 +228,25 @@ class ArrayIter(LoopSpec):
 
     def item(self, var):
         return self.array[var]
+
+
+class ConstantIter(LoopSpec):
+    """``for v in (2, 1, 0)`` compiled as a loop over a constant array of the numbers (when
+    Python cannot run it: a break or a return on traced values inside)."""
+
+    def __init__(self, values):
+        self.array = asproxy(np.asarray(values))    # a constant node holding the numbers
+        self.start, self.stop, self.step = 0, len(values), 1
+
+    def item(self, var):
+        return self.array[var]
+
+
+def constant_numbers(it) -> bool:
+    """A tuple or list of Python/NumPy numbers, all ints or all floats (no bools)."""
+    return isinstance(it, (tuple, list)) and len(it) > 0 and all(
+        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        for v in it) and len({isinstance(v, (float, np.floating)) for v in it}) == 1
 
 
 class Enumerate(LoopSpec):
