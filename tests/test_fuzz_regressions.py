@@ -339,3 +339,110 @@ def test_avx512_mask_spill_in_a_large_kernel_file():
         return ((p0_v1,), (p1_v1, p1_v2,), (p2_v0_m5_0, p2_v2_m6_1, p2_v4,), (p3_v4, p3_v6, p3_v7_m8_0,), (p4_v1_m2_1_m4_1,),)
     args = [make_input('float64', (1, 5, 13), domain='int', seed=1051563498, bcast=(31, 5, 13)), make_input('int64', (1, 1, 1), domain='small', seed=2083027363), make_input('float32', (0, 2), domain='mixed', seed=1605755776, step={1: 2}), make_input('bool', (3, 0, 2, 1), domain='half', seed=964981325, step={3: 3}), make_input('float64', (1, 5, 13), domain='int', seed=1051563498, bcast=(31, 5, 13))]
     check_program(f, args)
+
+
+# -- bug: np.put (and ndarray.put) raised UnsupportedError (issue 16's fuzzer families, seed
+# 1 #2): now a scatter into the array read flat in C order, the values flattened and repeated
+# cyclically to the number of indices, nothing done for empty values, an out-of-range index
+# NumPy's IndexError.
+def test_put_into_a_copy_repeated_and_wrapped_indices():
+    def f(x0, x1):
+        v0 = np.concatenate([x0, x0], axis=0)
+        v1 = v0.copy(); np.put(v1, x1, 0.25)
+        return (v1,)
+    args = [make_input('float64', (13, 2, 1, 3), domain='mixed', seed=2094320596, step={0: 2}),
+            make_input('int64', (5,), domain='rep:156', seed=2048997684)]
+    check_program(f, args)
+
+
+def test_put_cyclic_values_into_a_transposed_argument():
+    def f(x0, x1, x2):
+        v0 = x0; np.put(v0, x1, x2)
+        v1 = v0.sum(axis=0)
+        return (v1,)
+    args = [make_input('int32', (5, 4), domain='small', seed=3, perm=(1, 0)),
+            make_input('int64', (2, 3), domain='wrap:20', seed=4),
+            make_input(np.array([1.5, -2.0], dtype=np.float64))]
+    check_program(f, args)
+
+
+def test_put_method_and_empty_values():
+    def f(x0, x1, x2):
+        v0 = x0.copy(); v0.put(x1, 7)
+        v1 = x0.copy(); np.put(v1, x1, x2)
+        return (v0, v1,)
+    args = [make_input('float32', (3, 4), domain='mixed', seed=5),
+            make_input('int64', (3,), domain='rep:12', seed=6),
+            make_input(np.zeros(0, dtype=np.float64))]
+    check_program(f, args)
+
+
+def test_put_out_of_range_raises_index_error():
+    def f(x0, x1):
+        v0 = x0.copy(); np.put(v0, x1, 1.0)
+        return (v0,)
+    args = [make_input('float64', (3, 4), domain='mixed', seed=7),
+            make_input('int64', (4,), domain='oob:12', seed=8)]
+    check_program(f, args)
+
+
+# -- bug: x[mask] = scalar with a mask of x's leading axes (whole rows) raised
+# UnsupportedError (seed 1 #173): now np.where of the mask with trailing axes added.
+def test_mask_of_leading_axes_assigned_a_scalar():
+    def f(x0, x1, x2):
+        v0 = x1.copy(); v0[x0] = 0.25
+        v1 = x2; v1[x0] = -1
+        return (v0, v1.sum(axis=1),)
+    args = [make_input(np.array([False, True, True], dtype=np.bool_)),
+            make_input('float64', (3, 2, 5), domain='mixed', seed=11),
+            make_input('int32', (3, 4), domain='small', seed=12, perm=(1, 0))]
+    check_program(f, args)
+
+
+def test_mask_of_leading_axes_all_false():
+    def f(x0, x1):
+        v0 = x1.copy(); v0[x0] = 0.25
+        return (v0,)
+    args = [make_input(np.array([False], dtype=np.bool_)),
+            make_input(np.array([-3.0], dtype=np.float64).reshape((1, 1)))]
+    check_program(f, args)
+
+
+# -- limitation: an out-of-range index of a gather whose result is empty because ANOTHER
+# axis has length 0 (x of shape (0, 1), x[:, [-2]]): NumPy checks every index and raises
+# IndexError; the compiled gather checks indices where it loads, and it loads nothing, so
+# the call returns the empty result. (seed 1 #159)
+@pytest.mark.xfail(strict=True, reason="indices of an empty gather are not checked")
+def test_out_of_range_gather_with_an_empty_other_axis():
+    def f(x0, x1):
+        v0 = x1[:, x0]
+        return (v0,)
+    args = [make_input(np.array([-2], dtype=np.int64)),
+            make_input(np.zeros((0, 1), dtype=np.bool_))]
+    check_program(f, args)
+
+
+# (seed 1 #377: the same with the rows of another array of the same shape, y[m] = z[m])
+def test_mask_of_leading_axes_assigned_rows_of_another_array():
+    def f(x0, x1, x2):
+        v0 = np.zeros_like(x1); v0[x0] = x1[x0]
+        v1 = x2.copy(); v1[x0] = v0[x0] * 2
+        return (v0, v1,)
+    args = [make_input('bool', (5,), domain='half', seed=13),
+            make_input('float32', (5, 3), domain='mixed', seed=14),
+            make_input('float32', (5, 3), domain='mixed', seed=15, neg=(0,))]
+    check_program(f, args)
+
+
+# -- limitation: np.arange / np.linspace with sizes known when tracing are NumPy constants,
+# and np.zeros_like of such a constant is a NumPy array too: assigning traced values into
+# it raises DataDependentError (a refusal, never a wrong value). (seed 1 #453)
+@pytest.mark.xfail(strict=True, reason="np.zeros_like of a trace constant is a NumPy array")
+def test_zeros_like_of_a_constant_arange_filled_by_a_mask():
+    def f(x0, x1):
+        v0 = np.arange(x0.shape[0])
+        v1 = np.zeros_like(v0); v1[x1] = x1[x1]
+        return (v1,)
+    args = [make_input('int64', (6,), domain='small', seed=16),
+            make_input('bool', (6,), domain='half', seed=17)]
+    check_program(f, args)

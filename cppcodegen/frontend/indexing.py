@@ -17,8 +17,8 @@ from ..errors import user_location
 from ..ir.graph import make_node
 from .elementwise import loop_dtypes, where
 from .externs import extern_call
-from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, own, Proxy,
-                    unsupported, update, view_of, wrap)
+from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, copy_of, own,
+                    Proxy, unsupported, update, view_of, wrap)
 from .iteration import size_proxy, value_size
 from .selection import is_selection, same_value, Selection
 from .sizes import (broadcast_sizes, canon_shape, fit, is_dim, loop_dependent, symbolic,
@@ -250,11 +250,18 @@ def _scatter(a: Proxy, index, value, accumulate=None):
                  accumulate is None and len(parts) == 1 and value.base.shape == a.shape)
         if whole:
             value = value.base              # x[m] = f(x[m]): f(x) where m holds
-        if (accumulate is None and len(parts) == 1 and tuple(masks[0].shape) == tuple(a.shape)
-                and (whole or (not is_selection(value) and np.ndim(value) == 0))):
-            update(a, broadcast_node(as_node(where(masks[0], value, a), a.dtype), a.shape))
+        m, k = asproxy(masks[0]), np.ndim(masks[0])
+        scalar = not is_selection(value) and np.ndim(value) == 0
+        rows = (accumulate is None and len(parts) == 1 and k < a.ndim and (scalar or whole)
+                and tuple(m.shape) == tuple(a.shape[:k]))
+        if rows:                                    # x[rows] = v: whole rows (trailing axes)
+            m = reshape(m, tuple(m.shape) + (1,) * (a.ndim - k))
+        if rows or (accumulate is None and len(parts) == 1 and tuple(m.shape) == tuple(a.shape)
+                    and (whole or scalar)):
+            update(a, broadcast_node(as_node(where(m, value, a), a.dtype), a.shape))
             return
-        unsupported("boolean-mask assignment other than x[mask] = scalar with a mask of x's shape")
+        unsupported("boolean-mask assignment other than x[mask] = scalar or y[mask] = z[mask] "
+                    "with a mask of x's shape or of its leading axes")
     if any(ix is None for ix in parts):
         unsupported("np.newaxis in an assignment index")
     b, nodes, axis, bshape = _advanced(a, parts)
@@ -283,6 +290,29 @@ def ufunc_at(ufunc, a, indices, b=None):
         raise TypeError(f"np.{ufunc.__name__}.at: the array updated must be an argument or an "
                         f"array made in the function (at {user_location()})")
     _scatter(a, indices, b, ufunc.__name__)
+
+
+def put(a, ind, v, mode="raise"):
+    """``np.put(a, ind, v)``: a scatter into ``a`` read flat in C order, ``v`` flattened and
+    repeated to the number of indices (nothing happens when ``v`` is empty, as in NumPy)."""
+    if mode != "raise":
+        unsupported(f"np.put with mode={mode!r}")
+    if not isinstance(a, Proxy):
+        raise TypeError(f"np.put: the array updated must be an argument or an array made in "
+                        f"the function (at {user_location()})")
+    ind, vals = (ravel(asproxy(np.asarray(u) if isinstance(u, (list, tuple)) else u))
+                 for u in (ind, v))
+    ni, nv = ind.shape[0], vals.shape[0]
+    if not isinstance(ni, int) or not isinstance(nv, int):
+        if ni is not nv and nv != 1:
+            unsupported("np.put with symbolic sizes of indices and values that may differ")
+    elif nv == 0:
+        return
+    elif nv not in (1, ni):             # NumPy repeats the values cyclically
+        vals = _gather(vals, (np.arange(ni) % nv,))
+    flat = copy_of(ravel(a), scalar=False)
+    _scatter(flat, (ind,), vals if nv != 1 else reshape(vals, ()))
+    setitem(a, Ellipsis, reshape(flat, a.shape))
 
 
 def _same_view(a: Proxy, index, value) -> bool:

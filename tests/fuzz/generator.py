@@ -28,6 +28,7 @@ import warnings
 
 import numpy as np
 
+from . import families
 from .inputs import DOMAINS, DTYPES, InputSpec
 from .program import Program, Stmt
 
@@ -112,24 +113,32 @@ def check_value(stmt: Stmt, env: dict, value, strict=True):
             raise Reject("drowns in NaN/inf")
 
 
-def evaluate(program: Program, args=None, strict=False):
+def evaluate(program: Program, args=None, strict=False, partial=False):
     """Run ``program`` statement by statement under NumPy, checking every value; returns
-    the environment. Raises Reject (or NumPy's exception) for an invalid program."""
+    the environment. Raises Reject (or NumPy's exception) for an invalid program; with
+    ``partial``, the environment so far when a statement raises what the program expects
+    (``meta['expect']``)."""
     args = program.args() if args is None else args
     env = dict(zip(program.params, args))
     for s in program.stmts:
-        ns = _np_eval(s.render(), env)
+        try:
+            ns = _np_eval(s.render(), env)
+        except Exception as e:
+            if partial and type(e).__name__ == program.meta.get("expect"):
+                return env
+            raise
         check_value(s, env, ns[s.target], strict=strict)
         env[s.target] = ns[s.target]
     return env
 
 
 def valid(program: Program) -> bool:
+    """NumPy runs ``program`` (or raises the exception it expects)."""
     try:
         evaluate(program)
-        return True
-    except Exception:
-        return False
+        return not program.meta.get("expect")
+    except Exception as e:
+        return type(e).__name__ == program.meta.get("expect")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -578,9 +587,33 @@ class Gen:
             return f"np.pad({{0}}, {int(r.integers(0, 3))})", (a,)
         return f"np.diff({{0}}, axis={ax})", (a,)
 
+    # issue 16's idioms (tests/fuzz/families.py)
+    def op_construct(self, env, names):
+        return families.op_construct(self, env, names)
+
+    def op_gather(self, env, names):
+        return families.op_gather(self, env, names)
+
+    def op_scatter(self, env, names):
+        return families.op_scatter(self, env, names)
+
+    def op_complex(self, env, names):
+        return families.op_complex(self, env, names)
+
+    def add_input(self, env, names, spec) -> str:
+        """A new array input of the program (index arrays, masks), usable from now on."""
+        name = f"x{len(self.prog.inputs)}"
+        self.prog.inputs.append((name, spec))
+        env[name] = spec.make()
+        names.append(name)
+        self.index_names.add(name)
+        return name
+
     OPS = (("unary", 0.24), ("binary", 0.32), ("where", 0.05), ("clip", 0.04),
            ("astype", 0.05), ("reduce", 0.13), ("view", 0.17), ("matmul", 0.04),
-           ("scan", 0.03), ("update", 0.06), ("misc", 0.06))
+           ("scan", 0.03), ("update", 0.06), ("misc", 0.06),
+           ("construct", 0.05), ("gather", 0.06), ("scatter", 0.05), ("complex", 0.04))
+    OOB = 0.01      # programs ending in an out-of-range gather/scatter (NumPy's IndexError)
 
     def program(self, n_ops=None) -> Program:
         r = self.r
@@ -593,6 +626,7 @@ class Gen:
             except Exception:
                 continue
             env = dict(zip(prog.params, args))
+            self.prog, self.index_names = prog, set()
             self.scalar_names = [n for n, _ in scalars]
             arr_names = [n for n, _ in inputs]
             want = n_ops or int(r.integers(1, 13))
@@ -627,6 +661,8 @@ class Gen:
                 arr_names.append(stmt.target)
             if not prog.stmts:
                 continue
+            if r.random() < self.OOB:
+                self._add_oob(prog, env, arr_names)
             used = {a for s in prog.stmts for a in s.args}
             sinks = [s.target for s in prog.stmts[:-1] if s.target not in used]
             outs = [prog.stmts[-1].target]
@@ -636,6 +672,27 @@ class Gen:
             prog.outputs = outs
             return prog.dead_code_eliminated().renumbered()
         raise RuntimeError(f"could not generate a program for {self.label}")
+
+
+def _oob(self, prog, env, names):
+        """Append a statement NumPy answers with IndexError (an index input with one element
+        out of range); the program then expects that exception."""
+        for _ in range(10):
+            got = families.oob_stmt(self, env, names)
+            if got is None:
+                continue
+            stmt = Stmt(f"v{len(prog.stmts)}", got[0], tuple(got[1]))
+            try:
+                _np_eval(stmt.render(), env)
+            except IndexError:
+                prog.stmts.append(stmt)
+                prog.meta["expect"] = "IndexError"
+                return
+            except Exception:
+                continue
+
+
+Gen._add_oob = _oob
 
 
 def _basic_index(r, shape, newaxis=True):

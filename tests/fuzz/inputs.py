@@ -11,7 +11,9 @@ Domains keep most programs out of NaN/inf land: floats are mostly in [-3, 3] (``
 small integers as floats (``int``, exact arithmetic, ties for rint/floor) or log-uniform
 magnitudes (``wide``); ``mixed`` sprinkles in a few specials (0, -0, +-inf, NaN, 0.5).
 Integers are small (``small``: [-20, 20]), shift amounts (``shift``: [0, 70]), positive
-(``pos``: [1, 20]) or anything including the type's extremes (``wide``). Complex values take
+(``pos``: [1, 20]) or anything including the type's extremes (``wide``); index arrays into
+an axis of length N take ``wrap:N``, ``in:N``, ``rep:N`` or ``oob:N`` (``index_values``).
+Booleans are half True (``half``), a tenth (``sparse``), none or all (masks). Complex values take
 their real and imaginary parts from the float domains (``mixed``: specials in either part).
 """
 from __future__ import annotations
@@ -41,7 +43,10 @@ def gen_values(dtype, shape, domain="mixed", seed=0) -> np.ndarray:
     shape = tuple(shape)
     n = int(np.prod(shape, dtype=np.int64))
     if dt.kind == "b":
-        return (r.random(n) < 0.5).reshape(shape)
+        frac = {"none": 0.0, "all": 1.0, "sparse": 0.1}.get(domain, 0.5)
+        return (r.random(n) < frac).reshape(shape)
+    if dt.kind in "iu" and ":" in domain:
+        return index_values(dt, shape, domain, r)
     if dt.kind in "iu":
         ii = np.iinfo(dt)
         if domain == "pos":
@@ -70,6 +75,24 @@ def gen_values(dtype, shape, domain="mixed", seed=0) -> np.ndarray:
             k = r.binomial(n, 0.03)
             v[r.choice(n, k, replace=False)] = r.choice(_FLOAT_SPECIALS, k)
     return v.astype(dt).reshape(shape)
+
+
+def index_values(dt, shape, domain, r) -> np.ndarray:
+    """Index arrays into an axis of length N (``domain`` is ``kind:N``): ``wrap`` anywhere
+    in [-N, N) (negatives wrap), ``in`` in [0, N), ``rep`` a few values repeated (at most
+    3 distinct), ``oob`` in [-N, N) but one element N or -N-1 (NumPy's IndexError)."""
+    kind, size = domain.split(":")
+    size = int(size)
+    n = int(np.prod(shape, dtype=np.int64))
+    if kind == "rep":
+        v = r.integers(0, max(1, min(size, 3)), n) - (size if r.random() < 0.5 else 0)
+    elif kind == "in":
+        v = r.integers(0, max(size, 1), n)
+    else:
+        v = r.integers(-size, max(size, 1), n)
+    if kind == "oob" and n:
+        v[r.integers(0, n)] = size if r.random() < 0.5 else -size - 1
+    return np.asarray(v).astype(dt).reshape(shape)
 
 
 def make_input(data, shape=None, *, domain="mixed", seed=0, perm=None, neg=(), step=None,

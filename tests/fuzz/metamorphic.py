@@ -100,6 +100,8 @@ def _insert(prog, at, name, chain):
 
 def twin(prog, seed, index, n_rewrites=None):
     """An equivalent rewrite of ``prog`` (reproducible from seed/index)."""
+    if prog.meta.get("expect"):     # raises under NumPy: nothing to compare
+        return None
     r = np.random.default_rng([int(seed), int(index), 0x7717])
     env = evaluate(prog)
     ref_shapes = [(np.shape(env[o]), np.asarray(env[o]).dtype) for o in prog.outputs]

@@ -401,12 +401,34 @@ def compare(got, ref: Reference, args_after=None, path="result"):
                      f"array argument {j} after the call")
 
 
+def expected_exception(src: str, name: str, args):
+    """The exception NumPy raises running ``src`` on copies of ``args``, or None."""
+    from .inputs import make_input
+    fn = _exec(textwrap.dedent(src), name, {"make_input": make_input})
+    try:
+        _run(fn, args)
+    except Exception as e:
+        return e
+    return None
+
+
 def check_program(fn, args):
     """For regression tests: run ``fn`` under NumPy (with the tolerance analysis above) and
     compiled; assert they agree, arguments after the call included (an argument NumPy does
-    not write stays bit-identical)."""
+    not write stays bit-identical). Where NumPy raises (an out-of-range index), the compiled
+    call must raise the same exception type."""
     import cppcodegen
     src = textwrap.dedent(inspect.getsource(fn))
+    want = expected_exception(src, fn.__name__, args)
+    if want is not None:
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cppcodegen.compile(fn)(*args)
+        except type(want):
+            return
+        raise AssertionError(f"NumPy raises {type(want).__name__}: {want}; the compiled "
+                             "call returned")
     ref = Reference(src, fn.__name__, args)
     pristine = _copy(args)
     with np.errstate(all="ignore"), warnings.catch_warnings():

@@ -108,6 +108,9 @@ def run_programs(programs, options=None, bisect=True):
     outcomes = [None] * len(programs)
     live = []
     for k, p in enumerate(programs):
+        if p.meta.get("expect"):        # raises under NumPy: compiled and run on its own
+            outcomes[k] = run_expecting(p, options)
+            continue
         try:
             args = p.args()
             with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -188,6 +191,31 @@ def run_programs(programs, options=None, bisect=True):
     if live:
         attempt(live)
     return outcomes
+
+
+def run_expecting(p: Program, options=None) -> Outcome:
+    """A program NumPy answers with an exception (``p.meta['expect']``, e.g. IndexError of
+    an out-of-range index): the compiled call must raise that type too."""
+    from .oracle import expected_exception
+    try:
+        want = expected_exception(p.source(), "f", p.args())
+    except Exception as e:
+        return Outcome("invalid", f"NumPy's run: {_err_text(e)}")
+    if want is None or type(want).__name__ != p.meta["expect"]:
+        return Outcome("invalid", f"NumPy raised {want!r}, not {p.meta['expect']}")
+    fn = exec_function(p.source(), "f", f"<fuzz {p.label}>")
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cppcodegen.compile(fn, options=options, dynamic=DYNAMIC)(*p.args())
+    except type(want) as e:
+        return Outcome("ok", _err_text(e))
+    except Exception as e:
+        return Outcome("error", f"{_err_text(e)} (NumPy raises {_err_text(want)})",
+                       extra={"traceback": traceback.format_exc()[-2500:]})
+    finally:
+        STATS.builds += 1
+    return Outcome("mismatch", f"NumPy raises {_err_text(want)}; the compiled call returned")
 
 
 def run_one(program: Program, options=None) -> Outcome:

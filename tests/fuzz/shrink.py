@@ -115,7 +115,7 @@ def _input_variants(p):
 
 def candidates(p: Program, leaf=None):
     try:
-        env = evaluate(p)
+        env = evaluate(p, partial=bool(p.meta.get("expect")))
     except Exception:
         return []
     out = []
@@ -123,11 +123,12 @@ def candidates(p: Program, leaf=None):
         if leaf is not None and leaf < len(p.outputs):
             out.append(_with_outputs(p, [p.outputs[leaf]]))
         out += [_with_outputs(p, [o]) for o in p.outputs]
-    cuts = [_cut(p, i, env) for i in range(len(p.stmts))]
+    cuts = [_cut(p, i, env) for i in range(len(p.stmts)) if p.stmts[i].target in env]
     cuts.sort(key=lambda q: len(q.stmts))
     out += cuts
     for i in range(len(p.stmts)):
-        out += _bypass(p, i, env)
+        if p.stmts[i].target in env:
+            out += _bypass(p, i, env)
     out += _input_variants(p)
     return out
 
