@@ -446,3 +446,15 @@ def test_zeros_like_of_a_constant_arange_filled_by_a_mask():
     args = [make_input('int64', (6,), domain='small', seed=16),
             make_input('bool', (6,), domain='half', seed=17)]
     check_program(f, args)
+
+
+# (seed 20240 #357: the same root, a gather from a constant np.linspace with a traced index)
+@pytest.mark.xfail(strict=True, reason="np.linspace of a static size is a NumPy constant")
+def test_gather_from_a_constant_linspace():
+    def f(x0, x1):
+        v0 = np.linspace(-1.0, 2.0, x0.shape[-1])
+        v1 = v0[x1].sum()
+        return (v1,)
+    args = [make_input('float64', (3, 7), domain='mixed', seed=18),
+            make_input('int64', (4,), domain='wrap:7', seed=19)]
+    check_program(f, args)

@@ -13,7 +13,7 @@ import contextlib
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ..errors import user_location
+from ..errors import DataDependentError, user_location
 from ..ir.graph import make_node
 from .elementwise import loop_dtypes, where
 from .externs import extern_call
@@ -297,9 +297,9 @@ def put(a, ind, v, mode="raise"):
     repeated to the number of indices (nothing happens when ``v`` is empty, as in NumPy)."""
     if mode != "raise":
         unsupported(f"np.put with mode={mode!r}")
-    if not isinstance(a, Proxy):
-        raise TypeError(f"np.put: the array updated must be an argument or an array made in "
-                        f"the function (at {user_location()})")
+    if not isinstance(a, Proxy):        # a NumPy constant of the trace (np.arange(5))
+        raise DataDependentError(f"np.put: traced indices or values cannot be written into a "
+                                 f"NumPy array (at {user_location()})")
     ind, vals = (ravel(asproxy(np.asarray(u) if isinstance(u, (list, tuple)) else u))
                  for u in (ind, v))
     ni, nv = ind.shape[0], vals.shape[0]

@@ -110,7 +110,7 @@ def op_construct(gen, env, names):
         op = "+" if v.dtype.kind != "b" else "*"
         return f"{{0}} {op} np.arange({{0}}.shape[-1])", (a,)
     if k == "linspace":
-        lo, hi = r.choice([0.0, -1.0, 0.5, 2.0], 2)
+        lo, hi = (float(x) for x in r.choice([0.0, -1.0, 0.5, 2.0], 2))
         end = ", endpoint=False" if r.random() < 0.3 else ""
         ldt = ", dtype=np.float32" if r.random() < 0.2 else ""
         ls = f"np.linspace({lo!r}, {hi!r}, {{0}}.shape[-1]{end}{ldt})"
