@@ -14,6 +14,7 @@ import sympy
 
 from .cexpr import ExprRenderer, cindex, ctype, lanes_itemsize
 from ..ir.loopir import STATUS, Gather, Load, Scalar, Stage, index_vars, walk
+from .matvec import MatvecWriter
 from .reductions import CHUNKS, ReductionWriter, combine, init_value
 from .sizes import _c, _chunk_bounds, _hint, _prod, _tile_bounds, _tiles
 
@@ -24,7 +25,7 @@ COLUMN_CHUNKS = 8    # at most this many parallel chunks of the reduced axis in 
 ROW_UNROLL = 4       # rows of the reduced axis per pass over a column reduction's accumulators
 
 
-class KernelWriter(ReductionWriter):
+class KernelWriter(ReductionWriter, MatvecWriter):
     """Renders one kernel (``render``) in the layout of its form (``_form_<form>``)."""
 
     # ------------------------------------------------------------ entry
@@ -79,23 +80,34 @@ class KernelWriter(ReductionWriter):
     # ------------------------------------------------------------ forms
     def _form_nest(self):
         w, k = self.w, self.k
+        if k.columns:
+            self._form_nest_columns()
+            return
         n = len(k.outer)
         if k.parallel:
             w.line(self.omp(n, max(_prod(s.domain[n:]) for s in k.stages)))
         for axis, size in enumerate(k.outer):
             w.line(f"for (int64_t i{axis} = 0; i{axis} < {_c(size)}; ++i{axis})")
         with w.indent("{"):
-            for arr, (dtype, size) in self.scratch.items():
-                if isinstance(size, int):
-                    w.line(f"{ctype(dtype)} {arr}[{size}];   // computed once, read by later stages")
-                    continue
-                w.line(f"static thread_local std::vector<{ctype(dtype)}> {arr}_v;   // computed once, read by later stages")
-                w.line(f"if ((int64_t){arr}_v.size() < {_c(size)}) {arr}_v.resize({_c(size)});")
-                w.line(f"{ctype(dtype)}* {arr} = {arr}_v.data();")
-            for s in self.units:
-                if s.kind == "reduction" and s.name in self.locals:
-                    w.line(f"{ctype(self.p.buffers[s.name].dtype)} {self.locals[s.name]};")
-                self.stage(s, list(range(n, len(s.domain))), {})
+            self._nest_row(n)
+
+    def _nest_row(self, n: int):
+        """The body of a nest kernel's outer loops: its scratch rows, then each stage's inner
+        loops (column stages, summed over the rows, are not among them: ``_column_update``)."""
+        w = self.w
+        for arr, (dtype, size) in self.scratch.items():
+            if isinstance(size, int):
+                w.line(f"{ctype(dtype)} {arr}[{size}];   // computed once, read by later stages")
+                continue
+            w.line(f"static thread_local std::vector<{ctype(dtype)}> {arr}_v;   // computed once, read by later stages")
+            w.line(f"if ((int64_t){arr}_v.size() < {_c(size)}) {arr}_v.resize({_c(size)});")
+            w.line(f"{ctype(dtype)}* {arr} = {arr}_v.data();")
+        for s in self.units:
+            if s.name in self.k.columns:
+                continue
+            if s.kind == "reduction" and s.name in self.locals:
+                w.line(f"{ctype(self.p.buffers[s.name].dtype)} {self.locals[s.name]};")
+            self.stage(s, list(range(n, len(s.domain))), {})
 
     def _form_tiled(self):
         (s,) = self.k.stages

@@ -20,6 +20,8 @@ from .reuse import group_siblings, reuse_plan
 from .sizes import _c, _prod
 from .writer import CodeWriter, omp_parallel_for
 
+CHAINS = 4           # independent accumulators of an unrolled vector reduction (a power of 2)
+
 
 class LoopWriter:
     """A kernel's C++ under construction (``self.w``): its loops, vector and scalar."""
@@ -55,7 +57,7 @@ class LoopWriter:
             s.body, var, self.p.buffers, self.locals)
 
     def loops(self, s: Stage, axes, ranges, emit, parallel=False, allow_vector=True,
-              declared_lanes=False, block=0):
+              declared_lanes=False, block=0, chains=None):
         """Nested loops over ``axes``; the innermost is a vector loop when possible."""
         w = self.w
         if not axes:
@@ -75,12 +77,15 @@ class LoopWriter:
             if vector and not declared_lanes:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
             self.vector_loop(s, inner, lo, hi, emit, var, vector=vector,
-                             parallel=parallel and not outer, block=block)
+                             parallel=parallel and not outer, block=block, chains=chains)
 
-    def vector_loop(self, s, axis, lo, hi, emit, var, vector=None, parallel=False, block=0):
+    def vector_loop(self, s, axis, lo, hi, emit, var, vector=None, parallel=False, block=0,
+                    chains=None):
         """for i = lo..hi: vector iterations of L lanes, then a scalar tail. With ``block``,
         the vector iterations run in blocks of that many elements, each accumulating into a
-        fresh ``vblk`` that is added to ``vacc`` after the block."""
+        fresh ``vblk`` that is added to ``vacc`` after the block. ``chains``: (the vector
+        accumulator ``emit`` updates, its initial value, how two combine): the vector
+        iterations then feed CHAINS independent copies of it in turn (``unrolled``)."""
         w = self.w
         if vector is None:
             vector = self.can_vectorize(s, var)
@@ -96,16 +101,22 @@ class LoopWriter:
                 with w.indent(f"for (int64_t {i}_b = {lo}; {i}_b < {i}_end; {i}_b += {block} * L) {{"):
                     w.line(f"auto vblk = {_vtype(s.body.dtype)}::broadcast({_zero(s.body.dtype)});")
                     w.line(f"const int64_t {i}_be = std::min<int64_t>({i}_b + {block} * L, {i}_end);")
-                    with w.indent(f"for (int64_t {i} = {i}_b; {i} < {i}_be; {i} += L) {{"):
-                        r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,
-                                         self.reuse.get(s.name))
-                        emit(r, r(s.body), True)
+                    if chains:
+                        self.unrolled(s, i, f"{i}_b", f"{i}_be", emit, var,
+                                      ("vblk", _zero(s.body.dtype), chains[2]))
+                    else:
+                        with w.indent(f"for (int64_t {i} = {i}_b; {i} < {i}_be; {i} += L) {{"):
+                            r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,
+                                             self.reuse.get(s.name))
+                            emit(r, r(s.body), True)
                     # compensated (Kahan) sum of the block sums; not across infinities
                     w.line("auto y = vblk - vcomp;")
                     w.line("auto t = vacc + y;")
                     w.line(f"vcomp = ccg::select(ccg::isfinite(t), (t - vacc) - y, "
                            f"{_vtype(s.body.dtype)}::broadcast({_zero(s.body.dtype)}));")
                     w.line("vacc = t;")
+            elif chains:
+                self.unrolled(s, i, lo, f"{i}_end", emit, var, chains)
             else:
                 with w.indent(f"for (int64_t {i} = {lo}; {i} < {i}_end; {i} += L) {{"):
                     r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,
@@ -118,6 +129,35 @@ class LoopWriter:
         with w.indent(f"for (int64_t {i} = {lo}; {i} < {hi}; ++{i}) {{"):
             r = ExprRenderer(w, self.p.buffers, self.locals, reuse=self.reuse.get(s.name))
             emit(r, r(s.body), False)
+
+
+    def unrolled(self, s, i, lo, end, emit, var, chains):
+        """Vector iterations [lo, end) (a multiple of L) CHAINS at a time, iteration u of each
+        group into copy u of the accumulator (``emit`` updates ``acc``: inside iteration u
+        that name is a reference to copy u), so the adds of one iteration do not wait for
+        those of the previous one; the leftover iterations go into ``acc``, then the copies
+        are combined pairwise into it."""
+        w = self.w
+        acc, init, comb = chains
+        vt = _vtype(s.body.dtype)
+        copies = [acc] + [f"{acc}{u}" for u in range(1, CHAINS)]
+        w.line(f"auto {', '.join(f'{c} = {vt}::broadcast({init})' for c in copies[1:])};")
+        w.line(f"int64_t {i}_u = {lo};")
+        with w.indent(f"for (; {i}_u + {CHAINS} * L <= {end}; {i}_u += {CHAINS} * L) {{"):
+            for u, c in enumerate(copies):
+                with w.indent("{"):
+                    w.line(f"const int64_t {i} = {i}_u{f' + {u} * L' if u else ''};")
+                    if u:
+                        w.line(f"auto& {acc} = {c};")
+                    r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,
+                                     self.reuse.get(s.name))
+                    emit(r, r(s.body), True)
+        with w.indent(f"for (int64_t {i} = {i}_u; {i} < {end}; {i} += L) {{"):
+            r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var, self.reuse.get(s.name))
+            emit(r, r(s.body), True)
+        while len(copies) > 1:
+            copies = [comb.format(a, b) for a, b in zip(copies[::2], copies[1::2])]
+        w.line(f"{acc} = {copies[0]};")
 
 
 def _zero(dtype) -> str:

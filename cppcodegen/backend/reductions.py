@@ -13,9 +13,10 @@ import numpy as np
 import sympy
 
 from .cexpr import BOOL, ExprRenderer, ctype, lanes_itemsize, linear_coefficient, literal
-from ..ir.loopir import Load, Stage, index_vars, walk
+from ..ir.loopir import Load, Op, Stage, index_vars, walk
 from .loops import _vtype, _zero
 from .counts import CountWriter
+from .reuse import EXPENSIVE
 from .segments import SegmentWriter
 from .sizes import _c, _chunk_bounds
 
@@ -109,8 +110,13 @@ class ReductionWriter(SegmentWriter, CountWriter):
                     w.line(f"{target_v} = {combine(kind, s.body.dtype, True).format(target_v, value)};")
                 else:
                     w.line(f"acc = {combine(kind, s.body.dtype, row=row).format('acc', value)};")
+            # cheap float sums (a dot product): several accumulators in turn, so an add does
+            # not wait for the one before it (an expensive body is not bound by the adds)
+            cheap = not any(isinstance(e, Op) and e.name in EXPENSIVE for e in walk(s.body))
+            chains = (target_v, init_value(kind, s.body.dtype), combine(kind, s.body.dtype, True)
+                      ) if vec and kind == "sum" and s.body.dtype.kind == "f" and cheap else None
             self.loops(s, axes, ranges, update, parallel=False, allow_vector=vec,
-                       declared_lanes=vec, block=block)
+                       declared_lanes=vec, block=block, chains=chains)
             if block:     # the block sums' compensation too, float32 lanes in double
                 cv = "ccg::convert<double>" if wide else ""
                 total = f"ccg::reduce_add({cv}(vacc) - {cv}(vcomp))"

@@ -41,3 +41,15 @@ def omp_parallel_for(collapse: int = 1, work: int = 1 << 14) -> str:
     return (f"#pragma omp parallel for schedule(dynamic, {chunk})"
             + (f" collapse({collapse})" if collapse > 1 else ""))
 
+
+
+def omp_parallel() -> str:
+    """A parallel region whose loops are shared out by ``omp_for`` (one team start for
+    several loops)."""
+    return "#pragma omp parallel"
+
+
+def omp_for(chunk: int | None = None) -> str:
+    """A loop of the enclosing parallel region: dynamic chunks of ``chunk`` iterations, or
+    equal contiguous ranges (static) without it; a barrier follows the loop."""
+    return f"#pragma omp for schedule({'static' if chunk is None else f'dynamic, {chunk}'})"

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..config import Options
 from ..ir.loopir import Gather, Load, LoopProgram, Op, Stage, control_reads, index_vars, walk
+from .matvec import fuse_columns
 
 VECTOR_DTYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "int32", "int64", "bool"))
 COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
@@ -33,6 +34,7 @@ class Kernel:
     parallel: bool = False
     parallel_if: str = ""          # symbolic sizes: the C++ condition for running in parallel
     regions: tuple = ()            # form 'control': the kernels of each body of its stage
+    columns: tuple = ()            # form 'nest': stages summed over its rows (passes/matvec.py)
 
     def describe(self) -> str:
         return f"{self.name}: {self.form} outer={list(self.outer)} stages={[s.name for s in self.stages]}"
@@ -130,7 +132,7 @@ def _group(program, stages, opts, counter) -> list:
             kernels[-1].stages.append(stage)
         else:
             kernels.append(_new_kernel(stage, next(counter), program))
-    return kernels
+    return fuse_columns(kernels) if opts.fuse else kernels
 
 
 def _finish(program, top, opts):
@@ -173,7 +175,7 @@ def _choose_locals(program: LoopProgram, kernels: list):
         for s in k.stages:
             buf = program.buffers[s.name]
             if s.kind == "reduction" and buf.role == "temp" and readers.get(s.name, set()) <= {id(k)} \
-                    and s.name not in gathered:
+                    and s.name not in gathered and s.name not in k.columns:
                 k.locals.add(s.name)
 
 

@@ -1,0 +1,84 @@
+"""Row and column reductions of one matrix in one pass (matrix-vector programs).
+
+In: the kernels of one region, in order (from ``schedule._group``). Out: the same list where
+a 'column' kernel (a sum over axis 0 of a 2-D domain: ``r @ A``, ``A.T @ r``) next to a
+'nest' kernel over the rows of the same matrix (``A @ p``, a row's dot product) is merged
+into that nest kernel as one of its ``columns``: each row of the matrix, read once, feeds
+the row's stages and then the column accumulators, so the matrix crosses memory once
+instead of twice (mvt, bicg, atax: ``(A @ x) @ A`` reads the row's dot product, which the
+nest has just computed, as the row's weight).
+
+The merged kernel runs its rows in fixed chunks (their number depends on the sizes only);
+each chunk sums its rows' contributions into its own partial row in row order, and the
+partial rows are added in chunk order: the result does not depend on the thread count.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.loopir import Gather, Load, index_vars, walk
+
+FUSABLE_DTYPES = "fiu"
+
+
+def fuse_columns(kernels: list) -> list:
+    """Merge each fusable column kernel into the nest kernel beside it (see module doc)."""
+    out: list = []
+    for k in kernels:
+        merged = _merge(out[-1], k) if out else None
+        if merged is not None:
+            out[-1] = merged
+        else:
+            out.append(k)
+    return out
+
+
+def _loads(stage):
+    return [e for e in walk(stage.body) if isinstance(e, Load)] if stage.body is not None else []
+
+
+def _column_stage(k):
+    if k.form != "column" or len(k.stages) != 1:
+        return None
+    s = k.stages[0]
+    if (len(s.domain) != 2 or tuple(s.reduce_axes) != (0,) or s.reduction != "sum"
+            or s.store is not None or s.body.dtype.kind not in FUSABLE_DTYPES
+            or s.body.dtype == np.bool_ or any(isinstance(e, Gather) for e in walk(s.body))):
+        return None
+    return s
+
+
+def _merge(first, second):
+    """Merge the column kernel among (first, second) into the nest kernel (the other one);
+    ``first`` runs before ``second``. Returns the merged nest kernel, or None."""
+    if first.form == "nest" and _column_stage(second) is not None:
+        nest, col, col_after = first, second, True
+    elif second.form == "nest" and _column_stage(first) is not None:
+        nest, col, col_after = second, first, False
+    else:
+        return None
+    s = col.stages[0]
+    if len(nest.outer) != 1 or nest.outer[0] != s.domain[0]:
+        return None
+    if any(st.store is not None or st.kind not in ("pointwise", "reduction") for st in nest.stages):
+        return None
+    if any(ld.buf in nest.columns for ld in _loads(s)):
+        return None         # another column sum of the nest: complete only after the rows
+    mine = {m.name for st in nest.stages for m in (st.members or (st,))} - set(nest.columns)
+    i0, i1 = index_vars(2)
+    # the point of it: both read one matrix along its rows, the same way
+    nest_reads = {(ld.buf, tuple(ld.index)) for st in nest.stages for ld in _loads(st)
+                  if not isinstance(ld, Gather) and len(st.domain) == 2}
+    if not any((ld.buf, tuple(ld.index)) in nest_reads for ld in _loads(s)
+               if ld.buf not in mine and len(ld.index) == 2 and ld.index[0] == i0):
+        return None
+    if col_after:
+        # the column may read what the nest computed for the current row only
+        for ld in _loads(s):
+            if ld.buf in mine and (not ld.index or ld.index[0] != i0):
+                return None
+    elif any(ld.buf == s.name for st in nest.stages for ld in _loads(st)):
+        return None         # the nest needs the whole column sum first
+    nest.columns = tuple(nest.columns) + (s.name,)
+    nest.stages.append(s)   # rendered after the row's stages either way
+    return nest
