@@ -27,11 +27,7 @@ PAIR = (0, 2)          # program i gets a twin when i % 5 in PAIR: ~17 per chunk
 KNOWN_PATTERNS = {}
 # compile errors of known bugs (substring of Outcome.signature() -> regression test); such
 # failures are reported as warnings, not test failures
-KNOWN_ERRORS = {
-    # np.arange/np.linspace of sizes known when tracing are NumPy constants: a traced index
-    # into one, or a traced value assigned into one (or into its zeros_like), is refused
-    "error:DataDependentError": "test_zeros_like_of_a_constant_arange_filled_by_a_mask",
-}
+KNOWN_ERRORS = {}
 # single programs of this seed that hit other known bugs (wrong values) -> regression test
 KNOWN = {}
 

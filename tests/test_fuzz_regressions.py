@@ -434,10 +434,9 @@ def test_mask_of_leading_axes_assigned_rows_of_another_array():
     check_program(f, args)
 
 
-# -- limitation: np.arange / np.linspace with sizes known when tracing are NumPy constants,
-# and np.zeros_like of such a constant is a NumPy array too: assigning traced values into
-# it raises DataDependentError (a refusal, never a wrong value). (seed 1 #453)
-@pytest.mark.xfail(strict=True, reason="np.zeros_like of a trace constant is a NumPy array")
+# -- fixed: np.arange / np.linspace with sizes known when tracing were NumPy constants, and
+# np.zeros_like of such a constant a NumPy array too: assigning traced values into it raised
+# DataDependentError. They are traced constants now. (seed 1 #453)
 def test_zeros_like_of_a_constant_arange_filled_by_a_mask():
     def f(x0, x1):
         v0 = np.arange(x0.shape[0])
@@ -449,7 +448,6 @@ def test_zeros_like_of_a_constant_arange_filled_by_a_mask():
 
 
 # (seed 20240 #357: the same root, a gather from a constant np.linspace with a traced index)
-@pytest.mark.xfail(strict=True, reason="np.linspace of a static size is a NumPy constant")
 def test_gather_from_a_constant_linspace():
     def f(x0, x1):
         v0 = np.linspace(-1.0, 2.0, x0.shape[-1])

@@ -155,7 +155,7 @@ def arange(*args, original, **kwargs):
     """With a symbolic bound (a size, a loop variable): an iota expression (int64);
     otherwise NumPy's own result, a constant of the trace."""
     if not any(is_dim(a) or isinstance(a, Proxy) for a in args):
-        return original(*args, **kwargs)
+        return asproxy(original(*args, **kwargs))     # traced: indexable by traced values
     if kwargs.get("dtype") is not None or len(args) > 3:
         unsupported("np.arange with a symbolic bound and dtype=")
     sh = symbolic()
@@ -178,7 +178,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     scalar ends or a symbolic count; NumPy's own result when everything is concrete."""
     traced = [isinstance(v, Proxy) for v in (start, stop)]
     if not any(traced) and not is_dim(num) and not isinstance(num, Proxy):
-        return original(start, stop, num, endpoint, retstep, dtype, axis, **kw)
+        out = original(start, stop, num, endpoint, retstep, dtype, axis, **kw)
+        return (asproxy(out[0]), out[1]) if retstep else asproxy(out)
     if axis != 0 or any(isinstance(v, Proxy) and v.ndim for v in (start, stop)):
         unsupported("np.linspace of array ends or with axis= on traced values")
     n = _dim(num, "np.linspace")
