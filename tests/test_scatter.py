@@ -175,3 +175,20 @@ def test_scatter_in_a_loop_body_stores_in_place():
     src = cppcodegen.explain(isort, x).source
     body = src.split("while (true) {")[1].split("\n      }\n")[0]
     assert "_store_at(" in body and "_copy(" not in body        # no copy of the array
+
+
+def test_add_at_broadcasts_values_against_a_2d_index_as_documented():
+    """np.add.at(t, idx, v) with idx of shape (2, 5) and v of shape (5,): every element of
+    the broadcast v is added (NumPy 2.4's own ufunc.at gets this wrong: it adds v once, or
+    uninitialized memory), so the reference broadcasts v explicitly."""
+    def f(t, idx, v):
+        t = t.copy()
+        np.add.at(t, idx, v)
+        return t
+
+    t = np.linspace(-1.0, 1.0, 5).astype(np.float32)
+    idx = np.array([[0, 1, 0, 2, 0], [0, 2, 0, 0, 1]])
+    v = np.array([-5.0, 0.0, -3.0, 0.5, 0.25], np.float32)
+    want = t.copy()
+    np.add.at(want, idx, np.broadcast_to(v, idx.shape).copy())
+    np.testing.assert_allclose(cppcodegen.compile(f)(t, idx, v), want, rtol=1e-6)

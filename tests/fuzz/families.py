@@ -231,6 +231,12 @@ def op_scatter(gen, env, names, oob=False):
         op = str(r.choice(["+", "*"] if kind != "b" else ["|", "&"]))
         return f"{init}; {{t}}[{{1}}] {op}= {val}", args
     uf = str(r.choice(["add", "add", "subtract", "multiply"]))
+    if b is not None and np.ndim(env[i]) > 1 and np.shape(env[b]) != tshape:
+        # NumPy's ufunc.at broadcasts a value array against a multi-dimensional index wrongly
+        # (numpy 2.4: np.add.at(t, idx of shape (2, 5), v of shape (5,)) adds v once, or adds
+        # uninitialized memory: 1e21), so the oracle would be wrong: a scalar value instead
+        val, _ = _value_for(gen, env, [], (), kind)
+        args = (a, i)
     return f"{init}; np.{uf}.at({{t}}, {{1}}, {val})", args
 
 
