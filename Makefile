@@ -1,6 +1,6 @@
 # make test   -- install what the tests need, then run them
 # make bench  -- install what the benchmarks need, run the workload suite, rewrite README's table
-# make bench-quick -- small sizes, peers only on the core set, sum_all and loop_dot (a smoke test)
+# make bench-quick -- small sizes, each suite's quick workloads, peers only on those and the core set (a smoke test)
 # make bench-loops -- only the loop workloads (tag loop), rewrite README's loop section
 PYTHON ?= python3
 PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
