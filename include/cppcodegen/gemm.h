@@ -376,19 +376,36 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
 
 }  // namespace gemm_detail
 
+namespace gemm_detail {
+// nthreads <= 0: OpenMP's current default (omp_get_max_threads()).
+inline int threads_or_default(int nthreads) {
+#ifdef _OPENMP
+  return nthreads > 0 ? nthreads : omp_get_max_threads();
+#else
+  (void)nthreads;
+  return 1;
+#endif
+}
+
+// gemm() with the register tile of MR rows by NV vectors (the cache blocks of Shape<T>)
+template <class T, int MR, int NV>
+void gemm_tiled(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa,
+                const T* B, int64_t rsb, int64_t csb, T* C, int64_t rsc, int64_t csc,
+                int nthreads) {
+  using Sh = Shape<T>;
+  gemm_blocked<T, MR, NV>(M, N, K, A, rsa, csa, B, rsb, csb, C, rsc, csc,
+                          {Sh::KC, Sh::MC, Sh::NC}, threads_or_default(nthreads));
+}
+}  // namespace gemm_detail
+
 // C = A @ B with element strides (see the top of this file); T is float or double.
 // nthreads <= 0: OpenMP's current default (omp_get_max_threads()).
 template <class T>
 void gemm(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa, const T* B,
           int64_t rsb, int64_t csb, T* C, int64_t rsc, int64_t csc, int nthreads = 0) {
   using Sh = gemm_detail::Shape<T>;
-#ifdef _OPENMP
-  if (nthreads <= 0) nthreads = omp_get_max_threads();
-#else
-  nthreads = 1;
-#endif
-  gemm_detail::gemm_blocked<T, Sh::MR, Sh::NV>(M, N, K, A, rsa, csa, B, rsb, csb, C, rsc, csc,
-                                                {Sh::KC, Sh::MC, Sh::NC}, nthreads);
+  gemm_detail::gemm_tiled<T, Sh::MR, Sh::NV>(M, N, K, A, rsa, csa, B, rsb, csb, C, rsc, csc,
+                                             nthreads);
 }
 
 namespace gemm_detail {
@@ -412,15 +429,9 @@ void gemm_sized(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_
                 int nthreads = 0) {
 #if defined(CCG_HAVE_AVX512)
   if constexpr (gemm_detail::wide_tile_pays<T>(MM, NN)) {
-    using Sh = gemm_detail::Shape<T>;
     using W = gemm_detail::WideShape<T>;
-#ifdef _OPENMP
-    if (nthreads <= 0) nthreads = omp_get_max_threads();
-#else
-    nthreads = 1;
-#endif
-    gemm_detail::gemm_blocked<T, W::MR, W::NV>(M, N, K, A, rsa, csa, B, rsb, csb, C, rsc, csc,
-                                                {Sh::KC, Sh::MC, Sh::NC}, nthreads);
+    gemm_detail::gemm_tiled<T, W::MR, W::NV>(M, N, K, A, rsa, csa, B, rsb, csb, C, rsc, csc,
+                                             nthreads);
   } else {  // (an else: the other tile is not instantiated)
     gemm<T>(M, N, K, A, rsa, csa, B, rsb, csb, C, rsc, csc, nthreads);
   }
