@@ -59,12 +59,7 @@ def _run_steps(fns, steps):
             if st[0] == "call":
                 fns[st[1]](*cargs)
             elif len(st) > 4 and st[4]:     # nothing after it reads it: any shape it returns
-                out = values[st[3]]
-                got = st[1].result(*[values[p] for p in st[2]], like=out)
-                if got.shape == out.shape:  # the traced shape: in its buffer, as always
-                    np.copyto(out, got, casting="unsafe")
-                else:
-                    values[st[3]] = got
+                values[st[3]] = st[1].any_shape(*[values[p] for p in st[2]], out=values[st[3]])
             else:
                 st[1](*[values[p] for p in st[2]], out=values[st[3]])
     return run

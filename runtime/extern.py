@@ -87,30 +87,33 @@ class ExternCall:
     def __reduce__(self):
         return (ExternCall, (self.func, self.args, self.kwargs, self.item, self.writes_out))
 
-    def result(self, *arrays, like):
-        """The call's result as an array of ``like``'s dtype and rank, in any shape (an output
-        nothing else reads: a returned ``x[mask]`` whose count changed)."""
-        if self.writes_out:
-            self(*arrays, out=like)
-            return like
+    def _compute(self, arrays):
+        """The function's result (the picked item of a tuple), NumPy's warnings silenced."""
         with np.errstate(all="ignore"):
             result = self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays))
-        if self.item is not None:
-            result = result[self.item]
-        result = np.asarray(result)
-        if result.ndim != like.ndim:
+        return result if self.item is None else result[self.item]
+
+    def any_shape(self, *arrays, out):
+        """The call into ``out`` when the result has its shape, else the result as a new array
+        of ``out``'s dtype (an output nothing else reads: a returned ``x[mask]`` whose count
+        changed); returns the array holding it."""
+        if self.writes_out:
+            self(*arrays, out=out)
+            return out
+        result = np.asarray(self._compute(arrays))
+        if result.shape == out.shape:
+            np.copyto(out, result, casting="unsafe")
+            return out
+        if result.ndim != out.ndim:
             raise ShapeChanged(f"{self.name} returned {result.ndim} dimensions where "
-                               f"{like.ndim} were traced")
-        return result.astype(like.dtype, copy=False)
+                               f"{out.ndim} were traced")
+        return result.astype(out.dtype, copy=False)
 
     def __call__(self, *arrays, out):
         if self.writes_out:
             self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays), out=out)
             return
-        with np.errstate(all="ignore"):
-            result = self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays))
-        if self.item is not None:
-            result = result[self.item]
+        result = self._compute(arrays)
         if np.shape(result) != out.shape:
             raise ShapeChanged(
                 f"{self.name} returned shape {np.shape(result)} where {out.shape} was traced: "
