@@ -107,16 +107,25 @@ def _traced_ints(index):
     return new if isinstance(index, tuple) else new[0]
 
 
-def getitem(a: Proxy, index):
-    if _is_advanced(index):
-        return advanced_getitem(a, index)
+def _basic_or_checked(a: Proxy, index):
+    """(``_basic_index(a, index)``, None), or (None, the index with its loop-variable ints
+    traced) where a loop index makes the basic index undecidable (``_traced_ints``)."""
     try:
-        spec, out_shape, sliced_shape, _ = _basic_index(a, index)
+        return _basic_index(a, index), None
     except Exception as e:
         traced = _traced_ints(index) if loop_dependent(e) else None
         if traced is None:
             raise
+        return None, traced
+
+
+def getitem(a: Proxy, index):
+    if _is_advanced(index):
+        return advanced_getitem(a, index)
+    basic, traced = _basic_or_checked(a, index)
+    if basic is None:
         return advanced_getitem(a, traced)
+    spec, out_shape, sliced_shape, _ = basic
     node = a.node
     if any(s != (0, 1, n) for s, n in zip(spec, a.shape)):
         node = make_node("slice", (node,), sliced_shape, a.dtype, user_location(), spec=tuple(spec))
@@ -355,13 +364,10 @@ def setitem(a: Proxy, index, value):
         unsupported("np.newaxis in an assignment index")
     if _same_view(a, index, value):     # `x[i, :k] += v` stores x[i, :k] back into itself
         return
-    try:
-        spec, region, _, ints = _basic_index(a, index)
-    except Exception as e:
-        traced = _traced_ints(index) if loop_dependent(e) else None
-        if traced is None:
-            raise
+    basic, traced = _basic_or_checked(a, index)
+    if basic is None:
         return _scatter(a, traced, value)
+    spec, region, _, ints = basic
     v = as_node(value)
     want = canon_shape(region)
     if not broadcasts_to(v.shape, want):

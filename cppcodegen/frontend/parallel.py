@@ -37,10 +37,7 @@ def parallel_roles(region, loop, has_test: bool, where: str) -> tuple:
     if _draws(region):
         raise TraceError(f"the prange loop at {where} draws random numbers: their order "
                          "would depend on the threads (use range for this loop)")
-    users: dict = {}
-    for n in region.nodes:
-        for i in n.inputs:
-            users.setdefault(id(i), []).append(n)
+    users = _readers(region)
     slots = [s for s, t in zip(loop.slots, loop.types) if t is not None]
     roles = []
     for slot, p, r in zip(slots, region.params, region.results):
@@ -97,10 +94,7 @@ def _through(p, r, readers):
     roles = set()
     for name in names:
         region = node.attr(name)
-        users: dict = {}
-        for n in region.nodes:
-            for i in n.inputs:
-                users.setdefault(id(i), []).append(n)
+        users = _readers(region)
         inner = region.params[k]
         roles.add(_role(inner, region.results[k], users.get(id(inner), [])))
     roles.discard(("shared",))
@@ -114,6 +108,15 @@ def _through(p, r, readers):
     if role[0] == "reduce" and readers == [node]:
         return role
     return None
+
+
+def _readers(region) -> dict:
+    """id(node) -> the nodes of ``region`` that read it."""
+    users: dict = {}
+    for n in region.nodes:
+        for i in n.inputs:
+            users.setdefault(id(i), []).append(n)
+    return users
 
 
 def _draws(region) -> bool:

@@ -50,10 +50,10 @@ class ControlLowering:
             roles = node.attr("parallel", None)
             body, tests = self._lower_region(node.attr("body"), carry, roles=roles,
                                              where=node.where)
+            step = node.attr("step")
             control = {"var": node.attr("var"), "start": node.attr("start"),
-                       "stop": node.attr("stop"), "step": node.attr("step"),
-                       "up": node.attr("up", None) if node.attr("up", None) is not None
-                       else node.attr("step") > 0,
+                       "stop": node.attr("stop"), "step": step,
+                       "up": node.attr("up", None) if not isinstance(step, int) else step > 0,
                        "test": tests[0] if tests else None}
             names = node.attr("bounds", ())     # bounds from array values: their buffers
             if names:
