@@ -22,8 +22,8 @@ Error scales (``magnitude``): a product's rounding error grows with the sum of |
 with |result| (cancellation), so the check scales each element by the same expression
 evaluated on |inputs|.
 
-``python -m benchmarks.linalg_workloads [--full] [NAME ...]`` checks that the compiled
-function, the Numba and the JAX versions agree with NumPy.
+``python -m benchmarks.run --tag linalg --quick --repeat 1 --no-dask`` runs every system on them and
+checks each result against the function as written before timing it (as ``make bench`` does).
 """
 from __future__ import annotations
 
@@ -287,44 +287,3 @@ NOTE = ("Matrix products and the programs around them. NumPy runs the function a
 
 SUITE = Suite(tag="linalg", title="Linear algebra workloads", note=NOTE,
               workloads=LINALG_WORKLOADS, quick=QUICK, numba=numba_impls, jax=jax_impls)
-
-
-# ----------------------------------------------------------------------------- self-check
-def _self_check(quick=True, names=None) -> int:
-    import time
-
-    import cppcodegen
-    from benchmarks.measure import check
-    from benchmarks.workloads import as_tuple
-
-    nb = numba_impls()
-    failures = 0
-    for name, wl in LINALG_WORKLOADS.items():
-        if names and name not in names:
-            continue
-        inputs = wl.inputs(quick)
-        ref = as_tuple(wl.fn(*inputs))
-        mag = wl.magnitude(inputs, ref) if wl.magnitude else None
-        compiled = cppcodegen.compile(wl.fn)
-        peers = {"cppcodegen": lambda: as_tuple(compiled(*inputs)),
-                 "numba": lambda: as_tuple(nb[name](*inputs))}
-        line = [f"{name} ({'quick' if quick else 'full'} {wl.size(quick)})"]
-        for peer, run in peers.items():
-            try:
-                t0 = time.perf_counter()
-                got = run()
-                ok, msg = check(got, ref, mag)
-                line.append(f"{peer} {'ok' if ok else 'WRONG'} {time.perf_counter() - t0:.2f}s"
-                            + ("" if ok else f": {msg}"))
-                failures += not ok
-            except Exception as e:      # report, keep going
-                failures += 1
-                line.append(f"{peer} FAILED {type(e).__name__}: {str(e)[:200]}")
-        print("; ".join(line), flush=True)
-    return failures
-
-
-if __name__ == "__main__":
-    import sys
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    sys.exit(1 if _self_check(quick="--full" not in sys.argv, names=args or None) else 0)

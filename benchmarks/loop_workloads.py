@@ -22,9 +22,8 @@ function loops in Python, which torch.compile would unroll, so that peer skips t
 and NumPy versions from it, and the report puts them in a section of their own (``make
 bench-loops`` runs only them).
 
-``python -m benchmarks.loop_workloads [--full] [NAME ...]`` checks, for every workload, that the
-function as written, its vectorized twin, the Numba version and the JAX version agree
-(benchmarks.measure.check).
+``python -m benchmarks.run --tag loop --quick --repeat 1 --no-dask`` runs every system on them and
+checks each result against the function as written before timing it (as ``make bench`` does).
 
 Notes: reference outputs come from ``wl.fn`` (plain CPython loops: about 1.5 s for loop_dot at
 10**7), so a full run spends a while computing references. Numba returns Python floats, which
@@ -470,56 +469,6 @@ def jax_impls() -> dict:
     return {"loop_dot": dot, "loop_drawdown": drawdown, "loop_syrk": syrk,
             "loop_jacobi": jacobi, "loop_power": power, "thomas": thomas_,
             "lut_gather": lut, "poisson_while": poisson}
-
-
-# ----------------------------------------------------------------------------- self-check
-def _self_check(quick=True, names=None) -> int:
-    import time
-
-    from benchmarks.measure import check
-    from benchmarks.workloads import as_tuple
-
-    nb = numba_impls()
-    jx = jax_impls()
-    import jax
-    failures = 0
-    for name, wl in LOOP_WORKLOADS.items():
-        if names and name not in names:
-            continue
-        inputs = wl.inputs(quick)
-        pristine = [np.copy(a) for a in inputs]
-        t0 = time.perf_counter()
-        ref = as_tuple(wl.fn(*inputs))
-        t_ref = time.perf_counter() - t0
-        assert all(np.array_equal(a, p) for a, p in zip(inputs, pristine)), f"{name} mutated inputs"
-        mag = wl.magnitude(inputs, ref) if wl.magnitude else None
-        peers = {
-            "numpy-vectorized": lambda: as_tuple(NUMPY_VECTORIZED.get(name, wl.fn)(*inputs)),
-            "numba": lambda: as_tuple(nb[name](*inputs)),
-            "jax": lambda: as_tuple(jax.tree_util.tree_map(
-                np.asarray, jax.jit(jx[name])(*[jax.device_put(a) for a in inputs]))),
-        }
-        line = [f"{name} ({'quick' if quick else 'full'} {wl.size(quick)}): plain {t_ref:.2f}s"]
-        for peer, run in peers.items():
-            try:
-                t0 = time.perf_counter()
-                got = run()
-                ok, msg = check(got, ref, mag)
-                exact = all(np.array_equal(g, r) for g, r in zip(got, ref))
-                line.append(f"{peer} {'ok' if ok else 'WRONG'}{' (bit-equal)' if exact else ''}"
-                            f" {time.perf_counter() - t0:.2f}s" + ("" if ok else f": {msg}"))
-                failures += not ok
-            except Exception as e:      # report, keep going
-                failures += 1
-                line.append(f"{peer} FAILED {type(e).__name__}: {str(e)[:200]}")
-        print("; ".join(line), flush=True)
-    return failures
-
-
-if __name__ == "__main__":
-    import sys
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    sys.exit(1 if _self_check(quick="--full" not in sys.argv, names=args or None) else 0)
 
 
 SUITE = Suite(tag="loop", title="Loop workloads", note=NOTE, workloads=LOOP_WORKLOADS,

@@ -29,8 +29,8 @@ The workloads:
   ``np.abs(np.exp(1j * a) * z + np.conj(z) ** 2)``.
 
 Every function leaves its inputs unchanged. Inputs have fixed seeds.
-``python -m benchmarks.program_workloads [--full] [NAME ...]`` checks that the function as
-written, its vectorized twin, the Numba version, the JAX version and cppcodegen agree.
+``python -m benchmarks.run --tag program --quick --repeat 1 --no-dask`` runs every system on them and
+checks each result against the function as written before timing it (as ``make bench`` does).
 """
 from __future__ import annotations
 
@@ -306,66 +306,3 @@ NOTE = ("NumPy programs from sparse algebra, statistics and complex arithmetic, 
 
 SUITE = Suite(tag="program", title="Program workloads", note=NOTE, workloads=PROGRAM_WORKLOADS,
               quick=QUICK, numpy_vectorized=NUMPY_VECTORIZED, numba=numba_impls, jax=jax_impls)
-
-
-# ----------------------------------------------------------------------------- self-check
-def _self_check(quick=True, names=None) -> int:
-    import time
-
-    import cppcodegen
-    from benchmarks.measure import check
-    from benchmarks.workloads import as_tuple
-
-    nb = numba_impls()
-    jx = jax_impls()
-    import jax
-    failures = 0
-    for name, wl in PROGRAM_WORKLOADS.items():
-        if names and name not in names:
-            continue
-        inputs = wl.inputs(quick)
-        pristine = [np.copy(a) for a in inputs]
-        t0 = time.perf_counter()
-        ref = as_tuple(wl.fn(*inputs))
-        t_ref = time.perf_counter() - t0
-        assert all(np.array_equal(a, p, equal_nan=True) for a, p in zip(inputs, pristine)), \
-            f"{name} mutated inputs"
-        mag = wl.magnitude(inputs, ref) if wl.magnitude else None
-        compiled = cppcodegen.compile(wl.fn)
-        peers = {
-            "cppcodegen": lambda: as_tuple(compiled(*inputs)),
-            "numpy-vectorized": lambda: as_tuple(NUMPY_VECTORIZED.get(name, wl.fn)(*inputs)),
-            "numba": (lambda: as_tuple(nb[name](*inputs))) if name in nb else None,
-            "jax": lambda: as_tuple(jax.tree_util.tree_map(
-                np.asarray, jax.jit(jx[name], static_argnums=_jax_static(name))(
-                    *[jax.device_put(a) if isinstance(a, np.ndarray) else a
-                      for a in inputs]))),
-        }
-        line = [f"{name} ({'quick' if quick else 'full'} {wl.size(quick)}): plain {t_ref:.2f}s"]
-        for peer, run in peers.items():
-            if run is None:
-                continue
-            try:
-                t0 = time.perf_counter()
-                got = run()
-                ok, msg = check(got, ref, mag)
-                exact = all(np.array_equal(g, r) for g, r in zip(got, ref))
-                line.append(f"{peer} {'ok' if ok else 'WRONG'}{' (bit-equal)' if exact else ''}"
-                            f" {time.perf_counter() - t0:.2f}s" + ("" if ok else f": {msg}"))
-                failures += not ok
-            except Exception as e:      # report, keep going
-                failures += 1
-                line.append(f"{peer} FAILED {type(e).__name__}: {str(e)[:300]}")
-        print("; ".join(line), flush=True)
-    return failures
-
-
-def _jax_static(name):
-    # Python ints that fix shapes or trip counts
-    return {"hist_loop": (3,), "mandelbrot_masked": (1,), "mandelbrot_points": (1,)}.get(name, ())
-
-
-if __name__ == "__main__":
-    import sys
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    sys.exit(1 if _self_check(quick="--full" not in sys.argv, names=args or None) else 0)
