@@ -57,7 +57,8 @@ if __package__ in (None, ""):
     __package__ = "tests.fuzz"
 
 from . import loops  # noqa: E402
-from .oracle import K_RUNS, SAFETY, Perturber, _leaves, compare_leaf, perturbed_source  # noqa: E402
+from .oracle import (K_RUNS, SAFETY, Perturber, _arrays, _copy, _leaves, _run,  # noqa: E402
+                     compare_leaf, perturbed_source)
 
 OK = ("ok", "ok-raise", "known-type")
 FAIL = ("mismatch", "error", "no-raise", "raise-mismatch", "crash", "timeout", "twin-invalid")
@@ -85,28 +86,6 @@ def load_module(src, tag="m"):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
-
-
-def _copy(args):
-    out = []
-    for a in args:
-        if isinstance(a, np.ndarray):
-            c = a.copy()
-            c.flags.writeable = a.flags.writeable
-            a = c
-        out.append(a)
-    return out
-
-
-def _arrays(args):
-    return [a for a in args if isinstance(a, np.ndarray)]
-
-
-def _run(fn, args):
-    copies = _copy(args)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*copies), _arrays(copies)
 
 
 def _same(a, b):
