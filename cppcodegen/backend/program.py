@@ -165,20 +165,8 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
                       if sub.form != "control" and _reads_scalar(sub, n)]
         return ["    " + line for line in lines]
 
-    if s.kind == "for" and c.get("bounds"):   # bounds read from array values, at the start
-        out.append("{")
-        out += [f"const int64_t {sym} = {buf}[0];" for sym, buf in c["bounds"]]
-    if s.kind == "for" and c.get("parallel") is not None:
-        out += prange_lines(program, k, body)
-    elif s.kind == "for":
-        var, step = c["var"], cindex(c["step"])
-        cmp = "<" if c["up"] else ">"
-        out.append(f"for ({var} = {cindex(c['start'])}; {var} {cmp} {cindex(c['stop'])}; "
-                   f"{var} += {step}) {{")
-        out += body(k.regions[0])
-        if c.get("test"):
-            out.append(f"    if (!{c['test']}[0]) break;   // break")
-        out.append("}")
+    if s.kind == "for":
+        out += _for_lines(program, k, body)
     elif s.kind == "while":
         out.append("while (true) {")
         out += body(k.regions[0])
@@ -191,9 +179,26 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
         out.append("} else {")
         out += body(k.regions[1])
         out.append("}")
-    if s.kind == "for" and c.get("bounds"):
-        out.append("}")
     return out
+
+
+def _for_lines(program: LoopProgram, k: Kernel, body) -> list:
+    """A ``for``: a C++ for loop, or a prange's blocks on the threads (``prange.py``); in a
+    block of its own that first reads its bounds computed from array values, if any."""
+    c = k.stages[0].control
+    if c.get("parallel") is not None:
+        out = prange_lines(program, k, body)
+    else:
+        var, cmp = c["var"], "<" if c["up"] else ">"
+        out = [f"for ({var} = {cindex(c['start'])}; {var} {cmp} {cindex(c['stop'])}; "
+               f"{var} += {cindex(c['step'])}) {{", *body(k.regions[0])]
+        if c.get("test"):
+            out.append(f"    if (!{c['test']}[0]) break;   // break")
+        out.append("}")
+    if not c.get("bounds"):
+        return out
+    return (["{"] + [f"const int64_t {sym} = {buf}[0];   // a bound from array values"
+                     for sym, buf in c["bounds"]] + out + ["}"])
 
 
 def _free_outputs(steps, used) -> list:
