@@ -6,7 +6,20 @@ entry points into the pooled buffers (fewer fresh pages to fault in on every cal
 """
 from __future__ import annotations
 
+from .cexpr import cindex
 from ..ir.loopir import Load, LoopProgram, index_vars, walk
+
+
+def element_count(shape) -> str:
+    """C++ for the number of elements of ``shape`` ("1" for a 0-d one)."""
+    return " * ".join(f"({cindex(d)})" for d in shape) or "1"
+
+
+def scratch_lines(t: str, name: str, count: str, note: str) -> list:
+    """C++ declaring ``name``: a heap array of ``count`` (at least one) elements of C type
+    ``t``, freed at the end of the enclosing block (its storage is ``name_mem``)."""
+    return [f"std::vector<unsigned char> {name}_mem(sizeof({t}) * std::max<int64_t>({count}, 1));",
+            f"{t}* {name} = reinterpret_cast<{t}*>({name}_mem.data());   // {note}"]
 
 
 def share_temporaries(program: LoopProgram, kernels: list) -> dict:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cexpr import cindex, ctype
+from .memory import element_count, scratch_lines
 from ..ir.loopir import LoopProgram, control_reads
 from ..passes.schedule import Kernel, all_kernels
 
@@ -69,15 +70,13 @@ def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
     loopvars = sorted(_loopvars(k.regions[0]))
     trip = (f"({cindex(c['stop'])} - ccg_lo + ({step}) - 1) / ({step})" if c["up"] else
             f"(ccg_lo - ({cindex(c['stop'])}) - ({step}) - 1) / (-({step}))")
-    out = [f"{{   // prange: blocks of iterations on the threads",
+    out = ["{   // prange: blocks of iterations on the threads",
            f"    const int64_t ccg_lo = {cindex(c['start'])};",
            f"    const int64_t ccg_trip = std::max<int64_t>({trip}, 0);",
            f"    const int64_t ccg_nb = std::min<int64_t>(ccg_trip, {BLOCKS});"]
     for b in sorted(reduce):
-        t = ctype(program.buffers[b].dtype)
-        out.append(f"    std::vector<unsigned char> ccg_partmem_{b}(sizeof({t}) * "
-                   "std::max<int64_t>(ccg_nb, 1));")
-        out.append(f"    {t}* const ccg_part_{b} = reinterpret_cast<{t}*>(ccg_partmem_{b}.data());")
+        out += ["    " + line for line in scratch_lines(
+            ctype(program.buffers[b].dtype), f"ccg_part_{b}", "ccg_nb", "each block's result")]
     for b in sorted(set(reduce) | set(last)):
         t = ctype(program.buffers[b].dtype)
         out.append(f"    {t}* const ccg_shared_{b} = {b};")
@@ -91,10 +90,7 @@ def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
             inner.append(f"{t} ccg_own_{b}{{}};")
             inner.append(f"{t}* {b} = &ccg_own_{b};   // this thread's")
             continue
-        size = " * ".join(f"({cindex(d)})" for d in buf.shape)
-        inner.append(f"std::vector<unsigned char> ccg_own_{b}(sizeof({t}) * "
-                     f"std::max<int64_t>({size}, 1));")
-        inner.append(f"{t}* {b} = reinterpret_cast<{t}*>(ccg_own_{b}.data());   // this thread's")
+        inner += scratch_lines(t, b, element_count(buf.shape), "this thread's")
     for v in loopvars:
         inner.append(f"int64_t {v} = 0;   // this thread's")
     inner.append("#pragma omp for schedule(static)")
@@ -111,8 +107,7 @@ def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
     if last:
         inner.append("    if (ccg_b == ccg_nb - 1) {   // the last iteration's values")
         for b in last:
-            buf = program.buffers[b]
-            size = " * ".join(f"({cindex(d)})" for d in buf.shape) or "1"
+            size = element_count(program.buffers[b].shape)
             inner.append(f"        std::copy({b}, {b} + ({size}), ccg_shared_{b});")
         inner.append("    }")
     inner.append("}")
@@ -120,7 +115,7 @@ def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
     out.append("    }")
     for b, op in sorted(reduce.items()):
         acc = f"ccg_shared_{b}[0]"
-        out.append(f"    for (int64_t ccg_b = 0; ccg_b < ccg_nb; ++ccg_b)   // in block order")
+        out.append("    for (int64_t ccg_b = 0; ccg_b < ccg_nb; ++ccg_b)   // in block order")
         out.append(f"        {acc} = {_COMBINE[op].format(a=acc, b=f'ccg_part_{b}[ccg_b]')};")
     out.append("}")
     return out

@@ -17,7 +17,7 @@ from .dedup import _canonical, _structure
 from .gemmgen import GemmWriter
 from ..ir.loopir import Load, LoopProgram, Scalar, control_reads, walk
 from .kernels import KernelWriter
-from .memory import share_temporaries
+from .memory import element_count, scratch_lines, share_temporaries
 from .prange import prange_lines
 from ..passes.schedule import Kernel, all_kernels
 from .sizes import HINTS
@@ -152,11 +152,8 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
         lines = []
         for buf in _locals_written(program, kernels):
             b = program.buffers[buf]
-            t = ctype(b.dtype)
-            size = " * ".join(f"({cindex(d)})" for d in b.shape) or "1"
-            lines.append(f"std::vector<unsigned char> {buf}_mem(sizeof({t}) * "
-                         f"std::max<int64_t>({size}, 1));   // allocated per iteration")
-            lines.append(f"{t}* {buf} = reinterpret_cast<{t}*>({buf}_mem.data());")
+            lines += scratch_lines(ctype(b.dtype), buf, element_count(b.shape),
+                                   "allocated per iteration")
         for sub in kernels:
             if sub.form == "extern":
                 raise AssertionError("a NumPy call inside a compiled loop")
