@@ -50,6 +50,7 @@ class KernelWriter(ReductionWriter, MatvecWriter):
         out += [(name, "const int64_t") for name, _ in self.p.counters if name in scalars]
         out += [(name, "const int64_t") for name in self.p.sizes]   # symbolic sizes/strides
         out += [(name, "const int64_t") for name in self.p.loopvars]    # induction variables
+        out += [(name, "const int64_t") for name in self.p.datavars]    # data slices' bounds
         return out
 
     def render(self) -> str:

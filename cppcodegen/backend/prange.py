@@ -136,5 +136,11 @@ def _written(program: LoopProgram, kernels) -> list:
 
 
 def _loopvars(kernels) -> set:
-    return {k.stages[0].control["var"] for k in all_kernels(kernels)
-            if k.form == "control" and k.stages[0].kind == "for"}
+    """The induction variables and data symbols the kernels set: each thread has its own."""
+    out = set()
+    for k in all_kernels(kernels):
+        if k.form == "control" and k.stages[0].kind == "for":
+            out.add(k.stages[0].control["var"])
+        elif k.form == "control" and k.stages[0].kind == "bind":
+            out |= {sym for sym, _ in k.stages[0].control["bounds"]}
+    return out

@@ -130,6 +130,8 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                     w.line(f"{t}* {n} = static_cast<{t}*>({pool}_);   // {pool}'s memory, reused")
                 for n in program.loopvars:
                     w.line(f"int64_t {n} = 0;   // a loop's induction variable")
+                for n in program.datavars:
+                    w.line(f"int64_t {n} = 0;   // a slice's start or length from array values")
                 for n, _ in program.counters:
                     w.line(f"int64_t {n} = 0;   // draws of a random op in a loop so far")
                 for c in calls:
@@ -149,20 +151,24 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
     out = [f"// {s.kind} at {s.where or 'no source line'} (graph {s.nodes})"]
 
     def body(kernels) -> list:
-        lines = []
-        for buf in _locals_written(program, kernels):
-            b = program.buffers[buf]
-            lines += scratch_lines(ctype(b.dtype), buf, element_count(b.shape),
-                                   "allocated per iteration")
+        lines, made = [], set()
         for sub in kernels:
             if sub.form == "extern":
                 raise AssertionError("a NumPy call inside a compiled loop")
+            for buf in _locals_written(program, [sub]):     # (after the binds of its size)
+                if buf not in made:
+                    made.add(buf)
+                    b = program.buffers[buf]
+                    lines += scratch_lines(ctype(b.dtype), buf, element_count(b.shape),
+                                           "allocated per iteration")
             lines += _control_lines(program, sub, call) if sub.form == "control" else [call(sub)]
             lines += [f"{n} += {cindex(size)};" for n, size in program.counters
                       if sub.form != "control" and _reads_scalar(sub, n)]
         return ["    " + line for line in lines]
 
-    if s.kind == "for":
+    if s.kind == "bind":        # a slice's start or length from array values
+        out += [f"{sym} = {buf}[0];" for sym, buf in c["bounds"]]
+    elif s.kind == "for":
         out += _for_lines(program, k, body)
     elif s.kind == "while":
         out.append("while (true) {")

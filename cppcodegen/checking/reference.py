@@ -167,6 +167,9 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
         return np.broadcast_to(vals[0], _shape(node.shape, sizes))
     if op == "slice":
         return vals[0][_slice(node.attr("spec"), sizes)]
+    if op == "bind":            # a data slice's start or length (frontend/dataslice.py)
+        sizes[node.attr("sym")] = int(vals[0])
+        return vals[0]
     if op == "reduce":
         kind, axes = node.attr("kind"), node.attr("axes")
         if kind in ("argmax", "argmin"):

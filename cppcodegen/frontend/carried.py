@@ -145,6 +145,7 @@ class Carried:
                 self.slots.append(_Slot(name=name, init=value))
                 self.types.append(t)
         self.free = ()              # outer nodes the regions read
+        self.views = []             # names of views only updated in place: not carried
         self.never = False          # a while-condition False before any iteration
         self.made = {}              # every node made in the regions (id -> node)
 
@@ -220,6 +221,10 @@ class Carried:
         try:
             extra = fn()
             state = self.get()
+            for s in self.views:
+                if state[self._index(s)] is not s.init:
+                    raise Unroll(self.where, f"variable '{s.name}' is a view updated in place "
+                                 "and bound to another array in the loop or branch")
             values = []
             for s in self.slots:
                 v = s.proxy if s.proxy is not None else state[self._index(s)]
@@ -250,9 +255,17 @@ class Carried:
             if is_cond and never:
                 self.never = True
                 return []
-            fresh = {id(s.placeholder) for s in self.slots
+            fresh = {id(s.placeholder): s for s in self.slots
                      if s.placeholder is not None and isinstance(s.init, Proxy)}
-            if any(id(proxy) in fresh for proxy, _ in updated):
+            hit = [fresh[id(proxy)] for proxy, _ in updated if id(proxy) in fresh]
+            if hit and all(s.init._base is not None for s in hit):
+                for s in hit:           # `row /= m` of a view: the name stays bound to the
+                    if s in self.slots:             # view, which updates the array it views
+                        k = self.slots.index(s)
+                        del self.slots[k], self.types[k]
+                        self.views.append(s)
+                return None
+            if hit:
                 raise Unroll(self.where, "an array is updated in place through a name that "
                              "the loop binds to another array")
             # arrays made before the construct and updated in it: carried from now on

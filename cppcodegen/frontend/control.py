@@ -300,6 +300,11 @@ def _trace_captured(trace, fn, captured, ops, specs, args, saved):
                 log.debug("loop at %s unrolled: %s", u.where, u.reason)
                 ops.unroll[u.where] = u.reason
                 continue
+            except Exception as e:      # in a loop Python ran: say why it was not compiled
+                for where, reason in ops.unroll.items():
+                    e.add_note(f"(the loop at {where} runs in Python while tracing, as it "
+                               f"could not be compiled as a loop: {reason})")
+                raise
             finally:                # a loop may have made a shape environment: drop it
                 shapes = sys.modules.get(_SHAPES)
                 if shapes is not None:

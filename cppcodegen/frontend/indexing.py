@@ -19,6 +19,7 @@ from .elementwise import loop_dtypes, where
 from .externs import extern_call
 from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, copy_of, own,
                     Proxy, unsupported, update, view_of, wrap)
+from .dataslice import data_slice, is_data_bound
 from .iteration import size_proxy, value_size
 from .selection import is_selection, same_value, Selection
 from .sizes import (broadcast_sizes, canon_shape, fit, is_dim, loop_dependent, symbolic,
@@ -28,7 +29,8 @@ from .views import ravel, reshape, transpose
 
 def _basic_index(a: Proxy, index):
     """Normalize a basic index: per input dim (start, step, length) (an int index is
-    (i, 1, 1) and listed in ``ints``), the result shape, the sliced shape."""
+    (i, 1, 1) and listed in ``ints``), the result shape, the sliced shape, and the ``bind``
+    nodes of slices with bounds from array values (``dataslice.py``)."""
     if not isinstance(index, tuple):
         index = (index,)
     index = tuple(_value_bounds(ix) for ix in index)
@@ -48,11 +50,20 @@ def _basic_index(a: Proxy, index):
     pos = index.index(Ellipsis)
     index = index[:pos] + (slice(None),) * (a.ndim - n_real) + index[pos + 1:]
     spec, out_shape, sliced_shape, ints, dim = [], [], [], [], 0
+    binds = ()
     for ix in index:
         if ix is None:
             out_shape.append(1)
             continue
         size = a.node.shape[dim]
+        if isinstance(ix, slice) and any(is_data_bound(b) for b in (ix.start, ix.stop)):
+            sp, more = data_slice(ix, size, dim)
+            spec.append(sp)
+            out_shape.append(sp[2])
+            sliced_shape.append(sp[2])
+            binds += more
+            dim += 1
+            continue
         if not isinstance(size, int) or is_dim(ix) or (isinstance(ix, slice) and any(
                 is_dim(b) for b in (ix.start, ix.stop))):     # a loop's index: symbolic
             spec.append(symbolic_index(ix, size, dim))
@@ -79,12 +90,14 @@ def _basic_index(a: Proxy, index):
             sliced_shape.append(1)
             ints.append(dim)
         dim += 1
-    return spec, out_shape, sliced_shape, ints
+    return spec, out_shape, sliced_shape, ints, binds
 
 
 def _value_bounds(ix):
-    """A slice whose bounds are integer arguments (``x[:n]``): bounds as value symbols."""
-    if isinstance(ix, slice) and any(isinstance(b, Proxy) for b in (ix.start, ix.stop)):
+    """A slice whose bounds are integer arguments (``x[:n]``): bounds as value symbols (bounds
+    from array values stay as they are: ``dataslice.py``)."""
+    if isinstance(ix, slice) and any(isinstance(b, Proxy) for b in (ix.start, ix.stop)) and \
+            not any(is_data_bound(b) for b in (ix.start, ix.stop)):
         return slice(*(symbolic().SymInt(value_size(b)) if isinstance(b, Proxy) else b
                        for b in (ix.start, ix.stop)), ix.step)
     return ix
@@ -125,10 +138,10 @@ def getitem(a: Proxy, index):
     basic, traced = _basic_or_checked(a, index)
     if basic is None:
         return advanced_getitem(a, traced)
-    spec, out_shape, sliced_shape, _ = basic
+    spec, out_shape, sliced_shape, _, binds = basic
     node = a.node
     if any(s != (0, 1, n) for s, n in zip(spec, a.shape)):
-        node = make_node("slice", (node,), sliced_shape, a.dtype, user_location(), spec=tuple(spec))
+        node = make_node("slice", (node,) + binds, sliced_shape, a.dtype, user_location(), spec=tuple(spec))
     parts = index if isinstance(index, tuple) else (index,)
     if not out_shape and not any(ix is Ellipsis for ix in parts):    # x[i, j]: a scalar,
         r = reshape(wrap(own(node)), ())        # a copy of the element (not a view)
@@ -367,7 +380,7 @@ def setitem(a: Proxy, index, value):
     basic, traced = _basic_or_checked(a, index)
     if basic is None:
         return _scatter(a, traced, value)
-    spec, region, _, ints = basic
+    spec, region, _, ints, binds = basic
     v = as_node(value)
     want = canon_shape(region)
     if not broadcasts_to(v.shape, want):
@@ -378,7 +391,7 @@ def setitem(a: Proxy, index, value):
         v = make_node("cast", (v,), v.shape, a.dtype, user_location()) if v.op != "const" else \
             cast_node(v, a.dtype)
     spec = tuple(("i", s[0]) if d in ints else ("s",) + tuple(s) for d, s in enumerate(spec))
-    update(a, make_node("setitem", (a.node, v), a.shape, a.dtype, user_location(),
+    update(a, make_node("setitem", (a.node, v) + binds, a.shape, a.dtype, user_location(),
                          spec=spec, region=tuple(region)))
 
 

@@ -50,7 +50,7 @@ def size_value(a, bound: bool = False):
     if isinstance(a, (bool, np.bool_, int, np.integer)):
         return int(a)
     if isinstance(a, Proxy):
-        if bound and _int_expr(a.node) is None:
+        if bound and int_expr(a.node) is None:
             return data_size(a)
         return value_size(a)
     return _shapes().canon(a)
@@ -77,7 +77,7 @@ def value_size(p: Proxy):
     """A traced int used as a size: a size expression (``x.shape[0] - 1`` carried as a value),
     or an integer argument's value symbol (``v1``: read from the argument at each call, so one
     build serves every trip count; facts the trace decides about it are guarded)."""
-    expr = _int_expr(p.node)
+    expr = int_expr(p.node)
     if expr is not None:
         return _shapes().canon(expr)
     raise DataDependentError(f"a size computed from array values is not supported yet (at "
@@ -90,7 +90,7 @@ _INT_OPS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
             "positive": lambda a: a, "floor_divide": lambda a, b: _shapes().floordiv(a, b)}
 
 
-def _int_expr(node):
+def int_expr(node):
     """The integer node as a sympy expression of sizes and integer arguments (``n - 1``,
     ``2 * k``), or None when it depends on array values."""
     if node.dtype.kind not in "iu":
@@ -107,7 +107,7 @@ def _int_expr(node):
         env.values[sym] = index
         return sym
     if node.op == "cast" or node.op in _INT_OPS:
-        args = [_int_expr(i) for i in node.inputs]
+        args = [int_expr(i) for i in node.inputs]
         if any(a is None for a in args):
             return None
         return args[0] if node.op == "cast" else _INT_OPS[node.op](*args)

@@ -306,8 +306,8 @@ def _unview(v: Node, below: Node, new: Node) -> Node:
         return make_node("transpose", (new,), below.shape, new.dtype, where, perm=inverse)
     if v.op == "slice":
         spec = tuple(("s",) + tuple(sp) for sp in v.attr("spec"))
-        return make_node("setitem", (below, new), below.shape, below.dtype, where, spec=spec,
-                         region=tuple(new.shape))
+        return make_node("setitem", (below, new) + v.inputs[1:], below.shape, below.dtype,
+                         where, spec=spec, region=tuple(new.shape))   # (+ its bind nodes)
     if v.op in ("real", "imag"):       # x.real / x.imag written: x with that part replaced
         new = cast_node(new, v.dtype)
         other = make_node("imag" if v.op == "real" else "real", (below,), below.shape, v.dtype,

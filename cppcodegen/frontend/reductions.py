@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ..errors import user_location
+from ..errors import DataDependentError, user_location
 from ..ir.graph import make_node
 from .creation import full_like
 from .elementwise import isclose, where
 from .externs import extern_call
 from .proxy import asproxy, cast, cast_node, own, Proxy, size_operand, unsupported, update, wrap
 from .selection import is_selection
-from .sizes import broadcast_sizes, same_size, symbolic
+from .sizes import broadcast_sizes, loop_dependent, same_size, symbolic
 from .views import reshape
 
 
@@ -31,12 +31,25 @@ def _axes(x, axis):
     return tuple(sorted(normalize_axis_tuple(axis, x.ndim)))
 
 
-def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None) -> Proxy:
+def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None,
+                 initial=False) -> Proxy:
+    """With ``initial`` (max/min combined with an initial value afterwards) the count may
+    be one known only at run time: an empty reduction gives the identity, then initial."""
     node = x.node
     out_shape = tuple(s for i, s in enumerate(x.node.shape) if i not in axes)
     count = _count(x, axes)
     if not isinstance(count, int) and kind in ("max", "min", "argmax", "argmin"):
-        count = 0 if symbolic().less(count, 1) else 1     # symbolic: decided now, guarded
+        try:
+            count = 0 if symbolic().less(count, 1) else 1     # symbolic: decided now, guarded
+        except Exception as e:
+            if not loop_dependent(e):
+                raise
+            if not initial:
+                raise DataDependentError(
+                    f"np.{kind} over {count} elements, a count known only at run time (at "
+                    f"{user_location()}): give initial= (NumPy's error for an empty array "
+                    "is not checked at run time yet)") from None
+            count = 1
     if count == 0 and kind in ("max", "min", "argmax", "argmin"):
         op = {"max": "maximum", "min": "minimum"}.get(kind)
         msg = (f"zero-size array to reduction operation {op} which has no identity" if op
@@ -95,7 +108,8 @@ def _reduce_fn(kind):
             dtype = probe(np.zeros(1, x.dtype), dtype=dtype).dtype
         elif kind in ("max", "min"):
             dtype = None
-        result = _reduce_node(x, kind, _axes(x, axis), bool(keepdims), dtype)
+        result = _reduce_node(x, kind, _axes(x, axis), bool(keepdims), dtype,
+                              initial=initial is not _NO_VALUE)
         if initial is not _NO_VALUE:            # cast to the reduction's dtype, as NumPy
             result = ufunc(result, cast(asproxy(initial), result.dtype))
         return result if out is None else _reduce_into(out, result, ufunc)

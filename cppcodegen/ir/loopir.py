@@ -153,7 +153,8 @@ class Stage:
     transposed: tuple = ()         # kind 'extern', a native matrix product: per arg, whether
                                    # it is read with its last two axes swapped (x @ w.T)
     control: dict | None = None    # kind 'for' | 'while' | 'if': bounds (for), the buffer of
-                                   # the condition (while, if) or of the go-on test (for)
+                                   # the condition (while, if) or of the go-on test (for);
+                                   # kind 'bind': ``bounds``, the data symbol it sets
     regions: tuple = ()            # ... and the stages of each body (if: then, else;
                                    # while: condition, body)
     binds: tuple = ()              # kind 'scatter' (x[idx] = v, np.add.at): (name, axis size,
@@ -188,6 +189,7 @@ class LoopProgram:
     hints: dict = field(default_factory=dict)   # size symbol -> value when traced (heuristics only)
     sizes: tuple = ()              # names of the size/stride symbols: int64 kernel arguments
     loopvars: tuple = ()           # names of the loops' induction variables (int64, local)
+    datavars: tuple = ()           # names of the data symbols bind stages set (int64, local)
     counters: tuple = ()           # (name, draws per run) of random ops in loops (int64, local)
 
     def mutated_args(self) -> tuple:
@@ -222,6 +224,8 @@ def _stage_lines(stages, indent) -> list:
 
 def _control_lines(s, indent) -> list:
     c = s.control
+    if s.kind == "bind":
+        return [f"{indent}bind {sym} = {buf}[]" for sym, buf in c["bounds"]]
     if s.kind == "for":
         head = f"for {c['var']} in range({c['start']}, {c['stop']}, {c['step']})"
         if c.get("test"):

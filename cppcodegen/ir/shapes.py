@@ -37,11 +37,13 @@ def value_symbol(index: int) -> sympy.Symbol:
     return sympy.Symbol(f"v{index}", integer=True)
 
 
-def data_symbol(k: int) -> sympy.Symbol:
+def data_symbol(k: int, nonnegative: bool = False) -> sympy.Symbol:
     """A loop bound computed from array values (``range(indptr[i], indptr[i + 1])``, a while
-    loop's counter): ``dv0``, ``dv1``, ...; C++ reads it from its buffer where the loop starts.
-    Nothing is known about it while tracing: facts that depend on it are ``LoopDependent``."""
-    return sympy.Symbol(f"dv{k}", integer=True)
+    loop's counter) or the start or length of a slice with such bounds (``nonnegative``):
+    ``dv0``, ``dv1``, ...; C++ reads it from its buffer where the loop starts (where the
+    slice's ``bind`` node runs). Nothing else is known about it while tracing: facts that
+    depend on it are ``LoopDependent``."""
+    return sympy.Symbol(f"dv{k}", integer=True, nonnegative=nonnegative or None)
 
 
 def loop_symbol(k: int) -> sympy.Symbol:
@@ -96,6 +98,7 @@ class ShapeEnv:
         self.retired: dict = {}           # the same, of loops already traced
         self.values: dict = {}            # value symbol -> the index of its argument
         self.data: dict = {}              # data symbol -> the graph node that computes it
+        self.slices: dict = {}            # a data slice's bounds -> its symbols (dataslice.py)
 
     def hint(self, expr) -> int:
         expr = canon(expr)

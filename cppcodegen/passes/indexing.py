@@ -130,7 +130,7 @@ def broadcast_index(idx, in_shape, out_shape) -> tuple:
 
 
 def view_index(node: Node, idx) -> tuple:
-    (src,) = node.inputs
+    src = node.inputs[0]         # (a slice with bounds from array values: then its binds)
     if node.op == "reshape":
         return reshape_index(idx, node.shape, src.shape)
     if node.op == "transpose":

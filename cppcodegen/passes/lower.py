@@ -250,6 +250,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         program.hints = dict(graph.hints)
         program.sizes = _size_symbols(self.buffers, self.stages)
         program.loopvars = _loop_symbols(self.stages)
+        program.datavars = _bound_symbols(self.stages)
         program.counters = tuple(self.counters.items())
         _check_stores(program)
         return program
@@ -278,6 +279,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
                 self.add_buffer(node, "constant", arg=node.attr("array").key)
             elif op in CONTROL_OPS:
                 self.lower_control(node)
+            elif op == "bind":
+                self.lower_bind(node)
             elif op == "loop_out":
                 self.buffer_of[id(node)] = self.carry_of[id(node.inputs[0])][node.attr("index")]
             elif op in ("reduce", "extern", "scan", "segment", "bincount") or \
@@ -289,7 +292,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
     def new_buffer(self, name, dtype, shape, role="temp", strides=None, arg=None):
         """A buffer; a temporary whose shape depends on an induction variable is allocated
         where it is computed, inside its loop (role 'local')."""
-        if role == "temp" and any(_loop_dependent(d) for d in shape):
+        if role == "temp" and any(_run_time(d) for d in shape):
             role = "local"
         strides = contiguous_strides(shape) if strides is None else strides
         self.buffers[name] = Buffer(name, dtype, tuple(shape), strides, role, arg)
@@ -336,8 +339,20 @@ def _size_symbols(buffers, stages) -> tuple:
     return tuple(sorted(names, key=lambda n: (n[0], int(n[1:].split("_")[0]), n)))
 
 
-def _loop_dependent(d) -> bool:
-    return any(s.name.startswith("lv") for s in getattr(d, "free_symbols", ()))
+def _run_time(d) -> bool:
+    """A size known only inside a loop: of its induction variable, or of array values."""
+    return any(s.name.startswith(("lv", "dv")) for s in getattr(d, "free_symbols", ()))
+
+
+def _bound_symbols(stages) -> tuple:
+    """Names of the data symbols the program's bind stages set (``lower_bind``)."""
+    out = []
+    for s in stages:
+        if s.kind == "bind":
+            out += [sym for sym, _ in s.control["bounds"]]
+        for region in s.regions:
+            out += _bound_symbols(region)
+    return tuple(out)
 
 
 def _loop_symbols(stages) -> tuple:

@@ -25,7 +25,7 @@ class AssignLowering:
         """where(idx in the assigned region, value at its region index, base at idx); with
         ``inside``, ``idx`` is known to be in the region: the value only."""
         eb, i64, b = self.eb, np.dtype(np.int64), np.dtype(bool)
-        base, value = node.inputs
+        base, value = node.inputs[:2]     # (then the bind nodes of its data slices)
         conds, vidx = [], []
 
         def compare(name, expr, k):
@@ -286,7 +286,7 @@ class AssignLowering:
 
     def _region(self, node: Node):
         """One assignment ``x[spec] = v`` on the argument: (domain, store index, value)."""
-        base, value = node.inputs
+        base, value = node.inputs[:2]     # (then the bind nodes of its data slices)
         nvars = index_vars(node.ndim)
         domain, store, vidx = [], [], []
         for d, sp in enumerate(node.attr("spec")):

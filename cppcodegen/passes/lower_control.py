@@ -10,6 +10,9 @@ overwritten, through a temporary otherwise). A ``loop_out`` node is its carry bu
 
 Buffers a region computes are allocated once per call when their shape does not depend on an
 induction variable, and inside the region otherwise (``Buffer.role == 'local'``).
+
+A ``bind`` node (a slice with bounds from array values) becomes a ``bind`` stage: the C++
+sets its data symbol from the value's buffer there, before the kernels that use it.
 """
 from __future__ import annotations
 
@@ -64,6 +67,14 @@ class ControlLowering:
                                             if buf is not None)
             regions = [body]
         return control, regions
+
+    def lower_bind(self, node):
+        """A data slice's start or length (``frontend/dataslice.py``): its value computed
+        into a buffer, and a ``bind`` stage after which kernels read it as a size symbol."""
+        buf = self.realize(node.inputs[0])
+        self.buffer_of[id(node)] = buf
+        self.stages.append(Stage("", "bind", (), None, nodes=self.names[id(node)],
+                                 where=node.where, control={"bounds": ((node.attr("sym"), buf),)}))
 
     def _carry_buffer(self, node, k, init) -> str:
         """The buffer of carried value ``k``: the buffer ``init`` is in, when nothing reads

@@ -1,0 +1,126 @@
+"""Slices whose bounds come from array values: ``vals[indptr[i]:indptr[i + 1]]`` in a loop.
+
+In: a slice of one axis (of size ``size``) with a bound computed from array values, inside a
+compiled loop. Out: the slice's (start, step, length) as *data symbols* (``dv<k>``, integers
+>= 0) and the ``bind`` nodes that define them. A bind node computes NumPy's clamped start and
+length of the slice from the traced bounds (a negative bound counts from the end, bounds past
+either end are clipped, a slice that runs backwards is empty), and the C++ sets the symbol
+where the bind runs, before anything that reads it; the slice (or setitem) node takes the
+bind nodes as trailing inputs, so they stay in the region and run first.
+
+The length of such a slice is known only at run time, so it is allowed only inside a compiled
+loop, where buffers of that length are allocated per iteration; outside one its size would be
+unknown to the caller's buffers, and the slice is refused with the reason.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DataDependentError, user_location
+from ..ir.graph import MADE, make_node
+from .proxy import as_node, Proxy, wrap
+from .sizes import is_dim, loop_dependent, symbolic
+
+
+def is_data_bound(b) -> bool:
+    """A slice bound computed from array values (not a size or an integer argument)."""
+    from .iteration import int_expr
+    return isinstance(b, Proxy) and int_expr(b.node) is None
+
+
+def data_slice(ix: slice, size, dim: int):
+    """((start, step, length), bind nodes) of slice ``ix`` on an axis of ``size``."""
+    from .iteration import _env
+    env = _env()
+    if not env.loops:
+        raise DataDependentError(
+            f"a slice with bounds computed from array values (at {user_location()}) has a "
+            "length known only at run time; this compiles inside a compiled for/while loop "
+            "(where its buffers are made per iteration), not outside one")
+    step = 1 if ix.step is None else ix.step
+    if not isinstance(step, (int, np.integer)) or isinstance(step, bool) or step <= 0:
+        raise DataDependentError(
+            f"a slice with bounds computed from array values and step {step!r} (at "
+            f"{user_location()}): only a positive int step is supported there")
+    step = int(step)
+    key = (_key(ix.start), _key(ix.stop), step)
+    region = MADE[-1] if MADE else None
+    for seen in env.slices.get(key, ()):    # vals[lo:hi] and cols[lo:hi]: one length, when
+        if seen[0] is region and _same_size(seen[1], size):     # the arrays' are equal
+            return seen[2], seen[3]
+    n = _as_int64(size, "axis size")
+    start = _clamp(ix.start, n, 0)
+    stop = _clamp(ix.stop, n, n)
+    length = np.maximum(stop - start, 0)
+    if step > 1:
+        length = (length + (step - 1)) // step
+    binds = []
+    out = []
+    for value in (start, length):
+        if not isinstance(value, Proxy):
+            out.append(int(value))
+            continue
+        sym = symbolic().data_symbol(len(env.data), nonnegative=True)
+        node = make_node("bind", (value.node,), (), np.dtype(np.int64), user_location(),
+                         sym=str(sym))
+        env.data[sym] = node
+        binds.append(node)
+        out.append(sym)
+    spec = (out[0], step, out[1])
+    env.slices.setdefault(key, []).append((region, size, spec, tuple(binds), ix))  # (ix: keeps
+    return spec, tuple(binds)                                           # the ids in key alive)
+
+
+def _same_size(a, b) -> bool:
+    """Sizes equal in this call (guarded, as broadcasting does), or False when undecidable."""
+    try:
+        return bool(symbolic().equal(a, b))
+    except Exception as e:
+        if loop_dependent(e):
+            return False
+        raise
+
+
+def _key(b):
+    """A bound as a key: equal for equal values (``indptr[i]`` written twice is one value)."""
+    if isinstance(b, Proxy):
+        return _structure(b.node, 0)
+    return ("value", str(getattr(b, "expr", b)))      # (an int, or a size's expression)
+
+
+_LEAVES = ("input", "const", "scalar", "size")      # the same attributes, the same value
+
+
+def _structure(node, depth):
+    """The node's value as a key: its op, attributes and operands' keys (the graph is pure,
+    so equal keys are equal values); a carried value or a deep chain by identity."""
+    if depth > 24 or (not node.inputs and node.op not in _LEAVES):
+        return ("id", id(node))
+    return (node.op, node.attrs, node.shape, str(node.dtype),
+            tuple(_structure(i, depth + 1) for i in node.inputs))
+
+
+def _as_int64(b, what):
+    """A bound or size as an int, or a traced int64 value."""
+    if isinstance(b, Proxy):
+        if b.dtype.kind not in "iub" or b.node.shape not in ((), (1,)):
+            raise TypeError(f"slice indices must be integers or None or have an __index__ "
+                            f"method (a {what} of dtype {b.dtype} at {user_location()})")
+        return b.reshape(()).astype(np.int64)
+    if is_dim(b):
+        from .iteration import size_proxy
+        return size_proxy(symbolic().canon(b))
+    return int(b)
+
+
+def _clamp(b, n, default):
+    """NumPy's start or stop of a slice with step > 0 on an axis of ``n``: a negative bound
+    counts from the end; the result is clipped to [0, n]."""
+    if b is None:
+        return default
+    v = _as_int64(b, "slice bound")
+    if not isinstance(v, Proxy) and not isinstance(n, Proxy):
+        return max(0, v + n) if v < 0 else min(v, n)
+    if not isinstance(v, Proxy):
+        v = wrap(as_node(np.int64(v)))
+    return np.where(v < 0, np.maximum(v + n, 0), np.minimum(v, n))

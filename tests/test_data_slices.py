@@ -1,0 +1,177 @@
+"""Slices whose bounds come from array values inside compiled loops (``vals[indptr[i]:
+indptr[i + 1]]``): NumPy's clamping of every bound, reads, stores and updates through them,
+loops over their length, prange; one build serves every matrix. Compared with Python."""
+import numpy as np
+import pytest
+
+import cppcodegen
+from cppcodegen import prange
+
+
+def spmv_rows(indptr, cols, vals, x):
+    n = indptr.shape[0] - 1
+    y = np.zeros(n)
+    for i in range(n):
+        lo, hi = indptr[i], indptr[i + 1]
+        y[i] = vals[lo:hi] @ x[cols[lo:hi]]
+    return y
+
+
+def spmv_rows_parallel(indptr, cols, vals, x):
+    n = indptr.shape[0] - 1
+    y = np.zeros(n)
+    for i in prange(n):
+        y[i] = np.dot(vals[indptr[i]:indptr[i + 1]], x[cols[indptr[i]:indptr[i + 1]]])
+    return y
+
+
+def _csr(n, seed):
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 7, n)
+    counts[::4] = 0                                     # empty rows
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    cols = rng.integers(0, n, indptr[-1]).astype(np.int64)
+    return indptr, cols, rng.standard_normal(indptr[-1]), rng.standard_normal(n)
+
+
+@pytest.mark.parametrize("fn", [spmv_rows, spmv_rows_parallel])
+def test_csr_rows_as_slices_one_build_for_every_matrix(fn):
+    f = cppcodegen.compile(fn)
+    for n, seed in ((30, 0), (30, 1), (5, 2), (1, 3)):
+        args = _csr(n, seed)
+        got = f(*args)
+        assert got.shape == (n,) and got.dtype == np.float64
+        np.testing.assert_allclose(got, spmv_rows(*args), rtol=1e-12, atol=1e-12)
+    assert "bind" in str(f.explain(*args).program)      # the slices' bounds: run-time values
+
+
+def test_a_column_out_of_range_raises_indexerror():
+    indptr, cols, vals, x = _csr(12, 4)
+    cols = cols.copy()
+    cols[-1] = 12
+    with pytest.raises(IndexError):
+        spmv_rows(indptr, cols, vals, x)
+    with pytest.raises(IndexError):
+        cppcodegen.compile(spmv_rows)(indptr, cols, vals, x)
+
+
+def segment_sums(a, lo, hi):
+    out = np.zeros(lo.shape[0], dtype=a.dtype)
+    for i in range(lo.shape[0]):
+        out[i] = a[lo[i]:hi[i]].sum()
+    return out
+
+
+def segment_sums_step(a, lo, hi):
+    out = np.zeros(lo.shape[0], dtype=a.dtype)
+    for i in range(lo.shape[0]):
+        out[i] = a[lo[i]:hi[i]:2].sum() + a[:hi[i]].max(initial=-1)
+    return out
+
+
+@pytest.mark.parametrize("fn", [segment_sums, segment_sums_step])
+def test_bounds_negative_past_either_end_and_backwards_clamp_as_numpy(fn):
+    rng = np.random.default_rng(5)
+    a = rng.integers(-50, 50, 11)
+    lo = rng.integers(-16, 16, 200)                     # negative, past the end, lo > hi
+    hi = rng.integers(-16, 16, 200)
+    got = cppcodegen.compile(fn)(a, lo, hi)
+    np.testing.assert_array_equal(got, fn(a, lo, hi))   # integers: exact
+
+
+def mixed_bounds(a, starts):
+    out = np.zeros(a.shape[0])
+    for i in range(a.shape[0]):
+        out[i] = a[starts[i]:i + 1].sum() + a[i:starts[i]].sum() * 10.0
+    return out
+
+
+def test_a_bound_from_values_with_a_loop_index():
+    a = np.arange(1.0, 9.0)
+    starts = np.array([0, 3, -2, 9, 1, 5, 5, -20], dtype=np.int32)
+    got = cppcodegen.compile(mixed_bounds)(a, starts)
+    np.testing.assert_array_equal(got, mixed_bounds(a, starts))
+
+
+def fill_segments(indptr, m):
+    out = np.zeros(m)
+    for i in range(indptr.shape[0] - 1):
+        out[indptr[i]:indptr[i + 1]] = i + 1.0
+        out[indptr[i]:indptr[i + 1]] += 0.5
+    return out
+
+
+def test_stores_and_updates_through_value_slices():
+    indptr = np.array([0, 2, 2, 5, 9, 9], dtype=np.int64)
+    got = cppcodegen.compile(fill_segments)(indptr, 12)
+    np.testing.assert_array_equal(got, fill_segments(indptr, 12))
+
+
+def row_loops(indptr, vals):
+    n = indptr.shape[0] - 1
+    out = np.zeros(n)
+    for i in range(n):
+        seg = vals[indptr[i]:indptr[i + 1]]
+        s = 0.0
+        for j in range(seg.shape[0]):                   # a loop over the slice's length
+            s += seg[j] * (j + 1)
+        out[i] = s
+    return out
+
+
+def test_a_loop_over_a_value_slices_length_sums_in_pythons_order():
+    indptr, _, vals, _ = _csr(25, 6)
+    got = cppcodegen.compile(row_loops)(indptr, vals)
+    np.testing.assert_array_equal(got, row_loops(indptr, vals))     # same order: bit-exact
+
+
+def normalized_rows(indptr, vals):
+    out = vals.copy()
+    for i in range(indptr.shape[0] - 1):
+        row = out[indptr[i]:indptr[i + 1]]
+        if row.shape[0] > 0:
+            row /= np.abs(row).max(initial=1e-300)
+    return out
+
+
+def row_max_without_initial(indptr, vals):
+    out = np.zeros(indptr.shape[0] - 1)
+    for i in range(indptr.shape[0] - 1):
+        out[i] = vals[indptr[i]:indptr[i + 1]].max()
+    return out
+
+
+def test_a_view_updated_in_place_and_a_branch_on_its_length():
+    indptr, _, vals, _ = _csr(20, 7)
+    got = cppcodegen.compile(normalized_rows)(indptr, vals)
+    np.testing.assert_allclose(got, normalized_rows(indptr, vals), rtol=1e-15)
+
+
+def test_a_max_over_a_run_time_length_needs_initial():
+    indptr = np.array([0, 2, 3], dtype=np.int64)
+    with pytest.raises(cppcodegen.DataDependentError, match="initial="):
+        cppcodegen.compile(row_max_without_initial)(indptr, np.ones(3))
+
+
+def test_the_reference_interpreter_runs_value_slices():
+    args = _csr(9, 8)
+    report = cppcodegen.check(spmv_rows, *args)
+    assert report.ok, report
+
+
+def outside_a_loop(a, b):
+    return a[b[0]:b[1]].sum()
+
+
+def float_bounds(a, b):
+    out = 0.0
+    for i in range(b.shape[0]):
+        out += a[b[i]:].sum()
+    return out
+
+
+def test_outside_a_loop_and_float_bounds_are_refused_clearly():
+    with pytest.raises(cppcodegen.DataDependentError, match="test_data_slices.py.*loop"):
+        cppcodegen.compile(outside_a_loop)(np.ones(5), np.array([1, 3]))
+    with pytest.raises(Exception, match="test_data_slices.py"):
+        cppcodegen.compile(float_bounds)(np.ones(5), np.array([1.0, 2.0]))
