@@ -329,6 +329,7 @@ class CompiledFunction:
         self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty
                            for p in self._sig.parameters.values())
         self._nargs = len(self._sig.parameters)
+        self._layout_key = signature.layout_key(self._nargs)
         functools.update_wrapper(self, fn)
 
     def _bind(self, args, kwargs):
@@ -347,13 +348,12 @@ class CompiledFunction:
         key = None
         if not kwargs and self._simple and len(args) == self._nargs:
             try:
-                key = tuple([(a.__class__, a.dtype, a.shape, a.strides) for a in args])
+                key = self._layout_key(*args)
             except AttributeError:
                 key = None
             else:
-                variant = self._fast.get(key)
-                if variant is not None:
-                    return variant(args)
+                if (fast := self._fast.get(key)) is not None:
+                    return fast(args)
         args = self._bind(args, kwargs)
         try:
             specs = signature.classify(args)
@@ -373,7 +373,7 @@ class CompiledFunction:
         if key is not None and not _value_sizes(variant):   # (the key holds no values)
             if len(self._fast) >= FAST_PATH_ENTRIES:
                 self._fast.clear()
-            self._fast[key] = variant
+            self._fast[key] = getattr(variant, "fast", variant)
         return variant(args)
 
     def _find_dynamic(self, specs, args):

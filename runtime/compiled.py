@@ -14,6 +14,7 @@ Outputs and temporaries come from the registered device hooks' output allocator
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,6 +66,16 @@ def _run_steps(fns, steps):
     return run
 
 
+def _from_buffer(ffi):
+    """``fb(array)``: a ``char[]`` cdata over the array's memory. cffi's own ``from_buffer``
+    minus its Python-level argument handling (a third of its cost), where the backend
+    function is there; the public method otherwise."""
+    backend = getattr(getattr(ffi, "_backend", None), "from_buffer", None)
+    if backend is None:
+        return ffi.from_buffer
+    return functools.partial(backend, ffi.typeof("char[]"))
+
+
 class CompiledVariant:
     """Runs one compiled specialization (fixed dtypes, shapes and layouts).
 
@@ -107,15 +118,21 @@ class CompiledVariant:
         self.single = out[1] if single and plan.args[out[1]][0] == "output" else None
         self.mutates = plan.mutates
         self.fallback = None        # the Python function, for calls it cannot run compiled
-        self.run = self._marshalling()
+        self.run, fast = self._marshalling()
+        # ``fast(args) -> result``: the whole call, for callers that found this variant by
+        # the arguments' layouts (CompiledFunction's fast path); one Python frame instead
+        # of three where nothing is written in place and no NumPy step runs between kernels
+        plain = type(self) is CompiledVariant and not self.mutates and self.multi is None
+        self.fast = fast if plain else self.__call__
 
     def _marshalling(self):
-        """``run(args) -> values``: marshal the arguments, run the entry point(s), return
-        every entry argument's value (arrays for buffers, None for scalars) in order. Written
-        once per variant as straight-line Python from ``steps``: a loop that branched on each
-        argument's kind cost about a microsecond per call, a third of a small kernel's call."""
+        """(``run(args) -> values``, ``fast(args) -> result``): marshal the arguments, run the
+        entry point(s), return every entry argument's value (arrays for buffers, None for
+        scalars) in order, or the function's result. Written once per variant as
+        straight-line Python from ``steps``: a loop that branched on each argument's kind
+        cost about a microsecond per call, a third of a small kernel's call."""
         lines, cargs, values = [], [], []
-        env = {"_device": _device, "fb": self.ffi.from_buffer, "cast": self.ffi.cast,
+        env = {"_device": _device, "fb": _from_buffer(self.ffi), "cast": self.ffi.cast,
                "fn": self.fn, "multi": self.multi, "size_env": self.size_env,
                "evaluate": sizes.evaluate, "rng": _random_args, "zeros": np.zeros,
                "failed": _index_error}
@@ -157,10 +174,19 @@ class CompiledVariant:
             values.append(v)
         call = (f"fn({', '.join(cargs)})" if self.multi is None else
                 f"multi([{', '.join(cargs)}], values)")
-        src = "\n    ".join(["def run(args):", "empty = _device.output_empty", *lines,
-                              f"values = [{', '.join(values)}]", call, *checks, "return values"])
+        if self.single is not None:
+            result = [f"out = v{self.single}", "return out if out.ndim else out[()]"]
+        else:
+            env["build"], env["outputs"] = _build, self.plan.outputs
+            result = ["return build(outputs, values, args)"]
+        head = ["empty = _device.output_empty", *lines]
+        listed = [f"values = [{', '.join(values)}]"]
+        src = "\n    ".join(["def run(args):", *head, *listed, call, *checks, "return values"])
+        if self.single is not None and self.multi is None:
+            listed = []             # one buffer is the result: no list of the values
+        src += "\n" + "\n    ".join(["def fast(args):", *head, *listed, call, *checks, *result])
         exec(compile(src, "<cppcodegen call>", "exec"), env)
-        return env["run"]
+        return env["run"], env["fast"]
 
     def overlapping(self, args) -> bool:
         """Are the arrays written in place overlapping any other array argument? Then the
