@@ -192,3 +192,46 @@ def test_add_at_broadcasts_values_against_a_2d_index_as_documented():
     want = t.copy()
     np.add.at(want, idx, np.broadcast_to(v, idx.shape).copy())
     np.testing.assert_allclose(cppcodegen.compile(f)(t, idx, v), want, rtol=1e-6)
+
+
+AT_CASES = [("maximum", "f8"), ("minimum", "f4"), ("fmax", "f8"), ("fmin", "f8"),
+            ("divide", "f8"), ("power", "f8"), ("maximum", "i4"), ("minimum", "i8"),
+            ("bitwise_or", "i8"), ("bitwise_xor", "u1"), ("bitwise_and", "i2"),
+            ("floor_divide", "i8"), ("remainder", "i4"), ("fmod", "f8"), ("left_shift", "i8"),
+            ("power", "i8"), ("subtract", "u2")]
+
+
+@pytest.mark.parametrize("name,dt", AT_CASES)
+def test_every_binary_ufunc_at_matches_numpy(name, dt):
+    """np.<ufunc>.at accumulates every repeated index in order, in the ufunc's loop dtype,
+    NaN (maximum/minimum propagate it, fmax/fmin drop it) and division by zero as NumPy's."""
+    rng = np.random.default_rng(11)
+    ufunc = getattr(np, name)
+    x = (rng.standard_normal(9) * 4).astype(dt) if dt[0] == "f" else \
+        rng.integers(1, 9, 9).astype(dt)
+    v = (rng.standard_normal(30) * 2).astype(dt) if dt[0] == "f" else \
+        rng.integers(0 if name in ("floor_divide", "remainder") else 1, 4, 30).astype(dt)
+    if dt[0] == "f":
+        v[3], x[2] = np.nan, np.nan
+    idx = rng.integers(-9, 9, 30)
+
+    def f(x, idx, v):
+        out = x.copy()
+        ufunc.at(out, idx, v)
+        return out
+
+    with np.errstate(all="ignore"):
+        want = f(x, idx, v)
+        got = cppcodegen.compile(f)(x, idx, v)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=2e-7 if dt == "f4" else 1e-15, equal_nan=True)
+
+
+def test_ufunc_at_of_a_complex_maximum_is_refused_clearly():
+    def f(x, idx, v):
+        out = x.copy()
+        np.maximum.at(out, idx, v)
+        return out
+    z = np.ones(3, complex)
+    with pytest.raises(cppcodegen.UnsupportedError, match="maximum.at"):
+        cppcodegen.compile(f)(z, np.array([0, 1]), z[:2])

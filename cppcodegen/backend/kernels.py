@@ -14,6 +14,7 @@ import sympy
 
 from .cexpr import ExprRenderer, cindex, ctype, lanes_itemsize
 from ..ir.loopir import STATUS, Gather, Load, Scalar, Stage, index_vars, walk
+from ..ir.ufuncs import OPS
 from .matvec import MatvecWriter
 from .reductions import CHUNKS, ReductionWriter, combine, init_value
 from .sizes import _c, _chunk_bounds, _hint, _prod, _tile_bounds, _tiles
@@ -267,8 +268,14 @@ class KernelWriter(ReductionWriter, MatvecWriter):
             value, rename = r.names[id(s.body.args[0])], r.checked(s.binds)
             off = sum((i * st for i, st in zip(s.store, buf.strides)), sympy.Integer(0))
             off = cindex(sympy.expand(off).xreplace(rename))
-            update = {None: "=", "add": "+=", "subtract": "-=", "multiply": "*="}[s.reduction]
-            w.line(f"{s.name}[{off}] {update} {value};")
+            update = {None: "=", "add": "+=", "subtract": "-=", "multiply": "*="}.get(s.reduction)
+            if update is not None:
+                w.line(f"{s.name}[{off}] {update} {value};")
+                return
+            t = ctype(s.body.args[0].dtype)         # np.maximum.at, ...: the ufunc's scalar
+            old = f"static_cast<{t}>({s.name}[{off}])"      # loop, in its loop dtype
+            new = OPS[s.reduction].scalar.format(old, value, T=t)
+            w.line(f"{s.name}[{off}] = static_cast<{ctype(buf.dtype)}>({new});")
 
     def _form_scan(self):
         """cumsum / cumprod along axis a. Along the innermost axis each row is a running

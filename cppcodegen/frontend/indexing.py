@@ -15,6 +15,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..errors import DataDependentError, user_location
 from ..ir.graph import make_node
+from ..ir.ufuncs import ALIASES, BOOL_RESULT, OPS
 from .elementwise import loop_dtypes, where
 from .externs import extern_call
 from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, copy_of, own,
@@ -305,13 +306,22 @@ def _scatter(a: Proxy, index, value, accumulate=None):
 
 
 def ufunc_at(ufunc, a, indices, b=None):
-    """``np.add.at(a, indices, b)`` (also subtract, multiply): every repeat accumulates."""
-    if ufunc.__name__ not in ("add", "subtract", "multiply") or b is None:
-        unsupported(f"np.{ufunc.__name__}.at")
+    """``np.add.at(a, indices, b)`` (any binary ufunc of ``AT_OPS``: maximum, divide, bitwise
+    or, ...; complex arrays: add, subtract, multiply): every repeat accumulates."""
+    name = ALIASES.get(ufunc.__name__, ufunc.__name__)
+    complex_ok = name in ("add", "subtract", "multiply") or not any(
+        np.result_type(u).kind == "c" for u in (a, b) if u is not None)
+    if name not in AT_OPS or b is None or not complex_ok:
+        unsupported(f"np.{ufunc.__name__}.at" + ("" if b is not None else " of one operand"))
     if not isinstance(a, Proxy):
         raise TypeError(f"np.{ufunc.__name__}.at: the array updated must be an argument or an "
                         f"array made in the function (at {user_location()})")
-    _scatter(a, indices, b, ufunc.__name__)
+    _scatter(a, indices, b, name)
+
+
+AT_OPS = frozenset(n for n, op in OPS.items() if op.nin == 2 and n not in BOOL_RESULT
+                   and n not in ("where", "complex", "mul_naive", "arctan2", "hypot",
+                                 "copysign", "nextafter", "ldexp", "heaviside"))
 
 
 def put(a, ind, v, mode="raise"):
