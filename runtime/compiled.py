@@ -41,11 +41,20 @@ class Plan:
     mutates: tuple = ()  # indices of the array arguments the function updates in place
 
 
+EMPTY_MESSAGES = {       # frontend/reductions.py EMPTY_CODES: a check stage's codes
+    5: "zero-size array to reduction operation maximum which has no identity",
+    6: "zero-size array to reduction operation minimum which has no identity",
+    7: "attempt to get argmax of an empty sequence",
+    8: "attempt to get argmin of an empty sequence"}
+
+
 def _index_error(status):
     """The error a compiled program reported (``loopir.STATUS``), raised as NumPy raises it."""
     index, size, axis = int(status[1]), int(status[2]), int(status[3])
     if axis == -5:      # np.bincount of a negative value (cppcodegen/frontend/counts.py)
         raise ValueError("'list' argument must have no negative elements")
+    if -1 - axis in EMPTY_MESSAGES:     # np.max of an empty array (frontend/reductions.py)
+        raise ValueError(EMPTY_MESSAGES[-1 - axis])
     if axis < 0:        # np.<ufunc>.reduceat's start (cppcodegen/frontend/segments.py CODES)
         name = ("add", "multiply", "maximum", "minimum")[-1 - axis]
         raise IndexError(f"index {index} out-of-bounds in {name}.reduceat [0, {size})")

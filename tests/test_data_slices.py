@@ -130,7 +130,7 @@ def normalized_rows(indptr, vals):
     for i in range(indptr.shape[0] - 1):
         row = out[indptr[i]:indptr[i + 1]]
         if row.shape[0] > 0:
-            row /= np.abs(row).max(initial=1e-300)
+            row /= np.abs(row).max()
     return out
 
 
@@ -147,10 +147,36 @@ def test_a_view_updated_in_place_and_a_branch_on_its_length():
     np.testing.assert_allclose(got, normalized_rows(indptr, vals), rtol=1e-15)
 
 
-def test_a_max_over_a_run_time_length_needs_initial():
-    indptr = np.array([0, 2, 3], dtype=np.int64)
-    with pytest.raises(cppcodegen.DataDependentError, match="initial="):
-        cppcodegen.compile(row_max_without_initial)(indptr, np.ones(3))
+def row_argmin_of_prefix(x):
+    out = np.zeros(x.shape[0], dtype=np.int64)
+    for i in range(x.shape[0]):
+        out[i] = x[:i + 1].argmin() + np.argmax(x[i:])
+    return out
+
+
+def prefix_max_from_zero(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[:i].max()                                # empty when i == 0: ValueError
+    return s
+
+
+def test_max_and_argmin_over_run_time_lengths_check_for_empty_at_run_time():
+    f = cppcodegen.compile(row_max_without_initial)
+    indptr, vals = np.array([0, 2, 3, 7], dtype=np.int64), np.arange(7.0)[::-1].copy()
+    np.testing.assert_array_equal(f(indptr, vals), row_max_without_initial(indptr, vals))
+    empty_row = np.array([0, 2, 2, 7], dtype=np.int64)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        row_max_without_initial(empty_row, vals)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        f(empty_row, vals)
+    x = np.array([3.0, 1.0, 4.0, 1.0, 5.0])
+    np.testing.assert_array_equal(cppcodegen.compile(row_argmin_of_prefix)(x),
+                                  row_argmin_of_prefix(x))
+    with pytest.raises(ValueError, match="maximum which has no identity"):
+        cppcodegen.compile(prefix_max_from_zero)(x)
+    report = cppcodegen.check(row_max_without_initial, indptr, vals)
+    assert report.ok, report
 
 
 def test_the_reference_interpreter_runs_value_slices():

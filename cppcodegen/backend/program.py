@@ -15,7 +15,7 @@ from .cexpr import cindex, ctype
 from ..config import Options
 from .dedup import _canonical, _structure
 from .gemmgen import GemmWriter
-from ..ir.loopir import Load, LoopProgram, Scalar, control_reads, walk
+from ..ir.loopir import STATUS, Load, LoopProgram, Scalar, control_reads, walk
 from .kernels import KernelWriter
 from .memory import element_count, scratch_lines, share_temporaries
 from .prange import prange_lines
@@ -168,6 +168,8 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
 
     if s.kind == "bind":        # a slice's start or length from array values
         out += [f"{sym} = {buf}[0];" for sym, buf in c["bounds"]]
+    elif s.kind == "check":     # np.max of an empty array: NumPy's error when the call returns
+        out.append(f"if ({c['count']}[0] == 0) ccg::count_error(0, {STATUS}, {c['code']});")
     elif s.kind == "for":
         out += _for_lines(program, k, body)
     elif s.kind == "while":

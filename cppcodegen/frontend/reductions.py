@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ..errors import DataDependentError, user_location
+from ..errors import user_location
 from ..ir.graph import make_node
 from .creation import full_like
 from .elementwise import isclose, where
 from .externs import extern_call
-from .proxy import asproxy, cast, cast_node, own, Proxy, size_operand, unsupported, update, wrap
+from .proxy import (as_node, asproxy, cast, cast_node, own, Proxy, size_operand, unsupported,
+                    update, wrap)
 from .selection import is_selection
 from .sizes import broadcast_sizes, loop_dependent, same_size, symbolic
 from .views import reshape
@@ -31,25 +32,27 @@ def _axes(x, axis):
     return tuple(sorted(normalize_axis_tuple(axis, x.ndim)))
 
 
+# np.max/min/argmax/argmin of an empty array: the error a ``check`` node reports (its code;
+# runtime/compiled.py raises NumPy's ValueError for it)
+EMPTY_CODES = {"max": 5, "min": 6, "argmax": 7, "argmin": 8}
+
+
 def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None,
                  initial=False) -> Proxy:
-    """With ``initial`` (max/min combined with an initial value afterwards) the count may
-    be one known only at run time: an empty reduction gives the identity, then initial."""
+    """A count of elements known only at run time (a slice in a loop) is checked then for
+    max/min/argmax/argmin: a ``check`` node (NumPy's ValueError when it is 0), unless
+    ``initial`` (max/min combined with an initial value after: the identity, then initial)."""
     node = x.node
     out_shape = tuple(s for i, s in enumerate(x.node.shape) if i not in axes)
     count = _count(x, axes)
+    run_time = None
     if not isinstance(count, int) and kind in ("max", "min", "argmax", "argmin"):
         try:
             count = 0 if symbolic().less(count, 1) else 1     # symbolic: decided now, guarded
         except Exception as e:
             if not loop_dependent(e):
                 raise
-            if not initial:
-                raise DataDependentError(
-                    f"np.{kind} over {count} elements, a count known only at run time (at "
-                    f"{user_location()}): give initial= (NumPy's error for an empty array "
-                    "is not checked at run time yet)") from None
-            count = 1
+            run_time, count = (None if initial else count), 1
     if count == 0 and kind in ("max", "min", "argmax", "argmin"):
         op = {"max": "maximum", "min": "minimum"}.get(kind)
         msg = (f"zero-size array to reduction operation {op} which has no identity" if op
@@ -64,6 +67,9 @@ def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None,
     out_dt = {"argmax": np.dtype(np.int64), "argmin": np.dtype(np.int64)}.get(kind, node.dtype)
     if axes:
         node = make_node("reduce", (node,), out_shape, out_dt, user_location(), kind=kind, axes=axes)
+    if run_time is not None:        # the value, once the count is checked to be > 0
+        node = make_node("check", (node, as_node(size_operand(run_time))), out_shape, out_dt,
+                         user_location(), code=EMPTY_CODES[kind])
     r = wrap(own(node), scalar=not keepdims and not out_shape)
     if keepdims:
         r = reshape(r, tuple(1 if i in axes else s for i, s in enumerate(x.node.shape)))

@@ -18,6 +18,11 @@ Node ops:
                           (inputs base, value, indices; as gather's), in C order of the value;
                           ``accumulate`` ('add', ...) combines instead of storing (np.add.at)
   size(expr)              a symbolic element count as an int64 value (mean over dynamic sizes)
+  bind(sym)               an int64 0-d value that sets data symbol ``sym`` where it runs (a
+                          slice's start or length from array values); slice and setitem
+                          nodes that use the symbol take their binds as trailing inputs
+  check(code)             its first input's value, once its second (an element count known
+                          only at run time) is checked to be > 0 (np.max of an empty array)
 
 Structured control flow (``Region``, below; built by ``frontend/control.py``):
   for(var, start, stop, step, body, ncarry, test)

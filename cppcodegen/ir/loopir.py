@@ -154,7 +154,8 @@ class Stage:
                                    # it is read with its last two axes swapped (x @ w.T)
     control: dict | None = None    # kind 'for' | 'while' | 'if': bounds (for), the buffer of
                                    # the condition (while, if) or of the go-on test (for);
-                                   # kind 'bind': ``bounds``, the data symbol it sets
+                                   # kind 'bind': ``bounds``, the data symbol it sets;
+                                   # kind 'check': ``count`` (a buffer) > 0, else ``code``
     regions: tuple = ()            # ... and the stages of each body (if: then, else;
                                    # while: condition, body)
     binds: tuple = ()              # kind 'scatter' (x[idx] = v, np.add.at): (name, axis size,
@@ -226,6 +227,8 @@ def _control_lines(s, indent) -> list:
     c = s.control
     if s.kind == "bind":
         return [f"{indent}bind {sym} = {buf}[]" for sym, buf in c["bounds"]]
+    if s.kind == "check":
+        return [f"{indent}check {c['count']}[] > 0 (else error {c['code']})"]
     if s.kind == "for":
         head = f"for {c['var']} in range({c['start']}, {c['stop']}, {c['step']})"
         if c.get("test"):
@@ -288,7 +291,8 @@ def control_reads(s) -> list:
     """The buffers the C++ around a control stage reads: a branch's or a while's condition,
     a loop's go-on test, the bounds of a loop computed from array values."""
     c = s.control or {}
-    return [c[k] for k in ("cond", "test") if c.get(k)] + [b for _, b in c.get("bounds", ())]
+    return [c[k] for k in ("cond", "test", "count") if c.get(k)] + \
+        [b for _, b in c.get("bounds", ())]
 
 
 def walk(expr, stop=frozenset()):

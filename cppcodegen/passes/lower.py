@@ -281,6 +281,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
                 self.lower_control(node)
             elif op == "bind":
                 self.lower_bind(node)
+            elif op == "check":
+                self.lower_check(node)
             elif op == "loop_out":
                 self.buffer_of[id(node)] = self.carry_of[id(node.inputs[0])][node.attr("index")]
             elif op in ("reduce", "extern", "scan", "segment", "bincount") or \

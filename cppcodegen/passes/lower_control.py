@@ -12,14 +12,17 @@ Buffers a region computes are allocated once per call when their shape does not 
 induction variable, and inside the region otherwise (``Buffer.role == 'local'``).
 
 A ``bind`` node (a slice with bounds from array values) becomes a ``bind`` stage: the C++
-sets its data symbol from the value's buffer there, before the kernels that use it.
+sets its data symbol from the value's buffer there, before the kernels that use it. A
+``check`` node becomes a ``check`` stage: the C++ reports an error when a count is 0.
 """
 from __future__ import annotations
 
 
+import numpy as np
+
 from ..errors import UnsupportedError
 from ..ir.graph import CONTROL_OPS, Graph, regions
-from ..ir.loopir import Stage, index_vars
+from ..ir.loopir import STATUS, Stage, index_vars
 
 
 class ControlLowering:
@@ -75,6 +78,17 @@ class ControlLowering:
         self.buffer_of[id(node)] = buf
         self.stages.append(Stage("", "bind", (), None, nodes=self.names[id(node)],
                                  where=node.where, control={"bounds": ((node.attr("sym"), buf),)}))
+
+    def lower_check(self, node):
+        """A reduction's value whose element count is known only at run time: a ``check``
+        stage after it reports NumPy's error (code ``code``) when the count is 0."""
+        value, count = (self.realize(i) for i in node.inputs)
+        self.buffer_of[id(node)] = value
+        if STATUS not in self.buffers:
+            self.new_buffer(STATUS, np.dtype(np.int64), (4,), "status")
+        self.stages.append(Stage("", "check", (), None, nodes=self.names[id(node)],
+                                 where=node.where,
+                                 control={"count": count, "code": node.attr("code")}))
 
     def _carry_buffer(self, node, k, init) -> str:
         """The buffer of carried value ``k``: the buffer ``init`` is in, when nothing reads
