@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir.graph import CONTROL_OPS, Graph, regions
 from ..ir.loopir import STATUS, Stage, index_vars
+from ..ir.ufuncs import OPS
 
 
 class ControlLowering:
@@ -35,6 +36,10 @@ class ControlLowering:
         carry = [self._carry_buffer(node, k, init) if k in live else None
                  for k, init in enumerate(node.inputs[first:first + n])]
         self.carry_of[id(node)] = carry
+        if node.op != "if":         # values computed before a loop, once (not per iteration:
+            for i in node.inputs[n:]:       # `scale = nbins / (hi - lo)` read in the body)
+                if id(i) not in self.buffer_of and (i.op == "cast" or i.op in OPS):
+                    self.realize(i)
         self.loop_depth += node.op != "if"
         try:
             control, regions = self._lower_construct(node, carry)
