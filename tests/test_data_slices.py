@@ -201,3 +201,21 @@ def test_outside_a_loop_and_float_bounds_are_refused_clearly():
         cppcodegen.compile(outside_a_loop)(np.ones(5), np.array([1, 3]))
     with pytest.raises(Exception, match="test_data_slices.py"):
         cppcodegen.compile(float_bounds)(np.ones(5), np.array([1.0, 2.0]))
+
+
+def scaled_bins(x, lo, hi, nbins):
+    counts = np.zeros(nbins, dtype=np.int64)
+    scale = nbins / (hi - lo)                           # computed once, before the loop
+    for v in x:
+        if lo <= v < hi:
+            counts[int((v - lo) * scale)] += 1
+    return counts
+
+
+def test_a_value_computed_before_a_loop_is_not_recomputed_in_its_body():
+    x = np.linspace(-1.0, 1.0, 101)
+    f = cppcodegen.compile(scaled_bins)
+    np.testing.assert_array_equal(f(x, -1.0, 1.0, 7), scaled_bins(x, -1.0, 1.0, 7))
+    program = str(f.explain(x, -1.0, 1.0, 7).program)
+    body = program[program.index("for "):]
+    assert "divide" in program and "divide" not in body
