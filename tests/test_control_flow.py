@@ -1404,3 +1404,41 @@ class TestNoRecompile:
 # so an AssertionError on values still fails the run). The list should only shrink.
 NOT_YET = {
 }
+
+
+def chained_in_branch(x, lo, hi):
+    s = 0.0
+    n = 0
+    for v in x:
+        if lo <= v < hi:                        # (lo <= v) and (v < hi), v read once
+            s += v
+        elif hi <= v <= 2 * hi != 7.0:
+            n += 1
+    return s, n
+
+
+def chained_on_arrays(x):
+    return 0.0 < x < 1.0                        # NumPy: the truth value of an array
+
+
+def chained_while(x, t):
+    i = 0
+    while 0 <= i < x.shape[0] and x[i] < t:
+        i += 1
+    return i
+
+
+def test_chained_comparisons_compile_as_python_evaluates_them():
+    x = np.array([-1.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, np.nan])
+    f = cppcodegen.compile(chained_in_branch)
+    for lo, hi in ((0.0, 1.0), (-2.0, 0.5), (1.0, 1.0)):
+        s, n = f(x, lo, hi)
+        s0, n0 = chained_in_branch(x, lo, hi)
+        assert s == s0 and int(n) == n0
+    g = cppcodegen.compile(chained_while)
+    for t in (-5.0, 0.3, 1.2, 99.0):
+        assert int(g(x[:-1], t)) == chained_while(x[:-1], t)
+    with pytest.raises(ValueError, match="truth value"):
+        chained_on_arrays(x)
+    with pytest.raises((ValueError, cppcodegen.DataDependentError)):
+        cppcodegen.compile(chained_on_arrays)(x)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import operator
 import sys
 import types
 
@@ -75,6 +76,21 @@ class TraceOps:
             else:
                 acc = t if acc is None else combine(acc, t)
         return value if acc is None else acc
+
+    def compare(self, ops, first, *rest):
+        """``a < b <= c``: ``(a < b) and (b <= c)`` with ``b`` evaluated once, and ``c`` only
+        where Python would evaluate it."""
+        left = [first()]
+
+        def step(op, thunk):
+            def run():
+                right = thunk()
+                out = getattr(operator, op)(left[0], right)
+                left[0] = right
+                return out
+            return run
+        return self._boolop([step(op, t) for op, t in zip(ops, rest)], np.logical_and,
+                            stop=False)
 
     def if_exp(self, test, then, orelse, where=""):
         t = truth(test)

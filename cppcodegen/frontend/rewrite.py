@@ -21,6 +21,8 @@ from .returns import ReturnRewriter
 
 # builtins rewritten to ops.<name>_ wherever they are called
 _BUILTIN_OPS = {"max", "min", "abs", "float", "int", "bool", "len"}
+_CHAINED = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
+            ast.NotEq: "ne"}       # comparisons a chain of which is rewritten
 # builtins rewritten to ops.<name>_ when they are the top-level call of a for iterable
 _ITER_OPS = {"range", "enumerate", "zip", "reversed"}
 
@@ -326,6 +328,18 @@ class _ExprConv(ast.NodeTransformer):
         self.c.changed = True
         name = "and_" if isinstance(node.op, ast.And) else "or_"
         return ast.copy_location(self.c.call_op(name, [lambda_of(v) for v in node.values]), node)
+
+    def visit_Compare(self, node):
+        """``lo <= v < hi``: ``and`` of the comparisons, each operand evaluated once, in
+        order, where Python evaluates it (TraceOps.compare)."""
+        self.generic_visit(node)
+        if len(node.ops) < 2 or not all(type(o) in _CHAINED for o in node.ops) or \
+                not self._lambda_safe([node.left, *node.comparators]):
+            return node
+        self.c.changed = True
+        ops = ast.Tuple([ast.Constant(_CHAINED[type(o)]) for o in node.ops], ast.Load())
+        return ast.copy_location(self.c.call_op("compare", [ops, lambda_of(node.left)] + [
+            lambda_of(c) for c in node.comparators]), node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
