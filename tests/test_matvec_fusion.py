@@ -130,3 +130,23 @@ def test_same_bits_at_1_and_2_threads(fn):
     for g, e in zip(outs[0] if isinstance(outs[0], tuple) else (outs[0],),
                     exp if isinstance(exp, tuple) else (exp,)):
         np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-9 * n * n)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 3), (5, 17), (67, 1025), (9, 4097)])
+def test_rows_in_groups_give_the_bits_of_rows_one_at_a_time(shape, dt):
+    """A @ x runs rows in groups sharing x's loads (backend/rowdot.py); every row keeps the
+    generic row reduction's operations, so a grouped row, a left-over row and the row sum
+    written with a broadcast (x * A).sum(1) agree bit for bit, and with float64 NumPy."""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal(shape).astype(dt)
+    x = rng.standard_normal(shape[1]).astype(dt)
+    y = cppcodegen.compile(lambda A, x: A @ x)(A, x)
+    e = cppcodegen.explain(lambda A, x: A @ x, A, x)
+    assert "rows per group" in e.source
+    for r in range(shape[0]):                       # each row alone: same bits
+        one = cppcodegen.compile(lambda A, x: A @ x)(A[r:r + 1].copy(), x)
+        assert one[0] == y[r] or (np.isnan(one[0]) and np.isnan(y[r]))
+    tol = 1e-5 if dt == np.float32 else 1e-13
+    np.testing.assert_allclose(y, A.astype(np.float64) @ x.astype(np.float64), rtol=tol,
+                               atol=tol * np.sqrt(shape[1]))

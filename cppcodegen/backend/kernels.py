@@ -16,6 +16,7 @@ from .cexpr import ExprRenderer, cindex, ctype, lanes_itemsize
 from ..ir.loopir import STATUS, Gather, Load, Scalar, Stage, index_vars, walk
 from ..ir.ufuncs import OPS
 from .matvec import MatvecWriter
+from .rowdot import row_dot_operands, RowDotWriter
 from .reductions import CHUNKS, ReductionWriter, combine, init_value
 from .sizes import _c, _chunk_bounds, _hint, _prod, _tile_bounds, _tiles
 
@@ -26,7 +27,7 @@ COLUMN_CHUNKS = 8    # at most this many parallel chunks of the reduced axis in 
 ROW_UNROLL = 4       # rows of the reduced axis per pass over a column reduction's accumulators
 
 
-class KernelWriter(ReductionWriter, MatvecWriter):
+class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter):
     """Renders one kernel (``render``) in the layout of its form (``_form_<form>``)."""
 
     # ------------------------------------------------------------ entry
@@ -84,6 +85,10 @@ class KernelWriter(ReductionWriter, MatvecWriter):
         w, k = self.w, self.k
         if k.columns:
             self._form_nest_columns()
+            return
+        rows = row_dot_operands(self.p, k)
+        if rows is not None and k.stages[0].name not in self.locals:
+            self._form_row_dot(rows)        # A @ x: rows in groups (rowdot.py)
             return
         n = len(k.outer)
         if k.parallel:
