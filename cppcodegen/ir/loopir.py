@@ -122,6 +122,9 @@ class ExprBuilder:
 
     def op(self, name, args, dtype):
         args = tuple(args)
+        if name == "cast" and np.dtype(dtype).kind in "iu" and isinstance(args[0], Op) \
+                and args[0].name == "trunc":    # int(x): the cast truncates already
+            args = args[0].args
         return self._make(Op, (name, tuple(id(a) for a in args), dtype), name, args, dtype)
 
 
