@@ -235,3 +235,34 @@ def test_ufunc_at_of_a_complex_maximum_is_refused_clearly():
     z = np.ones(3, complex)
     with pytest.raises(cppcodegen.UnsupportedError, match="maximum.at"):
         cppcodegen.compile(f)(z, np.array([0, 1]), z[:2])
+
+
+@pytest.mark.parametrize("shape,val,wrap", [
+    ((5, 5), 0.0, False), ((7, 3), 2.5, False), ((7, 3), 2.5, True), ((3, 6), -1.0, False),
+    ((4, 4, 4), 9.0, False), ((5, 5), [1.0, 2.0], False), ((6, 2), [3.0, 4.0, 5.0], True)])
+def test_fill_diagonal_matches_numpy(shape, val, wrap):
+    """np.fill_diagonal writes a.flat[:end:step] in place as NumPy does: values repeated
+    along the diagonal, a tall matrix wrapped only with wrap=True, an n-d cube's diagonal."""
+    def f(a, b):
+        c = a * 2.0
+        np.fill_diagonal(c, val, wrap=wrap)
+        np.fill_diagonal(b, 7.0)                    # an argument, updated in place
+        return c + 1.0
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    b0, b1 = np.zeros((3, 3)), np.zeros((3, 3))
+    want = f(a, b0)
+    got = cppcodegen.compile(f)(a, b1)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(b1, b0)
+
+
+def test_fill_diagonal_over_symbolic_sizes():
+    def f(a):
+        d = a[:, None, :] - a[None, :, :]
+        r2 = (d * d).sum(-1)
+        np.fill_diagonal(r2, 1.0)
+        return 1.0 / r2
+    g = cppcodegen.compile(f, dynamic=True)
+    for n in (3, 8, 1):
+        a = np.random.default_rng(n).random((n, 2))
+        np.testing.assert_allclose(g(a), f(a), rtol=1e-14)

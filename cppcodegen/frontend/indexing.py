@@ -347,6 +347,37 @@ def put(a, ind, v, mode="raise"):
     setitem(a, Ellipsis, reshape(flat, a.shape))
 
 
+def fill_diagonal(a, val, wrap=False):
+    """``np.fill_diagonal(a, val, wrap)``: ``a.flat[:end:step] = val`` as NumPy writes it
+    (``val`` flattened and repeated along the diagonal; a tall matrix wraps only with
+    ``wrap``); a store into ``a`` in place."""
+    if not isinstance(a, Proxy):
+        raise DataDependentError(f"np.fill_diagonal: traced values cannot be written into a "
+                                 f"NumPy array (at {user_location()})")
+    if a.ndim < 2:
+        raise ValueError(f"array must be at least 2-d (at {user_location()})")
+    if a.ndim == 2:
+        step, end = a.shape[1] + 1, None if wrap else a.shape[1] * a.shape[1]
+    else:
+        if any(symbolic().equal(d, a.shape[0]) is False for d in a.shape[1:]):
+            raise ValueError(f"All dimensions of input must be of equal length (at "
+                             f"{user_location()})")
+        step, end = 1 + int(np.cumprod([int(d) for d in a.shape[:-1]]).sum()), None
+    flat = copy_of(ravel(a), scalar=False)
+    n = getitem(flat, slice(None, end, step)).shape[0]
+    vals = ravel(asproxy(np.asarray(val) if isinstance(val, (list, tuple)) else val))
+    nv = vals.shape[0]
+    if nv == 0 or n == 0:
+        return
+    if not isinstance(n, int) or not isinstance(nv, int):
+        if nv != 1:
+            unsupported("np.fill_diagonal of values other than one over symbolic sizes")
+    elif nv not in (1, n):              # NumPy repeats the values cyclically
+        vals = _gather(vals, (np.arange(n) % nv,))
+    setitem(flat, slice(None, end, step), vals if nv != 1 else reshape(vals, ()))
+    setitem(a, Ellipsis, reshape(flat, a.shape))
+
+
 def _same_view(a: Proxy, index, value) -> bool:
     """Is ``value`` the view ``a[index]`` of ``a`` as it is now? (Python's augmented assignment
     ``x[idx] += v`` updates x through the view, then assigns the view to ``x[idx]``.)"""
