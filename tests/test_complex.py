@@ -568,3 +568,40 @@ def test_dask_chunks():
         assert isinstance(a, da.Array) and s.dtype == np.complex128
         assert_matches_numpy(a.compute(), f(z, x)[0], ulp=0)
         assert_matches_numpy(s.compute(), f(z, x)[1], atol=_sum_tol(z, 0), ulp=2)
+
+
+def _escape(c, maxit):
+    z = 0j
+    for k in range(maxit):
+        z = z * z + c
+        if abs(z) > 2.0:
+            return k
+    return maxit
+
+
+def complex_builtin_grid(re, im, maxit):
+    out = np.zeros((im.shape[0], re.shape[0]), dtype=np.int64)
+    for i in range(im.shape[0]):
+        for j in range(re.shape[0]):
+            out[i, j] = _escape(complex(re[j], im[i]), maxit)
+    return out
+
+
+def complex_of_parts(x, y):
+    s = 0j
+    for k in range(x.shape[0]):
+        s += complex(x[k], y[k]) * complex(y[k]) + complex(x[k] + 1j * y[k])
+    return s
+
+
+def test_complex_builtin_of_traced_scalars():
+    """complex(re, im) of traced values builds the number from its parts (an infinite or NaN
+    part stays in its place, as Python's complex does), complex(z) keeps a complex value."""
+    re, im = np.linspace(-2.0, 0.5, 13), np.linspace(-1.0, 1.0, 7)
+    np.testing.assert_array_equal(cppcodegen.compile(complex_builtin_grid)(re, im, 40),
+                                  complex_builtin_grid(re, im, 40))
+    x = np.array([1.0, -2.0, np.inf, 0.5])
+    y = np.array([0.5, np.nan, 1.0, -3.0])
+    got, want = cppcodegen.compile(complex_of_parts)(x, y), complex_of_parts(x, y)
+    assert np.iscomplexobj(got)
+    np.testing.assert_allclose(got, want, equal_nan=True)

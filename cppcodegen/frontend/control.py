@@ -21,10 +21,10 @@ import types
 
 import numpy as np
 
-from ..errors import TraceError, UnsupportedError
+from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node
 from .indexing import guarded
-from .proxy import cast_node, Proxy, wrap
+from .proxy import as_node, cast_node, Proxy, unsupported, wrap
 from .reductions import selected_count
 from .selection import is_selection
 from .trace import trace, TRACE_LOCK
@@ -138,6 +138,22 @@ class TraceOps:
 
     def bool_(self, x=False):
         return truth(x)
+
+    def complex_(self, real=0.0, imag=None):
+        """complex(re, im) of traced real scalars: a complex128 value made of its two parts
+        (re + 1j * im would multiply: 1j * inf is nan+infj); complex(z) of a complex one."""
+        if not is_traced(real) and not is_traced(imag):
+            return builtins.complex(real) if imag is None else builtins.complex(real, imag)
+        parts = []
+        for x in (real, 0.0 if imag is None else imag):
+            if isinstance(x, Proxy) and x.dtype.kind == "c":
+                if imag is not None:
+                    unsupported("complex(a, b) with a complex part")
+                return _scalar(x, np.complex128, builtins.complex)
+            parts.append(_scalar(x, np.float64, float))
+        nodes = [as_node(p, np.float64) for p in parts]
+        return wrap(make_node("complex", tuple(nodes), (), np.dtype(np.complex128),
+                              user_location()), weak=True, scalar=True)
 
     def range_(self, *args):
         if any(is_traced(a) or symbolic_int(a) for a in args):
