@@ -12,6 +12,8 @@ Modules, in pipeline order:
   __main__.py     ``python3 -m tests.fuzz --count N --seed S``
   loops.py        random programs with loops and branches (issue 15), and their twins
   loopcheck.py    those checked against plain Python; ``python3 -m tests.fuzz --loops ...``
+  dataslices.py   the loop fuzzer's dataslice family (``--loops --family dataslice``): slices
+                  whose bounds come from array values (``a[lo[i]:hi[i]]``) in loops
 """
 import os
 import sys

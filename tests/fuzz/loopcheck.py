@@ -1,6 +1,9 @@
 """Check random loop programs (tests/fuzz/loops.py) against plain Python, and the CLI.
 
-``python -m tests.fuzz --loops --count N --seed S`` (or ``python -m tests.fuzz.loopcheck``).
+``python -m tests.fuzz --loops --count N --seed S`` (or ``python -m tests.fuzz.loopcheck``);
+``--family dataslice`` draws the programs of tests/fuzz/dataslices.py instead (slices whose
+bounds come from array values); ``FAMILIES`` maps a family to its module (``generate``,
+``twin``, ``KNOWN_LIMITS``).
 
 Each program is written to a real module file (the capture re-reads a function's source)
 and imported. The oracle is the same function run as plain Python/NumPy on copies of the
@@ -56,9 +59,13 @@ if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     __package__ = "tests.fuzz"
 
-from . import loops  # noqa: E402
+from . import dataslices, loops  # noqa: E402
 from .oracle import (K_RUNS, SAFETY, Perturber, _arrays, _copy, _leaves, _run,  # noqa: E402
                      compare_leaf, perturbed_source)
+
+# program families: modules with generate(seed, index, avoid), twin(p, seed, index, avoid)
+# (None: no twin) and KNOWN_LIMITS (constructs left out unless --known)
+FAMILIES = {"loops": loops, "dataslice": dataslices}
 
 OK = ("ok", "ok-raise", "known-type")
 FAIL = ("mismatch", "error", "no-raise", "raise-mismatch", "crash", "timeout", "twin-invalid")
@@ -117,7 +124,7 @@ class LoopReference:
             snap = "all" if k == K_RUNS + 2 else (k % 2 == 1 and not sign)
             pert = Perturber([seed, k], snap=snap, sign=sign)
             ns = {"__name__": "ccg_loopfuzz_perturbed", "_tr": pert.tr, "_red": pert.red,
-                  "_mm": pert.mm, "_scan": pert.scan}
+                  "_mm": pert.mm, "_scan": pert.scan, "_cmul": pert.cmul}
             try:
                 exec(compile(psrc, "<loopfuzz perturbed>", "exec"), ns)
                 out, after = _run(ns[name], args)
@@ -152,16 +159,22 @@ class LoopReference:
             self.unstable.append(unstable)
 
 
-def compile_and_run(fn, args, options=None):
-    """(result, arguments after the call, exception) of the compiled ``fn``."""
+def compile_and_run(fn, args, options=None, compiled=None):
+    """(result, arguments after the call, exception) of the compiled ``fn`` (``compiled``:
+    a ``cppcodegen.compile`` of it to call again, e.g. with other sizes)."""
     import cppcodegen
     copies = _copy(args)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            return cppcodegen.compile(fn, options=options)(*copies), copies, None
+            f = compiled if compiled is not None else cppcodegen.compile(fn, options=options)
+            return f(*copies), copies, None
         except Exception as e:
             return None, copies, e
+
+
+def _args_source(args):
+    return "[" + ", ".join(a.source() for a in args) + "]"
 
 
 def _exc_text(e):
@@ -248,7 +261,12 @@ def check(p, tw=None, options=None):
     ref = LoopReference(src, mod.f, "f", args)
     mixed = {i for i, n in enumerate(p.ret) if n in p.mixed}
     t0 = time.perf_counter()
-    got, after, exc = compile_and_run(mod.f, p.make_args(), options)
+    import cppcodegen
+    try:
+        compiled = cppcodegen.compile(mod.f, options=options)
+    except Exception:           # (bad options: compile_and_run reports it)
+        compiled = None
+    got, after, exc = compile_and_run(mod.f, p.make_args(), options, compiled)
     res = {"status": None, "twin_status": None, "findings": [], "python_raises": ref.exc is not None,
            "seconds": 0.0}
     st, msg = judge(ref, got, exc, after, mixed)
@@ -256,6 +274,19 @@ def check(p, tw=None, options=None):
     if st not in OK:
         res["findings"].append({"kind": "program", "status": st, "message": msg,
                                 "traceback": _tb(exc)})
+    # further calls of the same compiled function with other arguments (``p.calls``: lists
+    # of Arg; other sizes reach a new build, then one with symbolic sizes): each judged alone
+    for k, call in enumerate(getattr(p, "calls", ()) if exc is None else ()):
+        cargs = [a.make() for a in call]
+        cref = LoopReference(src, mod.f, "f", cargs)
+        cgot, cafter, cexc = compile_and_run(mod.f, [a.make() for a in call], options, compiled)
+        cst, cmsg = judge(cref, cgot, cexc, cafter, mixed)
+        if cst not in OK:
+            res["status"] = cst if res["status"] in OK else res["status"]
+            res["findings"].append({"kind": "program", "status": cst,
+                                    "message": f"{cmsg} (call {k + 2} of the compiled function, "
+                                               f"args = {_args_source(call)})",
+                                    "traceback": _tb(cexc)})
     if tw is not None:
         # the twin is the same Python function: the oracle must not see a difference
         tref = LoopReference(src, mod.f_twin, "f_twin", args) if ref.exc is None else None
@@ -363,9 +394,10 @@ def run_parallel(tasks, jobs=2, timeout=300.0, on_done=None):
     return results
 
 
-def _check_task(seed, index, with_twin, avoid, options):
-    p = loops.generate(seed, index, avoid)
-    tw = loops.twin(p, seed, index, avoid) if with_twin else None
+def _check_task(seed, index, with_twin, avoid, options, family="loops"):
+    fam = FAMILIES[family]
+    p = fam.generate(seed, index, avoid)
+    tw = fam.twin(p, seed, index, avoid) if with_twin else None
     return check(p, tw, options)
 
 
@@ -434,6 +466,8 @@ def candidates(p):
         if not re.search(rf"\b{a.name}\b", src.split(":", 1)[1]):
             q = p.copy()
             del q.args[k]
+            for call in getattr(q, "calls", ()):     # (further calls: the same arguments)
+                del call[k]
             out.append(q)
     out += _arg_variants(p)
     return out
@@ -584,6 +618,8 @@ def function_module_source(fn):
     parts = ["import math\nimport numpy as np\n\n"]
     for g in reversed(order):
         parts.append(textwrap.dedent(inspect.getsource(g)) + "\n\n")
+    if any(re.search(r"\bprange\(", x) for x in parts):
+        parts.insert(1, "from cppcodegen import prange\n\n")
     return "".join(parts)
 
 
@@ -610,14 +646,19 @@ def main(argv=None):
     ap.add_argument("--no-twin", action="store_true")
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--shrink-budget", type=int, default=120, help="candidate programs per failure")
+    ap.add_argument("--family", choices=sorted(FAMILIES), default="loops",
+                    help="the programs drawn: loops (loops.py) or dataslice (dataslices.py: "
+                    "slices with bounds from array values)")
     ap.add_argument("--known", action="store_true",
-                    help=f"also draw constructs of known limitations {sorted(loops.KNOWN_LIMITS)}")
+                    help="also draw constructs of known limitations (loops: "
+                    f"{sorted(loops.KNOWN_LIMITS)}, dataslice: {sorted(dataslices.KNOWN_LIMITS)})")
     ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--show", action="store_true", help="print every program's source")
     ap.add_argument("--log", help="append JSON lines (one per program, failures) to this file")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
-    avoid = set() if a.known else set(loops.KNOWN_LIMITS)
+    fam = FAMILIES[a.family]
+    avoid = set() if a.known else set(fam.KNOWN_LIMITS)
     options = dict(o.split("=", 1) for o in a.option) or None
     log = open(a.log, "a") if a.log else None
     t0 = time.time()
@@ -630,7 +671,7 @@ def main(argv=None):
         counts[res["status"]] = counts.get(res["status"], 0) + 1
         if res.get("twin_status"):
             twin_counts[res["twin_status"]] = twin_counts.get(res["twin_status"], 0) + 1
-        p = loops.generate(a.seed, i, avoid)
+        p = fam.generate(a.seed, i, avoid)
         for f in p.features:
             feats[f] = feats.get(f, 0) + 1
         if a.show:
@@ -650,17 +691,18 @@ def main(argv=None):
         if not a.quiet and n % 10 == 0:
             print(f"[{n}/{a.count} programs, {len(failures)} failures, {time.time() - t0:.0f}s]", flush=True)
 
-    run_parallel([(i, _check_task, (a.seed, i, not a.no_twin, avoid, options)) for i in idx],
+    run_parallel([(i, _check_task, (a.seed, i, not a.no_twin, avoid, options, a.family)) for i in idx],
                  jobs=a.jobs, timeout=a.timeout, on_done=done)
     # report (and shrink) each failure; one shrink per signature
     shrunk_sigs = {}
     for i, fnd in sorted(failures, key=lambda x: x[0]):
-        p = loops.generate(a.seed, i, avoid)
-        tw = loops.twin(p, a.seed, i, avoid)
+        p = fam.generate(a.seed, i, avoid)
+        tw = fam.twin(p, a.seed, i, avoid)
         sig = signature(fnd["status"], fnd["message"])
         prog = tw if fnd["kind"] == "twin" else p
         print(f"\n=== seed {a.seed} #{i}: {fnd['kind']} {fnd['status']} [{sig}]\n{fnd['message'][:2000]}")
-        print(f"--- program ({p.label}):\n{p.source()}args = {p.args_source()}")
+        calls = p.calls_source() if hasattr(p, "calls_source") else ""
+        print(f"--- program ({p.label}):\n{p.source()}args = {p.args_source()}{calls}")
         if fnd["kind"] != "program" and tw is not None:
             print(f"--- twin:\n{tw.function_source('f_twin')}")
         rec = {"event": "failure", "seed": a.seed, "index": i, "kind": fnd["kind"],
