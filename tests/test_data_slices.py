@@ -219,3 +219,29 @@ def test_a_value_computed_before_a_loop_is_not_recomputed_in_its_body():
     program = str(f.explain(x, -1.0, 1.0, 7).program)
     body = program[program.index("for "):]
     assert "divide" in program and "divide" not in body
+
+
+def sieve_by_slices(n):
+    is_prime = np.ones(n + 1, dtype=np.bool_)
+    is_prime[:2] = False
+    for i in range(2, int(n ** 0.5) + 1):
+        if is_prime[i]:
+            is_prime[i * i::i] = False                  # start and step: the loop's index
+    return np.flatnonzero(is_prime)
+
+
+def strided_reads(x):
+    out = np.zeros(x.shape[0])
+    for i in range(1, x.shape[0]):
+        out[i] = x[i * i % 7::i].sum() + x[:x.shape[0] - i * i].sum()   # clamped per i
+    return out
+
+
+def test_slices_with_a_loop_index_as_step_or_undecidable_clamping():
+    f = cppcodegen.compile(sieve_by_slices)
+    for n in (2, 10, 97, 100, 1000):
+        np.testing.assert_array_equal(f(np.int64(n)), sieve_by_slices(n))
+    x = np.arange(1.0, 14.0)
+    np.testing.assert_array_equal(cppcodegen.compile(strided_reads)(x), strided_reads(x))
+    report = cppcodegen.check(strided_reads, x)
+    assert report.ok, report

@@ -766,15 +766,10 @@ def median3x3(img):
     return med, row3
 
 
-# Set 2 is another image size: the automatic-dynamic recompile makes the sizes symbolic, and
-# the mask read of bincount's cumsum (NumPy steps) then has no known count.
+# Set 2 is another image size: the automatic-dynamic recompile makes the sizes symbolic; the
+# mask read of bincount's cumsum (a NumPy step) is sized on this call's values all the same.
 @program((_img_u8(30, 40, 6, 40, 120),), (_img_u8(30, 40, 7, 10, 200),),
-         (_img_u8(12, 9, 8, 0, 30),),
-         xfail={
-             2: (cppcodegen.DataDependentError, "cppcodegen.runtime.extern.advanced_index of"
-                                                " random or unknown values has a "
-                                                "data-dependent output shape (at ...)")
-         })
+         (_img_u8(12, 9, 8, 0, 30),))
 def hist_equalize(img):
     hist = np.bincount(img.ravel(), minlength=256)
     cdf = hist.cumsum()
@@ -992,13 +987,7 @@ def mandelbrot(xmin, xmax, ymin, ymax, width, height, maxiter):
 
 
 @program((np.linspace(-2, 1, 30), np.linspace(-1, 1, 20), 40),
-         (np.linspace(-0.8, -0.6, 30), np.linspace(0, 0.3, 20), I64(50)),
-         xfail={
-             "all": (cppcodegen.DataDependentError, "complex() of a traced array at ...: "
-                                                    "Python control flow that depends on "
-                                                    "array values (data-dependent) cannot be"
-                                                    " compiled")
-         })
+         (np.linspace(-0.8, -0.6, 30), np.linspace(0, 0.3, 20), I64(50)))
 def mandelbrot_complex(xs, ys, max_iters):
     image = np.zeros((ys.shape[0], xs.shape[0]), dtype=np.uint8)
     for y in range(ys.shape[0]):
@@ -1170,10 +1159,7 @@ def sieve_loops(n):
     return is_prime
 
 
-@program((100,), (I64(100),), (120,),
-         xfail={                # the loop's bound comes from a value, its body's slice step
-             1: (cppcodegen.UnsupportedError, "cannot be compiled as a loop")   # is lv0
-         })
+@program((100,), (I64(100),), (120,))     # (set 1: a bound from a value, the slice's step lv0)
 def sieve_slices(n):
     flags = np.ones(n + 1, dtype=bool)
     flags[:2] = False

@@ -100,7 +100,7 @@ def input_sizes(graph: Graph, args) -> dict:
 def _slice(spec, sizes) -> tuple:
     out = []
     for s, st, n in spec:
-        s, n = size_value(s, sizes), size_value(n, sizes)
+        s, n, st = size_value(s, sizes), size_value(n, sizes), size_value(st, sizes)
         out.append(slice(s, s + st * n if s + st * n >= 0 else None, st) if n else slice(0, 0))
     return tuple(out)
 

@@ -22,6 +22,14 @@ from .proxy import as_node, Proxy, wrap
 from .sizes import is_dim, loop_dependent, symbolic
 
 
+def run_time_slice(ix) -> bool:
+    """A slice known only at run time: a bound computed from array values, or a step that
+    is a loop's index (``x[i * i::i]``)."""
+    from .iteration import has_loop_symbol
+    return isinstance(ix, slice) and (any(is_data_bound(b) for b in (ix.start, ix.stop)) or
+                                      (is_dim(ix.step) and has_loop_symbol(ix.step)))
+
+
 def is_data_bound(b) -> bool:
     """A slice bound computed from array values (not a size or an integer argument)."""
     from .iteration import int_expr
@@ -37,13 +45,8 @@ def data_slice(ix: slice, size, dim: int):
             f"a slice with bounds computed from array values (at {user_location()}) has a "
             "length known only at run time; this compiles inside a compiled for/while loop "
             "(where its buffers are made per iteration), not outside one")
-    step = 1 if ix.step is None else ix.step
-    if not isinstance(step, (int, np.integer)) or isinstance(step, bool) or step <= 0:
-        raise DataDependentError(
-            f"a slice with bounds computed from array values and step {step!r} (at "
-            f"{user_location()}): only a positive int step is supported there")
-    step = int(step)
-    key = (_key(ix.start), _key(ix.stop), step)
+    step = _positive_step(1 if ix.step is None else ix.step)
+    key = (_key(ix.start), _key(ix.stop), _key(step))
     region = MADE[-1] if MADE else None
     for seen in env.slices.get(key, ()):    # vals[lo:hi] and cols[lo:hi]: one length, when
         if seen[0] is region and _same_size(seen[1], size):     # the arrays' are equal
@@ -52,7 +55,9 @@ def data_slice(ix: slice, size, dim: int):
     start = _clamp(ix.start, n, 0)
     stop = _clamp(ix.stop, n, n)
     length = np.maximum(stop - start, 0)
-    if step > 1:
+    if not isinstance(step, int):       # a loop's index (x[i * i::i]): its value now
+        length = (length + (_as_int64(step, "slice step") - 1)) // _as_int64(step, "step")
+    elif step > 1:
         length = (length + (step - 1)) // step
     binds = []
     out = []
@@ -66,9 +71,26 @@ def data_slice(ix: slice, size, dim: int):
         env.data[sym] = node
         binds.append(node)
         out.append(sym)
-    spec = (out[0], step, out[1])
+    spec = (out[0], symbolic().canon(step), out[1])
     env.slices.setdefault(key, []).append((region, size, spec, tuple(binds), ix))  # (ix: keeps
     return spec, tuple(binds)                                           # the ids in key alive)
+
+
+def _positive_step(step):
+    """A slice's step: an int, or a loop index's expression that is > 0 in every iteration."""
+    if isinstance(step, (int, np.integer)) and not isinstance(step, bool) and step > 0:
+        return int(step)
+    if is_dim(step):
+        try:
+            if symbolic().less(0, step):
+                return step
+        except Exception as e:
+            if not loop_dependent(e):
+                raise
+    raise DataDependentError(
+        f"a slice with bounds or a step known only at run time and step {step!r} (at "
+        f"{user_location()}): only a step > 0 (an int, or a loop index > 0 in every "
+        "iteration) is supported there")
 
 
 def _same_size(a, b) -> bool:

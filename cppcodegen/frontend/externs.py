@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import DataDependentError, UnsupportedError, user_location
 from ..ir.graph import make_node, toposort
 from .proxy import asproxy, Proxy, unsupported, wrap
+from .sizes import current_env
 
 
 # functions whose output shape depends on the values: compiled for the shape they give on
@@ -112,12 +113,14 @@ def _values_now(proxies):
     if TraceState.args is None or any(n.op in ("random", "carry") for n in nodes):
         return None
     values = {}
+    env = current_env()             # symbolic sizes and integer arguments: this call's values
+    sizes = {str(sym): int(v) for sym, v in env.hints.items()} if env is not None else {}
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for n in nodes:
                 values[id(n)] = evaluate_node(n, [values[id(i)] for i in n.inputs],
-                                              TraceState.args)
+                                              TraceState.args, sizes)
     except Exception:                   # noqa: BLE001 -- not evaluable here: stand-ins
         return None
     return [values[id(r)] for r in roots]

@@ -20,7 +20,7 @@ from .elementwise import loop_dtypes, where
 from .externs import extern_call
 from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, copy_of, own,
                     Proxy, unsupported, update, view_of, wrap)
-from .dataslice import data_slice, is_data_bound
+from .dataslice import data_slice, is_data_bound, run_time_slice
 from .iteration import size_proxy, value_size
 from .selection import is_selection, same_value, Selection
 from .sizes import (broadcast_sizes, canon_shape, fit, is_dim, loop_dependent, symbolic,
@@ -57,7 +57,7 @@ def _basic_index(a: Proxy, index):
             out_shape.append(1)
             continue
         size = a.node.shape[dim]
-        if isinstance(ix, slice) and any(is_data_bound(b) for b in (ix.start, ix.stop)):
+        if run_time_slice(ix) or _undecidable(ix, size, dim):
             sp, more = data_slice(ix, size, dim)
             spec.append(sp)
             out_shape.append(sp[2])
@@ -92,6 +92,18 @@ def _basic_index(a: Proxy, index):
             ints.append(dim)
         dim += 1
     return spec, out_shape, sliced_shape, ints, binds
+
+
+def _undecidable(ix, size, dim) -> bool:
+    """A slice in a compiled loop whose clamping differs between iterations (``x[:n - i * i]``,
+    ``x[i * i:]``): computed where it runs instead (``dataslice.py``)."""
+    if not isinstance(ix, slice) or not any(is_dim(b) for b in (ix.start, ix.stop)):
+        return False
+    try:
+        symbolic_index(ix, size, dim)
+    except Exception as e:
+        return loop_dependent(e)
+    return False
 
 
 def _value_bounds(ix):

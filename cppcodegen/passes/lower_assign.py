@@ -13,7 +13,7 @@ import numpy as np
 import sympy
 
 from ..ir.graph import LEAF_OPS, Node
-from ..ir.loopir import IMod, Load, Stage, index_vars, walk
+from ..ir.loopir import FloorDiv, IMod, Load, Stage, index_vars, walk
 from ..ir.ufuncs import OPS
 from .indexing import broadcast_index
 
@@ -41,18 +41,23 @@ class AssignLowering:
             _, start, step, length = sp
             if isinstance(length, int) and length == 0:
                 return self.value(base, idx)
-            lo = start if step > 0 else start + (length - 1) * step
-            st = abs(step)
+            up = not isinstance(step, int) or step > 0      # (a symbolic step is > 0)
+            lo = start if up else start + (length - 1) * step
+            st = abs(step) if isinstance(step, int) else step
             if _maybe_less(0, lo):
                 compare("greater_equal", i, lo)
             if _maybe_less(lo + (length - 1) * st, base.shape[d] - 1):
                 compare("less_equal", i, lo + (length - 1) * st)
-            if st > 1:
+            if not isinstance(st, int):         # x[i * i::i] = v: every i-th from its start
                 compare("equal", IMod(i - lo, st), 0)
-            k = (i - lo) if st == 1 else sympy.floor((i - lo) / sympy.Integer(st))
+                k = FloorDiv(i - lo, st)
+            elif st > 1:
+                compare("equal", IMod(i - lo, st), 0)
+            if isinstance(st, int):
+                k = (i - lo) if st == 1 else sympy.floor((i - lo) / sympy.Integer(st))
             if conds and not inside:    # clamp: the value is loaded for every element,
                 k = sympy.Max(0, sympy.Min(length - 1, k))      # used in the region
-            vidx.append(length - 1 - k if step < 0 else k)
+            vidx.append(k if up else length - 1 - k)
         region = node.attr("region")
         val = self.value(value, broadcast_index(tuple(vidx), value.shape, region))
         if not conds or inside:
