@@ -245,3 +245,22 @@ def test_slices_with_a_loop_index_as_step_or_undecidable_clamping():
     np.testing.assert_array_equal(cppcodegen.compile(strided_reads)(x), strided_reads(x))
     report = cppcodegen.check(strided_reads, x)
     assert report.ok, report
+
+
+def lengths_against_floats(a, lo, hi, t):
+    out = np.zeros(lo.shape[0])
+    for i in range(lo.shape[0]):
+        n = a[lo[i]:hi[i]].shape[0]
+        if n > t and n != 2.5 and n >= -0.5 and n < float("inf"):   # a traced float t
+            out[i] = n + len(a[lo[i]:hi[i]:2])
+        elif n == 1.0:
+            out[i] = -1.0
+    return out
+
+
+def test_a_run_time_length_compared_with_floats_and_traced_values():
+    a = np.arange(10.0)
+    lo, hi = np.array([0, 3, 5, 9, 2]), np.array([4, 4, 5, 12, -1])
+    f = cppcodegen.compile(lengths_against_floats)
+    for t in (0.5, 1.5, -3.0, 2.0):
+        np.testing.assert_array_equal(f(a, lo, hi, t), lengths_against_floats(a, lo, hi, t))

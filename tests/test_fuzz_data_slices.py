@@ -33,7 +33,7 @@ def test_dataslice_fuzz_slice():
     avoid = set(dataslices.KNOWN_LIMITS)
     idx = [i for i in range(COUNT) if i not in KNOWN]
     tasks = [(i, loopcheck._check_task, (SEED, i, False, avoid, None, "dataslice")) for i in idx]
-    results = loopcheck.run_parallel(tasks, jobs=1, timeout=240)
+    results = loopcheck.run_in_process(tasks)
     problems = []
     for i in idx:
         res = loopcheck._as_result(results[i])
@@ -145,14 +145,11 @@ def f_length_len(a, lo, hi):
     return (c,)
 
 
-@pytest.mark.xfail(strict=True, reason="length of a value slice as a value: C++ reads an "
-                   "undeclared data symbol (CompileError)")
 @pytest.mark.parametrize("fn", [f_length_stored, f_length_condition])
 def test_length_of_a_value_slice_as_a_value(fn):
     check_loop_function(fn, [np.arange(1.0, 8.0), _LO, _HI])
 
 
-@pytest.mark.xfail(strict=True, reason="len() of a value slice: the loop is not compiled")
 def test_len_of_a_value_slice():
     check_loop_function(f_length_len, [np.arange(1.0, 8.0), _LO, _HI])
 
@@ -169,7 +166,6 @@ def f_while_slice(a, lo, hi):
     return (out,)
 
 
-@pytest.mark.xfail(strict=True, reason="a value slice in a while loop is refused")
 def test_value_slice_in_a_while_loop():
     check_loop_function(f_while_slice, [np.arange(1.0, 8.0), _LO, _HI])
 
@@ -259,8 +255,6 @@ def f_float32_into_float64(x):
     return (s,)
 
 
-@pytest.mark.xfail(strict=True, reason="np.float64 carried scalar updated with float32 "
-                   "values becomes float32")
 def test_float32_values_into_a_float64_scalar():
     check_loop_function(f_float32_into_float64, [np.linspace(0.1, 3.0, 7, dtype=np.float32)])
 

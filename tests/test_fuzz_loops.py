@@ -25,7 +25,7 @@ def test_loop_fuzz_slice():
     avoid = set(loops.KNOWN_LIMITS)
     idx = [i for i in range(COUNT) if i not in KNOWN]
     tasks = [(i, loopcheck._check_task, (SEED, i, True, avoid, None)) for i in idx]
-    results = loopcheck.run_parallel(tasks, jobs=1, timeout=240)
+    results = loopcheck.run_in_process(tasks)
     problems, n_twins = [], 0
     for i in idx:
         res = loopcheck._as_result(results[i])

@@ -82,14 +82,14 @@ def _type_of(value):
         return (value.dtype, bool(value.weak), tuple(value.node.shape), bool(value.scalar))
     if isinstance(value, (bool, np.bool_)):
         return (np.dtype(bool), False, (), True)
+    if isinstance(value, np.generic):      # (before float: np.float64 is a float, but a
+        return (value.dtype, False, (), True)   # strong one)
     if isinstance(value, int) or symbolic_int(value):
         return (np.dtype(np.int64), True, (), True)
     if isinstance(value, float):
         return (np.dtype(np.float64), True, (), True)
     if isinstance(value, complex):
         return (np.dtype(np.complex128), True, (), True)
-    if isinstance(value, np.generic):
-        return (value.dtype, False, (), True)
     return "other"
 
 

@@ -27,6 +27,7 @@ from .indexing import guarded
 from .proxy import as_node, cast_node, Proxy, unsupported, wrap
 from .reductions import selected_count
 from .selection import is_selection
+from .sizes import run_time_size
 from .trace import trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
@@ -124,6 +125,8 @@ class TraceOps:
     def len_(x):
         if is_selection(x):             # len(x[mask]): the mask's count, a traced int
             return selected_count(x)
+        if isinstance(x, Proxy) and x.ndim and run_time_size(x.node.shape[0]):
+            return x.shape[0]           # len(a[lo:hi]) in a loop: a size known when it runs
         return builtins.len(x)
 
     def float_(self, x=0.0):

@@ -40,7 +40,7 @@ def data_slice(ix: slice, size, dim: int):
     """((start, step, length), bind nodes) of slice ``ix`` on an axis of ``size``."""
     from .iteration import _env
     env = _env()
-    if not env.loops:
+    if not MADE:                        # not in a compiled loop's (or branch's) region
         raise DataDependentError(
             f"a slice with bounds computed from array values (at {user_location()}) has a "
             "length known only at run time; this compiles inside a compiled for/while loop "

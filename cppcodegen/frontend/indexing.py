@@ -226,7 +226,8 @@ def _advanced(a: Proxy, parts):
                          f"{len(parts)} were indexed (at {user_location()})")
     parts = tuple(parts) + (slice(None),) * (a.ndim - len(parts))
     adv = [k for k, ix in enumerate(parts) if not isinstance(ix, slice)]
-    b = a if all(ix == slice(None) for ix in parts if isinstance(ix, slice)) else \
+    b = a if all(ix.start is None and ix.stop is None and ix.step is None
+                 for ix in parts if isinstance(ix, slice)) else \
         getitem(a, tuple(ix if isinstance(ix, slice) else slice(None) for ix in parts))
     nodes = []
     for k in adv:

@@ -368,5 +368,9 @@ def size_operand(n):
     """A count of elements as an operand: a Python int, or a weak int64 node of its expression."""
     if type(n) is int:
         return n
-    return wrap(make_node("size", (), (), np.int64, user_location(), expr=symbolic().canon(n)),
-                weak=True)
+    expr = symbolic().canon(n)
+    env = symbolic().current()          # a slice's run-time length: after its bind nodes
+    binds = tuple(env.data[s] for s in sorted(getattr(expr, "free_symbols", ()), key=str)
+                  if env is not None and env.data.get(s) is not None
+                  and env.data[s].op == "bind")
+    return wrap(make_node("size", binds, (), np.int64, user_location(), expr=expr), weak=True)

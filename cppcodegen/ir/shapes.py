@@ -19,6 +19,7 @@ the runtime evaluates without sympy.
 """
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -404,19 +405,27 @@ class SymInt:
         return self._decided(lambda: not equal(self.expr, 0), lambda v: v != 0)
 
     def __eq__(self, o):
+        o = _integral(o, "eq")
         if isinstance(o, (int, np.integer, SymInt)) and not isinstance(o, bool):
             return self._decided(lambda: equal(self.expr, o), lambda v: v == _value(o))
-        return NotImplemented
+        return o if isinstance(o, bool) else NotImplemented
 
     def __ne__(self, o):
+        o = _integral(o, "ne")
         if isinstance(o, (int, np.integer, SymInt)) and not isinstance(o, bool):
             return self._decided(lambda: not equal(self.expr, o), lambda v: v != _value(o))
-        return NotImplemented
+        return o if isinstance(o, bool) else NotImplemented
 
-    def __lt__(self, o): return self._decided(lambda: less(self.expr, o), lambda v: v < _value(o))
-    def __gt__(self, o): return self._decided(lambda: less(o, self.expr), lambda v: v > _value(o))
-    def __le__(self, o): return self._decided(lambda: not less(o, self.expr), lambda v: v <= _value(o))
-    def __ge__(self, o): return self._decided(lambda: not less(self.expr, o), lambda v: v >= _value(o))
+    def _order(self, o, op, decide, traced):
+        o = _integral(o, op)
+        if isinstance(o, bool) or o is NotImplemented:
+            return o
+        return self._decided(lambda: decide(o), lambda v: traced(v, _value(o)))
+
+    def __lt__(self, o): return self._order(o, "lt", lambda o: less(self.expr, o), lambda v, w: v < w)
+    def __gt__(self, o): return self._order(o, "gt", lambda o: less(o, self.expr), lambda v, w: v > w)
+    def __le__(self, o): return self._order(o, "le", lambda o: not less(o, self.expr), lambda v, w: v <= w)
+    def __ge__(self, o): return self._order(o, "ge", lambda o: not less(self.expr, o), lambda v, w: v >= w)
     def __hash__(self): return hash(self.__index__())
 
     def __repr__(self):
@@ -425,6 +434,26 @@ class SymInt:
 
 
 TRACED_VALUE = None     # set by the tracer: a size expression -> a traced int64 value
+
+
+def _integral(o, op):
+    """The other side of ``size OP o`` as an int where the answer is the same for every
+    integer size (``n > 1.5`` is ``n > 1``); a bool where it is decided for all (NaN,
+    infinities, ``n == 1.5``); NotImplemented for a traced value (its own operator then
+    compares, giving a traced bool)."""
+    if isinstance(o, (float, np.floating)):
+        if o != o:
+            return op == "ne"
+        if o in (math.inf, -math.inf):
+            return op == "ne" or (op in ("lt", "le")) == (o > 0)
+        if o == int(o):
+            return int(o)
+        if op in ("eq", "ne"):
+            return op == "ne"
+        return math.floor(o) if op in ("le", "gt") else math.ceil(o)
+    if isinstance(o, (int, np.integer, SymInt)):
+        return o
+    return NotImplemented
 
 
 def _value(o):

@@ -54,19 +54,12 @@ import numpy as np
 from .inputs import InputSpec
 from .loops import Arg, LoopProgram, Node, _render_block, walk
 
-#   "length-value": the length of a data slice used as a value or a condition (``out[i] =
-#                   a[lo:hi].shape[0]``, ``if a[lo:hi].shape[0] > 1:``, ``c += len(a[lo:hi])``):
-#                   C++ that does not compile / the loop not compiled
-#   "while":        a data slice in a ``while`` loop (refused as if outside any loop)
 #   "reslice":      a data slice sliced again (``a[lo:hi][1:]``, ``[::-1]``): not compiled
-#   "float32-into-float64": a float32 value accumulated into ``np.float64(0.0)`` in a loop
-#                   (a general loop bug: the compiled scalar stays float32)
 #   "named-slice-carried": a name bound to a data slice (``seg = a[lo[i]:hi[i]]``, a view
 #                   ``v = acc[lo[i]:]``) in a loop that carries a scalar (``s += seg.sum()``):
 #                   the loop is not compiled ("variable 'seg' changes its shape")
 #   "slice-element": an element of a data slice (``a[lo[i]:hi[i]][0]``): not compiled
-KNOWN_LIMITS = {"length-value", "while", "reslice", "float32-into-float64",
-                "named-slice-carried", "slice-element"}
+KNOWN_LIMITS = {"reslice", "named-slice-carried", "slice-element"}
 
 SIZES = (0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 13)
 SIZE_P = (1, 2, 2, 3, 3, 3, 2, 2, 2, 1, 1)

@@ -348,6 +348,20 @@ def _child(fn, payload, timeout):
     return pid, r, time.time() + timeout
 
 
+def run_in_process(tasks):
+    """``run_parallel``'s results, each task run here, in order: for callers that have run
+    compiled code already (a test process). A child forked from a process whose OpenMP
+    threads exist can wait forever in its first parallel region (libgomp is not fork-safe):
+    a prange program hung the CI slice that way."""
+    results = {}
+    for key, fn, payload in tasks:
+        try:
+            results[key] = ("ok", fn(*payload))
+        except Exception:                   # noqa: BLE001 -- reported as the child's would be
+            results[key] = ("exc", traceback.format_exc()[-4000:])
+    return results
+
+
 def run_parallel(tasks, jobs=2, timeout=300.0, on_done=None):
     """Run ``tasks`` ([(key, fn, payload)]) in forked children, ``jobs`` at a time; returns
     {key: ("ok", value) | ("exc", text) | ("crash", text) | ("timeout", text)}."""
