@@ -281,7 +281,7 @@ def _concrete(value, where) -> bool:
 
 def _scalar(x, dtype, py):
     """float(x) / int(x): a Python number of a concrete value, a traced scalar otherwise."""
-    if symbolic_int(x) and has_loop_symbol(x):
+    if symbolic_int(x) and run_time_size(x.expr):     # (a loop index, a run-time length)
         x = size_proxy(x.expr)
     if not isinstance(x, Proxy):
         return py(x)

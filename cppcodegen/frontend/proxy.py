@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from ..errors import DataDependentError, TraceError, UnsupportedError, user_location
-from ..ir.graph import complex_warning, make_node, Node
+from ..ir.graph import complex_warning, MADE, make_node, Node
 from . import effects
 from .sizes import (as_int, broadcast_sizes, canon_shape, fit, is_dim, same_size, symbolic,
                     user_dim, user_shape)
@@ -235,7 +235,22 @@ def broadcast_node(node: Node, shape) -> Node:
         raise ValueError(f"cannot broadcast shape {node.shape} to {shape} "
                          f"(at {user_location()})")
     node = fit(node, shape)
-    return make_node("broadcast_to", (node,), shape, node.dtype, user_location())
+    return make_node("broadcast_to", (node,) + bind_nodes(shape), shape, node.dtype,
+                     user_location())
+
+
+def bind_nodes(shape) -> tuple:
+    """The ``bind`` nodes of the run-time slice lengths in ``shape`` (frontend/dataslice.py):
+    a node of that shape made from a constant (``np.full``, an empty reduction's initial)
+    takes them as trailing inputs, so they run before it."""
+    env = symbolic().current() if any(not isinstance(d, int) for d in shape) else None
+    if env is None or not env.data or not MADE:
+        return ()
+    syms = set().union(*(getattr(d, "free_symbols", set()) for d in shape))
+    binds = [env.data[s] for s in sorted(syms, key=str)
+             if env.data.get(s) is not None and env.data[s].op == "bind"]
+    return tuple(b for b in binds if any(id(b) in made for made in MADE))  # (of an open
+                                                                # region: not one traced before)
 
 
 def broadcast_operands(operands, what):
@@ -368,9 +383,6 @@ def size_operand(n):
     """A count of elements as an operand: a Python int, or a weak int64 node of its expression."""
     if type(n) is int:
         return n
-    expr = symbolic().canon(n)
-    env = symbolic().current()          # a slice's run-time length: after its bind nodes
-    binds = tuple(env.data[s] for s in sorted(getattr(expr, "free_symbols", ()), key=str)
-                  if env is not None and env.data.get(s) is not None
-                  and env.data[s].op == "bind")
-    return wrap(make_node("size", binds, (), np.int64, user_location(), expr=expr), weak=True)
+    expr = symbolic().canon(n)          # (a slice's run-time length: after its bind nodes)
+    return wrap(make_node("size", bind_nodes((expr,)), (), np.int64, user_location(),
+                          expr=expr), weak=True)
