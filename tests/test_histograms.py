@@ -218,3 +218,21 @@ def test_thread_counts_agree():
     many = cppcodegen.compile(hist_uniform)(x)
     np.testing.assert_array_equal(one[0], many[0])
     np.testing.assert_array_equal(many[0], hist_uniform(x)[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 3, 8, 9, 17, 100, 256, 257, 1000])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_of_short_and_long_sorted_arrays(n, dtype, side):
+    """Short contiguous arrays are counted with vector compares, long ones halved: both give
+    NumPy's index for values on the elements, between, outside, infinite and NaN, with
+    infinite and NaN (sorted last) elements."""
+    rng = np.random.default_rng(n)
+    a = np.sort(rng.standard_normal(n)).astype(dtype)
+    if n > 4:
+        a[0], a[-1], a[-2] = -np.inf, np.nan, np.inf
+        a = np.sort(a)
+    v = np.concatenate([a, rng.standard_normal(50) * 3, [np.nan, np.inf, -np.inf, 0.0, -0.0]])
+    v = v.astype(dtype)
+    f = cppcodegen.compile(lambda a, v: np.searchsorted(a, v, side=side))
+    np.testing.assert_array_equal(f(a, v), np.searchsorted(a, v, side=side))

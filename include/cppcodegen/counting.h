@@ -10,6 +10,10 @@
 // where NumPy drops it (histogram's values outside the edges, masked out before).
 #pragma once
 #include <cstdint>
+#include <type_traits>
+#if (defined(__AVX512F__) || defined(__AVX2__)) && !defined(CCG_NO_SIMD)
+#include <immintrin.h>   // (a no-op after cppcodegen/intrin.h)
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -38,9 +42,49 @@ template <class T> inline bool sort_less(T a, T b) {
   else return a < b;
 }
 
+namespace detail {
+// How many of a[0..n) (contiguous, sorted) come before a number v in NumPy's order: a[k] <= v
+// (Right) or a[k] < v, counted with vector compares. For the short arrays of histogram edges
+// several times faster than halving, whose every step waits for the load before it (the same
+// result for sorted a; NaN elements, sorted last, never count).
+template <bool Right, class T> inline int64_t count_before(const T* a, int64_t n, T v) {
+  int64_t c = 0, k = 0;
+#if defined(__AVX512F__) && !defined(CCG_NO_SIMD)
+  if constexpr (std::is_same_v<T, double>) {
+    const __m512d vv = _mm512_set1_pd(v);
+    for (; k + 8 <= n; k += 8)
+      c += __builtin_popcount(_mm512_cmp_pd_mask(_mm512_loadu_pd(a + k), vv,
+                                                 Right ? _CMP_LE_OQ : _CMP_LT_OQ));
+  } else if constexpr (std::is_same_v<T, float>) {
+    const __m512 vv = _mm512_set1_ps(v);
+    for (; k + 16 <= n; k += 16)
+      c += __builtin_popcount(_mm512_cmp_ps_mask(_mm512_loadu_ps(a + k), vv,
+                                                 Right ? _CMP_LE_OQ : _CMP_LT_OQ));
+  }
+#elif defined(__AVX2__) && !defined(CCG_NO_SIMD)
+  if constexpr (std::is_same_v<T, double>) {
+    const __m256d vv = _mm256_set1_pd(v);
+    for (; k + 4 <= n; k += 4)
+      c += __builtin_popcount(_mm256_movemask_pd(_mm256_cmp_pd(
+          _mm256_loadu_pd(a + k), vv, Right ? _CMP_LE_OQ : _CMP_LT_OQ)));
+  } else if constexpr (std::is_same_v<T, float>) {
+    const __m256 vv = _mm256_set1_ps(v);
+    for (; k + 8 <= n; k += 8)
+      c += __builtin_popcount(_mm256_movemask_ps(_mm256_cmp_ps(
+          _mm256_loadu_ps(a + k), vv, Right ? _CMP_LE_OQ : _CMP_LT_OQ)));
+  }
+#endif
+  for (; k < n; ++k) c += Right ? (a[k] <= v) : (a[k] < v);
+  return c;
+}
+}  // namespace detail
+
 template <bool Right, class T>
 inline int64_t search_sorted(const T* a, int64_t n, int64_t s, T v) {
   if (n <= 0) return 0;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (s == 1 && n <= 256 && v == v) return detail::count_before<Right>(a, n, v);
+  }
   int64_t base = 0;
   while (n > 1) {
     const int64_t half = n >> 1;
