@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .inputs import InputSpec
-from .loops import Arg, LoopProgram, Node, _render_block, walk
+from .loops import Arg, Draws, LoopProgram, Node, _render_block, walk
 
 #   "reslice":      a data slice sliced again (``a[lo:hi][1:]``, ``[::-1]``): not compiled
 #   "named-slice-carried": a name bound to a data slice (``seg = a[lo[i]:hi[i]]``, a view
@@ -113,7 +113,7 @@ class DataSliceProgram(LoopProgram):
         return src
 
 
-class Gen:
+class Gen(Draws):
     """One program's draws (``program()``), reproducible from (seed, index)."""
 
     def __init__(self, seed, index, avoid=None):
@@ -127,20 +127,6 @@ class Gen:
         self.features = set()
         self.locals = {}           # local array -> length
         self.n_vars = 0
-
-    # -- small draws
-    def p(self, prob):
-        return self.r.random() < prob
-
-    def choice(self, seq, p=None):
-        if p is not None:
-            p = np.asarray(p, float)
-            p = p / p.sum()
-        return seq[int(self.r.choice(len(seq), p=p))]
-
-    def fresh(self, base):
-        self.n_vars += 1
-        return f"{base}{self.n_vars}"
 
     # -- arguments
     def add_array(self, name, values, dt=None):

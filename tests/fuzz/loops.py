@@ -260,7 +260,24 @@ def _values(expr, env):
     return list(eval(f"range({expr})", {"np": np, "len": len, "range": range}, dict(env)))
 
 
-class Gen:
+class Draws:
+    """The small random draws of a program generator (``self.r``: its Generator)."""
+
+    def p(self, prob):
+        return self.r.random() < prob
+
+    def choice(self, seq, p=None):
+        if p is not None:
+            p = np.asarray(p, float)
+            p = p / p.sum()
+        return seq[int(self.r.choice(len(seq), p=p))]
+
+    def fresh(self, base):
+        self.n_vars += 1
+        return f"{base}{self.n_vars}"
+
+
+class Gen(Draws):
     def __init__(self, seed, index, avoid=None):
         self.r = np.random.default_rng([int(seed), int(index), 0x100F])
         self.seed, self.idx = seed, index
@@ -281,20 +298,6 @@ class Gen:
         self.writes_arg = False
         self.n_loops = 0
         self.if_depth = 0
-
-    # -- small draws
-    def p(self, prob):
-        return self.r.random() < prob
-
-    def choice(self, seq, p=None):
-        if p is not None:
-            p = np.asarray(p, float)
-            p = p / p.sum()
-        return seq[int(self.r.choice(len(seq), p=p))]
-
-    def fresh(self, base):
-        self.n_vars += 1
-        return f"{base}{self.n_vars}"
 
     # -- inputs
     def make_inputs(self):
