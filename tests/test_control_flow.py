@@ -1442,3 +1442,18 @@ def test_chained_comparisons_compile_as_python_evaluates_them():
         chained_on_arrays(x)
     with pytest.raises((ValueError, cppcodegen.DataDependentError)):
         cppcodegen.compile(chained_on_arrays)(x)
+
+
+def weak_conditional(M, t):
+    s = 0.0
+    for i in range(M.shape[0]):
+        s += M[i, 0]                            # float32 from here on (NEP 50)
+        s += math.sqrt(abs(M[i, 0])) if M[i, 0] > t else 3.0   # a Python float either way
+    return s
+
+
+def test_a_conditional_of_two_python_numbers_stays_weak():
+    M = np.random.default_rng(0).standard_normal((6, 3)).astype(np.float32)
+    got, want = cppcodegen.compile(weak_conditional)(M, 0.1), weak_conditional(M, 0.1)
+    assert got.dtype == want.dtype == np.float32
+    assert got == pytest.approx(want, rel=1e-6)

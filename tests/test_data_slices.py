@@ -264,3 +264,26 @@ def test_a_run_time_length_compared_with_floats_and_traced_values():
     f = cppcodegen.compile(lengths_against_floats)
     for t in (0.5, 1.5, -3.0, 2.0):
         np.testing.assert_array_equal(f(a, lo, hi, t), lengths_against_floats(a, lo, hi, t))
+
+
+def while_slices(a, b, lo, hi, p):
+    z1 = np.zeros(0)
+    out = np.zeros(len(lo))
+    z2 = np.zeros(16)
+    i = 0
+    while i < len(lo):                                  # no for loop: only a while
+        z1[lo[i]:hi[i]] = 0.5
+        if a[p[i]:p[i + 1]:1].size == 0:
+            out[i] += np.dot(a[lo[i]:hi[i]], b[lo[i]:hi[i]])
+        else:
+            z2[lo[i]:hi[i]] += 1.5
+        i += 1
+    return z1, out, z2
+
+
+def test_a_run_time_length_compared_in_a_while_loop():
+    args = [np.array([1.0, 2, 3, 4]), np.array([1.0, 2, 3, 4]),
+            np.array([-5, -2, 2, 1], dtype=np.int32), np.array([4, 3, 2 ** 62, -4]),
+            np.array([4, 7, 4, 4, 7], dtype=np.int32)]
+    for got, want in zip(cppcodegen.compile(while_slices)(*args), while_slices(*args)):
+        np.testing.assert_array_equal(got, want)

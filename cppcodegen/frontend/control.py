@@ -101,7 +101,10 @@ class TraceOps:
             yes = then()
         with guarded(np.logical_not(t)):
             no = orelse()
-        return np.where(t, yes, no)[()]
+        out = np.where(t, yes, no)[()]
+        if all(_weak(v) for v in (yes, no)) and isinstance(out, Proxy):
+            out = wrap(out.node, weak=True, scalar=True)    # one of two Python numbers: still
+        return out                                          # a Python number (NEP 50)
 
     # ----------------------------------------------------------------- builtins
     def max_(self, *args, **kw):
@@ -277,6 +280,11 @@ def _concrete(value, where) -> bool:
     if not isinstance(t, bool):
         raise Unroll(where, "a traced condition in a loop that Python runs")
     return t
+
+
+def _weak(v) -> bool:
+    """A Python number, or a traced value that stands for one (NumPy's promotion: weak)."""
+    return type(v) in (int, float, complex) or (isinstance(v, Proxy) and v.weak)
 
 
 def _scalar(x, dtype, py):
