@@ -238,7 +238,6 @@ def f_inner_loop_carried(a, lo, hi):
     return (s,)
 
 
-@pytest.mark.xfail(strict=True, reason="a named value slice in a loop carrying a scalar")
 @pytest.mark.parametrize("fn", [f_named_slice_carried, f_inner_loop_carried])
 def test_a_named_value_slice_with_a_carried_scalar(fn):
     check_loop_function(fn, [np.arange(1.0, 8.0), _LO, _HI])

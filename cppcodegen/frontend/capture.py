@@ -44,8 +44,18 @@ class Undefined:
 
 def _undef_err(self, *a, **k):
     raise UnboundLocalError(
-        "cppcodegen capture: a local variable was used before being assigned "
-        "(it is UNDEFINED at this point)")
+        "cppcodegen capture: a local variable was used before being assigned, or after the "
+        "compiled loop that bound it to an array whose shape changes between iterations "
+        "(a slice of run-time length: only the loop body has it); it is UNDEFINED here")
+
+
+def _undef_attr(self, name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    _undef_err(self)
+
+
+Undefined.__getattr__ = _undef_attr
 
 
 for _m in ("__bool__", "__len__", "__iter__", "__getitem__", "__setitem__", "__call__",

@@ -24,6 +24,7 @@ from . import effects
 from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
 from .iteration import has_loop_symbol, size_proxy, symbolic_int
+from .sizes import run_time_size
 
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
                         # the node); trace_function checks that none is read outside it
@@ -290,6 +291,10 @@ class Carried:
         new = []
         for i, slot in enumerate(self.slots):
             results = [_type_of(t[2][i]) for t in bodies]
+            if slot.init is UNDEFINED and any(isinstance(r, tuple) and any(
+                    run_time_size(d) for d in r[2]) for r in results):
+                new.append(None)            # `seg = a[lo[i]:hi[i]]` made in each iteration:
+                continue                    # not carried (unbound after the construct)
             t = self.types[i]
             try:
                 for r in results:

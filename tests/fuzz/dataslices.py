@@ -55,11 +55,8 @@ from .inputs import InputSpec
 from .loops import Arg, Draws, LoopProgram, Node, _render_block, walk
 
 #   "reslice":      a data slice sliced again (``a[lo:hi][1:]``, ``[::-1]``): not compiled
-#   "named-slice-carried": a name bound to a data slice (``seg = a[lo[i]:hi[i]]``, a view
-#                   ``v = acc[lo[i]:]``) in a loop that carries a scalar (``s += seg.sum()``):
-#                   the loop is not compiled ("variable 'seg' changes its shape")
 #   "slice-element": an element of a data slice (``a[lo[i]:hi[i]][0]``): not compiled
-KNOWN_LIMITS = {"reslice", "named-slice-carried", "slice-element"}
+KNOWN_LIMITS = {"reslice", "slice-element"}
 
 SIZES = (0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 13)
 SIZE_P = (1, 2, 2, 3, 3, 3, 2, 2, 2, 1, 1)
