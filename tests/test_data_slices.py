@@ -287,3 +287,57 @@ def test_a_run_time_length_compared_in_a_while_loop():
             np.array([4, 7, 4, 4, 7], dtype=np.int32)]
     for got, want in zip(cppcodegen.compile(while_slices)(*args), while_slices(*args)):
         np.testing.assert_array_equal(got, want)
+
+
+def backwards_segments(a, lo, hi):
+    out = np.zeros(lo.shape[0])
+    for i in range(lo.shape[0]):
+        seg = a[lo[i]:hi[i]]
+        out[i] = seg[::-1][:2].sum() * 10.0 + a[hi[i]:lo[i]:-2].sum() \
+            + (seg[1:].sum() if seg.shape[0] > 1 else seg[0:].sum())
+        if seg.shape[0] > 0:
+            out[i] += seg[0] * 100.0 - seg[-1]          # elements: checked as NumPy checks
+    return out
+
+
+def test_a_run_time_slice_sliced_again_backwards_and_indexed():
+    rng = np.random.default_rng(9)
+    a = rng.integers(-9, 9, 12).astype(np.float64)
+    lo, hi = rng.integers(-14, 14, 300), rng.integers(-14, 14, 300)
+    np.testing.assert_array_equal(cppcodegen.compile(backwards_segments)(a, lo, hi),
+                                  backwards_segments(a, lo, hi))
+
+
+def scan_until(a, t, p):
+    for i in range(len(p) - 1):                 # nothing carried: only its error matters
+        if a[p[i]:p[i + 1]][-1] > t:
+            break
+    return a * 2.0
+
+
+def test_a_loop_whose_only_effect_is_an_error_still_raises_it():
+    a = np.arange(6.0)
+    f = cppcodegen.compile(scan_until)
+    np.testing.assert_array_equal(f(a, 9.0, np.array([0, 2, 5])), a * 2.0)
+    with pytest.raises(IndexError):
+        scan_until(a, 0.5, np.array([-1, 1]))
+    with pytest.raises(IndexError):
+        f(a, 0.5, np.array([-1, 1]))
+
+
+def last_into_rows(a, lo, hi):
+    Z = np.zeros((2, 5))
+    for i in range(len(hi)):
+        Z[i, lo[i]:hi[i]] = a[lo[i]:hi[i]][-1]          # raises even into an empty region
+    return Z
+
+
+def test_an_element_stored_into_an_empty_region_is_still_checked():
+    a = np.arange(6.0)
+    f = cppcodegen.compile(last_into_rows)
+    lo, hi = np.array([0, 1]), np.array([3, 4])
+    np.testing.assert_array_equal(f(a, lo, hi), last_into_rows(a, lo, hi))
+    with pytest.raises(IndexError):
+        last_into_rows(a, np.array([7, -1]), np.array([6, 0]))
+    with pytest.raises(IndexError):
+        f(a, np.array([7, -1]), np.array([6, 0]))

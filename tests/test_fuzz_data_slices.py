@@ -79,6 +79,8 @@ def test_the_oracle_compares_every_element():
         src = p.module_source()
         mod = loopcheck.load_module(src, f"oracle{i}")
         ref = loopcheck.LoopReference(src, mod.f, "f", p.make_args())
+        if isinstance(ref.exc, IndexError):     # an element of an empty slice: Python raises
+            continue
         assert ref.exc is None and not ref.fragile, (i, ref.exc)
         n_elems += sum(u.size for u in ref.unstable)
         n_unstable += sum(int(u.sum()) for u in ref.unstable)
@@ -179,7 +181,6 @@ def f_reslice(a, lo, hi):
     return (out,)
 
 
-@pytest.mark.xfail(strict=True, reason="a value slice sliced again is not compiled")
 def test_a_value_slice_sliced_again():
     check_loop_function(f_reslice, [np.arange(1.0, 8.0), _LO, _HI])
 
@@ -194,7 +195,6 @@ def f_slice_element(a, lo, hi):
     return (out,)
 
 
-@pytest.mark.xfail(strict=True, reason="an element of a value slice is not compiled")
 def test_an_element_of_a_value_slice():
     check_loop_function(f_slice_element, [np.arange(1.0, 8.0), np.array([0, 2, -3, 1]),
                                           np.array([3, 7, -1, 2])])

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TraceError, user_location
-from ..ir.graph import MADE, Region, make_node, region_order
+from ..ir.graph import EFFECTS, MADE, Region, make_node, region_order, walk
 from . import effects
 from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
@@ -371,10 +371,19 @@ class Carried:
         self.set(tuple(state))
         for i, n in self.made.items():
             INTERNAL.setdefault(i, (self.where, n))
+        if not MADE and may_raise(node):    # its value unused, its errors still raised
+            EFFECTS.append(node)
 
     @property
     def ncarry(self) -> int:
         return sum(t is not None for t in self.types)
+
+
+RAISING = frozenset({"gather", "scatter", "check", "segment", "bincount"})   # (EFFECTS)
+
+
+def may_raise(node) -> bool:
+    return any(n.op in RAISING for n in walk([node]))
 
 
 def _check_region(nodes, where):

@@ -54,13 +54,19 @@ def data_slice(ix: slice, size, dim: int):
         if seen[0] is region and _same_size(seen[1], size):     # the arrays' are equal
             return seen[2], seen[3]
     n = _as_int64(size, "axis size")
-    start = _clamp(ix.start, n, 0)
-    stop = _clamp(ix.stop, n, n)
-    length = np.maximum(stop - start, 0)
-    if not isinstance(step, int):       # a loop's index (x[i * i::i]): its value now
-        length = (length + (_as_int64(step, "slice step") - 1)) // _as_int64(step, "step")
-    elif step > 1:
-        length = (length + (step - 1)) // step
+    if isinstance(step, int) and step < 0:      # row[::-1]: NumPy's clamping downwards
+        start = _clamp_down(ix.start, n, n - 1)
+        stop = _clamp_down(ix.stop, n, -1)
+        length = (np.maximum(start - stop, 0) + (-step - 1)) // -step
+        start = np.where(length > 0, start, 0)  # (an empty slice: any start >= 0 will do)
+    else:
+        start = _clamp(ix.start, n, 0)
+        stop = _clamp(ix.stop, n, n)
+        length = np.maximum(stop - start, 0)
+        if not isinstance(step, int):   # a loop's index (x[i * i::i]): its value now
+            length = (length + (_as_int64(step, "slice step") - 1)) // _as_int64(step, "step")
+        elif step > 1:
+            length = (length + (step - 1)) // step
     binds = []
     out = []
     for value in (start, length):
@@ -79,8 +85,9 @@ def data_slice(ix: slice, size, dim: int):
 
 
 def _positive_step(step):
-    """A slice's step: an int, or a loop index's expression that is > 0 in every iteration."""
-    if isinstance(step, (int, np.integer)) and not isinstance(step, bool) and step > 0:
+    """A slice's step: a nonzero int, or a loop index's expression that is > 0 in every
+    iteration."""
+    if isinstance(step, (int, np.integer)) and not isinstance(step, bool) and step != 0:
         return int(step)
     if is_dim(step):
         try:
@@ -91,8 +98,20 @@ def _positive_step(step):
                 raise
     raise DataDependentError(
         f"a slice with bounds or a step known only at run time and step {step!r} (at "
-        f"{user_location()}): only a step > 0 (an int, or a loop index > 0 in every "
-        "iteration) is supported there")
+        f"{user_location()}): only a nonzero int step, or a loop index > 0 in every "
+        "iteration, is supported there")
+
+
+def _clamp_down(b, n, default):
+    """NumPy's start or stop of a slice with step < 0 on an axis of ``n``: a negative bound
+    counts from the end; the result is clipped to [-1, n - 1]."""
+    if b is None:
+        return default
+    v = _as_int64(b, "slice bound")
+    if not isinstance(v, Proxy):
+        v = wrap(as_node(np.int64(v)))
+    v = np.where(v < 0, v + n, v)
+    return np.where(v < 0, -1, np.minimum(v, n - 1))
 
 
 def _same_size(a, b) -> bool:

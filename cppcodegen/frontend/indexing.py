@@ -23,8 +23,8 @@ from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, 
 from .dataslice import data_slice, is_data_bound, run_time_slice
 from .iteration import size_proxy, value_size
 from .selection import is_selection, same_value, Selection
-from .sizes import (broadcast_sizes, canon_shape, fit, is_dim, loop_dependent, symbolic,
-                    symbolic_index)
+from .sizes import (broadcast_sizes, canon_shape, fit, is_dim, loop_dependent, run_time_size,
+                    symbolic, symbolic_index)
 from .views import ravel, reshape, transpose
 
 
@@ -96,8 +96,10 @@ def _basic_index(a: Proxy, index):
 
 def _undecidable(ix, size, dim) -> bool:
     """A slice in a compiled loop whose clamping differs between iterations (``x[:n - i * i]``,
-    ``x[i * i:]``): computed where it runs instead (``dataslice.py``)."""
-    if not isinstance(ix, slice) or not any(is_dim(b) for b in (ix.start, ix.stop)):
+    ``x[i * i:]``, ``row[1:]`` of a slice of run-time length): computed where it runs instead
+    (``dataslice.py``)."""
+    if not isinstance(ix, slice) or not (any(is_dim(b) for b in (ix.start, ix.stop))
+                                         or run_time_size(size)):
         return False
     try:
         symbolic_index(ix, size, dim)
@@ -124,11 +126,14 @@ def _is_advanced(index) -> bool:
 def _traced_ints(index):
     """``index`` with its loop-variable ints (``x[i + 1]``) as traced values: a checked
     gather or scatter, for an index in bounds in some iterations only (the error is then
-    NumPy's, at run time, and only where Python would read it); None if none is symbolic."""
+    NumPy's, at run time, and only where Python would read it); plain ints too (``row[0]`` of
+    a slice of run-time length); None if there are none."""
     parts = index if isinstance(index, tuple) else (index,)
-    if not any(is_dim(ix) and not isinstance(ix, slice) for ix in parts):
+    if not any((is_dim(ix) or type(ix) is int or isinstance(ix, np.integer))
+               and not isinstance(ix, slice) for ix in parts):
         return None
     new = tuple(size_proxy(symbolic().canon(ix)) if is_dim(ix) and not isinstance(ix, slice)
+                else size_proxy(int(ix)) if type(ix) is int or isinstance(ix, np.integer)
                 else ix for ix in parts)
     return new if isinstance(index, tuple) else new[0]
 

@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from ..errors import TraceError
-from ..ir.graph import flatten_tree, Graph, make_node, map_tree, toposort, walk
+from ..ir.graph import EFFECTS, flatten_tree, Graph, make_node, map_tree, toposort, walk
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
 from . import replace
@@ -54,6 +54,7 @@ def trace(fn, arg_specs, args):
     with TRACE_LOCK, np.errstate(all="ignore"), shape_env(env), replace.replaced():
         RandomState.slots = 0
         TraceState.args = args
+        EFFECTS.clear()
         try:
             result = fn(*call_args)
             for p in flatten_tree(result, leaf_type=Proxy):
@@ -74,7 +75,8 @@ def trace(fn, arg_specs, args):
                        leaf_type=Proxy)
     _check_outputs(result)
     leaves = flatten_tree(outputs)
-    nodes = toposort(leaves + [n for _, n in mutations] + inputs)
+    effects, EFFECTS[:] = list(EFFECTS), []
+    nodes = toposort(leaves + [n for _, n in mutations] + inputs + effects)
     constants = {n.attr("array").key: n.attr("array").array for n in walk(nodes)
                  if n.op == "constant"}
     graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants,

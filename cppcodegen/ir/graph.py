@@ -74,6 +74,9 @@ class Node:
         return f"Node({self.op}, shape={self.shape}, dtype={self.dtype})"
 
 
+EFFECTS: list = []  # while a function is traced: its constructs whose regions can raise NumPy's
+                    # errors (an index out of range, np.max of an empty array), kept in the graph
+                    # where nothing reads their values (``for ...: if a[lo:hi][-1] > t: break``)
 MADE: list = []     # while a region is traced: one dict per open region, id -> node, of the
                     # nodes made since it opened (frontend/carried.py reads them; the dict
                     # keeps them alive, so an id is never reused for another node meanwhile)

@@ -383,7 +383,11 @@ def materialized(graph: Graph) -> set:
       the compile time stay bounded. The expression is counted as the renderer writes it: one
       term per distinct (node, chain of views from the root) pair, since lowering shares a
       subexpression read at the same index (Black-Scholes' d1 feeds both outputs four times),
-      while one read through another view is new code (a time step read at five offsets).
+      while one read through another view is new code (a time step read at five offsets);
+    - an element read at a checked position (``a[lo:hi][-1]``, a 0-d gather) and broadcast
+      (``Z[i, lo:hi] = a[lo:hi][-1]``) is read once into its own value: NumPy raises its
+      IndexError even where the region is empty, so the check must not sit inside a loop of
+      no iterations.
     """
     compute = [n for n in graph.nodes
                if n.op not in LEAF_OPS and n.op not in VIEW_OPS and n.op not in CONTROL_OPS
@@ -398,6 +402,14 @@ def materialized(graph: Graph) -> set:
             src, chain = _through_views(node, inp)
             paths.setdefault(id(src), set()).add(chain)
     is_compute = {id(n) for n in compute}
+    spread = set()
+    for n in graph.nodes:
+        if n.op in ("broadcast_to", "setitem"):        # (a setitem broadcasts its value)
+            src = n.inputs[0 if n.op == "broadcast_to" else 1]
+            while src.op in VIEW_OPS:
+                src = src.inputs[0]
+            if src.op == "gather" and src.size == 1:
+                spread.add(id(src))
     terms, out = {}, set()        # compute node id -> its inlined terms {(node id, chain)}
     for node in compute:
         mine = set()
@@ -407,7 +419,8 @@ def materialized(graph: Graph) -> set:
             if id(src) in is_compute and id(src) not in out:
                 mine.update((i, chain + c) for i, c in terms[id(src)])
         if len(mine) >= INLINE_LIMIT or (len(paths.get(id(node), ())) > 1
-                                         and len(mine) + 1 >= SHARED_MIN):
+                                         and len(mine) + 1 >= SHARED_MIN) or \
+                id(node) in spread:
             out.add(id(node))
             mine = set()
         terms[id(node)] = mine

@@ -54,9 +54,7 @@ import numpy as np
 from .inputs import InputSpec
 from .loops import Arg, Draws, LoopProgram, Node, _render_block, walk
 
-#   "reslice":      a data slice sliced again (``a[lo:hi][1:]``, ``[::-1]``): not compiled
-#   "slice-element": an element of a data slice (``a[lo[i]:hi[i]][0]``): not compiled
-KNOWN_LIMITS = {"reslice", "slice-element"}
+KNOWN_LIMITS: set = set()     # (none left: "reslice", "slice-element" ... compile now)
 
 SIZES = (0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 13)
 SIZE_P = (1, 2, 2, 3, 3, 3, 2, 2, 2, 1, 1)
