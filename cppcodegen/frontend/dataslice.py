@@ -55,8 +55,8 @@ def data_slice(ix: slice, size, dim: int):
             return seen[2], seen[3]
     n = _as_int64(size, "axis size")
     if isinstance(step, int) and step < 0:      # row[::-1]: NumPy's clamping downwards
-        start = _clamp_down(ix.start, n, n - 1)
-        stop = _clamp_down(ix.stop, n, -1)
+        start = _clamp(ix.start, n, n - 1, up=False)
+        stop = _clamp(ix.stop, n, -1, up=False)
         length = (np.maximum(start - stop, 0) + (-step - 1)) // -step
         start = np.where(length > 0, start, 0)  # (an empty slice: any start >= 0 will do)
     else:
@@ -102,18 +102,6 @@ def _positive_step(step):
         "iteration, is supported there")
 
 
-def _clamp_down(b, n, default):
-    """NumPy's start or stop of a slice with step < 0 on an axis of ``n``: a negative bound
-    counts from the end; the result is clipped to [-1, n - 1]."""
-    if b is None:
-        return default
-    v = _as_int64(b, "slice bound")
-    if not isinstance(v, Proxy):
-        v = wrap(as_node(np.int64(v)))
-    v = np.where(v < 0, v + n, v)
-    return np.where(v < 0, -1, np.minimum(v, n - 1))
-
-
 def _same_size(a, b) -> bool:
     """Sizes equal in this call (guarded, as broadcasting does), or False when undecidable."""
     try:
@@ -156,14 +144,15 @@ def _as_int64(b, what):
     return int(b)
 
 
-def _clamp(b, n, default):
-    """NumPy's start or stop of a slice with step > 0 on an axis of ``n``: a negative bound
-    counts from the end; the result is clipped to [0, n]."""
+def _clamp(b, n, default, up=True):
+    """NumPy's start or stop of a slice on an axis of ``n``: a negative bound counts from the
+    end; the result is clipped to [0, n] (step > 0) or [-1, n - 1] (step < 0, ``up`` False)."""
     if b is None:
         return default
     v = _as_int64(b, "slice bound")
+    lo, hi = (0, n) if up else (-1, n - 1)
     if not isinstance(v, Proxy) and not isinstance(n, Proxy):
-        return max(0, v + n) if v < 0 else min(v, n)
+        return min(max(v + n if v < 0 else v, lo), hi)
     if not isinstance(v, Proxy):
         v = wrap(as_node(np.int64(v)))
-    return np.where(v < 0, np.maximum(v + n, 0), np.minimum(v, n))
+    return np.minimum(np.maximum(np.where(v < 0, v + n, v), lo), hi)

@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 from ..errors import user_location
-from ..ir.graph import make_node, Node
+from ..ir.graph import make_node, Node, run_time_size  # noqa: F401 (for the frontend)
 
 
 # Dynamic shapes (shapes.py): sizes may be sympy expressions. Static traces never import
@@ -180,8 +180,3 @@ def symbolic_index(ix, size, dim):
     if abs(step) > 1:
         length = sh.canon(sh.floordiv(length - 1, abs(step)) + 1)
     return sh.canon(start), step, length
-
-
-def run_time_size(d) -> bool:
-    """A size known only where it runs: of a compiled loop's index or of array values."""
-    return any(s.name.startswith(("lv", "dv")) for s in getattr(d, "free_symbols", ()))

@@ -269,6 +269,15 @@ def node_lines(n: Node, names: dict, indent: str = "", with_locations: bool = Fa
     return lines
 
 
+RUN_TIME = ("lv", "dv")     # symbols of loop indices and of values read where they run
+
+
+def run_time_size(d) -> bool:
+    """A size known only where it runs: of a compiled loop's index (``lv<k>``) or of array
+    values (``dv<k>``): its buffers are made inside the loop, never passed in."""
+    return any(s.name.startswith(RUN_TIME) for s in getattr(d, "free_symbols", ()))
+
+
 def regions(node: Node) -> list:
     """The regions a control node holds, in attribute order."""
     return [v for _, v in node.attrs if isinstance(v, Region)]

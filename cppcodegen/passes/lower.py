@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from ..ir.graph import CONTROL_OPS, LEAF_OPS, VIEW_OPS, Graph, Node
+from ..ir.graph import CONTROL_OPS, LEAF_OPS, RUN_TIME, VIEW_OPS, Graph, Node, run_time_size
 from ..ir.shapes import prod
 from ..ir.loopir import STATUS, Buffer, ExprBuilder, Gather, Load, LoopProgram, Stage, index_vars
 from ..ir.ufuncs import OPS
@@ -294,7 +294,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
     def new_buffer(self, name, dtype, shape, role="temp", strides=None, arg=None):
         """A buffer; a temporary whose shape depends on an induction variable is allocated
         where it is computed, inside its loop (role 'local')."""
-        if role == "temp" and any(_run_time(d) for d in shape):
+        if role == "temp" and any(run_time_size(d) for d in shape):
             role = "local"
         strides = contiguous_strides(shape) if strides is None else strides
         self.buffers[name] = Buffer(name, dtype, tuple(shape), strides, role, arg)
@@ -337,13 +337,8 @@ def _size_symbols(buffers, stages) -> tuple:
             for region in s.regions:
                 visit(region)
     visit(stages)
-    names = {n for n in names if not n.startswith(("lv", "dv"))}   # loops' own: local
+    names = {n for n in names if not n.startswith(RUN_TIME)}   # loops' own: local
     return tuple(sorted(names, key=lambda n: (n[0], int(n[1:].split("_")[0]), n)))
-
-
-def _run_time(d) -> bool:
-    """A size known only inside a loop: of its induction variable, or of array values."""
-    return any(s.name.startswith(("lv", "dv")) for s in getattr(d, "free_symbols", ()))
 
 
 def _bound_symbols(stages) -> tuple:
