@@ -30,17 +30,8 @@ KNOWN = {}
 
 
 def test_dataslice_fuzz_slice():
-    avoid = set(dataslices.KNOWN_LIMITS)
-    idx = [i for i in range(COUNT) if i not in KNOWN]
-    tasks = [(i, loopcheck._check_task, (SEED, i, False, avoid, None, "dataslice")) for i in idx]
-    results = loopcheck.run_in_process(tasks)
-    problems = []
-    for i in idx:
-        res = loopcheck._as_result(results[i])
-        for f in res["findings"]:
-            p = dataslices.generate(SEED, i, avoid)
-            problems.append(f"seed {SEED} #{i} ({f['kind']}): {f['status']}: {f['message'][:1500]}\n"
-                            f"{p.source()}args = {p.args_source()}{p.calls_source()}")
+    problems, _ = loopcheck.slice_problems(dataslices, SEED, COUNT, KNOWN, twin=False,
+                                           family="dataslice")
     if problems:
         pytest.fail(f"{len(problems)} dataslice fuzz failure(s); reproduce and shrink with "
                     f"`python -m tests.fuzz --loops --family dataslice --seed {SEED} --start <index> "

@@ -22,18 +22,7 @@ KNOWN = {}
 
 
 def test_loop_fuzz_slice():
-    avoid = set(loops.KNOWN_LIMITS)
-    idx = [i for i in range(COUNT) if i not in KNOWN]
-    tasks = [(i, loopcheck._check_task, (SEED, i, True, avoid, None)) for i in idx]
-    results = loopcheck.run_in_process(tasks)
-    problems, n_twins = [], 0
-    for i in idx:
-        res = loopcheck._as_result(results[i])
-        n_twins += res.get("twin_status") is not None
-        for f in res["findings"]:
-            p = loops.generate(SEED, i, avoid)
-            problems.append(f"seed {SEED} #{i} ({f['kind']}): {f['status']}: {f['message'][:1500]}\n"
-                            f"{p.source()}args = {p.args_source()}")
+    problems, n_twins = loopcheck.slice_problems(loops, SEED, COUNT, KNOWN)
     if problems:
         pytest.fail(f"{len(problems)} loop fuzz failure(s); reproduce and shrink with "
                     f"`python -m tests.fuzz --loops --seed {SEED} --start <index> --count 1`\n\n"

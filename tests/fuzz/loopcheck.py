@@ -348,6 +348,27 @@ def _child(fn, payload, timeout):
     return pid, r, time.time() + timeout
 
 
+def slice_problems(gen, seed, count, known=(), twin=True, family=None):
+    """The failures of programs 0..count-1 of generator module ``gen`` (``loops``,
+    ``dataslices``; its KNOWN_LIMITS avoided), checked in this process (a test's CI slice),
+    each with its source to paste; and how many had a twin."""
+    avoid = set(gen.KNOWN_LIMITS)
+    idx = [i for i in range(count) if i not in known]
+    extra = (family,) if family else ()
+    results = run_in_process([(i, _check_task, (seed, i, twin, avoid, None) + extra)
+                              for i in idx])
+    problems, n_twins = [], 0
+    for i in idx:
+        res = _as_result(results[i])
+        n_twins += res.get("twin_status") is not None
+        for f in res["findings"]:
+            p = gen.generate(seed, i, avoid)
+            calls = p.calls_source() if hasattr(p, "calls_source") else ""
+            problems.append(f"seed {seed} #{i} ({f['kind']}): {f['status']}: "
+                            f"{f['message'][:1500]}\n{p.source()}args = {p.args_source()}{calls}")
+    return problems, n_twins
+
+
 def run_in_process(tasks):
     """``run_parallel``'s results, each task run here, in order: for callers that have run
     compiled code already (a test process). A child forked from a process whose OpenMP
