@@ -5,8 +5,11 @@ Out: plain dicts (JSON-ready) -- nothing here prints.
 
 - ``check``: shapes, dtypes and values against NumPy (rtol 1e-4, atol 1e-5 against a per-element
   error scale: ``|ref|`` by default, a workload's ``magnitude`` hook for sums/matmuls).
-- ``time_call``: one warm-up call excluded, then the median over ``repeats`` samples; calls
-  faster than ~2 ms are batched so a sample is long enough for the clock.
+- ``time_call``: first a pause of ``SETTLE_S``, so the threads of whatever ran before (OpenBLAS's
+  keep spinning ~0.1 s after a call, and took a core from the next system timed in the same
+  process: every system of a workload is timed in one process, after NumPy's reference run),
+  have gone to sleep; then one warm-up call excluded, then the median over ``repeats`` samples;
+  calls faster than ~2 ms are batched so a sample is long enough for the clock.
 - ``bandwidth``: a STREAM-like triad ``a + s*b`` compiled by cppcodegen, with a NumPy copy as floor.
 - ``warm_start``: a new Python process, pointed at the populated cache, times its first call.
 - ``single_thread``: a new process with every thread variable at 1 (OpenMP reads
@@ -27,6 +30,7 @@ import numpy as np
 
 RTOL, ATOL = 1e-4, 1e-5
 MIN_SAMPLE_S = 2e-3
+SETTLE_S = 0.25
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -56,6 +60,7 @@ def check(got: tuple, ref: tuple, magnitude: tuple | None = None,
 
 def time_call(call, repeats: int) -> dict:
     """Median seconds per call (warm-up excluded) and the spread of the samples."""
+    time.sleep(SETTLE_S)
     t0 = time.perf_counter()
     call()                                              # warm-up, not counted
     first = time.perf_counter() - t0

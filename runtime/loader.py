@@ -98,19 +98,30 @@ def _make_ffi(so_path: str, cdef: str):
     return ffi
 
 
-def _quiet_openmp() -> None:
-    """Before libgomp is loaded: idle OpenMP threads sleep instead of spinning, unless the
-    user chose otherwise (OMP_WAIT_POLICY, GOMP_SPINCOUNT). A measured choice: our parallel
-    regions are only those the measured parallel threshold says pay for a wake-up
-    (cppcodegen/autotune_threshold.py times them with sleeping threads), while spinning threads
-    steal the cores from the BLAS threads of a matrix product (np.matmul), from the calling
-    thread and from other processes. On the 2-core EPYC VM shared with other work (load ~4.5),
-    parallel a chain exp(a)*b+sin(c)-a*c per call, PASSIVE vs GOMP_SPINCOUNT=1000 / 10^4 / 10^5:
-    2^10 elements 13 / 36 / 256 / 3800 us, 2^18 199 / 222 / 278 / 2241 us; 2000 calls 0.5 ms
-    apart took 0.1-0.17 s of CPU passive vs 0.22 / 0.84 / 4.9 s spinning. In one other run
-    10^5 spins helped (2^18: 191 -> 107 us, 2^10: 13 -> 5.5 us) but those idle calls burned
-    6.6 s of CPU. libgomp reads this once, when the first kernel loads it."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+SPIN = 2000     # GOMP_SPINCOUNT: ~0.1 ms (~45 ns per spin on the Zen 4 EPYC VM)
+
+
+def openmp_wait() -> str:
+    """Before libgomp is loaded: how idle OpenMP threads wait, unless the user chose
+    (OMP_WAIT_POLICY, GOMP_SPINCOUNT): a thread that finishes a parallel region spins ``SPIN``
+    times, then sleeps (PASSIVE sets only what happens after the spins). Returns the setting;
+    the decisions measured under it (runtime/tuning.py) are keyed by it. libgomp reads it once,
+    when the first kernel loads it.
+
+    Measured on the 2-core EPYC VM. Loaded by other work (load ~4.5), long spins are ruinous: a
+    parallel chain exp(a)*b+sin(c)-a*c at 2^18 elements took 199 us sleeping at once, 222 /
+    278 / 2241 us with 10^3 / 10^4 / 10^5 spins, and idle calls burned up to 50x the CPU.
+    Idle, sleeping at once costs a wake-up per region (a*b+a on 2^14 float32: 53 us on two
+    threads against 3.8 us on one; 4 us with the short spin), so only half-megabyte loops were
+    worth threads, and a float32 256^3 product ran faster through BLAS; ~0.1 ms of spinning
+    keeps the workers awake between the kernels of one call and between calls in a loop, at
+    1.12 vs 1.08 ms of CPU per call for calls 0.1 s apart. (Without PASSIVE, libgomp's default
+    policy with the same spin count stalled 4-12 ms every ~20 calls here.)"""
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+        os.environ["GOMP_SPINCOUNT"] = str(SPIN)
+    return " ".join(f"{k}={os.environ[k]}" for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+                    if k in os.environ)
 
 
 def load_library(so_path, cdef: str) -> Library:
@@ -123,7 +134,7 @@ def load_library(so_path, cdef: str) -> Library:
         found = _LOADED.get(key)
         if found is None:
             ffi = _make_ffi(key[0], cdef)
-            _quiet_openmp()
+            openmp_wait()
             try:
                 lib = ffi.dlopen(key[0])
             except OSError as e:

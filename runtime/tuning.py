@@ -68,15 +68,17 @@ def busy() -> bool:
 
 def machine(isa: str, compiler: str, package_version: str) -> dict:
     """What a decision depends on besides its own key: the CPU, the ISA the code is built for,
-    the cores, the compiler, our version and NumPy's (whose BLAS is the other candidate)."""
+    the cores, the compiler, our version and NumPy's (whose BLAS is the other candidate), and
+    how idle OpenMP threads wait (a sleeping thread costs a wake-up: loader.openmp_wait)."""
     import numpy
+    from .loader import openmp_wait
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
     return {"cpu": cpu.cpu_info()[1] or "unknown", "isa": isa, "isa_key": cpu.isa_key(isa),
             "cores": cores, "compiler": compiler, "package": package_version,
-            "numpy": numpy.__version__}
+            "numpy": numpy.__version__, "openmp_wait": openmp_wait()}
 
 
 def machine_hash(desc: dict) -> str:
@@ -258,7 +260,8 @@ def describe(cache_dir) -> list[str]:
             m, ds = data["machine"], data["decisions"]
             head = (f"{m.get('cpu')}, {m.get('isa')}, {m.get('cores')} cores, "
                     f"{m.get('compiler')}, cppcodegen {m.get('package')}, "
-                    f"numpy {m.get('numpy')}")
+                    f"numpy {m.get('numpy')}"
+                    + (f", {m['openmp_wait']}" if m.get("openmp_wait") else ""))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             lines.append(f"{path.name}: unreadable (measured again when needed)")
             continue

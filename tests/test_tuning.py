@@ -105,7 +105,9 @@ def test_machine_description_names_what_decisions_depend_on():
     opts = config.get_options(ON)
     with cppcodegen.fresh_cache():
         desc = autotune.Tuner(opts).machine()
-    assert set(desc) == {"cpu", "isa", "isa_key", "cores", "compiler", "package", "numpy"}
+    assert set(desc) == {"cpu", "isa", "isa_key", "cores", "compiler", "package", "numpy",
+                         "openmp_wait"}
+    assert "OMP_WAIT_POLICY" in desc["openmp_wait"] or "GOMP_SPINCOUNT" in desc["openmp_wait"]
     assert desc["isa"] == opts.resolved_isa() and desc["cores"] == len(os.sched_getaffinity(0))
     assert tuning.machine_hash(desc) == tuning.machine_hash(dict(desc))
     assert tuning.machine_hash(desc) != tuning.machine_hash(dict(desc, isa="scalar"))

@@ -19,6 +19,7 @@ not BLAS work.
 from __future__ import annotations
 
 import contextlib
+import math
 
 import numpy as np
 
@@ -93,6 +94,19 @@ class GemmWriter:
         if swapped:
             rs, cs, rows, cols = cs, rs, cols, rows
         return _c(rs), _c(cs), (cols if i == 0 else rows)
+
+    def threaded(self) -> bool:
+        """Whether the product may run on more than one thread (sizes known when compiling
+        and all of it at most PARALLEL_WORK multiply-adds: never)."""
+        if not self.opts.parallel:
+            return False
+        c = self.p.buffers[self.stage.name]
+        buf = self.p.buffers[self.stage.args[0]]
+        k = buf.shape[-2] if self.stage.transposed and self.stage.transposed[0] else buf.shape[-1]
+        sizes = list(c.shape) + [k]
+        if not all(isinstance(d, int) for d in sizes):
+            return True
+        return math.prod(sizes) > PARALLEL_WORK
 
     def render(self) -> str:
         s, bufs = self.stage, self.p.buffers

@@ -14,3 +14,4 @@
 #include "cppcodegen/complex.h"
 #include "cppcodegen/random.h"
 #include "cppcodegen/gemm.h"
+#include "cppcodegen/placement.h"

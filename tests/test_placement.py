@@ -1,0 +1,72 @@
+"""Where OpenMP's workers run (include/cppcodegen/placement.h): off the calling thread's core
+during a compiled call, and the calling thread's own CPU mask as it was when the call returns."""
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from cppcodegen.runtime.loader import openmp_wait
+
+CPUS = os.sched_getaffinity(0)
+pytestmark = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs")
+
+
+def _big_sum(a):
+    return (a * 2.0 + 1.0).sum(axis=1)
+
+
+def _masks():
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            out[int(tid)] = os.sched_getaffinity(int(tid))
+        except OSError:
+            pass
+    return out
+
+
+def test_wait_setting_is_what_libgomp_was_given():
+    setting = openmp_wait()
+    if "OMP_WAIT_POLICY" not in setting and "GOMP_SPINCOUNT" not in setting:
+        pytest.fail(f"no OpenMP wait setting recorded: {setting!r}")
+
+
+def test_calling_thread_keeps_its_mask_and_workers_leave_it_a_core():
+    f = cppcodegen.compile(_big_sum, options={"parallel_threshold": 0})
+    a = np.random.default_rng(0).standard_normal((512, 512))
+    before = os.sched_getaffinity(0)
+    for _ in range(5):
+        np.testing.assert_allclose(f(a), _big_sum(a), rtol=1e-12)
+    assert os.sched_getaffinity(0) == before
+    if any(k in os.environ for k in ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY")):
+        return                  # the user places threads: we do not
+    me = threading.get_native_id()
+    narrowed = [m for tid, m in _masks().items() if tid != me and m != before]
+    if os.environ.get("OMP_NUM_THREADS") == "1":
+        assert narrowed == []
+        return
+    # each worker may run anywhere in the mask but on one CPU (the caller's core)
+    assert narrowed, "no OpenMP worker was placed"
+    assert all(len(before - m) == 1 and m < before for m in narrowed), narrowed
+
+
+def test_a_thread_with_its_own_mask_gets_it_back():
+    f = cppcodegen.compile(_big_sum, options={"parallel_threshold": 0})
+    a = np.ones((256, 256))
+    result, masks = {}, {}
+    one = {min(CPUS)}
+
+    def run():
+        os.sched_setaffinity(0, CPUS)
+        os.sched_setaffinity(0, one | {max(CPUS)})
+        masks["before"] = os.sched_getaffinity(0)
+        result["value"] = f(a)
+        masks["after"] = os.sched_getaffinity(0)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert masks["after"] == masks["before"]
+    np.testing.assert_array_equal(result["value"], _big_sum(a))
