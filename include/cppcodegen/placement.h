@@ -8,9 +8,9 @@
 // 256^3 product 0.40-0.50 ms instead of 0.14-0.16 ms. OMP_PROC_BIND=true cures it but pins
 // the calling thread too (the user's Python thread, and every thread it starts later, on
 // CPU 0 in every process). So only the workers are placed, from the calling thread: before a
-// compiled function's first parallel region, when this thread's core differs from the last
-// time (a vDSO call; a migration is rare), the team's workers are allowed every CPU of the
-// process's mask but that one. Not done when the user places threads (OMP_PROC_BIND,
+// compiled function's first parallel region, unless the first worker's mask already leaves
+// out this thread's core (a vDSO call and one read; a migration is rare), the team's workers
+// are allowed every CPU of the process's mask but that one. Not done when the user places threads (OMP_PROC_BIND,
 // OMP_PLACES, GOMP_CPU_AFFINITY), inside a parallel region, for one thread, or when the mask
 // has one CPU.
 #pragma once
@@ -26,7 +26,6 @@
 namespace ccg {
 
 struct TeamPlacement {
-  int cpu = -1;                 // the calling thread's core when the workers were placed
   int nthreads = 0;             // the team whose thread ids are known
   bool off = false;
   std::vector<pid_t> tids;      // tids[i]: the kernel thread id of team member i
@@ -39,7 +38,7 @@ inline bool placement_by_user() {
   return user;
 }
 
-inline bool place_team();
+inline int place_team();
 
 // For one call of a compiled function: the workers placed, and the calling thread kept on its
 // core until the call returns (its own mask back then), so that a barrier's wake-up cannot
@@ -48,10 +47,11 @@ struct TeamCall {
   bool pinned = false;
   cpu_set_t saved;
   TeamCall() {
-    if (!place_team()) return;
+    const int cpu = place_team();
+    if (cpu < 0) return;
     cpu_set_t here;
     CPU_ZERO(&here);
-    CPU_SET(sched_getcpu(), &here);
+    CPU_SET(cpu, &here);
     pinned = sched_getaffinity(0, sizeof(cpu_set_t), &saved) == 0 &&
              sched_setaffinity(0, sizeof(cpu_set_t), &here) == 0;
   }
@@ -60,19 +60,20 @@ struct TeamCall {
   }
 };
 
-inline bool place_team() {
+// The calling thread's core, the workers placed around it; or -1 (nothing placed).
+inline int place_team() {
   static thread_local TeamPlacement state;
   TeamPlacement* t = &state;    // (inside the region below, `state` is each thread's own)
-  if (t->off || omp_in_parallel()) return false;
+  if (t->off || omp_in_parallel()) return -1;
   const int n = omp_get_max_threads();
-  if (n <= 1) return false;
-  if (placement_by_user()) { t->off = true; return false; }
+  if (n <= 1) return -1;
+  if (placement_by_user()) { t->off = true; return -1; }
   const int cpu = sched_getcpu();
-  if (cpu < 0) { t->off = true; return false; }
+  if (cpu < 0) { t->off = true; return -1; }
   if (n != t->nthreads) {       // learn the team's thread ids (one region, once per team size)
     if (sched_getaffinity(0, sizeof(cpu_set_t), &t->allowed) != 0 || CPU_COUNT(&t->allowed) < 2) {
       t->off = true;
-      return false;
+      return -1;
     }
     t->tids.assign(n, 0);
     #pragma omp parallel num_threads(n)
@@ -81,20 +82,22 @@ inline bool place_team() {
       if (i < (int)t->tids.size()) t->tids[i] = (pid_t)syscall(SYS_gettid);
     }
     t->nthreads = n;
-    t->cpu = -1;
   }
-  if (cpu == t->cpu) return true;
   cpu_set_t others = t->allowed;
   CPU_CLR(cpu, &others);
-  if (CPU_COUNT(&others) == 0) return false;    // this thread runs outside the learned mask
+  if (CPU_COUNT(&others) == 0) return -1;    // this thread runs outside the learned mask
+  // the first worker's mask says where the team is (read, not remembered: every compiled
+  // function's library has its own copy of this state, and they share the workers)
+  cpu_set_t now;
+  if (sched_getaffinity(t->tids[1], sizeof(cpu_set_t), &now) == 0 && CPU_EQUAL(&now, &others))
+    return cpu;
   for (int i = 1; i < n; ++i) {
     if (t->tids[i] > 0 && sched_setaffinity(t->tids[i], sizeof(cpu_set_t), &others) != 0) {
       t->nthreads = 0;          // a worker has gone (a new pool): learn the team again
-      return false;
+      return -1;
     }
   }
-  t->cpu = cpu;
-  return true;
+  return cpu;
 }
 
 }  // namespace ccg
