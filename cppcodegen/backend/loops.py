@@ -33,10 +33,10 @@ class LoopWriter:
         self.units = group_siblings(kernel.stages)
         self.scratch, self.reuse = reuse_plan(kernel, self.units)
 
-    def omp(self, collapse: int, work) -> str:
+    def omp(self, collapse: int, work, contiguous: bool = False) -> str:
         """A parallel-for pragma (a kernel over symbolic sizes renders its loops twice, with
         and without threads, and picks at run time: ``KernelWriter.render``)."""
-        return omp_parallel_for(collapse, work)
+        return omp_parallel_for(collapse, work, contiguous)
 
     def out_offset(self, s: Stage) -> str:
         return cindex(self._out_expr(s))

@@ -74,8 +74,10 @@ class RowDotWriter:
         w.line(f"const {t}* __restrict__ xv = {x.buf} + {cindex(x_off.subs(i1, 0))};")
         w.line(f"const int64_t i1_end = {_c(n1)} / L * L;")
         w.line(f"const int64_t ngroups = {_c(n0)} / R;")
-        if self.k.parallel:
-            w.line(self.omp(1, _work(n1) * GROUP[64]))
+        if self.k.parallel:     # a contiguous half of A per thread: 2000^2 float64 A @ x,
+            # 50 calls in a row, 0.34-0.36 ms against 0.40-0.42 ms in dynamic chunks of 8 rows
+            # on the 2-core EPYC (more of A stays in each core's share of the cache)
+            w.line(self.omp(1, _work(n1) * GROUP[64], contiguous=True))
         with w.indent("for (int64_t g = 0; g < ngroups; ++g) {"):
             self._row_group(f"g * R", "R", a, a_off, s, y_off, block, wide, t, vt)
         with w.indent(f"for (int64_t r0 = ngroups * R; r0 < {_c(n0)}; ++r0) {{"):

@@ -33,12 +33,15 @@ class CodeWriter:
         return "\n".join(self.lines) + "\n"
 
 
-def omp_parallel_for(collapse: int = 1, work: int = 1 << 14) -> str:
+def omp_parallel_for(collapse: int = 1, work: int = 1 << 14, contiguous: bool = False) -> str:
     """A parallel loop whose iterations each touch about ``work`` elements. Iterations are
     handed out dynamically in chunks of ~16K elements, so a thread that the OS preempts
-    does not hold the others back (results never depend on the schedule)."""
+    does not hold the others back (results never depend on the schedule); ``contiguous``:
+    one contiguous range per thread (static), for loops that stream a large operand which
+    later calls read again (a matrix-vector product in an iteration)."""
     chunk = max(1, (1 << 14) // max(1, int(work)))
-    return (f"#pragma omp parallel for schedule(dynamic, {chunk})"
+    sched = "static" if contiguous else f"dynamic, {chunk}"
+    return (f"#pragma omp parallel for schedule({sched})"
             + (f" collapse({collapse})" if collapse > 1 else ""))
 
 
