@@ -19,7 +19,6 @@ not BLAS work.
 from __future__ import annotations
 
 import contextlib
-import math
 
 import numpy as np
 
@@ -95,19 +94,6 @@ class GemmWriter:
             rs, cs, rows, cols = cs, rs, cols, rows
         return _c(rs), _c(cs), (cols if i == 0 else rows)
 
-    def threaded(self) -> bool:
-        """Whether the product may run on more than one thread (sizes known when compiling
-        and all of it at most PARALLEL_WORK multiply-adds: never)."""
-        if not self.opts.parallel:
-            return False
-        c = self.p.buffers[self.stage.name]
-        buf = self.p.buffers[self.stage.args[0]]
-        k = buf.shape[-2] if self.stage.transposed and self.stage.transposed[0] else buf.shape[-1]
-        sizes = list(c.shape) + [k]
-        if not all(isinstance(d, int) for d in sizes):
-            return True
-        return math.prod(sizes) > PARALLEL_WORK
-
     def render(self) -> str:
         s, bufs = self.stage, self.p.buffers
         a, b, c = bufs[s.args[0]], bufs[s.args[1]], bufs[s.name]
@@ -139,7 +125,7 @@ class GemmWriter:
                 w.line(f"const int64_t work = {work};")
                 w.line(f"const bool batch_parallel = work <= {PARALLEL_WORK} && "
                        f"{batch} * work >= {PARALLEL_WORK};")
-                w.line(omp_parallel_for(nb, 1 << 14) + " if(batch_parallel)")
+                w.line(omp_parallel_for(nb, 1 << 14, condition="batch_parallel"))
                 threads = "batch_parallel ? 1 : 0"
             # sizes known when compiling: the register tile that pads them less (gemm.h)
             fn = (f"ccg::gemm_sized<{t}, {M}, {N}>" if isinstance(M, int) and isinstance(N, int)

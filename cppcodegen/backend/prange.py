@@ -21,6 +21,7 @@ import numpy as np
 
 from .cexpr import cindex, ctype
 from .memory import element_count, scratch_lines
+from .writer import team_if
 from ..ir.loopir import LoopProgram, control_reads
 from ..passes.schedule import Kernel, all_kernels
 
@@ -80,7 +81,7 @@ def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
     for b in sorted(set(reduce) | set(last)):
         t = ctype(program.buffers[b].dtype)
         out.append(f"    {t}* const ccg_shared_{b} = {b};")
-    out.append("    #pragma omp parallel if(ccg_nb > 1)")
+    out.append("    #pragma omp parallel" + team_if("ccg_nb > 1"))
     out.append("    {")
     inner = []
     for b in private:

@@ -108,7 +108,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     # each iteration waits for the last one's store); written to memory when the entry ends
     scalars = _loop_scalars(program, kernels) if len(segments) == 1 else set()
     threaded = any("#pragma omp parallel" in p for p in parts) or any(
-        k.form == "gemm" and GemmWriter(program, k, opts).threaded() for k in all_kernels(kernels))
+        k.form == "gemm" for k in all_kernels(kernels))
     ordered, seg = [], 0
     for i, calls in enumerate(segments):
         if i:
@@ -118,7 +118,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             w = CodeWriter()
             with w.indent(f'extern "C" void {ENTRY}{seg}({args or "void"}) {{'):
                 if threaded:
-                    w.line("ccg::TeamCall team;   // OpenMP's workers off this thread's core")
+                    w.line("ccg::TeamCall team;   // at a parallel region: workers off this thread's core")
                 for n, t, kind, role in signature:
                     if n in scalars:
                         w.line(f"{t} {n}_v{{}};   // a loop's scalar: in a register")

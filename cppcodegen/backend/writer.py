@@ -33,7 +33,8 @@ class CodeWriter:
         return "\n".join(self.lines) + "\n"
 
 
-def omp_parallel_for(collapse: int = 1, work: int = 1 << 14, contiguous: bool = False) -> str:
+def omp_parallel_for(collapse: int = 1, work: int = 1 << 14, contiguous: bool = False,
+                     condition: str | None = None) -> str:
     """A parallel loop whose iterations each touch about ``work`` elements. Iterations are
     handed out dynamically in chunks of ~16K elements, so a thread that the OS preempts
     does not hold the others back (results never depend on the schedule); ``contiguous``:
@@ -42,14 +43,21 @@ def omp_parallel_for(collapse: int = 1, work: int = 1 << 14, contiguous: bool = 
     chunk = max(1, (1 << 14) // max(1, int(work)))
     sched = "static" if contiguous else f"dynamic, {chunk}"
     return (f"#pragma omp parallel for schedule({sched})"
-            + (f" collapse({collapse})" if collapse > 1 else ""))
+            + (f" collapse({collapse})" if collapse > 1 else "") + team_if(condition))
+
+
+def team_if(condition: str | None = None) -> str:
+    """The ``if`` clause of every parallel pragma: ``condition`` (when given) and then the
+    placement of the call's team (include/cppcodegen/placement.h), once per call, only when
+    a region does run on several threads."""
+    return f" if({condition} && ccg::team_begin())" if condition else " if(ccg::team_begin())"
 
 
 
 def omp_parallel() -> str:
     """A parallel region whose loops are shared out by ``omp_for`` (one team start for
     several loops)."""
-    return "#pragma omp parallel"
+    return "#pragma omp parallel" + team_if()
 
 
 def omp_for(chunk: int | None = None) -> str:

@@ -31,6 +31,8 @@
 #include <cstring>
 #ifdef _OPENMP
 #include <omp.h>
+
+#include "cppcodegen/placement.h"
 #endif
 
 #include "cppcodegen/vec.h"  // decides the ISA: CCG_HAVE_AVX512 / CCG_HAVE_SIMD
@@ -341,7 +343,7 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
   T* bpack = reinterpret_cast<T*>(mem);
   const bool direct_b = csb == 1 && (blk.direct == 1 || (blk.direct < 0 && M <= kDirectRows));
   const int64_t row_items = (M + mc - 1) / mc;
-#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1 && ccg::team_begin())
   {
 #ifdef _OPENMP
     const int tid = omp_get_thread_num();

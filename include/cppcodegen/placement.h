@@ -40,13 +40,26 @@ inline bool placement_by_user() {
 
 inline int place_team();
 
-// For one call of a compiled function: the workers placed, and the calling thread kept on its
-// core until the call returns (its own mask back then), so that a barrier's wake-up cannot
-// move it onto a worker's core in the middle of the call.
+// One call of a compiled function (its entry declares one): at the call's first parallel
+// region (`team_begin()`, which every parallel pragma's `if` clause calls), the workers are
+// placed and the calling thread is kept on its core until the call returns (its own mask
+// back then), so that a barrier's wake-up cannot move it onto a worker's core in the middle
+// of the call. A call whose loops all run on the calling thread pays nothing.
 struct TeamCall {
-  bool pinned = false;
+  bool placed = false, pinned = false;
   cpu_set_t saved;
-  TeamCall() {
+  TeamCall* outer;
+  static TeamCall*& current() {
+    static thread_local TeamCall* call = nullptr;
+    return call;
+  }
+  TeamCall() : outer(current()) { current() = this; }
+  ~TeamCall() {
+    if (pinned) sched_setaffinity(0, sizeof(cpu_set_t), &saved);
+    current() = outer;
+  }
+  void begin() {
+    placed = true;
     const int cpu = place_team();
     if (cpu < 0) return;
     cpu_set_t here;
@@ -55,10 +68,14 @@ struct TeamCall {
     pinned = sched_getaffinity(0, sizeof(cpu_set_t), &saved) == 0 &&
              sched_setaffinity(0, sizeof(cpu_set_t), &here) == 0;
   }
-  ~TeamCall() {
-    if (pinned) sched_setaffinity(0, sizeof(cpu_set_t), &saved);
-  }
 };
+
+// In a parallel pragma's `if` clause: places the team once per call; always true.
+inline bool team_begin() {
+  TeamCall* call = TeamCall::current();
+  if (call != nullptr && !call->placed) call->begin();
+  return true;
+}
 
 // The calling thread's core, the workers placed around it; or -1 (nothing placed).
 inline int place_team() {
