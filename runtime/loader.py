@@ -124,6 +124,21 @@ def openmp_wait() -> str:
                     if k in os.environ)
 
 
+def _serial_after_fork() -> None:
+    """In a child forked after kernels ran: OpenMP on the calling thread only. libgomp's
+    worker threads do not survive a fork, and a parallel region in the child waits for them
+    forever (a multiprocessing Pool, fork start method, hung at its first compiled call)."""
+    import ctypes
+    try:
+        gomp = ctypes.CDLL("libgomp.so.1", mode=os.RTLD_NOLOAD)
+        gomp.omp_set_num_threads(ctypes.c_int(1))
+    except (OSError, AttributeError):
+        pass
+
+
+_FORK_HOOK: list = []
+
+
 def load_library(so_path, cdef: str) -> Library:
     """Return ``Library(ffi, lib)`` for ``so_path`` declared by ``cdef``."""
     key = (str(so_path), cdef)
@@ -135,6 +150,9 @@ def load_library(so_path, cdef: str) -> Library:
         if found is None:
             ffi = _make_ffi(key[0], cdef)
             openmp_wait()
+            if not _FORK_HOOK and hasattr(os, "register_at_fork"):
+                os.register_at_fork(after_in_child=_serial_after_fork)
+                _FORK_HOOK.append(True)
             try:
                 lib = ffi.dlopen(key[0])
             except OSError as e:

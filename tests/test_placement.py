@@ -70,3 +70,37 @@ def test_a_thread_with_its_own_mask_gets_it_back():
     t.join()
     assert masks["after"] == masks["before"]
     np.testing.assert_array_equal(result["value"], _big_sum(a))
+
+
+_FORK_SCRIPT = """
+import multiprocessing as mp
+import numpy as np
+import cppcodegen
+f = cppcodegen.compile(lambda a: (a * 2.0 + 1.0).sum(axis=1), options={"parallel_threshold": 0})
+a = np.arange(512 * 512, dtype=np.float64).reshape(512, 512) / 1000.0
+expect = float(f(a).sum())                       # kernels (and OpenMP's threads) in the parent
+
+
+def work(_):
+    return float(f(a).sum())
+
+
+if __name__ == "__main__":
+    with mp.get_context("fork").Pool(2) as pool:
+        got = pool.map(work, range(2))
+    assert got == [expect, expect], (got, expect)
+    print("ok")
+"""
+
+
+def test_a_pool_forked_after_kernels_ran_computes_instead_of_hanging(tmp_path):
+    """libgomp's threads do not survive fork: a child runs its kernels on its one thread
+    (runtime/loader.py) instead of waiting forever for workers that do not exist."""
+    import subprocess
+    import sys
+    script = tmp_path / "pool.py"
+    script.write_text(_FORK_SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("ok")
