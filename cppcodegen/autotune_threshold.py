@@ -29,13 +29,13 @@ machine is busy is provisional and taken again once by a later compilation, as m
 from __future__ import annotations
 
 import dataclasses
-import os
 import warnings
 
 import numpy as np
 
 from . import autotune
 from .runtime import tuning as stored
+from .runtime.openmp import runtime as _openmp_runtime
 from .runtime.cachedir import (CacheDirError, MemoDict, clear_on_fresh_cache, ensure_cache_dir,
                                user_cache_dir)
 
@@ -139,23 +139,6 @@ def _build(opts, **extra):
     small = np.ones(4, np.float32)
     f(small, small)                         # build (or load) before timing
     return f
-
-
-_RUNTIMES = ("libgomp.so.1", "libomp.so", "libomp.so.5", "libiomp5.so")
-
-
-def _openmp_runtime():
-    """The OpenMP runtime this process has loaded (ctypes), or None."""
-    import ctypes
-    for name in _RUNTIMES:
-        try:
-            lib = ctypes.CDLL(name, mode=os.RTLD_NOLOAD | ctypes.RTLD_GLOBAL)
-            lib.omp_get_max_threads.restype = ctypes.c_int
-            lib.omp_set_num_threads.argtypes = [ctypes.c_int]
-            return lib
-        except (OSError, AttributeError):
-            continue
-    return None
 
 
 def _timer(opts, parallel):

@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 from typing import NamedTuple
 
+from . import openmp
 from .build import BuildResult, check_entry, invalidate
 from .cachedir import ENV_VAR, CacheDirError, MemoDict, check_private_file, clear_on_fresh_cache, is_noexec, noexec_message
 
@@ -98,47 +99,6 @@ def _make_ffi(so_path: str, cdef: str):
     return ffi
 
 
-SPIN = 2000     # GOMP_SPINCOUNT: ~0.1 ms (~45 ns per spin on the Zen 4 EPYC VM)
-
-
-def openmp_wait() -> str:
-    """Before libgomp is loaded: how idle OpenMP threads wait, unless the user chose
-    (OMP_WAIT_POLICY, GOMP_SPINCOUNT): a thread that finishes a parallel region spins ``SPIN``
-    times, then sleeps (PASSIVE sets only what happens after the spins). Returns the setting;
-    the decisions measured under it (runtime/tuning.py) are keyed by it. libgomp reads it once,
-    when the first kernel loads it.
-
-    Measured on the 2-core EPYC VM. Loaded by other work (load ~4.5), long spins are ruinous: a
-    parallel chain exp(a)*b+sin(c)-a*c at 2^18 elements took 199 us sleeping at once, 222 /
-    278 / 2241 us with 10^3 / 10^4 / 10^5 spins, and idle calls burned up to 50x the CPU.
-    Idle, sleeping at once costs a wake-up per region (a*b+a on 2^14 float32: 53 us on two
-    threads against 3.8 us on one; 4 us with the short spin), so only half-megabyte loops were
-    worth threads, and a float32 256^3 product ran faster through BLAS; ~0.1 ms of spinning
-    keeps the workers awake between the kernels of one call and between calls in a loop, at
-    1.12 vs 1.08 ms of CPU per call for calls 0.1 s apart. (Without PASSIVE, libgomp's default
-    policy with the same spin count stalled 4-12 ms every ~20 calls here.)"""
-    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
-        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
-        os.environ["GOMP_SPINCOUNT"] = str(SPIN)
-    return " ".join(f"{k}={os.environ[k]}" for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
-                    if k in os.environ)
-
-
-def _serial_after_fork() -> None:
-    """In a child forked after kernels ran: OpenMP on the calling thread only. libgomp's
-    worker threads do not survive a fork, and a parallel region in the child waits for them
-    forever (a multiprocessing Pool, fork start method, hung at its first compiled call)."""
-    import ctypes
-    try:
-        gomp = ctypes.CDLL("libgomp.so.1", mode=os.RTLD_NOLOAD)
-        gomp.omp_set_num_threads(ctypes.c_int(1))
-    except (OSError, AttributeError):
-        pass
-
-
-_FORK_HOOK: list = []
-
-
 def load_library(so_path, cdef: str) -> Library:
     """Return ``Library(ffi, lib)`` for ``so_path`` declared by ``cdef``."""
     key = (str(so_path), cdef)
@@ -149,10 +109,7 @@ def load_library(so_path, cdef: str) -> Library:
         found = _LOADED.get(key)
         if found is None:
             ffi = _make_ffi(key[0], cdef)
-            openmp_wait()
-            if not _FORK_HOOK and hasattr(os, "register_at_fork"):
-                os.register_at_fork(after_in_child=_serial_after_fork)
-                _FORK_HOOK.append(True)
+            openmp.prepare()            # before the first kernel loads libgomp
             try:
                 lib = ffi.dlopen(key[0])
             except OSError as e:

@@ -69,16 +69,16 @@ def busy() -> bool:
 def machine(isa: str, compiler: str, package_version: str) -> dict:
     """What a decision depends on besides its own key: the CPU, the ISA the code is built for,
     the cores, the compiler, our version and NumPy's (whose BLAS is the other candidate), and
-    how idle OpenMP threads wait (a sleeping thread costs a wake-up: loader.openmp_wait)."""
+    how idle OpenMP threads wait (a sleeping thread costs a wake-up: openmp.prepare)."""
     import numpy
-    from .loader import openmp_wait
+    from . import openmp
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
     return {"cpu": cpu.cpu_info()[1] or "unknown", "isa": isa, "isa_key": cpu.isa_key(isa),
             "cores": cores, "compiler": compiler, "package": package_version,
-            "numpy": numpy.__version__, "openmp_wait": openmp_wait()}
+            "numpy": numpy.__version__, "openmp_wait": openmp.prepare()}
 
 
 def machine_hash(desc: dict) -> str:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
-from cppcodegen.runtime.loader import openmp_wait
+from cppcodegen.runtime import openmp
 
 CPUS = os.sched_getaffinity(0)
 pytestmark = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs")
@@ -28,7 +28,7 @@ def _masks():
 
 
 def test_wait_setting_is_what_libgomp_was_given():
-    setting = openmp_wait()
+    setting = openmp.prepare()
     if "OMP_WAIT_POLICY" not in setting and "GOMP_SPINCOUNT" not in setting:
         pytest.fail(f"no OpenMP wait setting recorded: {setting!r}")
 
@@ -95,7 +95,7 @@ if __name__ == "__main__":
 
 def test_a_pool_forked_after_kernels_ran_computes_instead_of_hanging(tmp_path):
     """libgomp's threads do not survive fork: a child runs its kernels on its one thread
-    (runtime/loader.py) instead of waiting forever for workers that do not exist."""
+    (runtime/openmp.py) instead of waiting forever for workers that do not exist."""
     import subprocess
     import sys
     script = tmp_path / "pool.py"

@@ -314,7 +314,8 @@ def test_runtime_modules_import_only_allowed_packages():
     import sys
     runtime = Path(build.__file__).parent
     allowed = set(sys.stdlib_module_names) | {"numpy", "cffi", "_cffi_backend"}
-    for name in ("cachedir.py", "build.py", "loader.py", "locks.py", "graphcache.py", "cpu.py"):
+    for name in ("cachedir.py", "build.py", "loader.py", "locks.py", "graphcache.py", "cpu.py",
+                 "openmp.py"):
         tree = ast.parse((runtime / name).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):

@@ -107,8 +107,6 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     # entry, which the compiler keeps in registers once the kernels are inlined (in memory
     # each iteration waits for the last one's store); written to memory when the entry ends
     scalars = _loop_scalars(program, kernels) if len(segments) == 1 else set()
-    threaded = any("#pragma omp parallel" in p for p in parts) or any(
-        k.form == "gemm" for k in all_kernels(kernels))
     ordered, seg = [], 0
     for i, calls in enumerate(segments):
         if i:
@@ -117,8 +115,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             ordered.append(("call", seg))
             w = CodeWriter()
             with w.indent(f'extern "C" void {ENTRY}{seg}({args or "void"}) {{'):
-                if threaded:
-                    w.line("ccg::TeamCall team;   // at a parallel region: workers off this thread's core")
+                w.line("ccg::TeamCall team;   // at a parallel region: workers off this thread's core")
                 for n, t, kind, role in signature:
                     if n in scalars:
                         w.line(f"{t} {n}_v{{}};   // a loop's scalar: in a register")

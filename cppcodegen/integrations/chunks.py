@@ -11,14 +11,13 @@ runs these with NumPy and the compiled kernels alone.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import hashlib
 import inspect
 import weakref
 
 import numpy as np
 
+from ..runtime import openmp
 from ..runtime.cachedir import MemoDict, clear_on_fresh_cache
 from .pickling import is_dynamic
 from ..api import CompiledFunction
@@ -156,34 +155,20 @@ def _piece(name, outs, args, axes, chunked, tail=None) -> GraphPiece:
 
 # ----------------------------------------------------------------- kernels, threads, tasks
 
-_gomp = None
-
-
-def _libgomp():
-    """libgomp (the OpenMP runtime the kernels link), or False."""
-    global _gomp
-    if _gomp is None:
-        try:
-            _gomp = ctypes.CDLL(ctypes.util.find_library("gomp") or "libgomp.so.1")
-        except OSError:
-            _gomp = False
-    return _gomp
-
-
 @contextlib.contextmanager
 def task_threads(n: int):
     """Inside: OpenMP parallel regions started by the calling thread use ``n`` threads;
     after: what that thread had before. The nthreads ICV is per thread, so other threads
     (Dask's other tasks) and later calls on this thread are untouched."""
-    gomp = _libgomp()
+    gomp = openmp.runtime(load=True)
     prev = gomp.omp_get_max_threads() if gomp else n
     if prev != n:
-        gomp.omp_set_num_threads(ctypes.c_int(n))
+        gomp.omp_set_num_threads(n)
     try:
         yield
     finally:
         if prev != n:
-            gomp.omp_set_num_threads(ctypes.c_int(prev))
+            gomp.omp_set_num_threads(prev)
 
 
 def _c(b):

@@ -7,12 +7,12 @@
 // core idled: A.sum() over 4M doubles took 0.66-0.72 ms instead of 0.30-0.38 ms, a float32
 // 256^3 product 0.40-0.50 ms instead of 0.14-0.16 ms. OMP_PROC_BIND=true cures it but pins
 // the calling thread too (the user's Python thread, and every thread it starts later, on
-// CPU 0 in every process). So only the workers are placed, from the calling thread: before a
-// compiled function's first parallel region, unless the first worker's mask already leaves
-// out this thread's core (a vDSO call and one read; a migration is rare), the team's workers
-// are allowed every CPU of the process's mask but that one. Not done when the user places threads (OMP_PROC_BIND,
-// OMP_PLACES, GOMP_CPU_AFFINITY), inside a parallel region, for one thread, or when the mask
-// has one CPU.
+// CPU 0 in every process). So only the workers are placed, from the calling thread: at a
+// compiled call's first parallel region, unless the first worker's mask already leaves out
+// this thread's core (a vDSO call and one read; a migration is rare), the team's workers are
+// allowed every CPU of the process's mask but that one. Not done when the user places threads
+// (OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY), inside a parallel region, for one thread,
+// or when the mask has one CPU.
 #pragma once
 
 #include <omp.h>
