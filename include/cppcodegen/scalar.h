@@ -46,22 +46,27 @@ template <class T> inline void st(T* p, T v) { std::memcpy(p, &v, sizeof(T)); }
 // one out of range is reported in err (the first one to get there: err = {1, index, n, axis}, the
 // caller raises IndexError) and element 0 is read instead, never memory outside the array
 // (``counts``: false where Python would not have evaluated the index, as in the second
-// operand of `i < n and a[i] > t`)
+// operand of `i < n and a[i] > t`). The common case, 0 <= i < n, is one compare and a
+// predicted branch, so the address waits on nothing but i (a select of i or i + n on the
+// address's path made a histogram loop 1.4x slower); the rest is out of line.
+__attribute__((cold, noinline)) inline int64_t checked_index_rare(int64_t i, int64_t n,
+                                                                  int64_t* err, int64_t axis,
+                                                                  bool counts) {
+  if (i < 0 && i + n >= 0) return i + n;
+  if (!counts) return 0;
+  int64_t zero = 0;
+  if (__atomic_compare_exchange_n(err, &zero, int64_t(1), false, __ATOMIC_RELAXED,
+                                  __ATOMIC_RELAXED)) {
+    err[1] = i;
+    err[2] = n;
+    err[3] = axis;
+  }
+  return 0;
+}
 inline int64_t checked_index(int64_t i, int64_t n, int64_t* err, int64_t axis,
                              bool counts = true) {
-  const int64_t j = i < 0 ? i + n : i;
-  if (__builtin_expect(static_cast<uint64_t>(j) >= static_cast<uint64_t>(n), 0)) {
-    if (!counts) return 0;
-    int64_t zero = 0;
-    if (__atomic_compare_exchange_n(err, &zero, int64_t(1), false, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED)) {
-      err[1] = i;
-      err[2] = n;
-      err[3] = axis;
-    }
-    return 0;
-  }
-  return j;
+  if (__builtin_expect(static_cast<uint64_t>(i) < static_cast<uint64_t>(n), 1)) return i;
+  return checked_index_rare(i, n, err, axis, counts);
 }
 
 // ---------------------------------------------------------------- classify
