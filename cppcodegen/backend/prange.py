@@ -22,7 +22,7 @@ import numpy as np
 from .cexpr import cindex, ctype
 from .memory import element_count, scratch_lines
 from .writer import team_if
-from ..ir.loopir import LoopProgram, control_reads
+from ..ir.loopir import STATUS, LoopProgram, control_reads
 from ..passes.schedule import Kernel, all_kernels
 
 BLOCKS = 256            # blocks of iterations at most: enough to balance 64+ threads
@@ -56,10 +56,53 @@ def identity(op: str, dtype) -> str:
     return f"std::numeric_limits<{t}>::{'lowest' if lowest else 'max'}()"
 
 
-def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
-    """``body(kernels)``: the lines of the body's kernels."""
-    s = k.stages[0]
-    c = s.control
+INSIDE = [0]            # > 0 while a parallel loop's body is written: loops in it stay serial
+
+
+def prange_lines(program: LoopProgram, k: Kernel, body, always=False) -> list:
+    """``body(kernels)``: the lines of the body's kernels. A ``prange`` runs in blocks on
+    the threads; a loop the compiler proved independent (``auto``) starts on this thread and
+    goes on in blocks only when its first iterations show that the rest is worth it
+    (``include/cppcodegen/probe.h``), or from the start with ``always`` (a parallel
+    threshold of 0)."""
+    c = k.stages[0].control
+    step = cindex(c["step"])
+    trip = (f"({cindex(c['stop'])} - ccg_lo + ({step}) - 1) / ({step})" if c["up"] else
+            f"(ccg_lo - ({cindex(c['stop'])}) - ({step}) - 1) / (-({step}))")
+    head = [f"    const int64_t ccg_lo = {cindex(c['start'])};",
+            f"    const int64_t ccg_trip = std::max<int64_t>({trip}, 0);"]
+    if not c.get("auto"):
+        return (["{   // prange: blocks of iterations on the threads", *head]
+                + _blocks(program, k, body, "ccg_lo", "ccg_trip", "static") + ["}"])
+    INSIDE[0] += 1              # (loops inside, proved independent too, stay serial: the
+    try:                        # code grows no more than twice)
+        serial = body(k.regions[0])
+    finally:
+        INSIDE[0] -= 1
+    return ["{   // iterations proved independent: on this thread until they are seen to take "
+            "long enough, then in blocks on the threads", *head,
+            f"    ccg::LoopProbe ccg_probe(ccg_trip{', true' if always else ''});",
+            "    int64_t ccg_k = 0;",
+            "    for (; ccg_k < ccg_trip; ++ccg_k) {",
+            "        if (ccg_probe.threads_from(ccg_k)) break;",
+            f"        {c['var']} = ccg_lo + ccg_k * ({step});",
+            *["    " + line for line in serial],
+            "    }",
+            "    if (ccg_k < ccg_trip) {",
+            f"        const int64_t ccg_from = ccg_lo + ccg_k * ({step});",
+            "        const int64_t ccg_rest = ccg_trip - ccg_k;",
+            *["    " + line for line in _blocks(program, k, body, "ccg_from", "ccg_rest",
+                                               "dynamic")],
+            "    }",
+            "}"]
+
+
+def _blocks(program: LoopProgram, k: Kernel, body, lo: str, trip: str, schedule: str) -> list:
+    """Iterations ``lo``, ``lo + step``, ... (``trip`` of them) in at most BLOCKS blocks on
+    the threads, ``schedule``: static (each thread's iterations contiguous) or dynamic (a
+    block to whichever thread is free: for iterations of unequal cost). An index error is
+    kept per block and the first block's reported, as running them in order would."""
+    c = k.stages[0].control
     var, step = c["var"], cindex(c["step"])
     roles = dict(c["parallel"])
     shared = {b for b, r in roles.items() if r[0] in ("array", "shared")}
@@ -69,15 +112,14 @@ def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
     private += [b for b, r in roles.items() if r[0] in ("private", "reduce") and b not in private]
     last = [b for b, r in roles.items() if r[0] == "private"]
     loopvars = sorted(_loopvars(k.regions[0]))
-    trip = (f"({cindex(c['stop'])} - ccg_lo + ({step}) - 1) / ({step})" if c["up"] else
-            f"(ccg_lo - ({cindex(c['stop'])}) - ({step}) - 1) / (-({step}))")
-    out = ["{   // prange: blocks of iterations on the threads",
-           f"    const int64_t ccg_lo = {cindex(c['start'])};",
-           f"    const int64_t ccg_trip = std::max<int64_t>({trip}, 0);",
-           f"    const int64_t ccg_nb = std::min<int64_t>(ccg_trip, {BLOCKS});"]
+    errors = STATUS in program.buffers
+    out = [f"    const int64_t ccg_nb = std::min<int64_t>({trip}, {BLOCKS});"]
     for b in sorted(reduce):
         out += ["    " + line for line in scratch_lines(
             ctype(program.buffers[b].dtype), f"ccg_part_{b}", "ccg_nb", "each block's result")]
+    if errors:
+        out += ["    " + line for line in scratch_lines(
+            "int64_t", "ccg_errs", "4 * ccg_nb", "each block's first index error")]
     for b in sorted(set(reduce) | set(last)):
         t = ctype(program.buffers[b].dtype)
         out.append(f"    {t}* const ccg_shared_{b} = {b};")
@@ -94,14 +136,20 @@ def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
         inner += scratch_lines(t, b, element_count(buf.shape), "this thread's")
     for v in loopvars:
         inner.append(f"int64_t {v} = 0;   // this thread's")
-    inner.append("#pragma omp for schedule(static)")
+    inner.append(f"#pragma omp for schedule({schedule})")
     inner.append("for (int64_t ccg_b = 0; ccg_b < ccg_nb; ++ccg_b) {")
+    if errors:
+        inner.append(f"    int64_t* const {STATUS} = ccg_errs + 4 * ccg_b;   // this block's")
     for b, op in sorted(reduce.items()):
         inner.append(f"    {b}[0] = {identity(op, program.buffers[b].dtype)};")
-    inner.append("    const int64_t ccg_end = ccg_trip * (ccg_b + 1) / ccg_nb;")
-    inner.append("    for (int64_t ccg_k = ccg_trip * ccg_b / ccg_nb; ccg_k < ccg_end; ++ccg_k) {")
-    inner.append(f"        const int64_t {var} = ccg_lo + ccg_k * ({step});")
-    inner += ["    " + line for line in body(k.regions[0])]
+    inner.append(f"    const int64_t ccg_end = {trip} * (ccg_b + 1) / ccg_nb;")
+    inner.append(f"    for (int64_t ccg_i = {trip} * ccg_b / ccg_nb; ccg_i < ccg_end; ++ccg_i) {{")
+    inner.append(f"        const int64_t {var} = {lo} + ccg_i * ({step});")
+    INSIDE[0] += 1
+    try:
+        inner += ["    " + line for line in body(k.regions[0])]
+    finally:
+        INSIDE[0] -= 1
     inner.append("    }")
     for b in sorted(reduce):
         inner.append(f"    ccg_part_{b}[ccg_b] = {b}[0];")
@@ -118,7 +166,13 @@ def prange_lines(program: LoopProgram, k: Kernel, body) -> list:
         acc = f"ccg_shared_{b}[0]"
         out.append("    for (int64_t ccg_b = 0; ccg_b < ccg_nb; ++ccg_b)   // in block order")
         out.append(f"        {acc} = {_COMBINE[op].format(a=acc, b=f'ccg_part_{b}[ccg_b]')};")
-    out.append("}")
+    if errors:
+        out += ["    for (int64_t ccg_b = 0; ccg_b < ccg_nb; ++ccg_b) {   // the first in order",
+                "        if (ccg_errs[4 * ccg_b] == 0) continue;",
+                f"        if ({STATUS}[0] == 0) std::copy(ccg_errs + 4 * ccg_b, "
+                f"ccg_errs + 4 * ccg_b + 4, {STATUS});",
+                "        break;",
+                "    }"]
     return out
 
 

@@ -18,7 +18,7 @@ from .gemmgen import GemmWriter
 from ..ir.loopir import STATUS, Load, LoopProgram, Scalar, control_reads, walk
 from .kernels import KernelWriter
 from .memory import element_count, scratch_lines, share_temporaries
-from .prange import prange_lines
+from .prange import INSIDE, prange_lines
 from ..passes.schedule import Kernel, all_kernels
 from .sizes import HINTS
 from .writer import CodeWriter
@@ -90,7 +90,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             segments.append([])
             used.append(set())
             continue
-        segments[-1] += _control_lines(program, k, call) if k.form == "control" else [call(k)]
+        segments[-1] += _control_lines(program, k, call, opts) if k.form == "control" else [call(k)]
     steps = _free_outputs(steps, used)
     local = set().union(*[k.locals for k in all_kernels(kernels)]) if kernels else set()
     signature = []
@@ -145,7 +145,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     return "\n".join(parts), signature, tuple(ordered)
 
 
-def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
+def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options) -> list:
     """C++ statements for a control kernel: its loop or branch around its bodies' calls."""
     s = k.stages[0]
     c = s.control
@@ -162,7 +162,7 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
                     b = program.buffers[buf]
                     lines += scratch_lines(ctype(b.dtype), buf, element_count(b.shape),
                                            "allocated per iteration")
-            lines += _control_lines(program, sub, call) if sub.form == "control" else [call(sub)]
+            lines += _control_lines(program, sub, call, opts) if sub.form == "control" else [call(sub)]
             lines += [f"{n} += {cindex(size)};" for n, size in program.counters
                       if sub.form != "control" and _reads_scalar(sub, n)]
         return ["    " + line for line in lines]
@@ -172,7 +172,7 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
     elif s.kind == "check":     # np.max of an empty array: NumPy's error when the call returns
         out.append(f"if ({c['count']}[0] == 0) ccg::count_error(0, {STATUS}, {c['code']});")
     elif s.kind == "for":
-        out += _for_lines(program, k, body)
+        out += _for_lines(program, k, body, opts)
     elif s.kind == "while":
         out.append("while (true) {")
         out += body(k.regions[0])
@@ -188,12 +188,12 @@ def _control_lines(program: LoopProgram, k: Kernel, call) -> list:
     return out
 
 
-def _for_lines(program: LoopProgram, k: Kernel, body) -> list:
+def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options) -> list:
     """A ``for``: a C++ for loop, or a prange's blocks on the threads (``prange.py``); in a
     block of its own that first reads its bounds computed from array values, if any."""
     c = k.stages[0].control
-    if c.get("parallel") is not None:
-        out = prange_lines(program, k, body)
+    if c.get("parallel") is not None and not (c.get("auto") and (INSIDE[0] or not opts.parallel)):
+        out = prange_lines(program, k, body, always=opts.parallel_threshold == 0)
     else:
         var, cmp = c["var"], "<" if c["up"] else ">"
         out = ["#pragma GCC unroll 4"] if _straight_line(k.regions[0]) else []

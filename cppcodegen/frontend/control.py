@@ -31,10 +31,10 @@ from .sizes import run_time_size
 from .trace import trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
-from .parallel import parallel_roles
+from .parallel import independent_roles, parallel_roles
 from .iteration import (prange, ConstantIter, constant_numbers, LoopRange, Enumerate, Zip,
                         enter_loop, has_loop_symbol, leave_loop, loop_spec, size_proxy,
-                        spec_of, symbolic_int)
+                        spec_of, symbolic_int, varying_symbols)
 
 log = logging.getLogger("cppcodegen")
 _SHAPES = __package__.rpartition(".")[0] + ".ir.shapes"
@@ -241,6 +241,11 @@ class TraceOps:
         attrs = {}
         if spec.parallel:
             attrs = {"parallel": parallel_roles(region, loop, extra_test is not None, where)}
+        elif extra_test is None:
+            roles = independent_roles(region, loop, loop.inits(), loop.free, var.expr,
+                                      varying_symbols())
+            if roles is not None:       # proved: the threads may share it (when it pays)
+                attrs = {"parallel": roles, "auto": True}
         if not isinstance(spec.step, int):  # range(i * i, n + 1, i): its direction
             attrs["up"] = spec.positive
         bounds = _data_bounds(spec)         # range(indptr[i], indptr[i + 1]): read at the start

@@ -141,6 +141,13 @@ def enter_loop(spec):
     return sh.SymInt(sym)
 
 
+def varying_symbols() -> set:
+    """The symbols whose value changes while a loop runs: induction variables (of the loops
+    open now and of those already closed) and bounds read from array values."""
+    env = _shapes().current()
+    return set(env.loops) | set(env.retired) | set(env.data)
+
+
 def leave_loop(var) -> None:
     env = _shapes().current()
     env.retired[var.expr] = env.loops.pop(var.expr)

@@ -53,6 +53,129 @@ def parallel_roles(region, loop, has_test: bool, where: str) -> tuple:
     return tuple(roles)
 
 
+def independent_roles(region, loop, init_nodes, free_nodes, var, varying) -> tuple | None:
+    """The roles of a plain ``range`` loop's carried values when the compiler can prove its
+    iterations independent, else None (the loop stays serial). Proved means: no break or
+    return, no random draws; every carried value is shared (unchanged), private (assigned
+    before it is read) or an array every access of which, in the body and in the loops and
+    branches inside it, touches only elements whose index on one axis is the same
+    one-to-one function of the loop's variable (``out[i, j] = ...``, ``C[i, :i + 1] += ...``
+    reading ``C[i, ...]`` only), so two iterations never touch the same element; and no
+    value the body reads from outside the loop is made from such an array (a view of it).
+    Reductions are not taken: a float sum in blocks would not add in Python's order.
+    ``varying``: the symbols that change inside an iteration (loop variables, bounds read
+    from arrays)."""
+    if _draws(region):
+        return None
+    users = _readers(region)
+    slots = [t for t in loop.types if t is not None]
+    roles = []
+    for k, (p, r) in enumerate(zip(region.params, region.results)):
+        role = _role(p, r, users.get(id(p), []))
+        if role is None or role[0] == "reduce":
+            return None
+        if role == ("array",):
+            axis = {}
+            if not _confined(p, region, users, var, varying, axis):
+                return None
+            if any(_made_from(f, init_nodes[k]) for f in free_nodes):
+                return None
+        roles.append(role)
+    return tuple(roles) if len(roles) == len(slots) else None
+
+
+def _confined(p, region, users, var, varying, axis) -> bool:
+    """Does every use of array ``p`` (and of its updated versions) in ``region`` touch only
+    elements whose index on axis ``axis['d']`` is ``axis['e']``, a one-to-one function of
+    ``var``? (Set by the first access; every other one must agree.)"""
+    for u in users.get(id(p), []):
+        if u.op in IN_PLACE and u.inputs[0] is p and p not in u.inputs[1:]:
+            if u.op != "setitem" or not _agrees(u.attr("spec"), True, var, varying, axis):
+                return False
+            if not _confined(u, region, users, var, varying, axis):
+                return False
+        elif u.op == "slice" and u.inputs[0] is p and p not in u.inputs[1:]:
+            if not _agrees(u.attr("spec"), False, var, varying, axis):
+                return False
+        elif u.op in ("for", "while", "if"):
+            if not _confined_inside(p, u, users, region, var, varying, axis):
+                return False
+        else:
+            return False
+    return True
+
+
+def _confined_inside(p, node, users, region, var, varying, axis) -> bool:
+    """``p`` read by a loop or branch inside the body: as a carried value (its parameter in
+    each of the node's regions, and the node's ``loop_out`` after it) or as a value the
+    regions read from outside."""
+    first = 1 if node.op == "if" else 0
+    if node.op == "if" and node.inputs[0] is p:
+        return False
+    ncarry = node.attr("ncarry")
+    names = {"if": ("then", "orelse"), "while": ("cond", "body"), "for": ("body",)}[node.op]
+    for pos, i in enumerate(node.inputs):
+        if i is not p or pos < first:
+            continue
+        k = pos - first
+        for name in names:
+            inner = node.attr(name)
+            inner_users = _readers(inner)
+            if k < ncarry:
+                if k < len(inner.params) and not _confined(
+                        inner.params[k], inner, inner_users, var, varying, axis):
+                    return False
+            elif not _confined(p, inner, inner_users, var, varying, axis):
+                return False
+        if k < ncarry:
+            for u in users.get(id(node), []):
+                if u.op == "loop_out" and u.attr("index") == k and not _confined(
+                        u, region, users, var, varying, axis):
+                    return False
+    return True
+
+
+def _agrees(spec, store, var, varying, axis) -> bool:
+    """One access's index (a setitem's spec: ('i', e) or ('s', start, step, size) per axis;
+    a slice's: (start, step, size)) fixes an axis to ``var``'s function, the same as every
+    other access's."""
+    for d, part in enumerate(spec):
+        if store:
+            e = part[1] if part[0] == "i" or part[3] == 1 else None
+        else:
+            e = part[0] if part[2] == 1 else None
+        if e is None or not _one_to_one(e, var, varying):
+            continue
+        if "d" not in axis:
+            axis["d"], axis["e"] = d, e
+        if axis["d"] == d and (e - axis["e"]) == 0:
+            return True
+    return False
+
+
+def _one_to_one(e, var, varying) -> bool:
+    syms = getattr(e, "free_symbols", set())
+    if var not in syms or (syms - {var}) & varying:
+        return False
+    slope = e.diff(var)
+    return bool(slope.is_number) and slope != 0 and e.diff(var, 2) == 0
+
+
+def _made_from(node, array, seen=None) -> bool:
+    """Is ``node`` ``array`` or computed from it (a view of it shares its memory)?"""
+    seen = set() if seen is None else seen
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is array:
+            return True
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        stack.extend(n.inputs)
+    return False
+
+
 def _role(p, r, readers):
     if r is p:
         return ("shared",)

@@ -59,8 +59,11 @@ class ControlLowering:
             regions = [cond, self._lower_region(node.attr("body"), carry)[0]]
         else:
             roles = node.attr("parallel", None)
+            auto = node.attr("auto", False)
             body, tests = self._lower_region(node.attr("body"), carry, roles=roles,
-                                             where=node.where)
+                                             where=node.where, auto=auto)
+            if auto and self.whole_shared:
+                roles = None            # proved independent, but stored whole: serial
             step = node.attr("step")
             control = {"var": node.attr("var"), "start": node.attr("start"),
                        "stop": node.attr("stop"), "step": step,
@@ -73,6 +76,7 @@ class ControlLowering:
             if roles is not None:       # prange: what each carry buffer is to the threads
                 control["parallel"] = tuple((buf, role) for buf, role in zip(carry, roles)
                                             if buf is not None)
+                control["auto"] = auto  # (not prange: the threads only when it pays)
             regions = [body]
         return control, regions
 
@@ -143,11 +147,14 @@ class ControlLowering:
                     stack.append(u)
         return True
 
-    def _lower_region(self, region, carry, writes=True, roles=None, where=""):
+    whole_shared = False
+
+    def _lower_region(self, region, carry, writes=True, roles=None, where="", auto=False):
         """The stages of one region (its carried values written back when ``writes``) and
         the buffers of its extra results (a while-condition's bool, a loop's go-on test).
         ``roles``: a prange body's (``frontend/parallel.py``), whose shared arrays must be
-        updated where they are (a copy of the whole array back would race)."""
+        updated where they are (a copy of the whole array back would race): an error, or
+        for a loop proved independent (``auto``) ``whole_shared`` set (it stays serial)."""
         saved, self.stages = self.stages, []
         for p, buf in zip(region.params, carry):
             if buf is not None:
@@ -164,24 +171,29 @@ class ControlLowering:
             before = len(self.stages)
             self.write_back(pairs)
             if roles is not None:
-                self._check_shared_arrays(carry, roles, self.stages[before:], where)
+                self.whole_shared = self._check_shared_arrays(carry, roles,
+                                                              self.stages[before:], where, auto)
         stages, self.stages = self.stages, saved
         self.users = saved_users
         return stages, tests
 
 
-    def _check_shared_arrays(self, carry, roles, stages, where):
+    def _check_shared_arrays(self, carry, roles, stages, where, auto) -> bool:
         """A prange body's stores into its shared arrays must be element- or region-wise:
-        a stage writing the whole array (a copy back) would race with the other threads."""
+        a stage writing the whole array (a copy back) would race with the other threads
+        (an error; for ``auto``, True)."""
         shared = {buf for buf, role in zip(carry, roles) if buf is not None and role[0] == "array"}
         for s in stages:
             buf = self.buffers.get(s.name)
             if s.name in shared and tuple(s.domain) == tuple(buf.shape) and (
                     s.store is None or tuple(s.store) == index_vars(len(buf.shape))):
+                if auto:
+                    return True
                 raise UnsupportedError(
                     f"the prange loop at {where or 'its line'} writes all of an array it "
                     "shares between iterations (each iteration would store the whole array, "
                     "which threads cannot share); use range for this loop")
+        return False
 
 
 def users_of(nodes, results) -> dict:

@@ -15,3 +15,4 @@
 #include "cppcodegen/random.h"
 #include "cppcodegen/gemm.h"
 #include "cppcodegen/placement.h"
+#include "cppcodegen/probe.h"

@@ -1,0 +1,216 @@
+"""Plain ``range`` loops whose iterations the compiler proves independent run on the threads
+(backend/prange.py, include/cppcodegen/probe.h): each checked against the same function run
+by Python, bit for bit (the iterations are independent, so their order cannot change a
+result). ``parallel_threshold=0`` makes such a loop use the threads from its first
+iteration; by default it starts on the calling thread and goes on in blocks on the threads
+once its first iterations show the rest is worth it, so a long loop switches midway."""
+import numpy as np
+import pytest
+
+import cppcodegen
+
+ALWAYS = {"parallel_threshold": 0}
+PROVED = "iterations proved independent"
+
+
+def escape_counts(c, maxiter):
+    h, w = c.shape
+    out = np.empty((h, w), dtype=np.int64)
+    last = 0
+    for i in range(h):
+        for j in range(w):
+            z = 0j
+            n = 0
+            while n < maxiter and abs(z) <= 2.0:
+                z = z * z + c[i, j]
+                n += 1
+            out[i, j] = n
+            last = n
+    return out, last, i
+
+
+def syrk_rows(C, A, alpha, beta):
+    n, m = A.shape
+    for i in range(n):
+        C[i, :i + 1] *= beta
+        for k in range(m):
+            C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]
+    return C
+
+
+def csr_matvec(data, indices, indptr, x):
+    n = indptr.shape[0] - 1
+    y = np.zeros(n)
+    for i in range(n):
+        acc = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            acc += data[k] * x[indices[k]]
+        y[i] = acc
+    return y
+
+
+def scale_rows_in_place(a, w):
+    for i in range(a.shape[0]):
+        a[i, :] = a[i, :] * w + a[i, 0]
+    return a
+
+
+def shifted_rows(a):
+    out = np.zeros((a.shape[0] + 2, a.shape[1]))
+    for i in range(a.shape[0]):
+        out[i + 2] = np.sqrt(np.abs(a[i])) - out[i + 2]
+    return out
+
+
+# loops that must stay serial: each iteration reads what another one writes, or a float sum
+def prefix(x):
+    out = np.empty_like(x)
+    out[0] = x[0]
+    for i in range(1, x.shape[0]):
+        out[i] = out[i - 1] + x[i]
+    return out
+
+
+def float_sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+    return s
+
+
+def scatter_loop(x, idx):
+    out = np.zeros(8)
+    for i in range(x.shape[0]):
+        out[idx[i]] = x[i]
+    return out
+
+
+def whole_array(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        out = out + x[i]
+    return out
+
+
+def reads_neighbour_row(a):
+    for i in range(a.shape[0] - 1):
+        a[i, :] = a[i + 1, :] * 0.5
+    return a
+
+
+def _grid(h, w):
+    re, im = np.meshgrid(np.linspace(-2.0, 0.6, w), np.linspace(-1.2, 1.2, h))
+    return re + 1j * im
+
+
+def _csr(n, seed=0):
+    r = np.random.default_rng(seed)
+    counts = r.integers(0, 12, n)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    nnz = int(indptr[-1])
+    return r.standard_normal(nnz), r.integers(0, n, nnz).astype(np.int64), indptr, \
+        r.standard_normal(n)
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+CASES = [
+    ("escape_counts", escape_counts, lambda: (_grid(30, 40), 40)),
+    ("syrk_rows", syrk_rows, lambda: (np.random.default_rng(1).standard_normal((40, 40)),
+                                      np.random.default_rng(2).standard_normal((40, 30)),
+                                      1.5, 1.2)),
+    ("csr_matvec", csr_matvec, lambda: _csr(500)),
+    ("scale_rows_in_place", scale_rows_in_place,
+     lambda: (np.random.default_rng(3).standard_normal((300, 17)),
+              np.random.default_rng(4).standard_normal(17))),
+    ("shifted_rows", shifted_rows, lambda: (np.random.default_rng(5).standard_normal((64, 9)),)),
+]
+
+
+@pytest.mark.parametrize("name,fn,make", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("options", [ALWAYS, None], ids=["threads-from-start", "probed"])
+def test_independent_loops_match_python_bit_for_bit(name, fn, make, options):
+    want = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in make()])
+    f = cppcodegen.compile(fn, options=options)
+    args = make()
+    got = f(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    _same(got, want)
+    assert PROVED in f.explain(*args).source
+
+
+@pytest.mark.parametrize("fn,make", [
+    (prefix, lambda: (np.random.default_rng(0).standard_normal(1000),)),
+    (float_sum, lambda: (np.random.default_rng(0).standard_normal(1000),)),
+    (scatter_loop, lambda: (np.arange(20.0), np.arange(20) % 8)),
+    (whole_array, lambda: (np.random.default_rng(0).standard_normal(50),)),
+    (reads_neighbour_row, lambda: (np.random.default_rng(0).standard_normal((50, 4)),)),
+], ids=["prefix", "float_sum", "scatter", "whole_array", "neighbour_row"])
+def test_dependent_loops_stay_serial(fn, make):
+    want = fn(*[a.copy() for a in make()])
+    f = cppcodegen.compile(fn, options=ALWAYS)
+    args = make()
+    got = f(*[a.copy() for a in args])
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert PROVED not in f.explain(*args).source
+
+
+def test_long_loop_switches_to_threads_midway_and_matches():
+    """Big enough that the probe decides after some rows: the rows before and after the
+    switch (and the private values read after the loop) must all be right."""
+    c = _grid(240, 320)
+    f = cppcodegen.compile(escape_counts)
+    for _ in range(3):
+        _same(f(c, 64), escape_counts(c, 64))
+
+
+def test_first_index_error_in_iteration_order_is_reported():
+    """Bad indices in the first block and in the last: the error names the first one Python
+    meets. Row 0 holds most of the work, so the other thread reaches the last block's bad
+    index long before the first block's is read."""
+    data, indices, indptr, x = _csr(2000, seed=7)
+    heavy = 3_000_000
+    indptr = np.concatenate([[0], indptr[1:] + heavy])
+    indices = np.concatenate([np.zeros(heavy, np.int64), indices])
+    data = np.concatenate([np.ones(heavy), data])
+    bad = indices.copy()
+    bad[int(indptr[-2])] = 10**6        # the last row: met first in time
+    bad[int(indptr[1])] = -5000         # row 1, after row 0's work: first in order
+    with pytest.raises(IndexError) as want:
+        csr_matvec(data, bad, indptr, x)
+    f = cppcodegen.compile(csr_matvec, options=ALWAYS)
+    _same(f(data, indices, indptr, x), csr_matvec(data, indices, indptr, x))
+    for _ in range(3):
+        with pytest.raises(IndexError) as got:
+            f(data, bad, indptr, x)
+        assert str(got.value).startswith(str(want.value))
+
+
+def test_one_thread_gives_the_same_bits(monkeypatch):
+    """The same compiled loop on one thread (the probe never starts the team)."""
+    import subprocess
+    import sys
+    import textwrap
+    code = textwrap.dedent(f"""
+        import numpy as np, cppcodegen, sys
+        sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r})
+        from test_auto_parallel import syrk_rows
+        r = np.random.default_rng(1)
+        C, A = r.standard_normal((120, 120)), r.standard_normal((120, 90))
+        f = cppcodegen.compile(syrk_rows, options={{"parallel_threshold": 0}})
+        sys.stdout.buffer.write(f(C.copy(), A, 1.5, 1.2).tobytes())
+    """)
+    outs = []
+    for threads in ("1", "2"):
+        env = dict(__import__("os").environ, OMP_NUM_THREADS=threads)
+        outs.append(subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                                   capture_output=True, timeout=300).stdout)
+    assert outs[0] == outs[1] and len(outs[0]) == 120 * 120 * 8
