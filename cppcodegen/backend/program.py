@@ -107,6 +107,9 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     # entry, which the compiler keeps in registers once the kernels are inlined (in memory
     # each iteration waits for the last one's store); written to memory when the entry ends
     scalars = _loop_scalars(program, kernels) if len(segments) == 1 else set()
+    swaps = [k.stages[0].control["swap"] for k in all_kernels(kernels)
+             if k.form == "control" and k.stages[0].kind == "swap"]
+    names = {n for n, _, kind, _ in signature if kind == "buffer"}
     ordered, seg = [], 0
     for i, calls in enumerate(segments):
         if i:
@@ -137,6 +140,13 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                     w.line(f"int64_t {n} = 0;   // draws of a random op in a loop so far")
                 for c in calls:
                     w.line(c)
+                for n, other in swaps:
+                    if n in names and other in names:
+                        t, size = ctype(program.buffers[n].dtype), element_count(
+                            program.buffers[n].shape)
+                        w.line(f"if ({n} != static_cast<{t}*>({n}_))   // swapped an odd "
+                               "number of times")
+                        w.line(f"  std::copy({n}, {n} + ({size}), static_cast<{t}*>({n}_));")
                 for n, t, kind, role in signature:
                     if n in scalars:
                         w.line(f"static_cast<{t}*>({n}_)[0] = {n}_v;")
@@ -169,6 +179,8 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options) -> list
 
     if s.kind == "bind":        # a slice's start or length from array values
         out += [f"{sym} = {buf}[0];" for sym, buf in c["bounds"]]
+    elif s.kind == "swap":      # a time step's new array in the other buffer: they trade
+        out.append("std::swap({}, {});".format(*c["swap"]))
     elif s.kind == "check":     # np.max of an empty array: NumPy's error when the call returns
         out.append(f"if ({c['count']}[0] == 0) ccg::count_error(0, {STATUS}, {c['code']});")
     elif s.kind == "for":

@@ -232,6 +232,8 @@ def _control_lines(s, indent) -> list:
         return [f"{indent}bind {sym} = {buf}[]" for sym, buf in c["bounds"]]
     if s.kind == "check":
         return [f"{indent}check {c['count']}[] > 0 (else error {c['code']})"]
+    if s.kind == "swap":
+        return [f"{indent}swap {c['swap'][0]} <-> {c['swap'][1]}"]
     if s.kind == "for":
         head = f"for {c['var']} in range({c['start']}, {c['stop']}, {c['step']})"
         if c.get("test"):
@@ -292,10 +294,11 @@ def format_expr(e, depth=0) -> str:
 
 def control_reads(s) -> list:
     """The buffers the C++ around a control stage reads: a branch's or a while's condition,
-    a loop's go-on test, the bounds of a loop computed from array values."""
+    a loop's go-on test, the bounds of a loop computed from array values, the two buffers a
+    swap trades."""
     c = s.control or {}
     return [c[k] for k in ("cond", "test", "count") if c.get(k)] + \
-        [b for _, b in c.get("bounds", ())]
+        [b for _, b in c.get("bounds", ())] + list(c.get("swap", ()))
 
 
 def walk(expr, stop=frozenset()):

@@ -162,9 +162,13 @@ class AssignLowering:
         self.write_back([(self.buffer_of[id(inputs[m])], inputs[m], node)
                          for m, node in self.graph.mutations])
 
-    def write_back(self, pairs):
-        """``pairs``: (buffer, the node it holds now, the node it must hold); see writebacks."""
-        plans, scatters = [], []
+    def write_back(self, pairs, swap=False):
+        """``pairs``: (buffer, the node it holds now, the node it must hold); see writebacks.
+        ``swap`` (a loop's carried arrays at the end of its body): an assignment to most of
+        an array that reads neighbours it overwrites (a stencil's time step) goes into a
+        second buffer, with the frame outside its region copied, and the two buffers trade
+        places for the next iteration (``_swapped``) instead of a temporary copied back."""
+        plans, scatters, swaps = [], [], []
         targets = {name for name, _, _ in pairs}
         for name, start, node in pairs:
             label = self.names[id(node)]
@@ -205,6 +209,10 @@ class AssignLowering:
                 direct += [Stage(name, "pointwise", domain, body, (), None, lbl, where,
                                  store=tuple(store)) for domain, store, body, lbl in parts]
                 continue
+            if swap and len(parts) == 1 and self._mostly(parts[0][0], name):
+                swaps += self._swapped(name, node, parts[0], where,
+                                       node.op == "setitem" and parts is not full)
+                continue
             if len(parts) > 1:
                 parts = full
             for domain, store, body, lbl in parts:
@@ -214,6 +222,36 @@ class AssignLowering:
                 copies.append(Stage(name, "pointwise", domain, load, (), None, full[0][3], where,
                                     store=tuple(store)))
         self.stages += temps + direct + copies + scatters
+        for name, other in swaps:       # (after every stage that reads the old values)
+            self.stages.append(Stage("", "swap", (), None, nodes="", where="",
+                                     control={"swap": (name, other)}))
+
+    def _mostly(self, domain, name) -> bool:
+        """Does a region of ``domain`` cover at least half of buffer ``name`` (so copying the
+        rest costs less than copying the region back), an array of SWAP_MIN elements or
+        more (smaller ones, and a loop's scalars in registers, just copy)?"""
+        total, part = 1, 1
+        for n in self.buffers[name].shape:
+            total = total * n
+        for n in domain:
+            part = part * n
+        return self.buffers[name].role == "temp" and bool(
+            sympy.sympify(2 * part - total).is_nonnegative) and not bool(
+            sympy.sympify(total - SWAP_MIN).is_negative)
+
+    def _swapped(self, name, node, region, where, frame):
+        """The stages of ``x[region] = v`` (``frame``: the frame outside the region copied
+        from ``name`` too) or of a whole new value into a new buffer like ``name``, and
+        [(name, the new buffer)]."""
+        buf = self.buffers[name]
+        other = self.new_buffer(f"buf{len(self.buffers)}", buf.dtype, tuple(buf.shape))
+        label = self.names[id(node)]
+        outside = [p + (label,) for p in self._outside(node)] if frame else []
+        for domain, store, body, lbl in outside + [region]:
+            if 0 not in domain:
+                self.stages.append(Stage(other, "pointwise", domain, body, (), None, lbl,
+                                         where, store=tuple(store)))
+        return [(name, other)]
 
     def _in_place(self, node: Node, role: str) -> bool:
         """Can ``x[region] = v`` write into the buffer of ``x``? When ``x`` is a temporary
@@ -306,6 +344,9 @@ class AssignLowering:
         region = node.attr("region")
         body = self.value(value, broadcast_index(tuple(vidx), value.shape, region))
         return tuple(domain), tuple(store), body
+
+
+SWAP_MIN = 16           # elements: an array a loop step rewrites trades buffers from this size
 
 
 _COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",

@@ -52,7 +52,8 @@ class ControlLowering:
         """The control of ``node``'s stage and its regions' stages."""
         if node.op == "if":
             control = {"cond": self.realize(node.inputs[0])}
-            regions = [self._lower_region(node.attr(r), carry)[0] for r in ("then", "orelse")]
+            regions = [self._lower_region(node.attr(r), carry, swap=False)[0]
+                       for r in ("then", "orelse")]
         elif node.op == "while":
             cond, (test,) = self._lower_region(node.attr("cond"), carry, writes=False)
             control = {"cond": test}
@@ -149,12 +150,15 @@ class ControlLowering:
 
     whole_shared = False
 
-    def _lower_region(self, region, carry, writes=True, roles=None, where="", auto=False):
+    def _lower_region(self, region, carry, writes=True, roles=None, where="", auto=False,
+                      swap=True):
         """The stages of one region (its carried values written back when ``writes``) and
         the buffers of its extra results (a while-condition's bool, a loop's go-on test).
         ``roles``: a prange body's (``frontend/parallel.py``), whose shared arrays must be
         updated where they are (a copy of the whole array back would race): an error, or
-        for a loop proved independent (``auto``) ``whole_shared`` set (it stays serial)."""
+        for a loop proved independent (``auto``) ``whole_shared`` set (it stays serial).
+        ``swap``: a loop body's (not a branch's, not a parallel one's) arrays may trade
+        buffers at its end (``write_back``)."""
         saved, self.stages = self.stages, []
         for p, buf in zip(region.params, carry):
             if buf is not None:
@@ -169,7 +173,7 @@ class ControlLowering:
             pairs = [(buf, p, r) for buf, p, r in zip(carry, region.params, region.results)
                      if buf is not None and r is not p and self.buffer_of.get(id(r)) != buf]
             before = len(self.stages)
-            self.write_back(pairs)
+            self.write_back(pairs, swap=swap and roles is None)
             if roles is not None:
                 self.whole_shared = self._check_shared_arrays(carry, roles,
                                                               self.stages[before:], where, auto)
