@@ -92,7 +92,7 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter):
             return
         n = len(k.outer)
         if k.parallel:
-            w.line(self.omp(n, max(_prod(s.domain[n:]) for s in k.stages)))
+            w.line(self.omp(n, max(_prod(s.domain[n:]) for s in k.stages), sizes=k.outer))
         for axis, size in enumerate(k.outer):
             w.line(f"for (int64_t i{axis} = 0; i{axis} < {_c(size)}; ++i{axis})")
         with w.indent("{"):
@@ -147,7 +147,8 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter):
         w = self.w
         kept = s.kept_axes
         if self.k.parallel and kept:
-            w.line(self.omp(len(kept), _prod([s.domain[a] for a in s.reduce_axes])))
+            w.line(self.omp(len(kept), _prod([s.domain[a] for a in s.reduce_axes]),
+                            sizes=[s.domain[a] for a in kept]))
         for a in kept:
             w.line(f"for (int64_t i{a} = 0; i{a} < {_c(s.domain[a])}; ++i{a})")
         with w.indent("{"):

@@ -33,10 +33,12 @@ class LoopWriter:
         self.units = group_siblings(kernel.stages)
         self.scratch, self.reuse = reuse_plan(kernel, self.units)
 
-    def omp(self, collapse: int, work, contiguous: bool = False) -> str:
+    def omp(self, collapse: int, work, contiguous: bool = False, sizes=None) -> str:
         """A parallel-for pragma (a kernel over symbolic sizes renders its loops twice, with
-        and without threads, and picks at run time: ``KernelWriter.render``)."""
-        return omp_parallel_for(collapse, work, contiguous)
+        and without threads, and picks at run time: ``KernelWriter.render``); ``sizes``: of
+        the loops it shares out, for chunks sized at run time."""
+        trip = None if sizes is None else " * ".join(f"({_c(n)})" for n in sizes) or "1"
+        return omp_parallel_for(collapse, work, contiguous, trip=trip)
 
     def out_offset(self, s: Stage) -> str:
         return cindex(self._out_expr(s))

@@ -34,13 +34,18 @@ class CodeWriter:
 
 
 def omp_parallel_for(collapse: int = 1, work: int = 1 << 14, contiguous: bool = False,
-                     condition: str | None = None) -> str:
+                     condition: str | None = None, trip: str | None = None) -> str:
     """A parallel loop whose iterations each touch about ``work`` elements. Iterations are
-    handed out dynamically in chunks of ~16K elements, so a thread that the OS preempts
-    does not hold the others back (results never depend on the schedule); ``contiguous``:
-    one contiguous range per thread (static), for loops that stream a large operand which
-    later calls read again (a matrix-vector product in an iteration)."""
-    chunk = max(1, (1 << 14) // max(1, int(work)))
+    handed out dynamically in chunks, so a thread that the OS preempts does not hold the
+    others back (results never depend on the schedule): of ~16K elements, or, given the
+    loop's ``trip`` count (C++), as large as 256K elements while every thread still gets
+    4 chunks (``ccg::chunk_iters``, include/cppcodegen/schedule.h). ``contiguous``: one
+    contiguous range per thread (static), for loops that stream a large operand which later
+    calls read again (a matrix-vector product in an iteration)."""
+    work = max(1, int(work))
+    chunk = max(1, (1 << 14) // work)
+    if trip is not None and not contiguous:
+        chunk = f"ccg::chunk_iters({trip}, {work})"
     sched = "static" if contiguous else f"dynamic, {chunk}"
     return (f"#pragma omp parallel for schedule({sched})"
             + (f" collapse({collapse})" if collapse > 1 else "") + team_if(condition))

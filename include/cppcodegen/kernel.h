@@ -16,3 +16,4 @@
 #include "cppcodegen/gemm.h"
 #include "cppcodegen/placement.h"
 #include "cppcodegen/probe.h"
+#include "cppcodegen/schedule.h"
