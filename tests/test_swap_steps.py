@@ -29,6 +29,19 @@ def heat_with_boundaries(u, steps):
     return u
 
 
+def chained_overlap(u, steps):
+    """Assignments after the step that read what another one writes (row 0 from row 5, then
+    row 5 itself): they cannot be stored in place in any order but the graph's."""
+    u = u.copy()
+    for _ in range(steps):
+        un = u.copy()
+        u[1:-1] = 0.5 * (un[:-2] + un[2:])
+        u[0] = u[5] * 0.5
+        u[5] = u[0] + u[-1]
+        u[-1] = u[-1] * 0.9
+    return u
+
+
 def jacobi_until(u, f, tol):
     u = u.copy()
     err = tol + 1.0
@@ -86,7 +99,8 @@ def _r(*shape, seed=0):
 CASES = [
     ("heat", heat, lambda s: (_r(40, 50), s), True),
     ("heat_float32", heat, lambda s: (_r(40, 50).astype(np.float32), s), True),
-    ("heat_with_boundaries", heat_with_boundaries, lambda s: (_r(30, 20), s), False),
+    ("heat_with_boundaries", heat_with_boundaries, lambda s: (_r(30, 20), s), True),
+    ("chained_overlap", chained_overlap, lambda s: (_r(40, 6), s), False),
     ("jacobi_until", jacobi_until, lambda s: (_r(24, 24), _r(24, 24, seed=1), 1e-3 * s), True),
     ("wave", wave, lambda s: (_r(300), s), False),
     ("smooth_3d", smooth_3d, lambda s: (_r(10, 11, 12), s), True),

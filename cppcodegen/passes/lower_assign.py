@@ -192,6 +192,9 @@ class AssignLowering:
                     parts = [region]
                 elif chain:                             # out[i, 0] = a; out[i, 1] = b
                     parts = chain
+                elif swap and self._chain_swapped(name, node, pairs, label):
+                    swaps.append((name, self.buffer_of[id(self._chain_base(node))]))
+                    continue
                 elif self._in_memory(base):             # the last step of a time loop
                     parts = [p + (label,) for p in self._outside(node)] + [region]
             parts = [p for p in parts if 0 not in p[0]]
@@ -225,6 +228,48 @@ class AssignLowering:
         for name, other in swaps:       # (after every stage that reads the old values)
             self.stages.append(Stage("", "swap", (), None, nodes="", where="",
                                      control={"swap": (name, other)}))
+
+    def _chain_base(self, node: Node) -> Node:
+        while node.op == "setitem" and id(node) not in self.buffer_of:
+            node = node.inputs[0]
+        return node
+
+    def _chain_swapped(self, name, node, pairs, label) -> bool:
+        """A step computed into another buffer and then assigned to in a few places
+        (``un = u.copy(); u[1:-1, 1:-1] = f(un); u[0, :] = u[1, :]``: the first assignment's
+        array is in memory already): the later assignments are stored into that buffer where
+        it is, and it trades places with ``name``, instead of a pass copying it into
+        ``name``. Only when nothing else reads that buffer's value and every assignment reads
+        it outside all of the assigned regions (so each reads what it would have read)."""
+        base = self._chain_base(node)
+        other = self.buffer_of.get(id(base))
+        if other is None or other == name:
+            return False
+        a, b = self.buffers[other], self.buffers[name]
+        if a.role != "temp" or tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype or \
+                tuple(a.strides) != tuple(b.strides) or not self._mostly(b.shape, name):
+            return False
+        if any(_depends(n, base) for _, _, n in pairs if n is not node):
+            return False
+        chain = []
+        while node is not base:
+            chain.append(node)
+            node = node.inputs[0]
+        boxes = [self._box(c) for c in chain]
+        if any(box is None for box in boxes):
+            return False
+        stores = []
+        for c in reversed(chain):
+            domain, store, body = self._region(c)
+            for ld in walk(body):
+                if isinstance(ld, Load) and ld.buf == other and not all(
+                        _apart(ld.index, domain, box) for box in boxes):
+                    return False
+            if 0 not in domain:
+                stores.append(Stage(other, "pointwise", domain, body, (), None, label,
+                                    c.where, store=tuple(store)))
+        self.stages += stores
+        return True
 
     def _mostly(self, domain, name) -> bool:
         """Does a region of ``domain`` cover at least half of buffer ``name`` (so copying the
@@ -344,6 +389,45 @@ class AssignLowering:
         region = node.attr("region")
         body = self.value(value, broadcast_index(tuple(vidx), value.shape, region))
         return tuple(domain), tuple(store), body
+
+
+def _depends(node: Node, on: Node) -> bool:
+    """Is ``on`` among ``node``'s inputs, direct or not?"""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if n is on:
+            return True
+        if id(n) not in seen:
+            seen.add(id(n))
+            stack.extend(n.inputs)
+    return False
+
+
+def _apart(index, domain, box) -> bool:
+    """Is the element ``index`` (over ``domain``'s index variables) outside ``box`` ((lowest,
+    length) per axis) for every point of the domain? Shown on one axis whose index is
+    affine with known bounds; False when it cannot be shown."""
+    nvars = index_vars(len(domain))
+    for e, (lo, length) in zip(index, box):
+        e = sympy.sympify(e)
+        if not e.free_symbols <= set(nvars) or not all(
+                isinstance(n, (int, sympy.Integer)) for n in domain):
+            continue
+        try:
+            poly = sympy.Poly(e, *nvars) if e.free_symbols else None
+        except sympy.PolynomialError:
+            continue
+        if poly is not None and poly.total_degree() > 1:
+            continue
+        emin = emax = e.subs({v: 0 for v in nvars})
+        for v, n in zip(nvars, domain):
+            c = e.diff(v)
+            emin, emax = emin + min(0, c * (int(n) - 1)), emax + max(0, c * (int(n) - 1))
+        rlo, rhi = sympy.sympify(lo), sympy.sympify(lo + length - 1)
+        if (emax - rlo).is_negative or (emin - rhi).is_positive:
+            return True
+    return False
 
 
 SWAP_MIN = 16           # elements: an array a loop step rewrites trades buffers from this size
