@@ -32,6 +32,7 @@ class LoopWriter:
         self.locals = {name: f"acc_{name}" for name in kernel.locals}
         self.units = group_siblings(kernel.stages)
         self.scratch, self.reuse = reuse_plan(kernel, self.units)
+        self.wide = False           # a float32 vector sum's accumulators: ccg::WideSum
 
     def omp(self, collapse: int, work, contiguous: bool = False, sizes=None) -> str:
         """A parallel-for pragma (a kernel over symbolic sizes renders its loops twice, with
@@ -101,22 +102,25 @@ class LoopWriter:
                 w.line(self.omp(1, 16))
             if block:
                 with w.indent(f"for (int64_t {i}_b = {lo}; {i}_b < {i}_end; {i}_b += {block} * L) {{"):
-                    w.line(f"auto vblk = {_vtype(s.body.dtype)}::broadcast({_zero(s.body.dtype)});")
+                    vt, zero = self.acc_vtype(s)
+                    w.line(f"auto vblk = {vt}::broadcast({zero});")
                     w.line(f"const int64_t {i}_be = std::min<int64_t>({i}_b + {block} * L, {i}_end);")
                     if chains:
                         self.unrolled(s, i, f"{i}_b", f"{i}_be", emit, var,
-                                      ("vblk", _zero(s.body.dtype), chains[2]))
+                                      ("vblk", zero, chains[2]))
                     else:
                         with w.indent(f"for (int64_t {i} = {i}_b; {i} < {i}_be; {i} += L) {{"):
                             r = ExprRenderer(w, self.p.buffers, self.locals, "vector", var,
                                              self.reuse.get(s.name))
                             emit(r, r(s.body), True)
-                    # compensated (Kahan) sum of the block sums; not across infinities
-                    w.line("auto y = vblk - vcomp;")
-                    w.line("auto t = vacc + y;")
-                    w.line(f"vcomp = ccg::select(ccg::isfinite(t), (t - vacc) - y, "
-                           f"{_vtype(s.body.dtype)}::broadcast({_zero(s.body.dtype)}));")
-                    w.line("vacc = t;")
+                    if self.wide:       # (in double: the block sums need no compensation)
+                        w.line("vacc = vacc + vblk;")
+                    else:   # compensated (Kahan) sum of the block sums; not across infinities
+                        w.line("auto y = vblk - vcomp;")
+                        w.line("auto t = vacc + y;")
+                        w.line(f"vcomp = ccg::select(ccg::isfinite(t), (t - vacc) - y, "
+                               f"{vt}::broadcast({zero}));")
+                        w.line("vacc = t;")
             elif chains:
                 self.unrolled(s, i, lo, f"{i}_end", emit, var, chains)
             else:
@@ -133,6 +137,13 @@ class LoopWriter:
             emit(r, r(s.body), False)
 
 
+    def acc_vtype(self, s) -> tuple:
+        """(C++ type, zero) of a vector sum's accumulators: its values' vector, or a float32
+        sum's ccg::WideSum (double lanes)."""
+        if self.wide:
+            return "ccg::WideSum<L>", "0.0"
+        return _vtype(s.body.dtype), _zero(s.body.dtype)
+
     def unrolled(self, s, i, lo, end, emit, var, chains):
         """Vector iterations [lo, end) (a multiple of L) CHAINS at a time, iteration u of each
         group into copy u of the accumulator (``emit`` updates ``acc``: inside iteration u
@@ -141,7 +152,7 @@ class LoopWriter:
         are combined pairwise into it."""
         w = self.w
         acc, init, comb = chains
-        vt = _vtype(s.body.dtype)
+        vt = self.acc_vtype(s)[0]
         copies = [acc] + [f"{acc}{u}" for u in range(1, CHAINS)]
         w.line(f"auto {', '.join(f'{c} = {vt}::broadcast({init})' for c in copies[1:])};")
         w.line(f"int64_t {i}_u = {lo};")

@@ -978,6 +978,44 @@ template <class T, int N> inline T reduce_min(const Vec<T, N>& x) { return detai
 template <class T, int N> inline T reduce_fmax(const Vec<T, N>& x) { return detail::reduce<detail::fmax_op>(x); }
 template <class T, int N> inline T reduce_fmin(const Vec<T, N>& x) { return detail::reduce<detail::fmin_op>(x); }
 
+// A sum of N float lanes kept in double, as two halves of N/2 double lanes: each half is a
+// register of the ISA's width (a Vec<double, N> is twice that and spills). Adding a
+// Vec<float, N> widens it half by half. float32 sums use it so that no float32 addition
+// rounds along the way.
+template <int N> struct WideSum {
+  static_assert(N >= 2, "WideSum<N>: N >= 2");
+  Vec<double, N / 2> lo, hi;
+  static WideSum broadcast(double x) {
+    return WideSum{Vec<double, N / 2>::broadcast(x), Vec<double, N / 2>::broadcast(x)};
+  }
+};
+template <int N> inline WideSum<N> operator+(const WideSum<N>& a, const Vec<float, N>& x) {
+#if defined(CCG_HAVE_SIMD)      // one vcvtps2pd per half (the generic conversion splits more)
+  using D = Vec<double, N / 2>;
+#if defined(CCG_HAVE_AVX512)
+  if constexpr (N == 16) {
+    const __m512 v = reinterpret_cast<const __m512&>(x.v);
+    const __m512d l = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+    const __m512d h = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
+    return WideSum<N>{a.lo + D::from(reinterpret_cast<const typename D::V&>(l)),
+                      a.hi + D::from(reinterpret_cast<const typename D::V&>(h))};
+  }
+#endif
+  if constexpr (N == 8) {
+    const __m256 v = reinterpret_cast<const __m256&>(x.v);
+    const __m256d l = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+    const __m256d h = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+    return WideSum<N>{a.lo + D::from(reinterpret_cast<const typename D::V&>(l)),
+                      a.hi + D::from(reinterpret_cast<const typename D::V&>(h))};
+  }
+#endif
+  return WideSum<N>{a.lo + convert<double>(detail::lo(x)), a.hi + convert<double>(detail::hi(x))};
+}
+template <int N> inline WideSum<N> operator+(const WideSum<N>& a, const WideSum<N>& b) {
+  return WideSum<N>{a.lo + b.lo, a.hi + b.hi};
+}
+template <int N> inline double reduce_add(const WideSum<N>& x) { return reduce_add(x.lo + x.hi); }
+
 // np.clip, lane-wise, with the semantics of ccg::clip in scalar.h.
 template <class T, int N>
 inline Vec<T, N> clip(const Vec<T, N>& x, const Vec<T, N>& lo, const Vec<T, N>& hi) {
