@@ -830,15 +830,9 @@ def _check_walk(got, expected, args, *_):
     assert abs(final.var() - nsteps) < 5 * nsteps * math.sqrt(2 / nwalkers), final.var()
 
 
-# np.random.choice is not replaced while tracing: with Python ints the real one runs, and
-# NumPy's Cython code then calls the replaced np.empty (no Python frame in between, so it
-# looks like the user's call) and uses the traced result as an ndarray: SIGSEGV. Run in a
-# child process.
-@program((400, 200), (I64(300), I64(250)), check=_check_walk, isolated=True,
-         xfail={     # (was a SIGSEGV: mtrand's np.empty got the traced replacement)
-             "all": (cppcodegen.UnsupportedError, "np.random.choice is not compiled (its draws "
-                                                  "would be made once and repeated ...")
-         })
+# np.random.choice of a list: index draws and a gather in the kernel. (Once a SIGSEGV: mtrand's
+# np.empty got the traced replacement; still run in a child process.)
+@program((400, 200), (I64(300), I64(250)), check=_check_walk, isolated=True)
 def random_walk(nwalkers, nsteps):
     steps = np.random.choice([-1, 1], size=(nwalkers, nsteps))
     return np.cumsum(steps, axis=1)

@@ -91,3 +91,38 @@ def test_same_values_for_any_thread_count_and_isa(tmp_path, threads, isa):
         assert r.returncode == 0, r.stderr
         outs.append(np.load(path))
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-15, atol=0)
+
+
+# ---------------------------------------------------------------- np.random.choice
+def _choices(x, n):
+    return (np.random.choice(x, n), np.random.choice(4, size=(n,)),
+            np.random.choice(5, size=n, p=[0.1, 0.2, 0.3, 0.2, 0.2]))
+
+
+def test_choice_draws_the_population_with_numpys_frequencies():
+    """Index draws and a gather in the kernel: every value from the population, with the
+    expected frequencies (within 5 standard errors), NumPy's dtypes and shapes."""
+    n = 200_000
+    x = np.array([1.5, -2.0, 7.25])
+    got = cppcodegen.compile(_choices)(x, n)
+    want = _choices(x, 10)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == (n,)
+    a, b, c = got
+    assert set(np.unique(a)) == set(x) and set(np.unique(b)) == {0, 1, 2, 3}
+    for values, probs in ((np.searchsorted(np.sort(x), a), [1 / 3] * 3), (b, [0.25] * 4),
+                          (c, [0.1, 0.2, 0.3, 0.2, 0.2])):
+        freq = np.bincount(values, minlength=len(probs)) / n
+        se = np.sqrt(np.asarray(probs) * (1 - np.asarray(probs)) / n)
+        assert np.all(np.abs(freq - probs) < 5 * se), (freq, probs)
+
+
+def test_choice_of_a_generator_argument_and_its_errors():
+    f = cppcodegen.compile(lambda rng, n: rng.choice([10, 20, 30], size=n))
+    r1 = f(np.random.default_rng(4), 1000)
+    assert set(np.unique(r1)) == {10, 20, 30}
+    np.testing.assert_array_equal(r1, f(np.random.default_rng(4), 1000))   # its seed
+    with pytest.raises(cppcodegen.UnsupportedError, match="replace=False"):
+        cppcodegen.compile(lambda n: np.random.choice(10, n, replace=False))(3)
+    with pytest.raises(ValueError, match="same size"):
+        cppcodegen.compile(lambda n: np.random.choice(3, n, p=[0.5, 0.5]))(3)

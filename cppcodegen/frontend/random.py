@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import TraceError, user_location
 from ..ir.graph import make_node
 from . import replace
-from .proxy import Proxy, unsupported, wrap
+from .proxy import Proxy, asproxy, unsupported, wrap
 from .creation import shape_argument
 from .sizes import broadcast_sizes
 
@@ -90,7 +90,43 @@ def _integers(low, high=None, size=None, dtype=np.int64, endpoint=False, source=
     return np.add(k, low).astype(dtype)
 
 
+def _choice(a, size=None, replace=True, p=None, source=None, what="choice"):
+    """``a[k]`` for ``k`` drawn uniformly from ``range(len(a))`` (``a`` an int: ``k``
+    itself), or with probabilities ``p`` given as numbers (the first ``k`` whose cumulative
+    probability exceeds a uniform draw, as NumPy picks). Draws without replacement would
+    need a shuffle: not compiled."""
+    if not replace:
+        unsupported(f"np.random.{what} with replace=False")
+    pop = None
+    if isinstance(a, (int, np.integer)):
+        n = int(a)
+    else:
+        pop = a if isinstance(a, Proxy) else np.asarray(a)
+        if pop.ndim != 1:
+            raise ValueError("a must be 1-dimensional")
+        n = pop.shape[0]
+    if isinstance(n, (int, np.integer)) and n <= 0:
+        raise ValueError("a cannot be empty unless no samples are taken")
+    if p is None:
+        k = _integers(0, n, size, np.int64, source=source, what=what)
+    else:
+        if isinstance(p, Proxy):
+            unsupported(f"np.random.{what} with traced probabilities p")
+        p = np.asarray(p, dtype=np.float64)
+        if p.ndim != 1 or p.shape[0] != n:
+            raise ValueError("a and p must have same size")
+        if np.any(p < 0) or not np.isclose(p.sum(), 1.0, rtol=0, atol=np.sqrt(np.finfo(np.float64).eps)):
+            raise ValueError("probabilities do not sum to 1" if np.all(p >= 0)
+                             else "probabilities are not non-negative")
+        cdf = np.cumsum(p)
+        cdf /= cdf[-1]
+        u = _random_node("uniform", _size_shape(size), np.float64, source)
+        k = np.minimum(np.searchsorted(cdf, u, side="right"), n - 1).astype(np.int64)
+    return k if pop is None else asproxy(pop)[k]
+
+
 RANDOM_FUNCTIONS = {
+    "choice": _choice,
     "randint": lambda low, high=None, size=None, dtype=int: _integers(low, high, size, dtype),
     "random": lambda size=None: _random_node("uniform", _size_shape(size)),
     "random_sample": lambda size=None: _random_node("uniform", _size_shape(size)),
@@ -124,6 +160,11 @@ class TracedGenerator:
 
     def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
         return _integers(low, high, size, dtype, endpoint, self.index, "Generator.integers")
+
+    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
+        if axis != 0:
+            unsupported("numpy.random.Generator.choice with axis")
+        return _choice(a, size, replace, p, self.index, "Generator.choice")
 
     def __getattr__(self, name):
         unsupported(f"numpy.random.Generator.{name}")
