@@ -169,3 +169,38 @@ def test_symbolic_sizes():
         want = cat_consumed(a, b)
         np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
         np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+# ------------------------------------------------------------------------ np.insert
+INSERTS = [
+    ("flat", lambda a: np.insert(a, 1, 5), np.arange(6).reshape(2, 3)),
+    ("axis1_scalar", lambda a: np.insert(a, 1, 5, axis=1), np.arange(6).reshape(2, 3)),
+    ("negative_row", lambda a: np.insert(a, -1, [7, 8, 9], axis=0), np.arange(6.).reshape(2, 3)),
+    ("end_column", lambda a: np.insert(a, 3, [[1], [2]], axis=1), np.arange(6).reshape(2, 3)),
+    ("traced_values", lambda a: np.insert(a, 0, a[:, 0] * 2, axis=1),
+     np.arange(6.).reshape(2, 3)),
+    ("cast_to_int", lambda a: np.insert(a, 2, 1.7), np.arange(5)),
+    ("prefix_zero", lambda a: np.cumsum(np.insert(a, 0, 0.0)), np.linspace(0, 1, 9)),
+]
+
+
+@pytest.mark.parametrize("name,fn,a", INSERTS, ids=[c[0] for c in INSERTS])
+def test_insert_at_an_int_matches_numpy(name, fn, a):
+    want = fn(a)
+    got = cppcodegen.compile(fn)(a)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("index", [6, -7])
+def test_insert_out_of_range_is_numpys_index_error(index):
+    with pytest.raises(IndexError) as want:
+        np.insert(np.arange(5), index, 1)
+    with pytest.raises(IndexError) as got:
+        cppcodegen.compile(lambda a: np.insert(a, index, 1))(np.arange(5))
+    assert str(got.value) == str(want.value)
+
+
+def test_insert_at_index_array_is_refused_by_name():
+    with pytest.raises(cppcodegen.UnsupportedError, match="np.insert at an index array"):
+        cppcodegen.compile(lambda a: np.insert(a, [1, 2], 0))(np.arange(5))

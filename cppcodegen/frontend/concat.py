@@ -21,7 +21,7 @@ from ..errors import user_location
 from .creation import zeros
 from .externs import extern_call
 from .indexing import setitem
-from .proxy import Proxy, update
+from .proxy import Proxy, unsupported, update
 from .selection import is_selection
 from .sizes import same_size
 from .views import expand_dims, ravel, reshape
@@ -116,6 +116,40 @@ def append(arr, values, axis=None):
     return join([_part(arr), _part(values)], axis)
 
 
+def insert(arr, obj, values, axis=None):
+    """``np.insert`` at one index (an int): the part before it, the values (cast to the
+    array's dtype, broadcast to a slab of the array, as NumPy does for an int index) and the
+    part after it, joined. Index arrays and slices are not compiled."""
+    if isinstance(obj, Proxy) or not isinstance(obj, (int, np.integer)):
+        unsupported("np.insert at an index array, a slice or a traced index (an int is "
+                    "compiled)")
+    a = _part(arr)
+    if axis is None:
+        a = np.ravel(a)
+        axis = 0
+    axis = normalize_axis_index(axis, a.ndim)
+    n = a.shape[axis]
+    index = int(obj)
+    if not isinstance(n, (int, np.integer)):
+        if index < 0:
+            unsupported("np.insert at a negative index of an axis of run-time length")
+    elif not -n <= index <= n:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
+    elif index < 0:
+        index += n
+    v = _part(values)
+    v = v.astype(a.dtype) if isinstance(v, Proxy) else np.asarray(v, dtype=a.dtype)
+    if v.ndim < a.ndim:
+        v = np.reshape(v, (1,) * (a.ndim - v.ndim) + tuple(v.shape))
+    v = np.moveaxis(v, 0, axis)
+    shape = list(a.shape)
+    shape[axis] = v.shape[axis]
+    v = np.broadcast_to(v, tuple(shape))
+    before = tuple(slice(None) if d != axis else slice(None, index) for d in range(a.ndim))
+    after = tuple(slice(None) if d != axis else slice(index, None) for d in range(a.ndim))
+    return join([a[before], v, a[after]], axis)
+
+
 def hstack(tup, *, dtype=None, casting="same_kind"):
     parts = [_atleast(a, 1) for a in tup]
     return _or_extern(np.hstack, tup, parts, 0 if parts and parts[0].ndim == 1 else 1,
@@ -160,6 +194,6 @@ def _or_extern(func, tup, parts, axis, dtype, casting):
     return join(parts, axis, dtype, casting)
 
 
-FUNCTIONS = {np.concatenate: concatenate, np.append: append, np.hstack: hstack,
+FUNCTIONS = {np.concatenate: concatenate, np.append: append, np.insert: insert, np.hstack: hstack,
              np.vstack: vstack, np.column_stack: column_stack, np.stack: stack}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""
