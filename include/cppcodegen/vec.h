@@ -992,21 +992,21 @@ template <int N> struct WideSum {
 template <int N> inline WideSum<N> operator+(const WideSum<N>& a, const Vec<float, N>& x) {
 #if defined(CCG_HAVE_SIMD)      // one vcvtps2pd per half (the generic conversion splits more)
   using D = Vec<double, N / 2>;
+  auto add = [&](const auto& l, const auto& h) {
+    return WideSum<N>{a.lo + D::from(reinterpret_cast<const typename D::V&>(l)),
+                      a.hi + D::from(reinterpret_cast<const typename D::V&>(h))};
+  };
 #if defined(CCG_HAVE_AVX512)
   if constexpr (N == 16) {
     const __m512 v = reinterpret_cast<const __m512&>(x.v);
-    const __m512d l = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
-    const __m512d h = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
-    return WideSum<N>{a.lo + D::from(reinterpret_cast<const typename D::V&>(l)),
-                      a.hi + D::from(reinterpret_cast<const typename D::V&>(h))};
+    return add(_mm512_cvtps_pd(_mm512_castps512_ps256(v)),
+               _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
   }
 #endif
   if constexpr (N == 8) {
     const __m256 v = reinterpret_cast<const __m256&>(x.v);
-    const __m256d l = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
-    const __m256d h = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
-    return WideSum<N>{a.lo + D::from(reinterpret_cast<const typename D::V&>(l)),
-                      a.hi + D::from(reinterpret_cast<const typename D::V&>(h))};
+    return add(_mm256_cvtps_pd(_mm256_castps256_ps128(v)),
+               _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
   }
 #endif
   return WideSum<N>{a.lo + convert<double>(detail::lo(x)), a.hi + convert<double>(detail::hi(x))};
