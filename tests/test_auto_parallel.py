@@ -98,6 +98,91 @@ def reads_neighbour_row(a):
     return a
 
 
+# several updates of one row inside an inner loop or a branch: once lowered as a select over
+# the whole array and a copy back (a race when the rows ran on the threads): these must stay
+# right, on the threads where the lowering keeps to the row, serial where it does not
+def updates_twice(x):
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        for j in range(2):
+            out[i] += x[i]
+            out[i] += 1.0
+    return out
+
+
+def two_columns_in_inner_loop(x):
+    out = np.zeros((x.shape[0], 2))
+    for i in range(x.shape[0]):
+        for j in range(4):
+            out[i, 0] = out[i, 0] + x[i]
+            out[i, 1] = x[i] * j
+    return out
+
+
+def two_columns_in_branch(x):
+    out = np.zeros((x.shape[0], 2))
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            out[i, 0] += 1.0
+            out[i, 1] += x[i]
+    return out
+
+
+def row_then_element(x):
+    out = np.zeros((x.shape[0], 3))
+    for i in range(x.shape[0]):
+        for j in range(3):
+            out[i, :] += x[i]
+            out[i, 1] += 1.0
+    return out
+
+
+def argument_rows(out, x):
+    for i in range(x.shape[0]):
+        for j in range(3):
+            out[i, 0] += x[i]
+            out[i, 1] += 1.0
+    return out
+
+
+def nbody_accel(pos, mass, eps):
+    n = pos.shape[0]
+    acc = np.zeros_like(pos)
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                dx = pos[j, 0] - pos[i, 0]
+                dy = pos[j, 1] - pos[i, 1]
+                dz = pos[j, 2] - pos[i, 2]
+                inv = (dx * dx + dy * dy + dz * dz + eps * eps) ** -1.5
+                acc[i, 0] += mass[j] * dx * inv
+                acc[i, 1] += mass[j] * dy * inv
+                acc[i, 2] += mass[j] * dz * inv
+    return acc
+
+
+_X = np.random.default_rng(9).random(1000)
+ROW_UPDATES = [
+    (updates_twice, lambda: (_X,)),
+    (two_columns_in_inner_loop, lambda: (_X,)),
+    (two_columns_in_branch, lambda: (_X,)),
+    (row_then_element, lambda: (_X,)),
+    (argument_rows, lambda: (np.zeros((1000, 2)), _X)),
+    (nbody_accel, lambda: (np.random.default_rng(3).standard_normal((150, 3)),
+                           np.random.default_rng(4).random(150), 0.1)),
+]
+
+
+@pytest.mark.parametrize("fn,make", ROW_UPDATES, ids=[f.__name__ for f, _ in ROW_UPDATES])
+@pytest.mark.parametrize("options", [ALWAYS, None], ids=["threads-from-start", "probed"])
+def test_several_updates_of_a_row_never_race(fn, make, options):
+    want = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in make()])
+    f = cppcodegen.compile(fn, options=options)
+    for _ in range(4):
+        got = f(*[a.copy() if isinstance(a, np.ndarray) else a for a in make()])
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+
+
 def _grid(h, w):
     re, im = np.meshgrid(np.linspace(-2.0, 0.6, w), np.linspace(-1.2, 1.2, h))
     return re + 1j * im

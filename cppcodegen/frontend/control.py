@@ -242,10 +242,12 @@ class TraceOps:
         if spec.parallel:
             attrs = {"parallel": parallel_roles(region, loop, extra_test is not None, where)}
         elif extra_test is None:
+            confined: dict = {}
             roles = independent_roles(region, loop, loop.inits(), loop.free, var.expr,
-                                      varying_symbols())
+                                      varying_symbols(), confined)
             if roles is not None:       # proved: the threads may share it (when it pays)
-                attrs = {"parallel": roles, "auto": True}
+                attrs = {"parallel": roles, "auto": True, "confined": tuple(
+                    (k, d, str(e)) for k, (d, e) in sorted(confined.items()))}
         if not isinstance(spec.step, int):  # range(i * i, n + 1, i): its direction
             attrs["up"] = spec.positive
         bounds = _data_bounds(spec)         # range(indptr[i], indptr[i + 1]): read at the start

@@ -53,7 +53,8 @@ def parallel_roles(region, loop, has_test: bool, where: str) -> tuple:
     return tuple(roles)
 
 
-def independent_roles(region, loop, init_nodes, free_nodes, var, varying) -> tuple | None:
+def independent_roles(region, loop, init_nodes, free_nodes, var, varying,
+                      confined=None) -> tuple | None:
     """The roles of a plain ``range`` loop's carried values when the compiler can prove its
     iterations independent, else None (the loop stays serial). Proved means: no break or
     return, no random draws; every carried value is shared (unchanged), private (assigned
@@ -64,7 +65,8 @@ def independent_roles(region, loop, init_nodes, free_nodes, var, varying) -> tup
     value the body reads from outside the loop is made from such an array (a view of it).
     Reductions are not taken: a float sum in blocks would not add in Python's order.
     ``varying``: the symbols that change inside an iteration (loop variables, bounds read
-    from arrays)."""
+    from arrays). ``confined`` (a dict) gets, per array's position among the carried
+    values, (axis, index expression): the lowering checks its stages against it."""
     if _draws(region):
         return None
     users = _readers(region)
@@ -76,10 +78,12 @@ def independent_roles(region, loop, init_nodes, free_nodes, var, varying) -> tup
             return None
         if role == ("array",):
             axis = {}
-            if not _confined(p, region, users, var, varying, axis):
+            if not _confined(p, region, users, var, varying, axis) or "d" not in axis:
                 return None
             if any(_made_from(f, init_nodes[k]) for f in free_nodes):
                 return None
+            if confined is not None:
+                confined[k] = (axis["d"], axis["e"])
         roles.append(role)
     return tuple(roles) if len(roles) == len(slots) else None
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 
 import numpy as np
+import sympy
 
 from ..errors import UnsupportedError
 from ..ir.graph import CONTROL_OPS, Graph, regions
-from ..ir.loopir import STATUS, Stage, index_vars
+from ..ir.loopir import STATUS, Load, Stage, control_reads, index_vars, walk
 from ..ir.ufuncs import OPS
 
 
@@ -63,8 +64,9 @@ class ControlLowering:
             auto = node.attr("auto", False)
             body, tests = self._lower_region(node.attr("body"), carry, roles=roles,
                                              where=node.where, auto=auto)
-            if auto and self.whole_shared:
-                roles = None            # proved independent, but stored whole: serial
+            if auto and (self.whole_shared or not self._accesses_confined(
+                    carry, node.attr("confined", ()), body)):
+                roles = None            # proved independent, but not lowered so: serial
             step = node.attr("step")
             control = {"var": node.attr("var"), "start": node.attr("start"),
                        "stop": node.attr("stop"), "step": step,
@@ -182,6 +184,33 @@ class ControlLowering:
         return stages, tests
 
 
+    def _accesses_confined(self, carry, confined, stages) -> bool:
+        """Do the lowered stages of a loop proved independent (and those of the loops and
+        branches inside it) read and write each shared array only where the proof says, at
+        index ``e`` on axis ``d``? (An update lowered as a select over the whole array and a
+        copy back would race with the other threads.)"""
+        shared = {carry[k]: (d, sympy.sympify(e)) for k, d, e in confined
+                  if k < len(carry) and carry[k] is not None}
+        for s in _all_stages(stages):
+            if s.control is not None:
+                if set(control_reads(s)) & set(shared):
+                    return False
+                continue
+            if s.kind == "extern" and set((s.name,) + tuple(s.args)) & set(shared):
+                return False
+            for m in (s.members or (s,)):
+                ones = {v: 0 for v, n in zip(index_vars(len(s.domain)), s.domain) if n == 1}
+                if m.name in shared:
+                    d, e = shared[m.name]
+                    if m.store is None or len(m.store) <= d or not _same(m.store[d], e, ones):
+                        return False
+                for ld in walk(m.body) if m.body is not None else ():
+                    if isinstance(ld, Load) and ld.buf in shared:
+                        d, e = shared[ld.buf]
+                        if len(ld.index) <= d or not _same(ld.index[d], e, ones):
+                            return False
+        return True
+
     def _check_shared_arrays(self, carry, roles, stages, where, auto) -> bool:
         """A prange body's stores into its shared arrays must be element- or region-wise:
         a stage writing the whole array (a copy back) would race with the other threads
@@ -198,6 +227,23 @@ class ControlLowering:
                     "shares between iterations (each iteration would store the whole array, "
                     "which threads cannot share); use range for this loop")
         return False
+
+
+def _same(index, e, ones) -> bool:
+    """Is ``index`` (index variables of extent 1 taken as 0) the expression ``e``? (Symbols
+    compared by name: the proof's text has none of the lowering's assumptions.)"""
+    x = sympy.sympify(index).subs(ones)
+    x = x.subs({v: sympy.Symbol(v.name) for v in x.free_symbols})
+    return sympy.expand(x - e) == 0
+
+
+def _all_stages(stages) -> list:
+    out = []
+    for s in stages:
+        out.append(s)
+        for region in s.regions:
+            out += _all_stages(region)
+    return out
 
 
 def users_of(nodes, results) -> dict:
