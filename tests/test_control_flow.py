@@ -1457,3 +1457,75 @@ def test_a_conditional_of_two_python_numbers_stays_weak():
     got, want = cppcodegen.compile(weak_conditional)(M, 0.1), weak_conditional(M, 0.1)
     assert got.dtype == want.dtype == np.float32
     assert got == pytest.approx(want, rel=1e-6)
+
+
+# ====================================================== min / max / abs of loop indices
+# They stay index expressions (sympy Min/Max, std::min/std::max in C++): once they were
+# traced values, so each loop around them was unrolled (a 30x40 clamped 3x3 filter took
+# minutes to build) or, with bounds from array values, refused.
+def right_neighbour_max(a):
+    n = a.shape[0]
+    out = np.zeros_like(a)
+    for y in range(n):
+        m = a[y]
+        yy = min(y + 1, n - 1)
+        if a[yy] > m:
+            m = a[yy]
+        out[y] = m
+    return out
+
+
+def clamped_max_filter(img):
+    h, w = img.shape
+    out = np.zeros_like(img)
+    for y in range(h):
+        for x in range(w):
+            m = img[y, x]
+            for dy in range(-1, 2):
+                for dx in range(-1, 2):
+                    yy = min(max(y + dy, 0), h - 1)
+                    xx = min(max(x + dx, 0), w - 1)
+                    if img[yy, xx] > m:
+                        m = img[yy, xx]
+            out[y, x] = m
+    return out
+
+
+def mirrored(a):
+    n = a.shape[0]
+    out = np.empty_like(a)
+    for i in range(n):
+        out[i] = a[abs(i - n // 2)] + a[max(i - 1, 0)] * 0.5
+    return out
+
+
+def window_sums(a):
+    n = a.shape[0]
+    out = np.zeros_like(a)
+    for i in range(n):
+        for j in range(max(0, i - 2), min(n, i + 3)):
+            out[i] += a[j]
+    return out
+
+
+def capped_csr(indptr, x):
+    out = np.zeros(indptr.shape[0] - 1)
+    for i in range(indptr.shape[0] - 1):
+        for jj in range(indptr[i], indptr[i + 1]):
+            out[i] += x[min(jj, 5)]
+    return out
+
+
+class TestIndexMinMax:
+    def test_min_max_abs_of_indices_compile_as_loops(self):
+        img = np.random.default_rng(2).integers(0, 1000, (30, 40)).astype(np.int32)
+        a = np.random.default_rng(3).random(57)
+        for fn, args in ((right_neighbour_max, (a,)), (clamped_max_filter, (img,)),
+                         (mirrored, (a,)), (window_sums, (a,))):
+            check(fn, *args, **EXACT)
+            src = cppcodegen.explain(fn, *args).source
+            assert "// for at" in src and ("std::min" in src or "std::max" in src)
+            assert len(src) < 60_000, (fn.__name__, len(src))     # not unrolled
+
+    def test_min_of_an_index_from_array_bounds(self):
+        check(capped_csr, np.array([0, 2, 5, 9]), np.arange(10.0), **EXACT)

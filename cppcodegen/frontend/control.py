@@ -118,12 +118,17 @@ class TraceOps:
         items = args[0] if len(args) == 1 else args
         if kw or not isinstance(items, (list, tuple)) or not any(map(is_traced, items)):
             return py(*args, **kw)
+        if all(symbolic_int(v) or isinstance(v, (int, np.integer)) for v in items):
+            return _symbolic(py, items)     # min(i + 1, n - 1): still an index expression
         best = items[0]
         for v in items[1:]:          # Python keeps the first of equal values
             best = np.where(better(v, best), v, best)[()]
         return best
 
-    abs_ = staticmethod(builtins.abs)
+    @staticmethod
+    def abs_(x):
+        return _symbolic(builtins.abs, (x,)) if symbolic_int(x) else builtins.abs(x)
+
     @staticmethod
     def len_(x):
         if is_selection(x):             # len(x[mask]): the mask's count, a traced int
@@ -258,6 +263,19 @@ class TraceOps:
                          var=str(var.expr), start=spec.start, stop=spec.stop, step=spec.step,
                          body=region, ncarry=loop.ncarry, test=extra_test is not None, **attrs)
         loop.finish(node)
+
+
+def _symbolic(py, items):
+    """min/max/abs of loop indices and sizes (ints among them) as a symbolic int: sympy's
+    Min/Max (abs(x) = Max(x, -x)), rendered std::min/std::max. (As a traced value, each use
+    as an index or a bound would be a value known only when the loop runs: a loop around it
+    was unrolled instead.)"""
+    import sympy
+    sh = sys.modules[_SHAPES]
+    exprs = [sh.canon(v) for v in items]
+    if py is builtins.abs:
+        return sh.SymInt.wrap(sympy.Max(exprs[0], -exprs[0]))
+    return sh.SymInt.wrap((sympy.Max if py is builtins.max else sympy.Min)(*exprs))
 
 
 def _data_bounds(spec) -> list:
