@@ -301,6 +301,17 @@ def control_reads(s) -> list:
         [b for _, b in c.get("bounds", ())] + list(c.get("swap", ()))
 
 
+def all_stages(stages) -> list:
+    """Every stage, those in the regions of loops and branches too, in program order (a
+    control stage before its regions' stages)."""
+    out = []
+    for s in stages:
+        out.append(s)
+        for region in s.regions:
+            out += all_stages(region)
+    return out
+
+
 def walk(expr, stop=frozenset()):
     """Every distinct sub-expression once, operands before users (not below ``stop`` ids)."""
     return postorder([expr], lambda e: e.args if isinstance(e, (Op, Gather)) and id(e) not in stop

@@ -23,7 +23,7 @@ import sympy
 
 from ..errors import UnsupportedError
 from ..ir.graph import CONTROL_OPS, Graph, regions
-from ..ir.loopir import STATUS, Load, Stage, control_reads, index_vars, walk
+from ..ir.loopir import STATUS, Load, Stage, all_stages, control_reads, index_vars, walk
 from ..ir.ufuncs import OPS
 
 
@@ -191,7 +191,7 @@ class ControlLowering:
         copy back would race with the other threads.)"""
         shared = {carry[k]: (d, sympy.sympify(e)) for k, d, e in confined
                   if k < len(carry) and carry[k] is not None}
-        for s in _all_stages(stages):
+        for s in all_stages(stages):
             if s.control is not None:
                 if set(control_reads(s)) & set(shared):
                     return False
@@ -235,15 +235,6 @@ def _same(index, e, ones) -> bool:
     x = sympy.sympify(index).subs(ones)
     x = x.subs({v: sympy.Symbol(v.name) for v in x.free_symbols})
     return sympy.expand(x - e) == 0
-
-
-def _all_stages(stages) -> list:
-    out = []
-    for s in stages:
-        out.append(s)
-        for region in s.regions:
-            out += _all_stages(region)
-    return out
 
 
 def users_of(nodes, results) -> dict:
