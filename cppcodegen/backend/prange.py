@@ -56,11 +56,9 @@ def identity(op: str, dtype) -> str:
     return f"std::numeric_limits<{t}>::{'lowest' if lowest else 'max'}()"
 
 
-INSIDE = [0]            # > 0 while a parallel loop's body is written: loops in it stay serial
-
-
 def prange_lines(program: LoopProgram, k: Kernel, body, always=False) -> list:
-    """``body(kernels)``: the lines of the body's kernels. A ``prange`` runs in blocks on
+    """``body(kernels, inside)``: the lines of the body's kernels (``inside``: loops in it
+    stay serial; true for a body written here). A ``prange`` runs in blocks on
     the threads; a loop the compiler proved independent (``auto``) starts on this thread and
     goes on in blocks only when its first iterations show that the rest is worth it
     (``include/cppcodegen/probe.h``), or from the start with ``always`` (a parallel
@@ -74,11 +72,8 @@ def prange_lines(program: LoopProgram, k: Kernel, body, always=False) -> list:
     if not c.get("auto"):
         return (["{   // prange: blocks of iterations on the threads", *head]
                 + _blocks(program, k, body, "ccg_lo", "ccg_trip", "static") + ["}"])
-    INSIDE[0] += 1              # (loops inside, proved independent too, stay serial: the
-    try:                        # code grows no more than twice)
-        serial = body(k.regions[0])
-    finally:
-        INSIDE[0] -= 1
+    # (proved loops inside stay serial: the code grows no more than twice)
+    serial = body(k.regions[0], True)
     return ["{   // iterations proved independent: on this thread until they are seen to take "
             "long enough, then in blocks on the threads", *head,
             f"    ccg::LoopProbe ccg_probe(ccg_trip{', true' if always else ''});",
@@ -145,11 +140,7 @@ def _blocks(program: LoopProgram, k: Kernel, body, lo: str, trip: str, schedule:
     inner.append(f"    const int64_t ccg_end = {trip} * (ccg_b + 1) / ccg_nb;")
     inner.append(f"    for (int64_t ccg_i = {trip} * ccg_b / ccg_nb; ccg_i < ccg_end; ++ccg_i) {{")
     inner.append(f"        const int64_t {var} = {lo} + ccg_i * ({step});")
-    INSIDE[0] += 1
-    try:
-        inner += ["    " + line for line in body(k.regions[0])]
-    finally:
-        INSIDE[0] -= 1
+    inner += ["    " + line for line in body(k.regions[0], True)]
     inner.append("    }")
     for b in sorted(reduce):
         inner.append(f"    ccg_part_{b}[ccg_b] = {b}[0];")

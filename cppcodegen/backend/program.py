@@ -11,6 +11,8 @@ branches of the user's control flow.
 """
 from __future__ import annotations
 
+import math
+
 from .cexpr import cindex, ctype
 from ..config import Options
 from .dedup import _canonical, _structure
@@ -18,7 +20,7 @@ from .gemmgen import GemmWriter
 from ..ir.loopir import STATUS, Load, LoopProgram, Scalar, control_reads, walk
 from .kernels import KernelWriter
 from .memory import element_count, scratch_lines, share_temporaries
-from .prange import INSIDE, prange_lines
+from .prange import prange_lines
 from ..passes.schedule import Kernel, all_kernels
 from .sizes import HINTS
 from .writer import CodeWriter
@@ -155,13 +157,15 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     return "\n".join(parts), signature, tuple(ordered)
 
 
-def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options) -> list:
-    """C++ statements for a control kernel: its loop or branch around its bodies' calls."""
+def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
+                   inside: bool = False) -> list:
+    """C++ statements for a control kernel: its loop or branch around its bodies' calls
+    (``inside`` a loop that may run on the threads: loops in it stay serial)."""
     s = k.stages[0]
     c = s.control
     out = [f"// {s.kind} at {s.where or 'no source line'} (graph {s.nodes})"]
 
-    def body(kernels) -> list:
+    def body(kernels, inside: bool = inside) -> list:
         lines, made = [], set()
         for sub in kernels:
             if sub.form == "extern":
@@ -172,7 +176,8 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options) -> list
                     b = program.buffers[buf]
                     lines += scratch_lines(ctype(b.dtype), buf, element_count(b.shape),
                                            "allocated per iteration")
-            lines += _control_lines(program, sub, call, opts) if sub.form == "control" else [call(sub)]
+            lines += (_control_lines(program, sub, call, opts, inside) if sub.form == "control"
+                      else [call(sub)])
             lines += [f"{n} += {cindex(size)};" for n, size in program.counters
                       if sub.form != "control" and _reads_scalar(sub, n)]
         return ["    " + line for line in lines]
@@ -184,7 +189,7 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options) -> list
     elif s.kind == "check":     # np.max of an empty array: NumPy's error when the call returns
         out.append(f"if ({c['count']}[0] == 0) ccg::count_error(0, {STATUS}, {c['code']});")
     elif s.kind == "for":
-        out += _for_lines(program, k, body, opts)
+        out += _for_lines(program, k, body, opts, inside)
     elif s.kind == "while":
         out.append("while (true) {")
         out += body(k.regions[0])
@@ -200,11 +205,11 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options) -> list
     return out
 
 
-def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options) -> list:
+def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: bool) -> list:
     """A ``for``: a C++ for loop, or a prange's blocks on the threads (``prange.py``); in a
     block of its own that first reads its bounds computed from array values, if any."""
     c = k.stages[0].control
-    if c.get("parallel") is not None and not (c.get("auto") and (INSIDE[0] or not opts.parallel)):
+    if c.get("parallel") is not None and not (c.get("auto") and (inside or not opts.parallel)):
         out = prange_lines(program, k, body, always=opts.parallel_threshold == 0)
     else:
         var, cmp = c["var"], "<" if c["up"] else ">"
@@ -240,10 +245,7 @@ def _straight_line(kernels) -> bool:
 
 
 def _few(domain) -> bool:
-    n = 1
-    for size in domain:
-        n = n * size
-    return getattr(n, "is_number", True) and int(n) <= UNROLL_MAX_ELEMENTS
+    return all(isinstance(d, int) for d in domain) and math.prod(domain) <= UNROLL_MAX_ELEMENTS
 
 
 def _free_outputs(steps, used) -> list:

@@ -252,7 +252,7 @@ class TraceOps:
                                       varying_symbols(), confined)
             if roles is not None:       # proved: the threads may share it (when it pays)
                 attrs = {"parallel": roles, "auto": True, "confined": tuple(
-                    (k, d, str(e)) for k, (d, e) in sorted(confined.items()))}
+                    (k, d, e) for k, (d, e) in sorted(confined.items()))}
         if not isinstance(spec.step, int):  # range(i * i, n + 1, i): its direction
             attrs["up"] = spec.positive
         bounds = _data_bounds(spec)         # range(indptr[i], indptr[i + 1]): read at the start

@@ -19,6 +19,7 @@ Anything else (a value an iteration computes from the previous iteration's, ``br
 from __future__ import annotations
 
 from ..errors import TraceError
+from ..ir.graph import reachable
 
 IN_PLACE = ("setitem", "scatter")
 # op of the body -> (the op that combines two blocks' results, which input is the carried one)
@@ -71,6 +72,7 @@ def independent_roles(region, loop, init_nodes, free_nodes, var, varying,
         return None
     users = _readers(region)
     slots = [t for t in loop.types if t is not None]
+    outside = reachable(free_nodes)     # what the body reads from outside, and its sources
     roles = []
     for k, (p, r) in enumerate(zip(region.params, region.results)):
         role = _role(p, r, users.get(id(p), []))
@@ -80,7 +82,7 @@ def independent_roles(region, loop, init_nodes, free_nodes, var, varying,
             axis = {}
             if not _confined(p, region, users, var, varying, axis) or "d" not in axis:
                 return None
-            if any(_made_from(f, init_nodes[k]) for f in free_nodes):
+            if id(init_nodes[k]) in outside:
                 return None
             if confined is not None:
                 confined[k] = (axis["d"], axis["e"])
@@ -163,21 +165,6 @@ def _one_to_one(e, var, varying) -> bool:
         return False
     slope = e.diff(var)
     return bool(slope.is_number) and slope != 0 and e.diff(var, 2) == 0
-
-
-def _made_from(node, array, seen=None) -> bool:
-    """Is ``node`` ``array`` or computed from it (a view of it shares its memory)?"""
-    seen = set() if seen is None else seen
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n is array:
-            return True
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        stack.extend(n.inputs)
-    return False
 
 
 def _role(p, r, readers):

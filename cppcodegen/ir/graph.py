@@ -223,6 +223,11 @@ def postorder(roots, children) -> list:
     return order
 
 
+def reachable(nodes) -> set:
+    """ids of ``nodes`` and of every node they are computed from (their inputs, transitively)."""
+    return {id(n) for n in postorder(nodes, lambda n: n.inputs)}
+
+
 def toposort(outputs: list) -> list:
     return postorder(outputs, lambda n: n.inputs)
 

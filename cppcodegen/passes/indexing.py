@@ -22,6 +22,12 @@ def contiguous_strides(shape) -> tuple:
     return tuple(reversed(strides))
 
 
+def same_index(a, b, ones=None) -> bool:
+    """Are index expressions ``a`` and ``b`` equal (``ones``: index variables of extent 1,
+    taken as 0)?"""
+    return sympy.expand(sympy.sympify(a - b).subs(ones or {})) == 0
+
+
 # ----------------------------------------------------------------- index arithmetic
 
 def _terms(expr):

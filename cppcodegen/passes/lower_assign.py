@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from ..ir.graph import LEAF_OPS, Node
+from ..ir.graph import LEAF_OPS, Node, reachable
 from ..ir.loopir import FloorDiv, IMod, Load, Stage, index_vars, walk
 from ..ir.ufuncs import OPS
-from .indexing import broadcast_index
+from .indexing import broadcast_index, same_index
 
 
 class AssignLowering:
@@ -249,7 +249,7 @@ class AssignLowering:
         if a.role != "temp" or tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype or \
                 tuple(a.strides) != tuple(b.strides) or not self._mostly(b.shape, name):
             return False
-        if any(_depends(n, base) for _, _, n in pairs if n is not node):
+        if id(base) in reachable([n for _, _, n in pairs if n is not node]):
             return False
         chain = []
         while node is not base:
@@ -322,11 +322,8 @@ class AssignLowering:
         """Does ``body`` read buffer ``name`` anywhere but at ``store`` (the element written)?
         (An index variable over a ``domain`` dimension of size 1 is 0.)"""
         ones = {v: 0 for v, n in zip(index_vars(len(domain)), domain) if n == 1}
-
-        def same(a, b):
-            return sympy.expand(sympy.sympify(a - b).subs(ones)) == 0
         return any(isinstance(ld, Load) and ld.buf == name and (len(ld.index) != len(store) or not all(
-            same(a, b) for a, b in zip(ld.index, store))) for ld in walk(body))
+            same_index(a, b, ones) for a, b in zip(ld.index, store))) for ld in walk(body))
 
     def _outside(self, node: Node) -> list:
         """The elements of ``x[spec] = v``'s base outside the assigned region, copied:
@@ -389,19 +386,6 @@ class AssignLowering:
         region = node.attr("region")
         body = self.value(value, broadcast_index(tuple(vidx), value.shape, region))
         return tuple(domain), tuple(store), body
-
-
-def _depends(node: Node, on: Node) -> bool:
-    """Is ``on`` among ``node``'s inputs, direct or not?"""
-    stack, seen = [node], set()
-    while stack:
-        n = stack.pop()
-        if n is on:
-            return True
-        if id(n) not in seen:
-            seen.add(id(n))
-            stack.extend(n.inputs)
-    return False
 
 
 def _apart(index, domain, box) -> bool:

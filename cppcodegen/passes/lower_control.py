@@ -19,12 +19,12 @@ from __future__ import annotations
 
 
 import numpy as np
-import sympy
 
 from ..errors import UnsupportedError
 from ..ir.graph import CONTROL_OPS, Graph, regions
 from ..ir.loopir import STATUS, Load, Stage, all_stages, control_reads, index_vars, walk
 from ..ir.ufuncs import OPS
+from .indexing import same_index
 
 
 class ControlLowering:
@@ -62,10 +62,12 @@ class ControlLowering:
         else:
             roles = node.attr("parallel", None)
             auto = node.attr("auto", False)
-            body, tests = self._lower_region(node.attr("body"), carry, roles=roles,
-                                             where=node.where, auto=auto)
-            if auto and (self.whole_shared or not self._accesses_confined(
-                    carry, node.attr("confined", ()), body)):
+            # (a loop proved independent: its lowered stages are checked instead, and its
+            # arrays do not trade buffers, which would swap the shared array)
+            body, tests = self._lower_region(node.attr("body"), carry,
+                                             roles=None if auto else roles,
+                                             where=node.where, swap=not auto)
+            if auto and not self._accesses_confined(carry, node.attr("confined"), body):
                 roles = None            # proved independent, but not lowered so: serial
             step = node.attr("step")
             control = {"var": node.attr("var"), "start": node.attr("start"),
@@ -150,15 +152,11 @@ class ControlLowering:
                     stack.append(u)
         return True
 
-    whole_shared = False
-
-    def _lower_region(self, region, carry, writes=True, roles=None, where="", auto=False,
-                      swap=True):
+    def _lower_region(self, region, carry, writes=True, roles=None, where="", swap=True):
         """The stages of one region (its carried values written back when ``writes``) and
         the buffers of its extra results (a while-condition's bool, a loop's go-on test).
         ``roles``: a prange body's (``frontend/parallel.py``), whose shared arrays must be
-        updated where they are (a copy of the whole array back would race): an error, or
-        for a loop proved independent (``auto``) ``whole_shared`` set (it stays serial).
+        updated where they are (a copy of the whole array back would race: an error).
         ``swap``: a loop body's (not a branch's, not a parallel one's) arrays may trade
         buffers at its end (``write_back``)."""
         saved, self.stages = self.stages, []
@@ -177,19 +175,17 @@ class ControlLowering:
             before = len(self.stages)
             self.write_back(pairs, swap=swap and roles is None)
             if roles is not None:
-                self.whole_shared = self._check_shared_arrays(carry, roles,
-                                                              self.stages[before:], where, auto)
+                self._check_shared_arrays(carry, roles, self.stages[before:], where)
         stages, self.stages = self.stages, saved
         self.users = saved_users
         return stages, tests
-
 
     def _accesses_confined(self, carry, confined, stages) -> bool:
         """Do the lowered stages of a loop proved independent (and those of the loops and
         branches inside it) read and write each shared array only where the proof says, at
         index ``e`` on axis ``d``? (An update lowered as a select over the whole array and a
         copy back would race with the other threads.)"""
-        shared = {carry[k]: (d, sympy.sympify(e)) for k, d, e in confined
+        shared = {carry[k]: (d, e) for k, d, e in confined
                   if k < len(carry) and carry[k] is not None}
         for s in all_stages(stages):
             if s.control is not None:
@@ -202,39 +198,27 @@ class ControlLowering:
                 ones = {v: 0 for v, n in zip(index_vars(len(s.domain)), s.domain) if n == 1}
                 if m.name in shared:
                     d, e = shared[m.name]
-                    if m.store is None or len(m.store) <= d or not _same(m.store[d], e, ones):
+                    if m.store is None or len(m.store) <= d or not same_index(m.store[d], e, ones):
                         return False
                 for ld in walk(m.body) if m.body is not None else ():
                     if isinstance(ld, Load) and ld.buf in shared:
                         d, e = shared[ld.buf]
-                        if len(ld.index) <= d or not _same(ld.index[d], e, ones):
+                        if len(ld.index) <= d or not same_index(ld.index[d], e, ones):
                             return False
         return True
 
-    def _check_shared_arrays(self, carry, roles, stages, where, auto) -> bool:
+    def _check_shared_arrays(self, carry, roles, stages, where):
         """A prange body's stores into its shared arrays must be element- or region-wise:
-        a stage writing the whole array (a copy back) would race with the other threads
-        (an error; for ``auto``, True)."""
+        a stage writing the whole array (a copy back) would race with the other threads."""
         shared = {buf for buf, role in zip(carry, roles) if buf is not None and role[0] == "array"}
         for s in stages:
             buf = self.buffers.get(s.name)
             if s.name in shared and tuple(s.domain) == tuple(buf.shape) and (
                     s.store is None or tuple(s.store) == index_vars(len(buf.shape))):
-                if auto:
-                    return True
                 raise UnsupportedError(
                     f"the prange loop at {where or 'its line'} writes all of an array it "
                     "shares between iterations (each iteration would store the whole array, "
                     "which threads cannot share); use range for this loop")
-        return False
-
-
-def _same(index, e, ones) -> bool:
-    """Is ``index`` (index variables of extent 1 taken as 0) the expression ``e``? (Symbols
-    compared by name: the proof's text has none of the lowering's assumptions.)"""
-    x = sympy.sympify(index).subs(ones)
-    x = x.subs({v: sympy.Symbol(v.name) for v in x.free_symbols})
-    return sympy.expand(x - e) == 0
 
 
 def users_of(nodes, results) -> dict:
