@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 
 import cppcodegen
+from test_control_flow import syrk                  # C[i, :i + 1] updated in place
+from test_data_bounds import csr_matvec             # y[i] from range(indptr[i], indptr[i + 1])
+from test_new_user_programs import nbody_accel      # acc[i, 0..2] += ... in an inner loop
 
 ALWAYS = {"parallel_threshold": 0}
 PROVED = "iterations proved independent"
@@ -27,26 +30,6 @@ def escape_counts(c, maxiter):
             out[i, j] = n
             last = n
     return out, last, i
-
-
-def syrk_rows(C, A, alpha, beta):
-    n, m = A.shape
-    for i in range(n):
-        C[i, :i + 1] *= beta
-        for k in range(m):
-            C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]
-    return C
-
-
-def csr_matvec(data, indices, indptr, x):
-    n = indptr.shape[0] - 1
-    y = np.zeros(n)
-    for i in range(n):
-        acc = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            acc += data[k] * x[indices[k]]
-        y[i] = acc
-    return y
 
 
 def scale_rows_in_place(a, w):
@@ -145,22 +128,6 @@ def argument_rows(out, x):
     return out
 
 
-def nbody_accel(pos, mass, eps):
-    n = pos.shape[0]
-    acc = np.zeros_like(pos)
-    for i in range(n):
-        for j in range(n):
-            if i != j:
-                dx = pos[j, 0] - pos[i, 0]
-                dy = pos[j, 1] - pos[i, 1]
-                dz = pos[j, 2] - pos[i, 2]
-                inv = (dx * dx + dy * dy + dz * dz + eps * eps) ** -1.5
-                acc[i, 0] += mass[j] * dx * inv
-                acc[i, 1] += mass[j] * dy * inv
-                acc[i, 2] += mass[j] * dz * inv
-    return acc
-
-
 _X = np.random.default_rng(9).random(1000)
 ROW_UPDATES = [
     (updates_twice, lambda: (_X,)),
@@ -193,7 +160,7 @@ def _csr(n, seed=0):
     counts = r.integers(0, 12, n)
     indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     nnz = int(indptr[-1])
-    return r.standard_normal(nnz), r.integers(0, n, nnz).astype(np.int64), indptr, \
+    return indptr, r.integers(0, n, nnz).astype(np.int64), r.standard_normal(nnz), \
         r.standard_normal(n)
 
 
@@ -210,9 +177,8 @@ def _same(got, want):
 
 CASES = [
     ("escape_counts", escape_counts, lambda: (_grid(30, 40), 40)),
-    ("syrk_rows", syrk_rows, lambda: (np.random.default_rng(1).standard_normal((40, 40)),
-                                      np.random.default_rng(2).standard_normal((40, 30)),
-                                      1.5, 1.2)),
+    ("syrk", syrk, lambda: (1.5, 1.2, np.random.default_rng(1).standard_normal((40, 40)),
+                            np.random.default_rng(2).standard_normal((40, 30)))),
     ("csr_matvec", csr_matvec, lambda: _csr(500)),
     ("scale_rows_in_place", scale_rows_in_place,
      lambda: (np.random.default_rng(3).standard_normal((300, 17)),
@@ -261,7 +227,7 @@ def test_first_index_error_in_iteration_order_is_reported():
     """Bad indices in the first block and in the last: the error names the first one Python
     meets. Row 0 holds most of the work, so the other thread reaches the last block's bad
     index long before the first block's is read."""
-    data, indices, indptr, x = _csr(2000, seed=7)
+    indptr, indices, data, x = _csr(2000, seed=7)
     heavy = 3_000_000
     indptr = np.concatenate([[0], indptr[1:] + heavy])
     indices = np.concatenate([np.zeros(heavy, np.int64), indices])
@@ -270,12 +236,12 @@ def test_first_index_error_in_iteration_order_is_reported():
     bad[int(indptr[-2])] = 10**6        # the last row: met first in time
     bad[int(indptr[1])] = -5000         # row 1, after row 0's work: first in order
     with pytest.raises(IndexError) as want:
-        csr_matvec(data, bad, indptr, x)
+        csr_matvec(indptr, bad, data, x)
     f = cppcodegen.compile(csr_matvec, options=ALWAYS)
-    _same(f(data, indices, indptr, x), csr_matvec(data, indices, indptr, x))
+    _same(f(indptr, indices, data, x), csr_matvec(indptr, indices, data, x))
     for _ in range(3):
         with pytest.raises(IndexError) as got:
-            f(data, bad, indptr, x)
+            f(indptr, bad, data, x)
         assert str(got.value).startswith(str(want.value))
 
 
@@ -287,11 +253,11 @@ def test_one_thread_gives_the_same_bits(monkeypatch):
     code = textwrap.dedent(f"""
         import numpy as np, cppcodegen, sys
         sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r})
-        from test_auto_parallel import syrk_rows
+        from test_control_flow import syrk
         r = np.random.default_rng(1)
         C, A = r.standard_normal((120, 120)), r.standard_normal((120, 90))
-        f = cppcodegen.compile(syrk_rows, options={{"parallel_threshold": 0}})
-        sys.stdout.buffer.write(f(C.copy(), A, 1.5, 1.2).tobytes())
+        f = cppcodegen.compile(syrk, options={{"parallel_threshold": 0}})
+        sys.stdout.buffer.write(f(1.5, 1.2, C.copy(), A).tobytes())
     """)
     outs = []
     for threads in ("1", "2"):
