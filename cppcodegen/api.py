@@ -272,8 +272,8 @@ def _plan(program, sig, graph=None):
             args.append((role, tuple(buf.shape), buf.dtype.str))
 
     def leaf(x):
-        if isinstance(x, tuple) and x and x[0] == "buf":
-            return ("buf", position[x[1]])
+        if isinstance(x, tuple) and x and x[0] in ("buf", "py"):
+            return (x[0], position[x[1]])
         return x
     hooks = ()
     if graph is not None:

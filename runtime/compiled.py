@@ -30,7 +30,8 @@ class Plan:
     args: tuple        # per entry argument: ('input', arg index) | ('constant', key)
                        # | ('output'|'temp', shape, dtype str) | ('scalar', arg index)
                        # | ('cscalar', arg index): a complex scalar, passed as (re, im)
-    outputs: object    # tree with leaves ('buf', position in args) | ('arg', i) | ('value', v)
+    outputs: object    # tree with leaves ('buf', position in args) | ('py', position: a 0-d
+                       # buffer returned as a Python number) | ('arg', i) | ('value', v)
     hooks: tuple = ()  # (report name, position in args) per materialized buffer, in stage order
     steps: tuple = (("call", 0),)   # ('call', entry i) | ('extern', ExternCall, (arg positions), out position)
     sizes: tuple = ()  # symbolic sizes: (name, arg index, dim, 0 for its size | 1 for its stride
@@ -303,6 +304,8 @@ def _build(tree, values, args):
             if out is not None and not out.flags.writeable:     # a constant: hand out a copy
                 out = out.copy()
             return _result(out)
+        if tag == "py":
+            return values[v].item()
         if tag == "arg":
             return args[v]
         return v

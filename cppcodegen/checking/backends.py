@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from ..ir.graph import Node, map_tree
+from ..ir.graph import map_tree, Node, python_numbers
 from ..runtime.extern import ShapeChanged
 from .check import make_check_variant, trace_graph
 
@@ -107,7 +107,8 @@ class ReferenceVariant:
                 return args[node.attr("index")]
             v = values[id(node)]
             return v[()] if v.ndim == 0 else v
-        return map_tree(self.graph.outputs, leaf, Node)
+        return python_numbers(map_tree(self.graph.outputs, leaf, Node),
+                              self.graph.python_leaves, self.graph.outputs)
 
 
 @register_backend("check")

@@ -75,12 +75,17 @@ def trace(fn, arg_specs, args):
                        leaf_type=Proxy)
     _check_outputs(result)
     leaves = flatten_tree(outputs)
+    # a weak 0-d value is a Python number in the plain function (``c = 0; c += 1``, a loop
+    # index, ``len(x[mask])``): returned as one, not as a NumPy scalar
+    python_leaves = tuple(k for k, p in enumerate(flatten_tree(result, leaf_type=Proxy))
+                          if p.weak and not p.node.shape and p.arg is None
+                          and p.dtype.kind in "ifc")
     effects, EFFECTS[:] = list(EFFECTS), []
     nodes = toposort(leaves + [n for _, n in mutations] + inputs + effects)
     constants = {n.attr("array").key: n.attr("array").array for n in walk(nodes)
                  if n.op == "constant"}
     graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants,
-                  mutations=mutations)
+                  mutations=mutations, python_leaves=python_leaves)
     if env is not None:
         graph.hints, graph.guards = env.hints, tuple(env.guards)
         graph.values = tuple((s.name, i) for s, i in env.values.items())

@@ -128,6 +128,8 @@ class Graph:
     values: tuple = ()      # (value symbol name, argument index): integer arguments used as sizes
     mutations: list = field(default_factory=list)   # (argument index, its final value node):
                                                     # arguments the function updated in place
+    python_leaves: tuple = ()   # flat positions (tree order) of outputs that are Python numbers
+                                # in the function (``c = 0; c += 1``): returned as int/float
 
     def users(self) -> dict:
         out = {id(n): [] for n in self.nodes}
@@ -159,6 +161,8 @@ class Graph:
             lines += node_lines(n, names, with_locations=with_locations)
         lines += [f"write arg{i} = {names[id(n)]}" for i, n in self.mutations]
         lines.append("return " + _tree_text(self.outputs, names))
+        if self.python_leaves:
+            lines.append(f"python numbers at {self.python_leaves}")
         if self.guards:
             from .shapes import guard_text
             lines += [f"guard {guard_text(g)}" for g in self.guards]
@@ -191,6 +195,24 @@ def flatten_tree(tree, leaf_type=Node):
     if isinstance(tree, (tuple, list)):
         return [x for v in tree for x in flatten_tree(v, leaf_type)]
     return []
+
+
+def python_numbers(tree, positions, graph_outputs):
+    """A tree of output values shaped as ``graph_outputs``, with the values of its leaves at
+    flat ``positions`` (tree order: ``Graph.python_leaves``) made Python numbers."""
+    if not positions:
+        return tree
+    count = iter(range(len(flatten_tree(graph_outputs))))
+
+    def visit(t, shape):
+        if isinstance(shape, Node):
+            return t.item() if next(count) in positions else t
+        if isinstance(shape, dict):
+            return {k: visit(t[k], v) for k, v in shape.items()}
+        if isinstance(shape, (tuple, list)):
+            return type(t)(visit(a, b) for a, b in zip(t, shape))
+        return t
+    return visit(tree, graph_outputs)
 
 
 def map_tree(tree, fn, leaf_type=Node):

@@ -189,7 +189,8 @@ class LoopProgram:
     buffers: dict                  # name -> Buffer
     stages: list                   # in execution order
     scalars: list                  # (name, dtype, argument index)
-    outputs: object                # output tree: leaves are ('buf', name) / ('arg', i) / python values
+    outputs: object                # output tree: leaves are ('buf', name) / ('py', name) (a
+                                   # 0-d buffer returned as a Python number) / ('arg', i) / values
     hints: dict = field(default_factory=dict)   # size symbol -> value when traced (heuristics only)
     sizes: tuple = ()              # names of the size/stride symbols: int64 kernel arguments
     loopvars: tuple = ()           # names of the loops' induction variables (int64, local)

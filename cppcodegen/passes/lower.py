@@ -246,7 +246,13 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         self.users = users_of(graph.nodes, list(graph.leaves) + [n for _, n in graph.mutations])
         self.lower_nodes(graph, {id(n) for n in graph.leaves})
         self.writebacks()
-        out_tree = _map_leaves(graph.outputs, self._leaf)
+        python = set(graph.python_leaves)
+        count = iter(range(len(graph.leaves)))
+
+        def leaf(node):             # ('py', name): a Python number in the function
+            tag, v = self._leaf(node)
+            return ("py", v) if next(count) in python and tag == "buf" else (tag, v)
+        out_tree = _map_leaves(graph.outputs, leaf)
         program = LoopProgram(self.buffers, self.stages, self.scalars, out_tree)
         program.hints = dict(graph.hints)
         program.sizes = _size_symbols(self.buffers, self.stages)

@@ -1,0 +1,91 @@
+"""A value that is a Python number in the plain function (``c = 0; c += 1``, a loop index,
+``len(x[mask])``, a Python float argument) comes back as a Python ``int``/``float``/``complex``,
+and a NumPy scalar as a NumPy scalar of the same dtype: the result's types are the plain
+function's, leaf by leaf, whichever backend runs it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cppcodegen
+
+A = np.random.default_rng(7).normal(size=60)
+
+
+def count_positive(a):
+    c = 0
+    for i in range(a.shape[0]):
+        if a[i] > 0:
+            c += 1
+    return c
+
+
+def first_above(a, t):
+    k = 0
+    for i in range(a.shape[0]):
+        if a[i] > t:
+            k = i
+            break
+    return k, k * 0.5, np.sqrt(k * 1.0), a.sum(), k * 1j
+
+
+def scaled(a, alpha):
+    return alpha * 2, alpha, a.shape[0] * 2
+
+
+def mask_count(a):
+    return len(a[a > 0]), (a > 0).sum()
+
+
+def series(a):
+    c = 0
+    x = 0.5
+    for i in range(a.shape[0]):
+        c += i
+        x = x * 0.5 + c
+    return {"c": c, "x": [x, c], "total": x + a[0]}
+
+
+def float_sum(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i]           # a NumPy float64 from the first step: np.float64, as in Python
+    return s
+
+
+CASES = [(count_positive, (A,)), (first_above, (A, 1.0)), (scaled, (A, 1.5)),
+         (scaled, (A, np.float64(1.5))), (mask_count, (A,)), (series, (A,)), (float_sum, (A,))]
+
+
+def _types(tree):
+    if isinstance(tree, dict):
+        return {k: _types(v) for k, v in tree.items()}
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_types(v) for v in tree)
+    return type(tree)
+
+
+def _values(tree):
+    if isinstance(tree, dict):
+        return [v for k in sorted(tree) for v in _values(tree[k])]
+    if isinstance(tree, (tuple, list)):
+        return [v for t in tree for v in _values(t)]
+    return [tree]
+
+
+@pytest.mark.parametrize("backend", ["cpp", "check"])
+@pytest.mark.parametrize("fn,args", CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)])
+def test_result_types_are_the_plain_functions(fn, args, backend):
+    expected = fn(*args)
+    got = cppcodegen.compile(fn, backend=backend)(*args)
+    assert _types(got) == _types(expected)
+    for g, e in zip(_values(got), _values(expected)):
+        assert g == pytest.approx(e, rel=1e-12, abs=1e-300)
+
+
+def test_python_and_numpy_scalar_results_are_separate_builds():
+    """The same graph returning a Python number or a NumPy scalar: both right in one process."""
+    f = cppcodegen.compile(scaled)
+    assert type(f(A, 2.5)[1]) is float
+    assert type(f(A, np.float64(2.5))[1]) is np.float64
+    assert type(f(A, 2.5)[1]) is float
