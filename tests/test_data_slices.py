@@ -189,6 +189,56 @@ def outside_a_loop(a, b):
     return a[b[0]:b[1]].sum()
 
 
+def cfd_plateau(nx, c):         # the CFD tutorials' initial condition, nx an np.int64
+    dx = 2 / (nx - 1)
+    u = np.ones(nx)
+    u[int(.5 / dx):int(1 / dx + 1)] = 2
+    un = u.copy()
+    u[1:] = un[1:] - c * (un[1:] - un[:-1])
+    return u, u.sum(), (u > 1).sum()
+
+
+def window_stats(a, lo, hi, scale):
+    w = a[int(lo):int(hi)] * scale
+    n = w.shape[0] * 1.0                # a length known at run time, times a float
+    return w.sum() / n if n > 0 else 0.0, w.max() if n > 0 else -1.0, a * 2
+
+
+def clipped_tail(a, t):
+    a[int(t):] *= 2.0                   # an argument updated through such a slice
+
+
+@pytest.mark.parametrize("fn,argsets", [
+    (outside_a_loop, [(np.arange(7.0), np.array([1, 3])), (np.arange(7.0), np.array([-3, 9])),
+                      (np.arange(7.0), np.array([3, 1]))]),
+    (cfd_plateau, [(np.int64(41), 0.5), (np.int64(81), 0.25), (np.int64(5), 1.0)]),
+    (window_stats, [(np.arange(10.0), 2.0, 7.5, 0.5), (np.arange(10.0), 6.0, 2.0, 1.0),
+                    (np.arange(10.0), -2.0, 99.0, 3.0)]),
+    (clipped_tail, [(np.arange(6.0), 2.2), (np.arange(6.0), -1.0), (np.arange(6.0), 8.0)]),
+], ids=lambda x: getattr(x, "__name__", ""))
+def test_outside_every_loop_the_body_runs_in_a_loop_of_one_trip(fn, argsets):
+    """A slice of run-time length outside every loop: the function is traced again with its
+    body in a compiled loop of one trip; one build serves every bound (empty slices too)."""
+    f = cppcodegen.compile(fn)
+    for args in argsets:
+        mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        theirs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        got, want = f(*mine), fn(*theirs)
+        assert (got is None) == (want is None)
+        for g, w in () if want is None else zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype
+            np.testing.assert_allclose(g, w, rtol=1e-13)
+        for m, t in zip(mine, theirs):
+            np.testing.assert_array_equal(m, t)
+    assert len(f.recompile_reasons) == 0
+    assert cppcodegen.check(fn, *argsets[0]).ok
+
+
+def returns_the_slice(a, b):
+    return a[b[0]:b[1]]
+
+
 def float_bounds(a, b):
     out = 0.0
     for i in range(b.shape[0]):
@@ -196,9 +246,10 @@ def float_bounds(a, b):
     return out
 
 
-def test_outside_a_loop_and_float_bounds_are_refused_clearly():
-    with pytest.raises(cppcodegen.DataDependentError, match="test_data_slices.py.*loop"):
-        cppcodegen.compile(outside_a_loop)(np.ones(5), np.array([1, 3]))
+def test_a_returned_slice_of_run_time_length_and_float_bounds_are_refused_clearly():
+    with pytest.raises(cppcodegen.DataDependentError,
+                       match=r"test_data_slices.py.*loop(.|\n)*shape is known only at run time"):
+        cppcodegen.compile(returns_the_slice)(np.ones(5), np.array([1, 3]))
     with pytest.raises(Exception, match="test_data_slices.py"):
         cppcodegen.compile(float_bounds)(np.ones(5), np.array([1.0, 2.0]))
 

@@ -559,13 +559,9 @@ def correlation(M, float_n, data):
 
 # ============================================================================ CFD, 12 steps
 
-# Set 1 passes nx as np.int64: `int(.5 / dx)` slice bounds then come from a runtime value.
-@program((41, 25, 1.0), (I64(41), I64(20), 1.0), (61, 25, 0.5),
-         xfail={
-             1: (cppcodegen.DataDependentError, "a size computed from array values is not "
-                                                "supported yet (at ...); use a size, a "
-                                                "Python int or an integer argument")
-         })
+# Sets 1 and 3 pass nx as np.int64: `int(.5 / dx)` slice bounds then come from a runtime value
+# (outside every loop: the body is traced in a compiled loop of one trip), one build for both.
+@program((41, 25, 1.0), (I64(41), I64(20), 1.0), (61, 25, 0.5), (I64(81), I64(30), 0.5))
 def linear_convection_1d(nx, nt, c):
     dx = 2 / (nx - 1)
     dt = 0.025

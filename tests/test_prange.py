@@ -209,3 +209,24 @@ def draws_in_prange(x):
 def test_random_draws_in_a_prange_loop_are_refused():
     with pytest.raises(cppcodegen.TraceError, match="random numbers"):
         cppcodegen.compile(draws_in_prange)(np.zeros(8))
+
+
+def rewritten_twice(x, lo, c):
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):             # proved independent: threads at once (below)
+        dx = 2 / (x.shape[1] - 1)
+        u = np.ones(x.shape[1])             # each thread's: written by two stores of one
+        u[int(lo[i] / dx):int(1 / dx + 1)] = 2      # kernel (it was declared twice)
+        un = u.copy()
+        u[1:] = un[1:] - c * (un[1:] - un[:-1])
+        out[i] = u.sum()
+    return out, u
+
+
+def test_a_buffer_written_twice_in_a_parallel_body_is_declared_once():
+    x = np.ones((37, 41))
+    lo = np.linspace(0, 1, 37)
+    f = cppcodegen.compile(rewritten_twice, options={"parallel_threshold": 0})
+    for got, want in zip(f(x, lo, 0.5), rewritten_twice(x, lo, 0.5)):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    assert "iterations proved independent" in f.explain(x, lo, 0.5).source

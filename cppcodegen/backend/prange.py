@@ -177,7 +177,7 @@ def _written(program: LoopProgram, kernels) -> list:
         else:
             names = [m.name for s in k.stages for m in (s.members or (s,))
                      if m.name not in k.locals]
-        out += [n for n in names if n and n in program.buffers and n not in out]
+        out += [n for n in dict.fromkeys(names) if n and n in program.buffers and n not in out]
     return out
 
 

@@ -92,6 +92,8 @@ def input_sizes(graph: Graph, args) -> dict:
         for d, n in zip(node.shape, shape):
             if getattr(d, "is_Symbol", False):
                 sizes[d.name] = int(n)
+    for name, i in graph.values:        # integer arguments used as sizes (``np.zeros(n)``)
+        sizes[name] = int(args[i])
     return sizes
 
 
@@ -177,6 +179,10 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
         return vals[0]
     if op == "reduce":
         kind, axes = node.attr("kind"), node.attr("axes")
+        shape = np.shape(vals[0])
+        if kind in ("max", "min", "argmax", "argmin") and any(shape[a] == 0 for a in axes):
+            # empty only at run time: the ``check`` node after it raises where it is taken
+            return np.zeros(tuple(n for a, n in enumerate(shape) if a not in axes), node.dtype)
         if kind in ("argmax", "argmin"):
             (axis,) = axes
             return getattr(np, kind)(vals[0], axis=axis)

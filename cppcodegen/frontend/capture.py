@@ -111,7 +111,7 @@ def _parse_fn(fn):
     return fdef, fn.__code__.co_filename
 
 
-def _transform(fn, ops_name):
+def _transform(fn, ops_name, once=False):
     """Return (converted FunctionDef module AST, factory-free) or None."""
     parsed = _parse_fn(fn)
     if parsed is None:
@@ -135,7 +135,7 @@ def _transform(fn, ops_name):
                 n.args = [name_node("__class__"), name_node(pos[0].arg)]
     # local annotations have no runtime effect; they are illegal on nonlocal names
     _strip_annassign(fdef)
-    conv = Converter(fdef, fn, ops_name, filename)
+    conv = Converter(fdef, fn, ops_name, filename, once)
     if not conv.run():
         return None
     return fdef, filename
@@ -157,13 +157,13 @@ def _strip_annassign(fdef):
     T().visit(fdef)
 
 
-def _compile(fn, ops_name):
+def _compile(fn, ops_name, once):
     if not isinstance(fn, types.FunctionType):
         return None
-    key = (fn.__code__, ops_name, id(fn.__globals__))
+    key = (fn.__code__, ops_name, id(fn.__globals__), once)
     if key in _cache:
         return _cache[key]
-    res = _transform(fn, ops_name)
+    res = _transform(fn, ops_name, once)
     if res is None:
         _cache[key] = None
         return None
@@ -189,17 +189,18 @@ def _compile(fn, ops_name):
     return icode
 
 
-def convert(fn, ops, ops_name="__ccg"):
+def convert(fn, ops, ops_name="__ccg", once=False):
     """Return ``fn`` with its control flow routed through ``ops``, or None.
 
-    None means: no source available, or nothing to convert; use ``fn`` as is.
+    None means: no source available, or nothing to convert; use ``fn`` as is. With ``once``
+    the whole body is the body of a loop of one trip (``rewrite.ONCE``).
     The result shares ``fn``'s globals dict and closure cells (so it sees later
     changes to closed-over variables, and empty cells fail only when used).
     """
     fn0 = fn
     if isinstance(fn, types.MethodType):
         fn = fn.__func__
-    icode = _compile(fn, ops_name)
+    icode = _compile(fn, ops_name, once)
     if icode is None:
         return None
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))

@@ -31,6 +31,7 @@ from .sizes import run_time_size
 from .trace import trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
+from .dataslice import OutsideLoop
 from .parallel import independent_roles, parallel_roles
 from .iteration import (prange, ConstantIter, constant_numbers, LoopRange, Enumerate, Zip,
                         enter_loop, has_loop_symbol, leave_loop, loop_spec, size_proxy,
@@ -246,7 +247,7 @@ class TraceOps:
         attrs = {}
         if spec.parallel:
             attrs = {"parallel": parallel_roles(region, loop, extra_test is not None, where)}
-        elif extra_test is None:
+        elif extra_test is None and not spec.single_trip():    # (the body of ``ONCE``)
             confined: dict = {}
             roles = independent_roles(region, loop, loop.inits(), loop.free, var.expr,
                                       varying_symbols(), confined)
@@ -349,9 +350,23 @@ def trace_function(fn, specs, args):
     shapes = sys.modules.get(_SHAPES)        # (not imported: no sympy on a warm start)
     saved = shapes.current() if shapes is not None else None
     with TRACE_LOCK:         # (INTERNAL is the trace's)
-        if captured is None:
-            return trace(fn, specs, args)
-        return _trace_captured(trace, fn, captured, ops, specs, args, saved)
+        try:
+            if captured is None:
+                return trace(fn, specs, args)
+            return _trace_captured(trace, fn, captured, ops, specs, args, saved)
+        except OutsideLoop as e:    # a slice of run-time length outside every loop: the
+            ops = TraceOps()        # body in a compiled loop of one trip, where it can be
+            once = convert(fn, ops, once=True) if _user_function(fn) else None
+            if once is None:
+                raise
+            try:
+                graph = _trace_captured(trace, fn, once, ops, specs, args, saved)
+            except Exception as again:  # the slice's reason first
+                e.add_note(f"(traced again with the function's body in a compiled loop of "
+                           f"one trip, it failed too: {type(again).__name__}: {again})")
+                raise e from None
+            log.debug("%s traced with its body in a loop of one trip", fn.__qualname__)
+            return graph
 
 
 def _trace_captured(trace, fn, captured, ops, specs, args, saved):

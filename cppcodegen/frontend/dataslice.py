@@ -9,8 +9,10 @@ where the bind runs, before anything that reads it; the slice (or setitem) node 
 bind nodes as trailing inputs, so they stay in the region and run first.
 
 The length of such a slice is known only at run time, so it is allowed only inside a compiled
-loop, where buffers of that length are allocated per iteration; outside one its size would be
-unknown to the caller's buffers, and the slice is refused with the reason.
+loop, where buffers of that length are allocated per iteration. Met outside every loop
+(``nx`` an ``np.int64``: ``u[int(.5 / dx):int(1 / dx + 1)] = 2``), the function is traced again
+with its whole body in a compiled loop of one trip; where that cannot be (such a slice's size
+in a returned array), the slice is refused with the reason.
 """
 from __future__ import annotations
 
@@ -20,6 +22,11 @@ from ..errors import DataDependentError, user_location
 from ..ir.graph import MADE, make_node
 from .proxy import as_node, Proxy, wrap
 from .sizes import is_dim, loop_dependent, symbolic
+
+
+class OutsideLoop(DataDependentError):
+    """A slice of run-time length met outside every compiled loop: the tracer tries the
+    function again with its body in a loop of one trip (``control.trace_function``)."""
 
 
 def run_time_slice(ix) -> bool:
@@ -41,7 +48,7 @@ def data_slice(ix: slice, size, dim: int):
     from .iteration import _env
     env = _env()
     if not MADE:                        # not in a compiled loop's (or branch's) region
-        raise DataDependentError(
+        raise OutsideLoop(
             f"a slice with bounds computed from array values (at {user_location()}) has a "
             "length known only at run time; this compiles inside a compiled for/while loop "
             "(where its buffers are made per iteration), not outside one")

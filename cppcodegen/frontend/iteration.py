@@ -168,6 +168,11 @@ class LoopSpec:
     def first(self):
         return self.start
 
+    def single_trip(self) -> bool:
+        """At most one iteration, whatever the sizes (nothing to run on other threads)."""
+        return all(isinstance(v, int) for v in (self.start, self.stop, self.step)) and \
+            len(range(self.start, self.stop, self.step)) <= 1
+
     @property
     def last(self):
         return self.stop - 1 if self.positive else self.stop + 1

@@ -16,6 +16,7 @@ from ..ir.graph import make_node
 from .creation import full_like
 from .elementwise import isclose, where
 from .externs import extern_call
+from .indexing import GUARDS
 from .proxy import (as_node, asproxy, cast, cast_node, own, Proxy, size_operand, unsupported,
                     update, wrap)
 from .selection import is_selection
@@ -68,7 +69,10 @@ def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None,
     if axes:
         node = make_node("reduce", (node,), out_shape, out_dt, user_location(), kind=kind, axes=axes)
     if run_time is not None:        # the value, once the count is checked to be > 0
-        node = make_node("check", (node, as_node(size_operand(run_time))), out_shape, out_dt,
+        n = size_operand(run_time)
+        if GUARDS:                  # in one side of ``x if c else y``: checked where it is taken
+            n = where(GUARDS[-1], n, 1)
+        node = make_node("check", (node, as_node(n)), out_shape, out_dt,
                          user_location(), code=EMPTY_CODES[kind])
     r = wrap(own(node), scalar=not keepdims and not out_shape)
     if keepdims:

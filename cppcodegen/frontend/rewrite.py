@@ -25,6 +25,10 @@ _CHAINED = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "e
             ast.NotEq: "ne"}       # comparisons a chain of which is rewritten
 # builtins rewritten to ops.<name>_ when they are the top-level call of a for iterable
 _ITER_OPS = {"range", "enumerate", "zip", "reversed"}
+# the index of the loop of one trip around the whole body (capture.convert(once=True)): the
+# function traced again so, when a statement outside every loop needs one (a slice whose
+# bounds come from array values has a length its buffers only know inside a compiled loop)
+ONCE = "__ccg_once"
 
 
 # ----------------------------------------------------------------------------
@@ -32,8 +36,9 @@ _ITER_OPS = {"range", "enumerate", "zip", "reversed"}
 # ----------------------------------------------------------------------------
 
 class Converter(ReturnRewriter):
-    def __init__(self, fdef, fn, ops_name, filename):
+    def __init__(self, fdef, fn, ops_name, filename, once=False):
         self.fdef = fdef
+        self.once = once        # the body inside a loop of one trip (``ONCE``)
         self.ops = ops_name
         self.pre = ops_name + "_"
         self.filename = filename
@@ -287,6 +292,31 @@ class Converter(ReturnRewriter):
             self.names_tuple(names), self.where(s)]))
         return self.finish(s, [then, els] + state + [call])
 
+    def in_one_trip(self, body):
+        """``for __ccg_once in range(1): <body>`` (a compiled loop), the value of the final
+        ``return`` (the only one left after ``rewrite_returns``) carried out of it (a tuple
+        item by item); None where that cannot be."""
+        f = self.fdef
+        last = body[-1] if body and isinstance(body[-1], ast.Return) else None
+        body = body[:-1] if last is not None else body
+        if self.declared or any(isinstance(n, ast.Return) for n in walk_scope(body)):
+            return None
+        value = last.value if last is not None else None
+        out = []
+        if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred)
+                                                   for e in value.elts):
+            names = [f"{ONCE}_{k}" for k in range(len(value.elts))]
+            body = body + [set_location(assign(n, e), last) for n, e in zip(names, value.elts)]
+            out = [ast.Tuple(elts=[name_node(n) for n in names], ctx=ast.Load())]
+        elif value is not None:
+            body = body + [set_location(assign(ONCE + "_r", value), last)]
+            out = [name_node(ONCE + "_r")]
+        loop = ast.For(target=ast.Name(id=ONCE, ctx=ast.Store()),
+                       iter=ast.Call(func=self.op("range_"), args=[ast.Constant(1)],
+                                     keywords=[]), body=body or [ast.Pass()], orelse=[])
+        ret = [set_location(ast.Return(value=v), last) for v in out]
+        return [set_location(loop, f)] + ret
+
     # -- entry --------------------------------------------------------------------
     def run(self):
         f = self.fdef
@@ -298,6 +328,10 @@ class Converter(ReturnRewriter):
         if not body:
             body = [ast.copy_location(ast.Pass(), f)]
         body = self.rewrite_returns(body)
+        if self.once:
+            body = self.in_one_trip(body)
+            if body is None:
+                return False
         body = self.block(body)
         init = []
         for x in sorted(self.modified - self.params):

@@ -100,6 +100,11 @@ def _check_outputs(result):
     elif isinstance(result, (tuple, list)):
         for v in result:
             _check_outputs(v)
+    elif type(result).__name__ == "Undefined":      # capture.UNDEFINED
+        raise TraceError("the compiled function returns an array whose shape is known only at "
+                         "run time (its length is a slice's whose bounds come from array "
+                         "values), or a name that was never bound; a result's shape must "
+                         "follow from the arguments' shapes and integer arguments")
     elif not isinstance(result, ok):
         raise TraceError(f"the compiled function returned a {type(result).__name__}; "
                          "return arrays, scalars, or tuples/lists/dicts of them")

@@ -337,16 +337,20 @@ class SymInt:
             other = other.expr
         elif isinstance(other, (int, np.integer)) and not isinstance(other, bool):
             other = int(other)
-        elif self._in_loop() and isinstance(other, (float, complex, np.inexact)):
-            return fn(TRACED_VALUE(self.expr), other)     # lv0 * 0.5: a traced value
+        elif isinstance(other, (float, complex, np.inexact)):
+            if self._in_loop():
+                return fn(TRACED_VALUE(self.expr), other)     # lv0 * 0.5: a traced value
+            return fn(self.__index__(), other)  # n * 0.5: n's value, guarded (as n / 2)
         else:
             return NotImplemented
         return SymInt.wrap(fn(self.expr, other))
 
     def _in_loop(self) -> bool:
+        """Does the value change while the function runs: a loop's index, or a slice's length
+        or a bound read from array values in a compiled loop?"""
         env = current()
-        return bool(env is not None and env.loops and TRACED_VALUE is not None
-                    and self.expr.free_symbols & set(env.loops))
+        return bool(env is not None and (env.loops or env.data) and TRACED_VALUE is not None
+                    and self.expr.free_symbols & (set(env.loops) | set(env.data)))
 
     def _decided(self, decide, traced):
         """A comparison: a Python bool when it holds alike in every iteration of the
