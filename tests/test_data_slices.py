@@ -392,3 +392,27 @@ def test_an_element_stored_into_an_empty_region_is_still_checked():
         last_into_rows(a, np.array([7, -1]), np.array([6, 0]))
     with pytest.raises(IndexError):
         f(a, np.array([7, -1]), np.array([6, 0]))
+
+
+def tail_max_when_any(a):
+    out = 0.0
+    for i in range(a.shape[0]):
+        m = a[i + 1:] * 2                   # empty in the last iteration, where the max is
+        out += m.max() if i < a.shape[0] - 1 else -1.0      # not taken (Python skips it)
+    return out
+
+
+def tail_max_always(a):
+    out = 0.0
+    for i in range(a.shape[0]):
+        m = a[i + 1:] * 2
+        out += m.max() if i < a.shape[0] else -1.0
+    return out
+
+
+@pytest.mark.parametrize("backend", ["cpp", "check"])
+def test_an_empty_max_raises_only_on_the_side_of_a_conditional_that_is_taken(backend):
+    a = np.array([3.0, -1.0, 4.0, 1.0, -5.0])
+    assert cppcodegen.compile(tail_max_when_any, backend=backend)(a) == tail_max_when_any(a)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        cppcodegen.compile(tail_max_always, backend=backend)(a)
