@@ -119,9 +119,16 @@ def slice_from_values(x, idx):
     return x[: idx[0]].sum()
 
 
-def test_a_shape_from_array_values_is_still_refused_clearly():
+def slice_from_values_returned(x, idx):
+    return x[: idx[0]]
+
+
+def test_a_shape_from_array_values_compiles_inside_and_is_refused_as_a_result():
+    f = cppcodegen.compile(slice_from_values)       # (the body in a loop of one trip)
+    for k in (2, 0, -1, 9):
+        assert f(np.arange(5.0), np.array([k])) == slice_from_values(np.arange(5.0), np.array([k]))
     with pytest.raises(cppcodegen.DataDependentError, match="test_data_bounds.py"):
-        cppcodegen.compile(slice_from_values)(np.ones(5), np.array([2]))
+        cppcodegen.compile(slice_from_values_returned)(np.ones(5), np.array([2]))
 
 
 def sieve(n):

@@ -15,6 +15,7 @@ import sympy
 from .cexpr import ExprRenderer, cindex, ctype, lanes_itemsize
 from ..ir.loopir import STATUS, Gather, Load, Scalar, Stage, index_vars, walk
 from ..ir.ufuncs import OPS
+from ..passes.index_split import split
 from .matvec import MatvecWriter
 from .rowdot import row_dot_operands, RowDotWriter
 from .reductions import CHUNKS, ReductionWriter, combine, init_value
@@ -376,17 +377,21 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter):
         """Loops over ``axes`` (outer ones bound already); pointwise store or reduction."""
         w = self.w
         if s.kind == "pointwise":
-            members = s.members or (s,)
+            pieces = None if ranges else split(s, axes)     # a join: a loop per part
+            for piece, box in pieces or [(s, ranges)]:
+                members = piece.members or (piece,)
 
-            def store(r: ExprRenderer, value: str, vector: bool):
-                for m in members:
-                    off, value = self.out_offset(m), r.names[id(m.body)]
-                    if vector:
-                        w.line(f"{value}.store({m.name} + {off});")
-                    else:
-                        w.line(f"{m.name}[{off}] = {value};")
-            with w.indent("{"):
-                self.loops(s, axes, ranges, store, parallel)
+                def store(r: ExprRenderer, value: str, vector: bool, members=members):
+                    for m in members:
+                        off, value = self.out_offset(m), r.names[id(m.body)]
+                        if vector:
+                            w.line(f"{value}.store({m.name} + {off});")
+                        else:
+                            w.line(f"{m.name}[{off}] = {value};")
+                short = axes and axes[-1] in box and pieces and \
+                    int(box[axes[-1]][1]) - int(box[axes[-1]][0]) < 16
+                with w.indent("{"):     # (a short piece of the inner loop: scalar)
+                    self.loops(piece, axes, box, store, parallel, allow_vector=not short)
             return
         if s.reduction in ("argmax", "argmin"):
             self.arg_reduction(s, axes, ranges)

@@ -1,0 +1,117 @@
+"""``np.roll`` and ``np.pad``: arrays joined from slices of one array.
+
+In: a traced array and NumPy's arguments. Out: ``concat.join`` of slices of it, axis by axis
+(a rolled axis is its tail then its head; a padded axis is the border parts, then the array,
+then the border parts), so the result is a fresh buffer filled by slice assignments that fuse
+into its consumers: ``u - np.roll(u, 1)`` is one loop reading ``u`` twice, no copy.
+
+NumPy's rules: ``roll``'s shifts and axes broadcast together (shifts of one axis add up), a
+shift wraps modulo the axis length, ``axis=None`` rolls the flattened array; ``pad`` takes a
+width per axis side (an int, a pair, or a pair per axis) and pads the axes in order, each
+over the whole extent of the axes padded before it (so corners come from the later axis, as
+in NumPy). Modes compiled: ``constant`` (``constant_values`` cast to the array's dtype),
+``edge``, ``wrap``, ``reflect`` and ``symmetric`` (even reflections) while each width fits in
+the axis; wider borders, other modes, statistics modes and traced shifts or widths run
+NumPy's own function between kernels.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
+
+from .concat import join
+from .creation import full
+from .externs import extern_call
+from .indexing import flip
+from .proxy import copy_of, Proxy
+from .views import broadcast_to, ravel, reshape
+
+
+def _ints(x) -> bool:
+    return all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+               for v in np.ravel(np.asarray(x, dtype=object)))
+
+
+def _along(a, axis, lo, hi):
+    """``a[..., lo:hi, ...]`` on ``axis``."""
+    return a[(slice(None),) * axis + (slice(lo, hi),)]
+
+
+def roll(a, shift, axis=None):
+    if not isinstance(a, Proxy) or not _ints(shift) or (axis is not None and not _ints(axis)):
+        return extern_call(np.roll, (a, shift), dict(axis=axis))
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape)
+    shifts, axes = np.broadcast_arrays(np.asarray(shift, dtype=np.int64),
+                                       np.asarray(axis, dtype=np.int64))
+    total: dict = {}
+    for s, ax in zip(shifts.ravel(), axes.ravel()):
+        ax = normalize_axis_index(int(ax), a.ndim)
+        total[ax] = total.get(ax, 0) + int(s)
+    out = a
+    for ax, s in total.items():
+        n = out.shape[ax]
+        if type(n) is not int:          # a symbolic length: NumPy's own roll
+            return extern_call(np.roll, (a, shift), dict(axis=axis))
+        if n == 0 or s % n == 0:
+            continue
+        k = n - s % n                   # the tail a[k:] comes first
+        out = join([_along(out, ax, k, n), _along(out, ax, 0, k)], ax)
+    return copy_of(out, scalar=False) if out is a else out
+
+
+_FITS = {"edge": lambda w, n: n > 0, "wrap": lambda w, n: w <= n,
+         "reflect": lambda w, n: w <= n - 1, "symmetric": lambda w, n: w <= n}
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    def numpy_pad():
+        return extern_call(np.pad, (array, pad_width), dict(mode=mode, **kwargs))
+    a = array
+    if not isinstance(a, Proxy) or not isinstance(mode, str) or not _ints(pad_width):
+        return numpy_pad()
+    values = kwargs.pop("constant_values", 0) if mode == "constant" else 0
+    if kwargs.pop("reflect_type", "even") != "even" or kwargs or a.ndim == 0 or \
+            (mode != "constant" and mode not in _FITS) or isinstance(values, Proxy):
+        return numpy_pad()
+    try:
+        widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (a.ndim, 2))
+        consts = np.broadcast_to(np.asarray(values), (a.ndim, 2))
+    except ValueError:
+        return numpy_pad()              # NumPy's error for shapes that do not fit
+    if (widths < 0).any():
+        return numpy_pad()              # NumPy's ValueError
+    if any(type(n) is not int for n in a.shape):
+        return numpy_pad()
+    for ax in range(a.ndim):
+        n = a.shape[ax]
+        if mode != "constant" and not all(_FITS[mode](int(w), n) for w in widths[ax] if w):
+            return numpy_pad()
+    out = a
+    for ax in range(a.ndim):
+        before, after = (int(w) for w in widths[ax])
+        if not before and not after:
+            continue
+        n = out.shape[ax]
+        side = lambda w: tuple(w if d == ax else s for d, s in enumerate(out.shape))
+        if mode == "constant":
+            head = full(side(before), consts[ax][0], dtype=a.dtype) if before else None
+            tail = full(side(after), consts[ax][1], dtype=a.dtype) if after else None
+        elif mode == "edge":
+            head = broadcast_to(_along(out, ax, 0, 1), side(before)) if before else None
+            tail = broadcast_to(_along(out, ax, n - 1, n), side(after)) if after else None
+        elif mode == "wrap":
+            head = _along(out, ax, n - before, n) if before else None
+            tail = _along(out, ax, 0, after) if after else None
+        elif mode == "reflect":
+            head = flip(_along(out, ax, 1, before + 1), ax) if before else None
+            tail = flip(_along(out, ax, n - 1 - after, n - 1), ax) if after else None
+        else:                           # symmetric
+            head = flip(_along(out, ax, 0, before), ax) if before else None
+            tail = flip(_along(out, ax, n - after, n), ax) if after else None
+        out = join([p for p in (head, out, tail) if p is not None], ax, dtype=a.dtype)
+    return copy_of(out, scalar=False) if out is a else out
+
+
+FUNCTIONS = {np.roll: roll, np.pad: pad}
+"""NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""
