@@ -266,3 +266,29 @@ def test_plain_trace_replaces_constructors_too():
         return out
     graph = trace(f, classify((U,)), (U,))
     assert any(n.op == "setitem" for n in graph.nodes)
+
+
+def linspace_of_size(x):
+    t, step = np.linspace(-1.0, 2.5, x.shape[0], retstep=True)
+    u = np.linspace(0, 1, x.shape[0], endpoint=False)
+    v = np.linspace(3, 9, x.shape[0] + 1, dtype=np.int64)
+    return x * t + u, step, v
+
+
+def arange_of_size(x):
+    return (x * np.arange(1, x.size + 1, dtype=np.float64), np.arange(x.size, dtype=np.float32),
+            np.arange(2, x.size * 2, 3, dtype=np.int32), np.arange(x.shape[0] - 1, -1, -1, dtype=float))
+
+
+@pytest.mark.parametrize("fn", [linspace_of_size, arange_of_size])
+def test_linspace_and_arange_with_dtype_follow_the_size_when_it_changes(fn):
+    """The second size makes the sizes symbolic (automatic dynamic shapes): np.linspace of
+    a symbolic count and np.arange of symbolic bounds with dtype= compile (were refused)."""
+    f = cppcodegen.compile(fn)
+    for n in (10, 11, 12, 2, 1, 3, 0):
+        x = np.random.default_rng(n).random(n)
+        for got, want in zip(f(x), fn(x)):
+            assert np.shape(got) == np.shape(want)
+            assert np.asarray(got).dtype == np.asarray(want).dtype
+            np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-300)
+    assert any(r.dynamic for r in f.recompile_reasons)

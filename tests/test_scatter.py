@@ -266,3 +266,20 @@ def test_fill_diagonal_over_symbolic_sizes():
     for n in (3, 8, 1):
         a = np.random.default_rng(n).random((n, 2))
         np.testing.assert_allclose(g(a), f(a), rtol=1e-14)
+
+
+def add_ints_at(x, idx):
+    np.add.at(x, idx, idx)
+    np.multiply.at(x, idx[:1], np.float64(2.0))
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.float32])
+def test_ufunc_at_with_a_value_of_a_wider_loop_dtype(dtype):
+    """np.add.at(complex64, idx, int32): NumPy's complex128 loop, stored as complex64
+    (the C++ had no complex64 += complex128)."""
+    idx = np.array([0, 1, 1, 3], dtype=np.int32)
+    got = cppcodegen.compile(add_ints_at)(np.ones(4, dtype), idx)
+    want = add_ints_at(np.ones(4, dtype), idx)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

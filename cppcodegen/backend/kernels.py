@@ -276,7 +276,10 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter):
             off = sum((i * st for i, st in zip(s.store, buf.strides)), sympy.Integer(0))
             off = cindex(sympy.expand(off).xreplace(rename))
             update = {None: "=", "add": "+=", "subtract": "-=", "multiply": "*="}.get(s.reduction)
-            if update is not None:
+            mixed = buf.dtype != s.body.args[0].dtype and "c" in (buf.dtype.kind,
+                                                                  s.body.args[0].dtype.kind)
+            if update is not None and not (mixed and s.reduction):  # (complex64 += complex128:
+                                                                    # no such C++ operator)
                 w.line(f"{s.name}[{off}] {update} {value};")
                 return
             t = ctype(s.body.args[0].dtype)         # np.maximum.at, ...: the ufunc's scalar

@@ -156,8 +156,11 @@ def arange(*args, original, **kwargs):
     otherwise NumPy's own result, a constant of the trace."""
     if not any(is_dim(a) or isinstance(a, Proxy) for a in args):
         return asproxy(original(*args, **kwargs))     # traced: indexable by traced values
-    if kwargs.get("dtype") is not None or len(args) > 3:
-        unsupported("np.arange with a symbolic bound and dtype=")
+    dtype = kwargs.pop("dtype", None)
+    if len(args) > 3 or kwargs or (dtype is not None and np.dtype(dtype).kind not in "iuf"):
+        unsupported(f"np.arange with a symbolic bound and {kwargs or {'dtype': dtype}}")
+    if dtype is not None:       # integer bounds and step: the integers, cast
+        return cast(arange(*args, original=original), dtype)
     sh = symbolic()
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (args + (1,))[:3]
     start, stop = (sh.canon(_dim(v, "np.arange")) for v in (start, stop))
@@ -185,23 +188,23 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     n = _dim(num, "np.linspace")
     if type(n) is int and n < 0:
         raise ValueError(f"Number of samples, {n}, must be non-negative.")
-    if type(n) is not int:
-        unsupported("np.linspace with a symbolic number of samples")
+    sh = symbolic() if type(n) is not int else None   # a symbolic count: its cases guarded
+    more = (lambda a, b: a > b) if sh is None else (lambda a, b: sh.less(b, a))
     div = n - 1 if endpoint else n
     a, b = asproxy(start), asproxy(stop)
     dt = np.result_type(*[_weak(v) for v in (start, stop)], 1.0)
     delta = np.subtract(cast(b, dt), cast(a, dt))
     y = cast(_iota(n), dt)
-    if div > 0:
-        step = np.divide(delta, div)
+    if more(div, 0):
+        step = np.divide(delta, size_operand(div))
         # NumPy divides first where the step underflows to zero
-        y = np.where(np.equal(step, 0), np.multiply(np.divide(y, div), delta),
+        y = np.where(np.equal(step, 0), np.multiply(np.divide(y, size_operand(div)), delta),
                      np.multiply(y, step))
     else:
         step = np.multiply(delta, np.nan)
         y = np.multiply(y, delta)
     y = np.add(y, cast(a, dt))
-    if endpoint and n > 1:
+    if endpoint and more(n, 1):
         y[n - 1] = cast(b, dt)
     out_dt = dt if dtype is None else np.dtype(dtype)
     if out_dt.kind in "iu":
