@@ -277,7 +277,8 @@ def linspace_of_size(x):
 
 def arange_of_size(x):
     return (x * np.arange(1, x.size + 1, dtype=np.float64), np.arange(x.size, dtype=np.float32),
-            np.arange(2, x.size * 2, 3, dtype=np.int32), np.arange(x.shape[0] - 1, -1, -1, dtype=float))
+            np.arange(2, x.size * 2, 3, dtype=np.int32), np.arange(x.shape[0] - 1, -1, -1, dtype=float),
+            np.arange(x.size, dtype=np.complex128) * 1j)
 
 
 @pytest.mark.parametrize("fn", [linspace_of_size, arange_of_size])

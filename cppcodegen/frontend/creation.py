@@ -157,7 +157,7 @@ def arange(*args, original, **kwargs):
     if not any(is_dim(a) or isinstance(a, Proxy) for a in args):
         return asproxy(original(*args, **kwargs))     # traced: indexable by traced values
     dtype = kwargs.pop("dtype", None)
-    if len(args) > 3 or kwargs or (dtype is not None and np.dtype(dtype).kind not in "iuf"):
+    if len(args) > 3 or kwargs or (dtype is not None and np.dtype(dtype).kind not in "iufc"):
         unsupported(f"np.arange with a symbolic bound and {kwargs or {'dtype': dtype}}")
     if dtype is not None:       # integer bounds and step: the integers, cast
         return cast(arange(*args, original=original), dtype)
