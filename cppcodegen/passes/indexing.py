@@ -71,8 +71,10 @@ def modulo(expr, m: int, bound: int):
 
 def reshape_index(idx, out_shape, in_shape) -> tuple:
     """Index into the input of a C-order reshape, given the output index."""
-    if not all(isinstance(d, int) for d in tuple(out_shape) + tuple(in_shape)):
-        return _reshape_index_symbolic(idx, out_shape, in_shape)
+    by_digits = _reshape_index_symbolic(idx, out_shape, in_shape)
+    if not all(isinstance(d, int) for d in tuple(out_shape) + tuple(in_shape)) or not any(
+            e.has(sympy.floor, sympy.Mod, FloorDiv) for e in map(sympy.sympify, by_digits)):
+        return by_digits            # (each output digit in its range: exact, no division)
     flat = sum((e * s for e, s in zip(idx, contiguous_strides(out_shape))), sympy.Integer(0))
     total = int(np.prod(out_shape, dtype=np.int64))
     result = []

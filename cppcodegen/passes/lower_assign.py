@@ -195,23 +195,36 @@ class AssignLowering:
                 elif swap and self._chain_swapped(name, node, pairs, label):
                     swaps.append((name, self.buffer_of[id(self._chain_base(node))]))
                     continue
+                elif self.buffer_of.get(id(base)) == name:  # stored here already (cc[:, :, k]
+                    parts = [region]                        # = v; cc[:, :, k] *= s in a loop)
                 elif self._in_memory(base):             # the last step of a time loop
                     parts = [p + (label,) for p in self._outside(node)] + [region]
             parts = [p for p in parts if 0 not in p[0]]
-            plans.append((name, parts, full, node.where))
+            plans.append((name, parts, full, node.where, node))
+        # in place where no element is read after it is overwritten: each plan's reads of
+        # itself at the elements it writes, and the other plans that read those elements
+        # stored before it (``cc[k] = cc[k] * inv; dd[k] = (dd[k] - dd[k-1] * a) / f(cc[k])``)
+        pending = {name for name, parts, _, _, _ in plans if not any(
+            self._overlaps(name, store, body, domain) or (k and self._reads(name, body))
+            for k, (domain, store, body, _) in enumerate(parts))}
+        readers = {name: {p[0] for p in plans if p[0] != name and
+                          self._read_by_others(name, parts, [p])}
+                   for name, parts, _, _, _ in plans}
+        order = []
+        while pending:
+            ready = [p[0] for p in plans if p[0] in pending and not readers[p[0]] & pending]
+            if not ready:
+                break                   # (a cycle: those left go through temporaries)
+            order.append(ready[0])
+            pending.discard(ready[0])
         temps, direct, copies = [], [], []
-        for name, parts, full, where in plans:
-            if any(isinstance(ld, Load) and ld.buf == name for p in plans if p[0] != name
-                   for _, _, body, _ in p[1] for ld in walk(body)):
-                hazard = True
-            else:
-                hazard = any(self._reads_other(name, store, body, domain) or
-                             (k and self._reads(name, body))
-                             for k, (domain, store, body, _) in enumerate(parts))
-            if not hazard:
+        for name, parts, full, where, _ in sorted(plans, key=lambda p: order.index(p[0])
+                                                  if p[0] in order else len(order)):
+            if name in order:
                 direct += [Stage(name, "pointwise", domain, body, (), None, lbl, where,
                                  store=tuple(store)) for domain, store, body, lbl in parts]
                 continue
+            node = next(p[4] for p in plans if p[0] == name)
             if swap and len(parts) == 1 and self._mostly(parts[0][0], name):
                 swaps += self._swapped(name, node, parts[0], where,
                                        node.op == "setitem" and parts is not full)
@@ -325,6 +338,28 @@ class AssignLowering:
         return any(isinstance(ld, Load) and ld.buf == name and (len(ld.index) != len(store) or not all(
             same_index(a, b, ones) for a, b in zip(ld.index, store))) for ld in walk(body))
 
+    @staticmethod
+    def _read_by_others(name, parts, plans) -> bool:
+        """Does another write-back read an element of ``name`` that ``parts`` write (it would
+        see the new value)? Reads shown outside every written box are safe."""
+        boxes = [_written_box(store, domain) for domain, store, _, _ in parts]
+        return any(isinstance(ld, Load) and ld.buf == name and any(
+            box is None or not _apart(ld.index, domain, box) for box in boxes)
+            for p in plans if p[0] != name for domain, _, body, _ in p[1] for ld in walk(body))
+
+    @staticmethod
+    def _overlaps(name, store, body, domain) -> bool:
+        """Does ``body`` read an element of buffer ``name`` that the stage (storing at
+        ``store`` over ``domain``) may write at another point? A read at the element written
+        is safe, and so is one shown outside the written box (``dd[:, :, k] = dd[:, :, k - 1]
+        * a`` in place)."""
+        ones = {v: 0 for v, n in zip(index_vars(len(domain)), domain) if n == 1}
+        box = _written_box(store, domain)
+        return any(isinstance(ld, Load) and ld.buf == name and (
+            len(ld.index) != len(store) or not all(
+                same_index(a, b, ones) for a, b in zip(ld.index, store)))
+            and (box is None or not _apart(ld.index, domain, box)) for ld in walk(body))
+
     def _outside(self, node: Node) -> list:
         """The elements of ``x[spec] = v``'s base outside the assigned region, copied:
         [(domain, store index, value)]. A box region (steps of 1) leaves at most two slabs per
@@ -395,9 +430,8 @@ def _apart(index, domain, box) -> bool:
     nvars = index_vars(len(domain))
     for e, (lo, length) in zip(index, box):
         e = sympy.sympify(e)
-        if not e.free_symbols <= set(nvars) or not all(
-                isinstance(n, (int, sympy.Integer)) for n in domain):
-            continue
+        if not all(isinstance(n, (int, sympy.Integer)) for n in domain):
+            continue                # (other symbols: a loop's index, same on both sides)
         try:
             poly = sympy.Poly(e, *nvars) if e.free_symbols else None
         except sympy.PolynomialError:
@@ -405,6 +439,8 @@ def _apart(index, domain, box) -> bool:
         if poly is not None and poly.total_degree() > 1:
             continue
         emin = emax = e.subs({v: 0 for v in nvars})
+        if not all(e.diff(v).is_Number for v in nvars):
+            continue
         for v, n in zip(nvars, domain):
             c = e.diff(v)
             emin, emax = emin + min(0, c * (int(n) - 1)), emax + max(0, c * (int(n) - 1))
@@ -412,6 +448,31 @@ def _apart(index, domain, box) -> bool:
         if (emax - rlo).is_negative or (emin - rhi).is_positive:
             return True
     return False
+
+
+def _written_box(store, domain):
+    """(lowest, length) per axis of the elements a store at ``store`` (affine in the
+    domain's index variables, one variable per axis at most) writes over ``domain``; None
+    when that is not so simple."""
+    nvars = index_vars(len(domain))
+    box = []
+    for e in store:
+        e = sympy.sympify(e)
+        used = [v for v in nvars if v in e.free_symbols]
+        if len(used) > 1:
+            return None
+        if not used:
+            box.append((e, 1))
+            continue
+        (v,) = used
+        n = domain[nvars.index(v)]
+        c = e.diff(v)
+        if not c.is_Integer or c == 0 or (e - c * v).has(v):
+            return None
+        base = e.subs(v, 0)
+        span = abs(int(c)) * (n - 1)
+        box.append((base + min(0, int(c)) * (n - 1), span + 1))
+    return tuple(box)
 
 
 SWAP_MIN = 16           # elements: an array a loop step rewrites trades buffers from this size
