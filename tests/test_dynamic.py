@@ -393,3 +393,18 @@ def test_random_draws_of_symbolic_size():
         assert ((a >= 0) & (a < 1)).all() and ((d >= x) & (d < x + 1)).all()
     assert abs(a.mean() - 0.5) < 0.05 and abs(c.mean()) < 0.1 and abs(c.std() - 1) < 0.1
     assert len(f.variants) == 1
+
+
+def flatten_rows(x):
+    return x.reshape(x.shape[0], -1) * 2
+
+
+def test_a_reshape_whose_minus_one_is_a_constant_once_sizes_are_symbolic():
+    """x.reshape(x.shape[0], -1) after the batch size changed: the -1 is (n0 * 16) / n0 = 16
+    (sympy could not make a polynomial of the constant)."""
+    f = cppcodegen.compile(flatten_rows)
+    for n in (32, 3, 5):
+        x = np.arange(n * 16, dtype=np.float32).reshape(n, 4, 4)
+        got = f(x)
+        assert got.shape == (n, 16)
+        np.testing.assert_array_equal(got, flatten_rows(x))

@@ -380,7 +380,9 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter):
         """Loops over ``axes`` (outer ones bound already); pointwise store or reduction."""
         w = self.w
         if s.kind == "pointwise":
-            pieces = None if ranges else split(s, axes)     # a join: a loop per part
+            stores = any(v[1] == "store" for v in self.reuse.get(s.name, {}).values())
+            pieces = None if ranges or stores else split(s, axes)   # a join: a loop per part
+                                                    # (not one whose values a later stage loads)
             for piece, box in pieces or [(s, ranges)]:
                 members = piece.members or (piece,)
 

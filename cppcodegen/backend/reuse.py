@@ -10,12 +10,10 @@ from __future__ import annotations
 import sympy
 
 from ..ir.loopir import Index, Load, Op, Stage, index_vars, walk
+from ..ir.ufuncs import EXPENSIVE
 from ..passes.schedule import Kernel
 from .sizes import _hint
 
-EXPENSIVE = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
-                       "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
-                       "arccosh", "arctanh", "power", "hypot", "arctan2"})
 SCRATCH_BYTES = 1 << 16
 
 

@@ -488,8 +488,10 @@ def exact_div(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return a // b
     q = sympy.cancel(sympy.sympify(a) / b)
+    if q.is_Integer:                # (n0 * 16) / n0: the symbols cancel
+        return int(q)
     num, den = sympy.fraction(q)
-    if den.is_Integer and q.is_polynomial() and all(c.is_Rational for c in sympy.Poly(q).coeffs()):
+    if den.is_Integer and q.free_symbols and q.is_polynomial() and all(c.is_Rational for c in sympy.Poly(q).coeffs()):
         num = sympy.expand(num)
         if den != 1:
             _env().decide(sympy.Eq(sympy.Mod(num, den), 0))

@@ -172,3 +172,8 @@ COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", 
                          "isnan", "isinf", "isfinite", "signbit"})
 # ops whose result dtype differs from their operands' (the rest: result dtype == operand dtype)
 BOOL_RESULT = COMPARISONS | LOGICAL
+# ops costing tens of cycles per element (a call into libm or its vector twin): worth a
+# buffer of their own rather than being computed again for every element they are spread to
+EXPENSIVE = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
+                       "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+                       "arccosh", "arctanh", "power", "hypot", "arctan2"})

@@ -31,7 +31,7 @@ _FLIP = {"greater_equal": "less_equal", "less_equal": "greater_equal", "greater"
 
 def split(stage, axes) -> list | None:
     """[(specialized stage, {axis: (lo, hi)})] covering the axes' ranges, or None."""
-    if stage.kind != "pointwise" or stage.members:
+    if stage.kind != "pointwise":
         return None
     vars_ = index_vars(len(stage.domain))
     conds = [c for c in (_condition(e) for e in walk(stage.body)) if c is not None]
@@ -52,7 +52,10 @@ def split(stage, axes) -> list | None:
         here = dict(known)
         here.update({vars_[a]: (lo, hi - 1) for a, (lo, hi) in ranges.items()})
         body = specialize(stage.body, here)
-        out.append((dataclasses.replace(stage, body=body),
+        members = tuple(dataclasses.replace(m, body=b)          # a multi-output loop: the
+                        for m, b in zip(stage.members, body.args)   # group's parts
+                        ) if stage.members else ()
+        out.append((dataclasses.replace(stage, body=body, members=members),
                     {a: (str(lo), str(hi)) for a, (lo, hi) in ranges.items()}))
     return out
 
@@ -180,11 +183,24 @@ def _interval(expr, known):
 
 def _clamp(expr, known):
     """``expr`` with each Min/Max whose one argument is always the answer over ``known``
-    replaced by that argument."""
+    replaced by that argument, and each floor division or modulo that ``known`` decides
+    (its numerator within one multiple of the divisor) by its value."""
     expr = sympy.sympify(expr)
-    if not expr.has(sympy.Min, sympy.Max):
+    if not expr.has(sympy.Min, sympy.Max, sympy.floor, sympy.Mod):
         return expr
     args = [_clamp(a, known) for a in expr.args]
+    if isinstance(expr, sympy.floor):  # floor(e / d) with e in one multiple of d's range
+        num, den = sympy.fraction(sympy.together(args[0]))
+        span = _interval(num, known) if den.is_Integer and den > 0 else None
+        if span is not None and span[0] // int(den) == span[1] // int(den):
+            return sympy.Integer(span[0] // int(den))
+        return expr.func(*args)
+    if isinstance(expr, sympy.Mod) and args[1].is_Integer and args[1] > 0:
+        span = _interval(args[0], known)
+        m = int(args[1])
+        if span is not None and span[0] // m == span[1] // m:
+            return sympy.expand(args[0] - m * (span[0] // m))
+        return expr.func(*args)
     if isinstance(expr, (sympy.Min, sympy.Max)):
         parts = [_interval(a, known) for a in args]
         if None not in parts:

@@ -16,7 +16,7 @@ from ..ir.graph import CONTROL_OPS, LEAF_OPS, RUN_TIME, VIEW_OPS, Graph, Node, r
 from ..ir.shapes import prod
 from ..ir.loopir import (STATUS, Buffer, ExprBuilder, Gather, Load, LoopProgram, Stage,
                          all_stages, index_vars)
-from ..ir.ufuncs import OPS
+from ..ir.ufuncs import EXPENSIVE, OPS
 from .indexing import broadcast_index, contiguous_strides, view_index
 from .lower_assign import AssignLowering
 from .lower_control import ControlLowering, users_of
@@ -361,6 +361,8 @@ def _loop_symbols(stages) -> tuple:
 
 INLINE_LIMIT = 256      # ops in one inlined expression before a producer gets a buffer
 SHARED_MIN = 4          # ops a producer read through several views must have to get one
+SPREAD_MIN = 4          # times a broadcast repeats an expensive producer's elements before it
+                        # gets a buffer (``np.exp(-1j * np.pi * k / n)[:, None] * X``)
 
 
 def materialized(graph: Graph) -> set:
@@ -375,6 +377,9 @@ def materialized(graph: Graph) -> set:
       term per distinct (node, chain of views from the root) pair, since lowering shares a
       subexpression read at the same index (Black-Scholes' d1 feeds both outputs four times),
       while one read through another view is new code (a time step read at five offsets);
+    - a node with an expensive op (``EXPENSIVE``: exp, log, sin, ...) inlined, read through a
+      broadcast that repeats each of its elements ``SPREAD_MIN`` times or more (a twiddle
+      factor ``f[:, None] * X``), is computed once per element of its own;
     - an element read at a checked position (``a[lo:hi][-1]``, a 0-d gather) and broadcast
       (``Z[i, lo:hi] = a[lo:hi][-1]``) is read once into its own value: NumPy raises its
       IndexError even where the region is empty, so the check must not sit inside a loop of
@@ -415,7 +420,26 @@ def materialized(graph: Graph) -> set:
             out.add(id(node))
             mine = set()
         terms[id(node)] = mine
+    costly = {id(n) for n in compute if n.op in EXPENSIVE}
+    for node in graph.nodes:        # expensive values spread by a broadcast: computed once
+        if node.op in VIEW_OPS:
+            continue
+        for inp in node.inputs:
+            src, chain = _through_views(node, inp)
+            if id(src) in is_compute and id(src) not in out and \
+                    any(c[0] in ("broadcast_to", "broadcast") for c in chain) and \
+                    _spread(src, node) and (id(src) in costly or any(
+                        i in costly and i not in out for i, _ in terms[id(src)])):
+                out.add(id(src))
     return out
+
+
+def _spread(src: Node, node: Node) -> bool:
+    """Does ``node`` have SPREAD_MIN times as many elements as ``src`` (static sizes)?"""
+    if not all(isinstance(d, int) for d in tuple(src.shape) + tuple(node.shape)):
+        return False
+    return int(np.prod(node.shape, dtype=np.int64)) >= \
+        SPREAD_MIN * max(int(np.prod(src.shape, dtype=np.int64)), 1)
 
 
 def _through_views(node: Node, inp: Node) -> tuple:
