@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -1529,3 +1530,25 @@ class TestIndexMinMax:
 
     def test_min_of_an_index_from_array_bounds(self):
         check(capped_csr, np.array([0, 2, 5, 9]), np.arange(10.0), **EXACT)
+
+
+def branch_on_index_around_numpy_call(G, H, S):
+    for E in range(G.shape[0]):
+        for w in range(H.shape[0]):
+            if E - w >= 0:                      # a NumPy call inside a branch on the indices
+                S[E] += G[E - w] @ np.linalg.inv(H[w])
+
+
+def test_a_branch_on_a_loop_index_around_a_numpy_call_unrolls_the_loop():
+    """The branch cannot be compiled (a NumPy call between kernels inside it) nor run by
+    Python while its loop is compiled (its condition is the loop's index): the loop around
+    it is unrolled instead, so the branch's condition is a Python bool."""
+    rng = np.random.default_rng(4)
+    G = rng.random((3, 2, 2)) + 1j * rng.random((3, 2, 2))
+    H = rng.random((2, 2, 2)) + 2 * np.eye(2)
+    S1, S2 = np.zeros((3, 2, 2), complex), np.zeros((3, 2, 2), complex)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cppcodegen.compile(branch_on_index_around_numpy_call)(G, H, S1)
+    branch_on_index_around_numpy_call(G, H, S2)
+    np.testing.assert_allclose(S1, S2, rtol=1e-13)

@@ -48,6 +48,8 @@ class TraceOps:
 
     def __init__(self):
         self.unroll = {}            # loops (file:line) that Python runs (unrolled): why
+        self.loops = []             # the compiled loops being captured now, outermost first
+        self.parent = {}            # a construct (file:line) -> the compiled loop around it
 
     # ----------------------------------------------------------------- expressions
     def not_(self, x):
@@ -199,11 +201,22 @@ class TraceOps:
         t = truth(test)
         if isinstance(t, bool):
             return then() if t else orelse()
+        self.parent[where] = self.loops[-1] if self.loops else None
         branches = Carried(names, get_state, set_state, where)
         then_region, else_region = branches.run([then, orelse])
         node = make_node("if", (t.node,) + branches.inits() + branches.free, (), np.bool_,
                          where, then=then_region, orelse=else_region, ncarry=branches.ncarry)
         branches.finish(node)
+
+    def _inside(self, where, trace_regions):
+        """A compiled loop's regions (``_captured``), the loop known as the parent of the
+        constructs inside it."""
+        self.parent[where] = self.loops[-1] if self.loops else None
+        self.loops.append(where)
+        try:
+            return _captured(where, trace_regions)
+        finally:
+            self.loops.pop()
 
     def while_stmt(self, cond, body, get_state, set_state, names, where=""):
         if where in self.unroll:
@@ -211,7 +224,7 @@ class TraceOps:
                 body()
             return
         loop = Carried(names, get_state, set_state, where)
-        regions = _captured(where, lambda: loop.run([cond, body], test_first=True))
+        regions = self._inside(where, lambda: loop.run([cond, body], test_first=True))
         if loop.never:                  # the condition is False before any iteration
             loop.restore()
             return
@@ -240,7 +253,7 @@ class TraceOps:
             body(spec.item(var))
             return None if extra_test is None else extra_test()
         try:
-            (region,) = _captured(where, lambda: loop.run(
+            (region,) = self._inside(where, lambda: loop.run(
                 [run_body], continue_test=extra_test is not None))
         finally:
             leave_loop(var)
@@ -376,6 +389,13 @@ def _trace_captured(trace, fn, captured, ops, specs, args, saved):
             try:
                 graph = trace(captured, specs, args)
             except Unroll as u:
+                outer = ops.parent.get(u.where) if u.where in ops.unroll else None
+                while outer is not None and outer in ops.unroll:
+                    outer = ops.parent.get(outer)
+                if outer is not None:   # (a branch on a loop's index around a NumPy call:
+                    log.debug("loop at %s unrolled for %s", outer, u.where)    # Python runs
+                    ops.unroll[outer] = f"{u.where} inside it: {u.reason}"      # the loop)
+                    continue
                 if u.where in ops.unroll:
                     raise UnsupportedError(
                         f"the loop at {u.where} cannot be compiled as a loop "
