@@ -104,3 +104,17 @@ def test_a_loop_over_a_join_runs_a_vector_loop_per_part_without_selects():
     assert "Vec<double, L>::load(in0 + (-1 + i0))" in kernel    # u[i - 1], whole vectors
     np.testing.assert_array_equal(cppcodegen.compile(shifted_difference)(u),
                                   shifted_difference(u))
+
+
+def pad_rows_and_columns(h):
+    return np.pad(h, ((0, 0), (1, 1), (1, 1), (0, 0)))
+
+
+def test_a_padded_copy_reads_whole_vectors_along_the_unpadded_axis():
+    """The conditions are on the outer axes (one value per row); the clamp of the inner
+    index (Min(15, i3) over i3 < 16) is reduced, so the row is copied in whole vectors."""
+    h = R.random((2, 5, 6, 16)).astype(np.float32)
+    f = cppcodegen.compile(pad_rows_and_columns)
+    np.testing.assert_array_equal(f(h), pad_rows_and_columns(h))
+    src = f.explain(h).source
+    assert "Vec<float, L>::load(in0" in src and "std::min<int64_t>(15, i3)" not in src

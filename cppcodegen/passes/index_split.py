@@ -11,7 +11,8 @@ arguments: ``u - np.roll(u, 1)`` becomes ``out[0] = u[0] - u[n-1]`` and a vector
 
 In: a pointwise Stage, the axes its loops run over (outer ones already bound by the caller),
 and integer domain sizes. Out: (stage, {axis: (lo, hi)}) pieces, each with its body
-specialized to its box; None where nothing splits (or the pieces would be too many).
+specialized to its box; where nothing splits (or the pieces would be too many), the stage
+with the clamps its whole domain decides reduced, or None when none is.
 """
 from __future__ import annotations
 
@@ -43,21 +44,27 @@ def split(stage, axes) -> list | None:
         points = sorted({p for var, p in conds if var == vars_[a] and 0 < p < n})
         if points:
             cuts[a] = list(zip([0] + points, points + [n]))
-    if not cuts or np.prod([len(c) for c in cuts.values()]) > MAX_PIECES:
-        return None
     known = {vars_[a]: (0, n - 1) for a, n in enumerate(stage.domain) if type(n) is int}
+    if not cuts or np.prod([len(c) for c in cuts.values()]) > MAX_PIECES:
+        body = specialize(stage.body, known)    # no cut: the clamps the domain decides
+        if body is stage.body:                  # (x[Min(15, i3)] over i3 < 16: x[i3])
+            return None
+        return [(_with_body(stage, body), {})]
     out = []
     for box in itertools.product(*cuts.values()):
         ranges = dict(zip(cuts, box))
         here = dict(known)
         here.update({vars_[a]: (lo, hi - 1) for a, (lo, hi) in ranges.items()})
-        body = specialize(stage.body, here)
-        members = tuple(dataclasses.replace(m, body=b)          # a multi-output loop: the
-                        for m, b in zip(stage.members, body.args)   # group's parts
-                        ) if stage.members else ()
-        out.append((dataclasses.replace(stage, body=body, members=members),
+        out.append((_with_body(stage, specialize(stage.body, here)),
                     {a: (str(lo), str(hi)) for a, (lo, hi) in ranges.items()}))
     return out
+
+
+def _with_body(stage, body):
+    """``stage`` computing ``body`` (a multi-output loop: its members the group's parts)."""
+    members = tuple(dataclasses.replace(m, body=b) for m, b in zip(stage.members, body.args)
+                    ) if stage.members else ()
+    return dataclasses.replace(stage, body=body, members=members)
 
 
 def _condition(e):
