@@ -171,3 +171,14 @@ def test_without_a_reachable_openmp_runtime_a_serial_build_is_timed(monkeypatch)
         d = at.measure(config.get_options(ON))
     assert built == [{"parallel_threshold": 0}, {"parallel": False}]
     assert d["elements"] == at.HIGH and list(d["times_us"]) == [str(1 << 13)]
+
+
+def test_options_as_keywords_of_compile():
+    def double(x):
+        return x * 2
+    f = cppcodegen.compile(double, parallel_threshold=0)
+    np.testing.assert_array_equal(f(np.arange(5.0)), np.arange(5.0) * 2)
+    g = cppcodegen.compile(parallel=False)(double)
+    np.testing.assert_array_equal(g(np.arange(3.0)), np.arange(3.0) * 2)
+    with pytest.raises(ValueError, match="unknown cppcodegen option 'paralel'"):
+        cppcodegen.compile(double, paralel=False)
