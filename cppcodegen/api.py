@@ -484,12 +484,8 @@ class CompiledFunction:
 
 def compile(fn=None, *, backend: str = "cpp", options: dict | None = None,
             dynamic: bool | None = None, **option_values):
-    """Compile a NumPy function. Use bare (``@compile``) or with arguments.
-
-    Options (``config.Options``: ``parallel_threshold``, ``parallel``, ``isa``, ...) are given
-    in ``options`` or as keywords (``@compile(parallel_threshold=0)``); an unknown name raises
-    here, listing the known ones.
-
+    """Compile a NumPy function. Use bare (``@compile``) or with arguments. Options
+    (``config.Options``) go in ``options`` or as keywords (``parallel_threshold=0``).
     ``backend`` names a registered backend (``cppcodegen.list_backends()``): 'cpp' (default),
     'numpy' (the NumPy reference interpreter) or 'check' (both, compared buffer by buffer).
     ``dynamic``: True compiles one variant whose array sizes (other than 0 and 1) are symbolic;
@@ -497,12 +493,9 @@ def compile(fn=None, *, backend: str = "cpp", options: dict | None = None,
     from a variant only in sizes, recompiles once with those sizes symbolic.
     """
     lookup_backend(backend)                 # unknown names fail here, listing the known ones
-    if option_values:
-        options = {**(options or {}), **option_values}
-        config.get_options(options)         # (unknown names and bad values raise now)
-    if fn is None:
-        return lambda f: CompiledFunction(f, backend, options, dynamic)
-    return CompiledFunction(fn, backend, options, dynamic)
+    options = {**(options or {}), **option_values}      # (checked by CompiledFunction)
+    make = lambda f: CompiledFunction(f, backend, options, dynamic)     # noqa: E731
+    return make if fn is None else make(fn)
 
 
 # --------------------------------------------------------------------------- dynamic shapes

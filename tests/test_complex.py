@@ -255,21 +255,41 @@ def test_reductions_with_special_values(dt):
     check_against_numpy(f, z, ulp=0, check_zero_sign=True)
 
 
-def test_matmul_is_numpys_blas_call():
-    """Complex products are NumPy steps (its BLAS call), not the native float GEMM."""
+def test_large_complex_products_are_numpys_blas_call():
+    """Complex matrix products above FUSED_COMPLEX multiply-adds are NumPy steps (its BLAS
+    call, bit for bit), not the native float GEMM."""
     r = np.random.default_rng(2)
-    a = r.standard_normal((30, 20)) + 1j * r.standard_normal((30, 20))
-    b = r.standard_normal((20, 12)) + 1j * r.standard_normal((20, 12))
-    x = r.standard_normal((20, 12))
+    a = r.standard_normal((40, 50)) + 1j * r.standard_normal((40, 50))
+    b = r.standard_normal((50, 30)) + 1j * r.standard_normal((50, 30))
+    x = r.standard_normal((50, 30))
 
     def f(a, b, x):
-        return a @ b + 1, np.dot(a, x), a.astype(np.complex64) @ b.astype(np.complex64), \
-            a[0] @ b, np.matmul(a, b[:, 0])
+        return a @ b + 1, np.dot(a, x), a.astype(np.complex64) @ b.astype(np.complex64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         check_against_numpy(f, a, b, x, ulp=0)
         src = cppcodegen.explain(f, a, b, x).source
     assert "gemm" not in src.lower()
+
+
+def small_products(a, b, S):
+    for k in range(S.shape[0]):                 # a loop around: compiled, not unrolled
+        S[k] += a[k] @ b[k] + a[k] @ b[k, :, 0]
+    return a[0] @ b[0], a[0, 0] @ b[0], np.dot(a[0, 0], a[0, 1])
+
+
+def test_small_complex_products_are_fused_and_compile_in_loops():
+    r = np.random.default_rng(3)
+    a = r.standard_normal((4, 3, 5)) + 1j * r.standard_normal((4, 3, 5))
+    b = r.standard_normal((4, 5, 3)) + 1j * r.standard_normal((4, 5, 3))
+    S1, S2 = np.zeros((4, 3, 3), complex), np.zeros((4, 3, 3), complex)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no NumPy step between kernels
+        got = cppcodegen.compile(small_products)(a, b, S1)
+    want = small_products(a, b, S2)
+    for g, w in zip(got + (S1,), want + (S2,)):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-14)
 
 
 # ------------------------------------------------------------------ where, comparisons, casts

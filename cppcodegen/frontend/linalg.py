@@ -17,7 +17,7 @@ from .indexing import diagonal
 from .proxy import as_node, asproxy, cast, descriptor, Proxy, store_result, unsupported, wrap
 from .reductions import check_plain, sum_
 from .sizes import broadcast_sizes, same_size
-from .views import ravel, reshape
+from .views import expand_dims, ravel, reshape
 
 
 def matmul(a, b, out=None, **kw):
@@ -52,8 +52,12 @@ def matmul(a, b, out=None, **kw):
         raise ValueError(f"np.matmul: operands could not be broadcast together with shapes "
                          f"{a2.shape} {b2.shape} (at {user_location()})") from None
     shape = batch + (a2.node.shape[-2], b2.node.shape[-1])
-    if (a.ndim == 1 or b.ndim == 1) and dt.kind in "fiu":
+    small = dt.kind == "c" and _fused_complex(shape, a2.node.shape[-1])
+    if (a.ndim == 1 or b.ndim == 1) and (dt.kind in "fiu" or small):
         return _with_vector(a, b, dt)
+    if small:                       # products and their sum fused: a loop around compiles
+        a3, b3 = cast(a2, dt), cast(b2, dt)
+        return sum_(np.multiply(expand_dims(a3, -1), expand_dims(b3, -3)), axis=-2, dtype=dt)
     from ..runtime.extern import ExternCall, Slot
     call = ExternCall(np.matmul, (Slot(0), Slot(1)), {}, writes_out=True)
     node = make_node("extern", (as_node(a2, dt), as_node(b2, dt)), shape, dt, user_location(),
@@ -64,6 +68,19 @@ def matmul(a, b, out=None, **kw):
         r = reshape(r, tuple(s for i, s in enumerate(shape) if i not in drop))
         r.scalar = not r.shape                  # vector @ vector: a NumPy scalar
     return r
+
+
+FUSED_COMPLEX = 1 << 15     # multiply-adds of a complex product fused rather than NumPy's call
+
+
+def _fused_complex(shape, k) -> bool:
+    """A complex product computed as fused products and a sum (our kernels have no complex
+    GEMM): inside a compiled loop or branch (a NumPy call there would unroll the loop: the
+    2x2 matrices of a Green's-function loop nest), or when it is small (static sizes)."""
+    from ..ir.graph import MADE
+    sizes = tuple(shape) + (k,)
+    return bool(MADE) or (all(isinstance(d, int) for d in sizes) and
+                          int(np.prod(sizes, dtype=np.int64)) <= FUSED_COMPLEX)
 
 
 def _with_vector(a, b, dt) -> Proxy:
