@@ -408,11 +408,11 @@ def test_mask_of_leading_axes_all_false():
     check_program(f, args)
 
 
-# -- limitation: an out-of-range index of a gather whose result is empty because ANOTHER
-# axis has length 0 (x of shape (0, 1), x[:, [-2]]): NumPy checks every index and raises
-# IndexError; the compiled gather checks indices where it loads, and it loads nothing, so
-# the call returns the empty result. (seed 1 #159)
-@pytest.mark.xfail(strict=True, reason="indices of an empty gather are not checked")
+# -- fixed: an out-of-range index of a gather whose result is empty because ANOTHER axis has
+# length 0 (x of shape (0, 1), x[:, [-2]]): NumPy checks every index and raises IndexError;
+# the compiled gather loaded nothing and returned the empty result. The indices are now
+# checked by the same gather from zeros with the empty axes of length 1, an effect of the
+# call. (seed 1 #159; seed 80 #1037/#1347 --dynamic, seed 81 #1787)
 def test_out_of_range_gather_with_an_empty_other_axis():
     def f(x0, x1):
         v0 = x1[:, x0]
@@ -420,6 +420,12 @@ def test_out_of_range_gather_with_an_empty_other_axis():
     args = [make_input(np.array([-2], dtype=np.int64)),
             make_input(np.zeros((0, 1), dtype=np.bool_))]
     check_program(f, args)
+    check_program(f, [make_input(np.array([1, 16], dtype=np.int64)),      # in range: empty
+                      make_input(np.zeros((1, 17, 0), dtype=np.float64))])
+    check_program(f, [make_input(np.array([-3], dtype=np.int64)),
+                      make_input(np.zeros((1, 1, 0, 1), dtype=np.float64))])
+    check_program(f, [make_input(np.array([0], dtype=np.int32)),         # the axis empty
+                      make_input(np.zeros((1, 0, 0), dtype=np.complex64))])
 
 
 # (seed 1 #377: the same with the rows of another array of the same shape, y[m] = z[m])

@@ -266,7 +266,28 @@ def _gather(a: Proxy, parts) -> Proxy:
     out = wrap(make_node("gather", (b.node, *nodes, *guard), canon_shape(shape), a.dtype,
                          user_location(), axis=axis, guarded=bool(guard)))
     out.scalar = not shape
+    _check_if_empty(b, nodes, axis, bshape, shape, guard)
     return out
+
+
+def _check_if_empty(b, nodes, axis, bshape, shape, guard):
+    """NumPy checks every index of a gather whose result is empty because another axis has
+    length 0 (x of shape (0, 5), x[:, [7]] raises IndexError): the result's loop loads
+    nothing, so the same gather from zeros (a view) whose other empty axes have length 1
+    checks them, kept as an effect of the call."""
+    from ..ir.graph import EFFECTS, MADE
+    def empty(dims):
+        return any(type(d) is int and d == 0 for d in dims)
+
+    def one(dims):
+        return tuple(1 if type(d) is int and d == 0 else d for d in dims)
+    if MADE or not empty(shape) or empty(bshape):
+        return
+    k = len(nodes)                      # (an empty indexed axis stays empty: every index fails)
+    zeros = broadcast_node(as_node(np.zeros((), b.dtype)), one(b.shape[:axis]) +
+                           tuple(b.shape[axis:axis + k]) + one(b.shape[axis + k:]))
+    EFFECTS.append(make_node("gather", (zeros, *nodes, *guard), one(shape), b.dtype,
+                             user_location(), axis=axis, guarded=bool(guard)))
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):

@@ -244,8 +244,9 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         graph = self.graph
         self.arg_strides = arg_strides
         self.users = users_of(graph.nodes, list(graph.leaves) + [n for _, n in graph.mutations])
-        self.lower_nodes(graph, {id(n) for n in graph.leaves})
-        self.writebacks()
+        checks = {id(n) for n in graph.nodes if n.op == "gather" and not self.users.get(id(n))}
+        self.lower_nodes(graph, {id(n) for n in graph.leaves} | checks)   # (an unused gather:
+        self.writebacks()                               # its indices checked, frontend/indexing)
         python = set(graph.python_leaves)
         count = iter(range(len(graph.leaves)))
 
