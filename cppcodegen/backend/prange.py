@@ -22,8 +22,8 @@ import numpy as np
 from .cexpr import cindex, ctype
 from .memory import element_count, scratch_lines
 from .writer import team_if
-from ..ir.loopir import STATUS, LoopProgram, control_reads
-from ..passes.schedule import Kernel, all_kernels
+from ..ir.loopir import STATUS, LoopProgram, control_reads, nested
+from ..passes.schedule import Kernel
 
 BLOCKS = 256            # blocks of iterations at most: enough to balance 64+ threads
 
@@ -170,7 +170,7 @@ def _blocks(program: LoopProgram, k: Kernel, body, lo: str, trip: str, schedule:
 def _written(program: LoopProgram, kernels) -> list:
     """The buffers the kernels (those inside their loops and branches too) write."""
     out = []
-    for k in all_kernels(kernels):
+    for k in nested(kernels):
         names = []
         if k.form == "control":
             names = control_reads(k.stages[0])
@@ -184,7 +184,7 @@ def _written(program: LoopProgram, kernels) -> list:
 def _loopvars(kernels) -> set:
     """The induction variables and data symbols the kernels set: each thread has its own."""
     out = set()
-    for k in all_kernels(kernels):
+    for k in nested(kernels):
         if k.form == "control" and k.stages[0].kind == "for":
             out.add(k.stages[0].control["var"])
         elif k.form == "control" and k.stages[0].kind == "bind":

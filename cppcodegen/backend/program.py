@@ -17,11 +17,11 @@ from .cexpr import cindex, ctype
 from ..config import Options
 from .dedup import _canonical, _structure
 from .gemmgen import GemmWriter
-from ..ir.loopir import STATUS, Load, LoopProgram, Scalar, control_reads, walk
+from ..ir.loopir import STATUS, Load, LoopProgram, Scalar, control_reads, nested, walk
 from .kernels import KernelWriter
 from .memory import element_count, scratch_lines, share_temporaries
 from .prange import prange_lines
-from ..passes.schedule import Kernel, all_kernels
+from ..passes.schedule import Kernel
 from .sizes import HINTS
 from .writer import CodeWriter
 
@@ -94,7 +94,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             continue
         segments[-1] += _control_lines(program, k, call, opts) if k.form == "control" else [call(k)]
     steps = _free_outputs(steps, used)
-    local = set().union(*[k.locals for k in all_kernels(kernels)]) if kernels else set()
+    local = set().union(*[k.locals for k in nested(kernels)]) if kernels else set()
     signature = []
     for name, buf in program.buffers.items():
         if name not in local and name not in shared and buf.role != "local":
@@ -109,7 +109,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     # entry, which the compiler keeps in registers once the kernels are inlined (in memory
     # each iteration waits for the last one's store); written to memory when the entry ends
     scalars = _loop_scalars(program, kernels) if len(segments) == 1 else set()
-    swaps = [k.stages[0].control["swap"] for k in all_kernels(kernels)
+    swaps = [k.stages[0].control["swap"] for k in nested(kernels)
              if k.form == "control" and k.stages[0].kind == "swap"]
     names = {n for n, _, kind, _ in signature if kind == "buffer"}
     ordered, seg = [], 0
@@ -270,7 +270,7 @@ def _reads_scalar(k: Kernel, name: str) -> bool:
 def _loop_scalars(program: LoopProgram, kernels) -> set:
     """Names of the 0-d temporaries that kernels inside loops and branches read or write."""
     inner = [sub for k in kernels if k.form == "control" for region in k.regions
-             for sub in all_kernels(region)]
+             for sub in nested(region)]
     names = {n for k in inner if k.form != "control" for s in k.stages
              for m in (s.members or (s,))
              for n in [m.name, *s.args] + [e.buf for e in walk(m.body) if isinstance(e, Load)]}

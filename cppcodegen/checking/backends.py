@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from ..ir.graph import map_tree, Node, python_numbers
+from ..ir.graph import map_tree, Node
 from ..runtime.extern import ShapeChanged
 from .check import make_check_variant, trace_graph
 
@@ -102,13 +102,15 @@ class ReferenceVariant:
         except ShapeChanged:            # np.nonzero, x[mask]: traced for other values
             return self.fallback(*args)
 
-        def leaf(node):
+        python, count = self.graph.python_leaves, iter(range(len(self.graph.leaves)))
+
+        def leaf(node):             # (leaves in tree order: python_leaves are positions)
+            k = next(count)
             if node.op == "input":
                 return args[node.attr("index")]
             v = values[id(node)]
-            return v[()] if v.ndim == 0 else v
-        return python_numbers(map_tree(self.graph.outputs, leaf, Node),
-                              self.graph.python_leaves, self.graph.outputs)
+            return v.item() if k in python else v[()] if v.ndim == 0 else v
+        return map_tree(self.graph.outputs, leaf, Node)
 
 
 @register_backend("check")

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..errors import DataDependentError, user_location
-from ..ir.graph import make_node
+from ..ir.graph import EFFECTS, MADE, make_node
 from ..ir.ufuncs import ALIASES, BOOL_RESULT, OPS
 from .elementwise import loop_dtypes, where
 from .externs import extern_call
@@ -275,7 +275,6 @@ def _check_if_empty(b, nodes, axis, bshape, shape, guard):
     length 0 (x of shape (0, 5), x[:, [7]] raises IndexError): the result's loop loads
     nothing, so the same gather from zeros (a view) whose other empty axes have length 1
     checks them, kept as an effect of the call."""
-    from ..ir.graph import EFFECTS, MADE
     def empty(dims):
         return any(type(d) is int and d == 0 for d in dims)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import user_location
-from ..ir.graph import make_node
+from ..ir.graph import MADE, make_node
 from .elementwise import where
 from .externs import extern_call
 from .indexing import diagonal
@@ -77,7 +77,6 @@ def _fused_complex(shape, k) -> bool:
     """A complex product computed as fused products and a sum (our kernels have no complex
     GEMM): inside a compiled loop or branch (a NumPy call there would unroll the loop: the
     2x2 matrices of a Green's-function loop nest), or when it is small (static sizes)."""
-    from ..ir.graph import MADE
     sizes = tuple(shape) + (k,)
     return bool(MADE) or (all(isinstance(d, int) for d in sizes) and
                           int(np.prod(sizes, dtype=np.int64)) <= FUSED_COMPLEX)

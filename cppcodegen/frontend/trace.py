@@ -16,6 +16,7 @@ from ..ir.graph import EFFECTS, flatten_tree, Graph, make_node, map_tree, toposo
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
 from . import replace
+from .capture import UNDEFINED
 from .externs import TraceState
 from .proxy import Proxy, size_operand, wrap
 from .random import RandomState, TracedGenerator
@@ -100,7 +101,7 @@ def _check_outputs(result):
     elif isinstance(result, (tuple, list)):
         for v in result:
             _check_outputs(v)
-    elif type(result).__name__ == "Undefined":      # capture.UNDEFINED
+    elif result is UNDEFINED:
         raise TraceError("the compiled function returns an array whose shape is known only at "
                          "run time (its length is a slice's whose bounds come from array "
                          "values), or a name that was never bound; a result's shape must "

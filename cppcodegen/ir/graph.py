@@ -197,24 +197,6 @@ def flatten_tree(tree, leaf_type=Node):
     return []
 
 
-def python_numbers(tree, positions, graph_outputs):
-    """A tree of output values shaped as ``graph_outputs``, with the values of its leaves at
-    flat ``positions`` (tree order: ``Graph.python_leaves``) made Python numbers."""
-    if not positions:
-        return tree
-    count = iter(range(len(flatten_tree(graph_outputs))))
-
-    def visit(t, shape):
-        if isinstance(shape, Node):
-            return t.item() if next(count) in positions else t
-        if isinstance(shape, dict):
-            return {k: visit(t[k], v) for k, v in shape.items()}
-        if isinstance(shape, (tuple, list)):
-            return type(t)(visit(a, b) for a, b in zip(t, shape))
-        return t
-    return visit(tree, graph_outputs)
-
-
 def map_tree(tree, fn, leaf_type=Node):
     if isinstance(tree, leaf_type):
         return fn(tree)

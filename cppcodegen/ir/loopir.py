@@ -302,14 +302,14 @@ def control_reads(s) -> list:
         [b for _, b in c.get("bounds", ())] + list(c.get("swap", ()))
 
 
-def all_stages(stages) -> list:
-    """Every stage, those in the regions of loops and branches too, in program order (a
-    control stage before its regions' stages)."""
+def nested(items) -> list:
+    """Every item and those in its regions, in program order (a control stage before the
+    stages of its loop's or branches' bodies; a control kernel before their kernels)."""
     out = []
-    for s in stages:
-        out.append(s)
-        for region in s.regions:
-            out += all_stages(region)
+    for item in items:
+        out.append(item)
+        for region in item.regions:
+            out += nested(region)
     return out
 
 

@@ -15,7 +15,7 @@ import sympy
 from ..ir.graph import CONTROL_OPS, LEAF_OPS, RUN_TIME, VIEW_OPS, Graph, Node, run_time_size
 from ..ir.shapes import prod
 from ..ir.loopir import (STATUS, Buffer, ExprBuilder, Gather, Load, LoopProgram, Stage,
-                         all_stages, index_vars)
+                         index_vars, nested)
 from ..ir.ufuncs import EXPENSIVE, OPS
 from .indexing import broadcast_index, contiguous_strides, view_index
 from .lower_assign import AssignLowering
@@ -351,13 +351,13 @@ def _size_symbols(buffers, stages) -> tuple:
 
 def _bound_symbols(stages) -> tuple:
     """Names of the data symbols the program's bind stages set (``lower_bind``)."""
-    return tuple(sym for s in all_stages(stages) if s.kind == "bind"
+    return tuple(sym for s in nested(stages) if s.kind == "bind"
                  for sym, _ in s.control["bounds"])
 
 
 def _loop_symbols(stages) -> tuple:
     """Names of the induction variables of the program's loops, outermost first."""
-    return tuple(s.control["var"] for s in all_stages(stages) if s.kind == "for")
+    return tuple(s.control["var"] for s in nested(stages) if s.kind == "for")
 
 
 INLINE_LIMIT = 256      # ops in one inlined expression before a producer gets a buffer

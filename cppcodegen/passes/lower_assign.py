@@ -218,13 +218,12 @@ class AssignLowering:
             order.append(ready[0])
             pending.discard(ready[0])
         temps, direct, copies = [], [], []
-        for name, parts, full, where, _ in sorted(plans, key=lambda p: order.index(p[0])
-                                                  if p[0] in order else len(order)):
+        for name, parts, full, where, node in sorted(plans, key=lambda p: order.index(p[0])
+                                                     if p[0] in order else len(order)):
             if name in order:
                 direct += [Stage(name, "pointwise", domain, body, (), None, lbl, where,
                                  store=tuple(store)) for domain, store, body, lbl in parts]
                 continue
-            node = next(p[4] for p in plans if p[0] == name)
             if swap and len(parts) == 1 and self._mostly(parts[0][0], name):
                 swaps += self._swapped(name, node, parts[0], where,
                                        node.op == "setitem" and parts is not full)
@@ -324,19 +323,11 @@ class AssignLowering:
         if not self._dead_after(base, node):
             return False
         domain, store, body = self._region(node)
-        return not self._reads_other(name, store, body, domain)
+        return not self._overlaps(name, store, body, domain)
 
     @staticmethod
     def _reads(name, body) -> bool:
         return any(isinstance(ld, Load) and ld.buf == name for ld in walk(body))
-
-    @staticmethod
-    def _reads_other(name, store, body, domain=()) -> bool:
-        """Does ``body`` read buffer ``name`` anywhere but at ``store`` (the element written)?
-        (An index variable over a ``domain`` dimension of size 1 is 0.)"""
-        ones = {v: 0 for v, n in zip(index_vars(len(domain)), domain) if n == 1}
-        return any(isinstance(ld, Load) and ld.buf == name and (len(ld.index) != len(store) or not all(
-            same_index(a, b, ones) for a, b in zip(ld.index, store))) for ld in walk(body))
 
     @staticmethod
     def _read_by_others(name, parts, plans) -> bool:

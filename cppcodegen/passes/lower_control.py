@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir.graph import CONTROL_OPS, Graph, regions
-from ..ir.loopir import STATUS, Load, Stage, all_stages, control_reads, index_vars, walk
+from ..ir.loopir import STATUS, Load, Stage, control_reads, index_vars, nested, walk
 from ..ir.ufuncs import OPS
 from .indexing import same_index
 
@@ -187,7 +187,7 @@ class ControlLowering:
         copy back would race with the other threads.)"""
         shared = {carry[k]: (d, e) for k, d, e in confined
                   if k < len(carry) and carry[k] is not None}
-        for s in all_stages(stages):
+        for s in nested(stages):
             if s.control is not None:
                 if set(control_reads(s)) & set(shared):
                     return False

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import Options
-from ..ir.loopir import Gather, Load, LoopProgram, Op, Stage, control_reads, index_vars, walk
+from ..ir.loopir import (Gather, Load, LoopProgram, Op, Stage, control_reads, index_vars,
+                         nested, walk)
 from .matvec import fuse_columns
 
 VECTOR_DTYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "int32", "int64", "bool"))
@@ -111,16 +112,6 @@ def schedule(program: LoopProgram, opts: Options) -> list:
     return kernels
 
 
-def all_kernels(kernels) -> list:
-    """Every kernel, those inside control kernels' regions too, in program order."""
-    out = []
-    for k in kernels:
-        out.append(k)
-        for region in k.regions:
-            out += all_kernels(region)
-    return out
-
-
 def _group(program, stages, opts, counter) -> list:
     kernels: list[Kernel] = []
     for stage in stages:
@@ -136,7 +127,7 @@ def _group(program, stages, opts, counter) -> list:
 
 
 def _finish(program, top, opts):
-    kernels = all_kernels(top)
+    kernels = nested(top)
     _choose_locals(program, kernels)
     for k in kernels:
         if _wants_tiles(program, k):
