@@ -156,7 +156,7 @@ def assert_close(got, want, ulps, inputs=(), what=""):
 
 
 FLOATS = ["float32", "float64"]
-INTS = ["int32", "int64"]
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
 
 def float_edges(dt):
@@ -187,10 +187,12 @@ def float_pairs(dt, seed=1):
 
 def int_inputs(dt, seed=0):
     info = np.iinfo(dt)
-    edges = np.array([info.min, info.min + 1, info.max, -1, 0, 1, 2, -2, 7, -7, 3, 100, -100],
-                     dtype=dt)
+    wrap = 1 << info.bits     # -1 is the unsigned maximum, 100 wraps in int8 ... as astype
+    edges = [(v - info.min) % wrap + info.min
+             for v in (info.min, info.min + 1, info.max, -1, 0, 1, 2, -2, 7, -7, 3, 100, -100)]
+    edges = np.array(edges, dtype=dt)
     rng = np.random.default_rng(seed)
-    rand = rng.integers(-1000, 1000, 200, dtype=dt)
+    rand = rng.integers(max(info.min, -1000), min(info.max, 1000), 200, dtype=dt)
     big = rng.integers(info.min, info.max, 100, dtype=dt)
     return np.concatenate([edges, rand, big])
 
@@ -290,6 +292,10 @@ def test_int_ops(lib, dt, N):
 def test_convert(lib, src, N):
     x = float_inputs(src) if src in FLOATS else int_inputs(src)
     for dst in FLOATS + INTS:
+        if src in FLOATS and dst in ("uint32", "uint64"):   # only what NumPy defines
+            lo, hi = (-2.0**31, 2.0**32) if dst == "uint32" else (-2.0**63, 2.0**64)
+            x = float_inputs(src)
+            x = x[np.isfinite(x) & (x > lo) & (x < hi)]
         got = vec(lib, f"cvt_{dst}", N, x, out_dtype=dst)
         assert_close(got, x.astype(dst), 0, (x,), f"convert {src}->{dst} N={N}")
 

@@ -274,11 +274,7 @@ SCALARIZED = {
 # float ops that have no integer vector form (integer operands go to scalar code)
 SCALARIZED_INTS = {
     "divide": "true division of ints happens on floats (traced as a cast first)",
-    "floor_divide": "integer division has no SIMD instruction; per-lane NumPy rules",
-    "remainder": "as floor_divide",
     "power": "integer power by squaring, per lane",
-    "absolute": "integer abs: vector form exists for floats only",
-    "sign": "integer sign: vector form exists for floats only",
     "reciprocal": "integer reciprocal follows NumPy's 1.0/x conversion, per lane",
     "fmax": "integer fmax is maximum; traced for floats",
     "fmin": "integer fmin is minimum; traced for floats",

@@ -24,7 +24,8 @@ CTYPES = {
     np.dtype("complex64"): "ccg::c64", np.dtype("complex128"): "ccg::c128",
 }
 HALF = np.dtype("float16")
-VEC_TYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "int32", "int64"))
+VEC_TYPES = frozenset(np.dtype(t) for t in (
+    "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"))
 COMPLEX_TYPES = frozenset(np.dtype(t) for t in ("complex64", "complex128"))  # ccg::Vec<ccg::c128, L> too
 BOOL = np.dtype(bool)
 
@@ -191,8 +192,16 @@ class ExprRenderer:
     def __call__(self, expr) -> str:
         reuse = self.reuse
         stop = {k for k, (_, mode, _) in reuse.items() if mode == "load"}
-        for e in walk(expr, stop):
+        hoist = invariant_roots(expr, self.var, set(reuse)) if self.mode == "vector" else set()
+        for e in walk(expr, stop | hoist):
             if id(e) in self.names:
+                continue
+            if id(e) in hoist:        # the same in every lane: scalar code, broadcast
+                scalar = ExprRenderer(self.w, self.buffers, self.locals)
+                scalar.count = self.count
+                value = scalar(e)
+                self.count = scalar.count
+                self.names[id(e)] = self._bind(f"{self.vtype(e.dtype)}::broadcast({value})")
                 continue
             entry = reuse.get(id(e))
             if entry is not None and entry[1] == "load":
@@ -353,9 +362,32 @@ def vectorizable(expr, var, buffers, locals_) -> bool:
     return True
 
 
-def lanes_itemsize(expr) -> int:
+def invariant_roots(expr, var, variant=frozenset()) -> set:
+    """ids of the largest ops of ``expr`` whose value is the same in every lane of ``var``
+    (``i0 >= 1 and i0 <= 1998`` in a loop over i1): the vector renderer computes each once,
+    as scalar code, and broadcasts it. ``variant``: ids never treated as invariant."""
+    inv = {}
+    for e in walk(expr):
+        if id(e) in variant:
+            inv[id(e)] = False
+        elif isinstance(e, (Const, Scalar)):
+            inv[id(e)] = True
+        elif isinstance(e, Index):
+            inv[id(e)] = var not in e.expr.free_symbols
+        elif isinstance(e, Load):
+            inv[id(e)] = not any(var in sympy.sympify(i).free_symbols for i in e.index)
+        else:
+            inv[id(e)] = isinstance(e, Op) and e.name != "group" and all(inv[id(a)] for a in e.args)
+    roots = {id(a) for e in walk(expr) if isinstance(e, Op) and not inv[id(e)]
+             for a in e.args if isinstance(a, Op) and inv[id(a)]}
+    return roots | ({id(expr)} if isinstance(expr, Op) and inv[id(expr)] else set())
+
+
+def lanes_itemsize(expr, var=None) -> int:
     """The widest element of ``expr`` in bytes: a complex lane counts its part (a
-    ccg::Vec<ccg::c128, L> holds a Vec<double, L> per part)."""
-    sizes = [e.dtype.itemsize // (2 if e.dtype.kind == "c" else 1) for e in walk(expr)
+    ccg::Vec<ccg::c128, L> holds a Vec<double, L> per part). With ``var``, the inside of
+    parts the same in every lane (invariant_roots) does not count."""
+    stop = set() if var is None else invariant_roots(expr, var)
+    sizes = [e.dtype.itemsize // (2 if e.dtype.kind == "c" else 1) for e in walk(expr, stop)
              if e.dtype != BOOL]
     return max(sizes + [4])

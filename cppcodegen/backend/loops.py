@@ -78,7 +78,7 @@ class LoopWriter:
         with w.indent("{"):
             vector = allow_vector and self.can_vectorize(s, var)
             if vector and not declared_lanes:
-                w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
+                w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body, var)}>;")
             self.vector_loop(s, inner, lo, hi, emit, var, vector=vector,
                              parallel=parallel and not outer, block=block, chains=chains)
 
@@ -93,7 +93,7 @@ class LoopWriter:
         if vector is None:
             vector = self.can_vectorize(s, var)
             if vector:
-                w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
+                w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body, var)}>;")
         i = f"i{axis}"
         if vector:
             span = hi if lo == "0" else f"({hi} - {lo})"

@@ -21,7 +21,7 @@ class OpDef:
     numpy: object                 # reference implementation (works on arrays)
     scalar: str                   # C++ template for scalar code
     vector: str | None            # C++ template for ccg::Vec code (float types)
-    vector_ints: bool = False     # the vector template is valid for int32/int64 too
+    vector_ints: bool = False     # the vector template is valid for integer lanes too
     vector_bool: str | None = None    # template on ccg::Mask operands (bool dtype)
     scalar_bool: str | None = None    # scalar template override for bool operands
 
@@ -38,14 +38,16 @@ _ROWS = [
     OpDef("multiply", 2, np.multiply, "({0} * {1})", "({0} * {1})", True, "({0} & {1})",
           "({0} && {1})"),
     OpDef("divide", 2, np.divide, "({0} / {1})", "({0} / {1})"),
-    OpDef("floor_divide", 2, np.floor_divide, "ccg::floordiv({0}, {1})", "ccg::floordiv({0}, {1})"),
-    OpDef("remainder", 2, np.remainder, "ccg::mod({0}, {1})", "ccg::mod({0}, {1})"),
+    OpDef("floor_divide", 2, np.floor_divide, "ccg::floordiv({0}, {1})", "ccg::floordiv({0}, {1})",
+          True),
+    OpDef("remainder", 2, np.remainder, "ccg::mod({0}, {1})", "ccg::mod({0}, {1})",
+          True),
     OpDef("fmod", 2, np.fmod, "ccg::fmod({0}, {1})", None),
     OpDef("power", 2, np.power, "ccg::power({0}, {1})", "ccg::pow({0}, {1})"),
     OpDef("negative", 1, np.negative, "(-{0})", "(-{0})", True),
     OpDef("positive", 1, np.positive, "(+{0})", "({0})", True),
-    OpDef("absolute", 1, np.absolute, "ccg::abs({0})", "ccg::abs({0})"),
-    OpDef("sign", 1, np.sign, "ccg::sign({0})", "ccg::sign({0})"),
+    OpDef("absolute", 1, np.absolute, "ccg::abs({0})", "ccg::abs({0})", True),
+    OpDef("sign", 1, np.sign, "ccg::sign({0})", "ccg::sign({0})", True),
     OpDef("sqrt", 1, np.sqrt, "std::sqrt({0})", "ccg::sqrt({0})"),
     OpDef("square", 1, np.square, "({0} * {0})", "({0} * {0})", True),
     OpDef("reciprocal", 1, np.reciprocal, "ccg::reciprocal({0})", "(ccg::Vec<{T}, L>::broadcast(1) / {0})"),

@@ -20,7 +20,6 @@ from ..ir.loopir import (Gather, Load, LoopProgram, Op, Stage, control_reads, in
                          nested, walk)
 from .matvec import fuse_columns
 
-VECTOR_DTYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "int32", "int64", "bool"))
 COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
 
 

@@ -759,7 +759,10 @@ template <class C, class T, int N> inline Vec<C, N> real_to_complex(const Vec<T,
   CCG_CX_CONVERT(C, T, 8) CCG_CX_CONVERT(C, T, 16) CCG_CX_CONVERT(C, T, 32)
 #define CCG_CX_CONVERT_T(C)                                                          \
   CCG_CX_CONVERT_N(C, float) CCG_CX_CONVERT_N(C, double)                             \
-  CCG_CX_CONVERT_N(C, int32_t) CCG_CX_CONVERT_N(C, int64_t)
+  CCG_CX_CONVERT_N(C, int8_t) CCG_CX_CONVERT_N(C, int16_t)                         \
+  CCG_CX_CONVERT_N(C, int32_t) CCG_CX_CONVERT_N(C, int64_t)                        \
+  CCG_CX_CONVERT_N(C, uint8_t) CCG_CX_CONVERT_N(C, uint16_t)                       \
+  CCG_CX_CONVERT_N(C, uint32_t) CCG_CX_CONVERT_N(C, uint64_t)
 CCG_CX_CONVERT_T(c64) CCG_CX_CONVERT_T(c128)
 #undef CCG_CX_CONVERT_T
 #undef CCG_CX_CONVERT_N

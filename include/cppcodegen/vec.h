@@ -2,8 +2,9 @@
 //
 // Provides, in namespace ccg:
 //   CCG_VEC_BYTES          64 (AVX-512), 32 (AVX2) or 16 (portable fallback)
-//   Vec<T, N>              N lanes of T in {float, double, int32_t, int64_t}
-//                          (N a power of two; 4, 8, 16 in generated code)
+//   Vec<T, N>              N lanes of T: float, double or an integer of 1, 2, 4 or
+//                          8 bytes (N a power of two; 4, 8, 16 in generated code:
+//                          narrow integers take the lane count of 32-bit values)
 //   Mask<N>                N booleans, stored as a bitmask
 //   arithmetic, bitwise and comparison operators, select, maximum/minimum
 //   (NumPy NaN rules), math functions (libmvec on x86), conversions,
@@ -88,6 +89,8 @@ template <int N> struct Mask;
 namespace detail {
 
 template <int S> struct int_of_size;
+template <> struct int_of_size<1> { using type = int8_t; };
+template <> struct int_of_size<2> { using type = int16_t; };
 template <> struct int_of_size<4> { using type = int32_t; };
 template <> struct int_of_size<8> { using type = int64_t; };
 template <class T> using int_of = typename int_of_size<sizeof(T)>::type;
@@ -196,7 +199,19 @@ template <int N, class V> inline uint32_t tobits(const V& m) {
     std::memcpy(&hi, reinterpret_cast<const char*>(&m) + bytes / 2, bytes / 2);
     return tobits<N / 2>(lo) | (tobits<N / 2>(hi) << (N / 2));
   }
+  else if constexpr (es < 4 && bytes < 16) {  // 4 or 8 narrow lanes: zero-extend to 16 bytes
+    typedef elem_t<V> E;
+    typedef E W __attribute__((vector_size(16)));
+    W w = {};
+    std::memcpy(&w, &m, bytes);
+    return tobits<16 / es>(w) & ((uint32_t(1) << N) - 1u);
+  }
 #ifdef CCG_HAVE_AVX512
+  else if constexpr (bytes == 32 && es == 1) return kbits(_mm256_movepi8_mask((__m256i)m));
+  else if constexpr (bytes == 16 && es == 1) return kbits(_mm_movepi8_mask((__m128i)m));
+  else if constexpr (bytes == 64 && es == 2) return kbits(_mm512_movepi16_mask((__m512i)m));
+  else if constexpr (bytes == 32 && es == 2) return kbits(_mm256_movepi16_mask((__m256i)m));
+  else if constexpr (bytes == 16 && es == 2) return kbits(_mm_movepi16_mask((__m128i)m));
   else if constexpr (bytes == 64 && es == 4) return kbits(_mm512_movepi32_mask((__m512i)m));
   else if constexpr (bytes == 64 && es == 8) return kbits(_mm512_movepi64_mask((__m512i)m));
   else if constexpr (bytes == 32 && es == 4) return kbits(_mm256_movepi32_mask((__m256i)m));
@@ -204,6 +219,13 @@ template <int N, class V> inline uint32_t tobits(const V& m) {
   else if constexpr (bytes == 16 && es == 4) return kbits(_mm_movepi32_mask((__m128i)m));
   else if constexpr (bytes == 16 && es == 8) return kbits(_mm_movepi64_mask((__m128i)m));
 #else
+  else if constexpr (bytes == 32 && es == 1) return uint32_t(_mm256_movemask_epi8((__m256i)m));
+  else if constexpr (bytes == 16 && es == 1) return uint32_t(_mm_movemask_epi8((__m128i)m));
+  else if constexpr (bytes == 32 && es == 2)
+    return uint32_t(_mm_movemask_epi8(_mm_packs_epi16(_mm256_castsi256_si128((__m256i)m),
+                                                      _mm256_extracti128_si256((__m256i)m, 1))));
+  else if constexpr (bytes == 16 && es == 2)
+    return uint32_t(_mm_movemask_epi8(_mm_packs_epi16((__m128i)m, _mm_setzero_si128()))) & 0xffu;
   else if constexpr (bytes == 32 && es == 4) return uint32_t(_mm256_movemask_ps((__m256)m));
   else if constexpr (bytes == 32 && es == 8) return uint32_t(_mm256_movemask_pd((__m256d)m));
   else if constexpr (bytes == 16 && es == 4) return uint32_t(_mm_movemask_ps((__m128)m));
@@ -222,9 +244,13 @@ template <int N, class V> inline uint32_t tobits(const V& m) {
 template <class V> inline V frombits(uint32_t bits) {
   using E = elem_t<V>;
   constexpr int n = int(sizeof(V) / sizeof(E));
-  V lanebit;
-  for (int i = 0; i < n; ++i) lanebit[i] = E(E(1) << i);
-  return (splat<V>(E(bits)) & lanebit) != splat<V>(E(0));
+  if constexpr (sizeof(E) < 4) {  // narrow lanes cannot hold bit i: widen, compare, narrow
+    return convertv<V>(frombits<typename reg<int32_t, n>::type>(bits));
+  } else {
+    V lanebit;
+    for (int i = 0; i < n; ++i) lanebit[i] = E(E(1) << i);
+    return (splat<V>(E(bits)) & lanebit) != splat<V>(E(0));
+  }
 }
 
 inline uint32_t low_bits(int64_t n) {
@@ -301,9 +327,10 @@ template <int N> inline Mask<N> operator!=(Mask<N> a, Mask<N> b) { return a ^ b;
 
 // =================================================================== Vec
 template <class T, int N> struct Vec {
-  // float, double, int32_t, int64_t (unsigned 32/64-bit used internally)
-  static_assert(std::is_arithmetic_v<T> && (sizeof(T) == 4 || sizeof(T) == 8),
-                "Vec<T,N>: T must be float, double, int32_t or int64_t");
+  // float, double, or an integer of 1, 2, 4 or 8 bytes, signed or unsigned
+  static_assert(std::is_integral_v<T> ? !std::is_same_v<T, bool>
+                                      : (std::is_same_v<T, float> || std::is_same_v<T, double>),
+                "Vec<T,N>: T must be float, double or a fixed-width integer");
   static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0, "Vec<T,N>: N power of 2");
   using value_type = T;
   using V = typename detail::reg<T, N>::type;
@@ -324,7 +351,7 @@ template <class T, int N> struct Vec {
   static Vec load_strided_partial(const T* p, int64_t stride, int64_t n) {
     if (stride == 1) return load_partial(p, n);
 #ifdef CCG_HAVE_AVX512
-    if constexpr (bytes == 64) return gather(p, stride, detail::low_bits(n));
+    if constexpr (bytes == 64 && sizeof(T) >= 4) return gather(p, stride, detail::low_bits(n));
 #endif
     Vec r = broadcast(T(0));
     for (int i = 0; i < N && i < n; ++i) r.v[i] = ld(p + i * stride);
@@ -334,7 +361,7 @@ template <class T, int N> struct Vec {
     if (stride == 1) return load(p);
     if (stride == 0) return broadcast(ld(p));
 #ifdef CCG_HAVE_AVX512
-    if constexpr (bytes == 64) return gather(p, stride, 0xffffffffu);
+    if constexpr (bytes == 64 && sizeof(T) >= 4) return gather(p, stride, 0xffffffffu);
 #endif
     Vec r;
     for (int i = 0; i < N; ++i) r.v[i] = ld(p + i * stride);
@@ -418,6 +445,11 @@ inline Vec<T, N> Vec<T, N>::load_partial(const T* p, int64_t n) {
                         H::load_partial(p + N / 2, detail::clamp_n(n - N / 2, N / 2)));
   }
 #ifdef CCG_HAVE_AVX512
+  else if constexpr (bytes == 32 && es == 1) return from((V)_mm256_maskz_loadu_epi8(__mmask32(detail::low_bits(n)), p));
+  else if constexpr (bytes == 16 && es == 1) return from((V)_mm_maskz_loadu_epi8(__mmask16(detail::low_bits(n)), p));
+  else if constexpr (bytes == 64 && es == 2) return from((V)_mm512_maskz_loadu_epi16(__mmask32(detail::low_bits(n)), p));
+  else if constexpr (bytes == 32 && es == 2) return from((V)_mm256_maskz_loadu_epi16(__mmask16(detail::low_bits(n)), p));
+  else if constexpr (bytes == 16 && es == 2) return from((V)_mm_maskz_loadu_epi16(__mmask8(detail::low_bits(n)), p));
   else if constexpr (bytes == 64 && es == 4) return from((V)_mm512_maskz_loadu_ps(__mmask16(detail::low_bits(n)), p));
   else if constexpr (bytes == 64 && es == 8) return from((V)_mm512_maskz_loadu_pd(__mmask8(detail::low_bits(n)), p));
   else if constexpr (bytes == 32 && es == 4) return from((V)_mm256_maskz_loadu_ps(__mmask8(detail::low_bits(n)), p));
@@ -454,6 +486,11 @@ inline void Vec<T, N>::store_partial(T* p, int64_t n) const {
     detail::hi(*this).store_partial(p + N / 2, detail::clamp_n(n - N / 2, N / 2));
   }
 #ifdef CCG_HAVE_AVX512
+  else if constexpr (bytes == 32 && es == 1) _mm256_mask_storeu_epi8(p, __mmask32(detail::low_bits(n)), (__m256i)v);
+  else if constexpr (bytes == 16 && es == 1) _mm_mask_storeu_epi8(p, __mmask16(detail::low_bits(n)), (__m128i)v);
+  else if constexpr (bytes == 64 && es == 2) _mm512_mask_storeu_epi16(p, __mmask32(detail::low_bits(n)), (__m512i)v);
+  else if constexpr (bytes == 32 && es == 2) _mm256_mask_storeu_epi16(p, __mmask16(detail::low_bits(n)), (__m256i)v);
+  else if constexpr (bytes == 16 && es == 2) _mm_mask_storeu_epi16(p, __mmask8(detail::low_bits(n)), (__m128i)v);
   else if constexpr (bytes == 64 && es == 4) _mm512_mask_storeu_ps(p, __mmask16(detail::low_bits(n)), (__m512)v);
   else if constexpr (bytes == 64 && es == 8) _mm512_mask_storeu_pd(p, __mmask8(detail::low_bits(n)), (__m512d)v);
   else if constexpr (bytes == 32 && es == 4) _mm256_mask_storeu_ps(p, __mmask8(detail::low_bits(n)), (__m256)v);
@@ -512,7 +549,8 @@ inline Mask<N> compare(const Vec<T, N>& a, const Vec<T, N>& b, F generic) {
   constexpr int bytes = Vec<T, N>::bytes;
   constexpr int es = int(sizeof(T));
   constexpr bool fl = std::is_floating_point_v<T>;
-  (void)bytes; (void)es; (void)fl;
+  constexpr bool sg = !fl && std::is_signed_v<T>, us = std::is_unsigned_v<T>;
+  (void)bytes; (void)es; (void)fl; (void)sg; (void)us;
 #ifdef CCG_HAVE_AVX512
   if constexpr (fl && bytes == 64 && es == 4) return Mask<N>{kbits(_mm512_cmp_ps_mask((__m512)a.v, (__m512)b.v, FP))};
   else if constexpr (fl && bytes == 64 && es == 8) return Mask<N>{kbits(_mm512_cmp_pd_mask((__m512d)a.v, (__m512d)b.v, FP))};
@@ -520,12 +558,28 @@ inline Mask<N> compare(const Vec<T, N>& a, const Vec<T, N>& b, F generic) {
   else if constexpr (fl && bytes == 32 && es == 8) return Mask<N>{kbits(_mm256_cmp_pd_mask((__m256d)a.v, (__m256d)b.v, FP))};
   else if constexpr (fl && bytes == 16 && es == 4) return Mask<N>{kbits(_mm_cmp_ps_mask((__m128)a.v, (__m128)b.v, FP))};
   else if constexpr (fl && bytes == 16 && es == 8) return Mask<N>{kbits(_mm_cmp_pd_mask((__m128d)a.v, (__m128d)b.v, FP))};
-  else if constexpr (!fl && bytes == 64 && es == 4) return Mask<N>{kbits(_mm512_cmp_epi32_mask((__m512i)a.v, (__m512i)b.v, IP))};
-  else if constexpr (!fl && bytes == 64 && es == 8) return Mask<N>{kbits(_mm512_cmp_epi64_mask((__m512i)a.v, (__m512i)b.v, IP))};
-  else if constexpr (!fl && bytes == 32 && es == 4) return Mask<N>{kbits(_mm256_cmp_epi32_mask((__m256i)a.v, (__m256i)b.v, IP))};
-  else if constexpr (!fl && bytes == 32 && es == 8) return Mask<N>{kbits(_mm256_cmp_epi64_mask((__m256i)a.v, (__m256i)b.v, IP))};
-  else if constexpr (!fl && bytes == 16 && es == 4) return Mask<N>{kbits(_mm_cmp_epi32_mask((__m128i)a.v, (__m128i)b.v, IP))};
-  else if constexpr (!fl && bytes == 16 && es == 8) return Mask<N>{kbits(_mm_cmp_epi64_mask((__m128i)a.v, (__m128i)b.v, IP))};
+  else if constexpr (sg && bytes == 64 && es == 4) return Mask<N>{kbits(_mm512_cmp_epi32_mask((__m512i)a.v, (__m512i)b.v, IP))};
+  else if constexpr (sg && bytes == 64 && es == 8) return Mask<N>{kbits(_mm512_cmp_epi64_mask((__m512i)a.v, (__m512i)b.v, IP))};
+  else if constexpr (sg && bytes == 32 && es == 4) return Mask<N>{kbits(_mm256_cmp_epi32_mask((__m256i)a.v, (__m256i)b.v, IP))};
+  else if constexpr (sg && bytes == 32 && es == 8) return Mask<N>{kbits(_mm256_cmp_epi64_mask((__m256i)a.v, (__m256i)b.v, IP))};
+  else if constexpr (sg && bytes == 16 && es == 4) return Mask<N>{kbits(_mm_cmp_epi32_mask((__m128i)a.v, (__m128i)b.v, IP))};
+  else if constexpr (sg && bytes == 16 && es == 8) return Mask<N>{kbits(_mm_cmp_epi64_mask((__m128i)a.v, (__m128i)b.v, IP))};
+  else if constexpr (us && bytes == 64 && es == 4) return Mask<N>{kbits(_mm512_cmp_epu32_mask((__m512i)a.v, (__m512i)b.v, IP))};
+  else if constexpr (us && bytes == 64 && es == 8) return Mask<N>{kbits(_mm512_cmp_epu64_mask((__m512i)a.v, (__m512i)b.v, IP))};
+  else if constexpr (us && bytes == 32 && es == 4) return Mask<N>{kbits(_mm256_cmp_epu32_mask((__m256i)a.v, (__m256i)b.v, IP))};
+  else if constexpr (us && bytes == 32 && es == 8) return Mask<N>{kbits(_mm256_cmp_epu64_mask((__m256i)a.v, (__m256i)b.v, IP))};
+  else if constexpr (us && bytes == 16 && es == 4) return Mask<N>{kbits(_mm_cmp_epu32_mask((__m128i)a.v, (__m128i)b.v, IP))};
+  else if constexpr (us && bytes == 16 && es == 8) return Mask<N>{kbits(_mm_cmp_epu64_mask((__m128i)a.v, (__m128i)b.v, IP))};
+  else if constexpr (sg && bytes == 32 && es == 1) return Mask<N>{kbits(_mm256_cmp_epi8_mask((__m256i)a.v, (__m256i)b.v, IP))};
+  else if constexpr (us && bytes == 32 && es == 1) return Mask<N>{kbits(_mm256_cmp_epu8_mask((__m256i)a.v, (__m256i)b.v, IP))};
+  else if constexpr (sg && bytes == 16 && es == 1) return Mask<N>{kbits(_mm_cmp_epi8_mask((__m128i)a.v, (__m128i)b.v, IP))};
+  else if constexpr (us && bytes == 16 && es == 1) return Mask<N>{kbits(_mm_cmp_epu8_mask((__m128i)a.v, (__m128i)b.v, IP))};
+  else if constexpr (sg && bytes == 64 && es == 2) return Mask<N>{kbits(_mm512_cmp_epi16_mask((__m512i)a.v, (__m512i)b.v, IP))};
+  else if constexpr (us && bytes == 64 && es == 2) return Mask<N>{kbits(_mm512_cmp_epu16_mask((__m512i)a.v, (__m512i)b.v, IP))};
+  else if constexpr (sg && bytes == 32 && es == 2) return Mask<N>{kbits(_mm256_cmp_epi16_mask((__m256i)a.v, (__m256i)b.v, IP))};
+  else if constexpr (us && bytes == 32 && es == 2) return Mask<N>{kbits(_mm256_cmp_epu16_mask((__m256i)a.v, (__m256i)b.v, IP))};
+  else if constexpr (sg && bytes == 16 && es == 2) return Mask<N>{kbits(_mm_cmp_epi16_mask((__m128i)a.v, (__m128i)b.v, IP))};
+  else if constexpr (us && bytes == 16 && es == 2) return Mask<N>{kbits(_mm_cmp_epu16_mask((__m128i)a.v, (__m128i)b.v, IP))};
   else
 #endif
   return Mask<N>{tobits<N>(generic(a.v, b.v))};
@@ -560,7 +614,12 @@ inline Vec<T, N> select(Mask<N> m, const Vec<T, N>& a, const Vec<T, N>& b) {
   constexpr int es = int(sizeof(T));
   (void)bytes; (void)es;
 #ifdef CCG_HAVE_AVX512
-  if constexpr (bytes == 64 && es == 4) return Vec<T, N>::from((V)_mm512_mask_blend_ps(__mmask16(m.bits), (__m512)b.v, (__m512)a.v));
+  if constexpr (bytes == 32 && es == 1) return Vec<T, N>::from((V)_mm256_mask_blend_epi8(__mmask32(m.bits), (__m256i)b.v, (__m256i)a.v));
+  else if constexpr (bytes == 16 && es == 1) return Vec<T, N>::from((V)_mm_mask_blend_epi8(__mmask16(m.bits), (__m128i)b.v, (__m128i)a.v));
+  else if constexpr (bytes == 64 && es == 2) return Vec<T, N>::from((V)_mm512_mask_blend_epi16(__mmask32(m.bits), (__m512i)b.v, (__m512i)a.v));
+  else if constexpr (bytes == 32 && es == 2) return Vec<T, N>::from((V)_mm256_mask_blend_epi16(__mmask16(m.bits), (__m256i)b.v, (__m256i)a.v));
+  else if constexpr (bytes == 16 && es == 2) return Vec<T, N>::from((V)_mm_mask_blend_epi16(__mmask8(m.bits), (__m128i)b.v, (__m128i)a.v));
+  else if constexpr (bytes == 64 && es == 4) return Vec<T, N>::from((V)_mm512_mask_blend_ps(__mmask16(m.bits), (__m512)b.v, (__m512)a.v));
   else if constexpr (bytes == 64 && es == 8) return Vec<T, N>::from((V)_mm512_mask_blend_pd(__mmask8(m.bits), (__m512d)b.v, (__m512d)a.v));
   else if constexpr (bytes == 32 && es == 4) return Vec<T, N>::from((V)_mm256_mask_blend_ps(__mmask8(m.bits), (__m256)b.v, (__m256)a.v));
   else if constexpr (bytes == 32 && es == 8) return Vec<T, N>::from((V)_mm256_mask_blend_pd(__mmask8(m.bits), (__m256d)b.v, (__m256d)a.v));
@@ -864,6 +923,8 @@ template <class T, int N> inline Vec<T, N> abs(const Vec<T, N>& x) {
   if constexpr (std::is_floating_point_v<T>) {
     IV bits = detail::bitcast<IV>(x.v) & detail::splat<IV>(std::numeric_limits<I>::max());
     return Vec<T, N>::from(detail::bitcast<typename Vec<T, N>::V>(bits));
+  } else if constexpr (std::is_unsigned_v<T>) {
+    return x;
   } else {
     using UV = typename detail::reg<std::make_unsigned_t<T>, N>::type;
     IV neg = detail::bitcast<IV>(detail::splat<UV>(0) - detail::bitcast<UV>(x.v));
@@ -886,6 +947,7 @@ template <class T, int N> inline Mask<N> isfinite(const Vec<T, N>& x) {
   else return Mask<N>::broadcast(true);
 }
 template <class T, int N> inline Mask<N> signbit(const Vec<T, N>& x) {
+  if constexpr (std::is_unsigned_v<T>) return Mask<N>{0};
   using IV = detail::ivec_t<T, N>;
   return Mask<N>{detail::tobits<N>(detail::bitcast<IV>(x.v) < detail::splat<IV>(0))};
 }
@@ -916,6 +978,14 @@ template <class U, class T, int N> inline Vec<U, N> convert(const Vec<T, N>& x) 
   using VU = Vec<U, N>;
   if constexpr (std::is_same_v<U, T>) {
     return x;
+  } else if constexpr (std::is_floating_point_v<T> && std::is_same_v<U, uint64_t>) {
+    VU r;  // as ccg::cast: values >= 2^63 shifted into int64's range first
+    for (int i = 0; i < N; ++i) r.v[i] = ccg::cast<uint64_t>(x.v[i]);
+    return r;
+  } else if constexpr (std::is_floating_point_v<T> && std::is_same_v<U, uint32_t>) {
+    return convert<U>(convert<int64_t>(x));  // wraps from int64, as ccg::cast
+  } else if constexpr (std::is_floating_point_v<T> && std::is_integral_v<U> && sizeof(U) < 4) {
+    return convert<U>(convert<int32_t>(x));  // narrow integers wrap from int32, as ccg::cast
   } else if constexpr (std::is_floating_point_v<T> && std::is_integral_v<U>) {
     constexpr T lim = -T(std::numeric_limits<U>::min());  // 2^31 or 2^63
     auto ok = (x.v >= detail::splat<typename Vec<T, N>::V>(-lim)) &
@@ -945,15 +1015,51 @@ template <class T, int N> inline Mask<N> to_mask(const Vec<T, N>& x) {
 
 // -------------------------------------------------------- floordiv / mod
 // NumPy floor_divide / remainder, lane by lane (see scalar.h).
+// Integers: one division with a safe divisor (1 where b is 0, or -1 for signed types), then
+// the floor correction and NumPy's answers for those divisors (x // 0 == x % 0 == 0,
+// x // -1 == -x wrapping); a constant divisor becomes multiplies.
+namespace detail {
+template <class T, int N>
+inline void int_divmod(const Vec<T, N>& a, const Vec<T, N>& b, typename Vec<T, N>::V* q,
+                       typename Vec<T, N>::V* r) {
+  using V = typename Vec<T, N>::V;
+  const V zero = splat<V>(T(0)), one = splat<V>(T(1));
+  auto bad = b.v == zero;
+  if constexpr (std::is_signed_v<T>) bad = bad | (b.v == splat<V>(T(-1)));
+  const V bs = blend(bad, one, b.v);
+  *q = a.v / bs;
+  *r = a.v - *q * bs;  // 0 where the divisor was replaced
+  if constexpr (std::is_signed_v<T>) {
+    auto adj = (*r != zero) & ((*r ^ bs) < zero);
+    *q = blend(adj, *q - one, *q);
+    *r = blend(adj, *r + bs, *r);
+  }
+}
+}  // namespace detail
 template <class T, int N> inline Vec<T, N> floordiv(const Vec<T, N>& a, const Vec<T, N>& b) {
-  Vec<T, N> r;
-  for (int i = 0; i < N; ++i) r.v[i] = ccg::floordiv<T>(a.v[i], b.v[i]);
-  return r;
+  using V = typename Vec<T, N>::V;
+  if constexpr (std::is_integral_v<T>) {
+    V q, r;
+    detail::int_divmod(a, b, &q, &r);
+    const V zero = detail::splat<V>(T(0));
+    if constexpr (std::is_signed_v<T>) q = detail::blend(b.v == detail::splat<V>(T(-1)), zero - a.v, q);
+    return Vec<T, N>::from(detail::blend(b.v == zero, zero, q));
+  } else {
+    Vec<T, N> r;
+    for (int i = 0; i < N; ++i) r.v[i] = ccg::floordiv<T>(a.v[i], b.v[i]);
+    return r;
+  }
 }
 template <class T, int N> inline Vec<T, N> mod(const Vec<T, N>& a, const Vec<T, N>& b) {
-  Vec<T, N> r;
-  for (int i = 0; i < N; ++i) r.v[i] = ccg::mod<T>(a.v[i], b.v[i]);
-  return r;
+  if constexpr (std::is_integral_v<T>) {
+    typename Vec<T, N>::V q, r;
+    detail::int_divmod(a, b, &q, &r);
+    return Vec<T, N>::from(r);
+  } else {
+    Vec<T, N> r;
+    for (int i = 0; i < N; ++i) r.v[i] = ccg::mod<T>(a.v[i], b.v[i]);
+    return r;
+  }
 }
 
 // ------------------------------------------------------------ reductions

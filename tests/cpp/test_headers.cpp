@@ -71,7 +71,9 @@ int run_vec(sv op, const void* av, const void* bv, void* out, int64_t n, int64_t
   RED("reduce_max", reduce_max) RED("reduce_min", reduce_min)
   RED("reduce_fmax", reduce_fmax) RED("reduce_fmin", reduce_fmin)
   CVT("cvt_float32", float) CVT("cvt_float64", double)
-  CVT("cvt_int32", int32_t) CVT("cvt_int64", int64_t)
+  CVT("cvt_int8", int8_t) CVT("cvt_int16", int16_t) CVT("cvt_int32", int32_t)
+  CVT("cvt_int64", int64_t) CVT("cvt_uint8", uint8_t) CVT("cvt_uint16", uint16_t)
+  CVT("cvt_uint32", uint32_t) CVT("cvt_uint64", uint64_t)
   if (op == "copy_partial") {  // one partial load/store of n <= N lanes
     VT::load_partial(a, n).store_partial(o, n);
     return 0;
@@ -165,8 +167,14 @@ extern "C" int ccg_vec(const char* op, const char* dtype, int N, const void* a,
   sv dt(dtype);
   if (dt == "float32") return run_vec_t<float>(op, N, a, b, out, n, param);
   if (dt == "float64") return run_vec_t<double>(op, N, a, b, out, n, param);
+  if (dt == "int8") return run_vec_t<int8_t>(op, N, a, b, out, n, param);
+  if (dt == "int16") return run_vec_t<int16_t>(op, N, a, b, out, n, param);
   if (dt == "int32") return run_vec_t<int32_t>(op, N, a, b, out, n, param);
   if (dt == "int64") return run_vec_t<int64_t>(op, N, a, b, out, n, param);
+  if (dt == "uint8") return run_vec_t<uint8_t>(op, N, a, b, out, n, param);
+  if (dt == "uint16") return run_vec_t<uint16_t>(op, N, a, b, out, n, param);
+  if (dt == "uint32") return run_vec_t<uint32_t>(op, N, a, b, out, n, param);
+  if (dt == "uint64") return run_vec_t<uint64_t>(op, N, a, b, out, n, param);
   return -1;
 }
 
