@@ -87,9 +87,9 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter):
         if k.columns:
             self._form_nest_columns()
             return
-        rows = row_dot_operands(self.p, k)
-        if rows is not None and k.stages[0].name not in self.locals:
-            self._form_row_dot(rows)        # A @ x: rows in groups (rowdot.py)
+        dots = row_dot_operands(self.p, k, self.scratch)
+        if dots is not None:
+            self._form_row_dot(dots)        # A @ x: rows in groups (rowdot.py)
             return
         n = len(k.outer)
         if k.parallel:

@@ -18,7 +18,8 @@ import numpy as np
 import sympy
 
 from .cexpr import cindex, ctype, lanes_itemsize
-from ..ir.loopir import Load, Op, index_vars
+from ..ir.loopir import index_vars
+from ..passes.matvec import flat_offset, row_dot
 from .loops import _vtype
 from .sizes import _c
 
@@ -28,76 +29,90 @@ from .sizes import _c
 GROUP = {64: 4, 32: 4}
 
 
-def row_dot_operands(p, k):
-    """(matrix load, vector load) of a kernel of the form above, or None."""
-    if k.form != "nest" or len(k.stages) != 1 or len(k.outer) != 1 or k.columns:
+def row_dot_operands(p, k, scratch=()):
+    """The row dot products of a nest kernel of the form above, or None: [(stage, matrix
+    load, vector load)] in kernel order. Besides them (all over one domain and dtype, reading
+    nothing the kernel writes) the kernel may hold pointwise stages over its rows: the
+    epilogue of each row (``alpha * (A @ x) + beta * (B @ x)``, ``x1 + A @ y``)."""
+    if k.form != "nest" or len(k.outer) != 1 or k.columns or scratch:
         return None
-    s = k.stages[0]
-    if s.kind != "reduction" or s.reduction != "sum" or tuple(s.reduce_axes) != (1,) \
-            or len(s.domain) != 2 or s.body.dtype not in (np.float32, np.float64) \
-            or s.members or s.store is not None:
-        return None
-    e = s.body
-    if not isinstance(e, Op) or e.name != "multiply" or len(e.args) != 2 or not all(
-            type(a) is Load and a.dtype == e.dtype for a in e.args):
-        return None
-    i0, i1 = index_vars(2)
-    offsets = [_offset(p, a) for a in e.args]
-    rows = [k for k, off in enumerate(offsets) if off.coeff(i1) == 1 and off.has(i0)]
-    cols = [k for k, off in enumerate(offsets) if off.coeff(i1) == 1 and not off.has(i0)]
-    if len(rows) != 1 or len(cols) != 1:
-        return None
-    return e.args[rows[0]], e.args[cols[0]]
-
-
-def _offset(p, load):
-    buf = p.buffers[load.buf]
-    return sympy.expand(sum((i * st for i, st in zip(load.index, buf.strides)), sympy.Integer(0)))
+    written = {s.name for s in k.stages}
+    dots = []
+    for s in k.stages:
+        ops = row_dot(p.buffers, s)
+        if ops is None:
+            if s.kind != "pointwise" or len(s.domain) != 1 or s.members:
+                return None
+            continue
+        if any(ld.buf in written for ld in ops) or dots and (
+                tuple(s.domain) != tuple(dots[0][0].domain) or s.body.dtype != dots[0][0].body.dtype):
+            return None
+        dots.append((s, *ops))
+    return dots or None
 
 
 class RowDotWriter:
     """``_form_row_dot`` for KernelWriter (uses its ``w``, ``k``, ``p``, ``opts``, ``omp``)."""
 
-    def _form_row_dot(self, operands):
-        w, s = self.w, self.k.stages[0]
-        a, x = operands
-        i0, i1 = index_vars(2)
+    def _form_row_dot(self, dots):
+        w, s = self.w, dots[0][0]
         dt = s.body.dtype
         t, vt = ctype(dt), _vtype(dt)
         n0, n1 = s.domain
         block = self.opts.reduction_block if (
             not isinstance(n1, int) or n1 > 64 * self.opts.reduction_block) else 0
         wide = bool(block) and dt == np.float32     # (float32 blocks finish in double)
-        a_off, x_off = _offset(self.p, a), _offset(self.p, x)
-        out = self.p.buffers[s.name]
-        y_off = sympy.expand(i0 * out.strides[0]) if out.shape else sympy.Integer(0)
         w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
         w.line(f"constexpr int R = L * {np.dtype(dt).itemsize} >= 64 ? {GROUP[64]} : "
                f"{GROUP[32]};   // rows per group")
-        w.line(f"const {t}* __restrict__ xv = {x.buf} + {cindex(x_off.subs(i1, 0))};")
         w.line(f"const int64_t i1_end = {_c(n1)} / L * L;")
         w.line(f"const int64_t ngroups = {_c(n0)} / R;")
         if self.k.parallel:     # a contiguous half of A per thread: 2000^2 float64 A @ x,
             # 50 calls in a row, 0.34-0.36 ms against 0.40-0.42 ms in dynamic chunks of 8 rows
             # on the 2-core EPYC (more of A stays in each core's share of the cache)
-            w.line(self.omp(1, _work(n1) * GROUP[64], contiguous=True))
+            w.line(self.omp(1, _work(n1) * GROUP[64] * len(dots), contiguous=True))
         with w.indent("for (int64_t g = 0; g < ngroups; ++g) {"):
-            self._row_group(f"g * R", "R", a, a_off, s, y_off, block, wide, t, vt)
+            self._row_group("g * R", "R", dots, block, wide, t, vt)
         with w.indent(f"for (int64_t r0 = ngroups * R; r0 < {_c(n0)}; ++r0) {{"):
-            self._row_group("r0", "1", a, a_off, s, y_off, block, wide, t, vt)
+            self._row_group("r0", "1", dots, block, wide, t, vt)
 
-    def _row_group(self, first, count, a, a_off, s, y_off, block, wide, t, vt):
+    def _row_group(self, first, count, dots, block, wide, t, vt):
         """The C++ of ``count`` rows from ``first`` (a compile-time row count: the loops over
-        ``r`` unroll into one chain set per row)."""
+        ``r`` unroll into one chain set per row): each dot product of the rows, then each
+        row's epilogue."""
         w = self.w
-        i0, i1 = index_vars(2)
-        acc_t = "double" if wide else t
+        i0 = index_vars(2)[0]
         w.line(f"constexpr int NR = {count};")
         w.line(f"const int64_t row0 = {first};")
+        for n, (s, a, x) in enumerate(dots):
+            w.line(f"{'double' if wide else t} dot{n}[NR];")
+            with w.indent("{"):
+                self._dot_rows(f"dot{n}", s, a, x, block, wide, t, vt)
+        dot_names = {s.name for s, _, _ in dots}
+        with w.indent("for (int r = 0; r < NR; ++r) {"):
+            w.line(f"const int64_t {i0} = row0 + r;")
+            for n, (s, _, _) in enumerate(dots):
+                out = self.p.buffers[s.name]
+                if s.name in self.locals:
+                    w.line(f"const {t} {self.locals[s.name]} = dot{n}[r];")
+                else:
+                    y = sympy.expand(i0 * out.strides[0]) if out.shape else sympy.Integer(0)
+                    w.line(f"{s.name}[{cindex(y)}] = dot{n}[r];")
+            for s in self.units:
+                if s.name not in dot_names:
+                    self.stage(s, [], {})
+
+    def _dot_rows(self, dots, s, a, x, block, wide, t, vt):
+        """``dots[r]`` = the dot product of row ``row0 + r`` of ``a`` with ``x``."""
+        w = self.w
+        i0, i1 = index_vars(2)
+        a_off, x_off = flat_offset(self.p.buffers, a), flat_offset(self.p.buffers, x)
+        acc_t = "double" if wide else t
+        w.line(f"const {t}* __restrict__ xv = {x.buf} + {cindex(x_off.subs(i1, 0))};")
         w.line(f"const {t}* ar[NR];")
         w.line(f"for (int r = 0; r < NR; ++r) ar[r] = {a.buf} + "
                f"{cindex(a_off.subs(i1, 0).subs(i0, sympy.Symbol('row0') + sympy.Symbol('r')))};")
-        w.line(f"{acc_t} acc[NR];")
+        w.line(f"{acc_t}* acc = {dots};")
         w.line(f"{vt} vacc[NR], vcomp[NR];")
         w.line(f"for (int r = 0; r < NR; ++r) {{ acc[r] = 0; vacc[r] = {vt}::broadcast(0); "
                f"vcomp[r] = {vt}::broadcast(0); }}")
@@ -143,8 +158,6 @@ class RowDotWriter:
                 w.line(f"acc[r] = acc[r] + ccg::reduce_add({cv}(vacc[r]) - {cv}(vcomp[r]));")
             else:
                 w.line("acc[r] = acc[r] + ccg::reduce_add(vacc[r]);")
-            y = cindex(y_off.subs(i0, sympy.Symbol("row0") + sympy.Symbol("r")))
-            w.line(f"{s.name}[{y}] = acc[r];")
 
 
 def _work(n) -> int:

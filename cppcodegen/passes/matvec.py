@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.loopir import Gather, Load, index_vars, walk
+import sympy
+
+from ..ir.loopir import Gather, Load, Op, index_vars, walk
 
 FUSABLE_DTYPES = "fiu"
 
@@ -82,3 +84,31 @@ def _merge(first, second):
     nest.columns = tuple(nest.columns) + (s.name,)
     nest.stages.append(s)   # rendered after the row's stages either way
     return nest
+
+
+def row_dot(buffers, s):
+    """(matrix load, vector load) of a stage that is a float sum over j of ``A[i, j] * x[j]``
+    (both contiguous along j: ``A @ x``), else None. backend/rowdot.py runs such stages a
+    few rows at a time; two of them over different matrices stay in separate kernels
+    (``schedule``): the rows of A and of B interleaved in one pass read memory slower than
+    A then B (2000^2 float64 gesummv, 1.15 ms fused against 0.89 ms apart on the EPYC)."""
+    if s.kind != "reduction" or s.reduction != "sum" or tuple(s.reduce_axes) != (1,) \
+            or len(s.domain) != 2 or s.body.dtype not in (np.float32, np.float64) \
+            or s.members or s.store is not None:
+        return None
+    e = s.body
+    if not isinstance(e, Op) or e.name != "multiply" or len(e.args) != 2 or not all(
+            type(a) is Load and a.dtype == e.dtype for a in e.args):
+        return None
+    i0, i1 = index_vars(2)
+    offsets = [flat_offset(buffers, a) for a in e.args]
+    rows = [k for k, off in enumerate(offsets) if off.coeff(i1) == 1 and off.has(i0)]
+    cols = [k for k, off in enumerate(offsets) if off.coeff(i1) == 1 and not off.has(i0)]
+    if len(rows) != 1 or len(cols) != 1:
+        return None
+    return e.args[rows[0]], e.args[cols[0]]
+
+
+def flat_offset(buffers, load):
+    buf = buffers[load.buf]
+    return sympy.expand(sum((i * st for i, st in zip(load.index, buf.strides)), sympy.Integer(0)))

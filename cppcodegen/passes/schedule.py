@@ -18,7 +18,7 @@ import numpy as np
 from ..config import Options
 from ..ir.loopir import (Gather, Load, LoopProgram, Op, Stage, control_reads, index_vars,
                          nested, walk)
-from .matvec import fuse_columns
+from .matvec import fuse_columns, row_dot
 
 COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
 
@@ -46,10 +46,14 @@ def _loads(stage: Stage):
     return [e for e in walk(stage.body) if isinstance(e, Load)]
 
 
-def _can_join(kernel: Kernel, stage: Stage) -> bool:
+def _can_join(kernel: Kernel, stage: Stage, buffers) -> bool:
     if kernel.form not in ("nest", "flat") or stage.kind in ("extern", "scan", "scatter",
                                                             "segment", "bincount"):
         return False
+    dot = row_dot(buffers, stage)
+    if dot is not None and any(d is not None and d[0].buf != dot[0].buf
+                               for d in (row_dot(buffers, s) for s in kernel.stages)):
+        return False            # A @ x and B @ x: one matrix per pass (matvec.row_dot)
     outer = kernel.outer
     n = len(outer)
     if tuple(stage.domain[:n]) != tuple(outer):
@@ -118,7 +122,7 @@ def _group(program, stages, opts, counter) -> list:
             k = Kernel(f"kernel{next(counter)}", "control", (), [stage])
             k.regions = tuple(_group(program, region, opts, counter) for region in stage.regions)
             kernels.append(k)
-        elif opts.fuse and kernels and _can_join(kernels[-1], stage):
+        elif opts.fuse and kernels and _can_join(kernels[-1], stage, program.buffers):
             kernels[-1].stages.append(stage)
         else:
             kernels.append(_new_kernel(stage, next(counter), program))
