@@ -225,3 +225,30 @@ def test_out_argument_and_dot():
     got = cppcodegen.compile(into)(a, b, out)
     assert_product_close(out, a, b)
     assert_product_close(got / 2, a, b)
+
+
+def shifted_products(x, w):
+    """A convolution written as products of shifted slices with the kernel's taps."""
+    K = w.shape[0]
+    H, W = x.shape[1] - K + 1, x.shape[2] - K + 1
+    out = np.zeros((x.shape[0], H, W, w.shape[3]), dtype=x.dtype)
+    for i in range(K):
+        for j in range(K):
+            out += x[:, i:i + H, j:j + W, :] @ w[i, j]
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stack_of_matrices_times_a_matrix_is_one_product(dtype):
+    """(N, H, W, C) slices @ (C, F): one GEMM over N*H*W rows (the slice's rows gathered
+    with a row // (H*W), row // W % H, row % W index), equal to NumPy's batched product."""
+    r = _rng(8)
+    x = r.standard_normal((3, 13, 11, 6)).astype(dtype)
+    w = r.standard_normal((3, 3, 6, 5)).astype(dtype)
+    f = cppcodegen.compile(shifted_products)
+    got = run_compiled(f, x, w)
+    want = shifted_products(x, w)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    text = str(cppcodegen.explain(f, x, w))
+    assert "[297, 6]" in text and "floor(i0/99)" in text    # 3*11*9 rows, no flat division

@@ -58,6 +58,15 @@ def matmul(a, b, out=None, **kw):
     if small:                       # products and their sum fused: a loop around compiles
         a3, b3 = cast(a2, dt), cast(b2, dt)
         return sum_(np.multiply(expand_dims(a3, -1), expand_dims(b3, -3)), axis=-2, dtype=dt)
+    if a.ndim > 2 and b.ndim == 2 and all(isinstance(d, int) for d in batch) \
+            and int(np.prod(batch)) >= FLATTEN_BATCH:
+        # a stack of matrices times one matrix is one product of all their rows: one GEMM
+        # instead of a small one per matrix (a convolution's x[:, i:i+H, j:j+W, :] @ w[i, j]:
+        # 496 products of 62x32 @ 32x64 float32, 1.33 ms in NumPy's batched loop, 0.58 ms as
+        # one 30752x32 @ 32x64 on the EPYC); a few matrices keep their batched call (the
+        # flattened result is a copy when it is the function's value)
+        rows = matmul(reshape(a, (-1, a.shape[-1])), b)
+        return reshape(rows, tuple(a.shape[:-1]) + (b.shape[-1],))
     from ..runtime.extern import ExternCall, Slot
     call = ExternCall(np.matmul, (Slot(0), Slot(1)), {}, writes_out=True)
     node = make_node("extern", (as_node(a2, dt), as_node(b2, dt)), shape, dt, user_location(),
@@ -70,6 +79,7 @@ def matmul(a, b, out=None, **kw):
     return r
 
 
+FLATTEN_BATCH = 8           # a stack of at least this many matrices @ one matrix: one GEMM
 FUSED_COMPLEX = 1 << 15     # multiply-adds of a complex product fused rather than NumPy's call
 
 

@@ -84,7 +84,8 @@ def reshape_index(idx, out_shape, in_shape) -> tuple:
             continue
         q = floordiv(flat, stride, total)
         result.append(modulo(q, size, -(-total // stride)))
-    return tuple(result)
+    cost = lambda r: sum(sympy.count_ops(e) for e in map(sympy.sympify, r))   # noqa: E731
+    return tuple(by_digits) if cost(by_digits) <= cost(result) else tuple(result)
 
 
 def _divides(a, b) -> bool:
@@ -121,11 +122,23 @@ def _digit(digits, stride, size):
     # high digits divide exactly; low digits sum to less than low[0].st * low[0].n
     terms = [(e, sympy.cancel(st / stride), n) for e, st, n in high]
     rest = sympy.Integer(0)
+    bound = None        # rest < bound
     if low and not _divides(stride, low[0][1] * low[0][2]):
-        low_sum = sum((e * st for e, st, _ in low), sympy.Integer(0))
-        rest = sympy.floor(low_sum / stride) if stride.is_Integer else FloorDiv(low_sum, stride)
+        e0, st0, n0 = low[0]
+        if _divides(stride, st0):
+            # the lower digits sum to less than st0: floor((e0 * st0 + lower) / stride) is
+            # e0 // (stride / st0) (flattening (8, 62, 62, 32) to (30752, 32): row // 3844)
+            q0 = sympy.cancel(stride / st0)
+            rest = sympy.floor(e0 / q0) if q0.is_Integer else FloorDiv(e0, q0)
+            n0 = sympy.sympify(n0)
+            bound = -(-n0 // q0) if n0.is_Integer and q0.is_Integer else None
+        else:
+            low_sum = sum((e * st for e, st, _ in low), sympy.Integer(0))
+            rest = sympy.floor(low_sum / stride) if stride.is_Integer else FloorDiv(low_sum, stride)
     keep = [(e, c, n) for e, c, n in terms if not _divides(c, size)]
     q = sum((e * c for e, c, _ in keep), sympy.Integer(0)) + rest
+    if not keep and bound is not None and size.is_Integer and bound <= size:
+        return rest
     if rest != 0 or (keep and not _divides(size, keep[0][1] * keep[0][2])):
         return IMod(q, size) if size.is_Integer or rest != 0 or keep else q
     return sympy.expand(q)
