@@ -37,7 +37,7 @@ from .api import (CompiledFunction, Explanation, Recompile, RecompileLimitWarnin
                   explain)
 from .frontend.signature import mark_dynamic
 from .frontend.iteration import prange
-from .errors import CppCodegenError, DataDependentError, TraceError, UnsupportedError
+from .errors import CppCodegenError, DataDependentError, FallbackWarning, TraceError, UnsupportedError
 from .runtime import CompileError, clear_caches, clear_on_fresh_cache, fresh_cache
 import sys as _sys
 
@@ -70,7 +70,7 @@ def __getattr__(name):
 
 
 __version__ = "0.1.0"
-__all__ = ["compile", "explain", "CompiledFunction", "Explanation", "UnsupportedError",
+__all__ = ["compile", "explain", "CompiledFunction", "Explanation", "UnsupportedError", "FallbackWarning",
            "DataDependentError", "TraceError", "CppCodegenError", "CompileError", "fresh_cache",
            "clear_caches", "clear_on_fresh_cache", "hooks", "callback", "check", "CheckError",
            "CheckReport", "register_backend", "list_backends", "manual_seed", "mark_dynamic",

@@ -22,7 +22,7 @@ from .checking.backends import lookup_backend, register_backend
 from .checking.callback import CompileTrigger, callback_handler
 from .checking.check import CheckError, CheckReport
 from .frontend import signature
-from .errors import UnsupportedError
+from .errors import DataDependentError, UnsupportedError, fall_back
 from .frontend.control import trace_function
 
 log = logging.getLogger("cppcodegen")
@@ -211,10 +211,8 @@ def _variant(so_path, cdef, plan, constants, specs):
     lib = load_library(so_path, cdef)
     contiguous = {i: _c_contiguous(s) for i, s in enumerate(specs) if s[0] in ("array", "darray")}
     calls = [st[1] for st in plan.steps if st[0] == "call"]
-    if plan.steps == (("call", 0),):
-        fn = lib.lib.ccg_run0
-    else:
-        fn = tuple(getattr(lib.lib, f"ccg_run{i}") for i in range(max(calls, default=-1) + 1))
+    fn = lib.lib.ccg_run0 if plan.steps == (("call", 0),) else tuple(
+        getattr(lib.lib, f"ccg_run{i}") for i in range(max(calls, default=-1) + 1))
     return make_variant(lib.ffi, fn, plan, constants, contiguous)
 
 
@@ -239,8 +237,7 @@ def _c_contiguous(spec) -> bool:
 
 
 def _safe_name(fn) -> str:
-    name = getattr(fn, "__name__", "fn")
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)[:60] or "fn"
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in getattr(fn, "__name__", "fn"))[:60] or "fn"
 
 
 def _plan(program, sig, graph=None):
@@ -409,8 +406,11 @@ class CompiledFunction:
                 self.recompiles.append(reason)
                 log.info("%s", reason)
             trigger = CompileTrigger.RECOMPILE if self.variants else CompileTrigger.FIRST_TRACE
-            with callback_handler.install_callbacks(trigger) as compilation:
-                variant = self._backend(self.fn, cspecs, args, opts, compilation)
+            try:
+                with callback_handler.install_callbacks(trigger) as compilation:
+                    variant = self._backend(self.fn, cspecs, args, opts, compilation)
+            except (UnsupportedError, DataDependentError) as e:   # plain Python, or raise
+                return self.variants.setdefault(specs, fall_back(self.fn, e, opts.fallback))
             values = _value_sizes(variant)
             if cspecs == specs and not values:
                 self.variants[cspecs] = variant

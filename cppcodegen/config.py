@@ -59,6 +59,11 @@ class Options:
     recompile_limit: int = 8
     """Compiled variants per function; beyond it a call that fits none of them runs the plain
     NumPy function instead of compiling again (with a warning, once)."""
+    fallback: bool = True
+    """A function using a construct cppcodegen cannot compile (UnsupportedError,
+    DataDependentError) runs as the plain Python function for those arguments, with a
+    FallbackWarning naming the construct and its line; off (CPPCODEGEN_FALLBACK=0): the
+    error is raised. The test suite runs with it off."""
     cache_dir: str = ""
     """Kernel cache directory; empty = CPPCODEGEN_CACHE_DIR or the per-user default."""
     tune: bool = True

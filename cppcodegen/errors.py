@@ -24,6 +24,36 @@ class TraceError(CppCodegenError, TypeError):
     """The traced function did something invalid (bad shapes, bad dtypes, ...)."""
 
 
+class FallbackWarning(UserWarning):
+    """A function ran as plain Python: it uses a construct cppcodegen cannot compile (the
+    message names it and the line); option ``fallback=False`` raises the error instead."""
+
+
+class PlainPython:
+    """The variant of a function that could not be compiled for these arguments: it runs
+    the plain function (``error`` says why). Option ``fallback`` (on by default)."""
+    plan = None
+
+    def __init__(self, fn, error: Exception):
+        self.fn, self.error = fn, error
+
+    def __call__(self, args):
+        return self.fn(*args)
+
+
+def fall_back(fn, error: Exception, enabled: bool) -> PlainPython:
+    """The plain-Python variant for ``error`` (warning once), or ``error`` raised again when
+    the fallback is off. Only a construct the compiler cannot take falls back: a user's own
+    mistake (a shape mismatch, an index out of range) raises as NumPy raises it."""
+    if not enabled:
+        raise error
+    import warnings
+    warnings.warn(f"cppcodegen: {getattr(fn, '__qualname__', fn)} runs as plain Python for "
+                  f"these arguments (not compiled): {type(error).__name__}: {error}",
+                  FallbackWarning, stacklevel=4)
+    return PlainPython(fn, error)
+
+
 def user_location() -> str:
     """file:line of the innermost frame outside cppcodegen and NumPy (the user's code)."""
     import numpy

@@ -19,6 +19,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # `import helper
 # measured choices (cppcodegen/autotune.py) off: tests must not depend on timing; the
 # tests of tuning (tests/test_tuning.py) turn it on per function with options={"tune": True}
 os.environ["CPPCODEGEN_TUNE"] = "0"
+# a construct that cannot be compiled raises (the default runs the plain function with a
+# FallbackWarning): a test must never pass on the plain function's result;
+# tests/test_fallback.py turns it on per function with options={"fallback": True}
+os.environ["CPPCODEGEN_FALLBACK"] = "0"
 
 _FLAG = "cppcodegen_tests_loadgroup"
 

@@ -250,7 +250,7 @@ def test_symbolic_sizes_are_decided_by_the_traced_call():
 def test_batched_products_are_a_class_of_their_own(fake_measure):
     r = np.random.default_rng(3)
     a = r.standard_normal((8, 32, 16)).astype(np.float64)
-    b = r.standard_normal((16, 24)).astype(np.float64)
+    b = r.standard_normal((8, 16, 24)).astype(np.float64)    # (one b for all: one product)
     with cppcodegen.fresh_cache():
         f = cppcodegen.compile(product, options=ON)
         np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-12)

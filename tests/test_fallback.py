@@ -1,0 +1,38 @@
+"""A construct cppcodegen cannot compile runs the plain function (option ``fallback``, on
+by default): the caller gets the plain function's result and a FallbackWarning naming the
+construct and the user's line; with the option off the error is raised. A mistake of the
+user's own (shapes that do not broadcast) raises as NumPy raises it either way."""
+import warnings
+
+import numpy as np
+import pytest
+
+import cppcodegen
+import fallback_programs as P
+
+
+def _args():
+    return (np.linspace(0.1, 7.3, 11),)
+
+
+def test_unsupported_call_runs_the_plain_function_with_a_warning():
+    f = cppcodegen.compile(P.low_bits, options={"fallback": True})
+    with pytest.warns(cppcodegen.FallbackWarning,
+                      match=r"low_bits .*view\(dtype\).*fallback_programs.py:\d+"):
+        got = f(*_args())
+    np.testing.assert_array_equal(got, P.low_bits(*_args()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # decided once for these arguments: no second warning
+        np.testing.assert_array_equal(f(*_args()), P.low_bits(*_args()))
+
+
+def test_fallback_off_raises_the_error():
+    f = cppcodegen.compile(P.low_bits, options={"fallback": False})
+    with pytest.raises(cppcodegen.UnsupportedError, match="fallback_programs.py"):
+        f(*_args())
+
+
+def test_user_errors_are_not_hidden_by_the_fallback():
+    f = cppcodegen.compile(P.bad_shapes, options={"fallback": True})
+    with pytest.raises(ValueError, match="broadcast"):
+        f(np.ones(3), np.ones(4))
