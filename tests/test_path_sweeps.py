@@ -270,6 +270,8 @@ SCALARIZED = {
     "right_shift": "as left_shift",
     "random_uniform": "counter-based Philox draws, one element at a time",
     "random_normal": "as random_uniform",
+    "erf": "Python's math.erf of a scalar in a loop body (no NumPy ufunc): libm's, as Python",
+    "erfc": "as erf", "gamma": "as erf", "lgamma": "as erf",
 }
 # float ops that have no integer vector form (integer operands go to scalar code)
 SCALARIZED_INTS = {

@@ -67,7 +67,20 @@ def loop_index_math(x):
     return out
 
 
+def loop_erf_gamma(s, k, t, v):
+    """Black-Scholes terms one option at a time (math.erf, erfc), and math.gamma/lgamma."""
+    out = np.empty_like(s)
+    for i in range(s.shape[0]):
+        d1 = (math.log(s[i] / k[i]) + 0.5 * v * v * t[i]) / (v * math.sqrt(t[i]))
+        d2 = d1 - v * math.sqrt(t[i])
+        out[i] = s[i] * 0.5 * (1 + math.erf(d1 / math.sqrt(2))) \
+            + k[i] * 0.5 * math.erfc(-d2 / math.sqrt(2)) \
+            + 1e-3 * (math.gamma(t[i] + 1.0) + math.lgamma(s[i]))
+    return out
+
+
 @pytest.mark.parametrize("fn, args", [
+    (loop_erf_gamma, (X * 30, X[::-1] * 30, X / 2, 0.3)),
     (loop_sqrt_exp_log, (X,)),
     (loop_trig, (X,)),
     (loop_floor_index, (X, np.arange(4.0) * 1.5)),

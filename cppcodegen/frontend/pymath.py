@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..ir.graph import make_node
+from ..ir.ufuncs import PYTHON_MATH
 from ..errors import user_location
 from .iteration import has_loop_symbol, size_proxy, symbolic_int
 from .proxy import cast_node, Proxy, wrap
@@ -86,6 +87,18 @@ TABLE = {name: _float(uf) for name, uf in {
     "atanh": np.arctanh, "fabs": np.absolute, "hypot": np.hypot, "pow": np.power,
     "copysign": np.copysign, "degrees": np.degrees, "radians": np.radians, "fmod": np.fmod,
 }.items()}
+def _no_ufunc(name):
+    """math.erf and the like (no NumPy ufunc): an op of their own on the float64 value."""
+    def fn(x, original):
+        if not _traced(x):
+            return original(x)
+        v = _value(x)
+        return wrap(make_node(name, (v.node,), (), np.dtype(np.float64), user_location()),
+                    weak=True, scalar=True)
+    return fn
+
+
+TABLE.update({name: _no_ufunc(name) for name in PYTHON_MATH})
 TABLE.update({"floor": _integral(np.floor), "ceil": _integral(np.ceil),
               "trunc": _integral(np.trunc), "isnan": _test(np.isnan),
               "isinf": _test(np.isinf), "isfinite": _test(np.isfinite), "log": _log})

@@ -9,6 +9,7 @@ every traceable op has every column.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -159,6 +160,18 @@ _ROWS += [
           "ccg::random_normal<{T}>({0}, {1}, {2})", None),
 ]
 
+def _python_math(fn):
+    """NumPy reference of a ``math`` function NumPy has no ufunc for (element by element)."""
+    each = np.frompyfunc(fn, 1, 1)
+    return lambda x: np.asarray(each(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+
+
+# Python's math.erf/erfc/gamma/lgamma of traced values (frontend/pymath.py; float64, as the
+# C library computes them for math); scalar code only
+PYTHON_MATH = {"erf": math.erf, "erfc": math.erfc, "gamma": math.gamma, "lgamma": math.lgamma}
+_ROWS += [OpDef(name, 1, _python_math(fn), f"std::{'tgamma' if name == 'gamma' else name}({{0}})",
+                None) for name, fn in PYTHON_MATH.items()]
+
 OPS: dict[str, OpDef] = {row.name: row for row in _ROWS}
 
 # NumPy names that are the same op under another name
@@ -167,7 +180,7 @@ ALIASES = {"true_divide": "divide", "mod": "remainder", "abs": "absolute",
            "bitwise_right_shift": "right_shift", "power": "power"}
 
 TRACEABLE = (set(OPS) - {"where", "random_uniform", "random_normal", "real", "imag", "complex",
-                         "mul_naive"}) \
+                         "mul_naive"} - set(PYTHON_MATH)) \
     | set(ALIASES) | {"divmod"}
 LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
