@@ -1552,3 +1552,30 @@ def test_a_branch_on_a_loop_index_around_a_numpy_call_unrolls_the_loop():
         cppcodegen.compile(branch_on_index_around_numpy_call)(G, H, S1)
     branch_on_index_around_numpy_call(G, H, S2)
     np.testing.assert_allclose(S1, S2, rtol=1e-13)
+
+
+def metropolis_sweep(spins, rand, beta):
+    n = spins.shape[0]
+    for i in range(n):
+        for j in range(n):
+            s = spins[i, j]
+            nb = spins[(i + 1) % n, j] + spins[i, (j + 1) % n] + spins[(i - 1) % n, j] \
+                + spins[i, (j - 1) % n]
+            dE = 2 * s * nb
+            if dE <= 0 or rand[i, j] < math.exp(-dE * beta):
+                spins[i, j] = -s
+    return spins, dE, nb
+
+
+def test_a_branch_flipping_one_element_updates_the_array_where_it_is():
+    """The values read from the array before the branch and kept in variables (``s``,
+    ``nb``, ``dE``) are computed before it, so the branch writes the array in place: no copy
+    of the whole array per iteration (a 200x200 sweep ran 5x slower than Python)."""
+    rng = np.random.default_rng(9)
+    spins = rng.choice([-1, 1], size=(23, 23)).astype(np.int64)
+    rand = rng.random((23, 23))
+    check(metropolis_sweep, spins, rand, 0.4, **EXACT)        # (spins compared afterwards too)
+    ir = str(cppcodegen.explain(metropolis_sweep, spins, rand, 0.4))
+    body = ir[ir.index("for lv0"):ir.index("== kernels")].split("\n")
+    inside = [line for line in body if line.startswith("    ")]       # the loops' bodies
+    assert inside and not any("over [23, 23]" in line for line in inside), body

@@ -131,3 +131,27 @@ def test_a_returned_selection_serves_every_count_without_running_the_function_ag
             assert sel.dtype == np.float64 and sel.ndim == 1
             np.testing.assert_allclose(total, want_total, rtol=1e-12)
     assert len(calls) == traced
+
+
+def selected_extremes(c):
+    return c[c > 0].min(), c[c < 5].max(), np.max(c[c != 3])
+
+
+def row_min(x, m):
+    return x[m].min()
+
+
+@pytest.mark.parametrize("c", [np.array([0, 3, 1, 7, 0, 2]), np.array([0.0, np.nan, 4.0, 9.0]),
+                               np.arange(10, dtype=np.uint8), np.array([-1, -2, 5])], ids=str)
+def test_max_min_of_a_selection_serve_every_mask(c):
+    """x[m].max() / .min() without initial=: of where(m, x, lowest/highest), NaN kept as
+    NumPy keeps it, and NumPy's ValueError when nothing is selected; no NumPy step."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)          # no extern-call warning
+        check_against_numpy(selected_extremes, c)
+    f = cppcodegen.compile(selected_extremes)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        f(np.full(c.shape, 3, c.dtype))
+    with pytest.raises(ValueError, match="zero-size array to reduction operation minimum"):
+        cppcodegen.compile(row_min)(np.ones((4, 3)), np.zeros(4, bool))
+    check_against_numpy(row_min, np.arange(12.0).reshape(4, 3), np.array([0, 1, 1, 0], bool))

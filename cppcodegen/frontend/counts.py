@@ -128,17 +128,28 @@ def index_bounds(node):
         return None
     parts = [index_bounds(i) for i in node.inputs[1:]] if op == "where" else \
         [index_bounds(i) for i in node.inputs]
-    if None in parts:
-        return None
+    if None in parts or not parts:
+        return _dtype_bounds(node)
     if op == "where":
-        return (min(parts[0][0], parts[1][0]), max(parts[0][1], parts[1][1]))
-    if op == "add":
-        return (parts[0][0] + parts[1][0], parts[0][1] + parts[1][1])
-    if op == "subtract":
-        return (parts[0][0] - parts[1][1], parts[0][1] - parts[1][0])
-    if op in ("minimum", "maximum"):
+        r = (min(parts[0][0], parts[1][0]), max(parts[0][1], parts[1][1]))
+    elif op == "add":
+        r = (parts[0][0] + parts[1][0], parts[0][1] + parts[1][1])
+    elif op == "subtract":
+        r = (parts[0][0] - parts[1][1], parts[0][1] - parts[1][0])
+    elif op in ("minimum", "maximum"):
         f = min if op == "minimum" else max
-        return (f(parts[0][0], parts[1][0]), f(parts[0][1], parts[1][1]))
+        r = (f(parts[0][0], parts[1][0]), f(parts[0][1], parts[1][1]))
+    else:
+        return _dtype_bounds(node)
+    info = np.iinfo(node.dtype)     # past the dtype's range the value wraps: anywhere in it
+    return r if info.min <= r[0] and r[1] <= info.max else (int(info.min), int(info.max))
+
+
+def _dtype_bounds(node):
+    """The range of a narrow integer dtype (a uint8 image's values: 0..255), or None."""
+    if node.dtype.kind in "iu" and node.dtype.itemsize <= 2:
+        info = np.iinfo(node.dtype)
+        return int(info.min), int(info.max)
     return None
 
 

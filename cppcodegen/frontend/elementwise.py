@@ -14,7 +14,7 @@ from ..ir import ufuncs
 from ..ir.graph import make_node
 from .externs import extern_call
 from .proxy import (as_node, asproxy, broadcast_node, broadcast_operands, cast, cast_node,
-                    descriptor, is_weak, own, Proxy, store_result, unsupported, wrap)
+                    copy_of, descriptor, is_weak, own, Proxy, store_result, unsupported, wrap)
 from .selection import lift
 from .sizes import fit
 from .views import broadcast_to
@@ -252,3 +252,20 @@ def _extreme(x, other, low: bool):
         return np.bool_(not low)
     info = np.iinfo(dt)
     return dt.type(info.min if low else info.max)
+
+
+def round_(a, decimals=0, out=None):
+    """np.round / np.around / ndarray.round as NumPy computes them: rint (halves to even) of
+    ``a * 10**decimals``, divided back (``a / 10**-decimals`` and multiplied back when
+    decimals < 0), in a's own float dtype; integers with decimals >= 0 are themselves."""
+    a = asproxy(a)
+    if out is not None or not isinstance(decimals, int) or a.dtype.kind not in "fiub" or (
+            a.dtype.kind != "f" and decimals < 0):
+        unsupported("np.round of complex values, into out=, with negative decimals of "
+                    "integers or with traced decimals")
+    if a.dtype.kind != "f":
+        return copy_of(a)
+    if decimals == 0:
+        return np.rint(a)
+    f = 10.0 ** abs(decimals)
+    return np.rint(a * f) / f if decimals > 0 else np.rint(a / f) * f

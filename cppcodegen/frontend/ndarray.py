@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import UnsupportedError, user_location
 from . import complexes, concat, counts, einsum, padding
 from .creation import full_like, ones_like, zeros_like
-from .elementwise import OPERATOR, clip, isclose, select, trace_ufunc, where
+from .elementwise import OPERATOR, clip, isclose, round_, select, trace_ufunc, where
 from .externs import extern_call
 from .indexing import diagonal, fill_diagonal, flip, getitem, put, setitem, take, ufunc_at
 from .linalg import dot, matmul, norm, outer, trace_, tril, triu
@@ -229,6 +229,7 @@ Proxy.put = lambda self, indices, values, mode="raise": put(self, indices, value
 Proxy.copy = lambda self, order="C": copy_of(self)
 Proxy.view = lambda self, dtype=None: self if dtype is None else unsupported("ndarray.view(dtype)")
 Proxy.clip = lambda self, min=None, max=None, **kw: clip(self, min, max, **kw)
+Proxy.round = lambda self, decimals=0, out=None: round_(self, decimals, out)
 Proxy.searchsorted = lambda self, v, side="left", sorter=None: counts.searchsorted(
     self, v, side, sorter)
 for _name, _fn in {"sum": sum_, "prod": prod, "mean": mean, "var": var, "std": std,
@@ -269,6 +270,7 @@ FUNCTIONS = {
     np.flip: flip, np.fliplr: lambda m: flip(m, 1), np.flipud: lambda m: flip(m, 0),
     np.diagonal: diagonal, np.trace: trace_, np.tril: tril, np.triu: triu,
     np.var: var, np.std: std, np.matmul: matmul, np.dot: dot, np.outer: outer, np.linalg.norm: norm, np.where: where, np.clip: clip,
+    np.round: round_, np.around: round_,
     np.isclose: isclose, np.allclose: allclose, np.select: select, np.reshape: reshape,
     np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis,
     np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays,

@@ -99,6 +99,10 @@ def _reduce_fn(kind):
     def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
                where=_NO_VALUE, **extra):
         check_plain(f"np.{kind}", None, **extra)
+        if kind in ("max", "min") and is_selection(a) and axis is None and not keepdims and \
+                initial is _NO_VALUE and where is _NO_VALUE and out is None and dtype is None \
+                and a.dtype.kind in "biuf":
+            return _selection_extreme(a, kind)
         out = _out_operand(f"np.{kind}", out)
         whole = _unselect(a, kind, axis, keepdims, initial, where)
         if whole is not None:           # x[mask].sum(): no selected count needed
@@ -150,6 +154,29 @@ def _unselect(a, kind, axis, keepdims, initial, where_arg):
         mask = reshape(mask, tuple(mask.shape) + (1,) * (base.ndim - lead))
     fill = asproxy(fill)
     return where(mask, base, fill if fill.weak else cast(fill, base.dtype)), axes
+
+
+def _selection_extreme(sel, kind) -> Proxy:
+    """``x[m].max()`` / ``.min()``: of ``where(m, x, lowest)`` (highest for min), checked at
+    run time to have selected something (NumPy's ValueError when not), so the compiled code
+    serves every mask (``cdf[cdf > 0].min()`` of a histogram equalization)."""
+    base, mask, dt = sel.base, sel.mask, sel.dtype
+    if dt.kind == "f":
+        fill = -np.inf if kind == "max" else np.inf
+    elif dt.kind == "b":
+        fill = kind != "max"
+    else:
+        info = np.iinfo(dt)
+        fill = int(info.min if kind == "max" else info.max)
+    if mask.ndim < base.ndim:
+        mask = reshape(mask, tuple(mask.shape) + (1,) * (base.ndim - mask.ndim))
+    x = where(mask, base, cast(asproxy(fill), dt))
+    node = _reduce_node(x, kind, tuple(range(x.ndim)), False).node
+    n = selected_count(sel)
+    if GUARDS:                  # in one side of ``x if c else y``: checked where it is taken
+        n = where(GUARDS[-1], n, 1)
+    node = make_node("check", (node, as_node(n)), (), dt, user_location(), code=EMPTY_CODES[kind])
+    return wrap(own(node), scalar=True)
 
 
 def selected_count(sel) -> Proxy:

@@ -48,14 +48,15 @@ def classify(args) -> tuple:
             specs.append(("const", t.__name__, a))
         elif isinstance(a, np.random.Generator):
             specs.append(("generator",))
-        elif isinstance(a, tuple) and all(type(v) in (int, bool, str, float) for v in a):
-            specs.append(("const", "tuple", a))
+        elif isinstance(a, (tuple, list)) and all(type(v) in (int, bool, str, float) for v in a):
+            specs.append(("const", t.__name__, tuple(a)))   # (polynomial coefficients)
         elif isinstance(a, np.ndarray):      # subclasses: treat as plain arrays
             raise TypeError(f"cppcodegen: ndarray subclass {t.__name__} is not supported; "
                             "pass np.asarray(x)")
         else:
             raise TypeError(f"cppcodegen cannot take an argument of type {t.__name__}; "
-                            "pass arrays, Python/NumPy scalars, ints, bools, strings or None")
+                            "pass arrays, Python/NumPy scalars, ints, bools, strings, None or "
+                            "tuples/lists of numbers")
     return tuple(specs)
 
 

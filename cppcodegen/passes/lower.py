@@ -9,6 +9,8 @@ that write the caller's array last (``Lowering.writebacks``).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import sympy
 
@@ -291,6 +293,9 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
                 self.lower_bind(node)
             elif op == "check":
                 self.lower_check(node)
+                buf = self.buffers[self.buffer_of[id(node)]]
+                if id(node) in outputs and buf.role == "temp":   # the function's result
+                    self.buffers[buf.name] = dataclasses.replace(buf, role="output")
             elif op == "loop_out":
                 self.buffer_of[id(node)] = self.carry_of[id(node.inputs[0])][node.attr("index")]
             elif op in ("reduce", "extern", "scan", "segment", "bincount") or \

@@ -112,9 +112,12 @@ class ControlLowering:
         if init.op == "setitem" and id(init) not in self.buffer_of:
             self.add_stage(init, "temp")    # (into its base's buffer where that is dead)
         buf = self.buffer_of.get(id(init))
-        if buf is not None and self.buffers[buf].role == "temp" \
-                and self._dead_after(init, node):
-            return buf
+        if buf is not None and self.buffers[buf].role == "temp":
+            early = [] if self._dead_after(init, node) else self._read_later(init, node)
+            if early is not None:           # scalars read from it later: computed now
+                for u in early:
+                    self.realize(u)
+                return buf
         name = f"buf{len(self.buffers)}"
         self.new_buffer(name, init.dtype, init.shape)
         if init.op == "broadcast_to" and init.attr("uninit", False):
@@ -136,21 +139,48 @@ class ControlLowering:
                      if r is p and j != k}         # a result that is another one's value
         return live
 
-    def _dead_after(self, init, control) -> bool:
-        """Is ``init`` read by nothing computed after ``control`` starts? (Users already in
-        a buffer were computed before it; a result or another construct reads it later.)"""
-        stack, seen = [init], set()
+    def _read_later(self, init, control, hoist=True):
+        """The scalars to compute before ``control`` starts so that nothing after it reads
+        ``init`` ([] when nothing does), or None when something else does. (A Metropolis
+        sweep's ``if ...: spins[i, j] = -s`` keeps ``nb`` and ``dE``, read from the spins
+        before the flip: computed before the branch, the branch flips the spins where they
+        are instead of in a copy of the whole array.) Users already in a buffer were
+        computed before; a result or another construct reads it later. ``hoist`` False:
+        no scalars are offered, [] or None."""
+        stack, seen, early = [init], set(), []
         while stack:
             n = stack.pop()
             for u in self.users.get(id(n), ()):
                 if u is control or (u is not None and id(u) in self.buffer_of):
                     continue
                 if u is None or u.op in CONTROL_OPS:
-                    return False
-                if id(u) not in seen:
-                    seen.add(id(u))
+                    return None
+                if id(u) in seen:
+                    continue
+                seen.add(id(u))
+                if hoist and u.shape == () and u.op != "loop_out" and not self._needs(u, control):
+                    early.append(u)
+                else:
                     stack.append(u)
-        return True
+        return early
+
+    def _dead_after(self, init, control) -> bool:
+        """Is ``init`` read by nothing computed after ``control`` starts?"""
+        return self._read_later(init, control, hoist=False) == []
+
+    def _needs(self, node, control) -> bool:
+        """Does ``node`` depend on ``control`` (or on something else not computed yet that
+        is a construct's result)?"""
+        stack, seen = list(node.inputs), set()
+        while stack:
+            n = stack.pop()
+            if n is control or n.op in CONTROL_OPS or n.op == "loop_out":
+                return True
+            if id(n) in seen or id(n) in self.buffer_of:
+                continue
+            seen.add(id(n))
+            stack.extend(n.inputs)
+        return False
 
     def _lower_region(self, region, carry, writes=True, roles=None, where="", swap=True):
         """The stages of one region (its carried values written back when ``writes``) and
