@@ -27,6 +27,9 @@ The workloads:
   the whole grid each iteration, a mask of the points that escaped); ``mandelbrot_points``: the
   same counts with a while loop per point (Numba-example style); ``complex_chain``:
   ``np.abs(np.exp(1j * a) * z + np.conj(z) ** 2)``.
+- ``life_u8``, ``sobel_u8``, ``equalize_u8``: image code on uint8 data as it is kept (a Game
+  of Life step, a Sobel magnitude clipped back to uint8, a histogram equalization through a
+  lookup table).
 
 Every function leaves its inputs unchanged. Inputs have fixed seeds.
 ``python -m benchmarks.run --tag program --quick --repeat 1 --no-dask`` runs every system on them and
@@ -133,6 +136,35 @@ def complex_chain(a, z):
     return np.abs(np.exp(1j * a) * z + np.conj(z) ** 2)
 
 
+# ----------------------------------------------------------------------------- uint8 images
+def life_u8(Z):
+    """One Game of Life step on a uint8 grid (0/1), the edge cells staying dead."""
+    N = (Z[0:-2, 0:-2] + Z[0:-2, 1:-1] + Z[0:-2, 2:] + Z[1:-1, 0:-2] + Z[1:-1, 2:]
+         + Z[2:, 0:-2] + Z[2:, 1:-1] + Z[2:, 2:])
+    birth = (N == 3) & (Z[1:-1, 1:-1] == 0)
+    survive = ((N == 2) | (N == 3)) & (Z[1:-1, 1:-1] == 1)
+    Z2 = np.zeros_like(Z)
+    Z2[1:-1, 1:-1][birth | survive] = 1
+    return Z2
+
+
+def sobel_u8(img):
+    """Sobel gradient magnitude of a uint8 image, clipped back to uint8."""
+    f = img.astype(np.float32)
+    gx = (f[:-2, 2:] + 2 * f[1:-1, 2:] + f[2:, 2:]) - (f[:-2, :-2] + 2 * f[1:-1, :-2] + f[2:, :-2])
+    gy = (f[2:, :-2] + 2 * f[2:, 1:-1] + f[2:, 2:]) - (f[:-2, :-2] + 2 * f[:-2, 1:-1] + f[:-2, 2:])
+    return np.clip(np.sqrt(gx * gx + gy * gy), 0, 255).astype(np.uint8)
+
+
+def equalize_u8(img):
+    """Histogram equalization: the cumulative histogram as a lookup table."""
+    hist = np.bincount(img.ravel(), minlength=256)
+    cdf = hist.cumsum()
+    cdf_min = cdf[cdf > 0].min()
+    lut = np.round((cdf - cdf_min) * 255.0 / (cdf[-1] - cdf_min)).astype(np.uint8)
+    return lut[img]
+
+
 NUMPY_VECTORIZED = {"spmv_rows": spmv_reduceat, "hist_loop": vec_hist_loop,
                     "mandelbrot_points": mandelbrot_masked}
 
@@ -191,6 +223,20 @@ def make_complex_chain(n):
 
 
 # ----------------------------------------------------------------------------- error scales
+def make_cells(shape):
+    return ((_rng().random(shape) < 0.3).astype(np.uint8),)
+
+
+def make_image(shape):
+    """A uint8 image with structure (smooth gradients, a disc, noise), not uniform noise."""
+    h, w = shape
+    y, x = np.mgrid[0:h, 0:w]
+    img = 96 + 64 * np.sin(x / 37.0) * np.cos(y / 53.0) + 60 * ((x - w / 2) ** 2 + (y - h / 2) ** 2
+                                                                < (min(h, w) / 3) ** 2)
+    img = img + _rng().normal(0, 8, shape)
+    return (np.clip(img, 0, 255).astype(np.uint8),)
+
+
 def _spmv_magnitude(inputs, ref):
     indptr, cols, vals, x = inputs
     mags = np.add.reduceat(np.concatenate((np.abs(vals * x[cols]), [0.0])), indptr[:-1])
@@ -225,6 +271,13 @@ PROGRAM_WORKLOADS: dict[str, Workload] = dict([
        tags=("program", "python_loop")),
     _w("complex_chain", complex_chain, make_complex_chain, 10**7, 10**4,
        "np.abs(np.exp(1j * a) * z + np.conj(z) ** 2), complex128", tags=("program",)),
+    _w("life_u8", life_u8, make_cells, (2000, 2000), (100, 100),
+       "Game of Life step, uint8 cells, neighbour sums of 8 slices", tags=("program", "image")),
+    _w("sobel_u8", sobel_u8, make_image, (2000, 2000), (100, 100),
+       "Sobel magnitude of a uint8 image, clipped back to uint8", tags=("program", "image")),
+    _w("equalize_u8", equalize_u8, make_image, (2000, 2000), (100, 100),
+       "histogram equalization of a uint8 image: bincount, cumsum, lookup table",
+       tags=("program", "image")),
 ])
 
 QUICK = ("spmv_reduceat",)
@@ -236,7 +289,7 @@ def numba_impls() -> dict:
     from numba import njit
     out = {}
     for name in ("spmv_rows", "hist_loop", "mandelbrot_points", "complex_chain",
-                 "hist_edges"):
+                 "hist_edges", "sobel_u8"):
         out[name] = njit(PROGRAM_WORKLOADS[name].fn)
     return out
 
@@ -287,7 +340,27 @@ def jax_impls() -> dict:
     def chain(a, z):
         return jnp.abs(jnp.exp(1j * a) * z + jnp.conj(z) ** 2)
 
-    return {"spmv_rows": spmv, "spmv_reduceat": spmv, "hist_edges": hist_e,
+    def life(Z):
+        N = (Z[0:-2, 0:-2] + Z[0:-2, 1:-1] + Z[0:-2, 2:] + Z[1:-1, 0:-2] + Z[1:-1, 2:]
+             + Z[2:, 0:-2] + Z[2:, 1:-1] + Z[2:, 2:])
+        inner = Z[1:-1, 1:-1]
+        alive = ((N == 3) & (inner == 0)) | (((N == 2) | (N == 3)) & (inner == 1))
+        return jnp.zeros_like(Z).at[1:-1, 1:-1].set(alive.astype(Z.dtype))
+
+    def sobel(img):
+        f = img.astype(jnp.float32)
+        gx = (f[:-2, 2:] + 2 * f[1:-1, 2:] + f[2:, 2:]) - (f[:-2, :-2] + 2 * f[1:-1, :-2] + f[2:, :-2])
+        gy = (f[2:, :-2] + 2 * f[2:, 1:-1] + f[2:, 2:]) - (f[:-2, :-2] + 2 * f[:-2, 1:-1] + f[:-2, 2:])
+        return jnp.clip(jnp.sqrt(gx * gx + gy * gy), 0, 255).astype(jnp.uint8)
+
+    def equalize(img):
+        cdf = jnp.cumsum(jnp.bincount(img.ravel(), length=256))
+        cdf_min = jnp.min(jnp.where(cdf > 0, cdf, cdf[-1]))     # (no dynamic shapes)
+        lut = jnp.round((cdf - cdf_min) * 255.0 / (cdf[-1] - cdf_min)).astype(jnp.uint8)
+        return lut[img]
+
+    return {"life_u8": life, "sobel_u8": sobel, "equalize_u8": equalize,
+            "spmv_rows": spmv, "spmv_reduceat": spmv, "hist_edges": hist_e,
             "hist_digitize": hist_d, "hist_loop": hist_l, "mandelbrot_masked": mandel,
             "mandelbrot_points": mandel, "complex_chain": chain}
 
@@ -302,7 +375,10 @@ NOTE = ("NumPy programs from sparse algebra, statistics and complex arithmetic, 
         "same code on jax.numpy, with jax.ops.segment_sum for the CSR products (no reduceat), "
         "a scatter-add for hist_loop and lax.fori_loop for Mandelbrot; float64 enabled. "
         "The CSR matrix has empty rows (every 17th and the last 5); histogram inputs have "
-        "values on edges, out of range and NaN.")
+        "values on edges, out of range and NaN. The uint8 image workloads (life_u8, "
+        "sobel_u8, equalize_u8) run on 8-bit data as image code keeps it; numba: njit of "
+        "sobel_u8's source; jax: the same code (a scatter for life's masked store, a "
+        "where-min for equalize's masked min).")
 
 SUITE = Suite(tag="program", title="Program workloads", note=NOTE, workloads=PROGRAM_WORKLOADS,
               quick=QUICK, numpy_vectorized=NUMPY_VECTORIZED, numba=numba_impls, jax=jax_impls)
