@@ -1579,3 +1579,28 @@ def test_a_branch_flipping_one_element_updates_the_array_where_it_is():
     body = ir[ir.index("for lv0"):ir.index("== kernels")].split("\n")
     inside = [line for line in body if line.startswith("    ")]       # the loops' bodies
     assert inside and not any("over [23, 23]" in line for line in inside), body
+
+
+def bubble_sort(a):
+    n = len(a)
+    for i in range(n):
+        swapped = False
+        for j in range(n - 1 - i):
+            if a[j] > a[j + 1]:
+                a[j], a[j + 1] = a[j + 1], a[j]
+                swapped = True
+        if not swapped:
+            break
+    return a
+
+
+def test_a_swap_in_a_branch_is_two_element_stores():
+    """``a[j], a[j + 1] = a[j + 1], a[j]``: both elements read first, then two stores into
+    the array where it is (a pass over the whole array per swap made the sort slower than
+    Python)."""
+    a = np.random.default_rng(10).random(41)
+    check(bubble_sort, a, **EXACT)
+    ir = str(cppcodegen.explain(bubble_sort, a))
+    body = ir[ir.index("for lv0"):ir.index("== kernels")].split("\n")
+    inside = [line for line in body if line.startswith("    ")]
+    assert inside and not any("over [41]" in line for line in inside), body

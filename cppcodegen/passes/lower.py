@@ -227,7 +227,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         name = self.buffer_of.get(id(base))
         if name is None or role != "temp" or self.buffers[name].role != "temp" or \
                 tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype \
-                or not self._dead_after(base, node):
+                or not self._free_after(base, node):
             return False
         stage = self._scatter(node, name, label, where)
         if self._reads(name, stage.body) and stage.numel() != 1:

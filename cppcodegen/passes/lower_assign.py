@@ -320,7 +320,7 @@ class AssignLowering:
         if name is None or role != "temp" or self.buffers[name].role != "temp" or \
                 tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype:
             return False
-        if not self._dead_after(base, node):
+        if not self._free_after(base, node):
             return False
         domain, store, body = self._region(node)
         return not self._overlaps(name, store, body, domain)
@@ -383,7 +383,8 @@ class AssignLowering:
     def _setitem_chain(self, node: Node, start: Node, name: str):
         """``x[r1] = v1; x[r2] = v2; ...`` on the buffer's value ``start``, as one region store
         per assignment in their order, when no value reads the array (so each may be computed
-        after the stores before it); None otherwise (the chain becomes one pass over x)."""
+        after the stores before it), or every value is one element (read before the stores);
+        None otherwise (the chain becomes one pass over x)."""
         chain = []
         while node.op == "setitem" and id(node) not in self.buffer_of:
             chain.append(node)
@@ -392,7 +393,15 @@ class AssignLowering:
             return None
         parts = [self._region(n) + (self.names[id(n.inputs[1])],) for n in reversed(chain)]
         if any(self._reads(name, body) for _, _, body, _ in parts):
-            return None
+            # one-element values read first, into their own buffers: a swap
+            # ``a[j], a[j + 1] = a[j + 1], a[j]`` is then two stores, not a pass over ``a``
+            if not all(n.inputs[1].shape == () for n in chain):
+                return None
+            for n in reversed(chain):
+                self.realize(n.inputs[1])
+            parts = [self._region(n) + (self.names[id(n.inputs[1])],) for n in reversed(chain)]
+            if any(self._reads(name, body) for _, _, body, _ in parts):
+                return None
         return parts
 
     def _region(self, node: Node):

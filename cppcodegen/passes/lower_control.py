@@ -113,10 +113,7 @@ class ControlLowering:
             self.add_stage(init, "temp")    # (into its base's buffer where that is dead)
         buf = self.buffer_of.get(id(init))
         if buf is not None and self.buffers[buf].role == "temp":
-            early = [] if self._dead_after(init, node) else self._read_later(init, node)
-            if early is not None:           # scalars read from it later: computed now
-                for u in early:
-                    self.realize(u)
+            if self._free_after(init, node):
                 return buf
         name = f"buf{len(self.buffers)}"
         self.new_buffer(name, init.dtype, init.shape)
@@ -163,6 +160,18 @@ class ControlLowering:
                 else:
                     stack.append(u)
         return early
+
+    def _free_after(self, init, control) -> bool:
+        """Can ``control`` (a construct, an assignment) take over ``init``'s buffer? Yes when
+        nothing computed after it reads ``init``, once the scalars read from ``init`` later
+        are computed now (``_read_later``: a swap ``a[j], a[j + 1] = a[j + 1], a[j]`` reads
+        both elements before either store)."""
+        if self._dead_after(init, control):
+            return True
+        early = self._read_later(init, control)
+        for u in early or ():
+            self.realize(u)
+        return early is not None
 
     def _dead_after(self, init, control) -> bool:
         """Is ``init`` read by nothing computed after ``control`` starts?"""
