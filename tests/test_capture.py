@@ -633,9 +633,9 @@ def test_where_names_user_file_and_line():
     seen = []
 
     class Spy(PythonOps):
-        def for_stmt(self, it, body, get, set_, names, extra, where):
+        def for_stmt(self, it, body, get, set_, names, extra, where, slices=False):
             seen.append((where, names))
-            return super().for_stmt(it, body, get, set_, names, extra, where)
+            return super().for_stmt(it, body, get, set_, names, extra, where, slices)
 
     convert(f_loop_local, Spy())(3)
     lines, start = inspect.getsourcelines(f_loop_local)
@@ -662,11 +662,11 @@ def test_get_set_state_roundtrip():
     log = []
 
     class Spy(PythonOps):
-        def for_stmt(self, it, body, get, set_, names, extra, where):
+        def for_stmt(self, it, body, get, set_, names, extra, where, slices=False):
             before = get()
             set_(before)
             assert get() == before
-            super().for_stmt(it, body, get, set_, names, extra, where)
+            super().for_stmt(it, body, get, set_, names, extra, where, slices)
             log.append((names, get()))
 
         def while_stmt(self, cond, body, get, set_, names, where):

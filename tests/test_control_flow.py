@@ -1604,3 +1604,29 @@ def test_a_swap_in_a_branch_is_two_element_stores():
     body = ir[ir.index("for lv0"):ir.index("== kernels")].split("\n")
     inside = [line for line in body if line.startswith("    ")]
     assert inside and not any("over [41]" in line for line in inside), body
+
+
+def separable_filter(img, taps):
+    r = taps.shape[0] // 2
+    h, w = img.shape
+    padded = np.pad(img, r, mode="reflect")
+    tmp = np.zeros((h + 2 * r, w), dtype=img.dtype)
+    for k in range(taps.shape[0]):
+        tmp += taps[k] * padded[:, k:k + w]
+    out = np.zeros((h, w), dtype=img.dtype)
+    for k in range(taps.shape[0]):
+        out += taps[k] * tmp[k:k + h, :]
+    return out
+
+
+def test_a_few_shifted_slices_summed_in_a_loop_fuse_into_one_pass():
+    """A loop of at most 8 iterations known when compiling, whose variable bounds slices (a
+    filter's taps), is run by Python while tracing: its statements fuse, one kernel per
+    loop instead of a pass per tap (the README's unroll rule)."""
+    img = np.random.default_rng(11).random((40, 37)).astype(np.float32)
+    taps = np.array([0.1, 0.2, 0.4, 0.2, 0.1], np.float32)
+    check(separable_filter, img, taps, rtol=1e-6, atol=1e-6)
+    ex = cppcodegen.explain(separable_filter, img, taps)
+    assert not any(k.form == "control" for k in ex.kernels) and len(ex.kernels) <= 3
+    big = np.ones(11, np.float32)                   # 11 taps: a compiled loop
+    assert any(k.form == "control" for k in cppcodegen.explain(separable_filter, img, big).kernels)

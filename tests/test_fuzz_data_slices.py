@@ -249,9 +249,9 @@ def test_float32_values_into_a_float64_scalar():
     check_loop_function(f_float32_into_float64, [np.linspace(0.1, 3.0, 7, dtype=np.float32)])
 
 
-# -- prange (not specific to value slices): two stores to out[i] in one iteration are refused
+# -- prange (not specific to value slices): two stores to out[i] in one iteration were refused
 # with "writes all of an array it shares between iterations", though each iteration writes
-# only its own element (one store, or a store and a reduction, compile).
+# only its own element; a chain of one-element stores is now two element stores.
 def f_prange_two_stores(x, lo, hi):
     out = np.zeros(lo.shape[0])
     for i in prange(lo.shape[0]):
@@ -260,7 +260,5 @@ def f_prange_two_stores(x, lo, hi):
     return (out,)
 
 
-@pytest.mark.xfail(strict=True, reason="prange: two stores to out[i] refused as a store of "
-                   "the whole array")
 def test_prange_two_stores_to_its_own_element():
     check_loop_function(f_prange_two_stores, [np.arange(1.0, 8.0), _LO, _HI])

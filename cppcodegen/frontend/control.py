@@ -41,6 +41,30 @@ log = logging.getLogger("cppcodegen")
 _SHAPES = __package__.rpartition(".")[0] + ".ir.shapes"
 
 
+UNROLL_TRIPS = 8        # a range of at most this many iterations, known when compiling,
+UNROLL_BODIES = 16      # whose variable bounds slices is run by Python while tracing, while
+                        # nested ones make at most this many copies of the innermost body
+
+
+class KeepLoop(Exception):
+    """A small loop Python ran while tracing failed where a compiled one may not: traced
+    again with it compiled."""
+
+    def __init__(self, where):
+        super().__init__(where)
+        self.where = where
+
+
+def _small_trips(spec, extra_test) -> int:
+    """The trip count of a plain ``range`` loop of at most UNROLL_TRIPS iterations with
+    bounds known when compiling and no ``break``/``return``, else 0."""
+    if type(spec) is not LoopRange or spec.parallel or extra_test is not None or not all(
+            isinstance(v, int) for v in (spec.start, spec.stop, spec.step)):
+        return 0
+    n = len(range(spec.start, spec.stop, spec.step))
+    return n if 1 < n <= UNROLL_TRIPS else 0
+
+
 class TraceOps:
     """What a captured function calls (as ``__ccg``) while it is traced."""
 
@@ -50,6 +74,8 @@ class TraceOps:
         self.unroll = {}            # loops (file:line) that Python runs (unrolled): why
         self.loops = []             # the compiled loops being captured now, outermost first
         self.parent = {}            # a construct (file:line) -> the compiled loop around it
+        self.copies = 1             # bodies the small loops Python runs make of one body
+        self.keep = set()           # small loops (file:line) compiled as loops all the same
 
     # ----------------------------------------------------------------- expressions
     def not_(self, x):
@@ -233,7 +259,8 @@ class TraceOps:
                          cond=cond_region, body=body_region, ncarry=loop.ncarry)
         loop.finish(node)
 
-    def for_stmt(self, iterable, body, get_state, set_state, names, extra_test=None, where=""):
+    def for_stmt(self, iterable, body, get_state, set_state, names, extra_test=None, where="",
+                 slices=False):
         spec = loop_spec(iterable)
         if spec is None and where in self.unroll and constant_numbers(iterable):
             spec = ConstantIter(iterable)   # Python could not run it: a compiled loop
@@ -245,6 +272,21 @@ class TraceOps:
                 body(item)
                 if extra_test is not None and not _concrete(extra_test(), where):
                     break
+            return
+        trips = _small_trips(spec, extra_test) if slices else 0
+        if trips and self.copies * trips <= UNROLL_BODIES and where not in self.keep:
+            # a few iterations known when compiling (a filter's taps): Python runs them, so
+            # their array statements fuse into one pass (``out += w[k] * x[k:k + n]``)
+            self.copies *= trips
+            try:
+                for item in spec.python_items():
+                    body(item)
+            except (Unroll, KeepLoop):
+                raise
+            except Exception as e:      # (a slice of run-time length needs its loop; an index
+                raise KeepLoop(where) from e    # in a branch not taken): compiled after all
+            finally:
+                self.copies //= trips
             return
         loop = Carried(names, get_state, set_state, where)
         var = enter_loop(spec)
@@ -388,6 +430,11 @@ def _trace_captured(trace, fn, captured, ops, specs, args, saved):
             INTERNAL.clear()
             try:
                 graph = trace(captured, specs, args)
+            except KeepLoop as k:
+                if k.where in ops.keep:
+                    raise k.__cause__ from None
+                ops.keep.add(k.where)
+                continue
             except Unroll as u:
                 outer = ops.parent.get(u.where) if u.where in ops.unroll else None
                 while outer is not None and outer in ops.unroll:

@@ -252,7 +252,7 @@ class Converter(ReturnRewriter):
         pre = [assign(f, ast.Constant(False)) for f in (brk, cont) if f]
         call = ast.Expr(self.call_op("for_stmt", [
             it, name_node(body_n), name_node(get_n), name_node(set_n), self.names_tuple(names),
-            extra, self.where(s)]))
+            extra, self.where(s), ast.Constant(_slices_with(s.target, s.body))]))
         return self.finish(s, pre + [body] + state + [call])
 
     def gen_while(self, s):
@@ -403,3 +403,13 @@ class _ExprConv(ast.NodeTransformer):
         self.c.changed = True
         return ast.copy_location(ast.Call(func=self.c.op("call"), args=[f] + node.args,
                                           keywords=node.keywords), node)
+
+
+def _slices_with(target, body) -> bool:
+    """Does the loop's variable bound a slice in its body (``x[k:k + n]``)? Such a loop over a
+    few iterations is run by Python while tracing, so its array statements fuse into one pass
+    (a filter's taps); a time loop, or one reading elements (``a[i]``), stays a loop."""
+    names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return any(isinstance(n, ast.Name) and n.id in names
+               for sub in ast.walk(ast.Module(body=list(body), type_ignores=[]))
+               if isinstance(sub, ast.Slice) for n in ast.walk(sub))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..ir.graph import CONTROL_OPS, Graph, regions
+from ..ir.graph import CONTROL_OPS, VIEW_OPS, Graph, regions
 from ..ir.loopir import STATUS, Load, Stage, control_reads, index_vars, nested, walk
 from ..ir.ufuncs import OPS
 from .indexing import same_index
@@ -38,8 +38,10 @@ class ControlLowering:
                  for k, init in enumerate(node.inputs[first:first + n])]
         self.carry_of[id(node)] = carry
         if node.op != "if":         # values computed before a loop, once (not per iteration:
-            for i in node.inputs[n:]:       # `scale = nbins / (hi - lo)` read in the body)
-                if id(i) not in self.buffer_of and (i.op == "cast" or i.op in OPS):
+            for i in node.inputs[n:]:       # `scale = nbins / (hi - lo)` read in the body,
+                while i.op in VIEW_OPS and id(i) not in self.buffer_of:   # an np.pad read at
+                    i = i.inputs[0]                                       # shifted columns)
+                if id(i) not in self.buffer_of and (i.op in ("cast", "setitem") or i.op in OPS):
                     self.realize(i)
         self.loop_depth += node.op != "if"
         try:
