@@ -75,6 +75,7 @@ class PythonOps:
     int_ = staticmethod(builtins.int)
     bool_ = staticmethod(builtins.bool)
     len_ = staticmethod(builtins.len)
+    print_ = staticmethod(builtins.print)
 
     def call(self, f, /, *args, **kwargs):
         if self.convert_calls and isinstance(f, (types.FunctionType, types.MethodType)):

@@ -1630,3 +1630,18 @@ def test_a_few_shifted_slices_summed_in_a_loop_fuse_into_one_pass():
     assert not any(k.form == "control" for k in ex.kernels) and len(ex.kernels) <= 3
     big = np.ones(11, np.float32)                   # 11 taps: a compiled loop
     assert any(k.form == "control" for k in cppcodegen.explain(separable_filter, img, big).kernels)
+
+
+def pad_by_taps(img, taps):
+    r = taps.shape[0] // 2
+    return np.pad(img, r, mode="reflect") * 2.0
+
+
+def test_a_pad_width_from_an_argument_shape_that_changes():
+    """``np.pad(img, taps.shape[0] // 2)``: a second call with another number of taps (the
+    shapes become symbolic) pads by that call's width, as NumPy (it raised TypeError)."""
+    img = np.random.default_rng(12).random((20, 30))
+    f = cppcodegen.compile(pad_by_taps)
+    for n in (5, 3, 7):
+        taps = np.ones(n)
+        np.testing.assert_array_equal(f(img, taps), pad_by_taps(img, taps))

@@ -36,3 +36,29 @@ def test_user_errors_are_not_hidden_by_the_fallback():
     f = cppcodegen.compile(P.bad_shapes, options={"fallback": True})
     with pytest.raises(ValueError, match="broadcast"):
         f(np.ones(3), np.ones(4))
+
+
+def relax_and_report(p, tol):
+    err = 1.0
+    it = 0
+    while err > tol:
+        pn = p.copy()
+        p[1:-1, 1:-1] = 0.25 * (pn[1:-1, 2:] + pn[1:-1, :-2] + pn[2:, 1:-1] + pn[:-2, 1:-1])
+        p[:, -1] = 1.0
+        err = np.abs(p - pn).max()
+        it += 1
+    print("converged after", it, "iterations")
+    return p
+
+
+def test_print_of_array_values_runs_the_plain_function(capsys):
+    """Compiled code does not print: print() of a value known only at run time is refused
+    (naming the line), so with the fallback the function prints what Python prints."""
+    f = cppcodegen.compile(relax_and_report, options={"fallback": True})
+    with pytest.warns(cppcodegen.FallbackWarning, match=r"print\(\) of array values"):
+        got = f(np.zeros((12, 12)), 1e-3)
+    np.testing.assert_array_equal(got, relax_and_report(np.zeros((12, 12)), 1e-3))
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and out[0] == out[1] and out[0].startswith("converged after ")
+    with pytest.raises(cppcodegen.UnsupportedError, match="test_fallback.py"):
+        cppcodegen.compile(relax_and_report, options={"fallback": False})(np.zeros((12, 12)), 1e-3)

@@ -390,4 +390,6 @@ def lanes_itemsize(expr, var=None) -> int:
     stop = set() if var is None else invariant_roots(expr, var)
     sizes = [e.dtype.itemsize // (2 if e.dtype.kind == "c" else 1) for e in walk(expr, stop)
              if e.dtype != BOOL]
-    return max(sizes + [4])
+    # 8- and 16-bit lanes alone: twice the lanes of 32-bit ones (a register of uint8 on
+    # AVX2 is 16 of them; 8 would be a half-register vector GCC lowers lane by lane)
+    return max(sizes + [2 if sizes and max(sizes) <= 2 else 4])

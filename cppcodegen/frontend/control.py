@@ -155,6 +155,16 @@ class TraceOps:
         return best
 
     @staticmethod
+    def print_(*args, **kw):
+        """``print`` of Python values prints while tracing, as before; of traced values
+        (known only when the compiled code runs) it is refused, so the function runs as
+        plain Python (option ``fallback``) and prints what Python prints."""
+        if any(is_traced(a) or symbolic_int(a) for a in args):
+            raise UnsupportedError(f"print() of array values inside a compiled function (at "
+                                   f"{user_location()}): compiled code does not print")
+        builtins.print(*args, **kw)
+
+    @staticmethod
     def abs_(x):
         return _symbolic(builtins.abs, (x,)) if symbolic_int(x) else builtins.abs(x)
 

@@ -23,6 +23,7 @@ from .concat import join
 from .creation import full
 from .externs import extern_call
 from .indexing import flip
+from .iteration import concrete_int, symbolic_int
 from .proxy import copy_of, Proxy
 from .views import broadcast_to, ravel, reshape
 
@@ -64,7 +65,19 @@ _FITS = {"edge": lambda w, n: n > 0, "wrap": lambda w, n: w <= n,
          "reflect": lambda w, n: w <= n - 1, "symmetric": lambda w, n: w <= n}
 
 
+def _decided(width):
+    """Pad widths with symbolic sizes in them (``kernel.shape[0] // 2`` of a dynamic
+    argument) as the ints of this call, guarded: the border's shape depends on them."""
+    if symbolic_int(width):
+        return concrete_int(width)
+    if isinstance(width, (tuple, list)):
+        return type(width)(_decided(w) for w in width)
+    return width
+
+
 def pad(array, pad_width, mode="constant", **kwargs):
+    pad_width = _decided(pad_width)
+
     def numpy_pad():
         return extern_call(np.pad, (array, pad_width), dict(mode=mode, **kwargs))
     a = array

@@ -20,7 +20,7 @@ from .astutil import (assign, BAD_EXPRS, BAD_STMTS, bound_names, function_def, h
 from .returns import ReturnRewriter
 
 # builtins rewritten to ops.<name>_ wherever they are called
-_BUILTIN_OPS = {"max", "min", "abs", "float", "int", "bool", "complex", "len"}
+_BUILTIN_OPS = {"max", "min", "abs", "float", "int", "bool", "complex", "len", "print"}
 _CHAINED = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
             ast.NotEq: "ne"}       # comparisons a chain of which is rewritten
 # builtins rewritten to ops.<name>_ when they are the top-level call of a for iterable

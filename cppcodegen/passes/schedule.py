@@ -21,6 +21,7 @@ from ..ir.loopir import (Gather, Load, LoopProgram, Op, Stage, control_reads, in
 from .matvec import fuse_columns, row_dot
 
 COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
+LOOP_WORK = 4
 
 
 @dataclass
@@ -135,19 +136,26 @@ def _finish(program, top, opts):
     for k in kernels:
         if _wants_tiles(program, k):
             k.form = "tiled"
+    in_loops = {id(b) for k in kernels if k.form == "control" and k.stages[0].kind != "if"
+                for b in nested([r for region in k.regions for r in region])}
     for k in kernels:
         if k.form == "control":
             k.name = f"{k.name}_{k.stages[0].kind}"
             continue
         sizes = [s.numel() for s in k.stages]
+        # a loop body's kernel wakes the threads every iteration, beside the body's other
+        # kernels: threads where the work is LOOP_WORK times a lone kernel's threshold
+        # (gramschmidt 500x400 on the 2-core EPYC: 45 ms with its column steps on both
+        # threads, 32 ms on one; a 512x512 Jacobi sweep in a while loop, 71 vs 64 ms)
+        threshold = opts.parallel_threshold * (LOOP_WORK if id(k) in in_loops else 1)
         if k.form == "nest" and all(isinstance(d, int) and d == 1 for d in k.outer):
             pass                # its parallel loop would run once: a row of a loop body
         elif all(isinstance(n, int) for n in sizes):
-            k.parallel = opts.parallel and max(sizes) >= opts.parallel_threshold
+            k.parallel = opts.parallel and max(sizes) >= threshold
         elif opts.parallel and k.form not in ("extern", "gemm"):   # decided per call, on the sizes
             from ..backend.cexpr import cindex
             k.parallel = True
-            k.parallel_if = " || ".join(f"({cindex(n)}) >= {opts.parallel_threshold}"
+            k.parallel_if = " || ".join(f"({cindex(n)}) >= {threshold}"
                                         for n in dict.fromkeys(sizes))
         k.name = (f"{k.name}_{_extern_name(k.stages[0])}" if k.form in ("extern", "gemm")
                   else _kernel_name(k))

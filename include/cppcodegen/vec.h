@@ -244,6 +244,32 @@ template <int N, class V> inline uint32_t tobits(const V& m) {
 template <class V> inline V frombits(uint32_t bits) {
   using E = elem_t<V>;
   constexpr int n = int(sizeof(V) / sizeof(E));
+#if defined(CCG_HAVE_SIMD) && !defined(CCG_HAVE_AVX512)
+  // AVX2, narrow lanes: each lane picks its byte of the bits (pshufb), tests its own bit
+  if constexpr (sizeof(E) == 1 && sizeof(V) == 16) {
+    const __m128i sel = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    const __m128i b = _mm_shuffle_epi8(_mm_cvtsi32_si128(int(bits)),
+                                       _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+    return (V)_mm_cmpeq_epi8(_mm_and_si128(b, sel), sel);
+  } else if constexpr (sizeof(E) == 1 && sizeof(V) == 32) {
+    const __m256i sel = _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128,
+                                         1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    const __m256i b = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(int(bits)),
+        _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                         2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    return (V)_mm256_cmpeq_epi8(_mm256_and_si256(b, sel), sel);
+  } else if constexpr (sizeof(E) == 2 && sizeof(V) == 16) {
+    const __m128i sel = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
+    const __m128i b = _mm_set1_epi16(short(bits));
+    return (V)_mm_cmpeq_epi16(_mm_and_si128(b, sel), sel);
+  } else if constexpr (sizeof(E) == 2 && sizeof(V) == 32) {
+    const __m256i sel = _mm256_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048,
+                                          4096, 8192, 16384, -32768);
+    const __m256i b = _mm256_set1_epi16(short(bits));
+    return (V)_mm256_cmpeq_epi16(_mm256_and_si256(b, sel), sel);
+  } else
+#endif
   if constexpr (sizeof(E) < 4) {  // narrow lanes cannot hold bit i: widen, compare, narrow
     return convertv<V>(frombits<typename reg<int32_t, n>::type>(bits));
   } else {
