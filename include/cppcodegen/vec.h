@@ -94,6 +94,10 @@ template <> struct int_of_size<2> { using type = int16_t; };
 template <> struct int_of_size<4> { using type = int32_t; };
 template <> struct int_of_size<8> { using type = int64_t; };
 template <class T> using int_of = typename int_of_size<sizeof(T)>::type;
+// the integer of S bytes with T's signedness
+template <class T, int S> using resized_int = std::conditional_t<
+    std::is_signed_v<T>, typename int_of_size<S>::type,
+    std::make_unsigned_t<typename int_of_size<S>::type>>;
 
 #ifdef CCG_HAVE_SIMD
 // GCC vector extension holding N lanes of T.
@@ -998,12 +1002,56 @@ template <class T, int N> inline Vec<T, N> sign(const Vec<T, N>& x) {
 }
 
 // ------------------------------------------------------------ conversions
+#ifdef CCG_HAVE_SIMD
+namespace detail {
+// N 8/16-bit lanes extended (as T's signedness says) to N 32-bit lanes filling at most one
+// register: one vpmovzx/vpmovsx, where GCC 12 takes two steps through 16 bits, or lane by lane.
+template <class T, int N, class V> inline auto extend_to_32(const V& v) {
+  __m128i lo;  // the first 16 bytes (or fewer: the rest are not read)
+  if constexpr (sizeof(V) >= 16) std::memcpy(&lo, &v, 16);
+  else { lo = _mm_setzero_si128(); std::memcpy(&lo, &v, sizeof(V)); }
+  constexpr bool s = std::is_signed_v<T>;
+  if constexpr (N * 4 == 16) {
+    if constexpr (sizeof(T) == 1) return s ? _mm_cvtepi8_epi32(lo) : _mm_cvtepu8_epi32(lo);
+    else return s ? _mm_cvtepi16_epi32(lo) : _mm_cvtepu16_epi32(lo);
+  } else if constexpr (N * 4 == 32) {
+    if constexpr (sizeof(T) == 1) return s ? _mm256_cvtepi8_epi32(lo) : _mm256_cvtepu8_epi32(lo);
+    else return s ? _mm256_cvtepi16_epi32(lo) : _mm256_cvtepu16_epi32(lo);
+  } else {
+#ifdef __AVX512F__
+    if constexpr (sizeof(T) == 1) return s ? _mm512_cvtepi8_epi32(lo) : _mm512_cvtepu8_epi32(lo);
+    else {
+      __m256i w;
+      std::memcpy(&w, &v, 32);
+      return s ? _mm512_cvtepi16_epi32(w) : _mm512_cvtepu16_epi32(w);
+    }
+#endif
+  }
+}
+}  // namespace detail
+#endif
+
 // convert<U>(x): float -> int truncates like x86 cvtt (NaN / out of range
 // give the minimum integer); int64 -> int32 wraps; otherwise C++ casts.
 template <class U, class T, int N> inline Vec<U, N> convert(const Vec<T, N>& x) {
   using VU = Vec<U, N>;
+  // GCC 12 lowers a conversion that changes an integer's width more than twofold (uint8 ->
+  // float, int32 -> int8) lane by lane; one doubling or halving at a time, each step is one
+  // instruction (vpmovzxbw, vpmovdw, vpackus...).
   if constexpr (std::is_same_v<U, T>) {
     return x;
+  } else if constexpr (std::is_integral_v<T> && sizeof(T) < 4 && !std::is_integral_v<U>) {
+    return convert<U>(convert<int32_t>(x));  // every 8/16-bit value is an int32
+#ifdef CCG_HAVE_SIMD
+  } else if constexpr (std::is_integral_v<T> && sizeof(T) < 4 && sizeof(U) == 4 &&
+                       std::is_integral_v<U> && N * 4 >= 16 && N * 4 <= CCG_VEC_BYTES) {
+    return VU::from(detail::bitcast<typename VU::V>(detail::extend_to_32<T, N>(x.v)));
+#endif
+  } else if constexpr (std::is_integral_v<T> && std::is_integral_v<U> && sizeof(U) > 2 * sizeof(T)) {
+    // extends as T's signedness says, as C does
+    return convert<U>(convert<detail::resized_int<T, 2 * sizeof(T)>>(x));
+  } else if constexpr (std::is_integral_v<T> && std::is_integral_v<U> && 2 * sizeof(U) < sizeof(T)) {
+    return convert<U>(convert<detail::resized_int<T, sizeof(T) / 2>>(x));  // wraps: low bits
   } else if constexpr (std::is_floating_point_v<T> && std::is_same_v<U, uint64_t>) {
     VU r;  // as ccg::cast: values >= 2^63 shifted into int64's range first
     for (int i = 0; i < N; ++i) r.v[i] = ccg::cast<uint64_t>(x.v[i]);
@@ -1151,10 +1199,11 @@ template <int N> inline double reduce_add(const WideSum<N>& x) { return reduce_a
 // np.clip, lane-wise, with the semantics of ccg::clip in scalar.h.
 template <class T, int N>
 inline Vec<T, N> clip(const Vec<T, N>& x, const Vec<T, N>& lo, const Vec<T, N>& hi) {
-  Vec<T, N> t = select(x < lo, lo, x);
-  t = select(t > hi, hi, t);
+  // lane compares blended directly (no Mask: on AVX2 a bitmask round trip costs 5 ops each)
+  Vec<T, N> t = detail::vsel(x.v < lo.v, lo, x);
+  t = detail::vsel(t.v > hi.v, hi, t);
   if constexpr (std::is_floating_point_v<T>) {
-    t = select(isnan(x) | isnan(lo) | isnan(hi), x + lo + hi, t);
+    t = detail::vsel((x.v != x.v) | (lo.v != lo.v) | (hi.v != hi.v), x + lo + hi, t);
   }
   return t;
 }
