@@ -481,6 +481,40 @@ def test_mandelbrot_escape_counts_with_a_complex_carried_value():
     assert "ccg::c128" in src and "break" in src
 
 
+def mandelbrot_grid_style(c, maxiter):
+    z = np.zeros_like(c)
+    escape = np.full(c.shape, maxiter)
+    for it in range(maxiter):
+        z = z * z + c
+        out = np.abs(z) > 2.0
+        escape[out & (escape == maxiter)] = it + 1
+        z[out] = 2.0
+    return escape
+
+
+def shifted_then_written(z, n):
+    w = np.zeros(z.shape, dtype=np.int64)
+    z = z.copy()
+    for it in range(n):
+        w[1:] += (np.abs(z[:-1]) > 1.0)      # reads z one row behind ...
+        z[:] = z * 0.9 + 0.2j                # ... of the one this writes: never one loop
+    return w, z
+
+
+def test_a_carried_array_written_where_a_sibling_read_it_is_one_pass():
+    """escape[...] reads the old z at each element and z[...] = writes it there: one loop
+    computing z * z + c and |z| once (schedule._same_point); a read at another element keeps
+    the write in its own pass."""
+    re, im = np.meshgrid(np.linspace(-2.2, 0.8, 37), np.linspace(-1.2, 1.2, 29))
+    c = re + 1j * im
+    check_against_numpy(mandelbrot_grid_style, c, 30)
+    src = cppcodegen.explain(mandelbrot_grid_style, c, 30).source
+    body = src[src.index("// for at"):]
+    assert body.count("kernel") == 1 and src.count("ccg::abs(") == 2    # vector + tail loop
+    z = np.linspace(-2, 2, 41 * 7).reshape(41, 7) + 0.5j
+    check_against_numpy(shifted_then_written, z, 5)
+
+
 def test_numpy_functions_of_python_scalars_are_numpy_scalars():
     """np.exp(-2j * pi * k / n) of a loop's k is a complex128 NumPy scalar (it promotes a
     complex64 z[k] to complex128), while Python arithmetic on Python numbers stays weak."""

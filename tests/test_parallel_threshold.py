@@ -14,6 +14,11 @@ ON = {"tune": True}
 
 
 def chain(a, b, c):
+    """As cheap per element as the threshold's probe (two cheap ops): its threshold as measured."""
+    return a * b + c
+
+
+def costly(a, b, c):
     return np.exp(a) * b + np.sin(c) - a * c
 
 
@@ -29,9 +34,9 @@ def _store():
     return at.decisions(config.get_options(ON))
 
 
-def _source(n, options=ON):
+def _source(n, options=ON, fn=chain):
     x = np.linspace(-1, 1, n).astype(np.float32)
-    return cppcodegen.explain(cppcodegen.compile(chain, options=options), x, x, x).source
+    return cppcodegen.explain(cppcodegen.compile(fn, options=options), x, x, x).source
 
 
 @pytest.fixture
@@ -89,6 +94,18 @@ def test_tuning_off_or_an_explicit_threshold_measures_nothing(fake, own_user_dir
         assert "omp parallel" in _source(1 << 14, {"tune": True, "parallel_threshold": 1 << 13})
         assert fake.calls == 0
         assert tuning.describe(own_user_dir) == []
+
+
+def test_costly_elements_go_parallel_sooner_but_not_below_the_floor(fake):
+    """exp and sin cost ~10 cheap ops: a kernel of them pays for the threads at a tenth of the
+    measured threshold's elements, and never below schedule.SERIAL_BELOW (2^13)."""
+    from cppcodegen.passes.schedule import SERIAL_BELOW
+    with cppcodegen.fresh_cache():
+        fake.elements = 1 << 17
+        assert "omp parallel" not in _source(1 << 15)               # cheap: 2^15 < 2^17
+        assert "omp parallel" in _source(1 << 15, fn=costly)        # ~11x the work per element
+        assert "omp parallel" not in _source(SERIAL_BELOW // 2, fn=costly)
+        assert fake.calls == 1
 
 
 def test_symbolic_sizes_need_the_measurement(fake):

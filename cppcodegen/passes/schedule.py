@@ -18,10 +18,19 @@ import numpy as np
 from ..config import Options
 from ..ir.loopir import (Gather, Load, LoopProgram, Op, Stage, control_reads, index_vars,
                          nested, walk)
+from ..ir.ufuncs import EXPENSIVE
 from .matvec import fuse_columns, row_dot
 
 COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
 LOOP_WORK = 4
+# the work of one element relative to the measured threshold's kernel (a * b + a: two cheap
+# ops): a vector libm call ~10 cheap ops, a division or square root ~3, a complex op ~4 real
+# ones. Below SERIAL_BELOW elements a kernel runs on the calling thread whatever its cost
+# (graphs that small never measure the threshold: autotune_threshold.LOW)
+EXPENSIVE_OPS, SLOW_OPS, COMPLEX_OPS = 10, 3, 4
+SERIAL_BELOW = 1 << 13
+SLOW = frozenset({"divide", "true_divide", "floor_divide", "remainder", "fmod", "sqrt",
+                  "reciprocal", "cbrt"})
 
 
 @dataclass
@@ -68,8 +77,8 @@ def _can_join(kernel: Kernel, stage: Stage, buffers) -> bool:
     # a write into part of a buffer (an argument, x[region] = v) never shares loops with
     # stages that read that buffer, nor does a stage that reads such a buffer of the kernel
     written = {s.name for s in kernel.stages if s.store is not None}
-    if stage.store is not None and any(ld.buf == stage.name for s in kernel.stages
-                                       for ld in _loads(s)):
+    if stage.store is not None and any(ld.buf == stage.name and not _same_point(s, ld, stage)
+                                       for s in kernel.stages for ld in _loads(s)):
         return False
     if any(ld.buf in written for ld in _loads(stage)):
         return False
@@ -86,6 +95,17 @@ def _can_join(kernel: Kernel, stage: Stage, buffers) -> bool:
     sibling = (stage.kind == last.kind == "pointwise" and tuple(stage.domain) == tuple(last.domain)
                and not reads_mine)
     return reads_mine or n > 0 or sibling
+
+
+def _same_point(reader: Stage, ld, writer: Stage) -> bool:
+    """Whether ``reader`` (earlier in the kernel) reads ``writer``'s buffer only at the element
+    ``writer`` stores at the same domain point: each element is read before it is written,
+    whether the stages share one loop or run one after another per row (a loop-carried
+    ``z = where(|z| > 2, 2, z * z + c)`` beside ``escape[...] = ...`` that reads the old z)."""
+    ident = index_vars(len(writer.domain))
+    return (reader.kind == writer.kind == "pointwise" and not isinstance(ld, Gather)
+            and tuple(reader.domain) == tuple(writer.domain)
+            and tuple(ld.index) == tuple(writer.store) == ident)
 
 
 def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
@@ -143,11 +163,14 @@ def _finish(program, top, opts):
             k.name = f"{k.name}_{k.stages[0].kind}"
             continue
         sizes = [s.numel() for s in k.stages]
+        cost = max(_element_cost(s) for s in k.stages)
         # a loop body's kernel wakes the threads every iteration, beside the body's other
         # kernels: threads where the work is LOOP_WORK times a lone kernel's threshold
         # (gramschmidt 500x400 on the 2-core EPYC: 45 ms with its column steps on both
         # threads, 32 ms on one; a 512x512 Jacobi sweep in a while loop, 71 vs 64 ms)
+        # a kernel whose elements cost `cost` cheap ones pays for the threads `cost` times sooner
         threshold = opts.parallel_threshold * (LOOP_WORK if id(k) in in_loops else 1)
+        threshold = max(min(threshold, SERIAL_BELOW), int(threshold / cost))
         if k.form == "nest" and all(isinstance(d, int) and d == 1 for d in k.outer):
             pass                # its parallel loop would run once: a row of a loop body
         elif all(isinstance(n, int) for n in sizes):
@@ -159,6 +182,20 @@ def _finish(program, top, opts):
                                         for n in dict.fromkeys(sizes))
         k.name = (f"{k.name}_{_extern_name(k.stages[0])}" if k.form in ("extern", "gemm")
                   else _kernel_name(k))
+
+
+def _element_cost(stage: Stage) -> float:
+    """The work at one domain point, in units of the threshold probe's (``a * b + a``)."""
+    units, seen = 0, set()
+    for e in walk(stage.body) if stage.kind != "extern" else ():
+        if not isinstance(e, Op) or e.name == "cast" or id(e) in seen:
+            continue
+        seen.add(id(e))
+        w = EXPENSIVE_OPS if e.name in EXPENSIVE else SLOW_OPS if e.name in SLOW else 1
+        if any(np.dtype(getattr(a, "dtype", np.float64)).kind == "c" for a in e.args):
+            w *= COMPLEX_OPS
+        units += w
+    return max(1.0, units / 2)
 
 
 def _choose_locals(program: LoopProgram, kernels: list):
