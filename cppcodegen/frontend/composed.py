@@ -1,0 +1,203 @@
+"""NumPy functions that NumPy itself writes as a few array operations, traced as those
+operations so they fuse: ``np.cross``, ``np.polyval``, ``np.sinc``, ``np.nan_to_num``,
+``np.ptp``, ``np.isposinf``, ``np.isneginf``, ``np.count_nonzero``, ``np.inner``, ``np.vdot``, ``np.meshgrid``, ``np.tile``,
+``np.repeat``, ``np.atleast_1d/2d/3d``.
+
+In: NumPy's arguments (proxies among them). Out: proxies of the same operations NumPy's own
+implementation performs, in its order (``polyval`` is Horner's rule from ``zeros_like(x)``;
+``cross`` is ``a1 * b2 - a2 * b1``, ...; ``sinc`` is ``sin(y) / y`` of ``y = pi * x`` with
+``eps`` for zeros), so results are NumPy's bit for bit. Arguments outside what is written
+here (2-element ``cross`` vectors, axis arguments of ``cross``, repeat counts from an array,
+complex ``nan_to_num``, ...) run NumPy's own function between kernels, which also raises
+NumPy's errors. NumPy's versions of these start with ``np.asarray``, which a traced array
+cannot pass through: hence written out here.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
+
+from .concat import stack
+from .creation import zeros_like
+from .elementwise import where
+from .externs import extern_call
+from .linalg import dot, matmul
+from .proxy import asproxy, cast, copy_of, Proxy
+from .reductions import amax, amin, sum_
+from .views import broadcast_arrays, broadcast_to, ravel, reshape
+
+_NO = np._NoValue
+
+
+def _int(n) -> bool:
+    return isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    x, y = asproxy(a), asproxy(b)
+    if (axisa, axisb, axisc, axis) != (-1, -1, -1, None) or x.ndim == 0 or y.ndim == 0 or \
+            x.shape[-1] != 3 or y.shape[-1] != 3 or \
+            np.result_type(x.dtype, y.dtype).kind not in "iufc":
+        return extern_call(np.cross, (a, b), dict(axisa=axisa, axisb=axisb, axisc=axisc,
+                                                  axis=axis))
+    a0, a1, a2 = (x[..., k] for k in range(3))
+    b0, b1, b2 = (y[..., k] for k in range(3))
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
+def polyval(p, x):
+    if isinstance(p, Proxy) and (p.ndim != 1 or type(p.shape[0]) is not int) or \
+            isinstance(p, np.poly1d) or isinstance(x, np.poly1d):
+        return extern_call(np.polyval, (p, x), {})
+    coeffs = p if isinstance(p, Proxy) else np.asarray(p)
+    y = zeros_like(asproxy(x))
+    for k in range(coeffs.shape[0]):
+        y = y * x + coeffs[k]
+    return y
+
+
+def sinc(x):
+    t = asproxy(x)
+    if t.dtype.kind not in "iufc":
+        return extern_call(np.sinc, (x,), {})
+    t = np.pi * t
+    eps = np.finfo(t.dtype).eps if t.dtype.kind == "f" else 1e-20
+    y = where(t, t, eps)
+    return np.sin(y) / y
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    t = asproxy(x)
+    if t.dtype.kind not in "fiub" or isinstance(nan, Proxy) or isinstance(posinf, Proxy) or \
+            isinstance(neginf, Proxy) or not copy:
+        return extern_call(np.nan_to_num, (x,), dict(copy=copy, nan=nan, posinf=posinf,
+                                                     neginf=neginf))
+    if t.dtype.kind != "f":
+        return copy_of(t)               # NumPy returns integers and booleans as they are
+    info = np.finfo(t.dtype)
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    # NumPy writes each replacement into x's own dtype (copyto): a cast value, not a promotion
+    fill = lambda v: np.asarray(v).astype(t.dtype)[()]
+    out = where(np.isnan(t), fill(nan), t)
+    out = where(isposinf(t), fill(hi), out)
+    return where(isneginf(t), fill(lo), out)
+
+
+def isposinf(x, out=None):
+    t = asproxy(x)
+    if out is not None or t.dtype.kind not in "fiub":
+        return extern_call(np.isposinf, (x,), dict(out=out))   # complex: NumPy's TypeError
+    return t == np.inf
+
+
+def isneginf(x, out=None):
+    t = asproxy(x)
+    if out is not None or t.dtype.kind not in "fiub":
+        return extern_call(np.isneginf, (x,), dict(out=out))
+    return t == -np.inf
+
+
+def ptp(a, axis=None, out=None, keepdims=_NO):
+    if out is not None:
+        return extern_call(np.ptp, (a,), dict(axis=axis, out=out, keepdims=keepdims))
+    kw = {} if keepdims is _NO else dict(keepdims=keepdims)
+    return amax(a, axis=axis, **kw) - amin(a, axis=axis, **kw)
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    t = asproxy(a)
+    if t.dtype.kind not in "biufc":
+        return extern_call(np.count_nonzero, (a,), dict(axis=axis, keepdims=keepdims))
+    return sum_(cast(t, np.bool_), axis=axis, dtype=np.intp, keepdims=keepdims)
+
+
+def inner(a, b):
+    x, y = asproxy(a), asproxy(b)
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    if x.ndim <= 2 and y.ndim <= 2:     # contract the last axes: a @ b.T
+        return dot(x, y) if y.ndim == 1 else matmul(x, np.swapaxes(y, -1, -2))
+    return extern_call(np.inner, (a, b), {})
+
+
+def vdot(a, b):
+    x, y = ravel(asproxy(a)), ravel(asproxy(b))
+    if x.dtype.kind == "c":
+        x = np.conj(x)
+    return dot(x, y)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij") or not all(isinstance(v, bool) for v in (copy, sparse)):
+        return extern_call(np.meshgrid, xi, dict(copy=copy, sparse=sparse, indexing=indexing))
+    n = len(xi)
+    shapes = [[1] * n for _ in range(n)]
+    for i in range(n):
+        shapes[i][i] = -1
+    if indexing == "xy" and n > 1:
+        shapes[0][:2], shapes[1][:2] = [1, -1], [-1, 1]
+    out = [reshape(ravel(asproxy(x)), tuple(s)) for x, s in zip(xi, shapes)]
+    if not sparse:
+        out = list(broadcast_arrays(*out))
+    if copy:
+        out = [copy_of(o, scalar=False) for o in out]
+    return tuple(out)
+
+
+def _repeat_axis(t, reps: int, ax: int):
+    """Each element of ``t`` along ``ax`` ``reps`` times in a row."""
+    shape = t.shape
+    spread = broadcast_to(reshape(t, shape[:ax + 1] + (1,) + shape[ax + 1:]),
+                          shape[:ax + 1] + (reps,) + shape[ax + 1:])
+    return reshape(spread, shape[:ax] + (shape[ax] * reps,) + shape[ax + 1:])
+
+
+def repeat(a, repeats, axis=None):
+    t = asproxy(a)
+    if not _int(repeats) or repeats < 0 or (axis is not None and not _int(axis)) or \
+            any(type(s) is not int for s in t.shape):
+        return extern_call(np.repeat, (a, repeats), dict(axis=axis))
+    if axis is None:
+        t, ax = ravel(t), 0
+    else:
+        ax = normalize_axis_index(int(axis), t.ndim)
+    return _repeat_axis(t, int(repeats), ax)
+
+
+def tile(A, reps):
+    t = asproxy(A)
+    tup = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
+    if not all(_int(r) and r >= 0 for r in tup) or any(type(s) is not int for s in t.shape):
+        return extern_call(np.tile, (A, reps), {})
+    d = max(len(tup), t.ndim)
+    tup = (1,) * (d - len(tup)) + tuple(int(r) for r in tup)
+    shape = (1,) * (d - t.ndim) + tuple(t.shape)
+    # (1, s0, 1, s1, ...) spread to (r0, s0, r1, s1, ...), then rows of whole copies
+    lifted = reshape(t, tuple(v for s in shape for v in (1, s)))
+    spread = broadcast_to(lifted, tuple(v for r, s in zip(tup, shape) for v in (r, s)))
+    return copy_of(reshape(spread, tuple(r * s for r, s in zip(tup, shape))), scalar=False)
+
+
+def _atleast(nd):
+    def atleast(*arys):
+        res = []
+        for a in arys:
+            t = asproxy(a)
+            if t.ndim >= nd:
+                res.append(t)
+            elif nd == 3 and t.ndim == 2:
+                res.append(reshape(t, t.shape + (1,)))
+            elif nd == 3 and t.ndim == 1:
+                res.append(reshape(t, (1,) + t.shape + (1,)))
+            else:
+                res.append(reshape(t, (1,) * (nd - t.ndim) + t.shape))
+        return res[0] if len(res) == 1 else tuple(res)
+    return atleast
+
+
+FUNCTIONS = {np.cross: cross, np.polyval: polyval, np.sinc: sinc, np.nan_to_num: nan_to_num,
+             np.ptp: ptp, np.isposinf: isposinf, np.isneginf: isneginf, np.count_nonzero: count_nonzero, np.inner: inner, np.vdot: vdot,
+             np.meshgrid: meshgrid, np.repeat: repeat, np.tile: tile,
+             np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3)}
+"""NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""
