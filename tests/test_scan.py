@@ -133,3 +133,28 @@ def test_other_accumulator_dtypes_run_as_numpy_steps():
                 else warnings.catch_warnings():
             assert [k.form for k in cppcodegen.explain(f, x).kernels][0] == "extern"
         assert_matches_numpy(run_compiled(cppcodegen.compile(f), x), f(x))
+
+
+def running_extremes(x):
+    return np.maximum.accumulate(x, axis=0), np.minimum.accumulate(x, axis=-1)
+
+
+def max_drawdown(prices):
+    peak = np.maximum.accumulate(prices)
+    return ((prices - peak) / peak).min()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32"])
+def test_maximum_and_minimum_accumulate_are_scans(dtype):
+    """NaN propagates from where it appears on, as NumPy's; the 1-D scan runs in chunks."""
+    x = values((37, 23), dtype)
+    if x.dtype.kind == "f":
+        x[5, 7] = x[30, 0] = np.nan
+    got = run_compiled(cppcodegen.compile(running_extremes), x)
+    for g, e in zip(got, running_extremes(x)):
+        assert g.dtype == e.dtype
+        np.testing.assert_array_equal(g, e)
+    assert all(k.form == "scan" for k in cppcodegen.explain(running_extremes, x).kernels)
+    p = np.cumsum(values(600_007, "float64")) + 5000.0
+    assert_matches_numpy(run_compiled(cppcodegen.compile(max_drawdown), p), max_drawdown(p),
+                         ulp=0)

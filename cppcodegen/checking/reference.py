@@ -195,8 +195,9 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
     if op == "bincount":        # counts per bin of the kept values (frontend/counts.py)
         return _counts(node, vals, _shape(node.shape, sizes)[0])
     if op == "scan":
-        fn = np.cumsum if node.attr("kind") == "sum" else np.cumprod
-        return fn(vals[0], axis=node.attr("axis"), dtype=node.dtype)
+        ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+        return ufunc[node.attr("kind")].accumulate(vals[0], axis=node.attr("axis"),
+                                                   dtype=node.dtype)
     if op == "random":          # draws of the same scheme, from a fresh reservation
         from ..runtime import random as rnd
         from ..runtime.device import get_device_hooks

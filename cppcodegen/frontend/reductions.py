@@ -322,7 +322,9 @@ def _scan_node(x: Proxy, kind: str, axis, dtype) -> Proxy:
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis_tuple(axis, x.ndim)[0]
     if dtype not in _SCAN_DTYPES:       # (int8, uint16, ... accumulators: NumPy's own loop)
-        return extern_call(getattr(np, f"cum{kind}"), (x,), {"axis": axis, "dtype": dtype})
+        fn = np.cumsum if kind == "sum" else np.cumprod if kind == "prod" else \
+            _REDUCE_UFUNC[kind].accumulate
+        return extern_call(fn, (x,), {"axis": axis, "dtype": dtype})
     node = cast_node(x.node, dtype)
     return wrap(make_node("scan", (node,), node.shape, dtype, user_location(), kind=kind,
                           axis=axis))
@@ -403,8 +405,9 @@ def trace_ufunc_reduce(ufunc, inputs, kwargs):
 
 
 def trace_ufunc_accumulate(ufunc, inputs, kwargs):
-    """np.add.accumulate / np.multiply.accumulate: the scans of cumsum / cumprod."""
-    kind = {"add": "sum", "multiply": "prod"}.get(ufunc.__name__)
+    """np.add/multiply/maximum/minimum.accumulate: scans (running sums, products, extremes)."""
+    kind = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}.get(
+        ufunc.__name__)
     (x,) = inputs
     axis, dtype, out = kwargs.pop("axis", 0), kwargs.pop("dtype", None), kwargs.pop("out", None)
     if kind is None and not kwargs and out is None:     # np.maximum.accumulate & co.:
