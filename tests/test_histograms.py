@@ -236,3 +236,33 @@ def test_searchsorted_of_short_and_long_sorted_arrays(n, dtype, side):
     v = v.astype(dtype)
     f = cppcodegen.compile(lambda a, v: np.searchsorted(a, v, side=side))
     np.testing.assert_array_equal(f(a, v), np.searchsorted(a, v, side=side))
+
+
+def interp_default(x, xp, fp):
+    return np.interp(x, xp, fp)
+
+
+def interp_ends(x, xp, fp):
+    return np.interp(x * 2, xp, fp, left=-1.0, right=np.inf) + 1
+
+
+@pytest.mark.parametrize("fn", [interp_default, interp_ends])
+def test_interp_is_a_search_and_numpys_arithmetic(fn):
+    """Bit for bit: values on sample points, repeated sample points, outside on both sides,
+    NaN and infinities among the values and an infinite sample value (the other end's
+    formula where the first gives NaN)."""
+    rng = np.random.default_rng(5)
+    xp = np.sort(rng.uniform(-3, 3, 40))
+    xp[10] = xp[11]
+    fp = rng.normal(size=40)
+    fp[20] = np.inf
+    x = np.concatenate([rng.uniform(-4, 4, 300), xp, [np.nan, -np.inf, np.inf]])
+    for args in [(x, xp, fp), (x.astype(np.float32), xp, fp.astype(np.float32)),
+                 (x[:9].reshape(3, 3), np.arange(5), np.arange(5) * 2)]:
+        with np.errstate(all="ignore"):
+            expected = fn(*args)
+        got = run_compiled(cppcodegen.compile(fn), *args)
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)
+    kernels = cppcodegen.explain(fn, x, xp, fp).kernels
+    assert all(k.form != "extern" for k in kernels)

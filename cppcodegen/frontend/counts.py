@@ -1,5 +1,5 @@
 """Searching and counting: ``np.searchsorted``, ``np.digitize``, ``np.bincount``,
-``np.histogram`` of traced arrays.
+``np.histogram``, ``np.interp`` of traced arrays.
 
 In: the arrays (proxies or constants) and NumPy's arguments. Out:
 
@@ -33,7 +33,7 @@ from ..errors import user_location
 from ..ir.graph import make_node
 from ..runtime import bins as checks
 from .externs import _values_now, extern_call
-from .proxy import Proxy, as_node, asproxy, cast_node, wrap
+from .proxy import Proxy, as_node, asproxy, cast, cast_node, wrap
 from .views import ravel
 
 REAL = "biuf"
@@ -256,6 +256,37 @@ def _histogram_uniform(arr, n: int, range):
     return _count_node(index, n, keep=keep), edges
 
 
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """np.interp on increasing ``xp`` (NumPy requires it and checks nothing): the interval
+    from a search, then NumPy's own arithmetic (``slope * (x - xp[j]) + fp[j]``, the other
+    end where that is NaN, ``fp[j]`` at a sample point, ``left``/``right`` outside, NaN for
+    NaN), in float64."""
+    xs, xa, fa = _array(x), _array(xp), _array(fp)
+    dts = [_dtype_of(v) for v in (x, xp, fp, left, right) if v is not None]
+    if period is not None or xa.ndim != 1 or fa.ndim != 1 or any(d.kind not in REAL for d in dts) \
+            or not isinstance(xa.shape[0], int) or xa.shape != fa.shape or xa.shape[0] < 2:
+        return extern_call(np.interp, (x, xp, fp), dict(left=left, right=right, period=period))
+    f64 = np.float64
+    xs, xa, fa = (np.asarray(v, f64) if isinstance(v, np.ndarray) else cast(asproxy(v), f64)
+                  for v in (xs, xa, fa))
+    n = xa.shape[0]
+    lo = fa[0] if left is None else cast(asproxy(left), f64)
+    hi = fa[n - 1] if right is None else cast(asproxy(right), f64)
+    j = searchsorted(xa, xs, side="right") - 1          # xp[j] <= x < xp[j + 1]
+    k = np.clip(j, 0, n - 2)
+    x0, x1, y0, y1 = xa[k], xa[k + 1], fa[k], fa[k + 1]
+    slope = (y1 - y0) / (x1 - x0)
+    inside = slope * (xs - x0) + y0
+    other = slope * (xs - x1) + y1
+    inside = np.where(np.isnan(inside), np.where(np.isnan(other) & (y0 == y1), y0, other),
+                      inside)
+    r = np.where(x0 == xs, y0, inside)
+    r = np.where(j == n - 1, np.where(xs > xa[n - 1], hi, fa[n - 1]), r)
+    r = np.where(j < 0, lo, r)
+    r = np.where(np.isnan(xs), xs, r)
+    return r if isinstance(x, (Proxy, np.ndarray)) else r[()]
+
+
 FUNCTIONS = {np.searchsorted: searchsorted, np.digitize: digitize, np.bincount: bincount,
-             np.histogram: histogram}
+             np.histogram: histogram, np.interp: interp}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""
