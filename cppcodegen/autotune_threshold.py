@@ -34,7 +34,6 @@ import warnings
 import numpy as np
 
 from . import autotune
-from .passes.schedule import SERIAL_BELOW
 from .runtime import tuning as stored
 from .runtime.openmp import runtime as _openmp_runtime
 from .runtime.cachedir import (CacheDirError, MemoDict, clear_on_fresh_cache, ensure_cache_dir,
@@ -42,7 +41,7 @@ from .runtime.cachedir import (CacheDirError, MemoDict, clear_on_fresh_cache, en
 
 AUTO = -1                   # Options.parallel_threshold's default: "measured"
 STATIC = 1 << 19            # the untuned threshold (tune off, one thread, measurement failed)
-LOW, HIGH = SERIAL_BELOW, STATIC    # measured thresholds are clamped to [LOW, HIGH]
+LOW, HIGH = 1 << 13, STATIC     # measured thresholds are clamped to [LOW, HIGH]
 SIZES = tuple(1 << e for e in range(13, 21))         # measured, smallest first
 MARGIN = 0.9                # parallel pays when it takes < 90% of the serial time
 BUDGET_S = 0.02             # timing per size (both builds)

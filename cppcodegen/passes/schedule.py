@@ -18,6 +18,7 @@ import numpy as np
 from ..config import Options
 from ..ir.loopir import (Gather, Load, LoopProgram, Op, Stage, control_reads, index_vars,
                          nested, walk)
+from ..autotune_threshold import LOW as SERIAL_BELOW
 from ..ir.ufuncs import EXPENSIVE
 from .matvec import fuse_columns, row_dot
 
@@ -26,9 +27,8 @@ LOOP_WORK = 4
 # the work of one element relative to the measured threshold's kernel (a * b + a: two cheap
 # ops): a vector libm call ~10 cheap ops, a division or square root ~3, a complex op ~4 real
 # ones. Below SERIAL_BELOW elements a kernel runs on the calling thread whatever its cost
-# (graphs that small never measure the threshold: autotune_threshold.LOW)
+# (graphs that small never measure the threshold)
 EXPENSIVE_OPS, SLOW_OPS, COMPLEX_OPS = 10, 3, 4
-SERIAL_BELOW = 1 << 13
 SLOW = frozenset({"divide", "true_divide", "floor_divide", "remainder", "fmod", "sqrt",
                   "reciprocal", "cbrt"})
 
