@@ -408,3 +408,34 @@ def test_a_reshape_whose_minus_one_is_a_constant_once_sizes_are_symbolic():
         got = f(x)
         assert got.shape == (n, 16)
         np.testing.assert_array_equal(got, flatten_rows(x))
+
+
+def normalized_power_step(X, steps):
+    cov = X.T @ X
+    v = np.ones(cov.shape[0]) / np.sqrt(cov.shape[0])      # a ufunc of a size
+    for _ in range(steps):
+        v = cov @ v
+        v = v / np.linalg.norm(v)
+    return v
+
+
+def kmeans_counts(X, C):
+    labels = np.argmin(((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=2), axis=1)
+    counts = np.bincount(labels, minlength=C.shape[0])     # a size as a NumPy call's int
+    sums = np.zeros_like(C)
+    np.add.at(sums, labels, X)
+    return labels, sums / np.maximum(counts, 1)[:, None]
+
+
+def test_sizes_passed_to_ufuncs_and_numpy_calls_after_a_shape_change():
+    """The second shape traces with symbolic sizes: np.sqrt(n) takes this call's n (guarded,
+    as n / 2 does) and np.bincount(minlength=k) receives an int, never a symbol."""
+    rng = np.random.default_rng(4)
+    f = cppcodegen.compile(normalized_power_step)
+    g = cppcodegen.compile(kmeans_counts)
+    for n, d, k in [(10, 3, 3), (50, 4, 5), (31, 4, 5), (64, 2, 7)]:
+        X = rng.normal(size=(n, d))
+        np.testing.assert_allclose(f(X, 4), normalized_power_step(X, 4), rtol=1e-12)
+        C = X[:k].copy()
+        for got, expected in zip(g(X, C), kmeans_counts(X, C)):
+            np.testing.assert_allclose(got, expected, rtol=1e-12)

@@ -45,6 +45,7 @@ def extern_call(func, args, kwargs, speculate=False):
     same shapes; a call that gives others is detected at the step and runs the whole function
     with NumPy instead (``runtime.compiled``), with a warning."""
     from ..runtime.extern import ExternCall, Slot, qualified_name
+    from .iteration import symbolic_int
     name = qualified_name(func)
     speculate = speculate or func.__name__ in SPECULATED
     # (np.linalg.eig/eigvals: a complex or a real result, as the values say)
@@ -68,6 +69,8 @@ def extern_call(func, args, kwargs, speculate=False):
             return {k: template(v) for k, v in x.items()}
         if callable(x) and not isinstance(x, (np.dtype, type)):
             unsupported(f"{name} with a function argument")
+        if symbolic_int(x):             # a size NumPy's call takes as an int (np.bincount's
+            return int(x)               # minlength=k of a dynamic shape): this call's, guarded
         return x
     targs, tkwargs = template(tuple(args)), template(dict(kwargs))
     for p in proxies:                   # NumPy's call needs int sizes: symbolic ones are

@@ -345,6 +345,15 @@ class SymInt:
             return NotImplemented
         return SymInt.wrap(fn(self.expr, other))
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """``np.sqrt(x.shape[0])`` and ufuncs of sizes: a traced value where it changes while
+        the function runs, else this call's int, guarded (as ``n / 2``)."""
+        def value(v):
+            if not isinstance(v, SymInt):
+                return v
+            return TRACED_VALUE(v.expr) if v._in_loop() else v.__index__()
+        return getattr(ufunc, method)(*[value(v) for v in inputs], **kwargs)
+
     def _in_loop(self) -> bool:
         """Does the value change while the function runs: a loop's index, or a slice's length
         or a bound read from array values in a compiled loop?"""
