@@ -150,3 +150,49 @@ def test_meshgrid_and_sinc_in_a_loop():
     check_against_numpy(meshgrid_loop, np.linspace(-2, 2, 17), np.linspace(-1, 1, 9), 5,
                         rtol=1e-13, atol=1e-14)     # sin within 4 ULP, five steps of it
     _native(meshgrid_loop, np.linspace(-2, 2, 17), np.linspace(-1, 1, 9), 5)
+
+
+def diagonals(v, m):
+    return (np.diag(v), np.diag(v, 2), np.diag(v, -3), np.diag(m), np.diag(m, -1),
+            np.diagflat(m[:2, :3]), np.diagflat(v, 1))
+
+
+def jacobi_solve(A, b, tol, maxit):
+    """A published-style Jacobi iteration: np.diag, np.diagflat and an inf-norm test."""
+    D = np.diag(A)
+    R = A - np.diagflat(D)
+    x = np.zeros_like(b)
+    for it in range(maxit):
+        x_new = (b - R @ x) / D
+        if np.linalg.norm(x_new - x, ord=np.inf) < tol:
+            return x_new, it + 1
+        x = x_new
+    return x, maxit
+
+
+def test_diag_and_a_jacobi_solver_compile_natively():
+    check_against_numpy(diagonals, X[:5], M, ulp=0)
+    check_against_numpy(diagonals, I[0], I, ulp=0)
+    _native(diagonals, X[:5], M)
+    A = RNG.standard_normal((30, 30)) + 60 * np.eye(30)
+    b = RNG.standard_normal(30)
+    got, expected = check_against_numpy(jacobi_solve, A, b, 1e-12, 200, rtol=1e-12)
+    assert got[1] == expected[1]
+    _native(jacobi_solve, A, b, 1e-12, 200)
+
+
+@pytest.mark.parametrize("ord_", [None, 2, np.inf, -np.inf, 0, 1, 3, 0.5])
+def test_vector_norms_of_every_order(ord_):
+    def f(x, z, m):
+        return (np.linalg.norm(x, ord_), np.linalg.norm(z, ord_),
+                np.linalg.norm(m, ord_, axis=1, keepdims=True))
+    z = X[:10] + 1j * Y[:10]
+    check_against_numpy(f, X, z, M, rtol=1e-13)
+    _native(f, X, z, M)
+
+
+@pytest.mark.parametrize("ord_", [None, "fro", 1, -1, np.inf, -np.inf])
+def test_matrix_norms_without_svd(ord_):
+    f = lambda m: np.linalg.norm(m, ord_)       # noqa: E731
+    check_against_numpy(f, M, rtol=1e-13)
+    _native(f, M)

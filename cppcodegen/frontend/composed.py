@@ -1,7 +1,7 @@
 """NumPy functions that NumPy itself writes as a few array operations, traced as those
 operations so they fuse: ``np.cross``, ``np.polyval``, ``np.sinc``, ``np.nan_to_num``,
 ``np.ptp``, ``np.isposinf``, ``np.isneginf``, ``np.count_nonzero``, ``np.inner``, ``np.vdot``, ``np.meshgrid``, ``np.tile``,
-``np.repeat``, ``np.atleast_1d/2d/3d``.
+``np.repeat``, ``np.diag``, ``np.diagflat``, ``np.atleast_1d/2d/3d``.
 
 In: NumPy's arguments (proxies among them). Out: proxies of the same operations NumPy's own
 implementation performs, in its order (``polyval`` is Horner's rule from ``zeros_like(x)``;
@@ -17,10 +17,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from .concat import stack
-from .creation import zeros_like
+from .concat import join, stack
+from .creation import eye, zeros, zeros_like
 from .elementwise import where
 from .externs import extern_call
+from .indexing import diagonal
 from .linalg import dot, matmul
 from .proxy import asproxy, cast, copy_of, Proxy
 from .reductions import amax, amin, sum_
@@ -179,6 +180,26 @@ def tile(A, reps):
     return copy_of(reshape(spread, tuple(r * s for r, s in zip(tup, shape))), scalar=False)
 
 
+def diag(v, k=0):
+    t = asproxy(v)
+    if not _int(k) or t.ndim not in (1, 2) or any(type(s) is not int for s in t.shape):
+        return extern_call(np.diag, (v,), dict(k=k))
+    k = int(k)
+    if t.ndim == 2:
+        return copy_of(diagonal(t, k), scalar=False)
+    n = t.shape[0] + abs(k)
+    padded = join([t, zeros((abs(k),), t.dtype)], 0) if k else t
+    # out[i, i + k] = v[i] (k >= 0), out[j - k, j] = v[j] (k < 0)
+    spread = reshape(padded, (n, 1) if k >= 0 else (1, n))
+    return where(eye(n, k=k, dtype=bool), spread, zeros((1, 1), t.dtype))
+
+
+def diagflat(v, k=0):
+    if not _int(k):
+        return extern_call(np.diagflat, (v,), dict(k=k))
+    return diag(ravel(asproxy(v)), k)
+
+
 def _atleast(nd):
     def atleast(*arys):
         res = []
@@ -198,6 +219,6 @@ def _atleast(nd):
 
 FUNCTIONS = {np.cross: cross, np.polyval: polyval, np.sinc: sinc, np.nan_to_num: nan_to_num,
              np.ptp: ptp, np.isposinf: isposinf, np.isneginf: isneginf, np.count_nonzero: count_nonzero, np.inner: inner, np.vdot: vdot,
-             np.meshgrid: meshgrid, np.repeat: repeat, np.tile: tile,
+             np.meshgrid: meshgrid, np.diag: diag, np.diagflat: diagflat, np.repeat: repeat, np.tile: tile,
              np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3)}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""

@@ -108,21 +108,53 @@ def _with_vector(a, b, dt) -> Proxy:
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """np.linalg.norm: the 2-norm (Frobenius for matrices) of real values as sqrt(sum(x*x)),
-    over all elements or one axis (NumPy's own call for other orders, several axes and
-    complex values). NumPy computes it as sqrt(x.dot(x)): the sum order differs."""
+    """np.linalg.norm as NumPy's own code computes it: vector norms of every order (``inf``:
+    ``abs(x).max()``, ``1``: the sum of ``abs(x)``, ``0``: the count of nonzeros, ``p``:
+    ``sum(abs(x) ** p) ** (1 / p)``, ``None``/``2``: ``sqrt(sum((x.conj() * x).real))``) over
+    all elements of a vector or one axis, and the matrix norms of a 2-D array that need no
+    SVD (``fro``, ``1``, ``-1``, ``inf``, ``-inf``). NumPy sums the 2-norm as ``x.dot(x)``:
+    the sum order differs. The spectral and nuclear norms and several axes run NumPy's."""
     x = asproxy(x)
-    vector = axis is None and (x.ndim == 1 or ord in (None, "fro")) or isinstance(axis, int)
-    if ord not in (None, 2, "fro") or not vector or x.dtype.kind not in "biuf" or \
-            (ord == "fro" and (axis is not None or x.ndim != 2)) or (ord == 2 and x.ndim != 1
-                                                                    and axis is None):
-        return extern_call(np.linalg.norm, (x,), {"ord": ord, "axis": axis,
-                                                   "keepdims": keepdims})
-    if x.dtype.kind != "f":             # as NumPy: integers and bools as float64
+    keep = bool(keepdims)
+    numpy_norm = lambda: extern_call(np.linalg.norm, (x,), {"ord": ord, "axis": axis,
+                                                              "keepdims": keepdims})
+    if x.dtype.kind not in "biufc" or isinstance(ord, Proxy):
+        return numpy_norm()
+    if x.dtype.kind not in "fc":        # as NumPy: integers and bools as float64
         x = cast(x, np.float64)
-    squares = np.multiply(x, x)
-    total = sum_(squares, axis=axis, keepdims=bool(keepdims))
-    return np.sqrt(total)
+    if isinstance(axis, (tuple, list)) and len(axis) == 1:
+        axis = axis[0]
+    if axis is None and x.ndim == 1 or isinstance(axis, (int, np.integer)):
+        return _vector_norm(x, ord, None if axis is None else int(axis), keep, numpy_norm)
+    if axis is None and x.ndim == 2 and ord in (None, "fro", "f", 1, -1, np.inf, -np.inf):
+        if ord in (None, "fro", "f"):
+            return np.sqrt(sum_(_squares(x), axis=None, keepdims=keep))
+        lines = sum_(np.abs(x), axis=0 if ord in (1, -1) else 1, keepdims=keep)
+        pick = np.max if ord in (1, np.inf) else np.min
+        return pick(lines, axis=None, keepdims=keep)
+    return numpy_norm()
+
+
+def _squares(x):
+    return (np.conj(x) * x).real if x.dtype.kind == "c" else np.multiply(x, x)
+
+
+def _vector_norm(x, ord, axis, keep, numpy_norm):
+    if ord is None or ord == 2:
+        return np.sqrt(sum_(_squares(x), axis=axis, keepdims=keep))
+    if isinstance(ord, str) or not np.isscalar(ord):
+        return numpy_norm()             # NumPy's ValueError for a matrix order
+    if ord == np.inf:
+        return np.max(np.abs(x), axis=axis, keepdims=keep)
+    if ord == -np.inf:
+        return np.min(np.abs(x), axis=axis, keepdims=keep)
+    real = np.dtype(x.dtype.char.lower()) if x.dtype.kind == "c" else x.dtype
+    if ord == 0:
+        return sum_(cast(x != 0, real), axis=axis, keepdims=keep)
+    if ord == 1:
+        return sum_(np.abs(x), axis=axis, keepdims=keep)
+    total = sum_(np.abs(x) ** ord, axis=axis, keepdims=keep)
+    return total ** np.reciprocal(np.asarray(ord, dtype=total.dtype))
 
 
 def dot(a, b, out=None):
