@@ -46,7 +46,10 @@ EMPTY_MESSAGES = {       # frontend/reductions.py EMPTY_CODES: a check stage's c
     5: "zero-size array to reduction operation maximum which has no identity",
     6: "zero-size array to reduction operation minimum which has no identity",
     7: "attempt to get argmax of an empty sequence",
-    8: "attempt to get argmin of an empty sequence"}
+    8: "attempt to get argmin of an empty sequence",
+    9: "slice step cannot be zero",     # frontend/dataslice.py STEP_ZERO, STEP_NEGATIVE
+    10: "a negative slice step computed from array values is not compiled (cppcodegen "
+        "compiles a run-time step > 0)"}
 
 
 def _index_error(status):

@@ -1,6 +1,7 @@
 """The plain-Python runtime of captured functions (the oracle of tests/test_capture.py):
 every converted construct run with exact Python semantics on concrete values."""
 import builtins
+import operator
 import types
 
 from cppcodegen.frontend.capture import UNDEFINED, convert
@@ -76,6 +77,7 @@ class PythonOps:
     bool_ = staticmethod(builtins.bool)
     len_ = staticmethod(builtins.len)
     print_ = staticmethod(builtins.print)
+    getitem = staticmethod(operator.getitem)
 
     def call(self, f, /, *args, **kwargs):
         if self.convert_calls and isinstance(f, (types.FunctionType, types.MethodType)):

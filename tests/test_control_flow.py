@@ -1645,3 +1645,28 @@ def test_a_pad_width_from_an_argument_shape_that_changes():
     for n in (5, 3, 7):
         taps = np.ones(n)
         np.testing.assert_array_equal(f(img, taps), pad_by_taps(img, taps))
+
+
+def elementary_automaton(row, rule, steps):
+    """Rule 30/110 on a uint8 row: a table built from the rule's bits with a Python list,
+    read at traced positions (table[idx] with table a NumPy array)."""
+    table = np.array([(rule >> i) & 1 for i in range(8)], dtype=np.uint8)
+    hist = np.zeros((steps + 1, row.size), dtype=np.uint8)
+    hist[0] = row
+    for t in range(steps):
+        idx = (np.roll(row, 1) << 2) | (row << 1) | np.roll(row, -1)
+        row = table[idx]
+        hist[t + 1] = row
+    return hist
+
+
+def constant_table_at_an_index(x, i):
+    t = np.array([1.0, 2.0, 3.0, 4.0])
+    return t[i] * x[i] + t[x.argmax() % 4]
+
+
+def test_a_numpy_array_read_at_traced_positions():
+    row = (np.random.default_rng(2).random(64) < 0.3).astype(np.uint8)
+    for rule in (30, 110):
+        check(elementary_automaton, row, rule, 12)
+    check(constant_table_at_an_index, np.linspace(-1, 2, 9), 3)

@@ -416,3 +416,41 @@ def test_an_empty_max_raises_only_on_the_side_of_a_conditional_that_is_taken(bac
     assert cppcodegen.compile(tail_max_when_any, backend=backend)(a) == tail_max_when_any(a)
     with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
         cppcodegen.compile(tail_max_always, backend=backend)(a)
+
+
+def prime_sieve(n):
+    """The textbook sieve with the limit an np.int64: a while loop whose index is the step."""
+    sieve = np.ones(n + 1, dtype=np.bool_)
+    sieve[0] = False
+    sieve[1] = False
+    i = 2
+    while i * i <= n:
+        if sieve[i]:
+            sieve[i * i:n + 1:i] = False
+        i += 1
+    return sieve.sum(), sieve
+
+
+def strided_sums(x, k):
+    s = 0.0
+    j = 0
+    while j < 3:
+        s += x[j::k + j].sum()
+        j += 1
+    return s
+
+
+def test_a_slice_step_computed_at_run_time():
+    f = cppcodegen.compile(prime_sieve)
+    for n in (2, 3, 10, 97, 5000):
+        got, expected = f(np.int64(n)), prime_sieve(np.int64(n))
+        assert got[0] == expected[0]
+        np.testing.assert_array_equal(got[1], expected[1])
+    g = cppcodegen.compile(strided_sums)
+    x = np.arange(20.0)
+    for k in (1, 2, 7, 40):
+        assert g(x, np.int64(k)) == strided_sums(x, np.int64(k))
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        g(x, np.int64(0))                   # NumPy's error
+    with pytest.raises(ValueError, match="negative slice step computed from array values"):
+        g(x, np.int64(-2))                  # a reversed slice: said, never a wrong result

@@ -227,6 +227,13 @@ class TraceOps:
             return it[::-1]             # still a range: a compiled loop
         return builtins.reversed(it)
 
+    @staticmethod
+    def getitem(x, key):
+        if isinstance(x, np.ndarray) and (is_traced(key) or isinstance(key, tuple) and
+                                          any(is_traced(k) for k in key)):
+            return wrap(as_node(x))[key]        # a constant table read at traced positions
+        return x[key]
+
     def call(self, f, *args, **kwargs):
         if _is_prange(f):               # ours, or Numba's: the same promise
             return prange(*args, **kwargs)

@@ -33,8 +33,8 @@ def run_time_slice(ix) -> bool:
     """A slice known only at run time: a bound computed from array values, or a step that
     is a loop's index (``x[i * i::i]``)."""
     from .iteration import has_loop_symbol
-    return isinstance(ix, slice) and (any(is_data_bound(b) for b in (ix.start, ix.stop)) or
-                                      (is_dim(ix.step) and has_loop_symbol(ix.step)))
+    return isinstance(ix, slice) and (any(is_data_bound(b) for b in (ix.start, ix.stop, ix.step))
+                                      or (is_dim(ix.step) and has_loop_symbol(ix.step)))
 
 
 def is_data_bound(b) -> bool:
@@ -76,9 +76,9 @@ def data_slice(ix: slice, size, dim: int):
             length = (length + (step - 1)) // step
     binds = []
     out = []
-    for value in (start, length):
+    for value in (start, step, length):
         if not isinstance(value, Proxy):
-            out.append(int(value))
+            out.append(value if value is step else int(value))
             continue
         sym = symbolic().data_symbol(len(env.data), nonnegative=True)
         node = make_node("bind", (value.node,), (), np.dtype(np.int64), user_location(),
@@ -86,7 +86,7 @@ def data_slice(ix: slice, size, dim: int):
         env.data[sym] = node
         binds.append(node)
         out.append(sym)
-    spec = (out[0], symbolic().canon(step), out[1])
+    spec = (out[0], symbolic().canon(out[1]), out[2])
     env.slices.setdefault(key, []).append((region, size, spec, tuple(binds), ix))  # (ix: keeps
     return spec, tuple(binds)                                           # the ids in key alive)
 
@@ -103,10 +103,27 @@ def _positive_step(step):
         except Exception as e:
             if not loop_dependent(e):
                 raise
+    if isinstance(step, Proxy) and step.node.shape in ((), (1,)) and step.dtype.kind in "iu":
+        return _checked_step(step)
     raise DataDependentError(
         f"a slice with bounds or a step known only at run time and step {step!r} (at "
         f"{user_location()}): only a nonzero int step, or a loop index > 0 in every "
         "iteration, is supported there")
+
+
+STEP_ZERO, STEP_NEGATIVE = 9, 10     # check codes (runtime/compiled.py CHECK_MESSAGES)
+
+
+def _checked_step(step):
+    """A step computed from array values (``sieve[i * i::i]`` with ``i`` carried by a while
+    loop), checked when the program runs: zero raises NumPy's ValueError, a negative step
+    (a reversed slice, not compiled) raises saying so."""
+    from .proxy import cast
+    s = _as_int64(step, "slice step")
+    for code, ok in ((STEP_ZERO, s != 0), (STEP_NEGATIVE, s >= 0)):
+        s = wrap(make_node("check", (s.node, cast(ok, np.int64).node), (), np.dtype(np.int64),
+                           user_location(), code=code), scalar=True)
+    return s
 
 
 def _same_size(a, b) -> bool:

@@ -390,6 +390,17 @@ class _ExprConv(ast.NodeTransformer):
         return ast.copy_location(self.c.call_op("if_exp", [
             node.test, lambda_of(node.body), lambda_of(node.orelse), self.c.where(node)]), node)
 
+    def visit_Subscript(self, node):
+        """``table[idx]`` read: a NumPy array indexed by traced values is read as a traced
+        array (NumPy's own indexing cannot take them). Keys with slices stay as written."""
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load) or any(
+                isinstance(n, ast.Slice) for n in ast.walk(node.slice)) or \
+                not self._lambda_safe([node.value, node.slice]):
+            return node
+        self.c.changed = True
+        return ast.copy_location(self.c.call_op("getitem", [node.value, node.slice]), node)
+
     def visit_Call(self, node):
         self.generic_visit(node)
         f = node.func
