@@ -96,6 +96,18 @@ def matmul_native(func, dtype, in_dtypes, shape, k, where: str = "") -> bool:
     return tuner.matmul(np.dtype(dtype), shape, k, where) == "gemm"
 
 
+def native_in_loop(node) -> bool:
+    """An eligible product met in a compiled loop's body: ccg::gemm whatever BLAS's timing
+    (the loop stays compiled); False for a product ccg::gemm cannot compute."""
+    func = getattr(node.attr("call"), "func", None)
+    tuner = ACTIVE.get()
+    if tuner is None or FORCED.get() is not None or not eligible(
+            func, node.dtype, [i.dtype for i in node.inputs], node.shape):
+        return False
+    tuner.in_loops.add(node.where)
+    return node_native(node)
+
+
 def node_native(node) -> bool:
     """:func:`matmul_native` of a graph node (op 'extern')."""
     return matmul_native(getattr(node.attr("call"), "func", None), node.dtype,
@@ -112,6 +124,7 @@ class Tuner:
         self.choices: dict = {}     # (where, what) -> Choice
         self._decided: dict = {}    # decision key -> (path, why): one answer per compilation
         self._cache_dir = None
+        self.in_loops: set = set()  # products (where) inside compiled loops: ccg::gemm always
 
     def use(self, graph) -> None:
         """Resolve symbolic sizes from ``graph``'s traced values from now on."""
@@ -148,6 +161,9 @@ class Tuner:
     def matmul(self, dtype, shape, k, where) -> str:
         """'gemm' or 'blas' for an eligible product."""
         sizes = [self._size(d) for d in tuple(shape) + (k,)]
+        if where in self.in_loops:
+            return self.record(dtype, shape, k, where, "gemm", "inside a compiled loop, where "
+                               "a NumPy call cannot run")
         if not self.opts.tune:
             return self.record(dtype, shape, k, where, "gemm",
                                "static rule (tuning off: option tune, CPPCODEGEN_TUNE=0)")

@@ -392,3 +392,29 @@ def test_rounds_keep_the_quiet_time_and_flag_rounds_that_disagree(monkeypatch):
         d = autotune.measure_matmul(np.float32, 16, 16, 16, 0, config.get_options(ON))
     assert d["path"] == "blas" and d["busy"] is True and d["steady"] is False
     assert "provisional: unsteady timings" in autotune.why(d, 2)
+
+
+def matrix_power_by_squaring(A, p):
+    result = np.eye(A.shape[0])
+    base = A.copy()
+    while p > 0:
+        if p % 2 == 1:
+            result = result @ base
+        base = base @ base
+        p = p // 2
+    return result
+
+
+def test_a_product_inside_a_compiled_loop_is_ours_whatever_blas_measures(fake_measure):
+    """BLAS 'wins' the timing, but a NumPy call cannot run inside a compiled while loop: the
+    product there is ccg::gemm (the loop stays compiled; it raised UnsupportedError), and
+    explain says why."""
+    with cppcodegen.fresh_cache():
+        A = np.random.default_rng(1).standard_normal((48, 48)) / 48
+        f = cppcodegen.compile(matrix_power_by_squaring, options=ON)
+        np.testing.assert_allclose(f(A, np.int64(13)), matrix_power_by_squaring(A, 13),
+                                   rtol=1e-12, atol=1e-15)
+        ex = cppcodegen.explain(f, A, np.int64(13))
+        assert ex.choices and all(c.path == "gemm" and "inside a compiled loop" in c.why
+                                  for c in ex.choices)
+        assert not _has_extern_step(f)

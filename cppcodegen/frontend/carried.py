@@ -389,6 +389,7 @@ def may_raise(node) -> bool:
 def _check_region(nodes, where):
     for n in nodes:
         if n.op == "extern":
+            from ..autotune import native_in_loop
             from ..backend.gemmgen import native_matmul_node    # (sympy: lazily)
-            if not native_matmul_node(n):
+            if not native_matmul_node(n) and not native_in_loop(n):
                 raise Unroll(where, f"{n.attr('call')} runs as a NumPy call")
