@@ -150,3 +150,35 @@ def test_rows_in_groups_give_the_bits_of_rows_one_at_a_time(shape, dt):
     tol = 1e-5 if dt == np.float32 else 1e-13
     np.testing.assert_allclose(y, A.astype(np.float64) @ x.astype(np.float64), rtol=tol,
                                atol=tol * np.sqrt(shape[1]))
+
+
+def logistic_regression(X, y, lr, iters):
+    n, d = X.shape
+    w = np.zeros(d)
+    b = 0.0
+    for _ in range(iters):
+        z = X @ w + b
+        p = 1.0 / (1.0 + np.exp(-z))
+        err = p - y
+        w -= lr * (X.T @ err) / n
+        b -= lr * err.mean()
+    return w, b
+
+
+def test_gradient_descent_reads_the_transposed_matrix_by_rows():
+    """X.T @ err is err @ X: a column sum down X's rows (it was 50 strided walks of X, one per
+    output); the sigmoid of short rows' dot products is its own vector loop (a scalar exp per
+    row cost more than the row); the 50 columns' partial sums are added on one thread."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((3000, 50))
+    y = (rng.random(3000) < 0.5).astype(np.float64)
+    check_against_numpy(logistic_regression, X, y, 0.1, 20, rtol=1e-10, atol=1e-12)
+    ex = cppcodegen.explain(logistic_regression, X, y, 0.1, 20)
+    (loop,) = [k for k in ex.kernels if k.form == "control"]
+    body = [k for region in loop.regions for k in region]
+    forms = {s.name: k.form for k in body for s in k.stages}
+    assert "column" in forms.values()
+    assert "load_strided" not in ex.source
+    (sigmoid,) = [k for k in body if any(s.kind == "pointwise" and "exp" in k.name
+                                         for s in k.stages)]
+    assert sigmoid.form == "flat" and "Vec<double, L>" in ex.source

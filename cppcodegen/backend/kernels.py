@@ -25,6 +25,7 @@ TILE = 64            # square tiles of transposing pointwise kernels
 COLUMN_TILE = 16384  # elements of the kept axis per tile in column reductions (acc stays in L2)
 SCAN_CHUNK = 1 << 15  # a parallel 1-D scan has one chunk per this many elements (at most CHUNKS)
 COLUMN_CHUNKS = 8    # at most this many parallel chunks of the reduced axis in column reductions
+COMBINE_PARALLEL = 1 << 15    # partial sums added on the threads from this many on
 ROW_UNROLL = 4       # rows of the reduced axis per pass over a column reduction's accumulators
 
 
@@ -216,7 +217,9 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter):
                     with w.indent(f"for (int64_t i{last} = lo; i{last} < hi; ++i{last}) {{"):
                         w.line(f"{s.name}[{self.out_offset(s)}] = acc[i{last} - lo];")
             if chunks != 1:
-                w.line(self.omp(1, COLUMN_CHUNKS if isinstance(chunks, str) else chunks))
+                nch = COLUMN_CHUNKS if isinstance(chunks, str) else chunks
+                if not isinstance(size, int) or size * nch >= COMBINE_PARALLEL:
+                    w.line(self.omp(1, nch))     # (50 columns of 8 partial rows: no wake-up)
                 with w.indent(f"for (int64_t i{last} = 0; i{last} < {_c(size)}; ++i{last}) {{"):
                     w.line(f"{t} v = part[i{last}];")
                     comb = combine(s.reduction, s.body.dtype).format("v", f"part[c * {_c(size)} + i{last}]")

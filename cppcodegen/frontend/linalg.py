@@ -102,9 +102,26 @@ def _with_vector(a, b, dt) -> Proxy:
         r = sum_(np.multiply(a, b), dtype=dt)
         r.scalar = True                         # vector @ vector: a NumPy scalar
         return r
+    # a transposed matrix is read in its own row order: A.T @ v is v @ A (down the columns
+    # of A, each row read once) and v @ A.T is A @ v, not a column walk with a row's stride
+    # (X.T @ err of a 20000x50 X: 50 strided passes over X)
+    if b.ndim == 1 and _transposed(a) is not None:
+        a, b = b, _transposed(a)
+    elif a.ndim == 1 and _transposed(b) is not None:
+        a, b = _transposed(b), a
     if b.ndim == 1:
         return sum_(np.multiply(a, b), axis=-1, dtype=dt)
     return sum_(np.multiply(reshape(a, (a.shape[0], 1)), b), axis=-2, dtype=dt)
+
+
+def _transposed(x):
+    """The matrix ``x`` is the transpose of (a proxy of it), or None."""
+    n = x.node
+    while n.op == "cast" and n.inputs[0].op == "transpose":
+        n = n.inputs[0]                 # (a cast of the transpose: the cast of its source)
+    if x.ndim != 2 or n.op != "transpose" or tuple(n.attr("perm")) != (1, 0):
+        return None
+    return cast(wrap(n.inputs[0]), x.dtype)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):

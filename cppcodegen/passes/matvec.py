@@ -24,15 +24,51 @@ FUSABLE_DTYPES = "fiu"
 
 
 def fuse_columns(kernels: list) -> list:
-    """Merge each fusable column kernel into the nest kernel beside it (see module doc)."""
+    """Merge each fusable column kernel into the nest kernel beside it (see module doc), or
+    into an earlier nest when the kernels between neither write what the column reads nor
+    touch what it writes (logistic regression's ``err.mean()`` between ``err = f(X @ w)``
+    and ``X.T @ err``: the column moves before it, so X is read once)."""
     out: list = []
     for k in kernels:
         merged = _merge(out[-1], k) if out else None
         if merged is not None:
             out[-1] = merged
-        else:
-            out.append(k)
+            continue
+        if _column_stage(k) is not None:
+            for back in range(len(out) - 2, max(-1, len(out) - 1 - MAX_HOPS), -1):
+                if not all(_independent(between, k) for between in out[back + 1:]):
+                    break
+                merged = _merge(out[back], k)
+                if merged is not None:
+                    out[back] = merged
+                    break
+            else:
+                merged = None
+            if merged is not None:
+                continue
+        out.append(k)
     return out
+
+
+MAX_HOPS = 4        # kernels a column sum may move back over to join a nest
+
+
+def _writes(k) -> set:
+    return {m.name for st in k.stages for m in (st.members or (st,))}
+
+
+def _reads(k) -> set:
+    return {ld.buf for st in k.stages for ld in _loads(st)} | \
+        {a for st in k.stages for a in st.args}
+
+
+def _independent(between, col) -> bool:
+    """May ``col`` run before ``between`` (a plain kernel that neither writes what ``col``
+    reads nor reads or writes what ``col`` writes)?"""
+    if between.form not in ("nest", "flat", "column", "rows"):
+        return False
+    return not (_writes(between) & _reads(col)) and \
+        not ((_reads(between) | _writes(between)) & _writes(col))
 
 
 def _loads(stage):

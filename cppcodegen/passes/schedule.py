@@ -64,6 +64,8 @@ def _can_join(kernel: Kernel, stage: Stage, buffers) -> bool:
     if dot is not None and any(d is not None and d[0].buf != dot[0].buf
                                for d in (row_dot(buffers, s) for s in kernel.stages)):
         return False            # A @ x and B @ x: one matrix per pass (matvec.row_dot)
+    if stage.kind == "pointwise" and _costly_epilogue(kernel, stage, buffers):
+        return False
     outer = kernel.outer
     n = len(outer)
     if tuple(stage.domain[:n]) != tuple(outer):
@@ -95,6 +97,21 @@ def _can_join(kernel: Kernel, stage: Stage, buffers) -> bool:
     sibling = (stage.kind == last.kind == "pointwise" and tuple(stage.domain) == tuple(last.domain)
                and not reads_mine)
     return reads_mine or n > 0 or sibling
+
+
+SHORT_ROW = 512     # a row dot product shorter than this costs less than a libm call
+
+
+def _costly_epilogue(kernel: Kernel, stage: Stage, buffers) -> bool:
+    """A libm call (exp, tanh, ...) per row after short row dot products: in its own kernel,
+    vectorized over the rows, rather than one scalar call per row inside the rows' pass
+    (logistic regression's 1 / (1 + exp(-(X @ w))) with 50 columns: a scalar exp per row
+    cost more than the row's dot product)."""
+    dots = [s for s in kernel.stages if row_dot(buffers, s) is not None]
+    if not dots or not any(isinstance(e, Op) and e.name in EXPENSIVE for e in walk(stage.body)):
+        return False
+    n = dots[0].domain[-1]
+    return isinstance(n, int) and n < SHORT_ROW
 
 
 def _same_point(reader: Stage, ld, writer: Stage) -> bool:
