@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
+from helpers import check_against_numpy
 
 RNG = np.random.default_rng(11)
 
@@ -50,3 +51,33 @@ def test_mlp_fuses_bias_and_relu_around_two_products():
 def test_core_dimension_mismatch_is_reported():
     with pytest.raises(ValueError, match="core dimension"):
         cppcodegen.compile(lambda a, b: a @ b)(np.ones((2, 3)), np.ones((4, 2)))
+
+
+def rotate_points(theta, pts):
+    """A rotation matrix per point, applied with a batched product of 3x3 @ 3x1."""
+    c, s = np.cos(theta), np.sin(theta)
+    R = np.zeros((theta.shape[0], 3, 3))
+    R[:, 0, 0] = c
+    R[:, 0, 1] = -s
+    R[:, 1, 0] = s
+    R[:, 1, 1] = c
+    R[:, 2, 2] = 1.0
+    return (R @ pts[:, :, None])[:, :, 0]
+
+
+def small_batch(a, b):
+    return a @ b
+
+
+def test_batches_of_tiny_products_are_fused():
+    """At most 64 multiply-adds per product: the products and their sum fused across the
+    batch (no NumPy call looping over 3x3 matrices)."""
+    rng = np.random.default_rng(3)
+    th, pts = rng.uniform(0, 6, 500), rng.standard_normal((500, 3))
+    check_against_numpy(rotate_points, th, pts, rtol=1e-13, atol=1e-15)
+    a = rng.standard_normal((40, 2, 3)).astype(np.float32)
+    b = rng.standard_normal((40, 3, 4)).astype(np.float32)
+    check_against_numpy(small_batch, a, b, rtol=2e-6, atol=1e-6)
+    for fn, args in ((rotate_points, (th, pts)), (small_batch, (a, b))):
+        forms = [k.form for k in cppcodegen.explain(cppcodegen.compile(fn), *args).kernels]
+        assert "extern" not in forms and "gemm" not in forms

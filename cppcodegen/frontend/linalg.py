@@ -52,7 +52,8 @@ def matmul(a, b, out=None, **kw):
         raise ValueError(f"np.matmul: operands could not be broadcast together with shapes "
                          f"{a2.shape} {b2.shape} (at {user_location()})") from None
     shape = batch + (a2.node.shape[-2], b2.node.shape[-1])
-    small = dt.kind == "c" and _fused_complex(shape, a2.node.shape[-1])
+    small = dt.kind == "c" and _fused_complex(shape, a2.node.shape[-1]) or \
+        _tiny_batched(shape, a2.node.shape[-1], dt)
     if (a.ndim == 1 or b.ndim == 1) and (dt.kind in "fiu" or small):
         return _with_vector(a, b, dt)
     if small:                       # products and their sum fused: a loop around compiles
@@ -81,6 +82,18 @@ def matmul(a, b, out=None, **kw):
 
 FLATTEN_BATCH = 8           # a stack of at least this many matrices @ one matrix: one GEMM
 FUSED_COMPLEX = 1 << 15     # multiply-adds of a complex product fused rather than NumPy's call
+
+
+TINY_MATRIX = 64     # multiply-adds per product of a batch fused rather than NumPy's call
+
+
+def _tiny_batched(shape, k, dt) -> bool:
+    """A batch of tiny products (a rotation matrix per point: ``R @ pts[:, :, None]`` with R
+    of shape (n, 3, 3)): the products and their sum fused, vectorized across the batch,
+    instead of NumPy's loop of one 3x3 product per matrix."""
+    sizes = tuple(shape[-2:]) + (k,)
+    return (dt.kind in "fiu" and len(shape) > 2 and all(isinstance(d, int) for d in sizes)
+            and int(np.prod(sizes)) <= TINY_MATRIX)
 
 
 def _fused_complex(shape, k) -> bool:
