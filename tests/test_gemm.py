@@ -162,7 +162,9 @@ def test_batched_with_broadcasting(a_shape, b_shape):
     # the same with the second operand transposed in place (batched swapaxes)
     bt = np.ascontiguousarray(np.swapaxes(b, -1, -2))
     g = cppcodegen.compile(lambda a, bt: a @ np.swapaxes(bt, -1, -2))
-    assert [k.form for k in cppcodegen.explain(g, a, bt).kernels] == ["gemm"]
+    forms = [k.form for k in cppcodegen.explain(g, a, bt).kernels]
+    tiny = a_shape[-2] * a_shape[-1] * b_shape[-1] <= 64     # fused multiply-adds (linalg)
+    assert forms == ["gemm"] if not tiny else (len(forms) == 1 and forms[0] != "extern")
     np.testing.assert_allclose(run_compiled(g, a, bt), want, rtol=1e-5, atol=1e-4)
 
 

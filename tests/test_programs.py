@@ -261,7 +261,7 @@ def test_data_dependent_shape_changes_between_calls():
 
 def test_numpy_steps_report_to_intermediate_hooks():
     def f(a, i):
-        s = np.sort(a, axis=1)             # NumPy steps between kernels
+        s = np.sort(a, axis=1, kind="stable")   # NumPy steps between kernels
         g = s[i]                           # a gather: fused into the kernel after the sort
         return np.cumsum(g * 2, axis=0) + np.median(a)
     reported = []

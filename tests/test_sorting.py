@@ -67,3 +67,12 @@ def test_a_long_axis_is_numpys_sort():
     check_against_numpy(long_sort, x, ulp=0)
     kernels = nested(cppcodegen.explain(cppcodegen.compile(long_sort), x).kernels)
     assert [k.form for k in kernels] == ["extern"]
+
+
+def whole_array(m):
+    return np.sort(m, axis=None), np.median(m), np.sort(m[:2, :3], axis=None), np.median(m[:3, :3])
+
+
+def test_axis_none_sorts_the_flattened_array():
+    m = RNG.standard_normal((7, 9))
+    check_against_numpy(whole_array, m, ulp=0)

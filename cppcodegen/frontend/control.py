@@ -22,7 +22,7 @@ import types
 import numpy as np
 
 from ..errors import TraceError, UnsupportedError, user_location
-from ..ir.graph import make_node
+from ..ir.graph import make_node, NODES_MADE
 from .indexing import guarded
 from .proxy import as_node, cast_node, Proxy, unsupported, wrap
 from .reductions import selected_count
@@ -44,6 +44,10 @@ _SHAPES = __package__.rpartition(".")[0] + ".ir.shapes"
 UNROLL_TRIPS = 8        # a range of at most this many iterations, known when compiling,
 UNROLL_BODIES = 16      # whose variable bounds slices is run by Python while tracing, while
                         # nested ones make at most this many copies of the innermost body
+UNROLL_NODES = 5000     # a loop that could not be compiled, run by Python while tracing,
+                        # may add this many graph nodes (a 300-step binomial tree that
+                        # shrinks its array each step: ~2400 nodes, a 4 s build); beyond,
+                        # the function is refused (the fallback runs it as Python)
 
 
 class KeepLoop(Exception):
@@ -285,10 +289,17 @@ class TraceOps:
             if spec is not None and _data_bounds(spec):
                 raise Unroll(where, "its bounds come from array values, which Python does not "
                              "know while tracing")
+            start = NODES_MADE[0]
             for item in (iterable if spec is None else spec.python_items()):
                 body(item)
                 if extra_test is not None and not _concrete(extra_test(), where):
                     break
+                if NODES_MADE[0] - start > UNROLL_NODES and where in self.unroll:
+                    raise UnsupportedError(
+                        f"the loop at {where} could not be compiled as a loop "
+                        f"({self.unroll[where]}), and run by Python while tracing it makes a "
+                        f"program of more than {UNROLL_NODES} operations, too large to "
+                        "compile quickly")
             return
         trips = _small_trips(spec, extra_test) if slices else 0
         if trips and self.copies * trips <= UNROLL_BODIES and where not in self.keep:

@@ -58,6 +58,9 @@ def matmul(a, b, out=None, **kw):
         return _with_vector(a, b, dt)
     if small:                       # products and their sum fused: a loop around compiles
         a3, b3 = cast(a2, dt), cast(b2, dt)
+        if isinstance(b3.shape[-1], int) and b3.shape[-1] == 1:     # a stack of A @ x:
+            x = np.swapaxes(b3, -1, -2)                             # each row's dot product
+            return expand_dims(sum_(np.multiply(a3, x), axis=-1, dtype=dt), -1)
         return sum_(np.multiply(expand_dims(a3, -1), expand_dims(b3, -3)), axis=-2, dtype=dt)
     if a.ndim > 2 and b.ndim == 2 and all(isinstance(d, int) for d in batch) \
             and int(np.prod(batch)) >= FLATTEN_BATCH:

@@ -77,6 +77,7 @@ class Node:
 EFFECTS: list = []  # while a function is traced: its constructs whose regions can raise NumPy's
                     # errors (an index out of range, np.max of an empty array), kept in the graph
                     # where nothing reads their values (``for ...: if a[lo:hi][-1] > t: break``)
+NODES_MADE = [0]    # nodes made by this process so far (how much a loop run by Python adds)
 MADE: list = []     # while a region is traced: one dict per open region, id -> node, of the
                     # nodes made since it opened (frontend/carried.py reads them; the dict
                     # keeps them alive, so an id is never reused for another node meanwhile)
@@ -89,6 +90,7 @@ def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
                 np.dtype(dtype), where)
     for made in MADE:
         made[id(node)] = node
+    NODES_MADE[0] += 1
     return node
 
 
