@@ -182,7 +182,7 @@ def tile(A, reps):
 
 def diag(v, k=0):
     t = asproxy(v)
-    if not _int(k) or t.ndim not in (1, 2) or any(type(s) is not int for s in t.shape):
+    if not _int(k) or t.ndim not in (1, 2):
         return extern_call(np.diag, (v,), dict(k=k))
     k = int(k)
     if t.ndim == 2:

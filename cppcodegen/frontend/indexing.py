@@ -18,6 +18,7 @@ from ..ir.graph import EFFECTS, MADE, make_node
 from ..ir.ufuncs import ALIASES, BOOL_RESULT, OPS
 from .elementwise import loop_dtypes, where
 from .externs import extern_call
+from . import replace
 from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, copy_of, own,
                     Proxy, unsupported, update, view_of, wrap)
 from .dataslice import data_slice, is_data_bound, run_time_slice
@@ -298,6 +299,17 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         return _gather(ravel(a), (indices,))
     axis = normalize_axis_tuple(axis, a.ndim)[0]
     return _gather(a, (slice(None),) * axis + (indices,))
+
+
+def _take_anywhere(a, indices, axis=None, out=None, mode="raise", *, original):
+    """``np.take(table, idx)`` with a NumPy table and traced positions: NumPy dispatches on
+    the table alone, so the tracer takes the call (replace.py)."""
+    if any(isinstance(v, Proxy) for v in (a, indices, out)):
+        return take(a, indices, axis=axis, out=out, mode=mode)
+    return original(a, indices, axis=axis, out=out, mode=mode)
+
+
+replace.register(np, {"take": _take_anywhere}, pass_original=True)
 
 
 def _scatter(a: Proxy, index, value, accumulate=None):

@@ -53,7 +53,9 @@ def matmul(a, b, out=None, **kw):
                          f"{a2.shape} {b2.shape} (at {user_location()})") from None
     shape = batch + (a2.node.shape[-2], b2.node.shape[-1])
     small = dt.kind == "c" and _fused_complex(shape, a2.node.shape[-1]) or \
-        _tiny_batched(shape, a2.node.shape[-1], dt)
+        _tiny_batched(shape, a2.node.shape[-1], dt) or \
+        (dt.kind in "fiu" and bool(MADE) and any(            # ccg::gemm takes no 1-wide
+            isinstance(d, int) and d == 1 for d in shape[-2:]))     # product; in a loop
     if (a.ndim == 1 or b.ndim == 1) and (dt.kind in "fiu" or small):
         return _with_vector(a, b, dt)
     if small:                       # products and their sum fused: a loop around compiles

@@ -388,6 +388,20 @@ class SymInt:
     def __mod__(self, o):
         return self._arith(o, lambda a, b: canon(a) - canon(b) * floordiv(a, b))
 
+    def __pow__(self, o):
+        """``n ** 0.5``: a float, as ``n / 2`` (a traced value in loops, else this call's n,
+        guarded); an int power of a size stays a size."""
+        if isinstance(o, (int, np.integer)) and not isinstance(o, bool) and o >= 0:
+            return self._arith(o, lambda a, b: a ** b)
+        if self._in_loop():
+            return TRACED_VALUE(self.expr) ** o
+        return self.__index__() ** (o.__index__() if isinstance(o, SymInt) else o)
+
+    def __rpow__(self, o):
+        if self._in_loop():
+            return o ** TRACED_VALUE(self.expr)
+        return o ** self.__index__()
+
     def __rmod__(self, o):
         return self._arith(o, lambda a, b: canon(b) - canon(a) * floordiv(b, a))
 

@@ -1,0 +1,53 @@
+"""Programs from a new-user sweep (k-means, Jacobi, matrix powers, lookup tables, scaled
+vectors) that failed, each in its smallest form, compared with the plain function."""
+from __future__ import annotations
+
+import numpy as np
+
+import cppcodegen
+from helpers import check_against_numpy
+
+
+def damped_jacobi(A, b):
+    D = np.diag(A)                      # np.diag of a symbolic size: a view, not a NumPy call
+    x = np.zeros_like(b)
+    for _ in range(100):
+        x_new = (b + 0.5 * x) / D
+        if np.abs(x_new - x).max() < 1e-12:
+            break
+        x = x_new
+    return x
+
+
+def repeated_squaring(A, p):
+    while p > 0:
+        A = A @ A                       # a 1x1 product in a while loop: fused, not NumPy's
+        p -= 1
+    return A
+
+
+LUT = np.array([3, 1, 4, 1, 5], np.uint8)
+
+
+def table_lookup(idx):
+    return np.take(LUT, idx)            # NumPy dispatches np.take on the table alone
+
+
+def scaled(x):
+    return x / x.shape[0] ** 0.5        # a size to a float power
+
+
+def test_sweep_programs_after_a_shape_change():
+    f = cppcodegen.compile(damped_jacobi, dynamic=True)
+    g = cppcodegen.compile(scaled, dynamic=True)
+    for n in (6, 9):
+        A, b = 3.0 * np.eye(n) + 0.1, np.arange(n, dtype=float)
+        np.testing.assert_allclose(f(A, b), damped_jacobi(A, b), rtol=1e-12)
+        x = np.linspace(1, 2, n)
+        np.testing.assert_allclose(g(x), scaled(x), rtol=1e-15)
+
+
+def test_one_wide_products_in_a_loop_and_constant_tables():
+    for shape in ((2, 2), (1, 1)):
+        check_against_numpy(repeated_squaring, np.full(shape, 0.5), np.int64(3), rtol=1e-14)
+    check_against_numpy(table_lookup, np.array([0, 4, 2, -1]), ulp=0)
