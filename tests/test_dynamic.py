@@ -439,3 +439,17 @@ def test_sizes_passed_to_ufuncs_and_numpy_calls_after_a_shape_change():
         C = X[:k].copy()
         for got, expected in zip(g(X, C), kmeans_counts(X, C)):
             np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def flattened_counts(img):
+    return np.bincount(img.ravel(), minlength=256), img.reshape(-1).astype(np.int64).sum()
+
+
+def test_a_flattened_symbolic_array_needs_no_division():
+    """ravel() of an (n0, n1) array under symbolic sizes reads element i at its flat offset:
+    the row i // n1 is always < n0, so no ``% n0`` (it cost two divisions per element)."""
+    img = np.random.default_rng(6).integers(0, 256, (40, 30)).astype(np.uint8)
+    f = cppcodegen.compile(flattened_counts, dynamic=True)
+    for g, e in zip(f(img), flattened_counts(img)):
+        np.testing.assert_array_equal(g, e)
+    assert "ccg_idx_div(ccg_idx_div" not in cppcodegen.explain(f, img).source

@@ -127,7 +127,7 @@ def test_dynamic_sizes_one_variant():
 
 def test_other_accumulator_dtypes_run_as_numpy_steps():
     x = np.arange(300, dtype=np.int8)
-    for dt in (np.int8, np.uint16, np.uint32):
+    for dt in (np.int8, np.uint16):
         f = lambda x: np.cumsum(x, dtype=dt) * 2     # noqa: E731
         with pytest.warns(UserWarning, match="numpy.cumsum runs as a NumPy call") if dt is np.int8 \
                 else warnings.catch_warnings():
@@ -158,3 +158,17 @@ def test_maximum_and_minimum_accumulate_are_scans(dtype):
     p = np.cumsum(values(600_007, "float64")) + 5000.0
     assert_matches_numpy(run_compiled(cppcodegen.compile(max_drawdown), p), max_drawdown(p),
                          ulp=0)
+
+
+def unsigned_running(img):
+    return np.cumsum(img.ravel()), np.maximum.accumulate(img.astype(np.uint32), axis=1)
+
+
+def test_unsigned_accumulators_are_scans():
+    """uint8 sums accumulate in uint64 (NumPy's dtype), wrapping as NumPy's do."""
+    img = RNG.integers(0, 256, (30, 40)).astype(np.uint8)
+    got = run_compiled(cppcodegen.compile(unsigned_running), img)
+    for g, e in zip(got, unsigned_running(img)):
+        assert g.dtype == e.dtype
+        np.testing.assert_array_equal(g, e)
+    assert all(k.form == "scan" for k in cppcodegen.explain(unsigned_running, img).kernels)

@@ -314,7 +314,8 @@ def _scan(x: Proxy, kind: str, axis, dtype, out) -> Proxy:
     return r if out is None else _reduce_into(out, r, ufunc)
 
 
-_SCAN_DTYPES = frozenset(np.dtype(t) for t in ("int32", "int64", "float32", "float64"))
+_SCAN_DTYPES = frozenset(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64", "float32",
+                                             "float64"))
 
 
 def _scan_node(x: Proxy, kind: str, axis, dtype) -> Proxy:

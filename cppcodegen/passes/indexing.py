@@ -132,12 +132,14 @@ def _digit(digits, stride, size):
             rest = sympy.floor(e0 / q0) if q0.is_Integer else FloorDiv(e0, q0)
             n0 = sympy.sympify(n0)
             bound = -(-n0 // q0) if n0.is_Integer and q0.is_Integer else None
+            if bound is None and sympy.expand(sympy.cancel(n0 / q0) - size) == 0:
+                bound = size        # symbolic: a flattened (n0, n1)'s row is i // n1 < n0
         else:
             low_sum = sum((e * st for e, st, _ in low), sympy.Integer(0))
             rest = sympy.floor(low_sum / stride) if stride.is_Integer else FloorDiv(low_sum, stride)
     keep = [(e, c, n) for e, c, n in terms if not _divides(c, size)]
     q = sum((e * c for e, c, _ in keep), sympy.Integer(0)) + rest
-    if not keep and bound is not None and size.is_Integer and bound <= size:
+    if not keep and bound is not None and (bound == size or size.is_Integer and bound <= size):
         return rest
     if rest != 0 or (keep and not _divides(size, keep[0][1] * keep[0][2])):
         return IMod(q, size) if size.is_Integer or rest != 0 or keep else q
