@@ -99,19 +99,14 @@ def _can_join(kernel: Kernel, stage: Stage, buffers) -> bool:
     return reads_mine or n > 0 or sibling
 
 
-SHORT_ROW = 512     # a row dot product shorter than this costs less than a libm call
-
-
 def _costly_epilogue(kernel: Kernel, stage: Stage, buffers) -> bool:
-    """A libm call (exp, tanh, ...) per row after short row dot products: in its own kernel,
+    """A libm call (exp, tanh, ...) per row after row dot products: in its own kernel,
     vectorized over the rows, rather than one scalar call per row inside the rows' pass
     (logistic regression's 1 / (1 + exp(-(X @ w))) with 50 columns: a scalar exp per row
-    cost more than the row's dot product)."""
-    dots = [s for s in kernel.stages if row_dot(buffers, s) is not None]
-    if not dots or not any(isinstance(e, Op) and e.name in EXPENSIVE for e in walk(stage.body)):
-        return False
-    n = dots[0].domain[-1]
-    return isinstance(n, int) and n < SHORT_ROW
+    cost more than the row's dot product; for long rows the extra pass over one value per
+    row costs next to nothing)."""
+    return any(row_dot(buffers, s) is not None for s in kernel.stages) and \
+        any(isinstance(e, Op) and e.name in EXPENSIVE for e in walk(stage.body))
 
 
 def _same_point(reader: Stage, ld, writer: Stage) -> bool:
