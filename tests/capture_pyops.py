@@ -21,7 +21,8 @@ class PythonOps:
         self.converted_calls = 0  # statistics, handy for tests
 
     # -- statements -----------------------------------------------------------
-    def for_stmt(self, iter_, body, get_state, set_state, names, extra_test, where, slices=False):
+    def for_stmt(self, iter_, body, get_state, set_state, names, extra_test, where, slices=False,
+                 fresh=()):
         it = iter(iter_)
         # extra_test is checked before pulling the next item (exact `break` semantics)
         while extra_test is None or extra_test():

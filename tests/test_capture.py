@@ -633,7 +633,7 @@ def test_where_names_user_file_and_line():
     seen = []
 
     class Spy(PythonOps):
-        def for_stmt(self, it, body, get, set_, names, extra, where, slices=False):
+        def for_stmt(self, it, body, get, set_, names, extra, where, slices=False, fresh=()):
             seen.append((where, names))
             return super().for_stmt(it, body, get, set_, names, extra, where, slices)
 
@@ -662,7 +662,7 @@ def test_get_set_state_roundtrip():
     log = []
 
     class Spy(PythonOps):
-        def for_stmt(self, it, body, get, set_, names, extra, where, slices=False):
+        def for_stmt(self, it, body, get, set_, names, extra, where, slices=False, fresh=()):
             before = get()
             set_(before)
             assert get() == before

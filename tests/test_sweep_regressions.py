@@ -51,3 +51,31 @@ def test_one_wide_products_in_a_loop_and_constant_tables():
     for shape in ((2, 2), (1, 1)):
         check_against_numpy(repeated_squaring, np.full(shape, 0.5), np.int64(3), rtol=1e-14)
     check_against_numpy(table_lookup, np.array([0, 4, 2, -1]), ulp=0)
+
+
+def backward_induction(V, N):
+    j = np.arange(N + 1)
+    V = V + 0.0 * j
+    for i in range(N - 1, -1, -1):
+        j = np.arange(i + 1)            # a temporary of the body, shorter each step
+        V[:i + 1] = np.maximum(0.5 * (V[1:i + 2] + V[:i + 1]), 0.01 * j)
+    return V[0]
+
+
+def temporary_read_after(V, N):
+    V = V.copy()
+    j = np.arange(N + 1)
+    for i in range(N - 1, -1, -1):
+        j = np.arange(i + 1)
+        V[:i + 1] = V[:i + 1] * 0.5 + j
+    return V.sum() + j.sum()            # its last value after the loop: carried (unrolled)
+
+
+def test_a_loop_temporary_rebound_with_another_shape_each_step():
+    """A name the body assigns before reading it is not carried, so its shape may change
+    every step and the loop compiles (it was refused: 'j changes its shape'); read after the
+    loop, it is carried after all (the loop then runs as before)."""
+    V = np.linspace(0, 1, 301)
+    got, _ = check_against_numpy(backward_induction, V, np.int64(300), rtol=1e-13)
+    assert "// for at" in cppcodegen.explain(backward_induction, V, np.int64(300)).source
+    check_against_numpy(temporary_read_after, np.linspace(0, 1, 41), 40, rtol=1e-13)

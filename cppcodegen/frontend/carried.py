@@ -136,8 +136,10 @@ class _Slot:
 class Carried:
     """The carried values of one construct, and its regions traced until their types hold."""
 
-    def __init__(self, names, get_state, set_state, where):
+    def __init__(self, names, get_state, set_state, where, fresh=()):
         self.names, self.get, self.set, self.where = tuple(names), get_state, set_state, where
+        self.fresh = frozenset(fresh)   # names a loop body assigns before it reads them
+        self.dropped_fresh = False      # ... one of them bound before the loop, not carried
         self.init_state = tuple(get_state())
         self.slots, self.types = [], []   # per slot: (dtype, weak, shape, scalar) or None
         for name, value in zip(self.names, self.init_state):
@@ -291,10 +293,13 @@ class Carried:
         new = []
         for i, slot in enumerate(self.slots):
             results = [_type_of(t[2][i]) for t in bodies]
-            if slot.init is UNDEFINED and any(isinstance(r, tuple) and any(
+            fresh = slot.init is UNDEFINED or (loop and slot.name in self.fresh)
+            if fresh and any(isinstance(r, tuple) and any(
                     run_time_size(d) for d in r[2]) for r in results):
-                new.append(None)            # `seg = a[lo[i]:hi[i]]` made in each iteration:
-                continue                    # not carried (unbound after the construct)
+                self.dropped_fresh |= slot.init is not UNDEFINED
+                new.append(None)            # `seg = a[lo[i]:hi[i]]`, `j = np.arange(i + 1)`
+                continue                    # made in each iteration: not carried (unbound
+                                            # after the loop, as a name first bound in it)
             t = self.types[i]
             try:
                 for r in results:

@@ -76,6 +76,9 @@ class TraceOps:
 
     def __init__(self):
         self.unroll = {}            # loops (file:line) that Python runs (unrolled): why
+        self.dropped = []           # loops whose temporaries (names written first in the body,
+                                    # bound before it) were not carried, in trace order
+        self.carry_all = set()      # ... whose temporaries are read after them: carried
         self.loops = []             # the compiled loops being captured now, outermost first
         self.parent = {}            # a construct (file:line) -> the compiled loop around it
         self.copies = 1             # bodies the small loops Python runs make of one body
@@ -281,7 +284,7 @@ class TraceOps:
         loop.finish(node)
 
     def for_stmt(self, iterable, body, get_state, set_state, names, extra_test=None, where="",
-                 slices=False):
+                 slices=False, fresh=()):
         spec = loop_spec(iterable)
         if spec is None and where in self.unroll and constant_numbers(iterable):
             spec = ConstantIter(iterable)   # Python could not run it: a compiled loop
@@ -316,7 +319,8 @@ class TraceOps:
             finally:
                 self.copies //= trips
             return
-        loop = Carried(names, get_state, set_state, where)
+        loop = Carried(names, get_state, set_state, where,
+                       () if where in self.carry_all else fresh)
         var = enter_loop(spec)
 
         def run_body():
@@ -347,6 +351,8 @@ class TraceOps:
                          var=str(var.expr), start=spec.start, stop=spec.stop, step=spec.step,
                          body=region, ncarry=loop.ncarry, test=extra_test is not None, **attrs)
         loop.finish(node)
+        if loop.dropped_fresh:
+            self.dropped.append(where)
 
 
 def _symbolic(py, items):
@@ -456,6 +462,7 @@ def _trace_captured(trace, fn, captured, ops, specs, args, saved):
     try:
         for _ in range(64):
             INTERNAL.clear()
+            ops.dropped.clear()
             try:
                 graph = trace(captured, specs, args)
             except KeepLoop as k:
@@ -477,6 +484,12 @@ def _trace_captured(trace, fn, captured, ops, specs, args, saved):
                         f"({ops.unroll[u.where]}) nor unrolled ({u.reason})") from u
                 log.debug("loop at %s unrolled: %s", u.where, u.reason)
                 ops.unroll[u.where] = u.reason
+                continue
+            except UnboundLocalError:   # a loop's temporary read after it: carried after all
+                fresh = [w for w in ops.dropped if w not in ops.carry_all]
+                if not fresh:
+                    raise
+                ops.carry_all.update(fresh)
                 continue
             except Exception as e:      # in a loop Python ran: say why it was not compiled
                 for where, reason in ops.unroll.items():

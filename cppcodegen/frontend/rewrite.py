@@ -252,7 +252,9 @@ class Converter(ReturnRewriter):
         pre = [assign(f, ast.Constant(False)) for f in (brk, cont) if f]
         call = ast.Expr(self.call_op("for_stmt", [
             it, name_node(body_n), name_node(get_n), name_node(set_n), self.names_tuple(names),
-            extra, self.where(s), ast.Constant(_slices_with(s.target, s.body))]))
+            extra, self.where(s), ast.Constant(_slices_with(s.target, s.body)),
+            ast.Tuple([ast.Constant(x) for x in names if _written_first(x, s.body)],
+                      ast.Load())]))
         return self.finish(s, pre + [body] + state + [call])
 
     def gen_while(self, s):
@@ -414,6 +416,19 @@ class _ExprConv(ast.NodeTransformer):
         self.c.changed = True
         return ast.copy_location(ast.Call(func=self.c.op("call"), args=[f] + node.args,
                                           keywords=node.keywords), node)
+
+
+def _written_first(name, body) -> bool:
+    """Does the loop body assign ``name`` (``name = ...`` at its top level) before anything in
+    it reads the name? Then each iteration starts it afresh: a temporary of the body."""
+    for stmt in body:
+        refs = [n for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == name]
+        if not refs:
+            continue
+        return (isinstance(stmt, ast.Assign) and not any(
+            isinstance(n.ctx, ast.Load) for n in refs) and any(
+            isinstance(t, ast.Name) and t.id == name for t in stmt.targets))
+    return False
 
 
 def _slices_with(target, body) -> bool:
