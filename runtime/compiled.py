@@ -42,7 +42,7 @@ class Plan:
     mutates: tuple = ()  # indices of the array arguments the function updates in place
 
 
-EMPTY_MESSAGES = {       # frontend/reductions.py EMPTY_CODES: a check stage's codes
+CHECK_MESSAGES = {       # a check stage's codes: frontend/reductions.py EMPTY_CODES
     5: "zero-size array to reduction operation maximum which has no identity",
     6: "zero-size array to reduction operation minimum which has no identity",
     7: "attempt to get argmax of an empty sequence",
@@ -57,8 +57,8 @@ def _index_error(status):
     index, size, axis = int(status[1]), int(status[2]), int(status[3])
     if axis == -5:      # np.bincount of a negative value (cppcodegen/frontend/counts.py)
         raise ValueError("'list' argument must have no negative elements")
-    if -1 - axis in EMPTY_MESSAGES:     # np.max of an empty array (frontend/reductions.py)
-        raise ValueError(EMPTY_MESSAGES[-1 - axis])
+    if -1 - axis in CHECK_MESSAGES:     # np.max of an empty array, a run-time slice step
+        raise ValueError(CHECK_MESSAGES[-1 - axis])
     if axis < 0:        # np.<ufunc>.reduceat's start (cppcodegen/frontend/segments.py CODES)
         name = ("add", "multiply", "maximum", "minimum")[-1 - axis]
         raise IndexError(f"index {index} out-of-bounds in {name}.reduceat [0, {size})")

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..ir.graph import CONTROL_OPS, Graph, Node, map_tree
 from ..ir.ufuncs import OPS
-from ..runtime.compiled import EMPTY_MESSAGES
+from ..runtime.compiled import CHECK_MESSAGES
 
 _REDUCERS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any,
              "all": np.all}
@@ -172,7 +172,7 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
         return vals[0][_slice(node.attr("spec"), sizes)]
     if op == "check":           # np.max of an empty array (frontend/reductions.py)
         if int(vals[1]) == 0:
-            raise ValueError(EMPTY_MESSAGES[node.attr("code")])
+            raise ValueError(CHECK_MESSAGES[node.attr("code")])
         return vals[0]
     if op == "bind":            # a data slice's start or length (frontend/dataslice.py)
         sizes[node.attr("sym")] = int(vals[0])

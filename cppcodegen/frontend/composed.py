@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from .concat import join, stack
+from .concat import atleast, join, stack
 from .creation import eye, zeros, zeros_like
 from .elementwise import where
 from .externs import extern_call
@@ -25,13 +25,10 @@ from .indexing import diagonal
 from .linalg import dot, matmul
 from .proxy import asproxy, cast, copy_of, Proxy
 from .reductions import amax, amin, sum_
+from .sizes import is_int
 from .views import broadcast_arrays, broadcast_to, ravel, reshape
 
 _NO = np._NoValue
-
-
-def _int(n) -> bool:
-    return isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
@@ -156,7 +153,7 @@ def _repeat_axis(t, reps: int, ax: int):
 
 def repeat(a, repeats, axis=None):
     t = asproxy(a)
-    if not _int(repeats) or repeats < 0 or (axis is not None and not _int(axis)) or \
+    if not is_int(repeats) or repeats < 0 or (axis is not None and not is_int(axis)) or \
             any(type(s) is not int for s in t.shape):
         return extern_call(np.repeat, (a, repeats), dict(axis=axis))
     if axis is None:
@@ -169,7 +166,7 @@ def repeat(a, repeats, axis=None):
 def tile(A, reps):
     t = asproxy(A)
     tup = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
-    if not all(_int(r) and r >= 0 for r in tup) or any(type(s) is not int for s in t.shape):
+    if not all(is_int(r) and r >= 0 for r in tup) or any(type(s) is not int for s in t.shape):
         return extern_call(np.tile, (A, reps), {})
     d = max(len(tup), t.ndim)
     tup = (1,) * (d - len(tup)) + tuple(int(r) for r in tup)
@@ -182,7 +179,7 @@ def tile(A, reps):
 
 def diag(v, k=0):
     t = asproxy(v)
-    if not _int(k) or t.ndim not in (1, 2):
+    if not is_int(k) or t.ndim not in (1, 2):
         return extern_call(np.diag, (v,), dict(k=k))
     k = int(k)
     if t.ndim == 2:
@@ -195,26 +192,16 @@ def diag(v, k=0):
 
 
 def diagflat(v, k=0):
-    if not _int(k):
+    if not is_int(k):
         return extern_call(np.diagflat, (v,), dict(k=k))
     return diag(ravel(asproxy(v)), k)
 
 
 def _atleast(nd):
-    def atleast(*arys):
-        res = []
-        for a in arys:
-            t = asproxy(a)
-            if t.ndim >= nd:
-                res.append(t)
-            elif nd == 3 and t.ndim == 2:
-                res.append(reshape(t, t.shape + (1,)))
-            elif nd == 3 and t.ndim == 1:
-                res.append(reshape(t, (1,) + t.shape + (1,)))
-            else:
-                res.append(reshape(t, (1,) * (nd - t.ndim) + t.shape))
+    def atleast_nd(*arys):
+        res = [atleast(a, nd) for a in arys]
         return res[0] if len(res) == 1 else tuple(res)
-    return atleast
+    return atleast_nd
 
 
 FUNCTIONS = {np.cross: cross, np.polyval: polyval, np.sinc: sinc, np.nan_to_num: nan_to_num,

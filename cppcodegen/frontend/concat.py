@@ -99,14 +99,16 @@ def join(parts, axis, dtype=None, casting="same_kind"):
     return result
 
 
-def _atleast(x, nd):
+def atleast(x, nd):
+    """``np.atleast_<nd>d(x)``: (1, n) from n; atleast_3d: (1, n, 1) from n, (m, n, 1)
+    from (m, n); a scalar (1,) * nd."""
     p = _part(x)
     if p.ndim >= nd:
         return p
-    if nd == 1:
-        shape = (1,)
-    else:                                   # atleast_2d: (1, n); a scalar (1, 1)
-        shape = (1,) * (2 - p.ndim) + tuple(p.shape)
+    if nd == 3 and p.ndim:
+        shape = (1,) * (2 - p.ndim) + tuple(p.shape) + (1,)
+    else:
+        shape = (1,) * (nd - p.ndim) + tuple(p.shape)
     return reshape(p, shape) if isinstance(p, Proxy) else p.reshape(shape)
 
 
@@ -151,13 +153,13 @@ def insert(arr, obj, values, axis=None):
 
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
-    parts = [_atleast(a, 1) for a in tup]
+    parts = [atleast(a, 1) for a in tup]
     return _or_extern(np.hstack, tup, parts, 0 if parts and parts[0].ndim == 1 else 1,
                       dtype, casting)
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
-    return _or_extern(np.vstack, tup, [_atleast(a, 2) for a in tup], 0, dtype, casting)
+    return _or_extern(np.vstack, tup, [atleast(a, 2) for a in tup], 0, dtype, casting)
 
 
 def column_stack(tup):
@@ -165,7 +167,7 @@ def column_stack(tup):
     for a in tup:
         p = _part(a)
         if p.ndim < 2:
-            p = _atleast(p, 1)
+            p = atleast(p, 1)
             p = reshape(p, (p.shape[0], 1)) if isinstance(p, Proxy) else p.reshape(-1, 1)
         parts.append(p)
     return _or_extern(np.column_stack, tup, parts, 1, None, "same_kind")

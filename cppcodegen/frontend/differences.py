@@ -29,25 +29,17 @@ from .concat import join
 from .creation import zeros
 from .externs import extern_call
 from .proxy import asproxy, cast, Proxy
-from .views import broadcast_to, ravel, reshape
+from .sizes import is_int
+from .views import axis_slice, broadcast_to, ravel, reshape
 
 MAX_TAPS = 64       # convolve/correlate kernels longer than this run NumPy's own function
 _NO = np._NoValue
 
 
-def _along(a, axis, lo, hi):
-    """``a[..., lo:hi, ...]`` on ``axis``."""
-    return a[(slice(None),) * axis + (slice(lo, hi),)]
-
-
-def _int(n) -> bool:
-    return isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
-
-
 def diff(a, n=1, axis=-1, prepend=_NO, append=_NO):
     def numpy_diff():
         return extern_call(np.diff, (a,), dict(n=n, axis=axis, prepend=prepend, append=append))
-    if not _int(n) or not _int(axis) or n < 0 or np.ndim(a) == 0:
+    if not is_int(n) or not is_int(axis) or n < 0 or np.ndim(a) == 0:
         return numpy_diff()             # NumPy's errors
     if n == 0:
         return a                        # NumPy returns its argument itself
@@ -66,7 +58,7 @@ def diff(a, n=1, axis=-1, prepend=_NO, append=_NO):
     if len(parts) > 1:
         x = join(parts, ax)
     for _ in range(int(n)):
-        hi, lo = _along(x, ax, 1, None), _along(x, ax, None, -1)
+        hi, lo = axis_slice(x, ax, 1, None), axis_slice(x, ax, None, -1)
         x = np.not_equal(hi, lo) if x.dtype == np.bool_ else hi - lo
     return x
 
@@ -107,16 +99,16 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     results = []
     for ax, h in zip(axes, spacing):
         n = x.shape[ax]
-        inner = (_along(x, ax, 2, None) - _along(x, ax, None, -2)) / (2. * h)
+        inner = (axis_slice(x, ax, 2, None) - axis_slice(x, ax, None, -2)) / (2. * h)
         if edge_order == 1:
-            head = (_along(x, ax, 1, 2) - _along(x, ax, 0, 1)) / h
-            tail = (_along(x, ax, n - 1, n) - _along(x, ax, n - 2, n - 1)) / h
+            head = (axis_slice(x, ax, 1, 2) - axis_slice(x, ax, 0, 1)) / h
+            tail = (axis_slice(x, ax, n - 1, n) - axis_slice(x, ax, n - 2, n - 1)) / h
         else:
             a, b, c = -1.5 / h, 2. / h, -0.5 / h
-            head = a * _along(x, ax, 0, 1) + b * _along(x, ax, 1, 2) + c * _along(x, ax, 2, 3)
+            head = a * axis_slice(x, ax, 0, 1) + b * axis_slice(x, ax, 1, 2) + c * axis_slice(x, ax, 2, 3)
             a, b, c = 0.5 / h, -2. / h, 1.5 / h
-            tail = (a * _along(x, ax, n - 3, n - 2) + b * _along(x, ax, n - 2, n - 1)
-                    + c * _along(x, ax, n - 1, n))
+            tail = (a * axis_slice(x, ax, n - 3, n - 2) + b * axis_slice(x, ax, n - 2, n - 1)
+                    + c * axis_slice(x, ax, n - 1, n))
         # NumPy assigns each part into an array of f's (float) dtype
         results.append(join([cast(p, otype) for p in (head, inner, tail)], ax))
     return tuple(results) if len(results) > 1 else results[0]
@@ -124,7 +116,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     yy = asproxy(y)
-    if not _int(axis) or yy.ndim == 0 or isinstance(dx, Proxy) and dx.ndim != 0:
+    if not is_int(axis) or yy.ndim == 0 or isinstance(dx, Proxy) and dx.ndim != 0:
         return extern_call(np.trapezoid, (y,), dict(x=x, dx=dx, axis=axis))
     ax = normalize_axis_index(int(axis), yy.ndim)
     if x is None:
@@ -136,7 +128,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
             d = reshape(d, tuple(d.shape[0] if k == ax else 1 for k in range(yy.ndim)))
         else:
             d = diff(xx, axis=ax)
-    return (d * (_along(yy, ax, 1, None) + _along(yy, ax, None, -1)) / 2.0).sum(ax)
+    return (d * (axis_slice(yy, ax, 1, None) + axis_slice(yy, ax, None, -1)) / 2.0).sum(ax)
 
 
 def _static_length(v) -> bool:
@@ -158,13 +150,13 @@ def _sliding(a, v, mode, conjugate):
     width = n + left + right - m + 1
     total = None
     for j in range(m):
-        term = _along(x, 0, j, j + width) * v[j]
+        term = axis_slice(x, 0, j, j + width) * v[j]
         total = term if total is None else total + term
     return cast(total, dtype)
 
 
 def _modes(mode):
-    key = mode.lower()[:1] if isinstance(mode, str) else mode if _int(mode) else None
+    key = mode.lower()[:1] if isinstance(mode, str) else mode if is_int(mode) else None
     return {"v": "valid", "s": "same", "f": "full", 0: "valid", 1: "same", 2: "full"}.get(key)
 
 

@@ -52,10 +52,7 @@ def matmul(a, b, out=None, **kw):
         raise ValueError(f"np.matmul: operands could not be broadcast together with shapes "
                          f"{a2.shape} {b2.shape} (at {user_location()})") from None
     shape = batch + (a2.node.shape[-2], b2.node.shape[-1])
-    small = dt.kind == "c" and _fused_complex(shape, a2.node.shape[-1]) or \
-        _tiny_batched(shape, a2.node.shape[-1], dt) or \
-        (dt.kind in "fiu" and bool(MADE) and any(            # ccg::gemm takes no 1-wide
-            isinstance(d, int) and d == 1 for d in shape[-2:]))     # product; in a loop
+    small = _fused(shape, a2.node.shape[-1], dt)
     if (a.ndim == 1 or b.ndim == 1) and (dt.kind in "fiu" or small):
         return _with_vector(a, b, dt)
     if small:                       # products and their sum fused: a loop around compiles
@@ -92,13 +89,20 @@ FUSED_COMPLEX = 1 << 15     # multiply-adds of a complex product fused rather th
 TINY_MATRIX = 64     # multiply-adds per product of a batch fused rather than NumPy's call
 
 
-def _tiny_batched(shape, k, dt) -> bool:
-    """A batch of tiny products (a rotation matrix per point: ``R @ pts[:, :, None]`` with R
-    of shape (n, 3, 3)): the products and their sum fused, vectorized across the batch,
-    instead of NumPy's loop of one 3x3 product per matrix."""
+def _fused(shape, k, dt) -> bool:
+    """A product computed as fused multiplies and a sum rather than a GEMM or NumPy's call:
+    a complex one where ``_fused_complex`` says; a batch of tiny ones (a rotation matrix per
+    point, ``R @ pts[:, :, None]`` with R of shape (n, 3, 3): vectorized across the batch,
+    not NumPy's loop of one 3x3 product per matrix); a 1-wide one inside a compiled loop
+    (ccg::gemm takes none, and a NumPy call there would unroll the loop)."""
+    if dt.kind == "c":
+        return _fused_complex(shape, k)
+    if dt.kind not in "fiu":
+        return False
     sizes = tuple(shape[-2:]) + (k,)
-    return (dt.kind in "fiu" and len(shape) > 2 and all(isinstance(d, int) for d in sizes)
-            and int(np.prod(sizes)) <= TINY_MATRIX)
+    tiny = len(shape) > 2 and all(isinstance(d, int) for d in sizes) and \
+        int(np.prod(sizes)) <= TINY_MATRIX
+    return tiny or bool(MADE) and any(isinstance(d, int) and d == 1 for d in shape[-2:])
 
 
 def _fused_complex(shape, k) -> bool:

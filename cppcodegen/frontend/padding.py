@@ -25,17 +25,12 @@ from .externs import extern_call
 from .indexing import flip
 from .iteration import concrete_int, symbolic_int
 from .proxy import copy_of, Proxy
-from .views import broadcast_to, ravel, reshape
+from .sizes import is_int
+from .views import axis_slice, broadcast_to, ravel, reshape
 
 
 def _ints(x) -> bool:
-    return all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-               for v in np.ravel(np.asarray(x, dtype=object)))
-
-
-def _along(a, axis, lo, hi):
-    """``a[..., lo:hi, ...]`` on ``axis``."""
-    return a[(slice(None),) * axis + (slice(lo, hi),)]
+    return all(is_int(v) for v in np.ravel(np.asarray(x, dtype=object)))
 
 
 def roll(a, shift, axis=None):
@@ -57,7 +52,7 @@ def roll(a, shift, axis=None):
         if n == 0 or s % n == 0:
             continue
         k = n - s % n                   # the tail a[k:] comes first
-        out = join([_along(out, ax, k, n), _along(out, ax, 0, k)], ax)
+        out = join([axis_slice(out, ax, k, n), axis_slice(out, ax, 0, k)], ax)
     return copy_of(out, scalar=False) if out is a else out
 
 
@@ -111,17 +106,17 @@ def pad(array, pad_width, mode="constant", **kwargs):
             head = full(side(before), consts[ax][0], dtype=a.dtype) if before else None
             tail = full(side(after), consts[ax][1], dtype=a.dtype) if after else None
         elif mode == "edge":
-            head = broadcast_to(_along(out, ax, 0, 1), side(before)) if before else None
-            tail = broadcast_to(_along(out, ax, n - 1, n), side(after)) if after else None
+            head = broadcast_to(axis_slice(out, ax, 0, 1), side(before)) if before else None
+            tail = broadcast_to(axis_slice(out, ax, n - 1, n), side(after)) if after else None
         elif mode == "wrap":
-            head = _along(out, ax, n - before, n) if before else None
-            tail = _along(out, ax, 0, after) if after else None
+            head = axis_slice(out, ax, n - before, n) if before else None
+            tail = axis_slice(out, ax, 0, after) if after else None
         elif mode == "reflect":
-            head = flip(_along(out, ax, 1, before + 1), ax) if before else None
-            tail = flip(_along(out, ax, n - 1 - after, n - 1), ax) if after else None
+            head = flip(axis_slice(out, ax, 1, before + 1), ax) if before else None
+            tail = flip(axis_slice(out, ax, n - 1 - after, n - 1), ax) if after else None
         else:                           # symmetric
-            head = flip(_along(out, ax, 0, before), ax) if before else None
-            tail = flip(_along(out, ax, n - after, n), ax) if after else None
+            head = flip(axis_slice(out, ax, 0, before), ax) if before else None
+            tail = flip(axis_slice(out, ax, n - after, n), ax) if after else None
         out = join([p for p in (head, out, tail) if p is not None], ax, dtype=a.dtype)
     return copy_of(out, scalar=False) if out is a else out
 

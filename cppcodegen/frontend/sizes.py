@@ -48,6 +48,11 @@ def loop_dependent(error) -> bool:
     return mod is not None and isinstance(error, mod.LoopDependent)
 
 
+def is_int(n) -> bool:
+    """A Python or NumPy integer (not a bool): an int argument as NumPy takes it."""
+    return isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+
+
 def is_dim(x) -> bool:
     """A symbolic size from the user's code (``x.shape[0]``) or the compiler."""
     mod = sys.modules.get(_SHAPES)

@@ -54,22 +54,18 @@ def _sorted_slices(t, ax):
 
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    t = asproxy(a)
-    flat = axis is None
-    ax = _sortable(ravel(t) if flat else t, 0 if flat else axis) \
+    t = ravel(asproxy(a)) if axis is None else asproxy(a)
+    ax = _sortable(t, 0 if axis is None else axis) \
         if kind is None and order is None and not stable else None
     if ax is None:
         return extern_call(np.sort, (a,), dict(axis=axis, kind=kind, order=order,
                                                  stable=stable))
-    return stack(_sorted_slices(ravel(t) if flat else t, ax), axis=ax)
+    return stack(_sorted_slices(t, ax), axis=ax)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    t = asproxy(a)
-    flat = axis is None
-    if flat:
-        t = ravel(t)
-    ax = _sortable(t, 0 if flat else axis) if out is None and not keepdims else None
+    t = ravel(asproxy(a)) if axis is None else asproxy(a)
+    ax = _sortable(t, 0 if axis is None else axis) if out is None and not keepdims else None
     if ax is None:
         return extern_call(np.median, (a,), dict(axis=axis, out=out,
                                                    overwrite_input=overwrite_input,

@@ -128,3 +128,8 @@ def squeeze(a, axis=None):
 
 def ravel(a, order="C"):
     return reshape(a, (-1,), order=order)
+
+
+def axis_slice(a, axis: int, lo, hi):
+    """``a[..., lo:hi, ...]`` on ``axis`` (a proxy or a NumPy array)."""
+    return a[(slice(None),) * axis + (slice(lo, hi),)]

@@ -338,21 +338,20 @@ class SymInt:
         elif isinstance(other, (int, np.integer)) and not isinstance(other, bool):
             other = int(other)
         elif isinstance(other, (float, complex, np.inexact)):
-            if self._in_loop():
-                return fn(TRACED_VALUE(self.expr), other)     # lv0 * 0.5: a traced value
-            return fn(self.__index__(), other)  # n * 0.5: n's value, guarded (as n / 2)
+            return fn(self._number(), other)    # n * 0.5
         else:
             return NotImplemented
         return SymInt.wrap(fn(self.expr, other))
 
+    def _number(self):
+        """The size as a number: a traced value where it changes while the function runs
+        (``lv0 * 0.5``), else this call's int, guarded (``n * 0.5``, as ``n / 2``)."""
+        return TRACED_VALUE(self.expr) if self._in_loop() else self.__index__()
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """``np.sqrt(x.shape[0])`` and ufuncs of sizes: a traced value where it changes while
-        the function runs, else this call's int, guarded (as ``n / 2``)."""
-        def value(v):
-            if not isinstance(v, SymInt):
-                return v
-            return TRACED_VALUE(v.expr) if v._in_loop() else v.__index__()
-        return getattr(ufunc, method)(*[value(v) for v in inputs], **kwargs)
+        """``np.sqrt(x.shape[0])``: the ufunc of the size as a number."""
+        return getattr(ufunc, method)(*[v._number() if isinstance(v, SymInt) else v
+                                        for v in inputs], **kwargs)
 
     def _in_loop(self) -> bool:
         """Does the value change while the function runs: a loop's index, or a slice's length
@@ -389,18 +388,13 @@ class SymInt:
         return self._arith(o, lambda a, b: canon(a) - canon(b) * floordiv(a, b))
 
     def __pow__(self, o):
-        """``n ** 0.5``: a float, as ``n / 2`` (a traced value in loops, else this call's n,
-        guarded); an int power of a size stays a size."""
+        """An int power of a size stays a size; ``n ** 0.5`` is the power of the number."""
         if isinstance(o, (int, np.integer)) and not isinstance(o, bool) and o >= 0:
             return self._arith(o, lambda a, b: a ** b)
-        if self._in_loop():
-            return TRACED_VALUE(self.expr) ** o
-        return self.__index__() ** (o.__index__() if isinstance(o, SymInt) else o)
+        return self._number() ** (o._number() if isinstance(o, SymInt) else o)
 
     def __rpow__(self, o):
-        if self._in_loop():
-            return o ** TRACED_VALUE(self.expr)
-        return o ** self.__index__()
+        return o ** self._number()
 
     def __rmod__(self, o):
         return self._arith(o, lambda a, b: canon(b) - canon(a) * floordiv(b, a))

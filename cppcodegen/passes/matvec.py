@@ -30,24 +30,23 @@ def fuse_columns(kernels: list) -> list:
     and ``X.T @ err``: the column moves before it, so X is read once)."""
     out: list = []
     for k in kernels:
-        merged = _merge(out[-1], k) if out else None
-        if merged is not None:
-            out[-1] = merged
-            continue
-        if _column_stage(k) is not None:
-            for back in range(len(out) - 2, max(-1, len(out) - 1 - MAX_HOPS), -1):
-                if not all(_independent(between, k) for between in out[back + 1:]):
-                    break
-                merged = _merge(out[back], k)
-                if merged is not None:
-                    out[back] = merged
-                    break
-            else:
-                merged = None
-            if merged is not None:
-                continue
-        out.append(k)
+        if not _merge_back(out, k):
+            out.append(k)
     return out
+
+
+def _merge_back(out: list, k) -> bool:
+    """Merge ``k`` into the last kernel of ``out``, or (a column kernel) into one at most
+    MAX_HOPS back over kernels it may run before; whether it was."""
+    for back in range(len(out) - 1, max(-1, len(out) - 1 - MAX_HOPS), -1):
+        if back < len(out) - 1 and (_column_stage(k) is None or
+                                    not _independent(out[back + 1], k)):
+            return False
+        merged = _merge(out[back], k)
+        if merged is not None:
+            out[back] = merged
+            return True
+    return False
 
 
 MAX_HOPS = 4        # kernels a column sum may move back over to join a nest
