@@ -49,7 +49,14 @@ CHECK_MESSAGES = {       # a check stage's codes: frontend/reductions.py EMPTY_C
     8: "attempt to get argmin of an empty sequence",
     9: "slice step cannot be zero",     # frontend/dataslice.py STEP_ZERO, STEP_NEGATIVE
     10: "a negative slice step computed from array values is not compiled (cppcodegen "
-        "compiles a run-time step > 0)"}
+        "compiles a run-time step > 0)",
+    11: "Weights sum to zero, can't be normalized"}     # frontend/statistics.py WEIGHTS_ZERO
+CHECK_TYPES = {11: ZeroDivisionError}      # the others are ValueError
+
+
+def check_error(code: int) -> Exception:
+    """The exception NumPy raises where a check stage with this code failed."""
+    return CHECK_TYPES.get(code, ValueError)(CHECK_MESSAGES[code])
 
 
 def _index_error(status):
@@ -58,7 +65,7 @@ def _index_error(status):
     if axis == -5:      # np.bincount of a negative value (cppcodegen/frontend/counts.py)
         raise ValueError("'list' argument must have no negative elements")
     if -1 - axis in CHECK_MESSAGES:     # np.max of an empty array, a run-time slice step
-        raise ValueError(CHECK_MESSAGES[-1 - axis])
+        raise check_error(-1 - axis)
     if axis < 0:        # np.<ufunc>.reduceat's start (cppcodegen/frontend/segments.py CODES)
         name = ("add", "multiply", "maximum", "minimum")[-1 - axis]
         raise IndexError(f"index {index} out-of-bounds in {name}.reduceat [0, {size})")

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..ir.graph import CONTROL_OPS, Graph, Node, map_tree
 from ..ir.ufuncs import OPS
-from ..runtime.compiled import CHECK_MESSAGES
+from ..runtime.compiled import check_error
 
 _REDUCERS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any,
              "all": np.all}
@@ -172,7 +172,7 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
         return vals[0][_slice(node.attr("spec"), sizes)]
     if op == "check":           # np.max of an empty array (frontend/reductions.py)
         if int(vals[1]) == 0:
-            raise ValueError(CHECK_MESSAGES[node.attr("code")])
+            raise check_error(node.attr("code"))
         return vals[0]
     if op == "bind":            # a data slice's start or length (frontend/dataslice.py)
         sizes[node.attr("sym")] = int(vals[0])

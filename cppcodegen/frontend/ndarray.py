@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import UnsupportedError, user_location
 from . import (complexes, composed, concat, counts, differences, einsum, nanfunctions, padding,
-               sorting)
+               sorting, statistics)
 from .creation import full_like, ones_like, zeros_like
 from .elementwise import OPERATOR, clip, isclose, round_, select, trace_ufunc, where
 from .externs import extern_call
@@ -282,7 +282,7 @@ FUNCTIONS = {
     np.copy: lambda a, *args, **kw: copy_of(asproxy(a), scalar=False),
     np.asarray: _as_array, np.ascontiguousarray: _as_array, np.array: _array,
     **complexes.FUNCTIONS, **composed.FUNCTIONS, **concat.FUNCTIONS, **counts.FUNCTIONS, **differences.FUNCTIONS,
-    **einsum.FUNCTIONS, **nanfunctions.FUNCTIONS, **sorting.FUNCTIONS,
+    **einsum.FUNCTIONS, **nanfunctions.FUNCTIONS, **sorting.FUNCTIONS, **statistics.FUNCTIONS,
     **padding.FUNCTIONS,
     np.result_type: lambda *args: np.result_type(*[descriptor(a) if isinstance(a, Proxy) else a
                                                    for a in args]),
