@@ -1,8 +1,8 @@
 """NumPy functions written as a few array operations compile to those operations
 (frontend/composed.py): np.cross, np.polyval, np.sinc, np.nan_to_num, np.isposinf/isneginf,
 np.ptp, np.count_nonzero, np.inner, np.vdot, np.meshgrid, np.tile, np.repeat,
-np.atleast_*d. Results equal NumPy's bit for bit (the same operations in NumPy's order), with
-no NumPy call between kernels; other arguments run NumPy's function and raise its errors."""
+np.atleast_*d, np.kron, np.vander, np.isin. Results equal NumPy's bit for bit (the same
+operations in NumPy's order), with no NumPy call between kernels; other arguments run NumPy's function and raise its errors."""
 from __future__ import annotations
 
 import numpy as np
@@ -104,6 +104,20 @@ def at_least(x, m):
     return a * 2, b + 1, c - 1, np.atleast_1d(x.sum())
 
 
+def krons(m, x):
+    return np.kron(m, m[:2, :3]), np.kron(x[:4], m), np.kron(m, np.eye(2)), np.kron(2.0, x)
+
+
+def vanders(x, i):
+    return np.vander(x[:7]), np.vander(x, 4, increasing=True), np.vander(i[0]), \
+        np.vander(x[:3].astype(np.float32), 1)
+
+
+def membership(i, x):
+    return np.isin(i, i[0, :3]), np.isin(i, [1, -2, 7], invert=True), np.isin(x, [np.nan, 0.0]), \
+        np.isin(i[0, 0], [3, 4]), np.isin(x, np.array([], dtype=float))
+
+
 # sin within 4 ULP of NumPy's (its float32 part, summed into float64, as a relative bound),
 # dot products (inner, vdot) in another order than BLAS's: a sum's rounding
 APPROX = {sinc_grid: dict(rtol=2e-6, atol=1e-7), products: dict(rtol=1e-13, atol=1e-13)}
@@ -117,7 +131,8 @@ APPROX = {sinc_grid: dict(rtol=2e-6, atol=1e-7), products: dict(rtol=1e-13, atol
     (ranges, (M,)), (ranges, (I,)), (counts, (M,)),
     (products, (X, Y, M)), (products, (X + 1j * Y, Y - 2j * X, M * (1 - 1j))),
     (grid_xy, (X[:6], Y[:4])), (grid_ij, (X[:6], Y[:4])), (grid_sparse, (X[:6], Y[:4])),
-    (tiles, (M, X)), (repeats, (M, X)), (at_least, (X, M)),
+    (tiles, (M, X)), (repeats, (M, X)), (at_least, (X, M)), (krons, (M, X)), (krons, (I, I[0])),
+    (vanders, (X, I)), (membership, (I, SPECIAL)),
 ])
 def test_composed_functions_match_numpy(fn, args):
     check_against_numpy(fn, *args, **APPROX.get(fn, {"ulp": 0}))

@@ -207,3 +207,25 @@ def heat_1d(u, steps, r):
 def test_diff_in_a_loop_body():
     got, _ = check_against_numpy(heat_1d, np.sin(np.linspace(0, 3, 64)), 20, 0.2, ulp=0)
     _native(heat_1d, np.sin(np.linspace(0, 3, 64)), 20, 0.2)
+
+
+def phases(p):
+    return np.unwrap(p), np.unwrap(p, axis=0), np.unwrap(p, discont=4.0), np.unwrap(p, period=np.pi)
+
+
+def phases_int(k):
+    return np.unwrap(k, period=6), np.unwrap(k, period=7), np.unwrap(k[:1], period=6)
+
+
+WRAPPED = np.cumsum(np.random.default_rng(8).uniform(-3.5, 3.5, (6, 50)), axis=1) % (2 * np.pi)
+
+
+@pytest.mark.parametrize("fn,args", [
+    (phases, (WRAPPED,)), (phases, (WRAPPED.astype(np.float32),)),
+    (phases, (np.array([0.0, np.pi, 2 * np.pi, 0.0, -np.pi, np.pi]),)),   # on the boundary
+    (phases_int, (np.random.default_rng(9).integers(-20, 20, 40),)),
+])
+def test_unwrap(fn, args):
+    # the corrections' running sum is NumPy's cumsum (sequential): the same bits
+    check_against_numpy(fn, *args, ulp=0)
+    _native(fn, *args)

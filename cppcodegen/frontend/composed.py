@@ -1,7 +1,8 @@
 """NumPy functions that NumPy itself writes as a few array operations, traced as those
 operations so they fuse: ``np.cross``, ``np.polyval``, ``np.sinc``, ``np.nan_to_num``,
 ``np.ptp``, ``np.isposinf``, ``np.isneginf``, ``np.count_nonzero``, ``np.inner``, ``np.vdot``, ``np.meshgrid``, ``np.tile``,
-``np.repeat``, ``np.diag``, ``np.diagflat``, ``np.atleast_1d/2d/3d``.
+``np.repeat``, ``np.diag``, ``np.diagflat``, ``np.atleast_1d/2d/3d``, ``np.kron``,
+``np.vander``, ``np.isin`` (a few test elements).
 
 In: NumPy's arguments (proxies among them). Out: proxies of the same operations NumPy's own
 implementation performs, in its order (``polyval`` is Horner's rule from ``zeros_like(x)``;
@@ -18,7 +19,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from .concat import atleast, join, stack
-from .creation import eye, zeros, zeros_like
+from .creation import eye, ones_like, zeros, zeros_like
 from .elementwise import where
 from .externs import extern_call
 from .indexing import diagonal
@@ -197,6 +198,51 @@ def diagflat(v, k=0):
     return diag(ravel(asproxy(v)), k)
 
 
+def kron(a, b):
+    x, y = asproxy(a), asproxy(b)
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    nd = max(x.ndim, y.ndim)
+    xs, ys = (1,) * (nd - x.ndim) + tuple(x.shape), (1,) * (nd - y.ndim) + tuple(y.shape)
+    # a's axes at even positions, b's at odd: (a0, 1, a1, 1) * (1, b0, 1, b1), then merged
+    prod = reshape(x, tuple(v for s in xs for v in (s, 1))) * \
+        reshape(y, tuple(v for s in ys for v in (1, s)))
+    return reshape(prod, tuple(p * q for p, q in zip(xs, ys)))
+
+
+VANDER_MAX = 64     # columns written out as products; more run NumPy's call
+
+
+def vander(x, N=None, increasing=False):
+    t = asproxy(x)
+    n = t.shape[0] if t.ndim == 1 and N is None else N
+    if t.ndim != 1 or not is_int(n) or not 0 < int(n) <= VANDER_MAX:
+        return extern_call(np.vander, (x,), dict(N=N, increasing=increasing))
+    dt = np.promote_types(t.dtype, int)
+    # NumPy: a column of ones, then multiply.accumulate of x along the row (x, x*x, ...)
+    cols = [ones_like(t, dtype=dt)]
+    for k in range(1, int(n)):
+        cols.append(cast(t, dt) if k == 1 else cols[-1] * cast(t, dt))
+    return stack(cols if increasing else cols[::-1], axis=1)
+
+
+ISIN_MAX = 32       # test elements compared one by one; more run NumPy's call
+
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    t = asproxy(element)
+    e = test_elements if isinstance(test_elements, Proxy) else np.asarray(test_elements)
+    if not all(type(s) is int for s in e.shape) or e.size > ISIN_MAX or \
+            np.result_type(t.dtype, e.dtype).kind not in "biuf" or kind not in (None, "sort", "table"):
+        return extern_call(np.isin, (element, test_elements),
+                           dict(assume_unique=assume_unique, invert=invert, kind=kind))
+    flat = ravel(e) if isinstance(e, Proxy) else e.ravel()
+    found = zeros(t.shape, bool) if e.size == 0 else t == flat[0]
+    for k in range(1, e.size):
+        found = found | (t == flat[k])
+    return copy_of(asproxy(~found if invert else found), scalar=False)
+
+
 def _atleast(nd):
     def atleast_nd(*arys):
         res = [atleast(a, nd) for a in arys]
@@ -207,5 +253,6 @@ def _atleast(nd):
 FUNCTIONS = {np.cross: cross, np.polyval: polyval, np.sinc: sinc, np.nan_to_num: nan_to_num,
              np.ptp: ptp, np.isposinf: isposinf, np.isneginf: isneginf, np.count_nonzero: count_nonzero, np.inner: inner, np.vdot: vdot,
              np.meshgrid: meshgrid, np.diag: diag, np.diagflat: diagflat, np.repeat: repeat, np.tile: tile,
+             np.kron: kron, np.vander: vander, np.isin: isin,
              np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3)}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""

@@ -1,5 +1,6 @@
 """Differences and sliding sums written as slices of the traced array: ``np.diff``,
-``np.ediff1d``, ``np.gradient``, ``np.trapezoid``, ``np.convolve``, ``np.correlate``.
+``np.ediff1d``, ``np.gradient``, ``np.trapezoid``, ``np.convolve``, ``np.correlate``,
+``np.unwrap``.
 
 In: NumPy's arguments (proxies among them). Out: proxies of slice arithmetic, so each result
 fuses into its consumers like any expression (``np.diff(u) / dx`` is one loop reading ``u``
@@ -14,7 +15,9 @@ twice). Each follows NumPy's own formulation, term for term, so results match it
 - ``convolve``/``correlate``: for a second operand of a length known when compiling (at
   most ``MAX_TAPS``), the sum of its taps times shifted slices of the zero-padded first one
   (NumPy computes each output as a dot product of the same terms: its sum order may differ
-  in the last bits). ``correlate`` conjugates a complex second operand, as NumPy does.
+  in the last bits). ``correlate`` conjugates a complex second operand, as NumPy does;
+- ``unwrap``: the differences brought into ``[-period/2, period/2)``, their corrections
+  summed along the axis (``np.cumsum``) and added to all but the first element.
 
 Anything else (coordinate arrays for ``gradient``, run-time lengths of a kernel, object or
 boolean ``convolve``, ``ediff1d``'s ``to_begin``/``to_end``) runs NumPy's own function
@@ -28,6 +31,7 @@ from numpy.lib.array_utils import normalize_axis_index
 from .concat import join
 from .creation import zeros
 from .externs import extern_call
+from .elementwise import where
 from .proxy import asproxy, cast, Proxy
 from .sizes import is_int
 from .views import axis_slice, broadcast_to, ravel, reshape
@@ -187,6 +191,32 @@ def correlate(a, v, mode="valid"):
     return _sliding(a, v if isinstance(v, Proxy) else np.asarray(v), m, conjugate=True)
 
 
+def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
+    x = asproxy(p)
+    if not is_int(axis) or x.ndim == 0 or x.dtype.kind not in "iuf" or \
+            isinstance(discont, Proxy) or isinstance(period, Proxy):
+        return extern_call(np.unwrap, (p,), dict(discont=discont, axis=axis, period=period))
+    ax = normalize_axis_index(int(axis), x.ndim)
+    dd = diff(x, axis=ax)
+    if discont is None:
+        discont = period / 2
+    dtype = np.result_type(dd.dtype, period)       # a Python number is weak (NEP 50)
+    if dtype.kind in "iu":
+        high, rem = divmod(period, 2)
+        ambiguous = rem == 0
+    else:
+        high, ambiguous = period / 2, True
+    low = -high
+    # NumPy's steps: each difference brought into [low, high), its correction summed along
+    ddmod = np.mod(dd - low, period) + low
+    if ambiguous:
+        ddmod = where((ddmod == low) & (dd > 0), high, ddmod)
+    correct = where(abs(dd) < discont, 0, ddmod - dd)
+    rest = axis_slice(x, ax, 1, None) + np.cumsum(correct, axis=ax)
+    return join([cast(axis_slice(x, ax, None, 1), dtype), cast(rest, dtype)], ax)
+
+
 FUNCTIONS = {np.diff: diff, np.ediff1d: ediff1d, np.gradient: gradient,
-             np.trapezoid: trapezoid, np.convolve: convolve, np.correlate: correlate}
+             np.trapezoid: trapezoid, np.convolve: convolve, np.correlate: correlate,
+             np.unwrap: unwrap}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""
