@@ -283,8 +283,8 @@ def _plan(program, sig, graph=None):
 def _op_name(node) -> str:
     if node.op == "reduce":
         return node.attr("kind")
-    if node.op == "scan":
-        return f"cum{node.attr('kind')}"
+    if node.op in ("scan", "sort"):             # cumsum, ...; sort, argsort, select
+        return ("cum" if node.op == "scan" else "") + node.attr("kind")
     if node.op == "extern":                    # the NumPy function: matmul, sort, ...
         return node.attr("call").name.rsplit(".", 1)[-1]
     return node.op

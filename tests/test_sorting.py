@@ -1,6 +1,9 @@
 """np.sort and np.median along a short axis compile to a sorting network (frontend/sorting.py):
 NumPy's values (NaN last, the median NaN where a slice has one, integers' medians float64),
-fused into one loop, with no NumPy call between kernels."""
+fused into one loop, with no NumPy call between kernels. Longer axes: medians and quantiles
+are selections (backend/sorts.py, NumPy's partition and interpolation: the same bits); inside
+compiled loops np.sort and np.argsort (stable) are compiled sorts too, so a rolling median
+or a loop of argsorts stays one compiled loop."""
 from __future__ import annotations
 
 import numpy as np
@@ -76,3 +79,100 @@ def whole_array(m):
 def test_axis_none_sorts_the_flattened_array():
     m = RNG.standard_normal((7, 9))
     check_against_numpy(whole_array, m, ulp=0)
+
+
+def medians_and_quantiles(m):
+    return (np.median(m), np.median(m, axis=0), np.median(m, axis=-1), np.percentile(m, 90),
+            np.percentile(m, [0, 25, 50, 99.5, 100], axis=1), np.quantile(m, 0.3, axis=0),
+            np.quantile(m, np.array([0.1, 0.75])), np.quantile(m, 1), np.quantile(m, [0, 1]))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int16"])
+@pytest.mark.parametrize("shape", [(1, 1), (13, 1), (40, 33), (2, 1000)])
+def test_medians_and_quantiles_are_selections(dtype, shape):
+    m = _with_nans(shape, dtype) if dtype[0] == "f" else \
+        RNG.integers(-300, 300, shape).astype(dtype)
+    check_against_numpy(medians_and_quantiles, m, ulp=0)
+    if dtype[0] == "f":         # (a slice without NaN too)
+        check_against_numpy(medians_and_quantiles, RNG.standard_normal(shape).astype(dtype),
+                            ulp=0)
+    _native(medians_and_quantiles, m)
+
+
+def rolling_median(x, w):
+    out = np.empty(x.shape[0] - w + 1)
+    for i in range(x.shape[0] - w + 1):
+        out[i] = np.median(x[i:i + w])
+    return out
+
+
+def rolling_spread(x, w):
+    out = np.zeros(x.shape[0] - w + 1, dtype=x.dtype)
+    for i in range(out.shape[0]):
+        win = x[i:i + w]
+        out[i] = np.percentile(win, 90) - np.quantile(win, 0.25)
+    return out
+
+
+def sorted_rows(m, k):
+    acc = np.zeros(m.shape[1])
+    for i in range(k):
+        acc += np.sort(m[i]) * (i + 1)
+    return acc
+
+
+def ranks(m, k):
+    acc = np.zeros(m.shape[0], dtype=np.int64)
+    for i in range(k):
+        acc += np.argsort(m[:, i], kind="stable") * (i + 1)
+    return acc
+
+
+def nearest(train, queries, k):
+    votes = np.zeros(queries.shape[0], dtype=np.int64)
+    for i in range(queries.shape[0]):
+        d = np.sum((train - queries[i]) ** 2, axis=1)
+        votes[i] = np.argsort(d)[:k].sum()
+    return votes
+
+
+@pytest.mark.parametrize("fn,args", [
+    (rolling_median, (_with_nans(300, "float64"), 25)), (rolling_median, (_with_nans(300, "float64"), 8)),
+    (rolling_median, (RNG.integers(0, 9, 200), 8)), (rolling_median, (RNG.integers(0, 9, 200), 1)),
+    (rolling_spread, (RNG.standard_normal(200), 16)), (rolling_spread, (_with_nans(200, "float32"), 9)),
+    (sorted_rows, (_with_nans((30, 50), "float64"), 9)), (sorted_rows, (RNG.integers(0, 5, (30, 50)), 9)),
+    (sorted_rows, (RNG.random((30, 50)) < 0.5, 9)),
+    (ranks, (RNG.integers(0, 4, (40, 30)), 11)), (ranks, (_with_nans((40, 30), "float32"), 11)),
+    (nearest, (RNG.standard_normal((60, 3)), RNG.standard_normal((25, 3)), 5)),
+])
+def test_sorts_inside_compiled_loops(fn, args):
+    check_against_numpy(fn, *args, ulp=0)
+    f = cppcodegen.compile(fn)
+    ex = cppcodegen.explain(f, *args)
+    kernels = nested(ex.kernels)
+    assert not [k.name for k in kernels if k.form == "extern"]
+    assert any(k.form == "control" for k in ex.kernels)     # the loop is a compiled loop
+    if fn is not rolling_median or args[1] > 12:            # (else a sorting network)
+        assert "sort" in [k.form for k in kernels]
+
+
+def test_sorts_in_loops_match_the_reference_interpreter():
+    x = _with_nans(120, "float64")
+    report = cppcodegen.check(rolling_spread, x, 10)
+    assert report.ok, report
+    report = cppcodegen.check(ranks, RNG.integers(0, 4, (20, 6)), 5)
+    assert report.ok, report
+
+
+def medians(m):
+    return np.median(m), np.median(m, axis=0), np.median(m[1:], axis=1)
+
+
+def test_symbolic_sizes_keep_selections():
+    f = cppcodegen.compile(medians, dynamic=True)
+    for shape in ((9, 12), (14, 7), (16, 20)):
+        m = RNG.standard_normal(shape)
+        for g, e in zip(f(m), medians(m)):
+            np.testing.assert_array_equal(g, e)
+    kernels = nested(cppcodegen.explain(f, m).kernels)
+    assert "sort" in [k.form for k in kernels] and "extern" not in [k.form for k in kernels]

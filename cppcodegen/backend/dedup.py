@@ -51,7 +51,8 @@ def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> 
                 position.get(s.name, s.name), layout(s.name),
                 None if s.store is None else tuple(map(str, s.store)),
                 tuple(stage(m) for m in s.members), expr(s.body) if s.body is not None else None,
-                tuple((position.get(a, a), layout(a)) for a in s.args), s.transposed)
+                tuple((position.get(a, a), layout(a)) for a in s.args), s.transposed,
+                str(s.binds) if s.kind == "sort" else None)    # (the sorted positions kept)
     stages = tuple(stage(s) for s in k.stages)
     return ("structure", k.form, tuple(map(str, k.outer)), k.parallel, aliased,
             tuple(t for _, t in params), tuple(sorted(position.get(n, n) for n in k.locals)),

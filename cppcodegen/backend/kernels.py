@@ -4,7 +4,7 @@ In: a kernel of a LoopProgram (from schedule.py), whose ``form`` says how its lo
 laid out: 'nest' (outer loops shared by several stages, row scratch arrays), 'tiled'
 (square tiles of a transposing pointwise stage), 'flat', 'rows' (a reduction per row),
 'column' (reductions that keep the innermost axis: vector accumulators along it),
-'scatter' (stores where indices say) and 'scan' (cumsum / cumprod). Out: the kernel's
+'scatter' (stores where indices say), 'scan' (cumsum / cumprod) and 'sort' (sorts.py). Out: the kernel's
 parameters (``params``: buffers, scalars, sizes, induction variables, with C types) and
 its C++ text (``render``): a comment naming the stages and graph nodes, then the function.
 """
@@ -18,6 +18,7 @@ from ..ir.ufuncs import OPS
 from ..passes.index_split import split
 from .matvec import MatvecWriter
 from .rowdot import row_dot_operands, RowDotWriter
+from .sorts import SortWriter
 from .reductions import CHUNKS, ReductionWriter, combine, init_value
 from .sizes import _c, _chunk_bounds, _hint, _prod, _tile_bounds, _tiles
 
@@ -29,7 +30,7 @@ COMBINE_PARALLEL = 1 << 15    # partial sums added on the threads from this many
 ROW_UNROLL = 4       # rows of the reduced axis per pass over a column reduction's accumulators
 
 
-class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter):
+class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
     """Renders one kernel (``render``) in the layout of its form (``_form_<form>``)."""
 
     # ------------------------------------------------------------ entry

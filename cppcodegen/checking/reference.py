@@ -194,6 +194,13 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
         return np.asarray(np.searchsorted(vals[0], vals[1], node.attr("side")), np.int64)
     if op == "bincount":        # counts per bin of the kept values (frontend/counts.py)
         return _counts(node, vals, _shape(node.shape, sizes)[0])
+    if op == "sort":            # NaN last; argsort's ties in order (frontend/sorting.py)
+        fn = np.argsort if node.attr("kind") == "argsort" else np.sort
+        out = fn(vals[0], axis=node.attr("axis"), kind="stable").astype(node.dtype)
+        if node.attr("kind") == "select":   # the values at some sorted positions
+            kth = [size_value(k, sizes) for k in node.attr("kth")]
+            out = np.take(out, kth, axis=node.attr("axis"))
+        return out
     if op == "scan":
         ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
         return ufunc[node.attr("kind")].accumulate(vals[0], axis=node.attr("axis"),

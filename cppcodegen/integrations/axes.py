@@ -81,7 +81,7 @@ class _Axes:
             return [self.new() for _ in shape]
         if op in ("constant", "iota", "random"):
             return [self.new(fixed=s > 1) for s in shape]
-        if op == "scan":            # a running sum needs its whole axis in one chunk
+        if op in ("scan", "sort"):  # a running sum, a sort: the whole axis in one chunk
             self.whole.add(E[0][node.attr("axis")])
             return list(E[0])
         if op == "reduce":

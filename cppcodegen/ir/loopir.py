@@ -141,7 +141,7 @@ class Buffer:
 @dataclass
 class Stage:
     name: str                      # the buffer it writes
-    kind: str                      # 'pointwise' | 'reduction' | 'scan' | 'extern' | 'scatter'
+    kind: str                      # 'pointwise' | 'reduction' | 'scan' | 'sort' | 'extern' | 'scatter' ...
     domain: tuple                  # loop sizes, one per index variable
     body: object                   # Expr at a domain point
     reduce_axes: tuple = ()        # reduction: domain positions combined; scan: its axis
@@ -163,7 +163,8 @@ class Stage:
                                    # while: condition, body)
     binds: tuple = ()              # kind 'scatter' (x[idx] = v, np.add.at): (name, axis size,
                                    # value, axis) of the indices ``store`` uses, as in Gather;
-                                   # ``body`` is group(value, index values), run in order
+                                   # ``body`` is group(value, index values), run in order;
+                                   # kind 'sort' 'select': the sorted positions kept
 
     @property
     def kept_axes(self) -> tuple:
@@ -221,7 +222,7 @@ def _stage_lines(stages, indent) -> list:
             head = f"{s.kind} {s.name} over {list(s.domain)}"
             if s.store is not None:
                 head = f"{s.kind} {s.name}[{', '.join(map(str, s.store))}] over {list(s.domain)}"
-            if s.kind in ("reduction", "scan"):
+            if s.kind in ("reduction", "scan", "sort"):
                 head += f" {s.reduction} axes={list(s.reduce_axes)}"
             lines.append(f"{indent}{head}:  {format_expr(s.body)}")
     return lines

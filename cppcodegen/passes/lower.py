@@ -186,6 +186,11 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
             (src,) = node.inputs
             stage = Stage("", "scan", node.shape, self.value(src, index_vars(node.ndim)),
                           (node.attr("axis"),), node.attr("kind"), label, where)
+        elif node.op == "sort":     # each slice along an axis sorted, its permutation, or
+            (src,) = node.inputs    # (select) the values at some of its sorted positions
+            stage = Stage("", "sort", src.shape, self.value(src, index_vars(src.ndim)),
+                          (node.attr("axis"),), node.attr("kind"), label, where,
+                          binds=node.attr("kth") or ())
         elif node.op == "segment":  # out[i] = op over src[idx[i]:idx[i+1]] (np.<op>.reduceat)
             stage = self._segment(node, label, where)
         elif node.op == "bincount":  # counts per bin (lower_counts.py)
@@ -298,7 +303,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
                     self.buffers[buf.name] = dataclasses.replace(buf, role="output")
             elif op == "loop_out":
                 self.buffer_of[id(node)] = self.carry_of[id(node.inputs[0])][node.attr("index")]
-            elif op in ("reduce", "extern", "scan", "segment", "bincount") or \
+            elif op in ("reduce", "extern", "scan", "sort", "segment", "bincount") or \
                     id(node) in materialize:
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
@@ -393,7 +398,7 @@ def materialized(graph: Graph) -> set:
     """
     compute = [n for n in graph.nodes
                if n.op not in LEAF_OPS and n.op not in VIEW_OPS and n.op not in CONTROL_OPS
-               and n.op not in ("reduce", "extern", "scan", "segment", "bincount", "iota",
+               and n.op not in ("reduce", "extern", "scan", "sort", "segment", "bincount", "iota",
                                 "random", "carry",
                                 "loop_out")]
     paths: dict = {}

@@ -29,6 +29,7 @@ LOOP_WORK = 4
 # ones. Below SERIAL_BELOW elements a kernel runs on the calling thread whatever its cost
 # (graphs that small never measure the threshold)
 EXPENSIVE_OPS, SLOW_OPS, COMPLEX_OPS = 10, 3, 4
+SORT_OPS = 2        # per element and halving of a sorted slice
 SLOW = frozenset({"divide", "true_divide", "floor_divide", "remainder", "fmod", "sqrt",
                   "reciprocal", "cbrt"})
 
@@ -57,7 +58,7 @@ def _loads(stage: Stage):
 
 
 def _can_join(kernel: Kernel, stage: Stage, buffers) -> bool:
-    if kernel.form not in ("nest", "flat") or stage.kind in ("extern", "scan", "scatter",
+    if kernel.form not in ("nest", "flat") or stage.kind in ("extern", "scan", "sort", "scatter",
                                                             "segment", "bincount"):
         return False
     dot = row_dot(buffers, stage)
@@ -126,7 +127,7 @@ def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
         from ..backend.gemmgen import native_matmul
         return Kernel(name, "gemm" if native_matmul(stage, program.buffers) else "extern", (),
                       [stage])
-    if stage.kind in ("scan", "scatter", "segment", "bincount"):
+    if stage.kind in ("scan", "sort", "scatter", "segment", "bincount"):
         return Kernel(name, stage.kind, (), [stage])
     if stage.kind == "reduction" and not stage.trailing_reduction:
         last_kept = (len(stage.domain) - 1) not in stage.reduce_axes
@@ -207,6 +208,9 @@ def _element_cost(stage: Stage) -> float:
         if any(np.dtype(getattr(a, "dtype", np.float64)).kind == "c" for a in e.args):
             w *= COMPLEX_OPS
         units += w
+    if stage.kind == "sort":        # ~log2(n) compares and moves per element
+        n = stage.domain[stage.reduce_axes[0]]
+        units += SORT_OPS * (n if isinstance(n, int) and n > 0 else 1024).bit_length()
     return max(1.0, units / 2)
 
 
@@ -260,8 +264,8 @@ def _kernel_name(k: Kernel) -> str:
     parts = []
     for s in k.stages:
         ops = [e.name for e in walk(s.body) if isinstance(e, Op) and e.name != "cast"]
-        if s.kind in ("reduction", "scan"):
-            ops.append(s.reduction if s.kind == "reduction" else f"cum{s.reduction}")
+        if s.kind in ("reduction", "scan", "sort"):
+            ops.append({"reduction": s.reduction, "scan": f"cum{s.reduction}"}.get(s.kind, s.reduction))
         if s.kind == "scatter":
             ops = [o for o in ops if o != "group"] + [f"{s.reduction or 'store'}_at"]
         if s.kind == "segment":

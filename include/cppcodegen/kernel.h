@@ -17,3 +17,4 @@
 #include "cppcodegen/placement.h"
 #include "cppcodegen/probe.h"
 #include "cppcodegen/schedule.h"
+#include "cppcodegen/sort.h"
