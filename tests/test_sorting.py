@@ -136,7 +136,16 @@ def nearest(train, queries, k):
     return votes
 
 
+def expanding_median(x):
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = np.median(x[:i])       # a length that changes with i (the first is empty)
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")      # NumPy's: the empty slice
 @pytest.mark.parametrize("fn,args", [
+    (expanding_median, (_with_nans(60, "float64"),)), (expanding_median, (RNG.integers(0, 9, 41),)),
     (rolling_median, (_with_nans(300, "float64"), 25)), (rolling_median, (_with_nans(300, "float64"), 8)),
     (rolling_median, (RNG.integers(0, 9, 200), 8)), (rolling_median, (RNG.integers(0, 9, 200), 1)),
     (rolling_spread, (RNG.standard_normal(200), 16)), (rolling_spread, (_with_nans(200, "float32"), 9)),

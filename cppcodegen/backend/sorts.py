@@ -41,12 +41,13 @@ class SortWriter(LoopWriter):
                        else f"keys[i{a}] = {value};")
             self.loops(s, [a], {}, fill)
             if s.reduction == "select":     # the values at the sorted positions kth
-                kth = ", ".join(_c(k) for k in s.binds)
+                kth = ", ".join(str(k) if isinstance(k, int) else     # (n // 2 - 1 of n = 1)
+                                f"std::max<int64_t>(0, {_c(k)})" for k in s.binds)
                 w.line(f"const int64_t kth[{len(s.binds)}] = {{{kth}}};")
                 w.line(f"ccg::select_values(keys.data(), {size}, kth, {len(s.binds)});")
                 out = self._out_expr(s).subs(index_vars(n)[a], sympy.Symbol("j", integer=True))
-                w.line(f"for (int64_t j = 0; j < {len(s.binds)}; ++j) "
-                       f"{s.name}[{cindex(out)}] = keys[kth[j]];")
+                w.line(f"for (int64_t j = 0; j < {len(s.binds)}; ++j) "     # (an empty slice:
+                       f"{s.name}[{cindex(out)}] = {size} > 0 ? keys[kth[j]] : {t}(0);")  # 0)
                 return
             if s.reduction == "sort":
                 w.line(f"ccg::sort_values(keys.data(), {size});")

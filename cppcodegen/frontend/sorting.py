@@ -23,7 +23,7 @@ from ..ir.graph import MADE, make_node
 from .concat import stack
 from .elementwise import where
 from .externs import extern_call
-from .proxy import asproxy, cast, Proxy, wrap
+from .proxy import asproxy, cast, Proxy, size_operand, wrap
 from .sizes import canon_shape
 from .views import ravel, reshape
 
@@ -92,14 +92,15 @@ def _selected(t, ax, positions):
     order), from one selection node for all of them."""
     n = t.shape[ax]
     norm = lambda k: k % n if type(k) is int else k
-    kth = list({str(norm(k)): norm(k) for k in positions}.values())
+    key = lambda k: str(getattr(k, "expr", k))     # (a symbolic size by its expression)
+    kth = list({key(norm(k)): norm(k) for k in positions}.values())
     if all(type(k) is int for k in kth):
         kth.sort()
     shape = t.node.shape[:ax] + (len(kth),) + t.node.shape[ax + 1:]
     node = wrap(make_node("sort", (t.node,), shape, t.dtype, user_location(), kind="select",
                           axis=ax, kth=canon_shape(kth)))
-    slot = {str(k): j for j, k in enumerate(kth)}
-    return lambda k: node[(slice(None),) * ax + (slot[str(norm(k))],)]
+    slot = {key(k): j for j, k in enumerate(kth)}
+    return lambda k: node[(slice(None),) * ax + (slot[key(norm(k))],)]
 
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
@@ -122,19 +123,25 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     return extern_call(np.argsort, (a,), dict(axis=axis, kind=kind, order=order, stable=stable))
 
 
-def _middle(v, n: int, dt, nan_last):
-    """NumPy's median of sorted values ``v(k)``: the mean of the middle one(s) in ``dt``
-    (integers as float64), NaN where the slice holds one (it sorts last)."""
-    mid = [v(n // 2)] if n % 2 else [v(n // 2 - 1), v(n // 2)]
+def _middle(mid, dt, nan_last):
+    """NumPy's median from the middle sorted value(s) ``mid`` (one or two): their mean in
+    ``dt`` (integers as float64), NaN where the slice holds one (``nan_last``: it sorts
+    last)."""
     m = cast(mid[0], dt) if len(mid) == 1 else (cast(mid[0], dt) + cast(mid[1], dt)) / 2
     return where(np.isnan(nan_last), np.nan, m) if nan_last is not None else m
+
+
+def _decided(test, otherwise: bool) -> bool:
+    """A test of sizes as a bool, or ``otherwise`` where it changes with a compiled loop's
+    index (a traced bool)."""
+    return test if isinstance(test, bool) else otherwise
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     t = ravel(asproxy(a)) if axis is None else asproxy(a)
     ax = _axis(t, 0 if axis is None else axis) if out is None and not keepdims else None
     if ax is None or not (_sortable(t, ax) is not None or _native(t, ax, True)) or \
-            t.shape[ax] == 0:
+            _decided(t.shape[ax] == 0, False):     # (a run-time 0: NaN below)
         return extern_call(np.median, (a,), dict(axis=axis, out=out,
                                                    overwrite_input=overwrite_input,
                                                    keepdims=keepdims))
@@ -142,10 +149,17 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     n = t.shape[ax]
     if _sortable(t, ax) is not None:
         v = _sorted_slices(t, ax)
-        return _middle(lambda k: v[k], n, dt, v[-1] if t.dtype.kind == "f" else None)
-    mid = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
-    pick = _selected(t, ax, mid + [n - 1])
-    return _middle(pick, n, dt, pick(n - 1) if t.dtype.kind == "f" else None)
+        return _middle(v[n // 2:n // 2 + 1] if n % 2 else v[n // 2 - 1:n // 2 + 1], dt,
+                       v[-1] if t.dtype.kind == "f" else None)
+    odd = _decided((n % 2) == 1, None)     # None: a length that changes with a loop's index
+    pick = _selected(t, ax, [n // 2 - 1, n // 2, n - 1] if odd is None or not odd
+                     else [n // 2, n - 1])         # (symbolic positions: clamped to the slice)
+    nan_last = pick(n - 1) if t.dtype.kind == "f" else None
+    even = _middle([pick(n // 2 - 1), pick(n // 2)], dt, nan_last) if not odd else None
+    if odd is not None:
+        return _middle([pick(n // 2)], dt, nan_last) if odd else even
+    m = where(size_operand(n) % 2 == 1, _middle([pick(n // 2)], dt, nan_last), even)
+    return where(size_operand(n) == 0, np.nan, m)   # (NumPy: NaN, and a RuntimeWarning)
 
 
 def _quantile_fn(numpy_fn, percent: bool):
