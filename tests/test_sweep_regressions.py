@@ -79,3 +79,60 @@ def test_a_loop_temporary_rebound_with_another_shape_each_step():
     got, _ = check_against_numpy(backward_induction, V, np.int64(300), rtol=1e-13)
     assert "// for at" in cppcodegen.explain(backward_induction, V, np.int64(300)).source
     check_against_numpy(temporary_read_after, np.linspace(0, 1, 41), 40, rtol=1e-13)
+
+
+def gcd_arrays(a, b):
+    while np.any(b != 0):
+        nz = b != 0
+        a, b = np.where(nz, b, a), np.where(nz, a % np.where(nz, b, 1), 0)
+    return a
+
+
+def pagerank(A):
+    n = A.shape[0]
+    out = A.sum(axis=1)
+    P = A / np.where(out == 0, 1.0, out)[:, None]
+    r = np.full(n, 1.0 / n)
+    while True:
+        rn = 0.85 * (r @ P) + 0.15 / n
+        err = np.abs(rn - r).sum()
+        r = rn
+        if err < 1e-12:
+            break
+    return r
+
+
+def bfs_levels(adj, src):
+    n = adj.shape[0]
+    level = np.full(n, -1)
+    frontier = np.zeros(n, dtype=bool)
+    frontier[src] = True
+    level[src] = 0
+    d = 0
+    while frontier.any():
+        d += 1
+        nxt = np.any(adj & frontier[:, None], axis=0) & (level < 0)
+        level[nxt] = d
+        frontier = nxt
+    return level
+
+
+def padded(x):
+    return np.pad(x, ((0, 1), (2, 2)), mode="constant", constant_values=-1.0)
+
+
+def test_carried_arrays_of_sizes_equal_in_this_call():
+    """A carried value whose new shape is another argument's size, equal to its own in this
+    call (np.where(nz, b, a) has b's size, a carries a's): guarded equal, as broadcasting
+    them is, on the second size too (was: 'a changes its shape or kind in the loop')."""
+    rng = np.random.default_rng(4)
+    for n in (5, 3, 8):
+        check_against_numpy(gcd_arrays, np.arange(12, 12 + n), np.arange(18, 18 + n))
+        check_against_numpy(pagerank, rng.random((n, n)) + 0.1, rtol=1e-10, atol=1e-12)
+        adj = rng.random((n, n)) < 0.4
+        check_against_numpy(bfs_levels, adj | adj.T, 0)
+
+
+def test_pad_constant_values_after_a_shape_change():
+    for shape in ((5, 6), (3, 4), (1, 1)):
+        check_against_numpy(padded, np.arange(float(np.prod(shape))).reshape(shape))

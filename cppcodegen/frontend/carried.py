@@ -24,7 +24,7 @@ from . import effects
 from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
 from .iteration import has_loop_symbol, size_proxy, symbolic_int
-from .sizes import run_time_size
+from .sizes import run_time_size, same_size
 
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
                         # the node); trace_function checks that none is read outside it
@@ -99,7 +99,7 @@ def _unify(a, b):
     if a is None or b is None:
         return a if b is None else b
     (da, wa, sa, ca), (db, wb, sb, cb) = a, b
-    if sa != sb:
+    if len(sa) != len(sb) or not all(_same_size(x, y) for x, y in zip(sa, sb)):
         raise ValueError("shape")
     if wa != wb:                    # a weak Python scalar takes the strong dtype's kind rules
         strong, weak = (db, da) if wa else (da, db)
@@ -107,6 +107,18 @@ def _unify(a, b):
     else:
         dt = np.result_type(da, db)
     return (np.dtype(dt), wa and wb, sa, ca or cb)
+
+
+def _same_size(x, y) -> bool:
+    """Sizes equal in every call this trace serves: the same expression, or two symbols
+    equal in this call (``a.shape[0]`` and ``b.shape[0]`` of ``np.where(nz, b, a)``: guarded,
+    as broadcasting them is); a size that changes with a loop's index never is."""
+    if x == y:
+        return True
+    try:
+        return same_size(x, y)
+    except Exception:       # noqa: BLE001 -- loop-dependent or data sizes: not provably equal
+        return False
 
 
 def _internal(name) -> bool:

@@ -78,8 +78,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
     a = array
     if not isinstance(a, Proxy) or not isinstance(mode, str) or not _ints(pad_width):
         return numpy_pad()
-    values = kwargs.pop("constant_values", 0) if mode == "constant" else 0
-    if kwargs.pop("reflect_type", "even") != "even" or kwargs or a.ndim == 0 or \
+    rest = dict(kwargs)             # (kwargs itself stays whole for NumPy's call)
+    values = rest.pop("constant_values", 0) if mode == "constant" else 0
+    if rest.pop("reflect_type", "even") != "even" or rest or a.ndim == 0 or \
             (mode != "constant" and mode not in _FITS) or isinstance(values, Proxy):
         return numpy_pad()
     try:
@@ -89,7 +90,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         return numpy_pad()              # NumPy's error for shapes that do not fit
     if (widths < 0).any():
         return numpy_pad()              # NumPy's ValueError
-    if any(type(n) is not int for n in a.shape):
+    if mode != "constant" and any(type(n) is not int for n in a.shape):
         return numpy_pad()
     for ax in range(a.ndim):
         n = a.shape[ax]
