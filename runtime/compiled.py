@@ -76,13 +76,15 @@ def _index_error(status):
 def _run_steps(fns, steps):
     """A runner for plans with extern steps: entry points and NumPy calls in order."""
     def run(cargs, values):
+        memo = {}           # calls with several outputs: one call (ExternCall._compute)
         for st in steps:
             if st[0] == "call":
                 fns[st[1]](*cargs)
             elif len(st) > 4 and st[4]:     # nothing after it reads it: any shape it returns
-                values[st[3]] = st[1].any_shape(*[values[p] for p in st[2]], out=values[st[3]])
+                values[st[3]] = st[1].any_shape(*[values[p] for p in st[2]], out=values[st[3]],
+                                                memo=memo)
             else:
-                st[1](*[values[p] for p in st[2]], out=values[st[3]])
+                st[1](*[values[p] for p in st[2]], out=values[st[3]], memo=memo)
     return run
 
 

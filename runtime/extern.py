@@ -87,20 +87,29 @@ class ExternCall:
     def __reduce__(self):
         return (ExternCall, (self.func, self.args, self.kwargs, self.item, self.writes_out))
 
-    def _compute(self, arrays):
-        """The function's result (the picked item of a tuple), NumPy's warnings silenced."""
-        with np.errstate(all="ignore"):
-            result = self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays))
+    def _compute(self, arrays, memo=None):
+        """The function's result (the picked item of a tuple), NumPy's warnings silenced.
+        ``memo`` (one run of a program): the whole result of a call with several outputs, so
+        the step of each output does not call it again (``np.unique(x, return_counts=True)``
+        is one call)."""
+        key = None if memo is None or self.item is None else \
+            (self._repr.rsplit("[", 1)[0], tuple(id(a) for a in arrays))
+        result = memo.get(key) if key is not None else None
+        if result is None:
+            with np.errstate(all="ignore"):
+                result = self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays))
+            if key is not None:
+                memo[key] = result
         return result if self.item is None else result[self.item]
 
-    def any_shape(self, *arrays, out):
+    def any_shape(self, *arrays, out, memo=None):
         """The call into ``out`` when the result has its shape, else the result as a new array
         of ``out``'s dtype (an output nothing else reads: a returned ``x[mask]`` whose count
         changed); returns the array holding it."""
         if self.writes_out:
             self(*arrays, out=out)
             return out
-        result = np.asarray(self._compute(arrays))
+        result = np.asarray(self._compute(arrays, memo))
         if result.shape == out.shape:
             np.copyto(out, result, casting="unsafe")
             return out
@@ -109,11 +118,11 @@ class ExternCall:
                                f"{out.ndim} were traced")
         return result.astype(out.dtype, copy=False)
 
-    def __call__(self, *arrays, out):
+    def __call__(self, *arrays, out, memo=None):
         if self.writes_out:
             self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays), out=out)
             return
-        result = self._compute(arrays)
+        result = self._compute(arrays, memo)
         if np.shape(result) != out.shape:
             raise ShapeChanged(
                 f"{self.name} returned shape {np.shape(result)} where {out.shape} was traced: "

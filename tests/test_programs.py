@@ -261,19 +261,21 @@ def test_data_dependent_shape_changes_between_calls():
 
 def test_numpy_steps_report_to_intermediate_hooks():
     def f(a, i):
-        s = np.sort(a, axis=1, kind="stable")   # NumPy steps between kernels
+        s = np.sort(a, axis=None)          # a NumPy step between kernels (63 values)
         g = s[i]                           # a gather: fused into the kernel after the sort
-        return np.cumsum(g * 2, axis=0) + np.median(a)
+        return np.cumsum(g * 2, axis=0) + np.median(a)      # (the median: a selection)
     reported = []
     cf = cppcodegen.compile(f, options={"generate_intermediate_hooks": True})
     with hooks.intermediate_hook(lambda name, value: reported.append((name, value.copy()))):
         got = cf(A, IDX)
     np.testing.assert_allclose(got, f(A, IDX), rtol=1e-12)
     ops = [name.split(":")[-1] for name, _ in reported]
-    for op in ("sort", "cumsum", "median"):
+    for op in ("sort", "cumsum", "select"):
         assert op in ops, ops
     sort_value = next(v for name, v in reported if name.endswith(":sort"))
-    np.testing.assert_array_equal(sort_value, np.sort(A, axis=1))
+    np.testing.assert_array_equal(sort_value, np.sort(A, axis=None))
+    selected = next(v for name, v in reported if name.endswith(":select"))
+    assert np.median(A) in selected         # the middle of the 63 values, at its position
 
 
 def test_check_mode_covers_numpy_steps():

@@ -136,3 +136,106 @@ def test_carried_arrays_of_sizes_equal_in_this_call():
 def test_pad_constant_values_after_a_shape_change():
     for shape in ((5, 6), (3, 4), (1, 1)):
         check_against_numpy(padded, np.arange(float(np.prod(shape))).reshape(shape))
+
+
+def lattice_boltzmann(F, cylinder, steps, tau):
+    """Philip Mocz's D2Q9 style: zip over constant velocity tables, np.roll by them, the
+    obstacle's populations read with F[cyl, :], reordered, written back."""
+    idxs = np.arange(9)
+    cxs = np.array([0, 0, 1, 1, 1, 0, -1, -1, -1])
+    cys = np.array([0, 1, 1, 0, -1, -1, -1, 0, 1])
+    weights = np.array([4 / 9, 1 / 9, 1 / 36, 1 / 9, 1 / 36, 1 / 9, 1 / 36, 1 / 9, 1 / 36])
+    for _ in range(steps):
+        for i, cx, cy in zip(idxs, cxs, cys):
+            F[:, :, i] = np.roll(F[:, :, i], cx, axis=1)
+            F[:, :, i] = np.roll(F[:, :, i], cy, axis=0)
+        bndry = F[cylinder, :]
+        bndry = bndry[:, [0, 5, 6, 7, 8, 1, 2, 3, 4]]
+        rho = np.sum(F, 2)
+        ux = np.sum(F * cxs, 2) / rho
+        uy = np.sum(F * cys, 2) / rho
+        Feq = np.zeros(F.shape)
+        for i, cx, cy, w in zip(idxs, cxs, cys, weights):
+            cu = cx * ux + cy * uy
+            Feq[:, :, i] = rho * w * (1 + 3 * cu + 9 * cu ** 2 / 2 - 3 * (ux ** 2 + uy ** 2) / 2)
+        F += -(1.0 / tau) * (F - Feq)
+        F[cylinder, :] = bndry
+    return F
+
+
+def roll_by_table(x, shifts):
+    out = np.zeros_like(x)
+    for k in range(shifts.shape[0]):
+        out += np.roll(x, shifts[k]) * (k + 1)     # a shift known when the program runs
+    return out
+
+
+def selection_is_a_copy(x, m):
+    s = x[m]
+    x += 1.0
+    x[m] = s * 2
+    return x
+
+
+def test_lattice_boltzmann_and_value_shifts():
+    rng = np.random.default_rng(6)
+    for ny, nx in ((6, 10), (9, 7)):
+        F = 1 + 0.01 * rng.standard_normal((ny, nx, 9))
+        yy, xx = np.mgrid[:ny, :nx]
+        cyl = (xx - nx / 4) ** 2 + (yy - ny / 2) ** 2 < (ny / 4) ** 2
+        check_against_numpy(lattice_boltzmann, F, cyl, 3, 0.6, writes=(0,), rtol=1e-12)
+    x = rng.standard_normal(11)
+    check_against_numpy(roll_by_table, x, np.array([0, 3, -2, 14, -11]), ulp=0)
+    check_against_numpy(roll_by_table, x.reshape(1, 11), np.array([1, -1]), ulp=0)
+    check_against_numpy(selection_is_a_copy, np.arange(6.0), np.arange(6) > 2, writes=(0,))
+
+
+def fft_radix2(x):
+    n = x.shape[0]
+    levels = n.bit_length() - 1         # a size's bit_length (a symbolic size: guarded)
+    j = np.arange(n)
+    rev = np.zeros(n, dtype=np.int64)
+    for b in range(levels):
+        rev |= ((j >> b) & 1) << (levels - 1 - b)
+    a = x[rev].astype(np.complex128)
+    size = 2
+    while size <= n:
+        w = np.exp(-2j * np.pi * np.arange(size // 2) / size)
+        a = a.reshape(-1, size)
+        even, odd = a[:, :size // 2], a[:, size // 2:] * w
+        a = np.concatenate([even + odd, even - odd], axis=1).reshape(-1)
+        size *= 2
+    return a
+
+
+def scalar_casts(a, x, k):
+    s = np.float32(0)
+    for i in range(k):
+        s += np.float32(x[i]) * np.float64(a)
+    return np.exp(np.float64(a)) + x, s, np.int64(x.sum()), np.float64(3)
+
+
+def unique_counts(labels):
+    values, counts = np.unique(labels, return_counts=True)
+    return values, counts * 2
+
+
+def test_sizes_bit_length_scalar_casts_and_one_call_for_several_outputs():
+    rng = np.random.default_rng(7)
+    for n in (8, 16, 4):
+        x = rng.standard_normal(n)
+        check_against_numpy(fft_radix2, x, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(cppcodegen.compile(fft_radix2)(x), np.fft.fft(x), atol=1e-12)
+    check_against_numpy(scalar_casts, 0.5, np.linspace(0, 1, 7), 5)
+    check_against_numpy(unique_counts, rng.integers(0, 9, 200))
+    from cppcodegen.runtime.extern import ExternCall, Slot     # one call for both outputs
+    calls = []
+
+    def two(x):
+        calls.append(1)
+        return x + 1, x * 2
+    x, memo = np.arange(3.0), {}
+    first, second = np.empty(3), np.empty(3)
+    ExternCall(two, (Slot(0),), {}, 0)(x, out=first, memo=memo)
+    ExternCall(two, (Slot(0),), {}, 1)(x, out=second, memo=memo)
+    assert len(calls) == 1 and list(first) == [1, 2, 3] and list(second) == [0, 2, 4]

@@ -23,6 +23,7 @@ from ..ir.graph import EFFECTS, MADE, Region, make_node, region_order, walk
 from . import effects
 from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
+from .selection import is_selection
 from .iteration import has_loop_symbol, size_proxy, symbolic_int
 from .sizes import run_time_size, same_size
 
@@ -79,6 +80,8 @@ def _type_of(value):
     cannot be carried (lists, functions, ...)."""
     if value is UNDEFINED:
         return None
+    if is_selection(value):                 # x[mask], its length known when it runs only
+        return "selection"
     if isinstance(value, (_Snapshot, Proxy)):
         return (value.dtype, bool(value.weak), tuple(value.node.shape), bool(value.scalar))
     if isinstance(value, (bool, np.bool_)):
@@ -243,7 +246,8 @@ class Carried:
             values = []
             for s in self.slots:
                 v = s.proxy if s.proxy is not None else state[self._index(s)]
-                values.append(_Snapshot(v) if isinstance(v, Proxy) else v)
+                values.append(_Snapshot(v) if isinstance(v, Proxy) and not is_selection(v)
+                              else v)       # (a lazy x[mask]: kept lazy, never carried)
             never = False
             if extra_test:
                 t = truth(extra)
@@ -306,7 +310,7 @@ class Carried:
         for i, slot in enumerate(self.slots):
             results = [_type_of(t[2][i]) for t in bodies]
             fresh = slot.init is UNDEFINED or (loop and slot.name in self.fresh)
-            if fresh and any(isinstance(r, tuple) and any(
+            if fresh and any(r == "selection" or isinstance(r, tuple) and any(
                     run_time_size(d) for d in r[2]) for r in results):
                 self.dropped_fresh |= slot.init is not UNDEFINED
                 new.append(None)            # `seg = a[lo[i]:hi[i]]`, `j = np.arange(i + 1)`
@@ -318,7 +322,7 @@ class Carried:
                     t = _unify(t, r)
             except ValueError:
                 t = "shape"
-            if "other" in results or t == "shape":
+            if "other" in results or "selection" in results or t == "shape":
                 raise TraceError(f"{slot.describe()} changes its shape or kind in the loop or "
                                  f"branch at {self.where}; a carried value keeps one shape")
             if not loop and None in results and not _internal(slot.name):

@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE
 from .indexing import guarded
-from .proxy import as_node, cast_node, Proxy, unsupported, wrap
+from .proxy import as_node, cast, cast_node, Proxy, unsupported, wrap
 from .reductions import selected_count
 from .selection import is_selection
 from .sizes import run_time_size
@@ -33,7 +33,7 @@ from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
 from .dataslice import OutsideLoop
 from .parallel import independent_roles, parallel_roles
-from .iteration import (prange, ConstantIter, constant_numbers, LoopRange, Enumerate, Zip,
+from .iteration import (prange, ConstantIter, constant_items, constant_numbers, LoopRange, Enumerate, Zip,
                         enter_loop, has_loop_symbol, leave_loop, loop_spec, size_proxy,
                         spec_of, symbolic_int, varying_symbols)
 
@@ -59,14 +59,18 @@ class KeepLoop(Exception):
         self.where = where
 
 
-def _small_trips(spec, extra_test) -> int:
-    """The trip count of a plain ``range`` loop of at most UNROLL_TRIPS iterations with
-    bounds known when compiling and no ``break``/``return``, else 0."""
-    if type(spec) is not LoopRange or spec.parallel or extra_test is not None or not all(
+def _small_trips(spec, extra_test, slices: bool) -> int:
+    """The trip count of a loop Python runs while tracing, else 0: a plain ``range`` of at
+    most UNROLL_TRIPS iterations whose variable bounds slices, or a loop over at most
+    UNROLL_BODIES numbers known while tracing (constant tables: their values become the
+    body's shifts and indices), with bounds known when compiling and no ``break``/``return``."""
+    if spec.parallel or extra_test is not None or not all(
             isinstance(v, int) for v in (spec.start, spec.stop, spec.step)):
         return 0
     n = len(range(spec.start, spec.stop, spec.step))
-    return n if 1 < n <= UNROLL_TRIPS else 0
+    if type(spec) is LoopRange and slices:
+        return n if 1 < n <= UNROLL_TRIPS else 0
+    return n if 1 < n <= UNROLL_BODIES and constant_items(spec) else 0
 
 
 class TraceOps:
@@ -244,6 +248,14 @@ class TraceOps:
     def call(self, f, *args, **kwargs):
         if _is_prange(f):               # ours, or Numba's: the same promise
             return prange(*args, **kwargs)
+        if isinstance(f, type) and issubclass(f, np.number) and len(args) == 1 and \
+                not kwargs and isinstance(args[0], Proxy):
+            if args[0].ndim:            # np.float64(x) of a traced value: a cast of it
+                raise TypeError(f"only 0-dimensional arrays can be converted to "
+                                f"{f.__name__} (at {user_location()})")
+            r = cast(args[0], f)
+            r.scalar = True
+            return r
         return ((convert(f, self) if _user_function(f) else None) or f)(*args, **kwargs)
 
     # ----------------------------------------------------------------- statements
@@ -304,7 +316,7 @@ class TraceOps:
                         f"program of more than {UNROLL_NODES} operations, too large to "
                         "compile quickly")
             return
-        trips = _small_trips(spec, extra_test) if slices else 0
+        trips = _small_trips(spec, extra_test, slices)
         if trips and self.copies * trips <= UNROLL_BODIES and where not in self.keep:
             # a few iterations known when compiling (a filter's taps): Python runs them, so
             # their array statements fuse into one pass (``out += w[k] * x[k:k + n]``)

@@ -152,6 +152,9 @@ def _basic_or_checked(a: Proxy, index):
 
 
 def getitem(a: Proxy, index):
+    sel = _select_rows(a, index)
+    if sel is not None:
+        return sel
     if _is_advanced(index):
         return advanced_getitem(a, index)
     basic, traced = _basic_or_checked(a, index)
@@ -167,6 +170,27 @@ def getitem(a: Proxy, index):
         r.scalar = True
         return r
     return reshape(view_of(a, node), out_shape)
+
+
+def _full(ix) -> bool:
+    return isinstance(ix, slice) and ix == slice(None)
+
+
+def _select_rows(a, index):
+    """``sel[:, rest]`` of a lazy selection ``x[mask]``: each selected row indexed alike, the
+    selection of ``x[..., rest]`` (``F[cyl, :][:, [0, 5, 6, ...]]``); None otherwise."""
+    if not is_selection(a) or not isinstance(index, tuple) or not index or \
+            not _full(index[0]) or any(ix is None or ix is Ellipsis for ix in index):
+        return None
+    rest = index[1:]
+    if sum(not isinstance(ix, slice) for ix in rest) > 1:
+        return None         # (several advanced indices: NumPy may move their axes first)
+    k = a.mask.ndim
+    whole = getitem(a.base, (slice(None),) * k + rest)
+    if tuple(whole.shape[:k]) != tuple(a.base.shape[:k]) or \
+            any(not isinstance(ix, slice) and np.ndim(ix) != 1 for ix in rest):
+        return None
+    return Selection(whole, a.mask)
 
 
 def advanced_getitem(a: Proxy, index):
@@ -186,9 +210,10 @@ def advanced_getitem(a: Proxy, index):
                              f"(at {user_location()})")
     masked = any(isinstance(ix, (Proxy, np.ndarray)) and ix.dtype.kind == "b" or
                  isinstance(ix, list) and np.asarray(ix).dtype.kind == "b" for ix in parts)
-    if masked and len(parts) == 1 and isinstance(parts[0], (Proxy, np.ndarray)) and \
-            0 < parts[0].ndim <= a.ndim and tuple(parts[0].shape) == tuple(a.shape[:parts[0].ndim]):
-        return Selection(a, asproxy(parts[0]))      # x[mask]: lazy (selection.py)
+    if masked and isinstance(parts[0], (Proxy, np.ndarray)) and \
+            0 < parts[0].ndim <= a.ndim and tuple(parts[0].shape) == tuple(a.shape[:parts[0].ndim]) \
+            and all(_full(ix) for ix in parts[1:]):
+        return Selection(a, asproxy(parts[0]))      # x[mask], x[mask, :]: lazy (selection.py)
     if not masked and not any(ix is None for ix in parts):
         return _gather(a, parts)
     key = tuple(asproxy(np.asarray(ix)) if isinstance(ix, (np.ndarray, list)) else ix
@@ -318,6 +343,8 @@ def _scatter(a: Proxy, index, value, accumulate=None):
     the last one, or accumulates them all); ``a[mask] = scalar`` is ``np.where``."""
     parts = index if isinstance(index, tuple) else (index,)
     masks = [ix for ix in parts if isinstance(ix, (Proxy, np.ndarray)) and ix.dtype.kind == "b"]
+    if masks and len(parts) > 1 and parts[0] is masks[0] and all(_full(ix) for ix in parts[1:]):
+        parts = parts[:1]                   # x[mask, :] = v is x[mask] = v
     if masks:
         whole = (is_selection(value) and same_value(value.mask_node, asproxy(masks[0]).node) and
                  accumulate is None and len(parts) == 1 and value.base.shape == a.shape)

@@ -230,16 +230,47 @@ def _step_sign(step) -> bool:
 
 
 class ArrayIter(LoopSpec):
-    """``for row in x``: the rows of a traced array."""
+    """``for row in x``: the rows of a traced array (``values``: its numbers, when they are
+    known while tracing: a constant table, ``np.arange(9)``)."""
 
     def __init__(self, array):
         if not array.node.shape:
             raise TypeError("iteration over a 0-d array")
         self.array = array
         self.start, self.stop, self.step = 0, size_value(array.node.shape[0]), 1
+        self.values = known_values(array.node)
 
     def item(self, var):
+        if self.values is not None and isinstance(var, (int, np.integer)):
+            return self.values[int(var)]        # a number known while tracing
         return self.array[var]
+
+
+def known_values(node):
+    """The values of a constant node or of ``np.arange(n)`` of a static ``n``, else None."""
+    if node.op == "constant":
+        return node.attr("array").array
+    if node.op == "const" and all(type(d) is int for d in node.shape):
+        return np.full(node.shape, node.attr("value"), node.dtype)
+    if node.op == "broadcast_to" and node.inputs[0].op == "const" and \
+            all(type(d) is int for d in node.shape):
+        return np.full(node.shape, node.inputs[0].attr("value"), node.dtype)
+    if node.op == "iota" and type(node.shape[0]) is int:
+        return np.arange(node.shape[0], dtype=node.dtype)
+    return None
+
+
+def constant_items(spec) -> bool:
+    """Are a loop's items numbers known while tracing (``zip(idxs, cxs, cys)`` over a
+    lattice's constant velocity tables)?"""
+    if isinstance(spec, ArrayIter):
+        return spec.values is not None and spec.values.ndim == 1
+    if isinstance(spec, Zip):
+        return all(constant_items(s) or type(s) is LoopRange for s in spec.inner) and \
+            any(constant_items(s) for s in spec.inner)
+    if isinstance(spec, Enumerate):
+        return constant_items(spec.inner)
+    return False
 
 
 class ConstantIter(LoopSpec):
@@ -331,6 +362,8 @@ def loop_spec(it):
 
 def spec_of(it):
     spec = loop_spec(it)
+    if spec is None and isinstance(it, np.ndarray) and it.ndim and it.dtype.kind in "biuf":
+        spec = ArrayIter(asproxy(it))   # a constant array zipped with a range or an array
     if spec is None:
         raise TraceError(f"cannot iterate over {type(it).__name__} in a compiled loop together "
                          "with a range or an array")

@@ -11,8 +11,9 @@ width per axis side (an int, a pair, or a pair per axis) and pads the axes in or
 over the whole extent of the axes padded before it (so corners come from the later axis, as
 in NumPy). Modes compiled: ``constant`` (``constant_values`` cast to the array's dtype),
 ``edge``, ``wrap``, ``reflect`` and ``symmetric`` (even reflections) while each width fits in
-the axis; wider borders, other modes, statistics modes and traced shifts or widths run
-NumPy's own function between kernels.
+the axis; a traced shift (one int, known when the program runs) is a gather along its axis;
+wider borders, other modes, statistics modes and traced widths run NumPy's own function
+between kernels.
 """
 from __future__ import annotations
 
@@ -20,11 +21,11 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from .concat import join
-from .creation import full
+from .creation import _iota as arange, full
 from .externs import extern_call
 from .indexing import flip
 from .iteration import concrete_int, symbolic_int
-from .proxy import copy_of, Proxy
+from .proxy import cast, copy_of, Proxy, size_operand
 from .sizes import is_int
 from .views import axis_slice, broadcast_to, ravel, reshape
 
@@ -34,6 +35,9 @@ def _ints(x) -> bool:
 
 
 def roll(a, shift, axis=None):
+    if isinstance(a, Proxy) and isinstance(shift, Proxy) and shift.ndim == 0 and \
+            shift.dtype.kind in "iu" and (axis is None or is_int(axis)):
+        return _roll_by_value(a, shift, axis)
     if not isinstance(a, Proxy) or not _ints(shift) or (axis is not None and not _ints(axis)):
         return extern_call(np.roll, (a, shift), dict(axis=axis))
     if axis is None:
@@ -54,6 +58,19 @@ def roll(a, shift, axis=None):
         k = n - s % n                   # the tail a[k:] comes first
         out = join([axis_slice(out, ax, k, n), axis_slice(out, ax, 0, k)], ax)
     return copy_of(out, scalar=False) if out is a else out
+
+
+def _roll_by_value(a, shift, axis):
+    """A shift known when the program runs (``np.roll(F[:, i], cx)`` in a loop over the
+    lattice velocities ``cx``): out[i] = a[(i - shift) mod n], a gather along the axis."""
+    if axis is None:
+        return reshape(_roll_by_value(ravel(a), shift, 0), a.shape)
+    ax = normalize_axis_index(int(axis), a.ndim)
+    n = a.shape[ax]
+    if type(n) is int and n == 0:
+        return copy_of(a, scalar=False)
+    index = np.mod(arange(n) - cast(shift, np.int64), size_operand(n))
+    return a[(slice(None),) * ax + (index,)]
 
 
 _FITS = {"edge": lambda w, n: n > 0, "wrap": lambda w, n: w <= n,

@@ -20,6 +20,9 @@ from .astutil import (assign, BAD_EXPRS, BAD_STMTS, bound_names, function_def, h
 from .returns import ReturnRewriter
 
 # builtins rewritten to ops.<name>_ wherever they are called
+_SCALAR_TYPES = {"float64", "float32", "float16", "double", "single", "int64", "int32", "int16",
+                 "int8", "uint64", "uint32", "uint16", "uint8", "intp", "uintp",
+                 "complex128", "complex64", "cdouble", "csingle"}
 _BUILTIN_OPS = {"max", "min", "abs", "float", "int", "bool", "complex", "len", "print"}
 _CHAINED = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
             ast.NotEq: "ne"}       # comparisons a chain of which is rewritten
@@ -406,6 +409,10 @@ class _ExprConv(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in _SCALAR_TYPES and len(node.args) == 1:
+            self.c.changed = True       # np.float64(a) of a traced value: a cast (TraceOps.call)
+            return ast.copy_location(ast.Call(func=self.c.op("call"), args=[f] + node.args,
+                                              keywords=node.keywords), node)
         if not isinstance(f, ast.Name) or f.id.startswith(self.c.pre):
             return node
         if self.c.is_builtin(f.id):

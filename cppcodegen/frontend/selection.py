@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .externs import extern_call
-from .proxy import Proxy
+from .proxy import Proxy, wrap
 
 
 class Selection(Proxy):
@@ -24,7 +24,8 @@ class Selection(Proxy):
 
     def __init__(self, base: Proxy, mask: Proxy):
         super().__init__(None)
-        self.base, self.mask, self.mask_node = base, mask, mask.node
+        # their values now (NumPy's x[mask] is a copy: a later x += 1 does not show in it)
+        self.base, self.mask, self.mask_node = wrap(base.node), wrap(mask.node), mask.node
 
     @property
     def node(self):

@@ -409,6 +409,7 @@ class SymInt:
     __int__ = __index__
 
     def __float__(self): return float(self.__index__())
+    def bit_length(self): return self.__index__().bit_length()     # (a radix-2 FFT's log2 n)
 
     def __truediv__(self, o):
         if self._in_loop():
