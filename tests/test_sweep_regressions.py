@@ -239,3 +239,46 @@ def test_sizes_bit_length_scalar_casts_and_one_call_for_several_outputs():
     ExternCall(two, (Slot(0),), {}, 0)(x, out=first, memo=memo)
     ExternCall(two, (Slot(0),), {}, 1)(x, out=second, memo=memo)
     assert len(calls) == 1 and list(first) == [1, 2, 3] and list(second) == [0, 2, 4]
+
+
+def flood_fill(mask):
+    filled = np.zeros_like(mask)
+    filled[0] = mask[0]
+    changed = True
+    while changed:
+        g = filled.copy()               # a copy of the carried array: a new array
+        g[1:] |= filled[:-1]
+        g &= mask
+        changed = bool((g != filled).any())
+        filled = g
+    return filled
+
+
+def flood_fill_concat(mask):
+    filled = np.zeros_like(mask)
+    filled[0] = mask[0]
+    changed = True
+    while changed:                      # the condition is the carried flag itself
+        g = (filled | np.concatenate([[False], filled[:-1]])) & mask
+        changed = bool((g != filled).any())
+        filled = g
+    return filled
+
+
+def halvings(x):
+    filled = x.copy()
+    changed = True
+    while changed:
+        g = np.floor(filled * 0.5)
+        changed = (g != filled).any()
+        filled = g
+    return filled
+
+
+def test_while_on_a_carried_flag_and_copies_of_carried_arrays():
+    rng = np.random.default_rng(8)
+    for n in (4, 1, 30):
+        mask = rng.random(n) < 0.8
+        check_against_numpy(flood_fill, mask)
+        check_against_numpy(flood_fill_concat, mask)
+    check_against_numpy(halvings, np.array([37.0, 5.0, 0.0, 1e6]))

@@ -270,10 +270,11 @@ def wrap(node: Node, weak=False, scalar=False) -> Proxy:
 
 
 def own(node: Node) -> Node:
-    """``node``, or for an argument an identity view of it: a value of its own, so that a
-    later update of the argument does not show in it (and the result is not the caller's
-    array)."""
-    if node.op == "input":
+    """``node``, or for an argument (or a loop's carried value) an identity view of it: a
+    value of its own, so that a later update of the argument does not show in it (and the
+    result is not the caller's array; ``g = filled.copy(); g |= ...`` in a loop is a new
+    array, not an update of the carried ``filled``)."""
+    if node.op in ("input", "carry"):
         return make_node("transpose", (node,), node.shape, node.dtype, user_location(),
                          perm=tuple(range(node.ndim)))
     return node

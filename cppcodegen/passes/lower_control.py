@@ -131,11 +131,15 @@ class ControlLowering:
         by one of its regions. Others (a loop's index variable nobody reads) get no buffer."""
         live = {u.attr("index") for u in self.users.get(id(node), ())
                 if u is not None and u.op == "loop_out"}
+        n = node.attr("ncarry")
+        cond = node.attr("cond") if node.op == "while" else None
         for region in regions(node):
             users = users_of(region.nodes, ())
             live |= {k for k, p in enumerate(region.params) if id(p) in users}
+            # a result that is another one's value, or a test (a while's condition, a loop's
+            # go-on test: `while changed:` reads the carried `changed` itself)
             live |= {j for k, r in enumerate(region.results) for j, p in enumerate(region.params)
-                     if r is p and j != k}         # a result that is another one's value
+                     if r is p and (j != k or k >= n or region is cond)}
         return live
 
     def _read_later(self, init, control, hoist=True):
