@@ -1,7 +1,7 @@
 """NumPy functions written as a few array operations compile to those operations
 (frontend/composed.py): np.cross, np.polyval, np.sinc, np.nan_to_num, np.isposinf/isneginf,
 np.ptp, np.count_nonzero, np.inner, np.vdot, np.meshgrid, np.tile, np.repeat,
-np.atleast_*d, np.kron, np.vander, np.isin. Results equal NumPy's bit for bit (the same
+np.atleast_*d, np.kron, np.vander, np.isin, np.piecewise. Results equal NumPy's bit for bit (the same
 operations in NumPy's order), with no NumPy call between kernels; other arguments run NumPy's function and raise its errors."""
 from __future__ import annotations
 
@@ -118,9 +118,18 @@ def membership(i, x):
         np.isin(i[0, 0], [3, 4]), np.isin(x, np.array([], dtype=float))
 
 
+def pieces(x, i):
+    a = np.piecewise(x, [x < -1, x > 1], [lambda v: -v, lambda v: np.sqrt(v), lambda v: v * v])
+    b = np.piecewise(i, [i < 0, i >= 3], [-1, lambda v: v * 10])
+    c = np.piecewise(x, x > 0, [lambda v: np.log(v), 7.5])
+    d = np.piecewise(x, [x > 0], [lambda v, k: v * k], 3.0)
+    return a, b, c, d
+
+
 # sin within 4 ULP of NumPy's (its float32 part, summed into float64, as a relative bound),
 # dot products (inner, vdot) in another order than BLAS's: a sum's rounding
-APPROX = {sinc_grid: dict(rtol=2e-6, atol=1e-7), products: dict(rtol=1e-13, atol=1e-13)}
+APPROX = {sinc_grid: dict(rtol=2e-6, atol=1e-7), products: dict(rtol=1e-13, atol=1e-13),
+          pieces: dict(ulp=4)}       # (np.log within 4 ULP of NumPy's, as the ufunc matrix)
 
 
 @pytest.mark.parametrize("fn,args", [
@@ -132,7 +141,7 @@ APPROX = {sinc_grid: dict(rtol=2e-6, atol=1e-7), products: dict(rtol=1e-13, atol
     (products, (X, Y, M)), (products, (X + 1j * Y, Y - 2j * X, M * (1 - 1j))),
     (grid_xy, (X[:6], Y[:4])), (grid_ij, (X[:6], Y[:4])), (grid_sparse, (X[:6], Y[:4])),
     (tiles, (M, X)), (repeats, (M, X)), (at_least, (X, M)), (krons, (M, X)), (krons, (I, I[0])),
-    (vanders, (X, I)), (membership, (I, SPECIAL)),
+    (vanders, (X, I)), (membership, (I, SPECIAL)), (pieces, (X * 2, I)),
 ])
 def test_composed_functions_match_numpy(fn, args):
     check_against_numpy(fn, *args, **APPROX.get(fn, {"ulp": 0}))

@@ -2,7 +2,7 @@
 operations so they fuse: ``np.cross``, ``np.polyval``, ``np.sinc``, ``np.nan_to_num``,
 ``np.ptp``, ``np.isposinf``, ``np.isneginf``, ``np.count_nonzero``, ``np.inner``, ``np.vdot``, ``np.meshgrid``, ``np.tile``,
 ``np.repeat``, ``np.diag``, ``np.diagflat``, ``np.atleast_1d/2d/3d``, ``np.kron``,
-``np.vander``, ``np.isin`` (a few test elements).
+``np.vander``, ``np.isin`` (a few test elements), ``np.piecewise``.
 
 In: NumPy's arguments (proxies among them). Out: proxies of the same operations NumPy's own
 implementation performs, in its order (``polyval`` is Horner's rule from ``zeros_like(x)``;
@@ -243,6 +243,37 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     return copy_of(asproxy(~found if invert else found), scalar=False)
 
 
+def piecewise(x, condlist, funclist, *args, **kw):
+    """NumPy's steps: each function applied to ``x[cond]`` (a lazy selection, so an
+    elementwise function is ``np.where(cond, f(x), y)``), constants assigned where their
+    condition holds, the last one "otherwise" when there is one more function than
+    conditions."""
+    t = asproxy(x)
+    conds = condlist
+    if isinstance(conds, (Proxy, np.ndarray, bool, np.bool_)) and (
+            np.ndim(conds) == t.ndim or t.ndim == 0):
+        conds = [conds]
+    conds = [asproxy(c) if isinstance(c, Proxy) else np.asarray(c, dtype=bool) for c in conds]
+    if any(c.dtype != np.bool_ for c in conds):
+        conds = [cast(asproxy(c), np.bool_) for c in conds]
+    if len(conds) == len(funclist) - 1:
+        other = conds[0]
+        for c in conds[1:]:
+            other = other | c
+        conds.append(~asproxy(other))
+    elif len(conds) != len(funclist):
+        raise ValueError(f"with {len(conds)} condition(s), either {len(conds)} or "
+                         f"{len(conds) + 1} functions are expected")
+    y = zeros_like(t)
+    for cond, func in zip(conds, funclist):
+        cond = broadcast_to(asproxy(cond), t.shape)
+        if callable(func):
+            y[cond] = func(t[cond], *args, **kw)
+        else:
+            y[cond] = func
+    return y
+
+
 def _atleast(nd):
     def atleast_nd(*arys):
         res = [atleast(a, nd) for a in arys]
@@ -253,6 +284,6 @@ def _atleast(nd):
 FUNCTIONS = {np.cross: cross, np.polyval: polyval, np.sinc: sinc, np.nan_to_num: nan_to_num,
              np.ptp: ptp, np.isposinf: isposinf, np.isneginf: isneginf, np.count_nonzero: count_nonzero, np.inner: inner, np.vdot: vdot,
              np.meshgrid: meshgrid, np.diag: diag, np.diagflat: diagflat, np.repeat: repeat, np.tile: tile,
-             np.kron: kron, np.vander: vander, np.isin: isin,
+             np.kron: kron, np.vander: vander, np.isin: isin, np.piecewise: piecewise,
              np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3)}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""

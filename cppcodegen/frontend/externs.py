@@ -26,7 +26,7 @@ SPECULATED = {"nonzero", "argwhere", "flatnonzero", "extract", "compress", "uniq
               "unique_values", "trim_zeros"}
 # other functions never run as extern steps
 DATA_DEPENDENT = {"unique_counts", "unique_inverse", "unique_all",
-                  "delete", "insert", "select", "piecewise", "histogram_bin_edges", "place",
+                  "delete", "insert", "select", "histogram_bin_edges", "place",
                   "put", "putmask", "copyto", "fill_diagonal", "save", "savez", "savetxt",
                   "array_equal", "array_equiv", "allclose", "isclose", "array2string",
                   "array_repr", "array_str", "shape", "ndim", "size"}
