@@ -50,7 +50,10 @@ CHECK_MESSAGES = {       # a check stage's codes: frontend/reductions.py EMPTY_C
     9: "slice step cannot be zero",     # frontend/dataslice.py STEP_ZERO, STEP_NEGATIVE
     10: "a negative slice step computed from array values is not compiled (cppcodegen "
         "compiles a run-time step > 0)",
-    11: "Weights sum to zero, can't be normalized"}     # frontend/statistics.py WEIGHTS_ZERO
+    11: "Weights sum to zero, can't be normalized",     # frontend/statistics.py WEIGHTS_ZERO
+    12: "operands could not be broadcast together: slices whose bounds come from array "
+        "values have different lengths"}    # frontend/dataslice.py LENGTHS_DIFFER
+RETURN_CODES = (12,)       # checks after which the program stops at once (sizes it relies on)
 CHECK_TYPES = {11: ZeroDivisionError}      # the others are ValueError
 
 

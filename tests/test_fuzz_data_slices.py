@@ -18,6 +18,7 @@ import math  # noqa: F401  (the programs may use it)
 import numpy as np
 import pytest
 
+import cppcodegen
 from cppcodegen import prange
 from fuzz import dataslices, loopcheck
 from fuzz.inputs import make_input  # noqa: F401
@@ -191,20 +192,21 @@ def test_an_element_of_a_value_slice():
                                           np.array([3, 7, -1, 2])])
 
 
-# -- segment copy (a limitation, not drawn): a store between two value slices with other
-# bounds (``out[p[i]:p[i + 1]] = src[q[i]:q[i + 1]]``, lengths equal at run time) is not
-# compiled (LoopDependent: Eq(dv1 - dv3, 0): the lengths' equality is not checked at run
-# time as broadcasting's), then refused as a slice outside a loop; Python copies.
+# -- segment copy: a store between two value slices with other bounds
+# (``out[p[i]:p[i + 1]] = src[q[i]:q[i + 1]]``): their lengths are taken as equal, as
+# broadcasting needs, and checked when the program runs (NumPy's ValueError otherwise).
 def f_segment_copy(out, src, p, q):
     for i in range(p.shape[0] - 1):
         out[p[i]:p[i + 1]] = src[q[i]:q[i + 1]]
     return (out,)
 
 
-@pytest.mark.xfail(strict=True, reason="value slices of other bounds in one store")
 def test_a_segment_copied_between_value_slices():
     check_loop_function(f_segment_copy, [np.zeros(6), np.arange(10.0), np.array([0, 2, 2, 5]),
                                          np.array([3, 5, 5, 8])])
+    f = cppcodegen.compile(f_segment_copy)
+    with pytest.raises(ValueError, match="different lengths"):
+        f(np.zeros(6), np.arange(10.0), np.array([0, 2, 2, 5]), np.array([3, 5, 5, 9]))
 
 
 # -- named-slice-carried: a name bound to a value slice in a loop that carries a scalar:

@@ -282,3 +282,19 @@ def test_while_on_a_carried_flag_and_copies_of_carried_arrays():
         check_against_numpy(flood_fill, mask)
         check_against_numpy(flood_fill_concat, mask)
     check_against_numpy(halvings, np.array([37.0, 5.0, 0.0, 1e6]))
+
+
+def knapsack(wts, vals, W):
+    dp = np.zeros(W + 1)
+    for i in range(wts.shape[0]):
+        w = wts[i]
+        new = dp.copy()
+        new[w:] = np.maximum(dp[w:], dp[:W + 1 - w] + vals[i])   # two lengths from w: equal
+        dp = new
+    return dp
+
+
+def test_knapsack_slices_of_equal_run_time_lengths():
+    rng = np.random.default_rng(9)
+    for n, W in ((6, 10), (20, 57), (1, 3)):
+        check_against_numpy(knapsack, rng.integers(1, min(8, W + 1), n), rng.uniform(1, 10, n), W)

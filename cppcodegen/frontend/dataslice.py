@@ -91,6 +91,60 @@ def data_slice(ix: slice, size, dim: int):
     return spec, tuple(binds)                                           # the ids in key alive)
 
 
+LENGTHS_DIFFER = 12      # check code (runtime/compiled.py CHECK_MESSAGES)
+
+
+def checked_equal(node, shape):
+    """``node`` broadcast to ``shape`` where a size of each is a length from array values
+    that broadcasting took as equal (``np.maximum(dp[w:], dp[:n - w] + v)``, ``ShapeEnv
+    .assumed``): ``node`` behind a check that they are equal when the program runs (else
+    NumPy's ValueError, before anything reads past the shorter one)."""
+    env = symbolic()._env()
+    if not env.assumed:
+        return node
+    lead = len(shape) - len(node.shape)
+    pairs = [(a, b) for a, b in zip(node.shape, shape[lead:])
+             if not isinstance(a, int) and a != b and not (isinstance(b, int) and b == 1)
+             and symbolic().sympy.expand(a - b) in env.assumed | {-e for e in env.assumed}]
+    if not pairs:
+        return node
+    from .proxy import cast
+    ok = None
+    for a, b in pairs:
+        same = _traced_size(a, env) == _traced_size(b, env)
+        ok = same if ok is None else ok & same
+    return make_node("check", (node, cast(ok, np.int64).node), node.shape, node.dtype,
+                     user_location(), code=LENGTHS_DIFFER)
+
+
+def _traced_size(expr, env):
+    """A size expression of data symbols as a traced int64 (the binds' values)."""
+    sp = symbolic().sympy
+    expr = sp.sympify(expr)
+    if expr.is_Integer:
+        return int(expr)
+    if expr in env.data:
+        return wrap(env.data[expr], scalar=True)
+    if expr.is_Symbol:
+        from .proxy import size_operand
+        return size_operand(expr)
+    args = [_traced_size(a, env) for a in expr.args]
+    if expr.is_Add:
+        return sum(args[1:], args[0])
+    if expr.is_Mul:
+        out = args[0]
+        for a in args[1:]:
+            out = out * a
+        return out
+    if isinstance(expr, (sp.Max, sp.Min)):
+        fn = np.maximum if isinstance(expr, sp.Max) else np.minimum
+        out = args[0]
+        for a in args[1:]:
+            out = fn(out, a)
+        return out
+    raise TypeError(f"size {expr}")
+
+
 def _positive_step(step):
     """A slice's step: a nonzero int, or a loop index's expression that is > 0 in every
     iteration."""

@@ -94,9 +94,12 @@ def same_size(a, b) -> bool:
 
 def fit(node: Node, shape) -> Node:
     """An operand whose derived symbolic size (``n0 - 9``) broadcasts as 1 in this call (a
-    guarded fact): sliced to length 1 there, so lowering sees the broadcast."""
+    guarded fact): sliced to length 1 there, so lowering sees the broadcast. (Lengths from
+    array values that broadcasting took as equal: checked when the program runs.)"""
     if all(type(d) is int for d in node.shape):
         return node
+    from .dataslice import checked_equal
+    node = checked_equal(node, shape)
     lead = len(shape) - node.ndim
     spec, fit = [], False
     for k, d in enumerate(node.shape):

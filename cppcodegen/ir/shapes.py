@@ -100,6 +100,8 @@ class ShapeEnv:
         self.values: dict = {}            # value symbol -> the index of its argument
         self.data: dict = {}              # data symbol -> the graph node that computes it
         self.slices: dict = {}            # a data slice's bounds -> its symbols (dataslice.py)
+        self.assumed: set = set()         # differences of data sizes taken as 0 (broadcast:
+                                          # checked when the program runs, dataslice.py)
 
     def hint(self, expr) -> int:
         expr = canon(expr)
@@ -136,6 +138,10 @@ class ShapeEnv:
             return self._decide_for_all(rel)
         if self.data and rel.free_symbols & set(self.data):
             known = self.known(rel)     # values from arrays: only what holds for all of them
+            if known is None and isinstance(rel, (sympy.Eq, sympy.Ne)) and (
+                    sympy.expand(rel.lhs) in self.assumed or
+                    sympy.expand(-rel.lhs) in self.assumed):
+                known = isinstance(rel, sympy.Eq)
             if known is None:
                 raise LoopDependent(rel)
             return known
@@ -307,12 +313,28 @@ def broadcast_shapes(*shapes):
                 continue                        # a derived size that is 1 in this call
             if result is None:
                 result = d
-            elif not equal(result, d):
+            elif not _equal_or_assumed(result, d):
                 raise ValueError(f"shape mismatch: sizes {result} and {d}")
             elif isinstance(d, int):
                 result = d                      # equal to a fixed size: keep the int
         out.append(1 if result is None else result)
     return tuple(out)
+
+
+def _equal_or_assumed(a, b) -> bool:
+    """Broadcasting's test of two sizes: ``equal``; two lengths of slices with bounds from
+    array values (``dp[w:]`` and ``dp[:n - w]``) that no fact decides are taken as equal
+    (``ShapeEnv.assumed``), as NumPy needs them to be: the frontend checks them when the
+    program runs (``frontend/dataslice.checked_equal``)."""
+    try:
+        return equal(a, b)
+    except LoopDependent:
+        env = _env()
+        syms = sympy.sympify(a - b).free_symbols
+        if not syms or not syms & set(env.data) or syms & (set(env.loops) | set(env.retired)):
+            raise
+        env.assumed.add(sympy.expand(a - b))
+        return True
 
 
 # --------------------------------------------------------------------------- SymInt
