@@ -185,3 +185,20 @@ def test_symbolic_sizes_keep_selections():
             np.testing.assert_array_equal(g, e)
     kernels = nested(cppcodegen.explain(f, m).kernels)
     assert "sort" in [k.form for k in kernels] and "extern" not in [k.form for k in kernels]
+
+
+def methods_in_a_loop(m, k):
+    acc = np.empty(m.shape[1])
+    acc.fill(0.0)                       # ndarray.fill: in place
+    for i in range(k):
+        row = m[i].copy()
+        row.sort()                      # ndarray.sort: in place, a compiled sort in the loop
+        acc += row * (i + 1)
+    spread = m.copy()
+    spread.sort(axis=0)
+    return acc, m[0].argsort(kind="stable"), spread[-1] - spread[0]
+
+
+def test_sort_fill_and_argsort_methods():
+    m = RNG.standard_normal((9, 30))
+    check_against_numpy(methods_in_a_loop, m, 6, ulp=0)

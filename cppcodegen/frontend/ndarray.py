@@ -233,6 +233,11 @@ Proxy.clip = lambda self, min=None, max=None, **kw: clip(self, min, max, **kw)
 Proxy.round = lambda self, decimals=0, out=None: round_(self, decimals, out)
 Proxy.searchsorted = lambda self, v, side="left", sorter=None: counts.searchsorted(
     self, v, side, sorter)
+Proxy.fill = lambda self, value: setitem(self, Ellipsis, value)       # (in place, as NumPy's)
+Proxy.sort = lambda self, axis=-1, kind=None, order=None: setitem(
+    self, Ellipsis, sorting.sort(self, axis, kind, order))
+Proxy.argsort = lambda self, axis=-1, kind=None, order=None, **kw: sorting.argsort(
+    self, axis, kind, order, **kw)
 for _name, _fn in {"sum": sum_, "prod": prod, "mean": mean, "var": var, "std": std,
                    "max": amax, "min": amin, "argmax": argmax, "argmin": argmin, "any": any_,
                    "all": all_, "cumsum": cumsum, "cumprod": cumprod}.items():
