@@ -3,6 +3,7 @@ vectors) that failed, each in its smallest form, compared with the plain functio
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import cppcodegen
 from helpers import check_against_numpy
@@ -298,3 +299,22 @@ def test_knapsack_slices_of_equal_run_time_lengths():
     rng = np.random.default_rng(9)
     for n, W in ((6, 10), (20, 57), (1, 3)):
         check_against_numpy(knapsack, rng.integers(1, min(8, W + 1), n), rng.uniform(1, 10, n), W)
+
+
+def seeded_inside(x):
+    rng = np.random.default_rng(42)     # a constant seed: the same draws at every call
+    noise = rng.normal(0, 0.1, x.shape[0])
+    return x[rng.permutation(x.shape[0])] + noise + rng.random(5).sum()
+
+
+def unseeded_inside(x):
+    return x + np.random.default_rng().random(x.shape[0])
+
+
+def test_a_generator_made_inside_the_function():
+    """It crashed the process (NumPy's compiled Generator got a traced array from np.empty)."""
+    for n in (6, 9):
+        check_against_numpy(seeded_inside, np.arange(float(n)), ulp=0)
+    f = cppcodegen.compile(unseeded_inside, fallback=False)
+    with pytest.raises(cppcodegen.UnsupportedError, match="change from call to call"):
+        f(np.arange(4.0))

@@ -81,6 +81,8 @@ def _numpy_call(name, fn):
                 f"by every call) (at {user_location()}); draw outside the compiled function "
                 "and pass the array, or use np.random.random/normal/uniform/standard_normal "
                 "or a Generator argument")
+        if name in _GENERATORS and _from_user():
+            return _seeded_generator(name, fn, args, kwargs)
         _IN_NUMPY[0] += 1
         try:
             return fn(*args, **kwargs)
@@ -88,6 +90,60 @@ def _numpy_call(name, fn):
             _IN_NUMPY[0] -= 1
     call.__wrapped__ = fn
     return call
+
+
+_GENERATORS = {"default_rng"}   # (classes stay: NumPy's own isinstance checks use them)
+
+
+def _seeded_generator(name, fn, args, kwargs):
+    """``np.random.default_rng(42)`` in the user's function: the same draws at every call,
+    so they are made once, now, by NumPy's own Generator (its numbers, bit for bit), and
+    enter the program as constants. No seed, or a seed known only when the function runs,
+    is refused (its draws differ per call)."""
+    from .proxy import Proxy
+    seed = args[0] if args else kwargs.get("seed")
+    if seed is None or isinstance(seed, Proxy) or not isinstance(
+            seed, (int, np.integer, tuple, list)):
+        raise UnsupportedError(
+            f"np.random.{name}({'' if seed is None else 'seed'}) inside a compiled function "
+            f"(at {user_location()}): its draws change from call to call; create the "
+            "Generator outside and pass it as an argument (its draws then happen in the "
+            "kernels), or seed it with a constant")
+    _IN_NUMPY[0] += 1
+    try:
+        return _ConstantDraws(fn(*args, **kwargs))
+    finally:
+        _IN_NUMPY[0] -= 1
+
+
+class _ConstantDraws:
+    """A Generator seeded with a constant inside the traced function: each method runs
+    NumPy's own (marked as NumPy's, so its np.empty is NumPy's) on concrete arguments."""
+
+    def __init__(self, gen):
+        self._gen = gen
+
+    def __getattr__(self, attr):
+        method = getattr(self._gen, attr)
+        if not callable(method):
+            return method
+
+        def draw(*args, **kwargs):
+            from .iteration import concrete_int, symbolic_int
+            from .proxy import Proxy
+            args = [concrete_int(a) if symbolic_int(a) else a for a in args]   # sizes: this
+            kwargs = {k: concrete_int(v) if symbolic_int(v) else v          # call's, guarded
+                      for k, v in kwargs.items()}
+            if any(isinstance(a, Proxy) for a in list(args) + list(kwargs.values())):
+                raise UnsupportedError(
+                    f"a constant-seeded Generator's {attr} with traced arguments (at "
+                    f"{user_location()}): pass the Generator as an argument instead")
+            _IN_NUMPY[0] += 1
+            try:
+                return method(*args, **kwargs)
+            finally:
+                _IN_NUMPY[0] -= 1
+        return draw
 
 
 @contextlib.contextmanager
