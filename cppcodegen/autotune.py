@@ -110,9 +110,11 @@ def native_in_loop(node) -> bool:
 
 def node_native(node) -> bool:
     """:func:`matmul_native` of a graph node (op 'extern')."""
-    return matmul_native(getattr(node.attr("call"), "func", None), node.dtype,
-                         [i.dtype for i in node.inputs], node.shape,
-                         node.inputs[0].shape[-1] if node.inputs else 0, node.where)
+    func = getattr(node.attr("call"), "func", None)
+    if func is not np.matmul or not node.inputs or not node.inputs[0].shape:
+        return False                    # (np.unravel_index of an argmax: not a product)
+    return matmul_native(func, node.dtype, [i.dtype for i in node.inputs], node.shape,
+                         node.inputs[0].shape[-1], node.where)
 
 
 class Tuner:

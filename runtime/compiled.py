@@ -52,7 +52,8 @@ CHECK_MESSAGES = {       # a check stage's codes: frontend/reductions.py EMPTY_C
         "compiles a run-time step > 0)",
     11: "Weights sum to zero, can't be normalized",     # frontend/statistics.py WEIGHTS_ZERO
     12: "operands could not be broadcast together: slices whose bounds come from array "
-        "values have different lengths"}    # frontend/dataslice.py LENGTHS_DIFFER
+        "values have different lengths",    # frontend/dataslice.py LENGTHS_DIFFER
+    13: "index out of bounds in np.unravel_index"}    # frontend/composed.py INDEX_RANGE
 RETURN_CODES = (12,)       # checks after which the program stops at once (sizes it relies on)
 CHECK_TYPES = {11: ZeroDivisionError}      # the others are ValueError
 

@@ -220,3 +220,16 @@ def test_matrix_norms_without_svd(ord_):
     f = lambda m: np.linalg.norm(m, ord_)       # noqa: E731
     check_against_numpy(f, M, rtol=1e-13)
     _native(f, M)
+
+
+def argmax_coords(m, flat):
+    r, c = np.unravel_index(np.argmax(m), m.shape)
+    i, j, k = np.unravel_index(flat, (2, 3, 4))
+    return r, c, i, j, k, np.unravel_index(flat, (4, 6), order="F")
+
+
+def test_unravel_index():
+    check_against_numpy(argmax_coords, M, np.array([0, 5, 23, 17]), ulp=0)
+    _native(argmax_coords, M, np.array([0, 5, 23, 17]))
+    assert_compiled_raises(argmax_coords, (M, np.array([0, 24])), ["out of bounds"],
+                           (ValueError,))

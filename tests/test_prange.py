@@ -117,7 +117,11 @@ def test_negative_step_and_the_last_value_of_a_private_variable(start, stop):
 def test_several_stores_per_iteration_into_a_shared_array():
     x = np.random.default_rng(2).standard_normal((64, 5))
     f = cppcodegen.compile(two_stores)
-    np.testing.assert_array_equal(f(x), two_stores(x))
+    got, want = f(x), two_stores(x)
+    np.testing.assert_array_equal(got[:, 1], want[:, 1])       # max: exact
+    # a 5-element sum in another order than NumPy's on 4-lane (AVX2) vectors: its rounding
+    bound = 8 * np.finfo(float).eps * np.abs(x).sum(axis=1)
+    assert np.all(np.abs(got[:, 0] - want[:, 0]) <= bound)
 
 
 def test_sums_do_not_depend_on_the_thread_count(tmp_path):

@@ -18,14 +18,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from ..errors import user_location
+from ..ir.graph import make_node
 from .concat import atleast, join, stack
 from .creation import eye, ones_like, zeros, zeros_like
 from .elementwise import where
 from .externs import extern_call
 from .indexing import diagonal
 from .linalg import dot, matmul
-from .proxy import asproxy, cast, copy_of, Proxy
-from .reductions import amax, amin, sum_
+from .proxy import asproxy, cast, copy_of, Proxy, wrap
+from .reductions import all_, amax, amin, sum_
 from .sizes import is_int
 from .views import broadcast_arrays, broadcast_to, ravel, reshape
 
@@ -274,6 +276,28 @@ def piecewise(x, condlist, funclist, *args, **kw):
     return y
 
 
+INDEX_RANGE = 13     # check code (runtime/compiled.py CHECK_MESSAGES)
+
+
+def unravel_index(indices, shape, order="C"):
+    """Each flat index as its coordinates, ``(i // stride) % size`` per axis (C order), after
+    NumPy's check that every index is in range (when the program runs)."""
+    t = asproxy(indices)
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if order not in ("C", "F") or t.dtype.kind not in "iu" or not all(is_int(d) for d in dims):
+        return extern_call(np.unravel_index, (indices, shape), dict(order=order))
+    dims = tuple(int(d) for d in dims)
+    size = int(np.prod(dims))
+    ok = cast(all_((t >= 0) & (t < size)), np.int64)
+    t = wrap(make_node("check", (cast(t, np.intp).node, ok.node), t.node.shape, np.dtype(np.intp),
+                       user_location(), code=INDEX_RANGE), scalar=t.scalar)
+    out, stride = [], 1
+    for d in (dims[::-1] if order == "C" else dims):
+        out.append((t // stride) % d)
+        stride *= d
+    return tuple(out[::-1] if order == "C" else out)
+
+
 def _atleast(nd):
     def atleast_nd(*arys):
         res = [atleast(a, nd) for a in arys]
@@ -285,5 +309,6 @@ FUNCTIONS = {np.cross: cross, np.polyval: polyval, np.sinc: sinc, np.nan_to_num:
              np.ptp: ptp, np.isposinf: isposinf, np.isneginf: isneginf, np.count_nonzero: count_nonzero, np.inner: inner, np.vdot: vdot,
              np.meshgrid: meshgrid, np.diag: diag, np.diagflat: diagflat, np.repeat: repeat, np.tile: tile,
              np.kron: kron, np.vander: vander, np.isin: isin, np.piecewise: piecewise,
+             np.unravel_index: unravel_index,
              np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3)}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""

@@ -225,9 +225,11 @@ def array(obj, dtype=None, *, original, **kw):
     filled element by element (dtype as NumPy gives for the list's items)."""
     if isinstance(obj, Proxy):        # np.array copies, np.asarray does not
         if dtype is not None:
-            return cast(obj, dtype)
+            r = cast(obj, dtype)
+            return copy_of(r, scalar=False) if r.scalar else r
         copy = kw.get("copy", original.__name__ == "array")
-        return copy_of(obj, scalar=False) if copy else obj
+        return copy_of(obj, scalar=False) if copy or obj.scalar else obj   # (a NumPy scalar:
+                                                                         # a 0-d array)
     if not _holds_proxy(obj):
         return original(obj, dtype, **kw) if dtype is not None else original(obj, **kw)
     items = [asproxy(v) if isinstance(v, Proxy) else array(v, original=original)

@@ -327,7 +327,11 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
     def _leaf(self, node: Node):
         if node.op == "input":
             return ("arg", node.attr("index"))
-        return ("buf", self.buffer_of[id(node)])
+        name = self.buffer_of[id(node)]
+        buf = self.buffers[name]
+        if buf.role == "temp":      # a view of a temporary returned (``power.argmax()`` after
+            self.buffers[name] = dataclasses.replace(buf, role="output")   # an extern step)
+        return ("buf", name)
 
 
 def _map_leaves(tree, fn):

@@ -5,7 +5,7 @@
 //   Vec<T, N>              N lanes of T: float, double or an integer of 1, 2, 4 or
 //                          8 bytes (N a power of two; 4, 8, 16 in generated code:
 //                          narrow integers take the lane count of 32-bit values)
-//   Mask<N>                N booleans, stored as a bitmask
+//   Mask<N>                N booleans: a bitmask (AVX-512, portable) or -1/0 lanes (AVX2)
 //   arithmetic, bitwise and comparison operators, select, maximum/minimum
 //   (NumPy NaN rules), math functions (libmvec on x86), conversions,
 //   floordiv/mod and horizontal reductions.  Lane semantics follow
@@ -303,54 +303,161 @@ inline void bits_to_bools(uint32_t bits, bool* p, int n) {
 }  // namespace detail
 
 // =================================================================== Mask
+// AVX-512 (and the portable build): a bitmask, lane i is bit i (k registers). AVX2: a vector
+// of -1/0 lanes, N of them in one 32-byte register (8-byte lanes at most), as a compare
+// gives them: a compare feeding a select of the same width is a compare and a blend, with no
+// bitmask round trip (movemask, broadcast, and, compare: five instructions each way).
+#if defined(CCG_HAVE_SIMD) && !defined(CCG_HAVE_AVX512)
+#define CCG_LANE_MASK 1
+#endif
+namespace detail {
+template <int N> constexpr int mask_lane_bytes = 32 / N > 8 ? 8 : (32 / N < 1 ? 1 : 32 / N);
+
+#ifdef CCG_LANE_MASK
+template <class R, class V> inline R raw(const V& x) {
+  R r;
+  std::memcpy(&r, &x, sizeof(R));
+  return r;
+}
+// -1/0 lanes of V as lanes of R (the same count, another width). GCC's convertvector splits
+// a widening into halves (4 instructions for one vpmovsxdq): the common cases by hand
+// (sign extension; narrowing by signed saturation or a shuffle, exact for -1/0).
+template <class R, class V> inline R mask_convert(const V& m) {
+  constexpr int vb = int(sizeof(V)), rb = int(sizeof(R));
+  constexpr int ve = int(sizeof(elem_t<V>)), re = int(sizeof(elem_t<R>));
+  if constexpr (vb == rb && ve == re) {
+    return raw<R>(m);
+  } else if constexpr (vb == 16 && rb == 32) {          // widen one 128-bit register
+    const __m128i x = raw<__m128i>(m);
+    if constexpr (ve == 4 && re == 8) return (R)_mm256_cvtepi32_epi64(x);
+    else if constexpr (ve == 2 && re == 4) return (R)_mm256_cvtepi16_epi32(x);
+    else if constexpr (ve == 1 && re == 2) return (R)_mm256_cvtepi8_epi16(x);
+    else return convertv<R>(m);
+  } else if constexpr (vb == 8 && rb == 32 && ve == 1 && re == 4) {
+    return (R)_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(&m)));
+  } else if constexpr (vb == 8 && rb == 32 && ve == 2 && re == 8) {
+    return (R)_mm256_cvtepi16_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(&m)));
+  } else if constexpr (vb == 32 && rb == 16) {          // narrow into 128 bits
+    const __m256i x = raw<__m256i>(m);
+    const __m128i lo = _mm256_castsi256_si128(x), hi = _mm256_extracti128_si256(x, 1);
+    if constexpr (ve == 8 && re == 4)
+      return raw<R>(_mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(lo), _mm_castsi128_ps(hi),
+                                                    _MM_SHUFFLE(2, 0, 2, 0))));
+    else if constexpr (ve == 4 && re == 2) return raw<R>(_mm_packs_epi32(lo, hi));
+    else if constexpr (ve == 2 && re == 1) return raw<R>(_mm_packs_epi16(lo, hi));
+    else return convertv<R>(m);
+  } else if constexpr (vb == 32 && rb == 8 && ve == 4 && re == 1) {
+    const __m256i x = raw<__m256i>(m);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
+    return raw<R>(_mm_packs_epi16(w, w));
+  } else if constexpr (vb == 64 && rb == 32) {          // narrow two registers into one
+    struct Two { __m256i a, b; };
+    const Two x = raw<Two>(m);
+    if constexpr (ve == 8 && re == 4) {
+      const __m256i idx = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+      return (R)_mm256_blend_epi32(_mm256_permutevar8x32_epi32(x.a, idx),
+                                   _mm256_permutevar8x32_epi32(x.b, idx), 0xf0);
+    } else if constexpr (ve == 4 && re == 2) {
+      return (R)_mm256_permute4x64_epi64(_mm256_packs_epi32(x.a, x.b), 0xd8);
+    } else if constexpr (ve == 2 && re == 1) {
+      return (R)_mm256_permute4x64_epi64(_mm256_packs_epi16(x.a, x.b), 0xd8);
+    } else {
+      return convertv<R>(m);
+    }
+  } else if constexpr (vb == 32 && rb == 64) {          // widen one register into two
+    struct Two { __m256i a, b; };
+    const __m256i x = raw<__m256i>(m);
+    const __m128i lo = _mm256_castsi256_si128(x), hi = _mm256_extracti128_si256(x, 1);
+    if constexpr (ve == 4 && re == 8)
+      return raw<R>(Two{_mm256_cvtepi32_epi64(lo), _mm256_cvtepi32_epi64(hi)});
+    else if constexpr (ve == 2 && re == 4)
+      return raw<R>(Two{_mm256_cvtepi16_epi32(lo), _mm256_cvtepi16_epi32(hi)});
+    else if constexpr (ve == 1 && re == 2)
+      return raw<R>(Two{_mm256_cvtepi8_epi16(lo), _mm256_cvtepi8_epi16(hi)});
+    else return convertv<R>(m);
+  } else {
+    return convertv<R>(m);
+  }
+}
+#endif
+}  // namespace detail
+
 template <int N> struct Mask {
   static_assert(N >= 1 && N <= 32, "Mask<N>: 1 <= N <= 32");
   static constexpr uint32_t full = N >= 32 ? 0xffffffffu : (uint32_t(1) << N) - 1u;
+#ifdef CCG_LANE_MASK
+  using LV = typename detail::reg<typename detail::int_of_size<detail::mask_lane_bytes<N>>::type,
+                                  N>::type;
+  LV v;  // lane i: -1 (set) or 0
+
+  static Mask from_bits(uint32_t b) { return Mask{detail::frombits<LV>(b & full)}; }
+  // from -1/0 lanes of any width (a compare's result), and to them
+  template <class IV> static Mask from_lanes(const IV& m) {
+    return Mask{detail::mask_convert<LV>(m)};
+  }
+  template <class IV> IV lanes() const { return detail::mask_convert<IV>(v); }
+  uint32_t to_bits() const { return detail::tobits<N>(v); }
+  static Mask broadcast(bool b) {
+    return Mask{detail::splat<LV>(b ? detail::elem_t<LV>(-1) : detail::elem_t<LV>(0))};
+  }
+#else
   uint32_t bits;  // lane i is bit i; bits above N are always 0
 
   static Mask from_bits(uint32_t b) { return Mask{b & full}; }
+  template <class IV> static Mask from_lanes(const IV& m) { return Mask{detail::tobits<N>(m)}; }
+  template <class IV> IV lanes() const { return detail::frombits<IV>(bits); }
+  uint32_t to_bits() const { return bits; }
   static Mask broadcast(bool b) { return Mask{b ? full : 0u}; }
+#endif
   static Mask load_partial(const bool* p, int64_t n) {
     uint32_t b = 0;
     for (int i = 0; i < n && i < N; i += 8) {
       int k = int(n - i < 8 ? n - i : 8);
       b |= detail::bools_to_bits(p + i, k) << i;
     }
-    return Mask{b & full};
+    return from_bits(b);
   }
   static Mask load(const bool* p) { return load_partial(p, N); }
   static Mask load_strided_partial(const bool* p, int64_t stride, int64_t n) {
     if (stride == 1) return load_partial(p, n);
     uint32_t b = 0;
     for (int i = 0; i < n && i < N; ++i) b |= uint32_t(p[i * stride]) << i;
-    return Mask{b};
+    return from_bits(b);
   }
   static Mask load_strided(const bool* p, int64_t stride) {
     return load_strided_partial(p, stride, N);
   }
   void store_partial(bool* p, int64_t n) const {
+    const uint32_t bits = to_bits();
     for (int i = 0; i < n && i < N; i += 8)
       detail::bits_to_bools(bits >> i, p + i, int(n - i < 8 ? n - i : 8));
   }
   void store(bool* p) const { store_partial(p, N); }
-  bool any() const { return bits != 0; }
-  bool all() const { return bits == full; }
+  bool any() const { return to_bits() != 0; }
+  bool all() const { return to_bits() == full; }
   int64_t count() const {
 #ifdef __GNUC__
-    return __builtin_popcount(bits);
+    return __builtin_popcount(to_bits());
 #else
     int64_t c = 0;
-    for (uint32_t b = bits; b; b &= b - 1) ++c;
+    for (uint32_t b = to_bits(); b; b &= b - 1) ++c;
     return c;
 #endif
   }
-  bool lane(int i) const { return (bits >> i) & 1u; }
+  bool lane(int i) const { return (to_bits() >> i) & 1u; }
 };
 
+#ifdef CCG_LANE_MASK
+template <int N> inline Mask<N> operator&(Mask<N> a, Mask<N> b) { return Mask<N>{a.v & b.v}; }
+template <int N> inline Mask<N> operator|(Mask<N> a, Mask<N> b) { return Mask<N>{a.v | b.v}; }
+template <int N> inline Mask<N> operator^(Mask<N> a, Mask<N> b) { return Mask<N>{a.v ^ b.v}; }
+template <int N> inline Mask<N> operator~(Mask<N> a) { return Mask<N>{~a.v}; }
+#else
 template <int N> inline Mask<N> operator&(Mask<N> a, Mask<N> b) { return Mask<N>{a.bits & b.bits}; }
 template <int N> inline Mask<N> operator|(Mask<N> a, Mask<N> b) { return Mask<N>{a.bits | b.bits}; }
 template <int N> inline Mask<N> operator^(Mask<N> a, Mask<N> b) { return Mask<N>{a.bits ^ b.bits}; }
 template <int N> inline Mask<N> operator~(Mask<N> a) { return Mask<N>{~a.bits & Mask<N>::full}; }
+#endif
 // lane-wise equality of masks (returns a Mask, like Vec comparisons)
 template <int N> inline Mask<N> operator==(Mask<N> a, Mask<N> b) { return ~(a ^ b); }
 template <int N> inline Mask<N> operator!=(Mask<N> a, Mask<N> b) { return a ^ b; }
@@ -612,7 +719,7 @@ inline Mask<N> compare(const Vec<T, N>& a, const Vec<T, N>& b, F generic) {
   else if constexpr (us && bytes == 16 && es == 2) return Mask<N>{kbits(_mm_cmp_epu16_mask((__m128i)a.v, (__m128i)b.v, IP))};
   else
 #endif
-  return Mask<N>{tobits<N>(generic(a.v, b.v))};
+  return Mask<N>::from_lanes(generic(a.v, b.v));
 }
 }  // namespace detail
 
@@ -659,7 +766,7 @@ inline Vec<T, N> select(Mask<N> m, const Vec<T, N>& a, const Vec<T, N>& b) {
 #endif
   {
     using IV = typename Vec<detail::int_of<T>, N>::V;
-    return Vec<T, N>::from(detail::blend(detail::frombits<IV>(m.bits), a.v, b.v));
+    return Vec<T, N>::from(detail::blend(m.template lanes<IV>(), a.v, b.v));
   }
 }
 
@@ -964,12 +1071,12 @@ template <class T, int N> inline Vec<T, N> abs(const Vec<T, N>& x) {
 
 template <class T, int N> inline Mask<N> isnan(const Vec<T, N>& x) {
   if constexpr (std::is_floating_point_v<T>) return x != x;
-  else return Mask<N>{0};
+  else return Mask<N>::from_bits(0);
 }
 template <class T, int N> inline Mask<N> isinf(const Vec<T, N>& x) {
   if constexpr (std::is_floating_point_v<T>)
     return abs(x) == Vec<T, N>::broadcast(std::numeric_limits<T>::infinity());
-  else return Mask<N>{0};
+  else return Mask<N>::from_bits(0);
 }
 template <class T, int N> inline Mask<N> isfinite(const Vec<T, N>& x) {
   if constexpr (std::is_floating_point_v<T>)
@@ -977,9 +1084,9 @@ template <class T, int N> inline Mask<N> isfinite(const Vec<T, N>& x) {
   else return Mask<N>::broadcast(true);
 }
 template <class T, int N> inline Mask<N> signbit(const Vec<T, N>& x) {
-  if constexpr (std::is_unsigned_v<T>) return Mask<N>{0};
+  if constexpr (std::is_unsigned_v<T>) return Mask<N>::from_bits(0);
   using IV = detail::ivec_t<T, N>;
-  return Mask<N>{detail::tobits<N>(detail::bitcast<IV>(x.v) < detail::splat<IV>(0))};
+  return Mask<N>::from_lanes(detail::bitcast<IV>(x.v) < detail::splat<IV>(0));
 }
 
 // copysign(a, b): magnitude of a, sign bit of b.
