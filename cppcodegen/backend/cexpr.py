@@ -298,6 +298,17 @@ class ExprRenderer:
     def vtype(self, dtype) -> str:
         return "ccg::Mask<L>" if dtype == BOOL else f"ccg::Vec<{ctype(dtype)}, L>"
 
+    def _bytes(self, e, dst):
+        """The pointer of a contiguous bool load as ``dst`` bytes (a 1-byte integer), else
+        None."""
+        if np.dtype(dst).itemsize != 1 or type(e) is not Load or e.buf in self.locals:
+            return None
+        buf = self.buffers[e.buf]
+        off = simplify_offset(sum((i * s for i, s in zip(e.index, buf.strides)), sympy.Integer(0)))
+        if linear_coefficient(off, self.var) != 1:
+            return None
+        return f"reinterpret_cast<const {ctype(dst)}*>({e.buf} + {cindex(off)})"
+
     def _emit_vector(self, e) -> str:
         if isinstance(e, (Const, Scalar)):
             scalar = literal(e.value, e.dtype) if isinstance(e, Const) else e.name
@@ -328,6 +339,9 @@ class ExprRenderer:
             if dst == BOOL:
                 return self._bind(f"ccg::to_mask({args[0]})")
             if src == BOOL:
+                ptr = self._bytes(e.args[0], dst)
+                if ptr is not None:     # bools are 0/1 bytes: loaded as the byte type itself
+                    return self._bind(f"{self.vtype(dst)}::load({ptr})")
                 return self._bind(f"ccg::from_mask<{ctype(dst)}>({args[0]})")
             return self._bind(f"ccg::convert<{ctype(dst)}>({args[0]})")
         return self._bind(miscompiled(e, template.format(*args, T=ctype(e.dtype)), self.vtype(e.dtype)))

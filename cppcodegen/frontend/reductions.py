@@ -66,7 +66,14 @@ def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None,
     if kind in ("any", "all"):
         node = cast_node(node, np.dtype(bool))
     out_dt = {"argmax": np.dtype(np.int64), "argmin": np.dtype(np.int64)}.get(kind, node.dtype)
-    if axes:
+    if axes and kind in ("any", "all") and node.ndim - 1 not in axes:
+        # a column any/all (Z.any(axis=0)): the max/min of 0/1 bytes, vectorized across the
+        # kept innermost axis like a column sum (bool lanes are not), then a bool again
+        node = make_node("reduce", (cast_node(node, np.dtype(np.uint8)),), out_shape,
+                         np.dtype(np.uint8), user_location(), kind="max" if kind == "any"
+                         else "min", axes=axes)
+        node = cast_node(node, np.dtype(bool))
+    elif axes:
         node = make_node("reduce", (node,), out_shape, out_dt, user_location(), kind=kind, axes=axes)
     if run_time is not None:        # the value, once the count is checked to be > 0
         n = size_operand(run_time)
