@@ -318,3 +318,21 @@ def test_a_generator_made_inside_the_function():
     f = cppcodegen.compile(unseeded_inside, fallback=False)
     with pytest.raises(cppcodegen.UnsupportedError, match="change from call to call"):
         f(np.arange(4.0))
+
+
+def swap_rows(A, i, j):
+    A[[i, j]] = A[[j, i]]               # in place: the two rows through a small buffer
+    return A
+
+
+def permute_some(A, idx):
+    A[idx] = A[idx[::-1]] * 2.0
+    return A
+
+
+def test_rows_swapped_in_place_in_an_argument():
+    rng = np.random.default_rng(10)
+    A = rng.standard_normal((30, 20))
+    check_against_numpy(swap_rows, A, 3, 17, writes=(0,), ulp=0)
+    check_against_numpy(swap_rows, A, 5, 5, writes=(0,), ulp=0)
+    check_against_numpy(permute_some, A, np.array([0, 4, 4, 29, -1]), writes=(0,), ulp=0)

@@ -174,6 +174,12 @@ class AssignLowering:
             label = self.names[id(node)]
             if node.op == "scatter" and id(node) not in self.buffer_of and node.inputs[0] is start:
                 stage = self._scatter(node, name, label, node.where)
+                if self._reads(name, stage.body) and stage.numel() > 1 and \
+                        node.inputs[1].op not in ("input", "constant"):
+                    # the stored values read the array (A[[i, j]] = A[[j, i]]): those values
+                    # into a buffer of their own first (two rows, not a copy of all of A)
+                    self.realize(node.inputs[1])
+                    stage = self._scatter(node, name, label, node.where)
                 if (not self._reads(name, stage.body) or stage.numel() == 1) and not any(
                         self._reads(t, stage.body) for t in targets - {name}):
                     scatters.append(stage)      # in place: only the elements stored
