@@ -84,11 +84,13 @@ def _run_steps(fns, steps):
         for st in steps:
             if st[0] == "call":
                 fns[st[1]](*cargs)
-            elif len(st) > 4 and st[4]:     # nothing after it reads it: any shape it returns
-                values[st[3]] = st[1].any_shape(*[values[p] for p in st[2]], out=values[st[3]],
-                                                memo=memo)
-            else:
-                st[1](*[values[p] for p in st[2]], out=values[st[3]], memo=memo)
+            else:       # (st[4]: each argument's axes order, a transposed view, or None)
+                args = [values[p] if not st[4] or st[4][k] is None else
+                        values[p].transpose(st[4][k]) for k, p in enumerate(st[2])]
+                if len(st) > 5 and st[5]:   # nothing after it reads it: any shape it returns
+                    values[st[3]] = st[1].any_shape(*args, out=values[st[3]], memo=memo)
+                else:
+                    st[1](*args, out=values[st[3]], memo=memo)
     return run
 
 

@@ -26,6 +26,7 @@ TILE = 64            # square tiles of transposing pointwise kernels
 COLUMN_TILE = 16384  # elements of the kept axis per tile in column reductions (acc stays in L2)
 SCAN_CHUNK = 1 << 15  # a parallel 1-D scan has one chunk per this many elements (at most CHUNKS)
 COLUMN_CHUNKS = 8    # at most this many parallel chunks of the reduced axis in column reductions
+CHUNK_ROWS = 16      # ... each of at least this many rows
 COMBINE_PARALLEL = 1 << 15    # partial sums added on the threads from this many on
 ROW_UNROLL = 4       # rows of the reduced axis per pass over a column reduction's accumulators
 
@@ -170,11 +171,13 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
         tile, ntiles = _tiles(size, COLUMN_TILE, symbolic)
         t = ctype(s.body.dtype)
         first, rest = s.reduce_axes[0], list(s.reduce_axes[1:])
+        # (a chunk of at least CHUNK_ROWS rows: y - A @ c of a 3 x 10^6 A is 62 tiles on the
+        # threads, not a partial sum per row, 24 MB of them, and their combination)
         chunks = 1 if kept_outer or not self.k.parallel or s.reduction == "prod" else max(1, min(
-            COLUMN_CHUNKS, _hint(s.domain[first]), _hint(s.numel()) // (1 << 16)))
+            COLUMN_CHUNKS, _hint(s.domain[first]) // CHUNK_ROWS, _hint(s.numel()) // (1 << 16)))
         if symbolic and chunks > 1:     # the same rule, at run time
             chunks = (f"std::max<int64_t>(1, std::min<int64_t>(std::min<int64_t>({COLUMN_CHUNKS}, "
-                      f"{_c(s.domain[first])}), {_c(s.numel())} / {1 << 16}))")
+                      f"{_c(s.domain[first])} / {CHUNK_ROWS}), {_c(s.numel())} / {1 << 16}))")
         init = init_value(s.reduction, s.body.dtype)
         with w.indent("{"):
             if symbolic and chunks != 1:

@@ -88,7 +88,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
         if k.form == "extern":
             s = k.stages[0]
             steps.append(("extern", s.extern, tuple(shared.get(a, a) for a in s.args),
-                          shared.get(s.name, s.name)))
+                          shared.get(s.name, s.name), s.views or None))
             used[-1].update(steps[-1][2])
             segments.append([])
             used.append(set())
@@ -252,7 +252,7 @@ def _few(domain) -> bool:
 
 
 def _free_outputs(steps, used) -> list:
-    """Extern steps with a fifth item: True when nothing after the step takes its output (a
+    """Extern steps with a sixth item: True when nothing after the step takes its output (a
     returned ``x[mask]``), so its shape may differ from the traced one (the runtime keeps the
     array NumPy returns instead of copying it into the traced buffer)."""
     out, seen = [], 0

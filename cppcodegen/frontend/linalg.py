@@ -143,7 +143,10 @@ def _transposed(x):
         n = n.inputs[0]                 # (a cast of the transpose: the cast of its source)
     if x.ndim != 2 or n.op != "transpose" or tuple(n.attr("perm")) != (1, 0):
         return None
-    return cast(wrap(n.inputs[0]), x.dtype)
+    src = n.inputs[0]
+    if src.op == "transpose" and tuple(src.attr("perm")) == (1, 0):
+        return None                     # A.T of A = B.T: B itself, read in its row order
+    return cast(wrap(src), x.dtype)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):

@@ -153,6 +153,8 @@ class Stage:
     members: tuple = ()            # a multi-output pointwise loop: the stages it runs
     store: tuple | None = None     # pointwise into part of a buffer (x[region] = v): the
                                    # element written at each domain point (None: the point)
+    views: tuple = ()              # kind 'extern', NumPy's call: per arg, the axes order it
+                                   # sees the buffer in (a transposed view, not a copy), or None
     transposed: tuple = ()         # kind 'extern', a native matrix product: per arg, whether
                                    # it is read with its last two axes swapped (x @ w.T)
     control: dict | None = None    # kind 'for' | 'while' | 'if': bounds (for), the buffer of
@@ -216,7 +218,8 @@ def _stage_lines(stages, indent) -> list:
         if s.control is not None:
             lines += _control_lines(s, indent)
         elif s.kind == "extern":
-            args = [a + (".mT" if t else "") for a, t in zip(s.args, s.transposed or [0] * len(s.args))]
+            args = [a + (".mT" if t else "") + (f".transpose{v}" if v else "") for a, t, v in
+                    zip(s.args, s.transposed or [0] * len(s.args), s.views or [None] * len(s.args))]
             lines.append(f"{indent}extern {s.name} = {s.extern}({', '.join(args)}) -> {list(s.domain)}")
         else:
             head = f"{s.kind} {s.name} over {list(s.domain)}"

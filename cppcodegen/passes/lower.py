@@ -150,12 +150,15 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         where, label = node.where, self.names[id(node)]
         if node.op == "extern":
             from ..backend.gemmgen import native_matmul_node, unswapped
-            inputs, swapped = node.inputs, ()
+            inputs, swapped, views = node.inputs, (), ()
             if native_matmul_node(node):    # ccg::gemm reads a transposed operand in place
                 inputs, swapped = zip(*(unswapped(i) for i in node.inputs))
+            else:                           # NumPy takes a transposed view as it is
+                inputs, views = zip(*(_untransposed(i) for i in inputs))
             args = tuple(self.realize(i) for i in inputs)
             stage = Stage("", "extern", node.shape, None, (), None, label, where,
-                          node.attr("call"), args, transposed=tuple(swapped))
+                          node.attr("call"), args, transposed=tuple(swapped),
+                          views=views if any(views) else ())
         elif node.op == "setitem" and self._in_place(node, role):
             # x[region] = v on a buffer nothing reads afterwards: v stored in its region
             name = self.buffer_of[id(node.inputs[0])]
@@ -332,6 +335,16 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         if buf.role == "temp":      # a view of a temporary returned (``power.argmax()`` after
             self.buffers[name] = dataclasses.replace(buf, role="output")   # an extern step)
         return ("buf", name)
+
+
+def _untransposed(node):
+    """(the array under a chain of transposes, the axes order they give it, or None)."""
+    perm = tuple(range(node.ndim))
+    while node.op == "transpose" and node.ndim > 1:
+        inner = node.attr("perm")
+        perm = tuple(inner[k] for k in perm)
+        node = node.inputs[0]
+    return node, (None if perm == tuple(range(node.ndim)) else perm)
 
 
 def _map_leaves(tree, fn):
