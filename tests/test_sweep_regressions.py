@@ -353,3 +353,15 @@ def test_normal_equations_of_a_stacked_transposed_design_matrix():
         x = np.linspace(-2, 3, n)
         check_against_numpy(normal_equations, x, 0.7 * x ** 2 + rng.standard_normal(n),
                             rtol=1e-9, atol=1e-9)
+
+
+def other_reductions(x, b):
+    return (np.bitwise_or.reduce(x, axis=0), np.logical_xor.reduce(b, axis=1),
+            np.logical_xor.reduce(b, axis=None), np.bitwise_xor.reduce(x.ravel()))
+
+
+def test_reductions_of_other_ufuncs():
+    """np.logical_xor.reduce is the parity of the count; other ufuncs' reduce (bitwise_or,
+    bitwise_xor, ...) are NumPy's call (they were refused)."""
+    x = np.random.default_rng(12).integers(0, 256, (5, 7))
+    check_against_numpy(other_reductions, x, x % 3 == 0)

@@ -405,10 +405,13 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
 def trace_ufunc_reduce(ufunc, inputs, kwargs):
     kinds = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
              "logical_and": "all", "logical_or": "any"}
-    if ufunc.__name__ not in kinds:
-        unsupported(f"np.{ufunc.__name__}.reduce")
     (x,) = inputs
     axis = kwargs.pop("axis", 0)
+    if ufunc is np.logical_xor and not kwargs:      # odd count of true values
+        odd = sum_(cast(asproxy(x), np.bool_), axis=axis, dtype=np.int64) % 2
+        return cast(odd, np.bool_)
+    if ufunc.__name__ not in kinds:     # (np.bitwise_or.reduce, ...: NumPy's own call)
+        return extern_call(ufunc.reduce, (x,), dict(axis=axis, **kwargs))
     return _reduce_fn(kinds[ufunc.__name__])(x, axis=axis, **kwargs)
 
 
