@@ -365,3 +365,25 @@ def test_reductions_of_other_ufuncs():
     bitwise_xor, ...) are NumPy's call (they were refused)."""
     x = np.random.default_rng(12).integers(0, 256, (5, 7))
     check_against_numpy(other_reductions, x, x % 3 == 0)
+
+
+def strided_updates(a):
+    a[::2] += 1                         # stored in the argument directly (no copy of it)
+    a[1::2] *= -1
+    return a
+
+
+def strided_updates_read_first(a):
+    b = a * 2                           # the old values, read before the updates
+    a[::2] += 1
+    a[1::2] *= -1
+    return a, b + a
+
+
+def test_updates_of_an_argument_through_strided_views():
+    x = np.random.default_rng(13).standard_normal(21)
+    check_against_numpy(strided_updates, x, writes=(0,), ulp=0)
+    check_against_numpy(strided_updates_read_first, x, writes=(0,), ulp=0)
+    f = cppcodegen.compile(strided_updates)
+    y = x.copy()
+    assert f(y) is y or np.array_equal(y, strided_updates(x.copy()))

@@ -316,6 +316,9 @@ class AssignLowering:
                                          where, store=tuple(store)))
         return [(name, other)]
 
+    def _mutated(self) -> set:
+        return {m for m, _ in self.graph.mutations}
+
     def _in_place(self, node: Node, role: str) -> bool:
         """Can ``x[region] = v`` write into the buffer of ``x``? When ``x`` is a temporary
         (a loop's carried array) of the same shape that nothing reads once this assignment
@@ -323,11 +326,20 @@ class AssignLowering:
         body, ``C[i, :i+1] *= beta`` then updates C's row where it is)."""
         base = node.inputs[0]
         name = self.buffer_of.get(id(base))
-        if name is None or role != "temp" or self.buffers[name].role != "temp" or \
+        if name is None or role != "temp" or not (self.buffers[name].role == "temp" or (
+                base.op == "input" and base.attr("index") in self._mutated())) or \
                 tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype:
-            return False
-        if not self._free_after(base, node):
-            return False
+            return False        # (an argument the function updates: its final value goes
+                                # there anyway, so ``a[::2] += 1`` is stored in it directly)
+        users = self.users.get(id(base), [])
+        if base.op == "input":  # returned as itself (None: read at the end) it is the
+            self.users[id(base)] = [u for u in users if u is not None]   # updated array
+        try:
+            if not self._free_after(base, node):
+                return False
+        finally:
+            if base.op == "input":
+                self.users[id(base)] = users
         domain, store, body = self._region(node)
         return not self._overlaps(name, store, body, domain)
 
