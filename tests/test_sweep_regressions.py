@@ -387,3 +387,20 @@ def test_updates_of_an_argument_through_strided_views():
     f = cppcodegen.compile(strided_updates)
     y = x.copy()
     assert f(y) is y or np.array_equal(y, strided_updates(x.copy()))
+
+
+def diff_prepend(x):
+    return np.diff(x, prepend=x[:1]), np.pad(x, (2, 1)), np.concatenate([x[:1] * 0, x])
+
+
+def test_joins_of_symbolic_lengths_are_split_into_vector_loops():
+    """A join (np.diff's prepend, np.pad, np.concatenate) of a length known at run time is
+    one loop per part, each vectorized (was: a select per element at clamped indices, 0.2x
+    NumPy's time); every length, 0 and 1 included, as NumPy."""
+    f = cppcodegen.compile(diff_prepend, dynamic=True)
+    for n in (40, 0, 1, 2, 5, 129):
+        x = np.arange(n, dtype=np.int32) * 3 % 7
+        for g, e in zip(f(x), diff_prepend(x)):
+            assert g.dtype == e.dtype and np.array_equal(g, e)
+    source = str(cppcodegen.explain(f, np.arange(9, dtype=np.int32)))
+    assert "std::min<int64_t>(1, " in source      # a piece ending at a cut point or at n

@@ -400,8 +400,9 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
                             w.line(f"{value}.store({m.name} + {off});")
                         else:
                             w.line(f"{m.name}[{off}] = {value};")
-                short = axes and axes[-1] in box and pieces and \
-                    int(box[axes[-1]][1]) - int(box[axes[-1]][0]) < 16
+                bounds = box.get(axes[-1]) if axes else None
+                short = bool(pieces) and bounds is not None and all(
+                    b.lstrip("-").isdigit() for b in bounds) and int(bounds[1]) - int(bounds[0]) < 16
                 with w.indent("{"):     # (a short piece of the inner loop: scalar)
                     self.loops(piece, axes, box, store, parallel, allow_vector=not short)
             return

@@ -39,12 +39,11 @@ def split(stage, axes) -> list | None:
     cuts = {}
     for a in axes:
         n = stage.domain[a]
-        if type(n) is not int:
-            continue
-        points = sorted({p for var, p in conds if var == vars_[a] and 0 < p < n})
-        if points:
+        points = sorted({p for var, p in conds if var == vars_[a] and 0 < p and
+                         (type(n) is not int or p < n)})
+        if points:          # (a symbolic length: each piece ends at its point or at n)
             cuts[a] = list(zip([0] + points, points + [n]))
-    known = {vars_[a]: (0, n - 1) for a, n in enumerate(stage.domain) if type(n) is int}
+    known = {vars_[a]: (0, n - 1) for a, n in enumerate(stage.domain)}
     if not cuts or np.prod([len(c) for c in cuts.values()]) > MAX_PIECES:
         body = specialize(stage.body, known)    # no cut: the clamps the domain decides
         if body is stage.body:                  # (x[Min(15, i3)] over i3 < 16: x[i3])
@@ -56,8 +55,22 @@ def split(stage, axes) -> list | None:
         here = dict(known)
         here.update({vars_[a]: (lo, hi - 1) for a, (lo, hi) in ranges.items()})
         out.append((_with_body(stage, specialize(stage.body, here)),
-                    {a: (str(lo), str(hi)) for a, (lo, hi) in ranges.items()}))
+                    {a: (_bound(lo, stage.domain[a]), _bound(hi, stage.domain[a]))
+                     for a, (lo, hi) in ranges.items()}))
     return out
+
+
+def _bound(v, n) -> str:
+    """A piece's bound as C++: a cut point of a symbolic length n ends at n when n is
+    shorter (the piece's facts still hold: its points are a subset of those assumed)."""
+    if type(n) is int or not isinstance(v, int):
+        return str(v) if isinstance(v, int) else _cexpr(v)
+    return f"std::min<int64_t>({v}, {_cexpr(n)})"
+
+
+def _cexpr(e) -> str:
+    from ..backend.cexpr import cindex
+    return cindex(e)
 
 
 def _with_body(stage, body):
@@ -151,11 +164,33 @@ def _decide(name, args, known):
     if ia is None or ib is None:
         return None
     (alo, ahi), (blo, bhi) = ia, ib
-    holds = {"greater_equal": alo >= bhi, "greater": alo > bhi,
-             "less_equal": ahi <= blo, "less": ahi < blo}[name]
-    fails = {"greater_equal": ahi < blo, "greater": ahi <= blo,
-             "less_equal": alo > bhi, "less": alo >= bhi}[name]
+    le = lambda x, y: _le(x, y, known)
+    lt = lambda x, y: _le(x + 1, y, known)
+    holds = {"greater_equal": le(bhi, alo), "greater": lt(bhi, alo),
+             "less_equal": le(ahi, blo), "less": lt(ahi, blo)}[name]
+    fails = {"greater_equal": lt(ahi, blo), "greater": le(ahi, blo),
+             "less_equal": lt(bhi, alo), "less": le(bhi, alo)}[name]
     return True if holds else False if fails else None
+
+
+def _le(a, b, known) -> bool:
+    """``a <= b`` at every point of ``known`` that runs: ints compared, symbolic bounds with
+    each interval's upper end at least its lower one (an empty range runs nothing)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a <= b
+    d = sympy.expand(sympy.sympify(b) - sympy.sympify(a))
+    if d.is_number:
+        return bool(d >= 0)
+    subs = {}
+    for lo, hi in known.values():   # hi = s + c with s a size: s >= lo - c where it runs
+        hi = sympy.expand(sympy.sympify(hi))
+        c = hi.as_coeff_Add()[0]
+        s = hi - c
+        if s.is_Symbol and s not in subs and isinstance(lo, (int, sympy.Integer)):
+            subs[s] = sympy.Integer(lo) - c + sympy.Symbol(f"_{s}", integer=True,
+                                                           nonnegative=True)
+    d = sympy.expand(d.xreplace(subs))
+    return bool(d.is_nonnegative)
 
 
 def _const(c):
@@ -167,12 +202,14 @@ def _interval(expr, known):
     expr = sympy.sympify(expr)
     if expr.is_Integer:
         return int(expr), int(expr)
-    if expr.is_Symbol:
-        return known.get(expr)
+    if expr.is_Symbol:              # (a size or an outer loop's index: one value here)
+        return known.get(expr, (expr, expr))
     if isinstance(expr, (sympy.Min, sympy.Max)):
         parts = [_interval(a, known) for a in expr.args]
         if None in parts:
             return None
+        if not all(isinstance(v, int) for p in parts for v in p):
+            return None                 # (symbolic ends: no order between them here)
         pick = min if isinstance(expr, sympy.Min) else max
         return pick(p[0] for p in parts), pick(p[1] for p in parts)
     if expr.is_Add:
@@ -199,13 +236,15 @@ def _clamp(expr, known):
     if isinstance(expr, sympy.floor):  # floor(e / d) with e in one multiple of d's range
         num, den = sympy.fraction(sympy.together(args[0]))
         span = _interval(num, known) if den.is_Integer and den > 0 else None
-        if span is not None and span[0] // int(den) == span[1] // int(den):
+        if span is not None and all(isinstance(v, int) for v in span) and \
+                span[0] // int(den) == span[1] // int(den):
             return sympy.Integer(span[0] // int(den))
         return expr.func(*args)
     if isinstance(expr, sympy.Mod) and args[1].is_Integer and args[1] > 0:
         span = _interval(args[0], known)
         m = int(args[1])
-        if span is not None and span[0] // m == span[1] // m:
+        if span is not None and all(isinstance(v, int) for v in span) and \
+                span[0] // m == span[1] // m:
             return sympy.expand(args[0] - m * (span[0] // m))
         return expr.func(*args)
     if isinstance(expr, (sympy.Min, sympy.Max)):
@@ -213,8 +252,8 @@ def _clamp(expr, known):
         if None not in parts:
             for k, (lo, hi) in enumerate(parts):
                 others = [p for j, p in enumerate(parts) if j != k]
-                if isinstance(expr, sympy.Min) and all(hi <= p[0] for p in others):
+                if isinstance(expr, sympy.Min) and all(_le(hi, p[0], known) for p in others):
                     return args[k]
-                if isinstance(expr, sympy.Max) and all(lo >= p[1] for p in others):
+                if isinstance(expr, sympy.Max) and all(_le(p[1], lo, known) for p in others):
                     return args[k]
     return expr.func(*args)

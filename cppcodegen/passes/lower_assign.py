@@ -174,7 +174,7 @@ class AssignLowering:
             label = self.names[id(node)]
             if node.op == "scatter" and id(node) not in self.buffer_of and node.inputs[0] is start:
                 stage = self._scatter(node, name, label, node.where)
-                if self._reads(name, stage.body) and stage.numel() > 1 and \
+                if self._reads(name, stage.body) and str(stage.numel()) not in ("0", "1") and \
                         node.inputs[1].op not in ("input", "constant"):
                     # the stored values read the array (A[[i, j]] = A[[j, i]]): those values
                     # into a buffer of their own first (two rows, not a copy of all of A)
