@@ -269,7 +269,7 @@ def _plan(program, sig, graph=None):
             args.append((role, tuple(buf.shape), buf.dtype.str))
 
     def leaf(x):
-        if isinstance(x, tuple) and x and x[0] in ("buf", "py"):
+        if isinstance(x, tuple) and x and x[0] in ("buf", "py", "arr"):
             return (x[0], position[x[1]])
         return x
     hooks = ()

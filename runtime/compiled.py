@@ -317,11 +317,11 @@ def _result(arr):
 def _build(tree, values, args):
     if type(tree) is tuple and tree and isinstance(tree[0], str):
         tag, v = tree
-        if tag == "buf":
+        if tag in ("buf", "arr"):       # (arr: a 0-d array returned as one)
             out = values[v]
             if out is not None and not out.flags.writeable:     # a constant: hand out a copy
                 out = out.copy()
-            return _result(out)
+            return out if tag == "arr" else _result(out)
         if tag == "py":
             return values[v].item()
         if tag == "arg":

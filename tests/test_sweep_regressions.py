@@ -404,3 +404,16 @@ def test_joins_of_symbolic_lengths_are_split_into_vector_loops():
             assert g.dtype == e.dtype and np.array_equal(g, e)
     source = str(cppcodegen.explain(f, np.arange(9, dtype=np.int32)))
     assert "std::min<int64_t>(1, " in source      # a piece ending at a cut point or at n
+
+
+def zero_d_results(x):
+    return np.asarray(x.max()), np.array(x.min()), x.sum(), np.asarray(x.max()) * 2
+
+
+def test_zero_d_arrays_are_returned_as_arrays():
+    x = np.arange(5.0)
+    for backend in ("cpp", "check"):
+        got = cppcodegen.compile(zero_d_results, backend=backend)(x)
+        want = zero_d_results(x)
+        assert [type(g) for g in got] == [type(w) for w in want], backend
+        assert [float(g) for g in got] == [float(w) for w in want]

@@ -103,13 +103,16 @@ class ReferenceVariant:
             return self.fallback(*args)
 
         python, count = self.graph.python_leaves, iter(range(len(self.graph.leaves)))
+        arrays = set(getattr(self.graph, "array_leaves", ()))
 
         def leaf(node):             # (leaves in tree order: python_leaves are positions)
             k = next(count)
             if node.op == "input":
                 return args[node.attr("index")]
             v = values[id(node)]
-            return v.item() if k in python else v[()] if v.ndim == 0 else v
+            if k in python:
+                return v.item()
+            return v[()] if v.ndim == 0 and k not in arrays else v
         return map_tree(self.graph.outputs, leaf, Node)
 
 

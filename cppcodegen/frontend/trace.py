@@ -81,12 +81,16 @@ def trace(fn, arg_specs, args):
     python_leaves = tuple(k for k, p in enumerate(flatten_tree(result, leaf_type=Proxy))
                           if p.weak and not p.node.shape and p.arg is None
                           and p.dtype.kind in "ifc")
+    array_leaves = tuple(k for k, p in enumerate(flatten_tree(result, leaf_type=Proxy))
+                         if isinstance(p, Proxy) and not p.node.shape and not p.scalar
+                         and not p.weak and p.arg is None and p.node.op != "scalar")
     effects, EFFECTS[:] = list(EFFECTS), []
     nodes = toposort(leaves + [n for _, n in mutations] + inputs + effects)
     constants = {n.attr("array").key: n.attr("array").array for n in walk(nodes)
                  if n.op == "constant"}
     graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants,
-                  mutations=mutations, python_leaves=python_leaves)
+                  mutations=mutations, python_leaves=python_leaves,
+                  array_leaves=array_leaves)
     if env is not None:
         graph.hints, graph.guards = env.hints, tuple(env.guards)
         graph.values = tuple((s.name, i) for s, i in env.values.items())

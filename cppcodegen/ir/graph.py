@@ -131,6 +131,7 @@ class Graph:
     mutations: list = field(default_factory=list)   # (argument index, its final value node):
                                                     # arguments the function updated in place
     python_leaves: tuple = ()   # flat positions (tree order) of outputs that are Python numbers
+    array_leaves: tuple = ()    # ... of 0-d outputs that are arrays (np.asarray(x.max()))
                                 # in the function (``c = 0; c += 1``): returned as int/float
 
     def users(self) -> dict:

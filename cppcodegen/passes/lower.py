@@ -258,11 +258,15 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         self.lower_nodes(graph, {id(n) for n in graph.leaves} | checks)   # (an unused gather:
         self.writebacks()                               # its indices checked, frontend/indexing)
         python = set(graph.python_leaves)
+        arrays = set(getattr(graph, "array_leaves", ()))
         count = iter(range(len(graph.leaves)))
 
         def leaf(node):             # ('py', name): a Python number in the function
             tag, v = self._leaf(node)
-            return ("py", v) if next(count) in python and tag == "buf" else (tag, v)
+            k = next(count)
+            if tag == "buf" and k in python:
+                return ("py", v)
+            return ("arr", v) if tag == "buf" and k in arrays else (tag, v)   # a 0-d array
         out_tree = _map_leaves(graph.outputs, leaf)
         program = LoopProgram(self.buffers, self.stages, self.scalars, out_tree)
         program.hints = dict(graph.hints)
