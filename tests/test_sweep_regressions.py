@@ -417,3 +417,11 @@ def test_zero_d_arrays_are_returned_as_arrays():
         want = zero_d_results(x)
         assert [type(g) for g in got] == [type(w) for w in want], backend
         assert [float(g) for g in got] == [float(w) for w in want]
+
+
+def other_ufuncs(x):
+    return np.bitwise_count(x) + 1, np.gcd(x, 12)
+
+
+def test_ufuncs_without_a_compiled_loop_are_numpys_call():
+    check_against_numpy(other_ufuncs, np.array([1, 3, 255, -8, 0]))

@@ -55,8 +55,11 @@ def trace_ufunc(ufunc, inputs, kwargs):
         r = cast(r, np.float16) if half else r
         r.scalar = not r.shape
         return r
-    if name not in ufuncs.TRACEABLE:
-        unsupported(f"np.{name}")
+    if name not in ufuncs.TRACEABLE:    # (np.bitwise_count, ...: NumPy's own ufunc, between
+        if ufunc.nout != 1:             # kernels; a loop around it runs as Python runs it)
+            unsupported(f"np.{name}")
+        kw = {} if dtype is None else {"dtype": dtype}
+        return extern_call(ufunc, tuple(inputs), kw)
     name = ufuncs.ALIASES.get(name, name)
     dts = loop_dtypes(ufunc, inputs, dtype)
     in_dts, out_dt = dts[:-1], dts[-1]
