@@ -85,8 +85,9 @@ def _run_steps(fns, steps):
             if st[0] == "call":
                 fns[st[1]](*cargs)
             else:       # (st[4]: each argument's axes order, a transposed view, or None)
-                args = [values[p] if not st[4] or st[4][k] is None else
-                        values[p].transpose(st[4][k]) for k, p in enumerate(st[2])]
+                args = [values[p] for p in st[2]] if not st[4] else [
+                    values[p] if v is None else values[p].transpose(v)
+                    for p, v in zip(st[2], st[4])]
                 if len(st) > 5 and st[5]:   # nothing after it reads it: any shape it returns
                     values[st[3]] = st[1].any_shape(*args, out=values[st[3]], memo=memo)
                 else:

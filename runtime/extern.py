@@ -72,8 +72,9 @@ class ExternCall:
         self.func, self.args, self.kwargs, self.item = func, args, dict(kwargs), item
         self.writes_out = writes_out
         self.name = qualified_name(func)
-        self._repr = (f"{self.name}({', '.join([repr(a) for a in args] + [f'{k}={v!r}' for k, v in self.kwargs.items()])})"
-                      + ("" if item is None else f"[{item}]"))
+        shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        self._call = f"{self.name}({', '.join(shown)})"
+        self._repr = self._call + ("" if item is None else f"[{item}]")
 
     def __repr__(self):
         return self._repr
@@ -93,7 +94,7 @@ class ExternCall:
         the step of each output does not call it again (``np.unique(x, return_counts=True)``
         is one call)."""
         key = None if memo is None or self.item is None else \
-            (self._repr.rsplit("[", 1)[0], tuple(id(a) for a in arrays))
+            (self._call, tuple(id(a) for a in arrays))     # (the call, whatever item)
         result = memo.get(key) if key is not None else None
         if result is None:
             with np.errstate(all="ignore"):

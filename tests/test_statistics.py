@@ -165,3 +165,17 @@ def test_symbolic_sizes():
         for g, e in zip(f(x), corr_rows(x)):
             assert g.shape == e.shape and g.dtype == e.dtype
             np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-13)
+
+
+def average_if_weighted(x, w):
+    return np.average(x, weights=w) if w.sum() != 0 else -1.0
+
+
+def test_checks_hold_only_where_their_side_of_a_conditional_is_taken():
+    """Weights summing to zero on the side not taken (``x if c else y``) raise nothing, as
+    in Python (the check stage counts only where its side is taken, like a gather's)."""
+    x = np.arange(4.0)
+    f = cppcodegen.compile(average_if_weighted)
+    assert f(x, np.array([1.0, -1.0, 1.0, -1.0])) == -1.0
+    np.testing.assert_allclose(f(x, np.array([1.0, 2.0, 3.0, 4.0])),
+                               average_if_weighted(x, np.array([1.0, 2.0, 3.0, 4.0])), rtol=1e-15)

@@ -403,7 +403,8 @@ def test_joins_of_symbolic_lengths_are_split_into_vector_loops():
         for g, e in zip(f(x), diff_prepend(x)):
             assert g.dtype == e.dtype and np.array_equal(g, e)
     source = str(cppcodegen.explain(f, np.arange(9, dtype=np.int32)))
-    assert "std::min<int64_t>(1, " in source      # a piece ending at a cut point or at n
+    assert "for (int64_t i0 = 1; i0 < i0_end; i0 += L)" in source    # the part after the cut:
+    assert "for (int64_t i0 = 0; i0 < 1;" in source                   # a vector loop of its own
 
 
 def zero_d_results(x):

@@ -390,7 +390,8 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
             stores = any(v[1] == "store" for v in self.reuse.get(s.name, {}).values())
             pieces = None if ranges or stores else split(s, axes)   # a join: a loop per part
                                                     # (not one whose values a later stage loads)
-            for piece, box in pieces or [(s, ranges)]:
+            for piece, box in ([(p, {a: (_c(lo), _c(hi)) for a, (lo, hi) in b.items()})
+                                for p, b in pieces] if pieces else [(s, ranges)]):
                 members = piece.members or (piece,)
 
                 def store(r: ExprRenderer, value: str, vector: bool, members=members):
@@ -401,8 +402,8 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
                         else:
                             w.line(f"{m.name}[{off}] = {value};")
                 bounds = box.get(axes[-1]) if axes else None
-                short = bool(pieces) and bounds is not None and all(
-                    b.lstrip("-").isdigit() for b in bounds) and int(bounds[1]) - int(bounds[0]) < 16
+                short = bool(pieces) and bounds is not None and all(b.isdigit() for b in bounds) and \
+                    int(bounds[1]) - int(bounds[0]) < 16
                 with w.indent("{"):     # (a short piece of the inner loop: scalar)
                     self.loops(piece, axes, box, store, parallel, allow_vector=not short)
             return

@@ -18,15 +18,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from ..errors import user_location
-from ..ir.graph import make_node
 from .concat import atleast, join, stack
 from .creation import eye, ones_like, zeros, zeros_like
 from .elementwise import where
 from .externs import extern_call
-from .indexing import diagonal
+from .indexing import checked, diagonal
 from .linalg import dot, matmul
-from .proxy import asproxy, cast, copy_of, Proxy, wrap
+from .proxy import asproxy, cast, copy_of, Proxy
 from .reductions import all_, amax, amin, sum_
 from .sizes import is_int
 from .views import broadcast_arrays, broadcast_to, ravel, reshape
@@ -288,9 +286,7 @@ def unravel_index(indices, shape, order="C"):
         return extern_call(np.unravel_index, (indices, shape), dict(order=order))
     dims = tuple(int(d) for d in dims)
     size = int(np.prod(dims))
-    ok = cast(all_((t >= 0) & (t < size)), np.int64)
-    t = wrap(make_node("check", (cast(t, np.intp).node, ok.node), t.node.shape, np.dtype(np.intp),
-                       user_location(), code=INDEX_RANGE), scalar=t.scalar)
+    t = checked(cast(t, np.intp), all_((t >= 0) & (t < size)), INDEX_RANGE)
     out, stride = [], 1
     for d in (dims[::-1] if order == "C" else dims):
         out.append((t // stride) % d)

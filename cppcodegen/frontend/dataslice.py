@@ -99,50 +99,19 @@ def checked_equal(node, shape):
     that broadcasting took as equal (``np.maximum(dp[w:], dp[:n - w] + v)``, ``ShapeEnv
     .assumed``): ``node`` behind a check that they are equal when the program runs (else
     NumPy's ValueError, before anything reads past the shorter one)."""
-    env = symbolic()._env()
-    if not env.assumed:
-        return node
+    assumed = symbolic()._env().assumed
     lead = len(shape) - len(node.shape)
-    pairs = [(a, b) for a, b in zip(node.shape, shape[lead:])
-             if not isinstance(a, int) and a != b and not (isinstance(b, int) and b == 1)
-             and symbolic().sympy.expand(a - b) in env.assumed | {-e for e in env.assumed}]
+    pairs = [(a, b) for a, b in zip(node.shape, shape[lead:]) if assumed and
+             not isinstance(a, int) and symbolic().sympy.expand(a - b) in assumed]
     if not pairs:
         return node
-    from .proxy import cast
+    from .indexing import checked
+    from .proxy import size_operand
     ok = None
     for a, b in pairs:
-        same = _traced_size(a, env) == _traced_size(b, env)
+        same = size_operand(a) == size_operand(b)
         ok = same if ok is None else ok & same
-    return make_node("check", (node, cast(ok, np.int64).node), node.shape, node.dtype,
-                     user_location(), code=LENGTHS_DIFFER)
-
-
-def _traced_size(expr, env):
-    """A size expression of data symbols as a traced int64 (the binds' values)."""
-    sp = symbolic().sympy
-    expr = sp.sympify(expr)
-    if expr.is_Integer:
-        return int(expr)
-    if expr in env.data:
-        return wrap(env.data[expr], scalar=True)
-    if expr.is_Symbol:
-        from .proxy import size_operand
-        return size_operand(expr)
-    args = [_traced_size(a, env) for a in expr.args]
-    if expr.is_Add:
-        return sum(args[1:], args[0])
-    if expr.is_Mul:
-        out = args[0]
-        for a in args[1:]:
-            out = out * a
-        return out
-    if isinstance(expr, (sp.Max, sp.Min)):
-        fn = np.maximum if isinstance(expr, sp.Max) else np.minimum
-        out = args[0]
-        for a in args[1:]:
-            out = fn(out, a)
-        return out
-    raise TypeError(f"size {expr}")
+    return checked(wrap(node), ok, LENGTHS_DIFFER).node
 
 
 def _positive_step(step):
@@ -172,11 +141,10 @@ def _checked_step(step):
     """A step computed from array values (``sieve[i * i::i]`` with ``i`` carried by a while
     loop), checked when the program runs: zero raises NumPy's ValueError, a negative step
     (a reversed slice, not compiled) raises saying so."""
-    from .proxy import cast
+    from .indexing import checked
     s = _as_int64(step, "slice step")
     for code, ok in ((STEP_ZERO, s != 0), (STEP_NEGATIVE, s >= 0)):
-        s = wrap(make_node("check", (s.node, cast(ok, np.int64).node), (), np.dtype(np.int64),
-                           user_location(), code=code), scalar=True)
+        s = checked(s, ok, code)
     return s
 
 

@@ -260,8 +260,7 @@ def _size_of(a, axis=None):
 
 
 def _as_array(a, dtype=None, **kw):
-    t = asproxy(a) if dtype is None else cast(a, dtype)
-    return copy_of(t, scalar=False) if t.scalar else t     # a NumPy scalar: a 0-d array
+    return asproxy(a) if dtype is None else cast(a, dtype)
 
 
 def _array(a, dtype=None, copy=True, **kw):

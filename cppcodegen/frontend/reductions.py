@@ -16,8 +16,8 @@ from ..ir.graph import make_node
 from .creation import full_like
 from .elementwise import isclose, where
 from .externs import extern_call
-from .indexing import GUARDS
-from .proxy import (as_node, asproxy, cast, cast_node, own, Proxy, size_operand, unsupported,
+from .indexing import checked
+from .proxy import (asproxy, cast, cast_node, own, Proxy, size_operand, unsupported,
                     update, wrap)
 from .selection import is_selection
 from .sizes import broadcast_sizes, loop_dependent, same_size, symbolic
@@ -76,11 +76,7 @@ def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None,
     elif axes:
         node = make_node("reduce", (node,), out_shape, out_dt, user_location(), kind=kind, axes=axes)
     if run_time is not None:        # the value, once the count is checked to be > 0
-        n = size_operand(run_time)
-        if GUARDS:                  # in one side of ``x if c else y``: checked where it is taken
-            n = where(GUARDS[-1], n, 1)
-        node = make_node("check", (node, as_node(n)), out_shape, out_dt,
-                         user_location(), code=EMPTY_CODES[kind])
+        node = checked(wrap(node), size_operand(run_time), EMPTY_CODES[kind]).node
     r = wrap(own(node), scalar=not keepdims and not out_shape)
     if keepdims:
         r = reshape(r, tuple(1 if i in axes else s for i, s in enumerate(x.node.shape)))
@@ -179,10 +175,7 @@ def _selection_extreme(sel, kind) -> Proxy:
         mask = reshape(mask, tuple(mask.shape) + (1,) * (base.ndim - mask.ndim))
     x = where(mask, base, cast(asproxy(fill), dt))
     node = _reduce_node(x, kind, tuple(range(x.ndim)), False).node
-    n = selected_count(sel)
-    if GUARDS:                  # in one side of ``x if c else y``: checked where it is taken
-        n = where(GUARDS[-1], n, 1)
-    node = make_node("check", (node, as_node(n)), (), dt, user_location(), code=EMPTY_CODES[kind])
+    node = checked(wrap(node), selected_count(sel), EMPTY_CODES[kind]).node
     return wrap(own(node), scalar=True)
 
 

@@ -30,13 +30,13 @@ from .views import ravel, reshape
 MAX_NETWORK = 12
 
 
-def _sortable(t, axis):
-    """The axis (normalized) when a network sorts ``t`` along it, else None."""
-    if t.dtype.kind not in "biuf" or t.ndim == 0 or not isinstance(axis, (int, np.integer)):
-        return None
-    ax = normalize_axis_index(int(axis), t.ndim)
-    n = t.shape[ax]
-    return ax if type(n) is int and 1 <= n <= MAX_NETWORK else None
+KINDS = (None, "quicksort", "stable", "mergesort", "heapsort")    # (one order for values)
+
+
+def _sortable(t, ax) -> bool:
+    """Does a network sort ``t`` along (normalized) axis ``ax``?"""
+    return ax is not None and t.dtype.kind in "biuf" and type(t.shape[ax]) is int and \
+        1 <= t.shape[ax] <= MAX_NETWORK
 
 
 def _exchange(x, y):
@@ -56,11 +56,6 @@ def _sorted_slices(t, ax):
     return v
 
 
-def _in_loop() -> bool:
-    """Traced inside a compiled loop or branch: a NumPy call there would unroll the loop."""
-    return bool(MADE)
-
-
 def _native(t, ax, select=False) -> bool:
     """A compiled sort along ``ax`` (``sort`` node): inside compiled loops (a rolling median's
     ``np.median(x[i:i + w])``); outside, NumPy's own sort (vectorized on x86: several times
@@ -69,7 +64,7 @@ def _native(t, ax, select=False) -> bool:
     NumPy's time at 2^20 elements, 0.1-0.5x at 2^6..2^14, in one slice or many)."""
     if ax is None or t.dtype.kind not in "biuf":
         return False
-    return select or _in_loop()
+    return select or bool(MADE)     # (MADE: in a compiled loop, where NumPy's call unrolls it)
 
 
 def _axis(t, axis):
@@ -105,20 +100,18 @@ def _selected(t, ax, positions):
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     t = ravel(asproxy(a)) if axis is None else asproxy(a)
-    plain = order is None and kind in (None, "quicksort", "stable", "mergesort", "heapsort")
-    ax = _sortable(t, 0 if axis is None else axis) if plain else None
-    if ax is not None:
+    ax = _axis(t, 0 if axis is None else axis) if order is None and kind in KINDS else None
+    if _sortable(t, ax):
         return stack(_sorted_slices(t, ax), axis=ax)
-    if plain and _native(t, _axis(t, 0 if axis is None else axis)):
-        return _sort_node(t, _axis(t, 0 if axis is None else axis), "sort")
+    if _native(t, ax):
+        return _sort_node(t, ax, "sort")
     return extern_call(np.sort, (a,), dict(axis=axis, kind=kind, order=order, stable=stable))
 
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     t = ravel(asproxy(a)) if axis is None else asproxy(a)
-    ax = _axis(t, 0 if axis is None else axis)
-    if order is None and kind in (None, "quicksort", "stable", "mergesort", "heapsort") and \
-            _native(t, ax):
+    ax = _axis(t, 0 if axis is None else axis) if order is None and kind in KINDS else None
+    if _native(t, ax):
         return _sort_node(t, ax, "argsort")
     return extern_call(np.argsort, (a,), dict(axis=axis, kind=kind, order=order, stable=stable))
 
@@ -140,14 +133,14 @@ def _decided(test, otherwise: bool) -> bool:
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     t = ravel(asproxy(a)) if axis is None else asproxy(a)
     ax = _axis(t, 0 if axis is None else axis) if out is None and not keepdims else None
-    if ax is None or not (_sortable(t, ax) is not None or _native(t, ax, True)) or \
+    if ax is None or not (_sortable(t, ax) or _native(t, ax, True)) or \
             _decided(t.shape[ax] == 0, False):     # (a run-time 0: NaN below)
         return extern_call(np.median, (a,), dict(axis=axis, out=out,
                                                    overwrite_input=overwrite_input,
                                                    keepdims=keepdims))
     dt = np.result_type(t.dtype, np.float64) if t.dtype.kind in "biu" else t.dtype
     n = t.shape[ax]
-    if _sortable(t, ax) is not None:
+    if _sortable(t, ax):
         v = _sorted_slices(t, ax)
         return _middle(v[n // 2:n // 2 + 1] if n % 2 else v[n // 2 - 1:n // 2 + 1], dt,
                        v[-1] if t.dtype.kind == "f" else None)

@@ -20,13 +20,12 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..errors import user_location
-from ..ir.graph import make_node
 from .concat import atleast, join
 from .elementwise import clip
 from .externs import extern_call
-from .indexing import diagonal
+from .indexing import checked, diagonal
 from .linalg import matmul
-from .proxy import asproxy, cast, Proxy, wrap
+from .proxy import asproxy, cast, Proxy
 from .reductions import any_, mean, sum_
 from .views import reshape, squeeze, transpose
 
@@ -60,9 +59,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NO):
         w = reshape(w, tuple(s if ax in axes else 1 for ax, s in enumerate(x.shape)))
     dt = np.result_type(x.dtype, w.dtype, *(("f8",) if x.dtype.kind in "biu" else ()))
     scl = asproxy(sum_(w, axis=axes, dtype=dt, **keep))
-    ok = cast(~any_(scl == 0.0), np.int64)
-    scl = wrap(make_node("check", (scl.node, ok.node), scl.node.shape, scl.dtype,
-                         user_location(), code=WEIGHTS_ZERO), scalar=scl.scalar)
+    scl = checked(scl, ~any_(scl == 0.0), WEIGHTS_ZERO)
     total = sum_(cast(x, dt) * cast(w, dt), axis=axes, **keep)
     avg = total / scl
     if not returned:

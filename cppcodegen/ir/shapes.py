@@ -100,8 +100,8 @@ class ShapeEnv:
         self.values: dict = {}            # value symbol -> the index of its argument
         self.data: dict = {}              # data symbol -> the graph node that computes it
         self.slices: dict = {}            # a data slice's bounds -> its symbols (dataslice.py)
-        self.assumed: set = set()         # differences of data sizes taken as 0 (broadcast:
-                                          # checked when the program runs, dataslice.py)
+        self.assumed: set = set()         # differences of data sizes taken as 0, both signs
+                                          # (broadcast: checked when the program runs)
 
     def hint(self, expr) -> int:
         expr = canon(expr)
@@ -138,9 +138,8 @@ class ShapeEnv:
             return self._decide_for_all(rel)
         if self.data and rel.free_symbols & set(self.data):
             known = self.known(rel)     # values from arrays: only what holds for all of them
-            if known is None and isinstance(rel, (sympy.Eq, sympy.Ne)) and (
-                    sympy.expand(rel.lhs) in self.assumed or
-                    sympy.expand(-rel.lhs) in self.assumed):
+            if known is None and isinstance(rel, (sympy.Eq, sympy.Ne)) and \
+                    sympy.expand(rel.lhs) in self.assumed:
                 known = isinstance(rel, sympy.Eq)
             if known is None:
                 raise LoopDependent(rel)
@@ -333,7 +332,7 @@ def _equal_or_assumed(a, b) -> bool:
         syms = sympy.sympify(a - b).free_symbols
         if not syms or not syms & set(env.data) or syms & (set(env.loops) | set(env.retired)):
             raise
-        env.assumed.add(sympy.expand(a - b))
+        env.assumed |= {sympy.expand(a - b), sympy.expand(b - a)}
         return True
 
 

@@ -9,14 +9,15 @@ pieces; in each piece every condition has one value, so the selects fold away an
 arguments: ``u - np.roll(u, 1)`` becomes ``out[0] = u[0] - u[n-1]`` and a vector loop
 ``out[i] = u[i] - u[i-1]`` for i in [1, n).
 
-In: a pointwise Stage, the axes its loops run over (outer ones already bound by the caller),
-and integer domain sizes. Out: (stage, {axis: (lo, hi)}) pieces, each with its body
+In: a pointwise Stage, the axes its loops run over (outer ones already bound by the caller).
+Out: (stage, {axis: (lo, hi)}) pieces (bounds: ints or size expressions), each with its body
 specialized to its box; where nothing splits (or the pieces would be too many), the stage
 with the clamps its whole domain decides reduced, or None when none is.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 
 import numpy as np
@@ -60,17 +61,10 @@ def split(stage, axes) -> list | None:
     return out
 
 
-def _bound(v, n) -> str:
-    """A piece's bound as C++: a cut point of a symbolic length n ends at n when n is
-    shorter (the piece's facts still hold: its points are a subset of those assumed)."""
-    if type(n) is int or not isinstance(v, int):
-        return str(v) if isinstance(v, int) else _cexpr(v)
-    return f"std::min<int64_t>({v}, {_cexpr(n)})"
-
-
-def _cexpr(e) -> str:
-    from ..backend.cexpr import cindex
-    return cindex(e)
+def _bound(v, n):
+    """A piece's bound: a cut point of a symbolic length n ends at n when n is shorter (the
+    piece's facts still hold: its points are a subset of those assumed)."""
+    return sympy.Min(v, n) if isinstance(v, int) and v and type(n) is not int else v
 
 
 def _with_body(stage, body):
@@ -181,16 +175,22 @@ def _le(a, b, known) -> bool:
     d = sympy.expand(sympy.sympify(b) - sympy.sympify(a))
     if d.is_number:
         return bool(d >= 0)
+    return bool(sympy.expand(d.xreplace(_running(tuple(known.values())))).is_nonnegative)
+
+
+@functools.lru_cache(maxsize=64)
+def _running(intervals) -> dict:
+    """Each size ``s`` that ends an interval ``(lo, s + c)`` as ``lo - c`` plus a size >= 0:
+    where the interval runs, its end is at least its start (one substitution per piece)."""
     subs = {}
-    for lo, hi in known.values():   # hi = s + c with s a size: s >= lo - c where it runs
+    for lo, hi in intervals:
         hi = sympy.expand(sympy.sympify(hi))
         c = hi.as_coeff_Add()[0]
         s = hi - c
         if s.is_Symbol and s not in subs and isinstance(lo, (int, sympy.Integer)):
             subs[s] = sympy.Integer(lo) - c + sympy.Symbol(f"_{s}", integer=True,
                                                            nonnegative=True)
-    d = sympy.expand(d.xreplace(subs))
-    return bool(d.is_nonnegative)
+    return subs
 
 
 def _const(c):

@@ -310,7 +310,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
                     self.buffers[buf.name] = dataclasses.replace(buf, role="output")
             elif op == "loop_out":
                 self.buffer_of[id(node)] = self.carry_of[id(node.inputs[0])][node.attr("index")]
-            elif op in ("reduce", "extern", "scan", "sort", "segment", "bincount") or \
+            elif op in OWN_STAGE_OPS or \
                     id(node) in materialize:
                 self.add_stage(node, "output" if id(node) in outputs else "temp")
             if id(node) in outputs and id(node) not in self.buffer_of:
@@ -339,6 +339,10 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         if buf.role == "temp":      # a view of a temporary returned (``power.argmax()`` after
             self.buffers[name] = dataclasses.replace(buf, role="output")   # an extern step)
         return ("buf", name)
+
+
+OWN_STAGE_OPS = ("reduce", "extern", "scan", "sort", "segment", "bincount")
+"""Graph ops computed by a stage of their own (into a buffer), never inlined."""
 
 
 def _untransposed(node):
@@ -419,9 +423,7 @@ def materialized(graph: Graph) -> set:
     """
     compute = [n for n in graph.nodes
                if n.op not in LEAF_OPS and n.op not in VIEW_OPS and n.op not in CONTROL_OPS
-               and n.op not in ("reduce", "extern", "scan", "sort", "segment", "bincount", "iota",
-                                "random", "carry",
-                                "loop_out")]
+               and n.op not in OWN_STAGE_OPS + ("iota", "random", "carry", "loop_out")]
     paths: dict = {}
     for node in graph.nodes:
         if node.op in VIEW_OPS:

@@ -331,15 +331,8 @@ class AssignLowering:
                 tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype:
             return False        # (an argument the function updates: its final value goes
                                 # there anyway, so ``a[::2] += 1`` is stored in it directly)
-        users = self.users.get(id(base), [])
-        if base.op == "input":  # returned as itself (None: read at the end) it is the
-            self.users[id(base)] = [u for u in users if u is not None]   # updated array
-        try:
-            if not self._free_after(base, node):
-                return False
-        finally:
-            if base.op == "input":
-                self.users[id(base)] = users
+        if not self._free_after(base, node, at_end=base.op == "input"):
+            return False        # (an argument returned is the updated array: read at the end)
         domain, store, body = self._region(node)
         return not self._overlaps(name, store, body, domain)
 

@@ -142,19 +142,21 @@ class ControlLowering:
                      if r is p and (j != k or k >= n or region is cond)}
         return live
 
-    def _read_later(self, init, control, hoist=True):
+    def _read_later(self, init, control, hoist=True, at_end=False):
         """The scalars to compute before ``control`` starts so that nothing after it reads
         ``init`` ([] when nothing does), or None when something else does. (A Metropolis
         sweep's ``if ...: spins[i, j] = -s`` keeps ``nb`` and ``dE``, read from the spins
         before the flip: computed before the branch, the branch flips the spins where they
         are instead of in a copy of the whole array.) Users already in a buffer were
         computed before; a result or another construct reads it later. ``hoist`` False:
-        no scalars are offered, [] or None."""
+        no scalars are offered, [] or None. ``at_end``: a read at the end (``init`` returned)
+        does not count (an argument updated in place is returned as the updated array)."""
         stack, seen, early = [init], set(), []
         while stack:
             n = stack.pop()
             for u in self.users.get(id(n), ()):
-                if u is control or (u is not None and id(u) in self.buffer_of):
+                if u is control or (u is not None and id(u) in self.buffer_of) or \
+                        (u is None and at_end and n is init):
                     continue
                 if u is None or u.op in CONTROL_OPS:
                     return None
@@ -167,21 +169,21 @@ class ControlLowering:
                     stack.append(u)
         return early
 
-    def _free_after(self, init, control) -> bool:
+    def _free_after(self, init, control, at_end=False) -> bool:
         """Can ``control`` (a construct, an assignment) take over ``init``'s buffer? Yes when
         nothing computed after it reads ``init``, once the scalars read from ``init`` later
         are computed now (``_read_later``: a swap ``a[j], a[j + 1] = a[j + 1], a[j]`` reads
         both elements before either store)."""
-        if self._dead_after(init, control):
+        if self._dead_after(init, control, at_end):
             return True
-        early = self._read_later(init, control)
+        early = self._read_later(init, control, at_end=at_end)
         for u in early or ():
             self.realize(u)
         return early is not None
 
-    def _dead_after(self, init, control) -> bool:
+    def _dead_after(self, init, control, at_end=False) -> bool:
         """Is ``init`` read by nothing computed after ``control`` starts?"""
-        return self._read_later(init, control, hoist=False) == []
+        return self._read_later(init, control, hoist=False, at_end=at_end) == []
 
     def _needs(self, node, control) -> bool:
         """Does ``node`` depend on ``control`` (or on something else not computed yet that

@@ -30,6 +30,7 @@ LOOP_WORK = 4
 # (graphs that small never measure the threshold)
 EXPENSIVE_OPS, SLOW_OPS, COMPLEX_OPS = 10, 3, 4
 SORT_OPS = 2        # per element and halving of a sorted slice
+OWN_FORMS = ("scan", "sort", "scatter", "segment", "bincount")  # stage kinds: a kernel form each
 SLOW = frozenset({"divide", "true_divide", "floor_divide", "remainder", "fmod", "sqrt",
                   "reciprocal", "cbrt"})
 
@@ -58,8 +59,7 @@ def _loads(stage: Stage):
 
 
 def _can_join(kernel: Kernel, stage: Stage, buffers) -> bool:
-    if kernel.form not in ("nest", "flat") or stage.kind in ("extern", "scan", "sort", "scatter",
-                                                            "segment", "bincount"):
+    if kernel.form not in ("nest", "flat") or stage.kind == "extern" or stage.kind in OWN_FORMS:
         return False
     dot = row_dot(buffers, stage)
     if dot is not None and any(d is not None and d[0].buf != dot[0].buf
@@ -127,7 +127,7 @@ def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
         from ..backend.gemmgen import native_matmul
         return Kernel(name, "gemm" if native_matmul(stage, program.buffers) else "extern", (),
                       [stage])
-    if stage.kind in ("scan", "sort", "scatter", "segment", "bincount"):
+    if stage.kind in OWN_FORMS:
         return Kernel(name, stage.kind, (), [stage])
     if stage.kind == "reduction" and not stage.trailing_reduction:
         last_kept = (len(stage.domain) - 1) not in stage.reduce_axes

@@ -499,21 +499,16 @@ template <class T, int N> struct Vec {
     if (stride == 0) return broadcast(ld(p));
 #ifdef CCG_HAVE_SIMD
     using IV = typename detail::reg<detail::int_of<T>, N>::type;
-    if (stride == -1) {     // a reversed view (x[::-1]): one load, its lanes reversed
+    if (stride == -1 || stride == -2) {     // x[::-1], x[::-2]: the forward load, reversed
       IV rev;
       for (int i = 0; i < N; ++i) rev[i] = detail::int_of<T>(N - 1 - i);
-      return from(__builtin_shuffle(load(p - (N - 1)).v, rev));
+      return from(__builtin_shuffle(load_strided(p + stride * (N - 1), -stride).v, rev));
     }
-    if (stride == 2 || stride == -2) {  // every other element (x[::2], x[1::2]): two loads
-      const T* q = stride > 0 ? p : p - 2 * (N - 1);    // (the second from element N - 1:
-      IV pick;                                           //  nothing past the last one read)
+    if (stride == 2) {      // every other element (x[::2], x[1::2]): two loads, the second
+      IV pick;              // from element N - 1 (nothing past the last one read)
       for (int i = 0; i < N; ++i)
         pick[i] = detail::int_of<T>(2 * i < N ? 2 * i : N + 2 * i - (N - 1));
-      auto even = __builtin_shuffle(load(q).v, load(q + (N - 1)).v, pick);
-      if (stride > 0) return from(even);
-      IV rev;
-      for (int i = 0; i < N; ++i) rev[i] = detail::int_of<T>(N - 1 - i);
-      return from(__builtin_shuffle(even, rev));
+      return from(__builtin_shuffle(load(p).v, load(p + (N - 1)).v, pick));
     }
 #endif
 #ifdef CCG_HAVE_AVX512
