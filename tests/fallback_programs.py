@@ -11,16 +11,10 @@ def bad_shapes(a, b):
     return a + b
 
 
-def binomial_tree(S0, K, r, sigma, T, N):
-    """Backward induction over a shrinking array: V's shape changes every step, so the loop
-    cannot be compiled, and run by Python it would be N copies of its body."""
-    dt = T / N
-    u = np.exp(sigma * np.sqrt(dt))
-    d = 1.0 / u
-    p = (np.exp(r * dt) - d) / (u - d)
-    disc = np.exp(-r * dt)
-    j = np.arange(N + 1)
-    V = np.maximum(S0 * u ** j * d ** (N - j) - K, 0.0)
-    for i in range(N, 0, -1):
-        V = disc * (p * V[1:i + 1] + (1.0 - p) * V[0:i])
-    return V[0]
+def growing_path(x0, steps):
+    """A path grown by one element per step: a carried array that grows cannot be compiled
+    as a loop, and run by Python it would be ``steps`` copies of its body."""
+    path = np.array([x0])
+    for _ in range(steps):
+        path = np.append(path, 0.5 * path[-1] + 1.0)
+    return path

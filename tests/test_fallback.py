@@ -65,14 +65,15 @@ def test_print_of_array_values_runs_the_plain_function(capsys):
 
 
 def test_a_loop_python_would_unroll_into_a_huge_program_is_refused_fast():
-    """A 2000-step binomial tree: not thousands of copies of the body to compile (minutes),
-    but the fallback at once (or, with fallback off, an error naming the loop and why)."""
-    args = (100.0, 100.0, 0.05, 0.2, 1.0, 2000)
+    """A path grown over 2000 steps: not thousands of copies of the body to compile
+    (minutes), but the fallback at once (or, with fallback off, an error naming the loop and
+    why)."""
+    args = (1.0, 2000)
     with pytest.warns(cppcodegen.FallbackWarning, match="too large to compile"):
-        got = cppcodegen.compile(P.binomial_tree, options={"fallback": True})(*args)
-    assert got == P.binomial_tree(*args)
+        got = cppcodegen.compile(P.growing_path, options={"fallback": True})(*args)
+    np.testing.assert_array_equal(got, P.growing_path(*args))
     with pytest.raises(cppcodegen.UnsupportedError, match="changes its shape.*too large"):
-        cppcodegen.compile(P.binomial_tree)(*args)
-    small = (100.0, 100.0, 0.05, 0.2, 1.0, 30)       # a few steps: still compiled, unrolled
-    np.testing.assert_allclose(cppcodegen.compile(P.binomial_tree)(*small),
-                               P.binomial_tree(*small), rtol=1e-12)
+        cppcodegen.compile(P.growing_path)(*args)
+    small = (1.0, 30)       # a few steps: still compiled, unrolled
+    np.testing.assert_allclose(cppcodegen.compile(P.growing_path)(*small),
+                               P.growing_path(*small), rtol=1e-12)

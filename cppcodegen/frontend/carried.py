@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import TraceError, user_location
 from ..ir.graph import EFFECTS, MADE, Region, make_node, region_order, walk
-from . import effects
+from . import effects, shrinking
 from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
@@ -139,6 +139,8 @@ class _Slot:
         self.alias = name is not None and array and init._base is None
         self.init_node = init.node if array else None
         self.placeholder = None     # the fresh proxy bound to the name (not an alias)
+        self.lengths = None         # a shrinking array's length per axis (shrinking.py)
+        self.exit = None            # ... and its lengths after the loop
 
     def describe(self) -> str:
         if self.name and self.name.startswith("__ccg_ret"):
@@ -166,6 +168,7 @@ class Carried:
         self.views = []             # names of views only updated in place: not carried
         self.never = False          # a while-condition False before any iteration
         self.made = {}              # every node made in the regions (id -> node)
+        self.induction = None       # a for loop without a break: (its spec, its symbol)
 
     def _index(self, slot) -> int:
         return self.names.index(slot.name)
@@ -237,6 +240,7 @@ class Carried:
         MADE.append(made)
         effects.UPDATED.append(updated)
         try:
+            self._bind_views()
             extra = fn()
             state = self.get()
             for s in self.views:
@@ -264,6 +268,48 @@ class Carried:
                                  f"in the loop or branch at {self.where}")
         self.made.update(made)
         return params, made, values, extra, updated, never
+
+    def _bind_views(self):
+        """A shrinking array's name bound to the view of its length in this iteration."""
+        if not any(s.lengths for s in self.slots):
+            return
+        state = list(self.get())
+        for s in self.slots:
+            if s.lengths and s.placeholder is not None:
+                p = s.placeholder
+                s.placeholder = wrap(_prefix(p.node, s.lengths, self.where), weak=p.weak,
+                                     scalar=p.scalar)
+                state[self._index(s)] = s.placeholder
+        self.set(tuple(state))
+
+    def _shrinks(self, slot, t, results) -> bool:
+        """Does ``slot`` (an array of type ``t`` whose body results ``results`` have another
+        shape) shrink by a fixed amount per iteration? Then its lengths are solved and the
+        body is traced again with them (``shrinking.py``)."""
+        if self.induction is None or slot.lengths or slot.placeholder is None or t is None \
+                or t[3] or len(results) != 1 or not isinstance(results[0], tuple) or \
+                results[0][0] != t[0] and np.result_type(results[0][0], t[0]) != t[0]:
+            return False
+        spec, var = self.induction
+        lens = shrinking.lengths(t[2], t[2], results[0][2], var, spec.start, spec.step)
+        if lens is None:
+            return False
+        exit_ = [n if n is None else shrinking.at_exit(n, var, spec.start, spec.stop, spec.step)
+                 for n in lens]
+        if any(e is None and n is not None for e, n in zip(exit_, lens)):
+            return False
+        slot.lengths, slot.exit = lens, tuple(exit_)
+        return True
+
+    def _fitted(self, slot, t, r):
+        """A shrinking array's body result as its carried type when it has the length the
+        solution says (then it is stored into the carry buffer's first elements)."""
+        if not slot.lengths or not isinstance(r, tuple) or t is None:
+            return r
+        spec, var = self.induction
+        if not shrinking.fits(slot.lengths, r[2], var, spec.step):
+            return r
+        return (r[0], r[1], t[2], r[3])
 
     def _attempt(self, fns, test_first, continue_test):
         """The regions, or None when the carried values or their types changed."""
@@ -317,10 +363,13 @@ class Carried:
                 continue                    # made in each iteration: not carried (unbound
                                             # after the loop, as a name first bound in it)
             t = self.types[i]
+            results = [self._fitted(slot, t, r) for r in results]
             try:
                 for r in results:
                     t = _unify(t, r)
             except ValueError:
+                if loop and self._shrinks(slot, t, results):
+                    return None                 # traced again with the solved lengths
                 t = "shape"
             if "other" in results or "selection" in results or t == "shape":
                 raise TraceError(f"{slot.describe()} changes its shape or kind in the loop or "
@@ -348,8 +397,8 @@ class Carried:
             else:
                 MADE.append(made)       # the casts of the results belong to the region
                 try:
-                    results = [self._result(v, p, t) for v, p, t in zip(values, params, self.types)
-                               if t is not None]
+                    results = [self._result(v, p, t, s) for v, p, t, s in
+                               zip(values, params, self.types, self.slots) if t is not None]
                 finally:
                     MADE.pop()
                 if extra is not None:
@@ -366,12 +415,16 @@ class Carried:
         self.free = tuple(free.values())
         return regions
 
-    @staticmethod
-    def _result(value, param, t):
+    def _result(self, value, param, t, slot):
         if value is UNDEFINED:
             return param
         node = value.node if isinstance(value, _Snapshot) else as_node(value)
         node = cast_node(node, t[0])
+        if slot.lengths:        # stored into the first elements of the carry buffer
+            region = tuple(shrinking.after(n, self.induction[1], self.induction[0].step)
+                           if n is not None else d for n, d in zip(slot.lengths, t[2]))
+            return make_node("setitem", (param, node), param.shape, param.dtype, self.where,
+                             spec=tuple(("s", 0, 1, n) for n in region), region=region)
         return node if node.shape == t[2] else broadcast_node(node, t[2])
 
     def finish(self, node) -> None:
@@ -385,6 +438,8 @@ class Carried:
                 target._node = out
                 target.version += 1
             else:
+                if slot.lengths:        # the view of the length after the last iteration
+                    out = _prefix(out, slot.exit, self.where)
                 state[self._index(slot)] = wrap(out, weak=t[1], scalar=t[3])
         for slot, t in zip(self.slots, self.types):
             if t is None and slot.name is not None:
@@ -398,6 +453,13 @@ class Carried:
     @property
     def ncarry(self) -> int:
         return sum(t is not None for t in self.types)
+
+
+def _prefix(node, lengths, where):
+    """The view of ``node``'s first ``lengths`` elements (None: the whole axis)."""
+    shape = tuple(d if n is None else n for n, d in zip(lengths, node.shape))
+    return make_node("slice", (node,), shape, node.dtype, where,
+                     spec=tuple((0, 1, n) for n in shape))
 
 
 RAISING = frozenset({"gather", "scatter", "check", "segment", "bincount"})   # (EFFECTS)

@@ -334,6 +334,8 @@ class TraceOps:
         loop = Carried(names, get_state, set_state, where,
                        () if where in self.carry_all else fresh)
         var = enter_loop(spec)
+        if extra_test is None and isinstance(spec.step, int):
+            loop.induction = (spec, var.expr)       # (its carried arrays may shrink)
 
         def run_body():
             body(spec.item(var))
