@@ -158,3 +158,89 @@ def test_reference_interpreter_runs_the_shrinking_loop(backend):
         assert got[0].shape == want[0].shape
         np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+def american_put(S0, K, T, r, sigma, N):
+    """A tutorial's American put: an np.arange of indices, the array updated in place, then
+    rebound one shorter, then floored by the exercise value of a fresh shorter array."""
+    dt = T / N
+    u = np.exp(sigma * np.sqrt(dt))
+    d = 1 / u
+    q = (np.exp(r * dt) - d) / (u - d)
+    disc = np.exp(-r * dt)
+    S = S0 * d ** (np.arange(N, -1, -1)) * u ** (np.arange(0, N + 1, 1))
+    C = np.maximum(0, K - S)
+    for i in np.arange(N - 1, -1, -1):
+        S = S0 * d ** (np.arange(i, -1, -1)) * u ** (np.arange(0, i + 1, 1))
+        C[:i + 1] = disc * (q * C[1:i + 2] + (1 - q) * C[0:i + 1])
+        C = C[:-1]
+        C = np.maximum(C, K - S)
+    return C[0]
+
+
+def american_put_shifted(S0, K, T, r, sigma, N):
+    """Both arrays shrink: the prices too (S = S[:-1] * d)."""
+    dt = T / N
+    u = np.exp(sigma * np.sqrt(dt))
+    d = 1 / u
+    q = (np.exp(r * dt) - d) / (u - d)
+    disc = np.exp(-r * dt)
+    S = S0 * u ** np.arange(N, -1, -1) * d ** np.arange(0, N + 1)
+    V = np.maximum(K - S, 0.0)
+    for _ in range(N):
+        V = disc * (q * V[:-1] + (1 - q) * V[1:])
+        S = S[:-1] * d
+        V = np.maximum(V, K - S)
+    return V[0]
+
+
+def first_array_read_after(x, n):
+    C = x * 2.0
+    C0 = C
+    for _ in range(n):
+        C[:5] += 1.0            # the first iteration updates the array C0 also names
+        C = C[:-1]
+    return C, C0
+
+
+def argument_updated_then_rebound(x, n):
+    for _ in range(n):
+        x[:3] += 1.0
+        x = x[:-1]
+    return x
+
+
+@pytest.mark.parametrize("N", [1, 30, 400])
+@pytest.mark.parametrize("fn", [american_put, american_put_shifted])
+def test_american_put(fn, N):
+    args = (100.0, 100.0, 1.0, 0.05, 0.2, N)
+    check_against_numpy(fn, *args, rtol=1e-12)
+    if N > 16:
+        assert "for(" in _loops(fn, *args)
+
+
+def test_the_array_a_loop_took_over_read_after_it():
+    """NumPy's first iteration updates the array another name holds: the loop unrolls then,
+    so C0 has that update and nothing more."""
+    check_against_numpy(first_array_read_after, np.arange(12.0), 9)
+    assert "for(" not in _loops(first_array_read_after, np.arange(12.0), 9)
+
+
+def test_an_argument_updated_then_rebound_is_updated_once():
+    x = np.arange(10.0)
+    check_against_numpy(argument_updated_then_rebound, x, 6, writes=(0,))
+
+
+def arange_items(x):
+    total = np.zeros(3, np.float32)
+    for i in np.arange(x.shape[0] - 1, -1, -1):
+        total = total + x[:i + 1].sum() * i        # i an np.int64: float32 * int64 -> float64
+    return total, i
+
+
+def test_items_of_np_arange_are_int64_values_and_sizes():
+    """``for i in np.arange(...)``: i bounds slices (a compiled loop) and is NumPy's int64."""
+    x = np.linspace(0.0, 1.0, 40, dtype=np.float32)
+    got, want = check_against_numpy(arange_items, x, rtol=1e-5)
+    assert got[0].dtype == want[0].dtype == np.float64
+    assert "for(" in _loops(arange_items, x)

@@ -25,7 +25,7 @@ from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
 from .iteration import has_loop_symbol, size_proxy, symbolic_int
-from .sizes import run_time_size, same_size
+from .sizes import loop_dependent, run_time_size, same_size
 
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
                         # the node); trace_function checks that none is read outside it
@@ -139,6 +139,7 @@ class _Slot:
         self.alias = name is not None and array and init._base is None
         self.init_node = init.node if array else None
         self.placeholder = None     # the fresh proxy bound to the name (not an alias)
+        self.taken = False          # its first array updated in place, then rebound
         self.lengths = None         # a shrinking array's length per axis (shrinking.py)
         self.exit = None            # ... and its lengths after the loop
 
@@ -224,7 +225,13 @@ class Carried:
         """One region per function of ``fns`` (a while's condition first with
         ``test_first``; a loop body returning its go-on test with ``continue_test``)."""
         for _ in range(8):
-            regions = self._attempt(fns, test_first, continue_test)
+            try:
+                regions = self._attempt(fns, test_first, continue_test)
+            except Exception as e:      # noqa: BLE001 -- re-raised unless a shrink explains it
+                if not (isinstance(e, ValueError) or loop_dependent(e)) or \
+                        not self._shrunk_when_failed():
+                    raise
+                regions = None
             if regions is not None:
                 return regions
             self.restore()
@@ -286,7 +293,7 @@ class Carried:
         """Does ``slot`` (an array of type ``t`` whose body results ``results`` have another
         shape) shrink by a fixed amount per iteration? Then its lengths are solved and the
         body is traced again with them (``shrinking.py``)."""
-        if self.induction is None or slot.lengths or slot.placeholder is None or t is None \
+        if self.induction is None or slot.lengths or slot.name is None or t is None \
                 or t[3] or len(results) != 1 or not isinstance(results[0], tuple) or \
                 results[0][0] != t[0] and np.result_type(results[0][0], t[0]) != t[0]:
             return False
@@ -300,6 +307,23 @@ class Carried:
             return False
         slot.lengths, slot.exit = lens, tuple(exit_)
         return True
+
+    def _shrunk_when_failed(self) -> bool:
+        """The body failed at the first shape (``C = C[:-1]; C = np.maximum(C, K - S)`` with
+        ``S`` made shorter each iteration): the arrays it had already rebound shorter are
+        taken to shrink at that rate, and the body is traced again with them (a guess the
+        next trace verifies)."""
+        if self.induction is None or any(s.lengths for s in self.slots):
+            return False
+        state, found = self.get(), False
+        for slot, t in zip(self.slots, self.types):
+            now = state[self._index(slot)] if slot.name in self.names else None
+            if isinstance(now, Proxy) and not is_selection(now) and t is not None and \
+                    not (slot.alias and now is slot.init) and \
+                    self._shrinks(slot, t, [_type_of(now)]):
+                slot.alias = False          # (a name rebound: carried as its value)
+                found = True
+        return found
 
     def _fitted(self, slot, t, r):
         """A shrinking array's body result as its carried type when it has the length the
@@ -330,9 +354,11 @@ class Carried:
                         del self.slots[k], self.types[k]
                         self.views.append(s)
                 return None
-            if hit:
+            if hit and not all(_taken_over(s) for s in hit):
                 raise Unroll(self.where, "an array is updated in place through a name that "
                              "the loop binds to another array")
+            for s in hit:               # (carried as the name's value; the array it was
+                s.taken = True          # bound to is not read after the loop: ``finish``)
             # arrays made before the construct and updated in it: carried from now on
             known = {id(s.proxy) for s in self.slots if s.proxy is not None}
             known |= {id(s.init) for s in self.slots if s.alias}
@@ -352,7 +378,7 @@ class Carried:
             return None
         loop = len(fns) == 1 or test_first
         bodies = traced[1:] if test_first else traced
-        new = []
+        new, solved = [], False
         for i, slot in enumerate(self.slots):
             results = [_type_of(t[2][i]) for t in bodies]
             fresh = slot.init is UNDEFINED or (loop and slot.name in self.fresh)
@@ -369,7 +395,9 @@ class Carried:
                     t = _unify(t, r)
             except ValueError:
                 if loop and self._shrinks(slot, t, results):
-                    return None                 # traced again with the solved lengths
+                    solved = True               # traced again with the solved lengths
+                    new.append(self.types[i])
+                    continue
                 t = "shape"
             if "other" in results or "selection" in results or t == "shape":
                 raise TraceError(f"{slot.describe()} changes its shape or kind in the loop or "
@@ -382,7 +410,7 @@ class Carried:
         changed = any(a is not None and a != b and (loop or b is not None)
                       for a, b in zip(self.types, new))
         self.types = new
-        if changed:
+        if changed or solved:
             return None
         return self._regions(traced, test_first)
 
@@ -444,6 +472,10 @@ class Carried:
         for slot, t in zip(self.slots, self.types):
             if t is None and slot.name is not None:
                 state[self._index(slot)] = UNDEFINED
+            if slot.taken:  # the first iteration updated it where it is, as NumPy does: a
+                slot.init._gone = Unroll(self.where, "an array it updates in place and then "
+                                         "rebinds is read after it")
+                slot.init._node = None          # later read: the loop unrolls (Proxy.node)
         self.set(tuple(state))
         for i, n in self.made.items():
             INTERNAL.setdefault(i, (self.where, n))
@@ -453,6 +485,16 @@ class Carried:
     @property
     def ncarry(self) -> int:
         return sum(t is not None for t in self.types)
+
+
+def _taken_over(slot) -> bool:
+    """May the loop carry ``slot``'s name by value although its body updates the array the
+    name starts bound to before rebinding it (``C[:i + 1] = f(C); C = C[:-1]``)? When that
+    array was made in the function (not an argument, not a view): the carry buffer holds it
+    and the update, and a read of the array after the loop unrolls the loop instead."""
+    init = slot.init
+    return isinstance(init, Proxy) and init.arg is None and init._base is None and \
+        slot.init_node is not None and slot.init_node.op != "input"
 
 
 def _prefix(node, lengths, where):

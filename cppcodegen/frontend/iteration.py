@@ -239,11 +239,30 @@ class ArrayIter(LoopSpec):
         self.array = array
         self.start, self.stop, self.step = 0, size_value(array.node.shape[0]), 1
         self.values = known_values(array.node)
+        self.progression = _progression(array.node, self.values)
 
     def item(self, var):
         if self.values is not None and isinstance(var, (int, np.integer)):
             return self.values[int(var)]        # a number known while tracing
+        if self.progression is not None and not isinstance(var, (int, np.integer)):
+            first, step = self.progression      # ``for i in np.arange(n - 1, -1, -1)``: a
+            p = size_proxy(first + step * var.expr)     # size (``np.arange(i + 1)``, ``x[:i]``),
+            return wrap(p.node, weak=False, scalar=True)    # an np.int64 as NumPy's items
         return self.array[var]
+
+
+def _progression(node, values):
+    """(first, step) of a 1-d int64 array of equally spaced values (``np.arange``), else
+    None."""
+    if node.dtype != np.int64 or len(node.shape) != 1:
+        return None
+    if values is not None:
+        if len(values) < 2:
+            return (int(values[0]), 1) if len(values) else None
+        steps = np.diff(values)
+        return (int(values[0]), int(steps[0])) if (steps == steps[0]).all() and steps[0] \
+            else None
+    return None
 
 
 def known_values(node):

@@ -64,6 +64,8 @@ class Proxy:
 
     @property
     def node(self) -> Node:
+        if self._node is None:          # an array a compiled loop took over (carried.py)
+            raise self._gone
         if self._base is not None:      # the viewed array was updated in place since: NumPy
             base, seen, chain = self._base      # shows the new values through the view
             current = base.node
