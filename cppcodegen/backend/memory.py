@@ -15,6 +15,29 @@ def element_count(shape) -> str:
     return " * ".join(f"({cindex(d)})" for d in shape) or "1"
 
 
+def most_elements(shape, var: str, start, stop):
+    """C++ for the largest element count ``shape`` has while the loop over ``var`` runs from
+    ``start`` to ``stop`` (a bound: its count at either end, the count being affine in
+    ``var``), so that a buffer allocated per iteration can be allocated once before the loop;
+    None when it cannot (its size reads a value bound inside the loop, or grows another way
+    than linearly with ``var``: a maximum inside the range)."""
+    import sympy
+    count = sympy.sympify(sympy.Mul(*shape))
+    syms = {s.name: s for s in count.free_symbols}
+    if any(n.startswith("dv") for n in syms):
+        return None
+    if var not in syms:
+        return element_count(shape)
+    lv = syms[var]
+    try:
+        if sympy.Poly(count, lv).degree() > 1:
+            return None
+    except sympy.PolynomialError:
+        return None
+    a, b = (count.subs(lv, sympy.sympify(e)) for e in (start, stop))
+    return f"std::max<int64_t>({cindex(a)}, {cindex(b)})"
+
+
 def scratch_lines(t: str, name: str, count: str, note: str) -> list:
     """C++ declaring ``name``: a heap array of ``count`` (at least one) elements of C type
     ``t``, freed at the end of the enclosing block (its storage is ``name_mem``)."""

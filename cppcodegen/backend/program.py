@@ -20,7 +20,7 @@ from .gemmgen import GemmWriter
 from ..ir.loopir import STATUS, Load, LoopProgram, Scalar, control_reads, nested, walk
 from ..runtime.compiled import RETURN_CODES
 from .kernels import KernelWriter
-from .memory import element_count, scratch_lines, share_temporaries
+from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
 from ..passes.schedule import Kernel
 from .sizes import HINTS
@@ -166,8 +166,8 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
     c = s.control
     out = [f"// {s.kind} at {s.where or 'no source line'} (graph {s.nodes})"]
 
-    def body(kernels, inside: bool = inside) -> list:
-        lines, made = [], set()
+    def body(kernels, inside: bool = inside, made=()) -> list:
+        lines, made = [], set(made)
         for sub in kernels:
             if sub.form == "extern":
                 raise AssertionError("a NumPy call inside a compiled loop")
@@ -216,9 +216,17 @@ def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: boo
         out = prange_lines(program, k, body, always=opts.parallel_threshold == 0)
     else:
         var, cmp = c["var"], "<" if c["up"] else ">"
-        out = ["#pragma GCC unroll 4"] if _straight_line(k.regions[0]) else []
+        out, hoisted = [], []
+        for buf in _locals_written(program, k.regions[0]):   # (a serial loop: one buffer
+            b = program.buffers[buf]                            # serves every iteration)
+            count = most_elements(b.shape, var, c["start"], c["stop"])
+            if count is not None:
+                hoisted.append(buf)
+                out += scratch_lines(ctype(b.dtype), buf, count,
+                                     "the most any iteration needs, allocated once")
+        out += ["#pragma GCC unroll 4"] if _straight_line(k.regions[0]) else []
         out += [f"for ({var} = {cindex(c['start'])}; {var} {cmp} {cindex(c['stop'])}; "
-                f"{var} += {cindex(c['step'])}) {{", *body(k.regions[0])]
+                f"{var} += {cindex(c['step'])}) {{", *body(k.regions[0], made=hoisted)]
         if c.get("test"):
             out.append(f"    if (!{c['test']}[0]) break;   // break")
         out.append("}")
