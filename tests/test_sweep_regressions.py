@@ -426,3 +426,30 @@ def other_ufuncs(x):
 
 def test_ufuncs_without_a_compiled_loop_are_numpys_call():
     check_against_numpy(other_ufuncs, np.array([1, 3, 255, -8, 0]))
+
+
+def fortran_order(x, a):
+    return x.reshape(4, -1, order="F").sum(axis=0), a.flatten("F")[:7], a.ravel(order="F")
+
+
+def symmetric_spectrum(A):
+    w, v = np.linalg.eigh(A + A.T)
+    return np.linalg.eigvalsh(A + A.T) - w, np.abs(v).sum(axis=0)
+
+
+def along_axis(a):
+    idx = np.argsort(a, axis=1)[:, :3]
+    b = a.copy()
+    np.put_along_axis(b, np.argmin(b, axis=0)[None, :], -1.0, axis=0)
+    return np.take_along_axis(a, idx, axis=1), b
+
+
+def test_library_idioms_of_a_new_user():
+    """order='F' reshapes (the reversed axes reshaped), np.linalg.eigh/eigvalsh (real
+    whatever the values: NumPy's call; eig/eigvals stay refused), take/put_along_axis
+    (NumPy's own code: fancy indexing of traced arrays)."""
+    rng = np.random.default_rng(5)
+    a = rng.random((6, 9))
+    check_against_numpy(fortran_order, rng.random(24), a, ulp=0)
+    check_against_numpy(symmetric_spectrum, rng.random((7, 7)), rtol=1e-9, atol=1e-12)
+    check_against_numpy(along_axis, a, ulp=0)

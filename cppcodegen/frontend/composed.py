@@ -306,5 +306,8 @@ FUNCTIONS = {np.cross: cross, np.polyval: polyval, np.sinc: sinc, np.nan_to_num:
              np.meshgrid: meshgrid, np.diag: diag, np.diagflat: diagflat, np.repeat: repeat, np.tile: tile,
              np.kron: kron, np.vander: vander, np.isin: isin, np.piecewise: piecewise,
              np.unravel_index: unravel_index,
+             # NumPy's own Python code: fancy indexing of the traced arrays (gathers, scatters)
+             np.take_along_axis: np.take_along_axis._implementation,
+             np.put_along_axis: np.put_along_axis._implementation,
              np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3)}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""

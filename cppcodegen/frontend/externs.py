@@ -48,8 +48,10 @@ def extern_call(func, args, kwargs, speculate=False):
     from .iteration import symbolic_int
     name = qualified_name(func)
     speculate = speculate or func.__name__ in SPECULATED
-    # (np.linalg.eig/eigvals: a complex or a real result, as the values say)
-    if func.__name__ in DATA_DEPENDENT or "random" in name or "linalg.eig" in name:
+    # (np.linalg.eig/eigvals: a complex or a real result, as the values say; eigh/eigvalsh
+    # are real whatever the values)
+    if func.__name__ in DATA_DEPENDENT or "random" in name or \
+            name.endswith(("linalg.eig", "linalg.eigvals")):
         raise UnsupportedError(f"{name} is not supported by cppcodegen "
                                f"(called at {user_location()})")
     proxies = []

@@ -17,6 +17,9 @@ from .sizes import dynamic, is_dim, symbolic
 
 def reshape(a, shape, order="C", **kw):
     a = asproxy(a)
+    if order == "F":            # Fortran order: the reversed axes reshaped in C order
+        shape = (shape,) if isinstance(shape, (int, np.integer)) or is_dim(shape) else shape
+        return transpose(reshape(transpose(a), tuple(shape)[::-1]))
     if order != "C":
         unsupported(f"reshape with order={order!r}")
     if dynamic() and (is_dim(shape) or not all(type(d) is int for d in a.node.shape)
