@@ -161,8 +161,9 @@ def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
     ex = Explanation(graph, program, kernels, source, sig, seconds=times,
                      choices=autotune.current_choices())
     ex.cdef = cdef_for(sig, steps)
-    ex.plan = _plan(program, sig, graph if opts.generate_intermediate_hooks else None)
-    ex.plan = dataclasses.replace(ex.plan, steps=_steps(steps, sig), **_size_plan(specs, graph))
+    hooked = graph if opts.generate_intermediate_hooks else None
+    ex.plan = dataclasses.replace(_plan(program, sig, hooked, graph.raises),
+                                  steps=_steps(steps, sig), **_size_plan(specs, graph))
     if cache_dir is None:
         return ex
     t0 = time.perf_counter()
@@ -240,7 +241,7 @@ def _safe_name(fn) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in getattr(fn, "__name__", "fn"))[:60] or "fn"
 
 
-def _plan(program, sig, graph=None):
+def _plan(program, sig, graph=None, raises=()):
     """The runtime's call plan; with ``graph``, it also lists the buffers to report to the
     intermediate hooks, in stage order, named ``<buffer>:<node label>:<op>``."""
     from .runtime.compiled import Plan
@@ -277,13 +278,11 @@ def _plan(program, sig, graph=None):
         nodes = {label: n for n, label in zip(graph.nodes, (f"%{i}" for i in range(len(graph.nodes))))}
         hooks = tuple((f"{s.name}:{s.nodes}:{_op_name(nodes[s.nodes])}", position[s.name])
                       for s in program.stages if s.name in position and s.nodes in nodes)
-    return Plan(tuple(args), _map(program.outputs, leaf), hooks, mutates=program.mutated_args())
+    return Plan(tuple(args), _map(program.outputs, leaf), hooks, mutates=program.mutated_args(), raises=raises)
 
 
 def _op_name(node) -> str:
-    if node.op == "reduce":
-        return node.attr("kind")
-    if node.op in ("scan", "sort"):             # cumsum, ...; sort, argsort, select
+    if node.op in ("reduce", "scan", "sort"):   # sum, ...; cumsum, ...; sort, argsort, select
         return ("cum" if node.op == "scan" else "") + node.attr("kind")
     if node.op == "extern":                    # the NumPy function: matmul, sort, ...
         return node.attr("call").name.rsplit(".", 1)[-1]

@@ -40,6 +40,7 @@ class Plan:
     traced: tuple = () # symbolic sizes: (name, value in the traced call), for messages
     guard_texts: tuple = ()  # the guards as people read them, for messages
     mutates: tuple = ()  # indices of the array arguments the function updates in place
+    raises: tuple = ()   # (type, args) of the user's raise statements (check codes USER_CODES+)
 
 
 CHECK_MESSAGES = {       # a check stage's codes: frontend/reductions.py EMPTY_CODES
@@ -56,16 +57,28 @@ CHECK_MESSAGES = {       # a check stage's codes: frontend/reductions.py EMPTY_C
     13: "index out of bounds in np.unravel_index"}    # frontend/composed.py INDEX_RANGE
 RETURN_CODES = (12,)       # checks after which the program stops at once (sizes it relies on)
 CHECK_TYPES = {11: ZeroDivisionError}      # the others are ValueError
+USER_CODES = 1000           # and up: the user's raise statements (frontend/raises.py), in
+                            # order; the program stops at once there too
 
 
-def check_error(code: int) -> Exception:
-    """The exception NumPy raises where a check stage with this code failed."""
+def check_error(code: int, error=None) -> Exception:
+    """The exception NumPy raises where a check stage with this code failed; ``error``:
+    the (type, args) of the user's raise a check of a user code stands for."""
+    if error is not None:
+        return error[0](*error[1])
     return CHECK_TYPES.get(code, ValueError)(CHECK_MESSAGES[code])
 
 
-def _index_error(status):
+def stops(code: int) -> bool:
+    """Does the program return at once when a check of this code fails?"""
+    return code in RETURN_CODES or code >= USER_CODES
+
+
+def _index_error(status, raises=()):
     """The error a compiled program reported (``loopir.STATUS``), raised as NumPy raises it."""
     index, size, axis = int(status[1]), int(status[2]), int(status[3])
+    if -1 - axis >= USER_CODES:         # the user's raise (frontend/raises.py)
+        raise check_error(-1 - axis, raises[-1 - axis - USER_CODES])
     if axis == -5:      # np.bincount of a negative value (cppcodegen/frontend/counts.py)
         raise ValueError("'list' argument must have no negative elements")
     if -1 - axis in CHECK_MESSAGES:     # np.max of an empty array, a run-time slice step
@@ -164,7 +177,7 @@ class CompiledVariant:
         env = {"_device": _device, "fb": _from_buffer(self.ffi), "cast": self.ffi.cast,
                "fn": self.fn, "multi": self.multi, "size_env": self.size_env,
                "evaluate": sizes.evaluate, "rng": _random_args, "zeros": np.zeros,
-               "failed": _index_error}
+               "failed": lambda status: _index_error(status, self.plan.raises)}
         checks = []
         if self.plan.sizes:
             lines.append("env = size_env(args)")

@@ -18,7 +18,7 @@ from ..config import Options
 from .dedup import _canonical, _structure
 from .gemmgen import GemmWriter
 from ..ir.loopir import STATUS, Load, LoopProgram, Scalar, control_reads, nested, walk
-from ..runtime.compiled import RETURN_CODES
+from ..runtime.compiled import stops
 from .kernels import KernelWriter
 from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
@@ -188,7 +188,7 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
     elif s.kind == "swap":      # a time step's new array in the other buffer: they trade
         out.append("std::swap({}, {});".format(*c["swap"]))
     elif s.kind == "check":     # np.max of an empty array: NumPy's error when the call returns
-        stop = " return;" if c["code"] in RETURN_CODES else ""     # (sizes it relies on)
+        stop = " return;" if stops(c["code"]) else ""     # (sizes it relies on, a raise)
         out.append(f"if ({c['count']}[0] == 0) {{ ccg::count_error(0, {STATUS}, {c['code']});"
                    f"{stop} }}")
     elif s.kind == "for":

@@ -27,6 +27,7 @@ from .selection import is_selection
 from .iteration import has_loop_symbol, size_proxy, symbolic_int
 from .sizes import loop_dependent, run_time_size, same_size
 
+REGION_EFFECTS: list = []   # one list per region being traced: its nodes kept for their errors
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
                         # the node); trace_function checks that none is read outside it
 
@@ -243,9 +244,10 @@ class Carried:
         its extra result as a bool node or None, the updates it made, whether that extra
         result is False before anything ran)."""
         params = self._enter()
-        made, updated = {}, []
+        made, updated, kept = {}, [], []
         MADE.append(made)
         effects.UPDATED.append(updated)
+        REGION_EFFECTS.append(kept)
         try:
             self._bind_views()
             extra = fn()
@@ -269,12 +271,13 @@ class Carried:
         finally:
             MADE.pop()
             effects.UPDATED.pop()
+            REGION_EFFECTS.pop()
         for name, init, now in zip(self.names, self.init_state, state):
             if _type_of(init) == "other" and now is not init:
                 raise TraceError(f"variable '{name}' ({type(init).__name__}) is rebound "
                                  f"in the loop or branch at {self.where}")
         self.made.update(made)
-        return params, made, values, extra, updated, never
+        return params, made, values, extra, updated, never, kept
 
     def _bind_views(self):
         """A shrinking array's name bound to the view of its length in this iteration."""
@@ -340,7 +343,8 @@ class Carried:
         traced, settled = [], True
         for k, fn in enumerate(fns):
             is_cond = test_first and k == 0
-            params, made, values, extra, updated, never = self._trace(fn, is_cond or continue_test)
+            params, made, values, extra, updated, never, kept = self._trace(
+                fn, is_cond or continue_test)
             if is_cond and never:
                 self.never = True
                 return []
@@ -368,7 +372,7 @@ class Carried:
                     self.types.append((proxy.dtype, False, tuple(before.shape), False))
                     known.add(id(proxy))
                     settled = False
-            traced.append((params, made, values, extra))
+            traced.append((params, made, values, extra, kept))
         for i, slot in enumerate(self.slots):   # a name bound to another array: a name
             if slot.alias and not all(getattr(t[2][i], "proxy", None) is slot.init
                                       for t in traced):
@@ -378,6 +382,8 @@ class Carried:
             return None
         loop = len(fns) == 1 or test_first
         bodies = traced[1:] if test_first else traced
+        if not loop:            # a branch that ends in the user's raise binds nothing
+            bodies = [t for t in bodies if not _raised(t[4])] or bodies[:1]
         new, solved = [], False
         for i, slot in enumerate(self.slots):
             results = [_type_of(t[2][i]) for t in bodies]
@@ -416,12 +422,14 @@ class Carried:
 
     def _regions(self, traced, test_first) -> list:
         regions, free = [], {}
-        for k, (params, made, values, extra) in enumerate(traced):
+        for k, (params, made, values, extra, kept) in enumerate(traced):
             params = [p if p is not None or t is None else
                       make_node("carry", (), t[2], t[0], self.where, index=i)
                       for i, (p, t) in enumerate(zip(params, self.types))]
             if test_first and k == 0:
                 results = [extra]
+            elif _raised(kept) and len(traced) == 2 and not test_first:     # (a branch
+                results = [p for p, t in zip(params, self.types) if t is not None]  # raising)
             else:
                 MADE.append(made)       # the casts of the results belong to the region
                 try:
@@ -432,14 +440,14 @@ class Carried:
                 if extra is not None:
                     results.append(extra)
             params = [p for p in params if p is not None]
-            nodes = region_order(results, params, lambda n, made=made: id(n) not in made)
+            nodes = region_order(results + kept, params, lambda n, made=made: id(n) not in made)
             mine = {id(n) for n in nodes} | {id(p) for p in params}
             for n in list(nodes) + results:
                 for i in (n.inputs if id(n) in mine else (n,)):
                     if id(i) not in mine:
                         free.setdefault(id(i), i)
             _check_region(nodes, self.where)
-            regions.append(Region(tuple(params), tuple(nodes), tuple(results)))
+            regions.append(Region(tuple(params), tuple(nodes), tuple(results), tuple(kept)))
         self.free = tuple(free.values())
         return regions
 
@@ -479,12 +487,20 @@ class Carried:
         self.set(tuple(state))
         for i, n in self.made.items():
             INTERNAL.setdefault(i, (self.where, n))
-        if not MADE and may_raise(node):    # its value unused, its errors still raised
-            EFFECTS.append(node)
+        if may_raise(node):     # its value unused, its errors still raised (in the region
+            if not MADE:                                                    # it is in)
+                EFFECTS.append(node)
+            elif REGION_EFFECTS:
+                REGION_EFFECTS[-1].append(node)
 
     @property
     def ncarry(self) -> int:
         return sum(t is not None for t in self.types)
+
+
+def _raised(kept) -> bool:
+    """Did a branch end in the user's raise (``raises.py``: a check with its error)?"""
+    return any(n.op == "check" and n.attr("error", None) is not None for n in kept)
 
 
 def _taken_over(slot) -> bool:

@@ -32,6 +32,7 @@ from .trace import trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
 from .dataslice import OutsideLoop
+from .raises import catching, user_error
 from .parallel import independent_roles, parallel_roles
 from .iteration import (prange, ConstantIter, constant_items, constant_numbers, LoopRange, Enumerate, Zip,
                         enter_loop, has_loop_symbol, leave_loop, loop_spec, size_proxy,
@@ -259,13 +260,15 @@ class TraceOps:
         return ((convert(f, self) if _user_function(f) else None) or f)(*args, **kwargs)
 
     # ----------------------------------------------------------------- statements
+    user_error = staticmethod(user_error)      # ``raise E`` (raises.py)
+
     def if_stmt(self, test, then, orelse, get_state, set_state, names, where=""):
         t = truth(test)
         if isinstance(t, bool):
             return then() if t else orelse()
         self.parent[where] = self.loops[-1] if self.loops else None
         branches = Carried(names, get_state, set_state, where)
-        then_region, else_region = branches.run([then, orelse])
+        then_region, else_region = branches.run([catching(then), catching(orelse)])
         node = make_node("if", (t.node,) + branches.inits() + branches.free, (), np.bool_,
                          where, then=then_region, orelse=else_region, ncarry=branches.ncarry)
         branches.finish(node)

@@ -106,6 +106,19 @@ class Converter(ReturnRewriter):
             return self.gen_while(s)
         if isinstance(s, ast.If) and self.if_ok(s):
             return self.gen_if(s)
+        if isinstance(s, ast.Assert):       # ``if not c: raise AssertionError(msg)``
+            if not __debug__:               # (python -O: no asserts)
+                return []
+            error = ast.Call(func=name_node("AssertionError"),
+                             args=[s.msg] if s.msg is not None else [], keywords=[])
+            s = set_location(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=s.test),
+                                    body=[ast.Raise(exc=error, cause=None)], orelse=[]), s)
+            return self.stmt(s)
+        if isinstance(s, ast.Raise) and s.exc is not None:     # marked as the user's: in a
+            s = self.generic(s)                 # branch on array values, a run-time check
+            s.exc = ast.copy_location(self.call_op("user_error", [s.exc, self.where(s)]), s)
+            self.changed = True
+            return [s]
         return [self.generic(s)]
 
     def generic(self, node):

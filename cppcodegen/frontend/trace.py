@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from ..errors import TraceError
-from ..ir.graph import EFFECTS, flatten_tree, Graph, make_node, map_tree, toposort, walk
+from ..ir.graph import EFFECTS, RAISES, flatten_tree, Graph, make_node, map_tree, toposort, walk
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
 from . import replace
@@ -56,6 +56,7 @@ def trace(fn, arg_specs, args):
         RandomState.slots = 0
         TraceState.args = args
         EFFECTS.clear()
+        RAISES.clear()
         try:
             result = fn(*call_args)
             for p in flatten_tree(result, leaf_type=Proxy):
@@ -90,7 +91,7 @@ def trace(fn, arg_specs, args):
                  if n.op == "constant"}
     graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants,
                   mutations=mutations, python_leaves=python_leaves,
-                  array_leaves=array_leaves)
+                  array_leaves=array_leaves, raises=tuple(RAISES))
     if env is not None:
         graph.hints, graph.guards = env.hints, tuple(env.guards)
         graph.values = tuple((s.name, i) for s, i in env.values.items())

@@ -77,6 +77,9 @@ class Node:
 EFFECTS: list = []  # while a function is traced: its constructs whose regions can raise NumPy's
                     # errors (an index out of range, np.max of an empty array), kept in the graph
                     # where nothing reads their values (``for ...: if a[lo:hi][-1] > t: break``)
+RAISES: list = []   # while a function is traced: the (type, args) of each exception its own
+                    # ``raise`` statements in branches on array values raise (check code
+                    # runtime/compiled.USER_CODES + position)
 NODES_MADE = [0]    # nodes made by this process so far (how much a loop run by Python adds)
 MADE: list = []     # while a region is traced: one dict per open region, id -> node, of the
                     # nodes made since it opened (frontend/carried.py reads them; the dict
@@ -133,6 +136,7 @@ class Graph:
     python_leaves: tuple = ()   # flat positions (tree order) of outputs that are Python numbers
     array_leaves: tuple = ()    # ... of 0-d outputs that are arrays (np.asarray(x.max()))
                                 # in the function (``c = 0; c += 1``): returned as int/float
+    raises: tuple = ()          # the exceptions of the user's raise statements (``RAISES``)
 
     def users(self) -> dict:
         out = {id(n): [] for n in self.nodes}
@@ -249,6 +253,8 @@ class Region:
     params: tuple
     nodes: tuple
     results: tuple
+    effects: tuple = ()     # nodes kept for the errors they raise, not for a value (a
+                            # ``raise`` in a branch: a check; a construct that may raise)
 
     def name(self, names: dict) -> None:
         """Adds this region's nodes to ``names`` (numbered after those already there)."""
@@ -265,6 +271,8 @@ class Region:
         for n in self.nodes:
             lines += node_lines(n, names, indent + "  ", with_locations)
         lines.append(indent + "  yield " + ", ".join(names[id(r)] for r in self.results))
+        if self.effects:
+            lines.append(indent + "  effects " + ", ".join(names[id(e)] for e in self.effects))
         return lines
 
 

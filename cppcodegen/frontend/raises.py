@@ -1,0 +1,64 @@
+"""The user's own ``raise`` statements in branches on array values: checks that raise when
+the program runs.
+
+In: ``raise E`` of the user's function (``rewrite.py`` passes ``E`` through ``user_error``,
+which marks it with the statement's file:line). Out: a branch on traced values whose body
+raises while it is traced (``if np.any(x < 0): raise ValueError("negative")``) ends there
+with a ``check`` node that fails whenever the branch runs, kept as one of its region's
+effects (``carried.REGION_EFFECTS``); the compiled program stops at it and the runtime
+raises the same exception type with the same arguments (``runtime/compiled.py``
+``USER_CODES``; the NumPy reference raises it too). A raise Python reaches while tracing
+(a branch on a Python value, or outside every branch) raises as it did.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.graph import RAISES, make_node
+from .carried import REGION_EFFECTS
+from .proxy import as_node, Proxy, unsupported
+from .sizes import is_dim
+
+MARK = "_cppcodegen_raise"      # the attribute that marks an exception as the user's raise
+
+
+def user_error(exc, where=""):
+    """``raise E``: ``E`` (an instance; a class is instantiated, as ``raise`` does) marked
+    as raised by the user's statement at ``where``."""
+    if isinstance(exc, type) and issubclass(exc, BaseException):
+        exc = exc()
+    if isinstance(exc, BaseException):
+        try:
+            setattr(exc, MARK, where)
+        except Exception:       # noqa: BLE001 -- an exception type without attributes
+            pass
+    return exc
+
+
+def catching(branch):
+    """``branch`` (a traced ``if``'s side) run so that the user's raise in it ends it with a
+    check that fails when the side is taken."""
+    def run():
+        try:
+            return branch()
+        except Exception as e:
+            where = getattr(e, MARK, None)
+            if where is None or not REGION_EFFECTS:
+                raise
+            REGION_EFFECTS[-1].append(_failing_check(e, where))
+            return None
+    return run
+
+
+def _failing_check(exc, where):
+    """A check that fails whenever it runs, raising ``exc``'s type with its arguments."""
+    from ..runtime.compiled import USER_CODES
+    if any(isinstance(a, Proxy) or is_dim(a) for a in exc.args):
+        unsupported(f"raise {type(exc).__name__}(...) with a value computed from arrays as an "
+                    f"argument (at {where}); the compiled function raises constant "
+                    "arguments only")
+    code = USER_CODES + len(RAISES)
+    error = (type(exc), exc.args)
+    RAISES.append(error)
+    zero = as_node(np.int64(0))
+    return make_node("check", (zero, zero), (), np.int64, where, code=code, error=error)

@@ -1,0 +1,149 @@
+"""The user's own ``raise`` (and ``assert``) in a branch on array values compiles to a check:
+the compiled function raises the same exception type with the same arguments exactly when
+the plain function does (the branch taken at run time), and returns its result otherwise.
+It was raised while tracing, whatever the values (``if np.any(x < 0): raise`` made every
+call fail). In loops and in chains of elif too; the NumPy reference and the check backend
+agree."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from helpers import check_against_numpy
+
+
+class SolverError(RuntimeError):
+    pass
+
+
+def validated_sqrt(x):
+    if np.any(x < 0):
+        raise ValueError("negative input")
+    return np.sqrt(x)
+
+
+def jacobi(A, b, tol, maxit):
+    x = np.zeros_like(b)
+    D = np.diag(A)
+    it = 0
+    while True:
+        x_new = (b - A @ x + D * x) / D
+        if np.abs(x_new - x).max() < tol:
+            break
+        x = x_new
+        it += 1
+        if it >= maxit:
+            raise SolverError("no convergence", maxit)
+    return x_new, it
+
+
+def centred(x):
+    m = x.mean()
+    if m > 10:
+        raise OverflowError("too big", 10)
+    elif m < -10:
+        raise ValueError
+    else:
+        y = x - m               # bound on the way that does not raise only
+    return y
+
+
+def checked_sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            raise IndexError("bad element")
+        s += x[i]
+    return s
+
+
+def asserted(x):
+    assert np.all(np.isfinite(x)), "non-finite values"
+    return x.sum()
+
+
+def _outcome(fn, *args):
+    try:
+        return "ok", fn(*args)
+    except Exception as e:      # noqa: BLE001 -- compared below
+        return type(e), e.args
+
+
+def _same_outcome(fn, *args, backend="cpp"):
+    want = _outcome(fn, *args)
+    got = _outcome(cppcodegen.compile(fn, backend=backend), *args)
+    if want[0] == "ok":
+        assert got[0] == "ok", got
+        for g, w in zip(np.atleast_1d(got[1]) if not isinstance(want[1], tuple) else got[1],
+                        np.atleast_1d(want[1]) if not isinstance(want[1], tuple) else want[1]):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+    elif want[0] is AssertionError:     # (pytest explains its own asserts in the message)
+        assert got[0] is want[0] and want[1][0].startswith(got[1][0])
+    else:
+        assert got == want
+
+
+@pytest.mark.parametrize("backend", ["cpp", "numpy", "check"])
+def test_a_raise_in_a_branch_on_values(backend):
+    x = np.linspace(0.0, 4.0, 33)
+    _same_outcome(validated_sqrt, x, backend=backend)
+    _same_outcome(validated_sqrt, x - 1.0, backend=backend)
+
+
+def test_one_compiled_function_raises_or_returns_as_the_values_say():
+    f = cppcodegen.compile(validated_sqrt)
+    x = np.linspace(0.0, 4.0, 33)
+    np.testing.assert_allclose(f(x), np.sqrt(x))
+    with pytest.raises(ValueError, match="negative input"):
+        f(x - 1.0)
+    np.testing.assert_allclose(f(x + 1.0), np.sqrt(x + 1.0))
+    assert len(f.recompile_reasons) == 0
+
+
+def test_a_custom_exception_in_a_while_loop():
+    A, b = np.eye(5) * 4 + 0.5, np.ones(5)
+    _same_outcome(jacobi, A, b, 1e-10, 100)
+    _same_outcome(jacobi, A, b, 1e-10, 3)
+    with pytest.raises(SolverError):
+        cppcodegen.compile(jacobi)(A, b, 1e-10, 2)
+
+
+@pytest.mark.parametrize("shift", [0.0, 20.0, -20.0])
+def test_elif_chain_of_raises_binds_the_other_way(shift):
+    _same_outcome(centred, np.arange(6.0) + shift)
+
+
+def test_a_raise_in_an_element_loop():
+    x = np.linspace(0.5, 2.0, 40)
+    check_against_numpy(checked_sum, x)
+    x[17] = -1.0
+    _same_outcome(checked_sum, x)
+
+
+def test_assert_on_array_values():
+    x = np.arange(5.0)
+    _same_outcome(asserted, x)
+    x[3] = np.inf
+    _same_outcome(asserted, x)
+
+
+def test_a_raise_python_reaches_while_tracing_still_raises():
+    def on_shape(x):
+        if x.ndim != 1:
+            raise TypeError("1-d only")
+        return x
+
+    with pytest.raises(TypeError, match="1-d only"):
+        cppcodegen.compile(on_shape)(np.ones((2, 2)))
+
+
+def raises_a_value(x):
+    if x.sum() > 0:
+        raise ValueError("sum", x.sum())
+    return x
+
+
+def test_a_raise_with_an_array_value_as_argument_is_refused_with_its_line():
+    with pytest.raises(cppcodegen.UnsupportedError, match=r"test_user_raise.py:\d+"):
+        cppcodegen.compile(raises_a_value, options={"fallback": False})(np.ones(3))
