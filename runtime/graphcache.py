@@ -99,11 +99,16 @@ def store(cache_dir, key: str, entry: dict) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     data = dict(entry, format=FORMAT)
     data["so"] = os.path.relpath(data.pop("so_path"), cache_dir)
+    try:        # (a plan that names a class defined inside a function is not stored:
+        blob = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)  # its kernel still is)
+    except (pickle.PicklingError, AttributeError, TypeError) as e:
+        log.debug("graph cache entry %s not stored: %s", key[:16], e)
+        return
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         with open(fd, "wb") as fh:
-            pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.write(blob)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -147,3 +147,19 @@ def raises_a_value(x):
 def test_a_raise_with_an_array_value_as_argument_is_refused_with_its_line():
     with pytest.raises(cppcodegen.UnsupportedError, match=r"test_user_raise.py:\d+"):
         cppcodegen.compile(raises_a_value, options={"fallback": False})(np.ones(3))
+
+
+def test_an_exception_class_made_inside_a_function():
+    """Its plan cannot be stored in the graph cache (pickle): the call still works."""
+    class LocalError(Exception):
+        pass
+
+    def doubled(x):
+        if x.sum() < 0:
+            raise LocalError("negative sum")
+        return x * 2
+
+    f = cppcodegen.compile(doubled)
+    np.testing.assert_array_equal(f(np.ones(3)), np.full(3, 2.0))
+    with pytest.raises(LocalError, match="negative sum"):
+        f(-np.ones(3))
