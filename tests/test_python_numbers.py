@@ -89,3 +89,23 @@ def test_python_and_numpy_scalar_results_are_separate_builds():
     assert type(f(A, 2.5)[1]) is float
     assert type(f(A, np.float64(2.5))[1]) is np.float64
     assert type(f(A, 2.5)[1]) is float
+
+
+def first_above(x, t):
+    found = False
+    idx = -1
+    for i in range(x.shape[0]):
+        if not found and x[i] > t:
+            found = True
+            idx = i
+    return found, idx
+
+
+def test_a_python_bool_carried_by_a_loop_comes_back_a_bool():
+    """``found = False`` then ``found = True`` in a compiled loop: a Python bool, as the
+    plain function returns it (weak, as NEP 50 treats Python bools), not np.bool_."""
+    f = cppcodegen.compile(first_above)
+    x = np.linspace(0.0, 1.0, 50)
+    for t in (0.5, 2.0):
+        got, want = f(x, t), first_above(x, t)
+        assert got == want and type(got[0]) is bool and type(got[1]) is int

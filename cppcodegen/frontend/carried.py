@@ -85,8 +85,8 @@ def _type_of(value):
         return "selection"
     if isinstance(value, (_Snapshot, Proxy)):
         return (value.dtype, bool(value.weak), tuple(value.node.shape), bool(value.scalar))
-    if isinstance(value, (bool, np.bool_)):
-        return (np.dtype(bool), False, (), True)
+    if isinstance(value, (bool, np.bool_)):     # (a Python bool: weak, as NEP 50 has it,
+        return (np.dtype(bool), isinstance(value, bool), (), True)  # returned as a bool)
     if isinstance(value, np.generic):      # (before float: np.float64 is a float, but a
         return (value.dtype, False, (), True)   # strong one)
     if isinstance(value, int) or symbolic_int(value):

@@ -81,7 +81,7 @@ def trace(fn, arg_specs, args):
     # index, ``len(x[mask])``): returned as one, not as a NumPy scalar
     python_leaves = tuple(k for k, p in enumerate(flatten_tree(result, leaf_type=Proxy))
                           if p.weak and not p.node.shape and p.arg is None
-                          and p.dtype.kind in "ifc")
+                          and p.dtype.kind in "bifc")
     array_leaves = tuple(k for k, p in enumerate(flatten_tree(result, leaf_type=Proxy))
                          if isinstance(p, Proxy) and not p.node.shape and not p.scalar
                          and not p.weak and p.arg is None and p.node.op != "scalar")
