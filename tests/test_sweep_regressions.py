@@ -453,3 +453,17 @@ def test_library_idioms_of_a_new_user():
     check_against_numpy(fortran_order, rng.random(24), a, ulp=0)
     check_against_numpy(symmetric_spectrum, rng.random((7, 7)), rtol=1e-9, atol=1e-12)
     check_against_numpy(along_axis, a, ulp=0)
+
+
+def ndarray_buffers(x):
+    out = np.ndarray(x.shape[0], dtype=np.float64)     # as NPBench's Numba-style code writes
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 2.0
+    grid = np.ndarray((4, 3), dtype=x.dtype)
+    grid[:, 0] = x[:4]
+    grid[:, 1:] = 0.0
+    return out, grid
+
+
+def test_np_ndarray_constructor_makes_a_traced_buffer():
+    check_against_numpy(ndarray_buffers, np.linspace(0.0, 1.0, 10), ulp=0)

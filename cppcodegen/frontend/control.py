@@ -31,6 +31,7 @@ from .sizes import run_time_size
 from .trace import trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
+from .creation import ndarray_new
 from .dataslice import OutsideLoop
 from .raises import catching, user_error
 from .parallel import independent_roles, parallel_roles
@@ -257,6 +258,8 @@ class TraceOps:
             r = cast(args[0], f)
             r.scalar = True
             return r
+        if f is np.ndarray:             # np.ndarray(shape, dtype): np.empty
+            return ndarray_new(*args, **kwargs)
         return ((convert(f, self) if _user_function(f) else None) or f)(*args, **kwargs)
 
     # ----------------------------------------------------------------- statements

@@ -115,6 +115,13 @@ def empty(shape, dtype=float, order="C", *, like=None, device=None):
                           uninit=True))
 
 
+def ndarray_new(shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+    """``np.ndarray(shape, dtype)`` as code written for Numba makes buffers: ``np.empty``."""
+    if buffer is not None or strides is not None:
+        unsupported("np.ndarray(...) over a buffer or with strides")
+    return empty(shape, dtype, order or "C")
+
+
 def _full(shape, fill_value, dtype, order, what):
     shp = shape_argument(shape, what)
     _order(order, what)

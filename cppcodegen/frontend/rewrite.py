@@ -422,8 +422,10 @@ class _ExprConv(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         f = node.func
-        if isinstance(f, ast.Attribute) and f.attr in _SCALAR_TYPES and len(node.args) == 1:
-            self.c.changed = True       # np.float64(a) of a traced value: a cast (TraceOps.call)
+        if isinstance(f, ast.Attribute) and (f.attr in _SCALAR_TYPES and len(node.args) == 1
+                                             or f.attr == "ndarray"):
+            self.c.changed = True       # np.float64(a) of a traced value: a cast; np.ndarray(
+                                        # shape): np.empty (TraceOps.call)
             return ast.copy_location(ast.Call(func=self.c.op("call"), args=[f] + node.args,
                                               keywords=node.keywords), node)
         if not isinstance(f, ast.Name) or f.id.startswith(self.c.pre):
