@@ -467,3 +467,20 @@ def ndarray_buffers(x):
 
 def test_np_ndarray_constructor_makes_a_traced_buffer():
     check_against_numpy(ndarray_buffers, np.linspace(0.0, 1.0, 10), ulp=0)
+
+
+def upper_products(data):
+    M = data.shape[1]
+    out = np.zeros((M, M))
+    for i in range(M - 1):
+        out[i, i + 1:M] = data[:, i] @ data[:, i + 1:M]    # a row of length M - 1 - i
+    return out
+
+
+def test_a_product_whose_length_is_one_in_the_last_iteration_stays_a_loop():
+    """PolyBench's correlation: broadcasting 1 with a length that is 1 only in the last
+    iteration needs no decision (it was LoopDependent, so the loop unrolled: 12 s to build)."""
+    d = np.random.default_rng(6).random((30, 40))
+    check_against_numpy(upper_products, d, rtol=1e-12)
+    text = str(cppcodegen.compile(upper_products).explain(d))
+    assert "for(" in text[:text.index("== loop IR")]

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from .concat import atleast, join, stack
-from .creation import eye, ones_like, zeros, zeros_like
+from .creation import _iota, eye, ones_like, zeros, zeros_like
 from .elementwise import where
 from .externs import extern_call
 from .indexing import checked, diagonal
@@ -301,13 +301,46 @@ def _atleast(nd):
     return atleast_nd
 
 
+def _along_axis(arr, indices, axis, what):
+    """(the array, the fancy index that picks ``indices`` along ``axis``): every other axis
+    indexed by its own positions, shaped to broadcast (NumPy's rule for *_along_axis)."""
+    arr, indices = asproxy(arr), asproxy(indices)
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError(f"when axis=None, `indices` must have a single dimension "
+                             f"(np.{what})")
+        arr, axis = ravel(arr), 0
+    axis = normalize_axis_index(axis, arr.ndim)
+    if indices.dtype.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    if indices.ndim != arr.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    index = []
+    for d in range(arr.ndim):
+        if d == axis:
+            index.append(indices)
+        else:
+            shape = [1] * arr.ndim
+            shape[d] = arr.shape[d]
+            index.append(reshape(_iota(arr.node.shape[d]), tuple(shape)))
+    return arr, tuple(index)
+
+
+def take_along_axis(arr, indices, axis=-1):
+    arr, index = _along_axis(arr, indices, axis, "take_along_axis")
+    return arr[index]
+
+
+def put_along_axis(arr, indices, values, axis):
+    arr, index = _along_axis(arr, indices, axis, "put_along_axis")
+    arr[index] = values
+
+
 FUNCTIONS = {np.cross: cross, np.polyval: polyval, np.sinc: sinc, np.nan_to_num: nan_to_num,
              np.ptp: ptp, np.isposinf: isposinf, np.isneginf: isneginf, np.count_nonzero: count_nonzero, np.inner: inner, np.vdot: vdot,
              np.meshgrid: meshgrid, np.diag: diag, np.diagflat: diagflat, np.repeat: repeat, np.tile: tile,
              np.kron: kron, np.vander: vander, np.isin: isin, np.piecewise: piecewise,
              np.unravel_index: unravel_index,
-             # NumPy's own Python code: fancy indexing of the traced arrays (gathers, scatters)
-             np.take_along_axis: np.take_along_axis._implementation,
-             np.put_along_axis: np.put_along_axis._implementation,
+             np.take_along_axis: take_along_axis, np.put_along_axis: put_along_axis,
              np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3)}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""

@@ -304,6 +304,10 @@ def broadcast_shapes(*shapes):
         if len(distinct) == 1:
             out.append(distinct[0])
             continue
+        others = [d for d in distinct if not (isinstance(d, int) and d == 1)]
+        if len(others) == 1:        # 1 and d broadcast to d, whether d is 1 or not (d of a
+            out.append(others[0])   # loop's index: ``v[:, None] * A[:, i + 1:]``)
+            continue
         result = None
         for d in distinct:
             if isinstance(d, int) and d == 1:
