@@ -54,9 +54,11 @@ CHECK_MESSAGES = {       # a check stage's codes: frontend/reductions.py EMPTY_C
     11: "Weights sum to zero, can't be normalized",     # frontend/statistics.py WEIGHTS_ZERO
     12: "operands could not be broadcast together: slices whose bounds come from array "
         "values have different lengths",    # frontend/dataslice.py LENGTHS_DIFFER
-    13: "index out of bounds in np.unravel_index"}    # frontend/composed.py INDEX_RANGE
-RETURN_CODES = (12,)       # checks after which the program stops at once (sizes it relies on)
+    13: "index out of bounds in np.unravel_index",    # frontend/composed.py INDEX_RANGE
+    14: "range() arg 3 must not be zero"}       # a run-time step (backend/program.py)
+RETURN_CODES = (12, 14)       # checks after which the program stops at once (sizes it relies on)
 CHECK_TYPES = {11: ZeroDivisionError}      # the others are ValueError
+STEP_ZERO = 14
 USER_CODES = 1000           # and up: the user's raise statements (frontend/raises.py), in
                             # order; the program stops at once there too
 

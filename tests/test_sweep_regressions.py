@@ -484,3 +484,42 @@ def test_a_product_whose_length_is_one_in_the_last_iteration_stays_a_loop():
     check_against_numpy(upper_products, d, rtol=1e-12)
     text = str(cppcodegen.compile(upper_products).explain(d))
     assert "for(" in text[:text.index("== loop IR")]
+
+
+def sieve(n):
+    is_prime = np.ones(n + 1, dtype=np.bool_)
+    is_prime[:2] = False
+    i = 2
+    while i * i <= n:
+        if is_prime[i]:
+            for k in range(i * i, n + 1, i):    # a step the while loop carries
+                is_prime[k] = False
+        i += 1
+    return is_prime
+
+
+def strided_total(x, steps):
+    total = 0.0
+    for s in steps:
+        lo = 0 if s > 0 else x.shape[0] - 1
+        hi = x.shape[0] if s > 0 else -1
+        for k in range(lo, hi, s):              # its sign known only when it runs
+            total += x[k] * s
+    return total
+
+
+@pytest.mark.parametrize("backend", ["cpp", "check"])
+def test_a_range_step_of_either_sign_decided_when_it_runs(backend):
+    """The sieve's inner step was refused (sign unknown), so the while loop unrolled: 280
+    kernels, 10 s to build. Now the C++ loop tests the step's sign; a zero step raises
+    Python's ValueError."""
+    f = cppcodegen.compile(sieve, backend=backend)
+    for n in (2, 30, 2000):
+        np.testing.assert_array_equal(f(n), sieve(n))
+    g = cppcodegen.compile(strided_total, backend=backend)
+    x = np.arange(1.0, 12.0)
+    for steps in ([3, -2, 1, -1], [-5]):
+        s = np.array(steps)
+        assert g(x, s) == strided_total(x, s)
+    with pytest.raises(ValueError, match="must not be zero"):
+        g(x, np.array([2, 0]))

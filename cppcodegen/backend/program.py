@@ -18,7 +18,7 @@ from ..config import Options
 from .dedup import _canonical, _structure
 from .gemmgen import GemmWriter
 from ..ir.loopir import STATUS, Load, LoopProgram, Scalar, control_reads, nested, walk
-from ..runtime.compiled import stops
+from ..runtime.compiled import STEP_ZERO, stops
 from .kernels import KernelWriter
 from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
@@ -215,8 +215,14 @@ def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: boo
     if c.get("parallel") is not None and not (c.get("auto") and (inside or not opts.parallel)):
         out = prange_lines(program, k, body, always=opts.parallel_threshold == 0)
     else:
-        var, cmp = c["var"], "<" if c["up"] else ">"
+        var, stop, step = c["var"], cindex(c["stop"]), cindex(c["step"])
         out, hoisted = [], []
+        if c["up"] is None:         # a step of either sign: tested where the loop starts
+            out.append(f"if (({step}) == 0) {{ ccg::count_error(0, {STATUS}, {STEP_ZERO}); "
+                       "return; }")
+            test = f"(({step}) > 0 ? {var} < {stop} : {var} > {stop})"
+        else:
+            test = f"{var} {'<' if c['up'] else '>'} {stop}"
         for buf in _locals_written(program, k.regions[0]):   # (a serial loop: one buffer
             b = program.buffers[buf]                            # serves every iteration)
             count = most_elements(b.shape, var, c["start"], c["stop"])
@@ -225,8 +231,8 @@ def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: boo
                 out += scratch_lines(ctype(b.dtype), buf, count,
                                      "the most any iteration needs, allocated once")
         out += ["#pragma GCC unroll 4"] if _straight_line(k.regions[0]) else []
-        out += [f"for ({var} = {cindex(c['start'])}; {var} {cmp} {cindex(c['stop'])}; "
-                f"{var} += {cindex(c['step'])}) {{", *body(k.regions[0], made=hoisted)]
+        out += [f"for ({var} = {cindex(c['start'])}; {test}; {var} += {step}) {{",
+                *body(k.regions[0], made=hoisted)]
         if c.get("test"):
             out.append(f"    if (!{c['test']}[0]) break;   // break")
         out.append("}")

@@ -352,9 +352,13 @@ class TraceOps:
         finally:
             leave_loop(var)
         attrs = {}
+        if spec.parallel and spec.positive is None:
+            raise UnsupportedError(f"prange at {where} with a step whose sign only the run "
+                                   "decides; use range")
         if spec.parallel:
             attrs = {"parallel": parallel_roles(region, loop, extra_test is not None, where)}
-        elif extra_test is None and not spec.single_trip():    # (the body of ``ONCE``)
+        elif extra_test is None and not spec.single_trip() and spec.positive is not None:
+            # (not the body of ``ONCE``, not a loop whose direction the run decides)
             confined: dict = {}
             roles = independent_roles(region, loop, loop.inits(), loop.free, var.expr,
                                       varying_symbols(), confined)
@@ -395,7 +399,7 @@ def _data_bounds(spec) -> list:
     if env is None or not env.data:
         return []
     syms = set()
-    for b in (spec.start, spec.stop):
+    for b in (spec.start, spec.stop, spec.step):
         syms |= getattr(b, "free_symbols", set()) & set(env.data)
     return [(sym, env.data[sym]) for sym in sorted(syms, key=str)]
 

@@ -137,7 +137,11 @@ def enter_loop(spec):
     env = _env()
     sh.TRACED_VALUE = size_proxy
     sym = sh.loop_symbol(len(env.loops) + len(env.retired))
-    env.loops[sym] = (spec.first, spec.last) if spec.positive else (spec.last, spec.first)
+    if spec.positive is None:           # a step of either sign: the range either way
+        import sympy
+        env.loops[sym] = (sympy.Min(spec.first, spec.stop + 1), sympy.Max(spec.first, spec.stop - 1))
+    else:
+        env.loops[sym] = (spec.first, spec.last) if spec.positive else (spec.last, spec.first)
     return sh.SymInt(sym)
 
 
@@ -211,9 +215,10 @@ class LoopRange(LoopSpec):
         return r
 
 
-def _step_sign(step) -> bool:
-    """True when a symbolic step is positive for every value it takes, False when negative;
-    a step that may be either (or zero) is refused."""
+def _step_sign(step):
+    """True when a symbolic step is positive for every value it takes, False when negative,
+    None when only the run decides (``range(i * i, n + 1, i)`` with ``i`` carried by a while
+    loop: the C++ loop tests the step's sign, and reports a zero step as Python does)."""
     sh = _shapes()
     try:
         if sh.less(0, step):
@@ -225,8 +230,7 @@ def _step_sign(step) -> bool:
         zero = False
     if zero:
         raise ValueError("range() arg 3 must not be zero")
-    raise TraceError(f"range() with a step ({step}) whose sign is not the same in every "
-                     f"iteration is not supported in a compiled loop (at {user_location()})")
+    return None
 
 
 class ArrayIter(LoopSpec):

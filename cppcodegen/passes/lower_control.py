@@ -76,6 +76,8 @@ class ControlLowering:
                        "stop": node.attr("stop"), "step": step,
                        "up": node.attr("up", None) if not isinstance(step, int) else step > 0,
                        "test": tests[0] if tests else None}
+            if control["up"] is None and STATUS not in self.buffers:   # (a zero step's error)
+                self.new_buffer(STATUS, np.dtype(np.int64), (4,), "status")
             names = node.attr("bounds", ())     # bounds from array values: their buffers
             if names:
                 control["bounds"] = tuple(zip(names, (self.realize(b) for b in
