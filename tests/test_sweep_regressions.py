@@ -523,3 +523,27 @@ def test_a_range_step_of_either_sign_decided_when_it_runs(backend):
         assert g(x, s) == strided_total(x, s)
     with pytest.raises(ValueError, match="must not be zero"):
         g(x, np.array([2, 0]))
+
+
+def erosion(mask, iters):
+    m = mask.copy()
+    for _ in range(iters):
+        e = m.copy()
+        e[1:-1, 1:-1] = (m[1:-1, 1:-1] & m[:-2, 1:-1] & m[2:, 1:-1] & m[1:-1, :-2] & m[1:-1, 2:])
+        e[0, :] = False
+        e[-1, :] = False
+        e[:, 0] = False
+        e[:, -1] = ~e[:, -2] | (e[:, 1] == e[:, 2])
+        m = e
+    return m, np.logical_not(m) ^ mask
+
+
+def test_boolean_stencil_in_a_time_loop():
+    """e = m.copy(); e[...] = stores; m = e: the copy gets its own buffer and the stores go
+    there (it was one pass of nested selects, 100x slower than NumPy); logic on bools runs
+    on their bytes (passes/bool_bytes.py)."""
+    mask = np.random.default_rng(7).random((60, 70)) > 0.1
+    check_against_numpy(erosion, mask, 3, ulp=0)
+    text = str(cppcodegen.compile(erosion).explain(mask, 3))
+    assert "Vec<uint8_t, L>::load(reinterpret_cast<const uint8_t*>" in text
+    assert "swap" in text[text.index("== loop IR"):text.index("== kernels")]

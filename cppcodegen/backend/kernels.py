@@ -397,8 +397,11 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
                 def store(r: ExprRenderer, value: str, vector: bool, members=members):
                     for m in members:
                         off, value = self.out_offset(m), r.names[id(m.body)]
+                        ptr = f"{m.name} + {off}"
+                        if m.body.dtype != self.p.buffers[m.name].dtype:   # bytes into bools
+                            ptr = f"reinterpret_cast<{ctype(m.body.dtype)}*>({ptr})"
                         if vector:
-                            w.line(f"{value}.store({m.name} + {off});")
+                            w.line(f"{value}.store({ptr});")
                         else:
                             w.line(f"{m.name}[{off}] = {value};")
                 bounds = box.get(axes[-1]) if axes else None

@@ -489,7 +489,8 @@ def _through_views(node: Node, inp: Node) -> tuple:
 
 def lower(graph: Graph, arg_strides: dict) -> LoopProgram:
     """``arg_strides``: argument index -> strides in elements of that input array."""
-    return Lowering(graph).run(arg_strides)
+    from .bool_bytes import bool_bytes
+    return bool_bytes(Lowering(graph).run(arg_strides))
 
 
 def _check_stores(program: LoopProgram) -> None:

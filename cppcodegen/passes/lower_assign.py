@@ -198,7 +198,8 @@ class AssignLowering:
                     parts = [region]
                 elif chain:                             # out[i, 0] = a; out[i, 1] = b
                     parts = chain
-                elif swap and self._chain_swapped(name, node, pairs, label):
+                elif swap and (self._copied(node, start) or True) and \
+                        self._chain_swapped(name, node, pairs, label):
                     swaps.append((name, self.buffer_of[id(self._chain_base(node))]))
                     continue
                 elif self.buffer_of.get(id(base)) == name:  # stored here already (cc[:, :, k]
@@ -246,6 +247,18 @@ class AssignLowering:
         for name, other in swaps:       # (after every stage that reads the old values)
             self.stages.append(Stage("", "swap", (), None, nodes="", where="",
                                      control={"swap": (name, other)}))
+
+    def _copied(self, node: Node, start: Node) -> bool:
+        """``e = m.copy(); e[1:-1, 1:-1] = f(m); e[0, :] = ...; m = e``: the copy of the
+        carried array (an identity view of it) into a buffer of its own, where the stores go
+        and which then trades places with ``m`` (``_chain_swapped``), instead of one pass of
+        nested selects over all of ``m``."""
+        base = self._chain_base(node)
+        if base is node or base.op != "transpose" or base.inputs[0] is not start or \
+                base.attr("perm") != tuple(range(base.ndim)) or id(base) in self.buffer_of:
+            return False
+        self.realize(base)
+        return True
 
     def _chain_base(self, node: Node) -> Node:
         while node.op == "setitem" and id(node) not in self.buffer_of:
