@@ -198,8 +198,7 @@ class AssignLowering:
                     parts = [region]
                 elif chain:                             # out[i, 0] = a; out[i, 1] = b
                     parts = chain
-                elif swap and (self._copied(node, start) or True) and \
-                        self._chain_swapped(name, node, pairs, label):
+                elif swap and self._chain_swapped(name, node, pairs, label, start):
                     swaps.append((name, self.buffer_of[id(self._chain_base(node))]))
                     continue
                 elif self.buffer_of.get(id(base)) == name:  # stored here already (cc[:, :, k]
@@ -265,13 +264,14 @@ class AssignLowering:
             node = node.inputs[0]
         return node
 
-    def _chain_swapped(self, name, node, pairs, label) -> bool:
+    def _chain_swapped(self, name, node, pairs, label, start) -> bool:
         """A step computed into another buffer and then assigned to in a few places
         (``un = u.copy(); u[1:-1, 1:-1] = f(un); u[0, :] = u[1, :]``: the first assignment's
         array is in memory already): the later assignments are stored into that buffer where
         it is, and it trades places with ``name``, instead of a pass copying it into
         ``name``. Only when nothing else reads that buffer's value and every assignment reads
         it outside all of the assigned regions (so each reads what it would have read)."""
+        self._copied(node, start)
         base = self._chain_base(node)
         other = self.buffer_of.get(id(base))
         if other is None or other == name:
