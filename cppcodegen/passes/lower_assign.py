@@ -270,7 +270,8 @@ class AssignLowering:
         array is in memory already): the later assignments are stored into that buffer where
         it is, and it trades places with ``name``, instead of a pass copying it into
         ``name``. Only when nothing else reads that buffer's value and every assignment reads
-        it outside all of the assigned regions (so each reads what it would have read)."""
+        it outside all of the assigned regions (so each reads what it would have read). A
+        chain on a copy of ``start`` (``e = m.copy()``) gets that copy's buffer first."""
         self._copied(node, start)
         base = self._chain_base(node)
         other = self.buffer_of.get(id(base))
