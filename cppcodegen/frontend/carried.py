@@ -141,6 +141,7 @@ class _Slot:
         self.init_node = init.node if array else None
         self.placeholder = None     # the fresh proxy bound to the name (not an alias)
         self.taken = False          # its first array updated in place, then rebound
+        self.dropped = False        # made afresh in each iteration: not carried
         self.lengths = None         # a shrinking array's length per axis (shrinking.py)
         self.exit = None            # ... and its lengths after the loop
 
@@ -388,13 +389,18 @@ class Carried:
         for i, slot in enumerate(self.slots):
             results = [_type_of(t[2][i]) for t in bodies]
             fresh = slot.init is UNDEFINED or (loop and slot.name in self.fresh)
-            if fresh and any(r == "selection" or isinstance(r, tuple) and any(
-                    run_time_size(d) for d in r[2]) for r in results):
+            t = self.types[i]
+            if fresh and slot.dropped or fresh and any(
+                    r == "selection" or isinstance(r, tuple) and (any(
+                    run_time_size(d) for d in r[2]) or isinstance(t, tuple) and (
+                    len(r[2]) != len(t[2]) or not all(map(_same_size, r[2], t[2]))))
+                    for r in results):
                 self.dropped_fresh |= slot.init is not UNDEFINED
+                slot.dropped = True
                 new.append(None)            # `seg = a[lo[i]:hi[i]]`, `j = np.arange(i + 1)`
                 continue                    # made in each iteration: not carried (unbound
-                                            # after the loop, as a name first bound in it)
-            t = self.types[i]
+                                            # after the loop, as a name first bound in it;
+                                            # also one of another shape than before it)
             results = [self._fitted(slot, t, r) for r in results]
             try:
                 for r in results:

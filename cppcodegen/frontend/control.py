@@ -404,6 +404,17 @@ def _data_bounds(spec) -> list:
     return [(sym, env.data[sym]) for sym in sorted(syms, key=str)]
 
 
+def _inside_of(parent: dict, where, outer) -> bool:
+    """Is the construct at ``where`` nested (at any depth) in the loop at ``outer``?"""
+    seen = set()
+    while where in parent and where not in seen:
+        seen.add(where)
+        where = parent[where]
+        if where == outer:
+            return True
+    return False
+
+
 def _captured(where, trace_regions):
     """The regions, or ``Unroll`` when the body cannot be captured: Python runs it then."""
     try:
@@ -507,6 +518,8 @@ def _trace_captured(trace, fn, captured, ops, specs, args, saved):
                         f"the loop at {u.where} cannot be compiled as a loop "
                         f"({ops.unroll[u.where]}) nor unrolled ({u.reason})") from u
                 log.debug("loop at %s unrolled: %s", u.where, u.reason)
+                for inner in [w for w in ops.unroll if _inside_of(ops.parent, w, u.where)]:
+                    del ops.unroll[inner]   # (decided with u.where compiled: tried again)
                 ops.unroll[u.where] = u.reason
                 continue
             except UnboundLocalError:   # a loop's temporary read after it: carried after all

@@ -179,6 +179,11 @@ class LoopSpec:
 
     @property
     def last(self):
+        """The last value (a bound of it where the sizes are symbolic: ``range(0, n, 4)``)."""
+        if all(type(v) is int for v in (self.start, self.stop, self.step)):
+            r = builtins.range(self.start, self.stop, self.step)
+            if len(r):              # (``range(0, 256, 16)``: 240, so x[i:i + 8] fits)
+                return r[-1]
         return self.stop - 1 if self.positive else self.stop + 1
 
     def item(self, var):
