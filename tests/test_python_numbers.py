@@ -109,3 +109,20 @@ def test_a_python_bool_carried_by_a_loop_comes_back_a_bool():
     for t in (0.5, 2.0):
         got, want = f(x, t), first_above(x, t)
         assert got == want and type(got[0]) is bool and type(got[1]) is int
+
+
+def rounded(x):
+    out = np.empty(x.shape[0], dtype=np.int64)
+    for i in range(x.shape[0]):
+        out[i] = round(x[i] * 10)
+    return out, round(x[0] * 10), round(x[1], 1), bool(x.any()), np.allclose(x, x)
+
+
+def test_round_bool_and_allclose_give_python_types():
+    """round(scalar) is a Python int (halves to even, as Python rounds NumPy floats), with
+    ndigits NumPy's round; bool(...) and np.allclose are Python bools."""
+    x = np.array([0.35, 1.25, -2.55, 0.25])
+    got, want = cppcodegen.compile(rounded)(x), rounded(x)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1:] == want[1:]
+    assert [type(g) for g in got[1:]] == [type(w) for w in want[1:]]

@@ -200,7 +200,8 @@ class TraceOps:
         return _scalar(x, np.int64, int)
 
     def bool_(self, x=False):
-        return truth(x)
+        t = truth(x)        # (a Python bool of a traced value: weak, returned as a bool)
+        return wrap(t.node, weak=True, scalar=True) if isinstance(t, Proxy) else t
 
     def complex_(self, real=0.0, imag=None):
         """complex(re, im) of traced real scalars: a complex128 value made of its two parts

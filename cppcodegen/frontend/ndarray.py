@@ -20,7 +20,8 @@ from .externs import extern_call
 from .indexing import diagonal, fill_diagonal, flip, getitem, put, setitem, take, ufunc_at
 from .linalg import dot, matmul, norm, outer, trace_, tril, triu
 from ..ir.graph import make_node
-from .proxy import Proxy, asproxy, cast, copy_of, descriptor, store_result, unsupported, wrap
+from .proxy import (Proxy, asproxy, cast, cast_node, copy_of, descriptor, store_result, unsupported,
+                    wrap)
 from .segments import reduceat
 from .selection import is_selection, lift
 from .reductions import (all_, allclose, amax, amin, any_, argmax, argmin, cumprod, cumsum,
@@ -165,6 +166,22 @@ Proxy.__pow__ = _pow
 Proxy.__neg__ = lambda self: np.negative(self)
 Proxy.__pos__ = lambda self: np.positive(self)
 Proxy.__abs__ = _abs
+
+
+def _round(self, ndigits=None):
+    """Python's round() of a NumPy scalar: a Python int (halves to even), or with ndigits
+    NumPy's round as a NumPy scalar; an array has no __round__."""
+    if not (self.scalar or self.weak) or self.node.shape:
+        raise TypeError("type numpy.ndarray doesn't define __round__ method")
+    if ndigits is not None:
+        r = round_(self, ndigits)
+        r.scalar = True
+        return r
+    whole = np.rint(self) if self.dtype.kind == "f" else self
+    return wrap(cast_node(whole.node, np.dtype(np.int64)), weak=True, scalar=True)
+
+
+Proxy.__round__ = _round
 Proxy.__invert__ = lambda self: np.invert(self)
 Proxy.__divmod__ = lambda self, other: np.divmod(self, other)
 Proxy.__matmul__ = lambda self, other: matmul(self, other)

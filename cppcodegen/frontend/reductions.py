@@ -423,5 +423,6 @@ def trace_ufunc_accumulate(ufunc, inputs, kwargs):
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """np.allclose; a NumPy bool (NumPy returns a Python bool: a traced function cannot)."""
-    return all_(isclose(a, b, rtol, atol, equal_nan))
+    """np.allclose: a Python bool, as NumPy returns (weak: returned as a bool)."""
+    r = all_(isclose(a, b, rtol, atol, equal_nan))
+    return wrap(r.node, weak=True, scalar=True) if isinstance(r, Proxy) else bool(r)
