@@ -49,3 +49,15 @@ def test_nan_reductions_match_numpy(fn, dtype):
         check_against_numpy(fn, x, rtol=1e-5 if dtype == "float32" else 1e-12)
     kernels = nested(cppcodegen.explain(cppcodegen.compile(fn), x).kernels)
     assert not [k.name for k in kernels if k.form == "extern"]
+
+
+def whole_extremes(x):
+    return np.nanmax(x), np.nanmin(x)
+
+
+def test_nan_extremes_of_everything_are_numpy_scalars():
+    x = np.linspace(0.0, 1.0, 17)
+    x[3] = np.nan
+    got = cppcodegen.compile(whole_extremes)(x)
+    want = whole_extremes(x)
+    assert [type(g) for g in got] == [type(w) for w in want] and got == want

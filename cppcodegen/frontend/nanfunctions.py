@@ -67,7 +67,9 @@ def _nan_extreme(name, fn, fill):
             return fn(t, axis=axis, keepdims=keep) if t.dtype.kind != "c" else \
                 extern_call(numpy_fn, (a,), dict(axis=axis, keepdims=keepdims))
         best = fn(_replaced(t, fill), axis=axis, keepdims=keep)
-        return _where(all_(np.isnan(t), axis=axis, keepdims=keep), np.nan, best)
+        r = _where(all_(np.isnan(t), axis=axis, keepdims=keep), np.nan, best)
+        r.scalar = not r.node.shape         # (of everything: a NumPy scalar, as NumPy's)
+        return r
     return reduce
 
 
