@@ -573,3 +573,18 @@ def test_butterfly_loops_inside_an_unrolled_while():
     check_against_numpy(radix2_butterflies, X, writes=(0,), rtol=1e-12, atol=1e-12)
     text = str(cppcodegen.compile(radix2_butterflies).explain(X.copy()))
     assert text[:text.index("== loop IR")].count("for(") >= 3
+
+
+TABLE_X = np.linspace(0.0, 1.0, 8)
+
+
+def module_tables(x, a):
+    b = a.copy()
+    np.clip(b, 0.2, 0.8, out=b)         # into the array itself
+    b[b > 0.7] *= 2
+    return np.interp(x, TABLE_X, TABLE_X ** 2) + TABLE_X.sum(), b
+
+
+def test_interp_of_module_tables_and_clip_into_out():
+    rng = np.random.default_rng(10)
+    check_against_numpy(module_tables, rng.random(30), rng.random((5, 6)), rtol=1e-14)

@@ -267,8 +267,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
             or not isinstance(xa.shape[0], int) or xa.shape != fa.shape or xa.shape[0] < 2:
         return extern_call(np.interp, (x, xp, fp), dict(left=left, right=right, period=period))
     f64 = np.float64
-    xs, xa, fa = (np.asarray(v, f64) if isinstance(v, np.ndarray) else cast(asproxy(v), f64)
-                  for v in (xs, xa, fa))
+    xs, xa, fa = (asproxy(np.asarray(v, f64)) if isinstance(v, np.ndarray) else  # (a table
+                  cast(asproxy(v), f64) for v in (xs, xa, fa))      # of the module: indexed)
     n = xa.shape[0]
     lo = fa[0] if left is None else cast(asproxy(left), f64)
     hi = fa[n - 1] if right is None else cast(asproxy(right), f64)

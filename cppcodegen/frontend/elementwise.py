@@ -212,8 +212,11 @@ def where(cond, x=None, y=None):
 
 
 def clip(a, a_min=None, a_max=None, out=None, **kw):
-    if out is not None:
-        unsupported("np.clip(..., out=...)")
+    if out is not None:         # np.clip(b, lo, hi, out=b): the result stored into ``out``
+        if not isinstance(out, Proxy):
+            unsupported("np.clip(..., out=) into an array that is not traced")
+        store_result(out, clip(a, a_min, a_max, **kw), "clip")
+        return out
     a_min = kw.pop("min", a_min)
     a_max = kw.pop("max", a_max)
     if kw:
