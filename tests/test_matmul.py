@@ -81,3 +81,25 @@ def test_batches_of_tiny_products_are_fused():
     for fn, args in ((rotate_points, (th, pts)), (small_batch, (a, b))):
         forms = [k.form for k in cppcodegen.explain(cppcodegen.compile(fn), *args).kernels]
         assert "extern" not in forms and "gemm" not in forms
+
+
+def gram(X):
+    return X.T @ X
+
+
+def test_a_product_lowered_as_numpys_call_stays_one(monkeypatch):
+    """The path of X.T @ X is decided where it is lowered (k = 500: NumPy's call, with X.T
+    passed as a view). The scheduler asked again with the stored operand's last axis as k
+    (20), could get 'ccg::gemm' from the tuner's table, and then computed X @ X (values off
+    by 170, found with a tuning file of a busy machine). A stage lowered with views stays
+    NumPy's call."""
+    from cppcodegen import autotune
+    from cppcodegen.backend import gemmgen
+    real = autotune.matmul_native
+
+    def by_inner_size(func, dtype, in_dtypes, shape, k, where=""):
+        return real(func, dtype, in_dtypes, shape, k, where) and k == 20
+    monkeypatch.setattr(autotune, "matmul_native", by_inner_size)
+    monkeypatch.setattr(gemmgen, "matmul_native", by_inner_size)
+    X = np.random.default_rng(95).random((500, 20))
+    np.testing.assert_allclose(cppcodegen.compile(gram)(X), X.T @ X, rtol=1e-12)

@@ -32,7 +32,8 @@ PARALLEL_WORK = 1 << 22
 
 def native_matmul(stage, buffers) -> bool:
     """Whether the extern ``stage`` is an np.matmul that ``ccg::gemm`` computes."""
-    if getattr(stage.extern, "func", None) is not np.matmul or len(stage.args) != 2:
+    if getattr(stage.extern, "func", None) is not np.matmul or len(stage.args) != 2 or \
+            stage.views:        # (lowering chose NumPy's call for it: its operands are views)
         return False
     a = buffers[stage.args[0]].shape
     k = a[-2] if stage.transposed and stage.transposed[0] else a[-1]
