@@ -484,6 +484,8 @@ def _through_views(node: Node, inp: Node) -> tuple:
         src = src.inputs[0]
     if inp.shape != node.shape and node.op not in ("reduce", "extern", "setitem"):
         chain.append(("broadcast", node.shape))
+    if node.op == "setitem" and inp is node.inputs[1]:   # a value stored at an offset is read
+        chain.append(("at", node.attr("spec")))        # there (concatenate: two placements)
     return src, tuple(chain)
 
 
