@@ -603,3 +603,16 @@ def test_a_value_stored_at_two_offsets_is_computed_once():
     never). It is materialized as a value read through two views is."""
     check_against_numpy(pascal_row, 30, ulp=0)
     assert len(cppcodegen.explain(pascal_row, 12).source) < 60_000
+
+
+def masked_columns(x, t):
+    x = x.copy()
+    x[x[:, 0] > t, 0] = -1.0            # a mask of the rows and a column
+    x[x[:, 1] < 0.2, 1:] = 0.0          # ... and a slice of columns
+    return x
+
+
+def test_row_mask_with_a_column_index_assignment():
+    x = np.random.default_rng(11).random((20, 4))
+    for t in (0.5, 2.0):
+        check_against_numpy(masked_columns, x, t, ulp=0)

@@ -356,6 +356,12 @@ def _scatter(a: Proxy, index, value, accumulate=None):
     masks = [ix for ix in parts if isinstance(ix, (Proxy, np.ndarray)) and ix.dtype.kind == "b"]
     if masks and len(parts) > 1 and parts[0] is masks[0] and all(_full(ix) for ix in parts[1:]):
         parts = parts[:1]                   # x[mask, :] = v is x[mask] = v
+    if masks and len(parts) > 1 and parts[0] is masks[0] and accumulate is None and \
+            np.ndim(masks[0]) == 1 and np.ndim(value) == 0 and not is_selection(value) and \
+            not any(isinstance(ix, (Proxy, np.ndarray, list)) for ix in parts[1:]):
+        view = a[(slice(None),) + tuple(parts[1:])]     # x[mask, 0] = v: the rows of the
+        view[masks[0]] = value                          # view x[:, 0] where mask holds
+        return
     if masks:
         whole = (is_selection(value) and same_value(value.mask_node, asproxy(masks[0]).node) and
                  accumulate is None and len(parts) == 1 and value.base.shape == a.shape)
