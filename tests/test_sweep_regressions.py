@@ -616,3 +616,18 @@ def test_row_mask_with_a_column_index_assignment():
     x = np.random.default_rng(11).random((20, 4))
     for t in (0.5, 2.0):
         check_against_numpy(masked_columns, x, t, ulp=0)
+
+
+def masked_means(x, y):
+    return (np.mean(x, where=x > 0.5), np.mean(x, axis=0, where=x > 0.3), x.mean(axis=1, where=y),
+            np.mean(x.astype(np.float32), axis=1, keepdims=True, where=x > 0.2),
+            np.mean((x * 10).astype(int), where=y))
+
+
+def test_mean_with_where():
+    """NumPy's sum where the condition holds over its count (NaN where it never holds), in
+    the dtype NumPy gives (float32 stays float32, ints give float64); was refused."""
+    rng = np.random.default_rng(12)
+    x, y = rng.random((6, 5)), rng.random((6, 5)) > 0.5
+    y[2] = False
+    check_against_numpy(masked_means, x, y, rtol=1e-6)

@@ -336,6 +336,15 @@ cumprod = _scan_fn("prod")
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VALUE):
+    if where is not _NO_VALUE and where is not True:    # NumPy's: the sum where it holds
+        if out is not None:                             # over the count where it holds
+            unsupported("np.mean(..., where=, out=)")
+        x = asproxy(a)
+        dtype = np.mean(np.ones(1, x.dtype), dtype=dtype).dtype
+        total = sum_(x, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+        w = np.broadcast_to(asproxy(where), x.shape)
+        count = sum_(w, axis=axis, dtype=np.intp, keepdims=keepdims)
+        return cast(np.true_divide(total, count), total.dtype)
     check_plain("np.mean", None, where=where)
     out = _out_operand("np.mean", out)
     whole = _unselect(a, "sum", axis, keepdims, _NO_VALUE, _NO_VALUE) if out is None else None
