@@ -631,3 +631,17 @@ def test_mean_with_where():
     x, y = rng.random((6, 5)), rng.random((6, 5)) > 0.5
     y[2] = False
     check_against_numpy(masked_means, x, y, rtol=1e-6)
+
+
+def builtin_extremes(x):
+    return max(x), min(x), max(x[1:]), min(np.abs(x))
+
+
+def test_builtin_max_and_min_of_an_array_iterate_as_python():
+    """max(x) of a 1-d array is Python's: the first element, replaced by each greater one
+    (a NaN first stays, other NaNs are passed over); it was refused (bool() of a traced
+    array)."""
+    for x in (np.array([0.3, 0.9, -1.0, 0.5]), np.array([np.nan, 1.0, 2.0]),
+              np.array([1.0, np.nan, 3.0, -2.0])):
+        check_against_numpy(builtin_extremes, x, ulp=0)
+    check_against_numpy(builtin_extremes, np.array([3, 9, 1, 4]), ulp=0)

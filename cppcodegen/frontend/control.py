@@ -158,6 +158,8 @@ class TraceOps:
     @staticmethod
     def _extreme(py, better, args, kw):
         items = args[0] if len(args) == 1 else args
+        if isinstance(items, Proxy) and items.ndim == 1 and not kw:
+            return _extreme_of_elements(items, py is builtins.max)
         if kw or not isinstance(items, (list, tuple)) or not any(map(is_traced, items)):
             return py(*args, **kw)
         if all(symbolic_int(v) or isinstance(v, (int, np.integer)) for v in items):
@@ -403,6 +405,19 @@ def _data_bounds(spec) -> list:
     for b in (spec.start, spec.stop, spec.step):
         syms |= getattr(b, "free_symbols", set()) & set(env.data)
     return [(sym, env.data[sym]) for sym in sorted(syms, key=str)]
+
+
+def _extreme_of_elements(x, largest: bool):
+    """Python's max(x)/min(x) of a 1-d array's elements: the first one, replaced by each
+    greater (smaller) one, so a NaN first stays and any other NaN is passed over: NumPy's
+    nanmax/nanmin of the elements unless the first is NaN."""
+    if x.node.shape[0] == 0:
+        raise ValueError(f"{'max' if largest else 'min'}() iterable argument is empty")
+    best = (np.max if largest else np.min)(x) if x.dtype.kind not in "fc" else \
+        np.where(np.isnan(x[0]), x[0], (np.nanmax if largest else np.nanmin)(x))
+    r = best[()] if isinstance(best, Proxy) else best
+    r.scalar = True
+    return r
 
 
 def _inside_of(parent: dict, where, outer) -> bool:
