@@ -328,10 +328,11 @@ def test_explain_shows_symbols_and_guards():
 
 
 def test_auto_dynamic_falls_back_to_static_when_a_numpy_call_pins_sizes():
-    """np.sort runs as a NumPy call between kernels: it pins its operand's sizes (a guard);
-    automatic dynamic then stops retracing dynamically and specializes."""
+    """np.fft.rfft runs as a NumPy call between kernels whose output length (n // 2 + 1)
+    follows no input size: it pins its operand's sizes (a guard); automatic dynamic then
+    stops retracing dynamically and specializes."""
     def fn(x):
-        return np.sort(x * 2.0) + 1.0
+        return np.abs(np.fft.rfft(x * 2.0)) + 1.0
     f = cppcodegen.compile(fn)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -453,3 +454,22 @@ def test_a_flattened_symbolic_array_needs_no_division():
     for g, e in zip(f(img), flattened_counts(img)):
         np.testing.assert_array_equal(g, e)
     assert "ccg_idx_div(ccg_idx_div" not in cppcodegen.explain(f, img).source
+
+
+def padded_median(x):
+    p = np.pad(x, 2, mode="reflect")                    # NumPy's call: n0 + 4
+    st = np.stack([p[i:i + x.shape[0]] for i in range(5)], axis=0)
+    return np.median(st, axis=0), np.gradient(x), np.histogram(x, bins=7)[0]
+
+
+def test_numpy_calls_between_kernels_follow_symbolic_sizes():
+    """A NumPy call between kernels whose output axes follow an input size (np.pad's n + 4,
+    np.gradient's n; np.histogram's 7 stays 7) keeps the sizes symbolic, checked by a run on
+    larger stand-ins, instead of pinning them: one build for every size after the first
+    change (it was a build per size)."""
+    f = cppcodegen.compile(padded_median)
+    for n in (40, 57, 1000, 3, 23):
+        x = np.random.default_rng(n).random(n)
+        for g, w in zip(f(x), padded_median(x)):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+    assert len(f.recompile_reasons) == 1

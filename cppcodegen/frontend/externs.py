@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import DataDependentError, UnsupportedError, user_location
 from ..ir.graph import make_node, toposort
 from .proxy import asproxy, Proxy, unsupported, wrap
+from .extern_shapes import symbolic_shapes
 from .sizes import current_env
 
 
@@ -75,8 +76,13 @@ def extern_call(func, args, kwargs, speculate=False):
             return int(x)               # minlength=k of a dynamic shape): this call's, guarded
         return x
     targs, tkwargs = template(tuple(args)), template(dict(kwargs))
-    for p in proxies:                   # NumPy's call needs int sizes: symbolic ones are
-        tuple(int(d) for d in p.shape)  # pinned to this call's (guarded)
+    env = current_env()
+    symbolic = env is not None and any(not isinstance(d, int) for p in proxies
+                                       for d in p.node.shape)
+    if symbolic and (speculate or TraceState.args is None):
+        for p in proxies:               # NumPy's call needs int sizes: symbolic ones are
+            tuple(int(d) for d in p.shape)  # pinned to this call's (guarded)
+        symbolic = False
     arrays = _values_now(proxies)
     if arrays is not None:              # this call's values: a precondition on them holds
         result = _run(func, targs, tkwargs, arrays)     # (np.linalg.cholesky of an SPD A)
@@ -88,13 +94,20 @@ def extern_call(func, args, kwargs, speculate=False):
         result = _stand_in_call(func, name, targs, tkwargs, proxies)
     several = isinstance(result, (tuple, list))     # np.array_split, np.meshgrid: a list
     results = result if several else (result,)
+    shapes = [np.shape(r) for r in results]
+    if symbolic:                        # axes that follow an input size (extern_shapes.py);
+        found = symbolic_shapes(func, targs, tkwargs, proxies, shapes)   # else pinned
+        if found is None:
+            for p in proxies:
+                tuple(int(d) for d in p.shape)
+        shapes = found or shapes
     outs = []
     for k, r in enumerate(results):
         r = np.asarray(r)
         if r.dtype.kind not in "biufc" or r.dtype.itemsize > 16:
             unsupported(f"{name} returning {r.dtype}")
         call = ExternCall(func, targs, tkwargs, k if several else None)
-        node = make_node("extern", [p.node for p in proxies], r.shape, r.dtype,
+        node = make_node("extern", [p.node for p in proxies], shapes[k], r.dtype,
                          user_location(), call=call)
         outs.append(wrap(node, scalar=not r.shape))
     if name not in WARNED:
