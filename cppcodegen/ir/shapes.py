@@ -301,12 +301,9 @@ def broadcast_shapes(*shapes):
                        not isinstance(d, int) and not isinstance(e, int) and sympy.expand(d - e) == 0
                        for e in distinct):
                 distinct.append(d)
-        if len(distinct) == 1:
-            out.append(distinct[0])
-            continue
         others = [d for d in distinct if not (isinstance(d, int) and d == 1)]
-        if len(others) == 1:        # 1 and d broadcast to d, whether d is 1 or not (d of a
-            out.append(others[0])   # loop's index: ``v[:, None] * A[:, i + 1:]``)
+        if len(distinct) == 1 or len(others) == 1:   # 1 and d give d, whether d is 1 or not
+            out.append(others[0] if others else 1)   # (``v[:, None] * A[:, i + 1:]``)
             continue
         result = None
         for d in distinct:
