@@ -425,12 +425,18 @@ def materialized(graph: Graph) -> set:
                if n.op not in LEAF_OPS and n.op not in VIEW_OPS and n.op not in CONTROL_OPS
                and n.op not in OWN_STAGE_OPS + ("iota", "random", "carry", "loop_out")]
     paths: dict = {}
+    placed: dict = {}               # a value stored by setitems: the regions it is stored at
     for node in graph.nodes:
         if node.op in VIEW_OPS:
             continue
         for inp in node.inputs:
             src, chain = _through_views(node, inp)
             paths.setdefault(id(src), set()).add(chain)
+            if node.op == "setitem" and inp is node.inputs[1]:
+                placed.setdefault(id(src), set()).add(node.attr("spec"))
+    for i, specs in placed.items():     # stored at two offsets (np.concatenate((row, [0])) +
+        if len(specs) > 1:              # np.concatenate(([0], row))): read two ways
+            paths[i] |= {("at", spec) for spec in specs}
     is_compute = {id(n) for n in compute}
     spread = set()
     for n in graph.nodes:
@@ -484,8 +490,6 @@ def _through_views(node: Node, inp: Node) -> tuple:
         src = src.inputs[0]
     if inp.shape != node.shape and node.op not in ("reduce", "extern", "setitem"):
         chain.append(("broadcast", node.shape))
-    if node.op == "setitem" and inp is node.inputs[1]:   # a value stored at an offset is read
-        chain.append(("at", node.attr("spec")))        # there (concatenate: two placements)
     return src, tuple(chain)
 
 
