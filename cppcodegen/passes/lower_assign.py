@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from ..ir.graph import LEAF_OPS, Node, reachable
+from ..ir.graph import LEAF_OPS, VIEW_OPS, Node, reachable
 from ..ir.loopir import FloorDiv, IMod, Load, Stage, index_vars, walk
 from ..ir.ufuncs import OPS
 from .indexing import broadcast_index, same_index
@@ -87,8 +87,8 @@ class AssignLowering:
                 found.append(n)
             elif n.op == "cast" or n.op in OPS:
                 stack.extend(n.inputs)
-            elif n.op not in LEAF_OPS:
-                return False
+            elif n.op not in LEAF_OPS and not (n.op in VIEW_OPS and self._in_memory(n)):
+                return False                # (a view of a buffer, ``un = u.copy()``: loads)
         if len(found) != 1 or found[0].shape != src.shape or not self._in_memory(found[0].inputs[0]):
             return False
         s = found[0]
