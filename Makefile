@@ -14,8 +14,9 @@ install:
 install-test:
 	$(PIP) -e '.[test,dask]'
 
-install-bench:
-	$(PIP) -e '.[bench]' || $(PIP) -e .
+install-bench:    # the peers too (torch: only the CPU build of 2.13.0, never a requirement)
+	$(PIP) -e '.[bench,peers]' || $(PIP) -e '.[bench]' || $(PIP) -e .
+	-$(PIP) torch==2.13.0
 
 test: install-test
 	$(PYTHON) -m pytest -q -n 2 tests
