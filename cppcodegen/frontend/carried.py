@@ -302,7 +302,7 @@ class Carried:
                 results[0][0] != t[0] and np.result_type(results[0][0], t[0]) != t[0]:
             return False
         spec, var = self.induction
-        lens = shrinking.lengths(t[2], t[2], results[0][2], var, spec.start, spec.step)
+        lens = shrinking.lengths(t[2], results[0][2], var, spec.start, spec.step)
         if lens is None:
             return False
         exit_ = [n if n is None else shrinking.at_exit(n, var, spec.start, spec.stop, spec.step)

@@ -19,16 +19,16 @@ from __future__ import annotations
 from .sizes import same_size, symbolic
 
 
-def lengths(start_shape, shape_in, shape_out, var, start, step):
+def lengths(shape_in, shape_out, var, start, step):
     """Per axis ``L(i)`` (a sympy expression of ``var``) or None where the length stays
-    the same; None when the change is not a fixed shrink per iteration (or the step is not
-    1 or -1)."""
+    the same, from a body traced with the array at its first shape ``shape_in``; None when
+    the change is not a fixed shrink per iteration (or the step is not 1 or -1)."""
     if step not in (1, -1) or len(shape_in) != len(shape_out) or not shape_in:
         return None
     sh = symbolic()
     i, start = var, sh.canon(start)
     out, varies = [], False
-    for full, p, q in zip(start_shape, shape_in, shape_out):
+    for p, q in zip(shape_in, shape_out):
         if _same(p, q):
             out.append(None)
             continue
@@ -37,11 +37,11 @@ def lengths(start_shape, shape_in, shape_out, var, start, step):
         if isinstance(delta, int):                      # values[:-1]: one shorter each time
             if delta >= 0:
                 return None
-            length = sh.canon(full + delta * step * (i - start))
-        elif i in free and _same(p, full):              # V[:, 1:i + 1] counting i down
+            length = sh.canon(p + delta * step * (i - start))
+        elif i in free:                                 # V[:, 1:i + 1] counting i down
             length = sh.canon(sh.canon(q).subs(i, i - step))
             slope = sh.canon(after(length, i, step) - length)
-            if sh.canon(length.subs(i, start) - full) != 0 or not isinstance(slope, int) \
+            if sh.canon(length.subs(i, start) - p) != 0 or not isinstance(slope, int) \
                     or slope >= 0:
                 return None
         else:
