@@ -12,12 +12,16 @@ import cppcodegen
 from helpers import check_against_numpy
 
 
-def binomial(S, K, r, sigma, T, N):
+def lattice(r, sigma, T, N):
+    """A binomial lattice's up and down factors, up probability and one step's discount."""
     dt = T / N
     u = np.exp(sigma * np.sqrt(dt))
     d = 1.0 / u
-    p = (np.exp(r * dt) - d) / (u - d)
-    disc = np.exp(-r * dt)
+    return u, d, (np.exp(r * dt) - d) / (u - d), np.exp(-r * dt)
+
+
+def binomial(S, K, r, sigma, T, N):
+    u, d, p, disc = lattice(r, sigma, T, N)
     j = np.arange(N + 1)
     values = np.maximum(S * u ** (N - j) * d ** j - K, 0.0)
     for i in range(N):
@@ -27,11 +31,7 @@ def binomial(S, K, r, sigma, T, N):
 
 def binomial_strikes(S, K, r, sigma, T, N):
     """Counting down, the lengths written with the index: V[:, 1:i + 1] and V[:, 0:i]."""
-    dt = T / N
-    u = np.exp(sigma * np.sqrt(dt))
-    d = 1 / u
-    p = (np.exp(r * dt) - d) / (u - d)
-    disc = np.exp(-r * dt)
+    u, d, p, disc = lattice(r, sigma, T, N)
     j = np.arange(N + 1)
     V = np.maximum(S * u ** j * d ** (N - j) - K[:, None], 0.0)
     for i in range(N, 0, -1):
@@ -163,11 +163,7 @@ def test_reference_interpreter_runs_the_shrinking_loop(backend):
 def american_put(S0, K, T, r, sigma, N):
     """A tutorial's American put: an np.arange of indices, the array updated in place, then
     rebound one shorter, then floored by the exercise value of a fresh shorter array."""
-    dt = T / N
-    u = np.exp(sigma * np.sqrt(dt))
-    d = 1 / u
-    q = (np.exp(r * dt) - d) / (u - d)
-    disc = np.exp(-r * dt)
+    u, d, q, disc = lattice(r, sigma, T, N)
     S = S0 * d ** (np.arange(N, -1, -1)) * u ** (np.arange(0, N + 1, 1))
     C = np.maximum(0, K - S)
     for i in np.arange(N - 1, -1, -1):
@@ -180,11 +176,7 @@ def american_put(S0, K, T, r, sigma, N):
 
 def american_put_shifted(S0, K, T, r, sigma, N):
     """Both arrays shrink: the prices too (S = S[:-1] * d)."""
-    dt = T / N
-    u = np.exp(sigma * np.sqrt(dt))
-    d = 1 / u
-    q = (np.exp(r * dt) - d) / (u - d)
-    disc = np.exp(-r * dt)
+    u, d, q, disc = lattice(r, sigma, T, N)
     S = S0 * u ** np.arange(N, -1, -1) * d ** np.arange(0, N + 1)
     V = np.maximum(K - S, 0.0)
     for _ in range(N):

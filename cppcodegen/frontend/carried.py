@@ -424,9 +424,9 @@ class Carried:
         self.types = new
         if changed or solved:
             return None
-        return self._regions(traced, test_first)
+        return self._regions(traced, test_first, branch=not loop)
 
-    def _regions(self, traced, test_first) -> list:
+    def _regions(self, traced, test_first, branch=False) -> list:
         regions, free = [], {}
         for k, (params, made, values, extra, kept) in enumerate(traced):
             params = [p if p is not None or t is None else
@@ -434,8 +434,8 @@ class Carried:
                       for i, (p, t) in enumerate(zip(params, self.types))]
             if test_first and k == 0:
                 results = [extra]
-            elif _raised(kept) and len(traced) == 2 and not test_first:     # (a branch
-                results = [p for p, t in zip(params, self.types) if t is not None]  # raising)
+            elif branch and _raised(kept):      # ends in the user's raise: binds nothing
+                results = [p for p, t in zip(params, self.types) if t is not None]
             else:
                 MADE.append(made)       # the casts of the results belong to the region
                 try:

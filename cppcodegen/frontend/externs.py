@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import DataDependentError, UnsupportedError, user_location
 from ..ir.graph import make_node, toposort
 from .proxy import asproxy, Proxy, unsupported, wrap
-from .extern_shapes import symbolic_shapes
+from .extern_shapes import stand_in_call, symbolic_shapes
 from .sizes import current_env
 
 
@@ -80,8 +80,7 @@ def extern_call(func, args, kwargs, speculate=False):
     symbolic = env is not None and any(not isinstance(d, int) for p in proxies
                                        for d in p.node.shape)
     if symbolic and (speculate or TraceState.args is None):
-        for p in proxies:               # NumPy's call needs int sizes: symbolic ones are
-            tuple(int(d) for d in p.shape)  # pinned to this call's (guarded)
+        _pin(proxies)
         symbolic = False
     arrays = _values_now(proxies)
     if arrays is not None:              # this call's values: a precondition on them holds
@@ -98,8 +97,7 @@ def extern_call(func, args, kwargs, speculate=False):
     if symbolic:                        # axes that follow an input size (extern_shapes.py);
         found = symbolic_shapes(func, targs, tkwargs, proxies, shapes)   # else pinned
         if found is None:
-            for p in proxies:
-                tuple(int(d) for d in p.shape)
+            _pin(proxies)
         shapes = found or shapes
     outs = []
     for k, r in enumerate(results):
@@ -159,6 +157,12 @@ def _run(func, targs, tkwargs, arrays):
         raise error from None
 
 
+def _pin(proxies):
+    """The arrays' symbolic sizes pinned to this call's (guarded): NumPy's call gets ints."""
+    for p in proxies:
+        tuple(int(d) for d in p.shape)
+
+
 class TraceState:
     args = None         # the arguments of the call being traced (for speculated shapes)
 
@@ -166,17 +170,8 @@ class TraceState:
 def _stand_in_call(func, name, targs, tkwargs, proxies):
     """Run ``func`` on stand-ins of the traced arrays (zeros, then random values) to learn
     its output shapes and dtypes, where this call's values are not known (in a loop body)."""
-    from ..runtime.extern import fill
-    rng = np.random.default_rng(0)
-    errors = []
-    for make in (lambda p: np.zeros(p.shape, p.dtype),
-                 lambda p: (rng.random(p.shape) * 4 + 1).astype(p.dtype)):
-        arrays = [make(p) for p in proxies]
-        try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return func(*fill(targs, arrays), **fill(tkwargs, arrays))
-        except Exception as e:          # noqa: BLE001 -- reported below
-            errors.append(e)
-    raise UnsupportedError(f"{name} could not be run on traced arrays ({errors[-1]}) "
-                           f"(at {user_location()})")
+    try:
+        return stand_in_call(func, targs, tkwargs, proxies, [p.shape for p in proxies])
+    except Exception as e:              # noqa: BLE001 -- reported with the user's line
+        raise UnsupportedError(f"{name} could not be run on traced arrays ({e}) "
+                               f"(at {user_location()})") from None

@@ -229,14 +229,15 @@ when the guard is False. A gather's index error counts only where its guard hold
 (``while i < n and a[i] > t`` reads a[n] and discards it)."""
 
 
-def checked(value: Proxy, ok, code: int) -> Proxy:
+def checked(value: Proxy, ok, code: int, at: str = "", **attrs) -> Proxy:
     """``value`` behind a check stage: NumPy's error ``code`` (runtime/compiled.py
-    CHECK_MESSAGES) where ``ok`` is 0 when the program runs; in one side of ``x if c else y``
-    (``GUARDS``) only where that side is taken."""
+    CHECK_MESSAGES; ``attrs``: the user's exception of a raise, ``raises.py``) where ``ok``
+    is 0 when the program runs; in one side of ``x if c else y`` (``GUARDS``) only where that
+    side is taken."""
     if GUARDS:
         ok = where(GUARDS[-1], ok, 1)
     node = make_node("check", (value.node, as_node(ok, np.dtype(np.int64))), value.node.shape,
-                     value.dtype, user_location(), code=code)
+                     value.dtype, at or user_location(), code=code, **attrs)
     return wrap(node, scalar=value.scalar)
 
 

@@ -138,8 +138,8 @@ def enter_loop(spec):
     sh.TRACED_VALUE = size_proxy
     sym = sh.loop_symbol(len(env.loops) + len(env.retired))
     if spec.positive is None:           # a step of either sign: the range either way
-        import sympy
-        env.loops[sym] = (sympy.Min(spec.first, spec.stop + 1), sympy.Max(spec.first, spec.stop - 1))
+        env.loops[sym] = (sh.sympy.Min(spec.first, spec.stop + 1),
+                          sh.sympy.Max(spec.first, spec.stop - 1))
     else:
         env.loops[sym] = (spec.first, spec.last) if spec.positive else (spec.last, spec.first)
     return sh.SymInt(sym)
@@ -263,15 +263,12 @@ class ArrayIter(LoopSpec):
 def _progression(node, values):
     """(first, step) of a 1-d int64 array of equally spaced values (``np.arange``), else
     None."""
-    if node.dtype != np.int64 or len(node.shape) != 1:
+    if node.dtype != np.int64 or len(node.shape) != 1 or values is None or not len(values):
         return None
-    if values is not None:
-        if len(values) < 2:
-            return (int(values[0]), 1) if len(values) else None
-        steps = np.diff(values)
-        return (int(values[0]), int(steps[0])) if (steps == steps[0]).all() and steps[0] \
-            else None
-    return None
+    steps = np.diff(values)
+    if not len(steps):
+        return int(values[0]), 1
+    return (int(values[0]), int(steps[0])) if steps[0] and (steps == steps[0]).all() else None
 
 
 def known_values(node):

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.graph import RAISES, make_node
+from ..ir.graph import RAISES
 from .carried import REGION_EFFECTS
-from .proxy import as_node, Proxy, unsupported
+from .indexing import checked
+from .proxy import asproxy, Proxy, unsupported
 from .sizes import is_dim
 
 MARK = "_cppcodegen_raise"      # the attribute that marks an exception as the user's raise
@@ -60,5 +61,5 @@ def _failing_check(exc, where):
     code = USER_CODES + len(RAISES)
     error = (type(exc), exc.args)
     RAISES.append(error)
-    zero = as_node(np.int64(0))
-    return make_node("check", (zero, zero), (), np.int64, where, code=code, error=error)
+    zero = asproxy(np.int64(0))
+    return checked(zero, zero, code, where, error=error).node

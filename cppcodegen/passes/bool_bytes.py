@@ -43,23 +43,31 @@ def _stages(stages, program) -> list:
 def _stage(s: Stage, program) -> Stage:
     if s.members:
         members = tuple(_stage(m, program) for m in s.members)
-        return dataclasses.replace(s, members=members) if members != s.members else s
+        changed = any(a is not b for a, b in zip(members, s.members))
+        return dataclasses.replace(s, members=members) if changed else s
     if program.buffers[s.name].dtype != BOOL or s.body is None or s.body.dtype != BOOL:
         return s
-    body = _bytes(s.body)
+    body = _bytes(s.body, {})
     return s if body is None else dataclasses.replace(s, body=body)
 
 
-def _bytes(e):
+def _bytes(e, memo: dict):
     """``e`` (a bool expression) as a 0/1 byte expression, or None when it is not logic of
-    bool loads and constants."""
+    bool loads and constants. ``memo`` (id -> rewritten): a subexpression shared in ``e``
+    stays shared (the renderer writes it once)."""
+    if id(e) not in memo:
+        memo[id(e)] = _rewrite(e, memo)
+    return memo[id(e)]
+
+
+def _rewrite(e, memo):
     if type(e) is Load and e.dtype == BOOL:     # the bools' bytes (backend/cexpr.py; not a Gather)
         return Load(e.buf, e.index, BYTE)
     if isinstance(e, Const) and e.dtype == BOOL:
         return Const(int(bool(e.value)), BYTE)
     if type(e) is not Op or e.dtype != BOOL or any(a.dtype != BOOL for a in e.args):
         return None
-    args = [_bytes(a) for a in e.args]
+    args = [_bytes(a, memo) for a in e.args]
     if any(a is None for a in args):
         return None
     if e.name in BYTEWISE and len(args) == 2:
