@@ -408,7 +408,7 @@ class CompiledFunction:
             try:
                 with callback_handler.install_callbacks(trigger) as compilation:
                     variant = self._backend(self.fn, cspecs, args, opts, compilation)
-            except (UnsupportedError, DataDependentError) as e:   # plain Python, or raise
+            except (UnsupportedError, DataDependentError, AssertionError) as e:   # (ours only)
                 return self.variants.setdefault(specs, fall_back(self.fn, e, opts.fallback))
             values = _value_sizes(variant)
             if cspecs == specs and not values:

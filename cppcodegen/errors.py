@@ -45,13 +45,24 @@ def fall_back(fn, error: Exception, enabled: bool) -> PlainPython:
     """The plain-Python variant for ``error`` (warning once), or ``error`` raised again when
     the fallback is off. Only a construct the compiler cannot take falls back: a user's own
     mistake (a shape mismatch, an index out of range) raises as NumPy raises it."""
-    if not enabled:
-        raise error
+    if not enabled or isinstance(error, AssertionError) and not internal(error):
+        raise error             # (the user's own assert fails as it does in Python)
     import warnings
     warnings.warn(f"cppcodegen: {getattr(fn, '__qualname__', fn)} runs as plain Python for "
                   f"these arguments (not compiled): {type(error).__name__}: {error}",
                   FallbackWarning, stacklevel=4)
     return PlainPython(fn, error)
+
+
+def internal(error: BaseException) -> bool:
+    """Is ``error`` an assertion of the compiler itself failing (not the user's ``assert``)?
+    With the fallback on, the function then runs as plain Python, the error in the warning."""
+    if not isinstance(error, AssertionError) or error.__traceback__ is None:
+        return False
+    tb = error.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PKG_DIR)
 
 
 def user_location() -> str:

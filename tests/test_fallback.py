@@ -77,3 +77,32 @@ def test_a_loop_python_would_unroll_into_a_huge_program_is_refused_fast():
     small = (1.0, 30)       # a few steps: still compiled, unrolled
     np.testing.assert_allclose(cppcodegen.compile(P.growing_path)(*small),
                                P.growing_path(*small), rtol=1e-12)
+
+
+def test_an_internal_assertion_falls_back_and_a_users_assert_does_not(monkeypatch):
+    """A failed assertion inside the compiler is its own bug: with the fallback on, the
+    function runs as plain Python (the warning names the error); off, it is raised. The
+    user's own ``assert`` that fails while tracing raises as it does in Python."""
+    from cppcodegen.passes import lower
+    ns: dict = {}
+    exec(compile("def run(self, *args):\n    raise AssertionError('invariant')",
+                 lower.__file__, "exec"), ns)          # (an assertion in the package's code)
+    monkeypatch.setattr(lower.Lowering, "run", ns["run"])
+
+    def add_one(x):
+        return x + 1
+
+    x = np.arange(4.0)
+    with pytest.warns(cppcodegen.FallbackWarning, match="AssertionError: invariant"):
+        got = cppcodegen.compile(add_one, options={"fallback": True})(x)
+    np.testing.assert_array_equal(got, x + 1)
+    with pytest.raises(AssertionError, match="invariant"):
+        cppcodegen.compile(add_one, options={"fallback": False})(x)
+    monkeypatch.undo()
+
+    def needs_two(x):
+        assert x.shape[0] == 2, "needs two rows"
+        return x
+
+    with pytest.raises(AssertionError, match="needs two rows"):
+        cppcodegen.compile(needs_two, options={"fallback": True})(x)

@@ -143,13 +143,17 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                     w.line(f"int64_t {n} = 0;   // draws of a random op in a loop so far")
                 for c in calls:
                     w.line(c)
-                for n, other in swaps:
-                    if n in names and other in names:
-                        t, size = ctype(program.buffers[n].dtype), element_count(
-                            program.buffers[n].shape)
-                        w.line(f"if ({n} != static_cast<{t}*>({n}_))   // swapped an odd "
-                               "number of times")
-                        w.line(f"  std::copy({n}, {n} + ({size}), static_cast<{t}*>({n}_));")
+                for group in _traded_groups(swaps):     # returned arrays: home again
+                    homes = [f"static_cast<{ctype(program.buffers[g].dtype)}*>({g}_)"
+                             if g in names and (program.buffers[g].role == "output" or
+                                                len(segments) > 1) else "nullptr"
+                             for g in group]    # (a temporary: when a NumPy step reads it)
+                    if any(h != "nullptr" for h in homes):
+                        t = ctype(program.buffers[group[0]].dtype)
+                        size = element_count(program.buffers[group[0]].shape)
+                        w.line(f"{{ {t}* ccg_ptr[] = {{{', '.join(group)}}};   // traded buffers")
+                        w.line(f"  {t}* const ccg_home[] = {{{', '.join(homes)}}};")
+                        w.line(f"  ccg::settle_traded(ccg_ptr, ccg_home, {len(group)}, {size}); }}")
                 for n, t, kind, role in signature:
                     if n in scalars:
                         w.line(f"static_cast<{t}*>({n}_)[0] = {n}_v;")
@@ -329,3 +333,14 @@ def cdef_for(signature, steps) -> str:
     args = ", ".join(_abi_type(t, kind) for _, t, kind, _ in signature) or "void"
     entries = sorted({st[1] for st in steps if st[0] == "call"})
     return "\n".join(f"void {ENTRY}{i}({args});" for i in entries)
+
+
+def _traded_groups(swaps) -> list:
+    """The buffers of ``swaps`` (pairs that trade pointers) in groups that share any."""
+    groups: list = []
+    for pair in swaps:
+        hit = [g for g in groups if set(pair) & set(g)]
+        merged = [b for g in hit for b in g]
+        merged += [b for b in pair if b not in merged]
+        groups = [g for g in groups if g not in hit] + [merged]
+    return groups

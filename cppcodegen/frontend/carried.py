@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import TraceError, user_location
 from ..ir.graph import EFFECTS, MADE, Region, make_node, region_order, walk
-from . import effects, shrinking
+from . import effects, shrinking, swaps
 from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
@@ -172,6 +172,7 @@ class Carried:
         self.never = False          # a while-condition False before any iteration
         self.made = {}              # every node made in the regions (id -> node)
         self.induction = None       # a for loop without a break: (its spec, its symbol)
+        self.moves = {}             # slot -> the slot its array is bound to next (swaps.py)
 
     def _index(self, slot) -> int:
         return self.names.index(slot.name)
@@ -329,6 +330,12 @@ class Carried:
                 found = True
         return found
 
+    def _cycled(self, slot) -> bool:
+        """Does ``slot``'s array come back to it after a fixed number of iterations of a
+        loop whose trip count is known when it starts (``u, un = un, u``)?"""
+        return self.induction is not None and \
+            swaps.orbit(self.moves, self.slots.index(slot)) is not None
+
     def _fitted(self, slot, t, r):
         """A shrinking array's body result as its carried type when it has the length the
         solution says (then it is stored into the carry buffer's first elements)."""
@@ -359,13 +366,16 @@ class Carried:
                         del self.slots[k], self.types[k]
                         self.views.append(s)
                 return None
-            if hit and not all(_taken_over(s) for s in hit):
+            if hit and not is_cond:     # (and those whose array the body passes on to them)
+                self.moves = swaps.moves(self.slots, values, _Snapshot)
+                hit = swaps.reaching(self.slots, hit, self.moves)
+            if hit and not all(_taken_over(s) or self._cycled(s) for s in hit):
                 raise Unroll(self.where, "an array is updated in place through a name that "
                              "the loop binds to another array")
             for s in hit:               # (carried as the name's value; the array it was
                 s.taken = True          # bound to is not read after the loop: ``finish``)
             # arrays made before the construct and updated in it: carried from now on
-            known = {id(s.proxy) for s in self.slots if s.proxy is not None}
+            known = {id(s.proxy) for s in self.slots if s.proxy is not None} | set(fresh)
             known |= {id(s.init) for s in self.slots if s.alias}
             for proxy, before in updated:
                 if proxy._base is None and id(proxy) not in known and id(before) not in made:
@@ -473,8 +483,10 @@ class Carried:
         """The construct is ``node``: every carried value is now its ``loop_out``."""
         state = list(self.init_state)
         kept = [(s, t) for s, t in zip(self.slots, self.types) if t is not None]
+        outs = {}
         for k, (slot, t) in enumerate(kept):
             out = make_node("loop_out", (node,), t[2], t[0], self.where, index=k)
+            outs[self.slots.index(slot)] = (out, t)
             target = slot.proxy if slot.proxy is not None else slot.init if slot.alias else None
             if target is not None:
                 target._node = out
@@ -486,7 +498,10 @@ class Carried:
         for slot, t in zip(self.slots, self.types):
             if t is None and slot.name is not None:
                 state[self._index(slot)] = UNDEFINED
-            if slot.taken:  # the first iteration updated it where it is, as NumPy does: a
+            if slot.taken and self._cycled(slot):   # (the array is one of the carried
+                swaps.settle(slot.init, swaps.orbit(self.moves, self.slots.index(slot)),
+                             outs, self.induction[0], self.where)   # values: which, by trips)
+            elif slot.taken:  # the first iteration updated it where it is, as NumPy does: a
                 slot.init._gone = Unroll(self.where, "an array it updates in place and then "
                                          "rebinds is read after it")
                 slot.init._node = None          # later read: the loop unrolls (Proxy.node)

@@ -115,6 +115,11 @@ def index_bounds(node):
         return (int(v), int(v)) if isinstance(v, (int, np.integer, bool, np.bool_)) else None
     if op in ("reshape", "transpose", "broadcast_to", "slice"):
         return index_bounds(node.inputs[0])
+    if op == "reduce" and node.attr("kind") in ("argmin", "argmax"):   # (k-means' labels)
+        n = 1
+        for a in node.attr("axes"):
+            n = n * node.inputs[0].shape[a]
+        return (0, n - 1) if isinstance(n, int) and n > 0 else None
     if op == "cast":
         src = node.inputs[0]
         if src.dtype.kind == "b":

@@ -90,8 +90,10 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
             return self._gather(node, idx)
         if op == "search":          # np.searchsorted of a sorted 1-D array (lower_counts.py)
             return self._search(node, idx)
-        if op == "scatter":         # (a write-back may store it in place instead: write_back)
-            return eb.load(self.realize(node), idx, node.dtype)
+        if op == "scatter" or op in OWN_STAGE_OPS:  # (a scatter: a write-back may store it
+            return eb.load(self.realize(node), idx, node.dtype)     # in place instead; an own
+                                    # stage's value needed early: a scalar computed before a
+                                    # store in place, ``_free_after``)
         if op == "cast" or op in OPS:
             args = [self.value(i, broadcast_index(idx, i.shape, node.shape)) for i in node.inputs]
             return eb.op(op, args, node.dtype)
@@ -170,8 +172,11 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
             return
         elif node.op == "setitem" and self._in_memory(node.inputs[0]):
             # x[region] = v on an array in memory: copy the rest of it, store v in the region
+            # (its buffer named once the values are: until then it is not computed, for
+            # ``_free_after``'s question whether a store in place may precede it)
+            parts = self._outside(node) + [self._region(node)]
             name = self.add_buffer(node, role)
-            for domain, store, body in self._outside(node) + [self._region(node)]:
+            for domain, store, body in parts:
                 if 0 not in domain:
                     self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
                                              where, store=store))
@@ -179,10 +184,10 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         elif node.op == "scatter" and self._scatter_in_place(node, role, label, where):
             return                  # x[j + 1] = x[j] on a buffer nothing reads afterwards
         elif node.op == "scatter":  # a copy of the base, then the stores in NumPy's order
-            name = self.add_buffer(node, role)
             nvars = index_vars(node.ndim)
-            self.stages.append(Stage(name, "pointwise", node.shape, self.value(node.inputs[0], nvars),
-                                     (), None, label, where))
+            base = self.value(node.inputs[0], nvars)    # (then its buffer: as above)
+            name = self.add_buffer(node, role)
+            self.stages.append(Stage(name, "pointwise", node.shape, base, (), None, label, where))
             self.stages.append(self._scatter(node, name, label, where))
             return
         elif node.op == "scan":     # out[..., i, ...] = out[..., i - 1, ...] op src[..., i, ...]
@@ -232,6 +237,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         temporary (a loop's carried array) that nothing reads once they are done, and ``v``
         does not read ``x`` or is one element (read before it is stored)."""
         base = node.inputs[0]
+        if base.op == "scatter" and role == "temp":     # a chain of stores (a swap's two):
+            self.realize(base)                          # the first one's buffer, then this
         name = self.buffer_of.get(id(base))
         if name is None or role != "temp" or self.buffers[name].role != "temp" or \
                 tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype \

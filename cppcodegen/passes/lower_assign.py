@@ -15,6 +15,7 @@ import sympy
 from ..ir.graph import LEAF_OPS, VIEW_OPS, Node, reachable
 from ..ir.loopir import FloorDiv, IMod, Load, Stage, index_vars, walk
 from ..ir.ufuncs import OPS
+from . import trades
 from .indexing import broadcast_index, same_index
 
 
@@ -168,45 +169,24 @@ class AssignLowering:
         an array that reads neighbours it overwrites (a stencil's time step) goes into a
         second buffer, with the frame outside its region copied, and the two buffers trade
         places for the next iteration (``_swapped``) instead of a temporary copied back."""
-        plans, scatters, swaps = [], [], []
         targets = {name for name, _, _ in pairs}
-        for name, start, node in pairs:
-            label = self.names[id(node)]
-            if node.op == "scatter" and id(node) not in self.buffer_of and node.inputs[0] is start:
-                stage = self._scatter(node, name, label, node.where)
-                if self._reads(name, stage.body) and str(stage.numel()) not in ("0", "1") and \
-                        node.inputs[1].op not in ("input", "constant"):
-                    # the stored values read the array (A[[i, j]] = A[[j, i]]): those values
-                    # into a buffer of their own first (two rows, not a copy of all of A)
-                    self.realize(node.inputs[1])
-                    stage = self._scatter(node, name, label, node.where)
-                if (not self._reads(name, stage.body) or stage.numel() == 1) and not any(
-                        self._reads(t, stage.body) for t in targets - {name}):
-                    scatters.append(stage)      # in place: only the elements stored
-                    continue
-            nvars = index_vars(node.ndim)
-            full = [(node.shape, nvars, self.value(node, nvars), label)]
-            body = full[0][2]
-            if isinstance(body, Load) and body.buf == name and tuple(body.index) == tuple(nvars):
-                continue            # already there (a view of the buffer as it is)
-            parts = full
-            if node.op == "setitem" and id(node) not in self.buffer_of:
-                base = node.inputs[0]
-                region = self._region(node) + (self.names[id(node.inputs[1])],)
-                chain = self._setitem_chain(node, start, name)
-                if base is start:
-                    parts = [region]
-                elif chain:                             # out[i, 0] = a; out[i, 1] = b
-                    parts = chain
-                elif swap and self._chain_swapped(name, node, pairs, label, start):
-                    swaps.append((name, self.buffer_of[id(self._chain_base(node))]))
-                    continue
-                elif self.buffer_of.get(id(base)) == name:  # stored here already (cc[:, :, k]
-                    parts = [region]                        # = v; cc[:, :, k] *= s in a loop)
-                elif self._in_memory(base):             # the last step of a time loop
-                    parts = [p + (label,) for p in self._outside(node)] + [region]
-            parts = [p for p in parts if 0 not in p[0]]
-            plans.append((name, parts, full, node.where, node))
+        self._moves = trades.moves(pairs, self.buffer_of, self.buffers) if swap else {}
+        self._traded = {}               # the moves and steps that permute buffers (trades.py)
+        planned = []
+        for k, (name, start, node) in enumerate(pairs):
+            before = len(self.stages)
+            planned.append(self._plan_back(name, start, node, pairs, targets, swap))
+            if len(self.stages) > before:   # stages made on the way (a scatter's in place,
+                for j in range(k):          # the elements it overwrites read first): values
+                    if planned[j][0] in ("plan", "scatter"):    # planned before them read
+                        planned[j] = self._plan_back(*pairs[j], pairs, targets, swap)   # those
+        for name in list(self._moves):  # moves that permute buffers by themselves
+            if name not in self._traded:    # (``a, b = b, a``)
+                self._traded.update(trades.cycle(self._moves, name) or {})
+        plans = [p for kind, p in planned if kind == "plan" and p[0] not in self._traded]
+        scatters = [p for kind, p in planned if kind == "scatter"]
+        swaps = trades.swaps(self._traded) + [
+            p for kind, p in planned if kind == "swap" and p[0] not in self._traded]
         # in place where no element is read after it is overwritten: each plan's reads of
         # itself at the elements it writes, and the other plans that read those elements
         # stored before it (``cc[k] = cc[k] * inv; dd[k] = (dd[k] - dd[k-1] * a) / f(cc[k])``)
@@ -278,11 +258,17 @@ class AssignLowering:
         if other is None or other == name:
             return False
         a, b = self.buffers[other], self.buffers[name]
-        if a.role != "temp" or tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype or \
+        targets = {n for n, _, _ in pairs}
+        links = trades.cycle({**self._moves, name: other}, name) if other in targets else {}
+        if a.role not in (trades.SWAPPABLE if links else ("temp",)) or \
+                tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype or \
                 tuple(a.strides) != tuple(b.strides) or not self._mostly(b.shape, name):
             return False
         if id(base) in reachable([n for _, _, n in pairs if n is not node]):
             return False
+        if links is None:   # (another write-back's target, not passed on round a cycle of
+            return False    # moves: ``u, un = un, u`` is, and those trade buffers)
+        self._traded.update(links)
         chain = []
         while node is not base:
             chain.append(node)
@@ -404,6 +390,45 @@ class AssignLowering:
                 store = tuple(o + v for o, v in zip(offset, nvars))
                 parts.append((tuple(domain), store, self.value(base, store)))
         return parts
+
+    def _plan_back(self, name, start, node, pairs, targets, swap):
+        """How ``write_back`` stores ``node`` into buffer ``name``: ("scatter", its stage in
+        place), ("swap", the buffers that trade places), ("plan", the regions to store) or
+        ("skip", None) when it is there already."""
+        label = self.names[id(node)]
+        if node.op == "scatter" and id(node) not in self.buffer_of and node.inputs[0] is start:
+            stage = self._scatter(node, name, label, node.where)
+            if self._reads(name, stage.body) and str(stage.numel()) not in ("0", "1") and \
+                    node.inputs[1].op not in ("input", "constant"):
+                # the stored values read the array (A[[i, j]] = A[[j, i]]): those values
+                # into a buffer of their own first (two rows, not a copy of all of A)
+                self.realize(node.inputs[1])
+                stage = self._scatter(node, name, label, node.where)
+            if (not self._reads(name, stage.body) or stage.numel() == 1) and not any(
+                    self._reads(t, stage.body) for t in targets - {name}):
+                return "scatter", stage    # in place: only the elements stored
+        nvars = index_vars(node.ndim)
+        full = [(node.shape, nvars, self.value(node, nvars), label)]
+        body = full[0][2]
+        if isinstance(body, Load) and body.buf == name and tuple(body.index) == tuple(nvars):
+            return "skip", None     # already there (a view of the buffer as it is)
+        parts = full
+        if node.op == "setitem" and id(node) not in self.buffer_of:
+            base = node.inputs[0]
+            region = self._region(node) + (self.names[id(node.inputs[1])],)
+            chain = self._setitem_chain(node, start, name)
+            if base is start:
+                parts = [region]
+            elif chain:                             # out[i, 0] = a; out[i, 1] = b
+                parts = chain
+            elif swap and self._chain_swapped(name, node, pairs, label, start):
+                return "swap", (name, self.buffer_of[id(self._chain_base(node))])
+            elif self.buffer_of.get(id(base)) == name:  # stored here already (cc[:, :, k]
+                parts = [region]                        # = v; cc[:, :, k] *= s in a loop)
+            elif self._in_memory(base):             # the last step of a time loop
+                parts = [p + (label,) for p in self._outside(node)] + [region]
+        parts = [p for p in parts if 0 not in p[0]]
+        return "plan", (name, parts, full, node.where, node)
 
     def _setitem_chain(self, node: Node, start: Node, name: str):
         """``x[r1] = v1; x[r2] = v2; ...`` on the buffer's value ``start``, as one region store

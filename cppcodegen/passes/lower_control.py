@@ -157,6 +157,13 @@ class ControlLowering:
         while stack:
             n = stack.pop()
             for u in self.users.get(id(n), ()):
+                if u is control and n is not init and _reads_inside(control, n):
+                    # a value made from init that the construct reads as it runs (``t =
+                    # a[0]`` before a loop that shifts a): computed before it starts
+                    if not hoist or n.shape != ():
+                        return None
+                    early.append(n)
+                    continue
                 if u is control or (u is not None and id(u) in self.buffer_of) or \
                         (u is None and at_end and n is init):
                     continue
@@ -280,3 +287,12 @@ def users_of(nodes, results) -> dict:
         out.setdefault(id(r), []).append(None)
     return out
 
+
+def _reads_inside(control, node) -> bool:
+    """Does construct ``control`` read ``node`` other than as the start of a carried value
+    (a value its regions read as it is, a bound)?"""
+    if control.op not in CONTROL_OPS:
+        return False
+    first = 1 if control.op == "if" else 0
+    n = control.attr("ncarry")
+    return any(i is node for i in control.inputs[:first] + control.inputs[first + n:])

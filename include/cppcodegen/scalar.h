@@ -69,6 +69,25 @@ inline int64_t checked_index(int64_t i, int64_t n, int64_t* err, int64_t axis,
   return checked_index_rare(i, n, err, axis, counts);
 }
 
+// Arrays of a loop that traded buffers (``u, un = un, u``): when the entry ends, each one the
+// caller gets back (home[i] its own memory; nullptr: not returned) is put into that memory.
+// Whatever sits there is swapped out when it is returned too, else overwritten.
+template <class T> inline void settle_traded(T** ptr, T* const* home, int k, int64_t n) {
+  for (int i = 0; i < k; ++i) {
+    if (!home[i] || ptr[i] == home[i]) continue;
+    int j = -1;
+    for (int m = 0; m < k; ++m)
+      if (m != i && ptr[m] == home[i]) j = m;
+    if (j >= 0 && home[j]) {
+      std::swap_ranges(ptr[i], ptr[i] + n, home[i]);
+      ptr[j] = ptr[i];
+    } else {
+      std::copy(ptr[i], ptr[i] + n, home[i]);
+    }
+    ptr[i] = home[i];
+  }
+}
+
 // ---------------------------------------------------------------- classify
 template <class T> inline bool isnan(T x) {
   if constexpr (std::is_floating_point_v<T>) return x != x;

@@ -1,0 +1,80 @@
+"""Arrays that a loop's carried names pass around: ``u, un = un, u`` after ``un[1:-1] = f(u)``.
+
+The names are carried by value (``carried.py``), but the arrays they are bound to are updated
+in place, as NumPy does: the array ``u`` starts bound to is updated through ``un`` in the next
+iteration. ``moves`` says where each carried array goes at the end of the body, ``reaching``
+which arrays some iteration updates in place. An array that comes back to its name after a
+fixed number of iterations (an ``orbit``: two for a swap, three for a rotation of three time
+levels) is, after a loop of ``n`` trips, the value of the name it is bound to then: ``settle``
+makes it so (an argument's is written back into the caller's array, as NumPy would have
+updated it).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.graph import make_node
+from .iteration import size_proxy
+from .sizes import symbolic
+
+
+def moves(slots, values, snapshot) -> dict:
+    """Slot index -> the slot index whose name is bound to its array at the end of the body
+    (``values``: the carried values then, as ``snapshot``s of their proxies)."""
+    out = {}
+    for i, v in enumerate(values):
+        for j, s in enumerate(slots):
+            if isinstance(v, snapshot) and s.placeholder is not None and v.proxy is s.placeholder:
+                out[j] = i
+    return out
+
+
+def reaching(slots, hit, moved) -> list:
+    """The slots whose array is updated in place in some iteration: those of ``hit`` and
+    those whose array ``moved`` passes on to one of them."""
+    out = []
+    for j, s in enumerate(slots):
+        k, seen = j, set()
+        while k is not None and k not in seen:
+            if slots[k] in hit:
+                out.append(s)
+                break
+            seen.add(k)
+            k = moved.get(k)
+    return out
+
+
+def orbit(moved, j):
+    """The slots slot ``j``'s array is bound to in iterations 0, 1, ... when it comes back
+    to ``j``; None when it leaves the carried values."""
+    path, k = [], j
+    while k is not None and k not in path:
+        path.append(k)
+        k = moved.get(k)
+    return path if k == j else None
+
+
+def settle(proxy, path, outs, spec, where) -> None:
+    """``proxy`` (the array that started in slot ``path[0]``) after the loop: the final
+    value of slot ``path[trips % len(path)]`` (``outs``: slot -> (loop_out node, type))."""
+    if len(path) == 1:
+        value = outs[path[0]][0]
+    else:
+        trips = _trips(spec)
+        value = outs[path[0]][0]
+        for m in range(1, len(path)):
+            pick = np.equal(trips % len(path), m).node
+            other = outs[path[m]][0]
+            value = make_node("where", (pick, other, value), value.shape, value.dtype, where)
+    proxy._node = value
+    proxy.version += 1
+
+
+def _trips(spec):
+    """The trip count of ``for`` over ``spec`` (a traced int64)."""
+    sh = symbolic()
+    step = spec.step
+    span = sh.canon((sh.canon(spec.stop) - sh.canon(spec.start)) * (1 if step > 0 else -1))
+    n = size_proxy(span)
+    k = abs(step)
+    return np.maximum((n + (k - 1)) // k if k != 1 else n, 0)

@@ -1,0 +1,54 @@
+"""Carried arrays that trade buffers at the end of a loop body instead of being copied.
+
+A body that passes its arrays around by name (``u, un = un, u``, three time levels rotated
+``u_prev, u, u_next = u, u_next, u_prev``) ends with carried values that are other carried
+values as they were at its start: a *move* ``T <- S`` (buffer ``T`` must hold what buffer ``S``
+holds). When the moves, together with the steps stored into another carried array's buffer
+(``lower_assign._chain_swapped``), permute a set of buffers, the body ends with pointer swaps,
+one per link of each cycle, and no element is copied. The entry's end puts returned arrays
+back into their own memory (``backend/program.py``).
+"""
+from __future__ import annotations
+
+SWAPPABLE = ("temp", "output")      # buffers whose pointer the C++ may change
+
+
+def moves(pairs, buffer_of, buffers) -> dict:
+    """``T -> S`` for the write-backs whose value is a carried value in buffer ``S``, another
+    write-back's target (each ``S`` read by one move only)."""
+    targets = {name for name, _, _ in pairs}
+    out, used = {}, {}
+    for name, _, node in pairs:
+        src = buffer_of.get(id(node)) if node.op == "carry" else None
+        if src is None or src == name or src not in targets or \
+                buffers[src].role not in SWAPPABLE or buffers[name].role not in SWAPPABLE:
+            continue
+        used[src] = used.get(src, 0) + 1
+        out[name] = src
+    return {t: s for t, s in out.items() if used[s] == 1}
+
+
+def cycle(links: dict, start) -> dict | None:
+    """The links of the cycle through ``start`` (``T -> S``: T gets S's buffer), or None when
+    following them from ``start`` does not come back to it."""
+    out, k = {}, start
+    while k in links and k not in out:
+        out[k] = links[k]
+        k = links[k]
+    return out if k == start else None
+
+
+def swaps(cycle_links: dict) -> list:
+    """The pointer swaps that make each ``T`` of a cycle point at its ``S``'s old buffer:
+    following the cycle ``T1 <- T2 <- ... <- Tk <- T1``, swap(T1, T2), swap(T2, T3), ..."""
+    out, done = [], set()
+    for start in cycle_links:
+        if start in done:
+            continue
+        k = start
+        while cycle_links[k] != start:
+            out.append((k, cycle_links[k]))
+            done.add(k)
+            k = cycle_links[k]
+        done.add(k)
+    return out
