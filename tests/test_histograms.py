@@ -266,3 +266,39 @@ def test_interp_is_a_search_and_numpys_arithmetic(fn):
         np.testing.assert_array_equal(got, expected)
     kernels = cppcodegen.explain(fn, x, xp, fp).kernels
     assert all(k.form != "extern" for k in kernels)
+
+
+def vote_per_row(votes, n_classes):
+    pred = np.zeros(votes.shape[0], dtype=np.int64)
+    for i in range(votes.shape[0]):
+        counts = np.bincount(votes[i], minlength=n_classes)
+        pred[i] = np.argmax(counts)
+    return pred
+
+
+def weighted_per_row(votes, w):
+    out = np.zeros(votes.shape[0])
+    for i in range(votes.shape[0]):
+        c = np.bincount(votes[i], weights=w[i])
+        out[i] = c.max() + c.shape[0]
+    return out
+
+
+def test_bincount_of_unknown_values_in_a_loop():
+    """``np.bincount`` of values the trace knows nothing about, in a compiled loop (kNN's
+    vote per row): its length, max(minlength, max + 1), is known when the loop runs, so the
+    loop stays one compiled loop (not one NumPy call per row); a value past minlength
+    lengthens it as in NumPy, a negative one raises NumPy's ValueError."""
+    rng = np.random.default_rng(4)
+    v = rng.integers(0, 5, (300, 7))
+    f = cppcodegen.compile(vote_per_row, fallback=False)
+    np.testing.assert_array_equal(f(v, 5), vote_per_row(v, 5))
+    assert "extern" not in str(cppcodegen.explain(vote_per_row, v, 5)).split("== loop IR")[0]
+    v[3, 2] = 9
+    np.testing.assert_array_equal(f(v, 5), vote_per_row(v, 5))
+    v[5, 1] = -1
+    with pytest.raises(ValueError, match="negative"):
+        f(v, 5)
+    v, w = rng.integers(0, 6, (50, 4)), rng.random((50, 4))
+    np.testing.assert_allclose(cppcodegen.compile(weighted_per_row, fallback=False)(v, w),
+                               weighted_per_row(v, w), rtol=1e-12)

@@ -109,6 +109,7 @@ def _slice(spec, sizes) -> tuple:
 
 def _counts(node: Node, vals: list, nb: int):
     """A ``bincount`` node: the kept values' counts (weight sums) in ``nb`` bins."""
+    vals = vals[:-1] if node.attr("bound", False) else vals     # (its length's bind)
     index = np.asarray(vals[0]).ravel().astype(np.int64)
     keep = np.asarray(vals[-1]).ravel() if node.attr("masked") else np.ones(index.shape, bool)
     if node.attr("negative") and (index[keep] < 0).any():

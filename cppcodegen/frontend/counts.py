@@ -30,10 +30,12 @@ import operator
 import numpy as np
 
 from ..errors import user_location
-from ..ir.graph import make_node
+from ..ir.graph import MADE, make_node
 from ..runtime import bins as checks
+from .dataslice import data_length
 from .externs import _values_now, extern_call
 from .proxy import Proxy, as_node, asproxy, cast, cast_node, wrap
+from .sizes import same_size
 from .views import ravel
 
 REAL = "biuf"
@@ -158,16 +160,18 @@ def _dtype_bounds(node):
     return None
 
 
-def _count_node(index, length, weights=None, keep=None, negative=False):
+def _count_node(index, length, weights=None, keep=None, negative=False, bind=None):
     inputs = [cast_node(index.node, np.dtype(np.int64))]
     if weights is not None:
         inputs.append(cast_node(weights.node, np.dtype(np.float64)))
     if keep is not None:
         inputs.append(keep.node)
+    if bind is not None:                # (its length set from the values: ``bound``)
+        inputs.append(bind)
     dtype = np.dtype(np.float64 if weights is not None else np.int64)
     return wrap(make_node("bincount", tuple(inputs), (length,), dtype, user_location(),
                           weighted=weights is not None, masked=keep is not None,
-                          negative=negative))
+                          negative=negative, bound=bind is not None))
 
 
 def bincount(x, weights=None, minlength=0):
@@ -179,6 +183,17 @@ def bincount(x, weights=None, minlength=0):
               and bounds is not None and bounds[1] + 1 <= minlength
               and (w is None or (w.ndim == 1 and w.dtype.kind in REAL
                                  and w.shape[0] == xs.shape[0])))
+    if not native and MADE and bounds is None and isinstance(xs, Proxy) and xs.ndim == 1 and \
+            xs.dtype.kind in "iu" and np.can_cast(xs.dtype, np.intp) and type(minlength) is \
+            int and minlength >= 0 and (w is None or (w.ndim == 1 and w.dtype.kind in REAL)):
+        # in a compiled loop (a vote per row): NumPy's length max(minlength, max + 1), known
+        # when the loop runs (a data symbol), instead of a NumPy call that unrolls the loop
+        top = np.max(cast(xs, np.int64), initial=minlength - 1)
+        sym, bind = data_length(top + 1)
+        w = None if w is None else asproxy(w)
+        if w is not None and not same_size(w.shape[0], xs.shape[0]):
+            return extern_call(np.bincount, (x,), dict(weights=weights, minlength=minlength))
+        return _count_node(xs, sym, w, negative=True, bind=bind)
     if not native:
         return extern_call(np.bincount, (x,), dict(weights=weights, minlength=minlength))
     return _count_node(xs, minlength, None if w is None else asproxy(w),

@@ -26,7 +26,7 @@ from ..ir.graph import make_node
 from . import replace
 from .proxy import (as_node, asproxy, broadcast_node, cast, cast_node, copy_of, Proxy,
                     size_operand, unsupported, wrap)
-from .iteration import value_size
+from .iteration import size_proxy, value_size
 from .sizes import canon_shape, is_dim, symbolic
 
 # --------------------------------------------------------------------------- arguments
@@ -266,6 +266,26 @@ _WITH_ORIGINAL = {"arange": arange, "linspace": linspace, "array": array, "asarr
 
 replace.register(np, _PLAIN)
 replace.register(np, _WITH_ORIGINAL, pass_original=True)
+
+
+def fftfreq(n, d=1.0, *, original, **kw):
+    """The sample frequencies of an FFT of ``n`` points, ``n`` a symbolic size too (NumPy's
+    own steps: the integers times ``1 / (n * d)``, so the values are NumPy's bits)."""
+    if not is_dim(n) or isinstance(n, int) or kw:
+        return original(n, d, **kw)
+    from .concat import join        # (concat makes its zeros here: imported when used)
+    half = (n - 1) // 2 + 1
+    ints = join([arange(half, original=np.arange), arange(-(n // 2), 0, original=np.arange)], 0)
+    return ints * (1.0 / (size_proxy(n) * d))
+
+
+def rfftfreq(n, d=1.0, *, original, **kw):
+    if not is_dim(n) or isinstance(n, int) or kw:
+        return original(n, d, **kw)
+    return arange(n // 2 + 1, original=np.arange) * (1.0 / (size_proxy(n) * d))
+
+
+replace.register(np.fft, {"fftfreq": fftfreq, "rfftfreq": rfftfreq}, pass_original=True)
 
 
 # --------------------------------------------------------------------------- *_like

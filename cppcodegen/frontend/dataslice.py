@@ -80,15 +80,24 @@ def data_slice(ix: slice, size, dim: int):
         if not isinstance(value, Proxy):
             out.append(value if value is step else int(value))
             continue
-        sym = symbolic().data_symbol(len(env.data), nonnegative=True)
-        node = make_node("bind", (value.node,), (), np.dtype(np.int64), user_location(),
-                         sym=str(sym))
-        env.data[sym] = node
+        sym, node = data_length(value)
         binds.append(node)
         out.append(sym)
     spec = (out[0], symbolic().canon(out[1]), out[2])
     env.slices.setdefault(key, []).append((region, size, spec, tuple(binds), ix))  # (ix: keeps
     return spec, tuple(binds)                                           # the ids in key alive)
+
+
+def data_length(value: Proxy):
+    """A length (an int >= 0) computed from array values in a compiled loop: its data symbol
+    and the ``bind`` node that sets it (a node of that length takes the bind as an input)."""
+    from .iteration import _env
+    env = _env()
+    sym = symbolic().data_symbol(len(env.data), nonnegative=True)
+    node = make_node("bind", (value.node,), (), np.dtype(np.int64), user_location(),
+                     sym=str(sym))
+    env.data[sym] = node
+    return sym, node
 
 
 LENGTHS_DIFFER = 12      # check code (runtime/compiled.py CHECK_MESSAGES)

@@ -33,7 +33,8 @@ from .creation import zeros
 from .externs import extern_call
 from .elementwise import where
 from .proxy import asproxy, cast, Proxy
-from .sizes import is_int
+from .iteration import concrete_int
+from .sizes import is_int, symbolic
 from .views import axis_slice, broadcast_to, ravel, reshape
 
 MAX_TAPS = 64       # convolve/correlate kernels longer than this run NumPy's own function
@@ -94,9 +95,9 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         spacing = list(varargs)
     else:
         return numpy_gradient()
-    if any(isinstance(h, Proxy) or np.ndim(h) != 0 for h in spacing) or \
-            any(type(x.shape[ax]) is not int or x.shape[ax] < edge_order + 1 for ax in axes):
-        return numpy_gradient()         # coordinates, a run-time length, NumPy's ValueError
+    if any(np.ndim(h) != 0 for h in spacing) or any(
+            _shorter(x.shape[ax], edge_order + 1) for ax in axes):
+        return numpy_gradient()         # coordinates, NumPy's ValueError
     if x.dtype.kind in "iu":
         x = cast(x, np.float64)         # NumPy converts integer input to float64
     otype = x.dtype
@@ -135,15 +136,23 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     return (d * (axis_slice(yy, ax, 1, None) + axis_slice(yy, ax, None, -1)) / 2.0).sum(ax)
 
 
-def _static_length(v) -> bool:
-    return np.ndim(v) == 1 and type(np.shape(v)[0]) is int
+def _shorter(n, k) -> bool:
+    """n < k, for a symbolic length too (decided for this call, guarded)."""
+    return n < k if type(n) is int else symbolic().less(n, k)
+
+
+def _taps(v) -> int:
+    """The number of taps of a filter: a symbolic length as this call's, guarded (the
+    terms are unrolled; a filter's length rarely changes from call to call)."""
+    m = np.shape(v)[0]
+    return m if type(m) is int else concrete_int(m)
 
 
 def _sliding(a, v, mode, conjugate):
     """NumPy's correlate of 1-d ``a`` and ``v`` (``len(v) <= len(a)``): output ``k`` is the
     sum over ``j`` of ``a[k + j - left] * v[j]``, ``a`` zero outside."""
     x = asproxy(a)
-    n, m = x.shape[0], np.shape(v)[0]
+    n, m = x.shape[0], _taps(v)
     dtype = np.result_type(x.dtype, v.dtype)
     if conjugate and dtype.kind == "c":
         v = np.conj(v)
@@ -166,11 +175,11 @@ def _modes(mode):
 
 def convolve(a, v, mode="full"):
     m = _modes(mode)
-    if m is None or not (_static_length(a) and _static_length(v)):
+    if m is None or np.ndim(a) != 1 or np.ndim(v) != 1:
         return extern_call(np.convolve, (a, v), dict(mode=mode))
-    if np.shape(v)[0] > np.shape(a)[0]:
+    if _shorter(np.shape(a)[0], np.shape(v)[0]):
         a, v = v, a                     # NumPy convolves the longer with the shorter
-    na, nv = np.shape(a)[0], np.shape(v)[0]
+    na, nv = np.shape(a)[0], _taps(v)   # (a term per tap; the signal may be symbolic)
     kinds = {np.asarray(t).dtype.kind if not isinstance(t, Proxy) else t.dtype.kind
              for t in (a, v)}
     if na == 0 or nv == 0 or nv > MAX_TAPS or not kinds <= set("iufc"):
@@ -181,12 +190,12 @@ def convolve(a, v, mode="full"):
 
 def correlate(a, v, mode="valid"):
     m = _modes(mode)
-    if m is None or not (_static_length(a) and _static_length(v)):
+    if m is None or np.ndim(a) != 1 or np.ndim(v) != 1:
         return extern_call(np.correlate, (a, v), dict(mode=mode))
-    na, nv = np.shape(a)[0], np.shape(v)[0]
+    na, nv = np.shape(a)[0], _taps(v)
     kinds = {np.asarray(t).dtype.kind if not isinstance(t, Proxy) else t.dtype.kind
              for t in (a, v)}
-    if na == 0 or nv == 0 or nv > na or nv > MAX_TAPS or not kinds <= set("iufc"):
+    if _shorter(na, max(nv, 1)) or nv == 0 or nv > MAX_TAPS or not kinds <= set("iufc"):
         return extern_call(np.correlate, (a, v), dict(mode=mode))
     return _sliding(a, v if isinstance(v, Proxy) else np.asarray(v), m, conjugate=True)
 

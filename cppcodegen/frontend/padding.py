@@ -26,7 +26,7 @@ from .externs import extern_call
 from .indexing import flip
 from .iteration import concrete_int, symbolic_int
 from .proxy import cast, copy_of, Proxy, size_operand
-from .sizes import is_int
+from .sizes import is_int, symbolic
 from .views import axis_slice, broadcast_to, ravel, reshape
 
 
@@ -51,11 +51,16 @@ def roll(a, shift, axis=None):
     out = a
     for ax, s in total.items():
         n = out.shape[ax]
-        if type(n) is not int:          # a symbolic length: NumPy's own roll
-            return extern_call(np.roll, (a, shift), dict(axis=axis))
-        if n == 0 or s % n == 0:
+        if type(n) is not int:          # a symbolic length: the shift within it, guarded
+            if s == 0:
+                continue
+            if not symbolic().less(abs(s), n):
+                return extern_call(np.roll, (a, shift), dict(axis=axis))
+            k = n - s if s > 0 else -s
+        elif n == 0 or s % n == 0:
             continue
-        k = n - s % n                   # the tail a[k:] comes first
+        else:
+            k = n - s % n               # the tail a[k:] comes first
         out = join([axis_slice(out, ax, k, n), axis_slice(out, ax, 0, k)], ax)
     return copy_of(out, scalar=False) if out is a else out
 
@@ -73,8 +78,13 @@ def _roll_by_value(a, shift, axis):
     return a[(slice(None),) * ax + (index,)]
 
 
-_FITS = {"edge": lambda w, n: n > 0, "wrap": lambda w, n: w <= n,
-         "reflect": lambda w, n: w <= n - 1, "symmetric": lambda w, n: w <= n}
+_NEEDS = {"edge": lambda w: 1, "wrap": lambda w: w, "reflect": lambda w: w + 1,
+          "symmetric": lambda w: w}     # the least axis length a border of width w fits
+
+
+def _fits(mode, w, n) -> bool:
+    need = _NEEDS[mode](w)
+    return n >= need if type(n) is int else not symbolic().less(n, need)   # (guarded)
 
 
 def _decided(width):
@@ -98,7 +108,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
     rest = dict(kwargs)             # (kwargs itself stays whole for NumPy's call)
     values = rest.pop("constant_values", 0) if mode == "constant" else 0
     if rest.pop("reflect_type", "even") != "even" or rest or a.ndim == 0 or \
-            (mode != "constant" and mode not in _FITS) or isinstance(values, Proxy):
+            (mode != "constant" and mode not in _NEEDS) or isinstance(values, Proxy):
         return numpy_pad()
     try:
         widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (a.ndim, 2))
@@ -107,11 +117,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
         return numpy_pad()              # NumPy's error for shapes that do not fit
     if (widths < 0).any():
         return numpy_pad()              # NumPy's ValueError
-    if mode != "constant" and any(type(n) is not int for n in a.shape):
-        return numpy_pad()
     for ax in range(a.ndim):
-        n = a.shape[ax]
-        if mode != "constant" and not all(_FITS[mode](int(w), n) for w in widths[ax] if w):
+        if mode != "constant" and not all(_fits(mode, int(w), a.shape[ax])
+                                          for w in widths[ax] if w):
             return numpy_pad()
     out = a
     for ax in range(a.ndim):

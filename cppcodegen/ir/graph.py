@@ -81,6 +81,8 @@ RAISES: list = []   # while a function is traced: the (type, args) of each excep
                     # ``raise`` statements in branches on array values raise (check code
                     # runtime/compiled.USER_CODES + position)
 NODES_MADE = [0]    # nodes made by this process so far (how much a loop run by Python adds)
+EXTERN_WEIGHT = 50  # ... a NumPy call between kernels counting as this many: each splits the
+                    # build into another entry (a 1000-row loop of np.bincount took minutes)
 MADE: list = []     # while a region is traced: one dict per open region, id -> node, of the
                     # nodes made since it opened (frontend/carried.py reads them; the dict
                     # keeps them alive, so an id is never reused for another node meanwhile)
@@ -93,7 +95,7 @@ def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
                 np.dtype(dtype), where)
     for made in MADE:
         made[id(node)] = node
-    NODES_MADE[0] += 1
+    NODES_MADE[0] += EXTERN_WEIGHT if op == "extern" else 1
     return node
 
 

@@ -400,14 +400,9 @@ class SymInt:
     def __rmul__(self, o): return self._arith(o, lambda a, b: b * a)
     def __neg__(self): return SymInt.wrap(-self.expr)
 
-    def __floordiv__(self, o):
-        return self._arith(o, floordiv)
-
-    def __rfloordiv__(self, o):
-        return self._arith(o, lambda a, b: floordiv(b, a))
-
-    def __mod__(self, o):
-        return self._arith(o, lambda a, b: canon(a) - canon(b) * floordiv(a, b))
+    def __floordiv__(self, o): return self._arith(o, floordiv)
+    def __rfloordiv__(self, o): return self._arith(o, lambda a, b: floordiv(b, a))
+    def __mod__(self, o): return self._arith(o, lambda a, b: canon(a) - canon(b) * floordiv(a, b))
 
     def __pow__(self, o):
         """An int power of a size stays a size; ``n ** 0.5`` is the power of the number."""
@@ -518,6 +513,11 @@ def floordiv(a, b):
         return canon(q)
     if isinstance(b, int) and b > 0:
         return canon(sympy.floor(sympy.sympify(a) / b))
+    env = _env()
+    if getattr(a, "free_symbols", set()) & set(env.loops) and b.free_symbols.isdisjoint(
+            env.loops) and env.decide(sympy.Gt(b, 0)):      # ((i + 1) % n in a loop over i)
+        from .loopir import FloorDiv
+        return FloorDiv(a, b)
     return as_int(a) // as_int(b)
 
 

@@ -36,12 +36,12 @@ def split(stage, axes) -> list | None:
     if stage.kind != "pointwise":
         return None
     vars_ = index_vars(len(stage.domain))
-    conds = [c for c in (_condition(e) for e in walk(stage.body)) if c is not None]
+    conds = [c for c in (_condition(e, vars_) for e in walk(stage.body)) if c is not None]
     cuts = {}
     for a in axes:
         n = stage.domain[a]
-        points = sorted({p for var, p in conds if var == vars_[a] and 0 < p and
-                         (type(n) is not int or p < n)})
+        points = sorted({p for var, p in conds if var == vars_[a] and not (
+            isinstance(p, int) and (p <= 0 or type(n) is int and p >= n))}, key=_large)
         if points:          # (a symbolic length: each piece ends at its point or at n)
             cuts[a] = list(zip([0] + points, points + [n]))
     known = {vars_[a]: (0, n - 1) for a, n in enumerate(stage.domain)}
@@ -56,15 +56,31 @@ def split(stage, axes) -> list | None:
         here = dict(known)
         here.update({vars_[a]: (lo, hi - 1) for a, (lo, hi) in ranges.items()})
         out.append((_with_body(stage, specialize(stage.body, here)),
-                    {a: (_bound(lo, stage.domain[a]), _bound(hi, stage.domain[a]))
-                     for a, (lo, hi) in ranges.items()}))
+                    {a: _bounds(cuts[a], lo, stage.domain[a]) for a, (lo, hi) in ranges.items()}))
     return out
 
 
-def _bound(v, n):
-    """A piece's bound: a cut point of a symbolic length n ends at n when n is shorter (the
-    piece's facts still hold: its points are a subset of those assumed)."""
-    return sympy.Min(v, n) if isinstance(v, int) and v and type(n) is not int else v
+def _bounds(pieces, lo, n):
+    """The loop bounds of the piece starting at cut point ``lo``: every cut point clamped
+    to be at least the one before it and at most the length ``n`` (symbolic points, or a
+    symbolic length, may come in another order for some sizes: a piece then runs on fewer
+    points, or none, and each point runs in one piece, where the piece's facts hold)."""
+    if all(isinstance(p, int) for piece in pieces for p in piece):
+        return next(piece for piece in pieces if piece[0] == lo)
+    ends, prev = [], sympy.Integer(0)
+    for _, b in pieces[:-1]:
+        prev = sympy.Min(sympy.Max(b, prev), n)
+        ends.append(prev)
+    starts = [0] + ends
+    k = [piece[0] for piece in pieces].index(lo)
+    return starts[k], (ends + [n])[k]
+
+
+def _large(p):
+    """A cut point's order: its value when every size is large (the order that holds for
+    the sizes worth a vector loop)."""
+    p = sympy.sympify(p)
+    return float(p.subs({s: 10 ** 6 for s in p.free_symbols}))
 
 
 def _with_body(stage, body):
@@ -74,9 +90,10 @@ def _with_body(stage, body):
     return dataclasses.replace(stage, body=body, members=members)
 
 
-def _condition(e):
+def _condition(e, vars_=()):
     """(loop variable, the first value from which the truth of ``e`` may differ from the
-    value before it) for a comparison of ``±var + k`` with an integer constant."""
+    value before it) for a comparison of ``±var + k`` with an integer constant (``k`` an
+    integer, or an expression of sizes: ``i0 <= n0 - 2``)."""
     if not (isinstance(e, Op) and e.name in _FLIP and len(e.args) == 2):
         return None
     a, b = e.args
@@ -86,13 +103,16 @@ def _condition(e):
     if not (isinstance(a, Index) and isinstance(b, Const)) or not _integral(b.value):
         return None
     expr = sympy.expand(a.expr)
-    if len(expr.free_symbols) != 1:
+    mine = [v for v in expr.free_symbols if v in vars_] if vars_ else list(expr.free_symbols)
+    if len(mine) != 1 or (not vars_ and len(expr.free_symbols) != 1):
         return None
-    (var,) = expr.free_symbols
+    (var,) = mine
     coef, rest = expr.coeff(var), expr.subs(var, 0)
-    if coef not in (1, -1) or not rest.is_Integer:
+    if coef not in (1, -1) or rest.free_symbols & set(vars_) or \
+            not (rest.is_Integer or rest.free_symbols and rest.is_polynomial()):
         return None
-    c = int(b.value) - int(rest)        # coef * var  <name>  c
+    c = int(b.value) - rest             # coef * var  <name>  c
+    c = int(c) if c.is_Integer else c
     if coef == -1:
         name, c = _FLIP[name], -c
     return var, (c + 1 if name in ("greater", "less_equal") else c)

@@ -33,7 +33,7 @@ class CountLowering:
     def _bincount(self, node: Node, label, where) -> Stage:
         """Counts (or sums of weights) of the bin indices of the values kept: a stage over
         the values whose body is group(index, weight or 1, keep or True)."""
-        index, *rest = node.inputs
+        index, *rest = node.inputs[:-1] if node.attr("bound", False) else node.inputs
         (i0,) = index_vars(1)
         eb, i64 = self.eb, np.dtype(np.int64)
         if STATUS not in self.buffers:          # where a negative value is reported
