@@ -102,7 +102,8 @@ def test_results_do_not_depend_on_the_thread_count(dtype, transposed):
     partitions (row chunks; panel groups), several K blocks."""
     gomp = _gomp()
     before = gomp.omp_get_max_threads()
-    cases = [_operands(m, n, k, dtype, seed=m) for m, n, k in BIG + [(130, 67, 600), (64, 900, 1100)]]
+    cases = [_operands(m, n, k, dtype, seed=m) for m, n, k in
+             BIG + [(130, 67, 600), (64, 900, 1100), (37, 50, 9000), (20, 20, 50000)]]
     if transposed:
         f = cppcodegen.compile(lambda a, b: a @ b.T, dynamic=True)
         cases = [(a, np.ascontiguousarray(b.T)) for a, b in cases]
@@ -120,6 +121,16 @@ def test_results_do_not_depend_on_the_thread_count(dtype, transposed):
             assert r1.tobytes() == rt.tobytes()
     for (a, b), r in zip(cases, results[1]):
         assert_product_close(r, a, b.T if transposed else b)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows,cols", [(50000, 50), (100000, 20), (9000, 300)])
+def test_gram_of_a_tall_matrix(dtype, rows, cols):
+    """X.T @ X with a long inner dimension and a small product: the inner dimension in slabs
+    (the threads' work), their partial products added in order."""
+    x = np.random.default_rng(rows).standard_normal((rows, cols)).astype(dtype)
+    f = cppcodegen.compile(lambda x: x.T @ x, fallback=False)
+    assert_product_close(run_compiled(f, x), x.T, x)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -30,6 +30,14 @@ COMPLEX_TYPES = frozenset(np.dtype(t) for t in ("complex64", "complex128"))  # c
 BOOL = np.dtype(bool)
 
 
+# float64 functions that scalar code outside vector loops takes from the C library (Python's
+# math module and NumPy's scalar loops do: a scalar loop integrating a chaotic system gives
+# Python's bits), not from libmvec, whose vector lanes and their scalar tails agree instead
+LIBM = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+                  "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+                  "arctanh", "arctan2", "hypot"})
+
+
 def ctype(dtype) -> str:
     try:
         return CTYPES[np.dtype(dtype)]
@@ -178,9 +186,11 @@ class ExprRenderer:
     C++ name of the lane count for partial vectors (None = full vectors).
     """
 
-    def __init__(self, w, buffers, locals_: dict, mode: str = "scalar", var=None, reuse=None):
+    def __init__(self, w, buffers, locals_: dict, mode: str = "scalar", var=None, reuse=None,
+                 exact: bool = False):
         self.w, self.buffers, self.locals = w, buffers, locals_
         self.mode, self.var = mode, var
+        self.exact = exact  # scalar code of no vector loop: float64 math from the C library
         self.reuse = reuse or {}     # id(expr) -> (scratch array, 'store'|'load', index)
         self.names: dict[int, str] = {}
         self.count = 0
@@ -197,7 +207,7 @@ class ExprRenderer:
             if id(e) in self.names:
                 continue
             if id(e) in hoist:        # the same in every lane: scalar code, broadcast
-                scalar = ExprRenderer(self.w, self.buffers, self.locals)
+                scalar = ExprRenderer(self.w, self.buffers, self.locals, exact=True)
                 scalar.count = self.count
                 value = scalar(e)
                 self.count = scalar.count
@@ -262,6 +272,8 @@ class ExprRenderer:
         if dt in COMPLEX_TYPES and e.name in COMPLEX_TEMPLATES:
             template = COMPLEX_TEMPLATES[e.name][0]
         template = const_power(e) or template
+        if self.exact and e.name in LIBM and e.dtype == np.float64:
+            template = template.replace("ccg::", "std::", 1)
         text = template.format(*args, T="float" if e.dtype == HALF else ctype(e.dtype))
         text = miscompiled(e, text)
         if e.dtype == HALF:

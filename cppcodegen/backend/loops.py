@@ -64,7 +64,7 @@ class LoopWriter:
         """Nested loops over ``axes``; the innermost is a vector loop when possible."""
         w = self.w
         if not axes:
-            r = ExprRenderer(w, self.p.buffers, self.locals)
+            r = ExprRenderer(w, self.p.buffers, self.locals, exact=True)
             emit(r, r(s.body), False)
             return
         *outer, inner = axes
@@ -132,8 +132,10 @@ class LoopWriter:
             parallel = False
         if parallel:
             w.line(self.omp(1, 1))
+        one = all(d == 1 for d in s.domain)     # (one element: no lanes to agree with)
         with w.indent(f"for (int64_t {i} = {lo}; {i} < {hi}; ++{i}) {{"):
-            r = ExprRenderer(w, self.p.buffers, self.locals, reuse=self.reuse.get(s.name))
+            r = ExprRenderer(w, self.p.buffers, self.locals, reuse=self.reuse.get(s.name),
+                             exact=one)
             emit(r, r(s.body), False)
 
 

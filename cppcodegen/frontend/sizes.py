@@ -173,8 +173,10 @@ def symbolic_index(ix, size, dim):
         if type(v) is int and v < 0:
             v = size + v
             return v if not sh.less(v, 0) else (0 if step > 0 else -1)
+        if type(v) is int and step > 0:     # (v <= size: v itself, guarded so)
+            return size if sh.less(size, v) else v
         if type(v) is int:
-            return v if sh.less(v, size) else (size if step > 0 else size - 1)
+            return v if sh.less(v, size) else size - 1
         return v
     if step > 0:
         start, stop = bound(ix.start, 0), bound(ix.stop, size)

@@ -291,6 +291,17 @@ constexpr int64_t kParallelWork = int64_t(1) << 22;
 // elements is used too few times to pay for the copy.
 constexpr int64_t kDirectRows = 128;
 
+// Slabs of the inner dimension computed apart (their partial products added in slab order)
+// when the product is too small to give every thread row and column items of its own but
+// its inner dimension is long: X.T @ X of a 50000 x 50 X is 2 items of 98 K-blocks each,
+// one thread's work per K-block step. The number depends on the shape only, so every
+// element's sum is the same for any thread count.
+constexpr int64_t kSlabK = 2048, kMaxSlabs = 16, kSlabArea = 256 * 256;
+inline int64_t k_slabs(int64_t M, int64_t N, int64_t K) {
+  if (M * N > kSlabArea || K < 2 * kSlabK || K < 8 * std::max(M, N)) return 1;
+  return std::min(kMaxSlabs, K / kSlabK);
+}
+
 template <class T, int MR, int NV>
 void gemm_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa,
                   const T* B, int64_t rsb, int64_t csb, T* C, int64_t rsc, int64_t csc,
@@ -303,6 +314,27 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
     return;
   }
   if (nthreads < 1 || M * N * K <= kParallelWork) nthreads = 1;
+  const int64_t slabs = k_slabs(M, N, K);
+  if (slabs > 1) {  // a long inner dimension, a small product (X.T @ X of a tall X)
+    T* part = static_cast<T*>(aligned_buffer(slabs * M * N * int64_t(sizeof(T))));
+    if (part) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) \
+    if (nthreads > 1 && ccg::team_begin())
+      for (int64_t s = 0; s < slabs; ++s) {
+        const int64_t k0 = K * s / slabs, k1 = K * (s + 1) / slabs;
+        gemm_blocked<T, MR, NV>(M, N, k1 - k0, A + k0 * csa, rsa, csa, B + k0 * rsb, rsb, csb,
+                                part + s * M * N, N, 1, blk, 1);
+      }
+      for (int64_t i = 0; i < M; ++i)       // the slabs' partial products, added in order
+        for (int64_t j = 0; j < N; ++j) {
+          T acc = part[i * N + j];
+          for (int64_t s = 1; s < slabs; ++s) acc += part[s * M * N + i * N + j];
+          C[i * rsc + j * csc] = acc;
+        }
+      std::free(part);
+      return;
+    }
+  }
   // Block sizes: whole micro-panels (packing pads the last panel to MR / NR), and the
   // K and N blocks evened out (1100 = 367 + 367 + 366, not 512 + 512 + 76). They depend on
   // the shape only: the sum order of every element is the same for any thread count.
