@@ -150,6 +150,21 @@ def poisson_while(f, h, tol, maxit):
     return u, it
 
 
+HEAT_STEPS, HEAT_ALPHA = 200, 0.2
+
+
+def heat_swap(T0, alpha):
+    """(9) explicit 2-D heat equation with fixed edges, the two time levels passed by name
+    (``T, Tn = Tn, T``: the idiom of CFD tutorials, each step stored into the other array)."""
+    T = T0.copy()
+    Tn = T0.copy()
+    for _ in range(HEAT_STEPS):
+        Tn[1:-1, 1:-1] = T[1:-1, 1:-1] + alpha * (T[2:, 1:-1] + T[:-2, 1:-1] + T[1:-1, 2:]
+                                                  + T[1:-1, :-2] - 4.0 * T[1:-1, 1:-1])
+        T, Tn = Tn, T
+    return T
+
+
 # ----------------------------------------------------------------------------- vectorized twins
 def vec_dot(a, b):
     return np.dot(a, b)
@@ -233,6 +248,12 @@ def make_poisson(n):
     return f, 1.0 / (n - 1), POISSON_TOL, POISSON_MAXIT   # ~600 sweeps at 32, ~2100 at 64
 
 
+def make_heat(shape):
+    T = _rng().random(shape)
+    T[0, :] = 2.0                     # a hot edge
+    return T, HEAT_ALPHA
+
+
 # ----------------------------------------------------------------------------- error scales
 def _dot_magnitude(inputs, ref):
     a, b = inputs
@@ -285,6 +306,9 @@ LOOP_WORKLOADS: dict[str, Workload] = dict([
     _w("poisson_while", poisson_while, make_poisson, 64, 32,
        f"while err > tol and it < maxit: Jacobi sweep for Poisson (tol {POISSON_TOL:g})",
        tags=("loop", "python_loop")),
+    _w("heat_swap", heat_swap, make_heat, (1000, 1000), (64, 64),
+       f"{HEAT_STEPS} explicit 2-D heat steps, Tn[1:-1, 1:-1] = f(T); T, Tn = Tn, T",
+       tags=("loop", "python_loop")),
 ])
 
 # make bench-quick runs only these of the loop workloads (with their peers)
@@ -332,6 +356,7 @@ def numba_impls() -> dict:
         "thomas": njit(thomas),
         "lut_gather": tuple_out(_numba_lut_gather()),
         "poisson_while": tuple_out(njit(poisson_while)),
+        "heat_swap": njit(heat_swap),
     }
 
 
@@ -466,9 +491,15 @@ def jax_impls() -> dict:
                                                jnp.zeros((), jnp.int64)))
         return u, it
 
+    def heat(T0, alpha):
+        def body(_, T):
+            return T.at[1:-1, 1:-1].set(T[1:-1, 1:-1] + alpha * (
+                T[2:, 1:-1] + T[:-2, 1:-1] + T[1:-1, 2:] + T[1:-1, :-2] - 4.0 * T[1:-1, 1:-1]))
+        return lax.fori_loop(0, HEAT_STEPS, body, T0)
+
     return {"loop_dot": dot, "loop_drawdown": drawdown, "loop_syrk": syrk,
             "loop_jacobi": jacobi, "loop_power": power, "thomas": thomas_,
-            "lut_gather": lut, "poisson_while": poisson}
+            "lut_gather": lut, "poisson_while": poisson, "heat_swap": heat}
 
 
 SUITE = Suite(tag="loop", title="Loop workloads", note=NOTE, workloads=LOOP_WORKLOADS,
