@@ -682,3 +682,39 @@ def test_loop_code_shapes_that_make_bench_loops_fast():
     text = str(cppcodegen.explain(relax_until, u, 1e-4))
     ir = text[text.index("== loop IR"):text.index("== kernels")]
     assert "max axes=[0, 1]:  absolute(subtract(multiply(0.25" in ir and "Max(0, Min(" not in ir
+
+
+def max_in_an_elif(x, t):
+    s = 0.0
+    v = x * 1.0
+    if s > t:
+        pass
+    elif x.max() > t:               # not evaluated when the first condition holds
+        v = v + 1
+    return v
+
+
+def test_max_of_an_empty_array_in_a_branch_raises_only_where_reached():
+    f = cppcodegen.compile(max_in_an_elif, fallback=False)
+    np.testing.assert_array_equal(f(np.zeros(0), -0.5), max_in_an_elif(np.zeros(0), -0.5))
+    with pytest.raises(ValueError, match="zero-size array"):
+        f(np.zeros(0), 0.5)
+
+
+def swapped_dtypes(x):
+    y1 = np.full(x.shape[0], 0.5)
+    y2 = x * 1.0                    # float32: the names hold each dtype in turns
+    for i in range(1, x.shape[0]):
+        if x[i] < 0:
+            y1, y2 = y2, y1
+    return y1, y2
+
+
+def test_names_swapping_arrays_of_two_dtypes_are_not_unified():
+    x = np.array([1.0, -1.0, 2.0, -3.0, -1.0] * 20, dtype=np.float32)
+    with pytest.raises(cppcodegen.UnsupportedError, match="in turns to arrays of dtypes"):
+        cppcodegen.compile(swapped_dtypes, fallback=False)(x)
+    got = cppcodegen.compile(swapped_dtypes, fallback=True)(x)   # Python runs it
+    for g, w in zip(got, swapped_dtypes(x)):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)

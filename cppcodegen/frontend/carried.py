@@ -330,6 +330,23 @@ class Carried:
                 found = True
         return found
 
+    def _check_cycles(self, traced):
+        """An array name whose value at the end of the body (or branch) may be another
+        carried array as it was at the start (``y1, y2 = y2, y1``) keeps that array's dtype,
+        as in Python: when their dtypes differ (a float32 and a float64 array swapped) no
+        one dtype is right, and the construct runs in Python (a loop) or is refused."""
+        params, values = traced[0], traced[2]
+        index = {id(p): k for k, p in enumerate(params) if p is not None}
+        for i, v in enumerate(values):
+            t = self.types[i]
+            if not isinstance(v, _Snapshot) or not isinstance(t, tuple) or t[3]:
+                continue
+            for k in _passed(v.node, index):
+                other = self.types[k]
+                if k != i and isinstance(other, tuple) and other[0] != t[0]:
+                    raise Unroll(self.where, f"{self.slots[i].describe()} is bound in turns "
+                                 f"to arrays of dtypes {t[0]} and {other[0]}")
+
     def _cycled(self, slot) -> bool:
         """Does ``slot``'s array come back to it after a fixed number of iterations of a
         loop whose trip count is known when it starts (``u, un = un, u``)?"""
@@ -395,6 +412,8 @@ class Carried:
         bodies = traced[1:] if test_first else traced
         if not loop:            # a branch that ends in the user's raise binds nothing
             bodies = [t for t in bodies if not _raised(t[4])] or bodies[:1]
+        for t in bodies:
+            self._check_cycles(t)
         new, solved = [], False
         for i, slot in enumerate(self.slots):
             results = [_type_of(t[2][i]) for t in bodies]
@@ -517,6 +536,23 @@ class Carried:
     @property
     def ncarry(self) -> int:
         return sum(t is not None for t in self.types)
+
+
+def _passed(node, index: dict) -> set:
+    """The carried values (``index``: id of a region parameter -> slot) that ``node`` may be
+    as it was, through the branches that pass values on."""
+    if id(node) in index:
+        return {index[id(node)]}
+    if node.op != "loop_out" or node.inputs[0].op != "if":
+        return set()
+    branch, k = node.inputs[0], node.attr("index")
+    out = set()
+    for name in ("then", "orelse"):
+        region = branch.attr(name)
+        r = region.results[k]
+        m = next((m for m, p in enumerate(region.params) if p is r), None)
+        out |= _passed(branch.inputs[1 + m], index) if m is not None else _passed(r, index)
+    return out
 
 
 def _raised(kept) -> bool:

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..errors import user_location
-from ..ir.graph import make_node
+from ..ir.graph import MADE, make_node
 from .creation import full_like
 from .elementwise import isclose, where
 from .externs import extern_call
@@ -54,6 +54,8 @@ def _reduce_node(x: Proxy, kind: str, axes, keepdims: bool, dtype=None,
             if not loop_dependent(e):
                 raise
             run_time, count = (None if initial else count), 1
+    if count == 0 and kind in ("max", "min", "argmax", "argmin") and MADE and not initial:
+        run_time, count = 0, 1      # in a branch or loop: NumPy's error where it is reached
     if count == 0 and kind in ("max", "min", "argmax", "argmin"):
         op = {"max": "maximum", "min": "minimum"}.get(kind)
         msg = (f"zero-size array to reduction operation {op} which has no identity" if op

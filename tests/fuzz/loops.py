@@ -14,7 +14,8 @@ What is drawn (reproducibly from ``(seed, index)``):
   ``range(i, -1, -1)``); steps 1, 2, 3, -1, -2; 0, 1 or many iterations (sizes 0..200,
   trip counts up to ~300, at most ~3000 body runs in all);
 * bodies: carried scalars (``s += x[i] * w``, ``m = max(m, x[i])``, counters, tuple
-  swaps ``a, b = b, a + ...``), carried arrays updated in place (``y[i] = ...``,
+  swaps ``a, b = b, a + ...``), two local arrays exchanged after a step into one
+  (``y, z = z, y``), carried arrays updated in place (``y[i] = ...``,
   ``Y[i, :i + 1] += ...``, ``acc += M[i]``), arrays rebound (``v = v * 0.5 + x``), argument
   arrays updated in place (a recurrence ``x[i] = ... x[i - 1]``), element reads with computed
   indices (``x[i - 1]``, ``x[n - 1 - i]``, ``x[-1 - i]``, ``x[(i * 7) % n]``; now and then one
@@ -717,9 +718,27 @@ class Gen(Draws):
                     out.append(n)
             elif k == 18 and depth < 2 and self.main_dt == "f":
                 out += self.inner_while(ctx)
+            elif k == 19 and self.p(0.5):
+                out += self.swap_stmts()
             else:
                 out.append(self.simple_stmt(ctx))
         return out
+
+    def swap_stmts(self):
+        """A step stored into one local array from another, then the two names exchanged
+        (``z[1:] = y[:-1] * 0.5 + y[1:]; y, z = z, y``: a time loop's two levels)."""
+        a = self.local_array("1")
+        b = self.fresh("z")             # (a copy: the same dtype, which a swap keeps)
+        self.arrays[b] = self.arrays[a]
+        self.env[b] = np.zeros(self.env[a].shape)
+        self.pre.append(Node("line", f"{b} = {a}.copy()", tags={"init"}))
+        self.ret.append(b)
+        self.features.add("swap")
+        step = self.choice([f"{b}[1:] = {a}[:-1] * 0.5 + {a}[1:]",
+                            f"{b}[:] = {a} * {self.const()} + x" if self.main_dt == "f"
+                            else f"{b}[:] = {a} * 0.5 + 1.0"])
+        swap = self.choice([f"{a}, {b} = {b}, {a}", f"{b}, {a} = {a}, {b}"])
+        return [Node("line", step, tags={"swap"}), Node("line", swap, tags={"swap"})]
 
     def if_node(self, ctx, depth, loop_level):
         self.features.add("if")
@@ -930,10 +949,28 @@ class Gen(Draws):
         if not self.ret:
             self.scalar("i")
         body = self.pre + [n for n in segs if n is not None]
+        _keep_swaps_countable(body)
         p = LoopProgram(self.args, body, list(self.ret), dict(self.helpers),
                         label=f"seed {self.seed} #{self.idx}", features=set(self.features),
                         mixed=set(self.mixed))
         return p
+
+def _keep_swaps_countable(nodes):
+    """Name exchanges only in ``for`` loops without break or return around them: the array a
+    name holds after such a loop depends on how many iterations ran, which a loop that may
+    stop early does not know when it starts (a refusal, README), nor a while loop."""
+    for n in walk(nodes):
+        if n.kind == "while" or n.kind == "for" and any(
+                m.kind == "return" or m.kind == "line" and m.text == "break" for m in walk(n.body)):
+            _drop_swaps(n.body)
+
+
+def _drop_swaps(nodes):
+    nodes[:] = [m for m in nodes if "swap" not in m.tags]
+    for m in nodes:
+        for b in _children(m):
+            _drop_swaps(b)
+
 
 def generate(seed, index, avoid=None) -> LoopProgram:
     return Gen(seed, index, avoid).program()
