@@ -177,9 +177,10 @@ class AssignLowering:
             before = len(self.stages)
             planned.append(self._plan_back(name, start, node, pairs, targets, swap))
             if len(self.stages) > before:   # stages made on the way (a scatter's in place,
-                for j in range(k):          # the elements it overwrites read first): values
-                    if planned[j][0] in ("plan", "scatter"):    # planned before them read
-                        planned[j] = self._plan_back(*pairs[j], pairs, targets, swap)   # those
+                self.memo.clear()           # the elements it overwrites read first): values
+                for j in range(k):          # planned before them read those (their
+                    if planned[j][0] in ("plan", "scatter"):    # expressions made anew)
+                        planned[j] = self._plan_back(*pairs[j], pairs, targets, swap)
         for name in list(self._moves):  # moves that permute buffers by themselves
             if name not in self._traded:    # (``a, b = b, a``)
                 self._traded.update(trades.cycle(self._moves, name) or {})

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir.graph import CONTROL_OPS, VIEW_OPS, Graph, regions
+from ..ir.graph import walk as walk_nodes
 from ..ir.loopir import STATUS, Load, Stage, control_reads, index_vars, nested, walk
 from ..ir.ufuncs import OPS
 from .indexing import same_index
@@ -37,6 +38,11 @@ class ControlLowering:
         carry = [self._carry_buffer(node, k, init) if k in live else None
                  for k, init in enumerate(node.inputs[first:first + n])]
         self.carry_of[id(node)] = carry
+        for i in node.inputs[first + n:]:   # a scatter the regions read as it is: stored
+            while i.op in VIEW_OPS:         # before the construct (lowered in a branch, it
+                i = i.inputs[0]             # would be stored only where the branch runs)
+            if i.op == "scatter":
+                self.realize(i)
         if node.op != "if":         # values computed before a loop, once (not per iteration:
             for i in node.inputs[n:]:       # `scale = nbins / (hi - lo)` read in the body,
                 while i.op in VIEW_OPS and id(i) not in self.buffer_of:   # an np.pad read at
@@ -216,6 +222,7 @@ class ControlLowering:
         ``swap``: a loop body's (not a branch's, not a parallel one's) arrays may trade
         buffers at its end (``write_back``)."""
         saved, self.stages = self.stages, []
+        known, names = set(self.buffer_of), set(self.buffers)
         for p, buf in zip(region.params, carry):
             if buf is not None:
                 self.buffer_of[id(p)] = buf
@@ -234,7 +241,25 @@ class ControlLowering:
                 self._check_shared_arrays(carry, roles, self.stages[before:], where)
         stages, self.stages = self.stages, saved
         self.users = saved_users
+        self._forget_outer(region, known, names)
         return stages, tests
+
+    def _forget_outer(self, region, known, names):
+        """Values from outside ``region`` that its stages computed into buffers (a bound
+        read by a loop in a branch: ``i + 1`` in ``if ok: for j in range(n): ... a[i]``) are
+        there only where the region runs: forgotten, so that a read after the construct
+        computes them again where it is. (One stored into a buffer that existed before, in
+        place, cannot be undone: an internal error, and the function runs as Python.)"""
+        inside = {id(p) for p in region.params}
+        for n in walk_nodes(region.nodes):
+            inside |= {id(n)} | {id(p) for r in regions(n) for p in r.params}
+        outer = [k for k in self.buffer_of if k not in known and k not in inside]
+        for k in outer:
+            if self.buffer_of[k] in names:
+                raise AssertionError("a value from outside a region stored in place in it")
+            del self.buffer_of[k]
+        if outer:
+            self.memo.clear()
 
     def _accesses_confined(self, carry, confined, stages) -> bool:
         """Do the lowered stages of a loop proved independent (and those of the loops and
