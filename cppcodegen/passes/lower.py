@@ -20,6 +20,7 @@ from ..ir.loopir import (STATUS, Buffer, ExprBuilder, Gather, Load, LoopProgram,
                          index_vars, nested)
 from ..ir.ufuncs import EXPENSIVE, OPS
 from .indexing import broadcast_index, contiguous_strides, view_index
+from .assign_steps import steps_in_place
 from .lower_assign import AssignLowering
 from .lower_control import ControlLowering, users_of
 from .lower_counts import CountLowering
@@ -286,7 +287,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
 
     def lower_nodes(self, graph, outputs: set):
         """Stages for ``graph``'s nodes (the program's, or a region's)."""
-        materialize = materialized(graph)
+        materialize = materialized(graph) - steps_in_place(graph, self.users)
         for node in graph.nodes:
             op = node.op
             if op == "input":

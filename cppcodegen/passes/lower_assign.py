@@ -16,6 +16,7 @@ from ..ir.graph import LEAF_OPS, VIEW_OPS, Node, reachable
 from ..ir.loopir import FloorDiv, IMod, Load, Stage, index_vars, walk
 from ..ir.ufuncs import OPS
 from . import trades
+from .assign_steps import sequenced
 from .indexing import broadcast_index, same_index
 
 
@@ -185,7 +186,8 @@ class AssignLowering:
             if name not in self._traded:    # (``a, b = b, a``)
                 self._traded.update(trades.cycle(self._moves, name) or {})
         plans = [p for kind, p in planned if kind == "plan" and p[0] not in self._traded]
-        scatters = [p for kind, p in planned if kind == "scatter"]
+        scatters = [p for kind, p in planned if kind == "scatter"] + [
+            s for kind, p in planned if kind == "steps" for s in p]
         swaps = trades.swaps(self._traded) + [
             p for kind, p in planned if kind == "swap" and p[0] not in self._traded]
         # in place where no element is read after it is overwritten: each plan's reads of
@@ -424,6 +426,8 @@ class AssignLowering:
                 parts = chain
             elif swap and self._chain_swapped(name, node, pairs, label, start):
                 return "swap", (name, self.buffer_of[id(self._chain_base(node))])
+            elif (steps := sequenced(self, node, start, name, targets)) is not None:
+                return "steps", steps               # A[i, 1:] += A[i, :-1]; A[i, 1:] *= h
             elif self.buffer_of.get(id(base)) == name:  # stored here already (cc[:, :, k]
                 parts = [region]                        # = v; cc[:, :, k] *= s in a loop)
             elif self._in_memory(base):             # the last step of a time loop

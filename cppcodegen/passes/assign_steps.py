@@ -1,0 +1,113 @@
+"""Assignments in a row that read the array they store into, stored one after another.
+
+``A[i, 1:-1] += A[i, 2:]; A[i, 1:-1] *= 0.5`` (a Gauss-Seidel row sweep) is a chain of two
+``setitem`` nodes on the array's value; lowered as one pass it is a select over all of ``A``
+written through a copy of ``A``: a pass over the whole array per row. Stored in order instead,
+each value is computed from the buffer as the stores before it left it (which is the array
+value its graph node reads), and only the assigned region is written: through a temporary of
+the region's shape when the value reads elements its own store overwrites elsewhere.
+
+In: a write-back's chain (``lower_assign.write_back``). Out: its stages, or None when the
+chain cannot be stored so (an intermediate array value is read by anything but the next value,
+or a value reads another array being written back).
+"""
+from __future__ import annotations
+
+import sympy
+
+from ..ir.graph import CONTROL_OPS
+from ..ir.shapes import prod
+from ..ir.loopir import Stage, index_vars
+
+
+def sequenced(low, node, start, name, targets):
+    """The stages storing the chain of assignments ending in ``node`` on ``start`` (held in
+    buffer ``name``) in their order, or None. ``low``: the ``lower.Lowering``."""
+    chain = []
+    while node.op == "setitem" and id(node) not in low.buffer_of:
+        chain.append(node)
+        node = node.inputs[0]
+    if node is not start or len(chain) < 2:
+        return None
+    chain.reverse()
+    if not all(_feeds_only(low.users, state, nxt) for state, nxt in zip(chain, chain[1:])):
+        return None
+    states = [start] + chain
+    for j, step in enumerate(chain):    # each value reads the array as the store before it
+        others = {id(s) for k, s in enumerate(states) if k != j}    # left it, no older one
+        if _reaches(step.inputs[1], others, states[j], low.buffer_of):   # (``t = a[0]``
+            return None                     # read before ``a[0] = 5`` and stored after it)
+    stages = []
+    try:
+        for j, step in enumerate(chain):
+            if j:                           # the value before this store: the buffer as it is
+                low.buffer_of[id(chain[j - 1])] = name
+            low.memo.clear()
+            domain, store, body = low._region(step)
+            if any(low._reads(t, body) for t in targets - {name}):
+                return None
+            if 0 in domain:
+                continue
+            label, where = low.names[id(step.inputs[1])], step.where
+            if low._overlaps(name, store, body, domain):
+                tmp = low.new_buffer(f"buf{len(low.buffers)}", body.dtype, tuple(domain))
+                stages.append(Stage(tmp, "pointwise", domain, body, (), None, label, where))
+                body = low.eb.load(tmp, index_vars(len(domain)), body.dtype)
+            stages.append(Stage(name, "pointwise", domain, body, (), None, label, where,
+                                store=tuple(store)))
+    finally:
+        for step in chain[:-1]:
+            low.buffer_of.pop(id(step), None)
+        low.memo.clear()
+    return stages
+
+
+def steps_in_place(graph, users) -> set:
+    """ids of ``graph``'s assignments of less than half their array whose array value only
+    the next assignment on it reads (``sequenced`` may store them in order): not given
+    buffers of their own up front. (A step over most of the array, a stencil's interior
+    before its edges, is better in a buffer of its own that trades places with the array.)"""
+    out = set()
+    for node in graph.nodes:
+        if node.op == "setitem" and sympy.sympify(
+                prod(node.shape) - 2 * prod(node.attr("region"))).is_positive:
+            nxt = [u for u in users.get(id(node), ()) if u is not None and u.op == "setitem"
+                   and u.inputs[0] is node]
+            if len(nxt) == 1 and _feeds_only(users, node, nxt[0]):
+                out.add(id(node))
+    return out
+
+
+def _reaches(value, others, allowed, buffer_of) -> bool:
+    """Does ``value`` read (not through a value in a buffer already, nor through ``allowed``)
+    one of the array values ``others`` (ids)?"""
+    seen, stack = set(), [value]
+    while stack:
+        n = stack.pop()
+        if id(n) in others:
+            return True
+        if n is allowed or id(n) in seen or id(n) in buffer_of:
+            continue
+        seen.add(id(n))
+        stack.extend(n.inputs)
+    return False
+
+
+def _feeds_only(users, state, nxt) -> bool:
+    """Is the array value ``state`` read only by the next assignment ``nxt`` (as its base)
+    and by nodes that lead only into ``nxt``'s value?"""
+    value = nxt.inputs[1]
+    seen, stack = set(), [state]
+    while stack:
+        n = stack.pop()
+        for u in users.get(id(n), ()):
+            if u is nxt:
+                if n is not state and n is not value:
+                    return False            # (an index of nxt's region made from the array)
+                continue
+            if u is None or u.op in CONTROL_OPS or u.op == "loop_out":
+                return False
+            if id(u) not in seen:
+                seen.add(id(u))
+                stack.append(u)
+    return True
