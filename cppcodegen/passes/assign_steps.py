@@ -73,9 +73,23 @@ def steps_in_place(graph, users) -> set:
                 prod(node.shape) - 2 * prod(node.attr("region"))).is_positive:
             nxt = [u for u in users.get(id(node), ()) if u is not None and u.op == "setitem"
                    and u.inputs[0] is node]
-            if len(nxt) == 1 and _feeds_only(users, node, nxt[0]):
+            if len(nxt) == 1 and _feeds_only(users, node, nxt[0]) and \
+                    _ends_in_result(users, nxt[0]):
                 out.add(id(node))
     return out
+
+
+def _ends_in_result(users, node) -> bool:
+    """Does the chain of assignments through ``node`` end in a value read only as a result
+    (a loop's carried array, an argument's final value: the write-back that may store the
+    chain in order)? Read by anything else, its steps keep their buffers (lowered as one
+    expression, a chain of eighteen rolls read by a sum would nest eighteen selects)."""
+    while True:
+        after = users.get(id(node), ())
+        nxt = [u for u in after if u is not None and u.op == "setitem" and u.inputs[0] is node]
+        if len(nxt) != 1:
+            return bool(after) and all(u is None for u in after)
+        node = nxt[0]
 
 
 def _reaches(value, others, allowed, buffer_of) -> bool:

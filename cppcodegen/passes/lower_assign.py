@@ -358,6 +358,8 @@ class AssignLowering:
         ``store`` over ``domain``) may write at another point? A read at the element written
         is safe, and so is one shown outside the written box (``dd[:, :, k] = dd[:, :, k - 1]
         * a`` in place)."""
+        if all(n == 1 for n in domain):
+            return False        # one element: every load is done before its one store
         ones = {v: 0 for v, n in zip(index_vars(len(domain)), domain) if n == 1}
         box = _written_box(store, domain)
         return any(isinstance(ld, Load) and ld.buf == name and (

@@ -170,8 +170,9 @@ class ControlLowering:
                         return None
                     early.append(n)
                     continue
-                if u is control or (u is not None and id(u) in self.buffer_of) or \
-                        (u is None and at_end and n is init):
+                if u is control or (u is not None and (id(u) in self.buffer_of or
+                                                        id(u) in self.carry_of)) or \
+                        (u is None and at_end and n is init):   # (a construct lowered)
                     continue
                 if u is None or u.op in CONTROL_OPS:
                     return None
