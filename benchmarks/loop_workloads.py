@@ -165,6 +165,19 @@ def heat_swap(T0, alpha):
     return T
 
 
+def lu_elim(A0):
+    """(10) LU factorization without pivoting, element by element (polybench's ``lu``): the
+    multiplier stored into the matrix, then the rest of its row updated by an inner loop."""
+    A = A0.copy()
+    n = A.shape[0]
+    for k in range(n):
+        for i in range(k + 1, n):
+            A[i, k] = A[i, k] / A[k, k]
+            for j in range(k + 1, n):
+                A[i, j] -= A[i, k] * A[k, j]
+    return A
+
+
 # ----------------------------------------------------------------------------- vectorized twins
 def vec_dot(a, b):
     return np.dot(a, b)
@@ -181,9 +194,18 @@ def vec_syrk(C, A):
     return np.where(lower, SYRK_BETA * C + SYRK_ALPHA * (A @ A.T), C)
 
 
+def vec_lu(A0):
+    A = A0.copy()
+    for k in range(A.shape[0]):
+        A[k + 1:, k] /= A[k, k]
+        A[k + 1:, k + 1:] -= np.outer(A[k + 1:, k], A[k, k + 1:])
+    return A
+
+
 # loop_jacobi, loop_power and the workloads after them are array statements already (their
 # loops are inherent): NumPy times the function as written.
-NUMPY_VECTORIZED = {"loop_dot": vec_dot, "loop_drawdown": vec_drawdown, "loop_syrk": vec_syrk}
+NUMPY_VECTORIZED = {"loop_dot": vec_dot, "loop_drawdown": vec_drawdown, "loop_syrk": vec_syrk,
+                    "lu_elim": vec_lu}
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -254,6 +276,11 @@ def make_heat(shape):
     return T, HEAT_ALPHA
 
 
+def make_lu(n):
+    """A diagonally dominant matrix: elimination without pivoting is stable on it."""
+    return (_rng().random((n, n)) + n * np.eye(n),)
+
+
 # ----------------------------------------------------------------------------- error scales
 def _dot_magnitude(inputs, ref):
     a, b = inputs
@@ -309,6 +336,10 @@ LOOP_WORKLOADS: dict[str, Workload] = dict([
     _w("heat_swap", heat_swap, make_heat, (1000, 1000), (64, 64),
        f"{HEAT_STEPS} explicit 2-D heat steps, Tn[1:-1, 1:-1] = f(T); T, Tn = Tn, T",
        tags=("loop", "python_loop")),
+    # 160: CPython takes about 2 s per call of the reference (n**3 / 3 element updates)
+    _w("lu_elim", lu_elim, make_lu, 160, 24,
+       "LU without pivoting, element loops: A[i,k] /= A[k,k]; for j: A[i,j] -= A[i,k]*A[k,j]",
+       tags=("loop", "python_loop")),
 ])
 
 # make bench-quick runs only these of the loop workloads (with their peers)
@@ -357,6 +388,7 @@ def numba_impls() -> dict:
         "lut_gather": tuple_out(_numba_lut_gather()),
         "poisson_while": tuple_out(njit(poisson_while)),
         "heat_swap": njit(heat_swap),
+        "lu_elim": njit(lu_elim),
     }
 
 
@@ -497,9 +529,19 @@ def jax_impls() -> dict:
                 T[2:, 1:-1] + T[:-2, 1:-1] + T[1:-1, 2:] + T[1:-1, :-2] - 4.0 * T[1:-1, 1:-1]))
         return lax.fori_loop(0, HEAT_STEPS, body, T0)
 
+    def lu(A):
+        idx = jnp.arange(A.shape[0])
+
+        def body(k, A):            # column k's multipliers, then the trailing update
+            below = idx > k
+            col = jnp.where(below, A[:, k] / A[k, k], 0.0)
+            A = A.at[:, k].set(jnp.where(below, col, A[:, k]))
+            return A - jnp.outer(col, jnp.where(below, A[k, :], 0.0))
+        return lax.fori_loop(0, A.shape[0], body, A)
+
     return {"loop_dot": dot, "loop_drawdown": drawdown, "loop_syrk": syrk,
             "loop_jacobi": jacobi, "loop_power": power, "thomas": thomas_,
-            "lut_gather": lut, "poisson_while": poisson, "heat_swap": heat}
+            "lut_gather": lut, "poisson_while": poisson, "heat_swap": heat, "lu_elim": lu}
 
 
 SUITE = Suite(tag="loop", title="Loop workloads", note=NOTE, workloads=LOOP_WORKLOADS,

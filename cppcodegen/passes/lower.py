@@ -287,7 +287,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
 
     def lower_nodes(self, graph, outputs: set):
         """Stages for ``graph``'s nodes (the program's, or a region's)."""
-        materialize = materialized(graph) - steps_in_place(graph, self.users)
+        materialize = materialized(graph)
+        steps = steps_in_place(graph, self.users)
         for node in graph.nodes:
             op = node.op
             if op == "input":
@@ -318,9 +319,10 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
                     self.buffers[buf.name] = dataclasses.replace(buf, role="output")
             elif op == "loop_out":
                 self.buffer_of[id(node)] = self.carry_of[id(node.inputs[0])][node.attr("index")]
-            elif op in OWN_STAGE_OPS or \
-                    id(node) in materialize:
-                self.add_stage(node, "output" if id(node) in outputs else "temp")
+            elif op in OWN_STAGE_OPS or id(node) in materialize and not (
+                    id(node) in steps and id(node) not in outputs and
+                    not self._in_place(node, "temp")):     # (stored in order by the
+                self.add_stage(node, "output" if id(node) in outputs else "temp")  # write-back)
             if id(node) in outputs and id(node) not in self.buffer_of:
                 self.add_stage(node, "output")
 
