@@ -150,6 +150,12 @@ def set_location(node, src):
     return node
 
 
+def located(new, src):
+    """``new`` (and every node below it that has no location yet) at ``src``'s location: a
+    call written in place of the user's expression reports the user's line."""
+    return set_location(ast.copy_location(new, src), src)
+
+
 def always_exits(stmts):
     if not stmts:
         return False

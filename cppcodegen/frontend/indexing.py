@@ -17,6 +17,7 @@ from ..errors import DataDependentError, user_location
 from ..ir.graph import EFFECTS, MADE, make_node
 from ..ir.ufuncs import ALIASES, BOOL_RESULT, OPS
 from .elementwise import loop_dtypes, where
+from .creation import array
 from .externs import extern_call
 from . import replace
 from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, copy_of, own,
@@ -124,6 +125,33 @@ def _is_advanced(index) -> bool:
     return any(isinstance(ix, (Proxy, np.ndarray, list)) for ix in parts)
 
 
+def _traced_item(v):
+    """An item of an index list as a traced int if it is one (a traced value, a loop
+    variable), else itself; lists item by item."""
+    if isinstance(v, list):
+        return [_traced_item(u) for u in v]
+    if is_dim(v) and not isinstance(v, (int, np.integer)):
+        return size_proxy(symbolic().canon(v))
+    return v
+
+
+def _holds_traced(v) -> bool:
+    if isinstance(v, list):
+        return any(_holds_traced(u) for u in v)
+    return isinstance(v, Proxy) or is_dim(v) and not isinstance(v, (int, np.integer))
+
+
+def _index_lists(index):
+    """``index`` with its lists that hold traced ints (``A[[k, p]]``, p = np.argmax(...))
+    as traced index arrays; lists of plain ints stay lists."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(isinstance(ix, list) and _holds_traced(ix) for ix in parts):
+        return index
+    new = tuple(array(_traced_item(ix), original=np.array)
+                if isinstance(ix, list) and _holds_traced(ix) else ix for ix in parts)
+    return new if isinstance(index, tuple) else new[0]
+
+
 def _traced_ints(index):
     """``index`` with its loop-variable ints (``x[i + 1]``) as traced values: a checked
     gather or scatter, for an index in bounds in some iterations only (the error is then
@@ -152,6 +180,7 @@ def _basic_or_checked(a: Proxy, index):
 
 
 def getitem(a: Proxy, index):
+    index = _index_lists(index)
     sel = _select_rows(a, index)
     if sel is not None:
         return sel
@@ -507,6 +536,7 @@ def setitem(a: Proxy, index, value):
     """``a[index] = value`` on a fresh result: ``a`` becomes a new node that holds ``value``
     in the indexed region and ``a`` elsewhere (value cast unsafely, as NumPy's setitem does).
     On a view it updates the viewed array; on an argument, the caller's array."""
+    index = _index_lists(index)
     if _is_advanced(index):
         return _scatter(a, index, value)
     if isinstance(index, tuple) and any(ix is None for ix in index) or index is None:

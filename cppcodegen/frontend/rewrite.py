@@ -15,7 +15,7 @@ import ast
 import builtins
 
 from .astutil import (assign, BAD_EXPRS, BAD_STMTS, bound_names, function_def, has,
-                      jumps_lowerable, lambda_of, name_node, own_jumps, set_location,
+                      jumps_lowerable, lambda_of, located, name_node, own_jumps, set_location,
                       walk_scope)
 from .returns import ReturnRewriter
 
@@ -379,7 +379,7 @@ class _ExprConv(ast.NodeTransformer):
             return node
         self.c.changed = True
         name = "and_" if isinstance(node.op, ast.And) else "or_"
-        return ast.copy_location(self.c.call_op(name, [lambda_of(v) for v in node.values]), node)
+        return located(self.c.call_op(name, [lambda_of(v) for v in node.values]), node)
 
     def visit_Compare(self, node):
         """``lo <= v < hi``: ``and`` of the comparisons, each operand evaluated once, in
@@ -390,7 +390,7 @@ class _ExprConv(ast.NodeTransformer):
             return node
         self.c.changed = True
         ops = ast.Tuple([ast.Constant(_CHAINED[type(o)]) for o in node.ops], ast.Load())
-        return ast.copy_location(self.c.call_op("compare", [ops, lambda_of(node.left)] + [
+        return located(self.c.call_op("compare", [ops, lambda_of(node.left)] + [
             lambda_of(c) for c in node.comparators]), node)
 
     def visit_UnaryOp(self, node):
@@ -398,14 +398,14 @@ class _ExprConv(ast.NodeTransformer):
         if not isinstance(node.op, ast.Not):
             return node
         self.c.changed = True
-        return ast.copy_location(self.c.call_op("not_", [node.operand]), node)
+        return located(self.c.call_op("not_", [node.operand]), node)
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
         if not self._lambda_safe([node.body, node.orelse]):
             return node
         self.c.changed = True
-        return ast.copy_location(self.c.call_op("if_exp", [
+        return located(self.c.call_op("if_exp", [
             node.test, lambda_of(node.body), lambda_of(node.orelse), self.c.where(node)]), node)
 
     def visit_Subscript(self, node):
@@ -417,7 +417,7 @@ class _ExprConv(ast.NodeTransformer):
                 not self._lambda_safe([node.value, node.slice]):
             return node
         self.c.changed = True
-        return ast.copy_location(self.c.call_op("getitem", [node.value, node.slice]), node)
+        return located(self.c.call_op("getitem", [node.value, node.slice]), node)
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -426,17 +426,17 @@ class _ExprConv(ast.NodeTransformer):
                                              or f.attr == "ndarray"):
             self.c.changed = True       # np.float64(a) of a traced value: a cast; np.ndarray(
                                         # shape): np.empty (TraceOps.call)
-            return ast.copy_location(ast.Call(func=self.c.op("call"), args=[f] + node.args,
+            return located(ast.Call(func=self.c.op("call"), args=[f] + node.args,
                                               keywords=node.keywords), node)
         if not isinstance(f, ast.Name) or f.id.startswith(self.c.pre):
             return node
         if self.c.is_builtin(f.id):
             if f.id in _BUILTIN_OPS:
                 self.c.changed = True
-                node.func = ast.copy_location(self.c.op(f.id + "_"), f)
+                node.func = located(self.c.op(f.id + "_"), f)
             return node
         self.c.changed = True
-        return ast.copy_location(ast.Call(func=self.c.op("call"), args=[f] + node.args,
+        return located(ast.Call(func=self.c.op("call"), args=[f] + node.args,
                                           keywords=node.keywords), node)
 
 

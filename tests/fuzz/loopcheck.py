@@ -220,11 +220,17 @@ def judge(ref, got, exc, args_after, mixed=()):
 
 
 def _value_equal(g, pv):
+    """Equal values; a float32 Python value (the path that stayed float32) against the
+    compiled float64 (the unified dtype: the same sums in double) within float32's
+    rounding of a few steps."""
     try:
         a, b = float(np.asarray(g)), float(pv)
     except (TypeError, ValueError, OverflowError):
         return False
-    return a == b or (math.isnan(a) and math.isnan(b))
+    if a == b or (math.isnan(a) and math.isnan(b)):
+        return True
+    narrow = getattr(pv, "dtype", None) == np.float32 and np.asarray(g).dtype == np.float64
+    return narrow and math.isfinite(a) and abs(a - b) <= 1e-5 * max(abs(a), abs(b), 1.0)
 
 
 def _short(v, n=300):
