@@ -87,6 +87,30 @@ def test_layer_norm_and_chain_batches():
     assert len(ln.variants) <= 2 and len(ch.variants) <= 2
 
 
+def sum_squares_len(u):
+    s = 0.0
+    for i in range(len(u)):
+        s += u[i] * u[i]
+    return s
+
+
+def halves_len(u):
+    n = len(u)
+    return u[: n // 2] * 2.0 + n
+
+
+@pytest.mark.parametrize("fn", [sum_squares_len, halves_len])
+def test_len_keeps_a_size_symbolic(fn):
+    """``len(u)`` is u.shape[0]: a dynamic size stays one (it pinned the size to the value
+    it had when traced: a recompile for every new length)."""
+    f = cppcodegen.compile(fn)
+    rng = np.random.default_rng(2)
+    for n in (10, 20, 30, 41, 7):
+        u = rng.standard_normal(n)
+        close(f(u), fn(u), rtol=0, atol=0)
+    assert len(f.variants) == 2, f.recompile_reasons
+
+
 def test_dynamic_true_compiles_once_for_every_size():
     rng = np.random.default_rng(2)
     f = cppcodegen.compile(layer_norm, dynamic=True)

@@ -187,9 +187,9 @@ class TraceOps:
     def len_(x):
         if is_selection(x):             # len(x[mask]): the mask's count, a traced int
             return selected_count(x)
-        if isinstance(x, Proxy) and x.ndim and run_time_size(x.node.shape[0]):
-            return x.shape[0]           # len(a[lo:hi]) in a loop: a size known when it runs
-        return builtins.len(x)
+        if isinstance(x, Proxy) and x.ndim:
+            return x.shape[0]           # a symbolic size (a dynamic argument, len(a[lo:hi]) in
+        return builtins.len(x)          # a loop) stays one: len() would pin it to an int
 
     def float_(self, x=0.0):
         return _scalar(x, np.float64, float)
