@@ -16,6 +16,7 @@ import inspect
 import textwrap
 import types
 
+from ..errors import user_location
 from .astutil import function_def, mangle, name_node, set_location, walk_scope
 from .rewrite import Converter
 
@@ -44,9 +45,10 @@ class Undefined:
 
 def _undef_err(self, *a, **k):
     raise UnboundLocalError(
-        "cppcodegen capture: a local variable was used before being assigned, or after the "
-        "compiled loop that bound it to an array whose shape changes between iterations "
-        "(a slice of run-time length: only the loop body has it); it is UNDEFINED here")
+        f"a local variable is read at {user_location()} where it has no value: before it is "
+        f"assigned, or after a compiled loop that makes it afresh in each iteration (a tuple, "
+        f"an array whose shape changes between iterations): such a value is not kept after "
+        f"the loop; keep the part you need in a variable of one shape (`last = t[1]`)")
 
 
 def _undef_attr(self, name):

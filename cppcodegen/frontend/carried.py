@@ -420,7 +420,7 @@ class Carried:
             fresh = slot.init is UNDEFINED or (loop and slot.name in self.fresh)
             t = self.types[i]
             if fresh and slot.dropped or fresh and any(
-                    r == "selection" or isinstance(r, tuple) and (any(
+                    r in ("selection", "other") or isinstance(r, tuple) and (any(
                     run_time_size(d) for d in r[2]) or isinstance(t, tuple) and (
                     len(r[2]) != len(t[2]) or not all(map(_same_size, r[2], t[2]))))
                     for r in results):
@@ -429,7 +429,8 @@ class Carried:
                 new.append(None)            # `seg = a[lo[i]:hi[i]]`, `j = np.arange(i + 1)`
                 continue                    # made in each iteration: not carried (unbound
                                             # after the loop, as a name first bound in it;
-                                            # also one of another shape than before it)
+                                            # also one of another shape than before it, and
+                                            # a tuple: `t = helper(x[i])`)
             results = [self._fitted(slot, t, r) for r in results]
             try:
                 for r in results:
