@@ -278,7 +278,8 @@ def _plan(program, sig, graph=None, raises=()):
         nodes = {label: n for n, label in zip(graph.nodes, (f"%{i}" for i in range(len(graph.nodes))))}
         hooks = tuple((f"{s.name}:{s.nodes}:{_op_name(nodes[s.nodes])}", position[s.name])
                       for s in program.stages if s.name in position and s.nodes in nodes)
-    return Plan(tuple(args), _map(program.outputs, leaf), hooks, mutates=program.mutated_args(), raises=raises)
+    return Plan(tuple(args), _map(program.outputs, leaf), hooks, mutates=program.mutated_args(),
+                raises=raises, sites=program.sites)
 
 
 def _op_name(node) -> str:

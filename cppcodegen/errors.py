@@ -77,3 +77,18 @@ def user_location() -> str:
             return f"{fname}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>:0"
+
+
+RAISE_MARK = "_cppcodegen_raise"
+"""The attribute naming where an exception is raised as the user's program raises it (their
+``raise``, an index out of bounds): in a branch traced on an array value, a check that fails
+where that branch runs (``frontend/raises.py``)."""
+
+
+def out_of_bounds(index, dim: int, size) -> IndexError:
+    """NumPy's IndexError for ``index`` on axis ``dim`` of ``size``, at the user's line."""
+    where = user_location()
+    e = IndexError(f"index {index} is out of bounds for axis {dim} with size {size} (at {where})")
+    setattr(e, RAISE_MARK, where)
+    return e
+

@@ -41,6 +41,7 @@ class Plan:
     guard_texts: tuple = ()  # the guards as people read them, for messages
     mutates: tuple = ()  # indices of the array arguments the function updates in place
     raises: tuple = ()   # (type, args) of the user's raise statements (check codes USER_CODES+)
+    sites: tuple = ()    # the user's file:line of each indexing (an index error's axis // 256 - 1)
 
 
 CHECK_MESSAGES = {       # a check stage's codes: frontend/reductions.py EMPTY_CODES
@@ -76,7 +77,7 @@ def stops(code: int) -> bool:
     return code in RETURN_CODES or code >= USER_CODES
 
 
-def _index_error(status, raises=()):
+def _index_error(status, raises=(), sites=()):
     """The error a compiled program reported (``loopir.STATUS``), raised as NumPy raises it."""
     index, size, axis = int(status[1]), int(status[2]), int(status[3])
     if -1 - axis >= USER_CODES:         # the user's raise (frontend/raises.py)
@@ -88,8 +89,10 @@ def _index_error(status, raises=()):
     if axis < 0:        # np.<ufunc>.reduceat's start (cppcodegen/frontend/segments.py CODES)
         name = ("add", "multiply", "maximum", "minimum")[-1 - axis]
         raise IndexError(f"index {index} out-of-bounds in {name}.reduceat [0, {size})")
-    raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size} "
-                     "(an integer-array index in the compiled function)")
+    site = axis // 256 - 1          # (ir/loopir.py site_code)
+    where = sites[site] if 0 <= site < len(sites) else "an integer-array index in the compiled function"
+    raise IndexError(f"index {index} is out of bounds for axis {axis % 256} with size {size} "
+                     f"(at {where})")
 
 
 def _run_steps(fns, steps):
@@ -179,7 +182,8 @@ class CompiledVariant:
         env = {"_device": _device, "fb": _from_buffer(self.ffi), "cast": self.ffi.cast,
                "fn": self.fn, "multi": self.multi, "size_env": self.size_env,
                "evaluate": sizes.evaluate, "rng": _random_args, "zeros": np.zeros,
-               "failed": lambda status: _index_error(status, self.plan.raises)}
+               "failed": lambda status: _index_error(status, self.plan.raises,
+                                                              self.plan.sites)}
         checks = []
         if self.plan.sizes:
             lines.append("env = size_env(args)")

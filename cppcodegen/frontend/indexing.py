@@ -13,7 +13,7 @@ import contextlib
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ..errors import DataDependentError, user_location
+from ..errors import DataDependentError, out_of_bounds, user_location
 from ..ir.graph import EFFECTS, MADE, make_node
 from ..ir.ufuncs import ALIASES, BOOL_RESULT, OPS
 from .elementwise import loop_dtypes, where
@@ -87,8 +87,7 @@ def _basic_index(a: Proxy, index):
         else:
             i = int(ix)
             if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size} "
-                                 f"(at {user_location()})")
+                raise out_of_bounds(i, dim, size)
             spec.append((i % size, 1, 1))
             sliced_shape.append(1)
             ints.append(dim)
@@ -173,7 +172,8 @@ def _basic_or_checked(a: Proxy, index):
     try:
         return _basic_index(a, index), None
     except Exception as e:
-        traced = _traced_ints(index) if loop_dependent(e) else None
+        traced = _traced_ints(index) if loop_dependent(e) or GUARDS and isinstance(
+            e, IndexError) else None    # (x[5] of 5 under a guard: an error where it holds)
         if traced is None:
             raise
         return None, traced

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import RAISE_MARK
 from ..ir.graph import RAISES
 from .carried import REGION_EFFECTS
 from .indexing import checked
 from .proxy import asproxy, Proxy, unsupported
 from .sizes import is_dim
 
-MARK = "_cppcodegen_raise"      # the attribute that marks an exception as the user's raise
+MARK = RAISE_MARK      # the attribute that marks an exception as the user's raise
 
 
 def user_error(exc, where=""):

@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from ..errors import user_location
+from ..errors import out_of_bounds, user_location
 from ..ir.graph import make_node, Node, run_time_size  # noqa: F401 (for the frontend)
 
 
@@ -146,17 +146,14 @@ def symbolic_index(ix, size, dim):
         if sh.less(i, 0):
             i = sh.canon(size + i)
         if sh.less(i, 0) or not sh.less(i, size):
-            raise IndexError(f"index {ix} is out of bounds for axis {dim} with size {size} "
-                             f"(at {user_location()})")
+            raise out_of_bounds(ix, dim, size)
         return i, 1, 1
     if not isinstance(ix, slice):
         i = int(ix)
         if sh.less(i, 0) if i >= 0 else sh.less(size, -i):
-            raise IndexError(f"index {i} is out of bounds for axis {dim} with size "
-                             f"{sh.current().hint(size)} (at {user_location()})")
+            raise out_of_bounds(i, dim, sh.current().hint(size))
         if not (i < 0 or sh.less(i, size)):
-            raise IndexError(f"index {i} is out of bounds for axis {dim} with size "
-                             f"{sh.current().hint(size)} (at {user_location()})")
+            raise out_of_bounds(i, dim, sh.current().hint(size))
         return (size + i if i < 0 else i), 1, 1
     step = 1 if ix.step is None else int(ix.step)
     if step == 0:

@@ -16,7 +16,7 @@ import sympy
 
 from ..ir.graph import CONTROL_OPS, LEAF_OPS, RUN_TIME, VIEW_OPS, Graph, Node, run_time_size
 from ..ir.shapes import prod
-from ..ir.loopir import (STATUS, Buffer, ExprBuilder, Gather, Load, LoopProgram, Stage,
+from ..ir.loopir import (STATUS, site_code, Buffer, ExprBuilder, Gather, Load, LoopProgram, Stage,
                          index_vars, nested)
 from ..ir.ufuncs import EXPENSIVE, OPS
 from .indexing import broadcast_index, contiguous_strides, view_index
@@ -37,6 +37,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         self.scalars: list = []
         self.buffer_of: dict[int, str] = {}      # realized node id -> buffer name
         self.memo: dict = {}
+        self.sites = []                          # the lines of the indexing (site_code)
         self.gathers = 0                         # names the gathers' index values
         self.loop_depth = 0                      # loops around the region being lowered
         self.counters: dict = {}                 # random draws in loops: see value()
@@ -107,7 +108,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         guard = None
         if node.attr("guarded", False):
             ixs, guard = ixs[:-1], self.value(ixs[-1], ())
-        binds, src_idx = self._index_binds(node.attr("axis"), src.shape, ixs, node.shape, idx)
+        binds, src_idx = self._index_binds(node.attr("axis"), src.shape, ixs, node.shape, idx,
+                                           node.where)
         e = self.value(src, src_idx)
         if not isinstance(e, Load) or isinstance(e, Gather):
             e = self.eb.load(self.realize(src), src_idx, src.dtype)
@@ -119,16 +121,18 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         value, or accumulates them all)."""
         base, value, *ixs = node.inputs
         vvars = index_vars(value.ndim)
-        binds, store = self._index_binds(node.attr("axis"), base.shape, ixs, value.shape, vvars)
+        binds, store = self._index_binds(node.attr("axis"), base.shape, ixs, value.shape, vvars,
+                                         node.where)
         body = self.eb.op("group", [self.value(value, vvars)] + [b[2] for b in binds],
                           value.dtype)
         return Stage(name, "scatter", tuple(value.shape), body, (), node.attr("accumulate"),
                      label, where, store=store, binds=tuple(binds))
 
-    def _index_binds(self, a: int, shape, ixs, out_shape, idx: tuple):
+    def _index_binds(self, a: int, shape, ixs, out_shape, idx: tuple, where: str = ""):
         """Integer-array indexing of an array of ``shape`` along axes a, a+1, ... at ``idx``, a
         point of the indexed result (``out_shape``): the index values bound to names, (name,
-        axis size, value, axis) each, and the element's index with the names in place."""
+        axis size, value, axis) each, and the element's index with the names in place. The
+        axis reported for an index out of range carries the user's line too (``site_code``)."""
         i64 = np.dtype(np.int64)
         if STATUS not in self.buffers:          # where an out-of-range index is reported
             self.new_buffer(STATUS, i64, (4,), "status")
@@ -138,7 +142,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         for j, ix in enumerate(ixs):
             v = self.value(ix, broadcast_index(idx[a:a + nb], ix.shape, bshape))
             binds.append((f"g{self.gathers}_{j}", shape[a + j],
-                          v if v.dtype == i64 else self.eb.op("cast", [v], i64), a + j))
+                          v if v.dtype == i64 else self.eb.op("cast", [v], i64),
+                          site_code(a + j, self.sites, where)))
         self.gathers += 1
         names = tuple(sympy.Symbol(b[0], integer=True) for b in binds)
         return binds, tuple(idx[:a]) + names + tuple(idx[a + nb:])
@@ -282,6 +287,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         program.loopvars = _loop_symbols(self.stages)
         program.datavars = _bound_symbols(self.stages)
         program.counters = tuple(self.counters.items())
+        program.sites = tuple(self.sites)
         _check_stores(program)
         return program
 

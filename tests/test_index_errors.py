@@ -1,0 +1,55 @@
+"""An index out of range is NumPy's IndexError where Python would raise it, and only there:
+a read under a branch on array values (``if x[4] >= 3: s += x[5]``) or in the arm of a
+conditional expression that is not taken raises nothing, and one that runs names the user's
+line (also for an index checked when the compiled loop runs). Compared with the plain Python
+function."""
+import inspect
+
+import numpy as np
+import pytest
+
+import cppcodegen
+
+
+def ifexp_in_tuple_loop(x):
+    s = 0
+    for i in (0, 1, 2, 3, 4):
+        s += abs(x[i] - x[i + 1]) if x[i] >= 3 else -1
+    return s
+
+
+def branch_constant_index(x):
+    s = 0
+    if x[4] >= 3:
+        s += x[5]
+    return s
+
+
+def branch_loop_index(x):
+    s = 0
+    for i in range(x.shape[0]):
+        if x[i] >= 3:
+            s += x[i + 1]
+    return s
+
+
+def _line(fn, text):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, s in enumerate(lines) if text in s)
+
+
+CASES = [(ifexp_in_tuple_loop, "x[i + 1]"), (branch_constant_index, "x[5]"),
+         (branch_loop_index, "x[i + 1]")]
+
+
+@pytest.mark.parametrize("fn,text", CASES, ids=[c[0].__name__ for c in CASES])
+def test_index_error_only_where_python_raises(fn, text):
+    comp = cppcodegen.compile(fn)
+    quiet = np.array([5, 4, 3, 1, 0])           # the last element's read is not taken
+    assert comp(quiet.copy()) == fn(quiet.copy())
+    loud = np.array([5, 4, 3, 1, 4])
+    with pytest.raises(IndexError, match="out of bounds"):
+        fn(loud.copy())
+    with pytest.raises(IndexError, match=f"index 5 is out of bounds for axis 0 with size 5 "
+                                         f".at .*test_index_errors.py:{_line(fn, text)}"):
+        comp(loud.copy())
