@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
+from cppcodegen.errors import UnsupportedError
 
 
 def swap_copies(u0, steps):
@@ -108,8 +109,43 @@ def game_of_life_torus(board, steps):
     return cur
 
 
+def swap_when(x, t):
+    """A swap under a branch on values: the names trade only in some iterations."""
+    y = np.zeros(len(x))
+    z = y.copy()
+    for i in range(1, x.shape[0], 3):
+        if x[i] > t:
+            z[1:] = y[:-1] * 0.5 + y[1:] + x[i]
+            z, y = y, z
+    return y, z
+
+
+def swap_when_after_continue(x, t):
+    y = np.zeros(len(x))
+    z = y.copy()
+    for i in range(1, x.shape[0], 3):
+        if x.max() > 2 * t + 1:
+            continue
+        if x[i] > t:
+            z[1:] = y[:-1] * 0.5 + y[1:] + x[i]
+            z, y = y, z
+    return y, z
+
+
 rng = np.random.default_rng(3)
 U = rng.random(300)
+
+
+@pytest.mark.parametrize("fn", [swap_when, pytest.param(
+    swap_when_after_continue, marks=pytest.mark.xfail(strict=True, raises=UnsupportedError,
+    reason="a swap in an if nested in another construct (the continue's): the outer one "
+           "cannot say which name holds the array; refused, not wrong"))])
+def test_swap_under_a_branch(fn):
+    f = cppcodegen.compile(fn, fallback=False)
+    for n, t in ((40, 0.3), (40, 0.7), (7, 0.5), (3000, 0.5), (5, 2.0)):
+        x = rng.random(n)
+        for g, w in zip(f(x, t), fn(x, t)):
+            np.testing.assert_array_equal(g, w)
 
 
 @pytest.mark.parametrize("steps", [0, 1, 2, 3, 8, 301])

@@ -173,6 +173,7 @@ class Carried:
         self.made = {}              # every node made in the regions (id -> node)
         self.induction = None       # a for loop without a break: (its spec, its symbol)
         self.moves = {}             # slot -> the slot its array is bound to next (swaps.py)
+        self.branch_moves = []      # an if's: the moves of each side
 
     def _index(self, slot) -> int:
         return self.names.index(slot.name)
@@ -366,10 +367,12 @@ class Carried:
     def _attempt(self, fns, test_first, continue_test):
         """The regions, or None when the carried values or their types changed."""
         traced, settled = [], True
+        self.branch_moves = []
         for k, fn in enumerate(fns):
             is_cond = test_first and k == 0
             params, made, values, extra, updated, never, kept = self._trace(
                 fn, is_cond or continue_test)
+            self.branch_moves.append(swaps.moves(self.slots, values, _Snapshot))
             if is_cond and never:
                 self.never = True
                 return []
@@ -521,6 +524,10 @@ class Carried:
             if slot.taken and self._cycled(slot):   # (the array is one of the carried
                 swaps.settle(slot.init, swaps.orbit(self.moves, self.slots.index(slot)),
                              outs, self.induction[0], self.where)   # values: which, by trips)
+            elif slot.taken and node.op == "if" and swaps.settle_sides(
+                    slot.init, [m.get(self.slots.index(slot)) for m in self.branch_moves],
+                    outs, node.inputs[0], self.where):
+                pass                # (an if's side swapped it: the name it went to, by side)
             elif slot.taken:  # the first iteration updated it where it is, as NumPy does: a
                 slot.init._gone = Unroll(self.where, "an array it updates in place and then "
                                          "rebinds is read after it")

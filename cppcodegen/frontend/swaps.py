@@ -70,6 +70,20 @@ def settle(proxy, path, outs, spec, where) -> None:
     proxy.version += 1
 
 
+def settle_sides(proxy, dests, outs, cond, where) -> bool:
+    """``proxy`` after an ``if`` whose sides updated it in place and bound it to the names of
+    slots ``dests`` (then, else; ``if c: b[1:] = f(a); a, b = b, a``): the value of the
+    name it went to on the side taken. False if a side let go of it."""
+    if len(dests) != 2 or any(d not in outs or tuple(outs[d][0].shape) != tuple(proxy.shape)
+                              or outs[d][0].dtype != proxy.dtype for d in dests):
+        return False
+    then, other = outs[dests[0]][0], outs[dests[1]][0]
+    proxy._node = then if then is other else make_node(
+        "where", (cond, then, other), then.shape, then.dtype, where)
+    proxy.version += 1
+    return True
+
+
 def _trips(spec):
     """The trip count of ``for`` over ``spec`` (a traced int64)."""
     sh = symbolic()
