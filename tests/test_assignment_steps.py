@@ -5,6 +5,8 @@ whole array per assignment (the row sweep ran 100x slower than NumPy that way). 
 compared with the plain Python function (result and updated arguments), including ones where
 a value was read before an earlier store in the row and must keep the old element. One-element
 stores before an inner loop or a branch (LU elimination, Cholesky) stay in place too."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -137,3 +139,44 @@ def test_row_sweep_stores_rows_only():
     body = ir.split("for lv")[2].split("\npointwise in0")[0]      # (the copy back after it)
     assert "over [1, 28]" in body
     assert "over [30, 30]" not in body and "over [lv" not in body
+
+
+def test_argument_updated_where_it_is():
+    """A loop that updates an argument in place for the caller works in the argument's own
+    memory: no copy of the 30 x 30 array in before the loop or out after it."""
+    ex = cppcodegen.explain(row_sweep, np.ones((30, 30)), 2)
+    ir = str(ex).split("== loop IR ==")[1].split("== kernels")[0]
+    assert "over [30, 30]" not in ir and "buffer buf1: temp float64" not in ir
+
+
+def rebound_not_updated(A, steps):
+    X = A
+    for _ in range(steps):
+        X = X * 0.5 + 1.0           # new arrays: A itself is never written
+    return X
+
+
+def updated_then_nonzero(A, steps):
+    for _ in range(steps):
+        for i in range(1, A.shape[0]):
+            A[i, 1:] += A[i - 1, 1:]
+    idx = np.nonzero(A > 3.0)[0]    # a NumPy step whose shape depends on the values,
+    return idx * 2 + 1              # read by a kernel after it
+
+
+@pytest.mark.parametrize("fn", [rebound_not_updated, updated_then_nonzero, row_sweep])
+def test_argument_as_python_leaves_it(fn):
+    """The caller's array ends as Python leaves it: untouched when the function only rebinds
+    the name; updated when it updates it, also when a later NumPy step gives another shape
+    than when compiled (the call then runs again as NumPy, from the arguments as they came)."""
+    comp = cppcodegen.compile(fn, fallback=False)
+    rng = np.random.default_rng(5)
+    for scale in (1.0, 3.0, 0.2):
+        A = rng.random((12, 9)) * scale
+        mine, theirs = A.copy(), A.copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = comp(mine, 3)
+        want = fn(theirs, 3)
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+        np.testing.assert_allclose(mine, theirs, rtol=1e-13, atol=0)

@@ -38,6 +38,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         self.buffer_of: dict[int, str] = {}      # realized node id -> buffer name
         self.memo: dict = {}
         self.sites = []                          # the lines of the indexing (site_code)
+        self.carried_args = set()                # arguments updated in place by constructs
         self.gathers = 0                         # names the gathers' index values
         self.loop_depth = 0                      # loops around the region being lowered
         self.counters: dict = {}                 # random draws in loops: see value()
@@ -246,7 +247,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         if base.op == "scatter" and role == "temp":     # a chain of stores (a swap's two):
             self.realize(base)                          # the first one's buffer, then this
         name = self.buffer_of.get(id(base))
-        if name is None or role != "temp" or self.buffers[name].role != "temp" or \
+        if name is None or role != "temp" or not self.writable(name) or \
                 tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype \
                 or not self._free_after(base, node):
             return False

@@ -319,6 +319,11 @@ class AssignLowering:
                                          where, store=tuple(store)))
         return [(name, other)]
 
+    def writable(self, name) -> bool:
+        """May stages store into buffer ``name`` before its final value? A temporary, or an
+        argument a construct updates in place for the caller (``carried_args``)."""
+        return self.buffers[name].role == "temp" or name in self.carried_args
+
     def _mutated(self) -> set:
         return {m for m, _ in self.graph.mutations}
 
@@ -329,7 +334,7 @@ class AssignLowering:
         body, ``C[i, :i+1] *= beta`` then updates C's row where it is)."""
         base = node.inputs[0]
         name = self.buffer_of.get(id(base))
-        if name is None or role != "temp" or not (self.buffers[name].role == "temp" or (
+        if name is None or role != "temp" or not (self.writable(name) or (
                 base.op == "input" and base.attr("index") in self._mutated())) or \
                 tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype:
             return False        # (an argument the function updates: its final value goes

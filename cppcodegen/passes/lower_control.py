@@ -118,12 +118,15 @@ class ControlLowering:
         """The buffer of carried value ``k``: the buffer ``init`` is in, when nothing reads
         ``init`` once the construct has started (an array updated in a loop and then in a
         branch or a loop inside it stays in one buffer); otherwise a buffer of its own,
-        holding ``init`` when the construct starts."""
+        holding ``init`` when the construct starts. An argument the construct updates in
+        place for the caller (``for i in ...: A[i, 1:] += A[i - 1, 1:]``) is updated in its
+        own memory, not copied in and out (``_written_back``)."""
         if init.op == "setitem" and id(init) not in self.buffer_of:
             self.add_stage(init, "temp")    # (into its base's buffer where that is dead)
         buf = self.buffer_of.get(id(init))
-        if buf is not None and self.buffers[buf].role == "temp":
-            if self._free_after(init, node):
+        if buf is not None and (self.buffers[buf].role == "temp" or
+                                self._written_back(init, node, k, buf)):
+            if self._free_after(init, node, at_end=init.op == "input"):
                 return buf
         name = f"buf{len(self.buffers)}"
         self.new_buffer(name, init.dtype, init.shape)
@@ -133,6 +136,25 @@ class ControlLowering:
         self.stages.append(Stage(name, "pointwise", init.shape, self.value(init, nvars), (),
                                  None, f"carry {k} of {node.op}", node.where))
         return name
+
+    def _written_back(self, init, node, k, buf) -> bool:
+        """Is ``buf`` an argument whose final value (its write-back) is carried value ``k``
+        of ``node`` (maybe assigned in parts after it), or the carry of a construct around
+        this one that is such an argument? (Not with NumPy steps between kernels: a call
+        whose NumPy step gives another shape runs again as NumPy, which needs the arguments
+        as they came, runtime/compiled.py ``run_fallback``.)"""
+        if self.buffers[buf].role != "input" or any(n.op == "extern" for n in self.graph.nodes):
+            return False
+        if init.op != "input":
+            return buf in self.carried_args
+        final = dict(self.graph.mutations).get(init.attr("index"))
+        while final is not None and final.op == "setitem" and id(final) not in self.buffer_of:
+            final = final.inputs[0]
+        if final is None or final.op != "loop_out" or final.inputs[0] is not node or \
+                final.attr("index") != k:
+            return False
+        self.carried_args.add(buf)
+        return True
 
     def _live_carries(self, node) -> set:
         """The carried values that matter: read after the construct (a ``loop_out``) or read
