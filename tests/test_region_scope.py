@@ -4,7 +4,8 @@ where both see it: not only inside a branch that may not run (``i += 1`` read by
 before a branch is made before it, not in the branch (``y[i] = ...; if x[i] < 0: return y``
 lost every store when the branch was not taken). A scalar read from an array before the
 array's element is stored keeps the old value in a ``while`` loop as in a ``for`` loop (the
-loop fuzzer's seed 2026, programs 135 and 259). Each program is compared with the plain Python
+loop fuzzer's seed 2026, programs 135 and 259), and a sum read at the end of a ``while`` body
+uses the element it read before the index moved on. Each program is compared with the plain Python
 function: its result and the arguments it updates."""
 import numpy as np
 import pytest
@@ -92,8 +93,37 @@ def scaled_in_branch(x, flag):
     return out + m
 
 
+def accumulate_until(x, tol):
+    """The sum read at the end of the body was made from x[i] after i += 1 (it read x[i + 1],
+    and x[4] of four elements raised)."""
+    i = 0
+    s = 0.0
+    while i < 4:
+        s += x[i]
+        if s > tol:
+            break
+        i += 1
+    return i, s
+
+
+def roulette(w, u):
+    acc = 0.0
+    i = 0
+    while True:
+        acc += w[i]
+        if acc >= u or i == len(w) - 1:
+            break
+        i += 1
+    return i, acc
+
+
 TERMS = np.array([2, 1, 0, 3, 1, 4, 2], dtype=np.int64)
+POWERS = np.array([1.0, 10.0, 100.0, 1000.0, 10000.0])
 CASES = [
+    (accumulate_until, (POWERS, 50.0)),
+    (accumulate_until, (POWERS[:4], 1e9)),
+    (roulette, (np.array([0.1, 0.2, 0.3, 0.4]), 0.55)),
+    (roulette, (np.array([0.1, 0.2, 0.3, 0.4]), 2.0)),
     (running_before_store, (np.linspace(-1.0, 2.0, 2),)),
     (running_before_store, (np.linspace(-1.0, 2.0, 40),)),
     (store_then_return, (np.arange(1.0, 8.0), 0.25)),

@@ -217,6 +217,8 @@ class ControlLowering:
         early = self._read_later(init, control, at_end=at_end)
         for u in early or ():
             self.realize(u)
+        if early:               # (expressions made before read them inline: a while's
+            self.memo.clear()   # s += x[i] stored at the end after the i += 1 it precedes)
         return early is not None
 
     def _dead_after(self, init, control, at_end=False) -> bool:
