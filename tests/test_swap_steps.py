@@ -142,3 +142,34 @@ def test_dynamic_sizes_still_right():
     for shape in ((20, 30), (33, 17), (64, 64)):
         u = _r(*shape)
         _same(f(u, 5), heat(u, 5))
+
+
+def reverse_to(x, last):
+    for j in range(x.shape[0] // 2):
+        x[j], x[last - j] = x[last - j], x[j]
+    return x
+
+
+def swap_row_elements(A, p):
+    q = p[0]                    # a row read from an array
+    for j in range(A.shape[1]):
+        A[0, j], A[q, j] = A[q, j], A[0, j]
+    return A
+
+
+@pytest.mark.parametrize("fn,make", [
+    (reverse_to, lambda n: (np.arange(float(n)), np.int64(n - 1))),
+    (swap_row_elements, lambda n: (np.arange(float(n * 5)).reshape(5, n), np.array([3]))),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_swap_at_a_traced_index_stores_two_elements(fn, make):
+    """``x[j], x[q] = x[q], x[j]`` with q a traced value: a store and a scatter of one element
+    each, both values read first (a copy of the whole array per iteration made the loop
+    quadratic: 0.5-1.4 s for 800 elements, Python 0.6 ms). Compared with Python."""
+    for n in (9, 64):
+        args = make(n)
+        want = fn(*[a.copy() for a in args])
+        got = cppcodegen.compile(fn, fallback=False)(*[a.copy() for a in args])
+        np.testing.assert_array_equal(got, want)
+    ir = str(cppcodegen.explain(fn, *make(64))).split("== loop IR ==")[1].split("== kernels")[0]
+    body = ir.split("for lv", 1)[1]
+    assert "scatter in0" in body and "over [64]" not in body and "over [5, 64]" not in body

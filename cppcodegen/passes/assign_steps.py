@@ -24,7 +24,7 @@ def sequenced(low, node, start, name, targets):
     """The stages storing the chain of assignments ending in ``node`` on ``start`` (held in
     buffer ``name``) in their order, or None. ``low``: the ``lower.Lowering``."""
     chain = []
-    while node.op == "setitem" and id(node) not in low.buffer_of:
+    while node.op in STEPS and id(node) not in low.buffer_of:
         chain.append(node)
         node = node.inputs[0]
     if node is not start or len(chain) < 2:
@@ -33,16 +33,28 @@ def sequenced(low, node, start, name, targets):
     if not all(_feeds_only(low.users, state, nxt) for state, nxt in zip(chain, chain[1:])):
         return None
     states = [start] + chain
+    early = []
     for j, step in enumerate(chain):    # each value reads the array as the store before it
         others = {id(s) for k, s in enumerate(states) if k != j}    # left it, no older one
-        if _reaches(step.inputs[1], others, states[j], low.buffer_of):   # (``t = a[0]``
-            return None                     # read before ``a[0] = 5`` and stored after it)
+        for v in step.inputs[1:]:
+            if _reaches(v, others, states[j], low.buffer_of):   # (``t = a[0]`` read before
+                if v.shape != ():           # ``a[0] = 5`` and stored after it: a scalar
+                    return None             # computed before the first store, as Python's
+                early.append(v)             # ``a[j], a[q] = a[q], a[j]`` reads both first)
+    for v in early:
+        low.realize(v)
     stages = []
     try:
         for j, step in enumerate(chain):
             if j:                           # the value before this store: the buffer as it is
                 low.buffer_of[id(chain[j - 1])] = name
             low.memo.clear()
+            if step.op == "scatter":
+                stage = _scatter_step(low, step, name)
+                if stage is None or any(low._reads(t, stage.body) for t in targets - {name}):
+                    return None
+                stages.append(stage)
+                continue
             domain, store, body = low._region(step)
             if any(low._reads(t, body) for t in targets - {name}):
                 return None
@@ -62,6 +74,20 @@ def sequenced(low, node, start, name, targets):
     return stages
 
 
+STEPS = ("setitem", "scatter")
+
+
+def _scatter_step(low, step, name):
+    """The stage of ``x[idx] = v`` into ``name`` where it is (its value in a buffer of its
+    own first when it reads ``name`` at more than the one element it stores)."""
+    label = low.names[id(step)]
+    stage = low._scatter(step, name, label, step.where)
+    if low._reads(name, stage.body) and str(stage.numel()) != "1":
+        low.realize(step.inputs[1])
+        stage = low._scatter(step, name, label, step.where)
+    return stage
+
+
 def steps_in_place(graph, users) -> set:
     """ids of ``graph``'s assignments of less than half their array whose array value only
     the next assignment on it reads (``sequenced`` may store them in order): not given
@@ -71,7 +97,7 @@ def steps_in_place(graph, users) -> set:
     for node in graph.nodes:
         if node.op == "setitem" and sympy.sympify(
                 prod(node.shape) - 2 * prod(node.attr("region"))).is_positive:
-            nxt = [u for u in users.get(id(node), ()) if u is not None and u.op == "setitem"
+            nxt = [u for u in users.get(id(node), ()) if u is not None and u.op in STEPS
                    and u.inputs[0] is node]
             if len(nxt) == 1 and _feeds_only(users, node, nxt[0]) and \
                     _ends_in_result(users, nxt[0]):
@@ -86,7 +112,7 @@ def _ends_in_result(users, node) -> bool:
     expression, a chain of eighteen rolls read by a sum would nest eighteen selects)."""
     while True:
         after = users.get(id(node), ())
-        nxt = [u for u in after if u is not None and u.op == "setitem" and u.inputs[0] is node]
+        nxt = [u for u in after if u is not None and u.op in STEPS and u.inputs[0] is node]
         if len(nxt) != 1:
             return bool(after) and all(u is None for u in after)
         node = nxt[0]

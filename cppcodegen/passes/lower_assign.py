@@ -406,6 +406,9 @@ class AssignLowering:
         place), ("swap", the buffers that trade places), ("plan", the regions to store) or
         ("skip", None) when it is there already."""
         label = self.names[id(node)]
+        if node.op == "scatter" and id(node) not in self.buffer_of and node.inputs[0] is not start \
+                and (steps := sequenced(self, node, start, name, targets)) is not None:
+            return "steps", steps           # x[j], x[q] = x[q], x[j]: a store, then a scatter
         if node.op == "scatter" and id(node) not in self.buffer_of and node.inputs[0] is start:
             stage = self._scatter(node, name, label, node.where)
             if self._reads(name, stage.body) and str(stage.numel()) not in ("0", "1") and \
