@@ -267,11 +267,17 @@ class CompiledVariant:
         return self.fallback(*args)
 
     def run_checked(self, args):
-        """``run``, or None when a NumPy step between kernels gave another shape."""
+        """``run``, or the reason NumPy must run the call instead: a NumPy step between
+        kernels gave another shape; a Python int left int64 (frontend/pyints.py) in a call
+        that writes no argument (Python computes it exactly)."""
         try:
             return self.run(args)
         except ShapeChanged:
-            return None
+            return SHAPE_CHANGED
+        except OverflowError:
+            if self.mutates:
+                raise
+            return INT_OVERFLOW
 
     def size_env(self, args) -> dict:
         """The values of the symbolic sizes and strides in this call."""
@@ -282,9 +288,9 @@ class CompiledVariant:
     def __call__(self, args):
         if self.mutates and self.overlapping(args):
             return self.run_fallback(args)
-        values = self.run(args) if self.multi is None else self.run_checked(args)
-        if values is None:
-            return self.run_fallback(args, SHAPE_CHANGED)
+        values = self.run_checked(args)
+        if isinstance(values, str):
+            return self.run_fallback(args, values)
         if self.single is not None:
             out = values[self.single]
             return out if out.ndim else out[()]
@@ -300,8 +306,8 @@ class HookedVariant(CompiledVariant):
         if self.mutates and self.overlapping(args):
             return self.run_fallback(args)
         values = self.run_checked(args)
-        if values is None:
-            return self.run_fallback(args, SHAPE_CHANGED)
+        if isinstance(values, str):
+            return self.run_fallback(args, values)
         for name, pos in self.plan.hooks:
             view = values[pos].view()
             view.flags.writeable = False
@@ -312,6 +318,8 @@ class HookedVariant(CompiledVariant):
 _WARNED: set = set()
 SHAPE_CHANGED = ("a NumPy step between kernels (np.nonzero, x[mask], ...) gave another output "
                  "shape than on the call the function was compiled for")
+INT_OVERFLOW = ("a Python int left the int64 the compiled function keeps it in (Python's ints "
+                "have no limit)")
 
 
 def _random_args(source, args) -> tuple:

@@ -180,3 +180,24 @@ def test_argument_as_python_leaves_it(fn):
         want = fn(theirs, 3)
         np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
         np.testing.assert_allclose(mine, theirs, rtol=1e-13, atol=0)
+
+
+def sweep_from(A, B):
+    for i in range(1, A.shape[0]):
+        A[i, 1:] += B[i - 1, 1:]
+    return A
+
+
+def test_overlapping_arguments_run_as_numpy():
+    """A loop that updates an argument in its own memory, called with another argument that
+    is a view of it: the call runs as NumPy (the compiled loop would read the new values)."""
+    comp = cppcodegen.compile(sweep_from, fallback=False)
+    A = np.random.default_rng(6).random((10, 8))
+    want = sweep_from(A.copy(), A.copy())
+    np.testing.assert_array_equal(comp(A.copy(), A.copy()), want)
+    mine, theirs = A.copy(), A.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        comp(mine, mine[::-1][::-1])
+    sweep_from(theirs, theirs[::-1][::-1])
+    np.testing.assert_array_equal(mine, theirs)

@@ -22,6 +22,7 @@ from .linalg import dot, matmul, norm, outer, trace_, tril, triu
 from ..ir.graph import make_node
 from .proxy import (Proxy, asproxy, cast, cast_node, copy_of, descriptor, store_result, unsupported,
                     wrap)
+from .pyints import checked_int
 from .segments import reduceat
 from .selection import is_selection, lift
 from .reductions import (all_, allclose, amax, amin, any_, argmax, argmin, cumprod, cumsum,
@@ -189,21 +190,23 @@ Proxy.__rmatmul__ = lambda self, other: matmul(other, self)
 
 
 
-def _operator(fn):
+def _operator(fn, name):
     """A Python operator: of Python scalars (weak) its result is a Python scalar, where an
-    explicit np.<ufunc> call gives a NumPy scalar (``elementwise.OPERATOR``)."""
+    explicit np.<ufunc> call gives a NumPy scalar (``elementwise.OPERATOR``); a Python int's
+    sums and products are checked for overflow (``pyints.py``)."""
     def op(*args):
         OPERATOR[0] = True
         try:
-            return fn(*args)
+            result = fn(*args)
         finally:
             OPERATOR[0] = False
+        return checked_int(name, args, result)
     return op
 
 
 for _name in [f"__{p}{n}__" for n in BINARY_OPERATORS for p in ("", "r", "i")] + [
         "__neg__", "__pos__", "__abs__", "__invert__", "__divmod__"]:
-    setattr(Proxy, _name, _operator(getattr(Proxy, _name)))
+    setattr(Proxy, _name, _operator(getattr(Proxy, _name), _name))
 
 # --------------------------------------------------------------------------- methods
 

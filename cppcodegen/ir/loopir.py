@@ -217,9 +217,12 @@ class LoopProgram:
                                    # index out of range (``site_code``)
 
     def mutated_args(self) -> tuple:
-        """Indices of the arguments the program writes (updated in place)."""
-        return tuple(sorted({self.buffers[s.name].arg for s in self.stages
-                             if s.store is not None and self.buffers[s.name].role == "input"}))
+        """Indices of the arguments the program writes (updated in place), also inside its
+        loops and branches (a loop updating an argument in its own memory)."""
+        return tuple(sorted({self.buffers[s.name].arg for s in nested(self.stages)
+                             if s.name in self.buffers and (s.store is not None or
+                                                            s.kind == "scatter")
+                             and self.buffers[s.name].role == "input"}))
 
     def __str__(self):
         lines = [f"buffer {b.name}: {b.role} {b.dtype}{list(b.shape)} strides={list(b.strides)}"

@@ -1,0 +1,96 @@
+"""Python ints in a compiled function are int64 values whose products (and sums of two
+non-constant values) are checked: where one leaves int64, the call runs as Python (exact,
+with a warning) when it writes no argument, and raises OverflowError naming the line when it
+does (the arguments are already written). Python's ints have no limit: a wrapped int64
+would be a wrong result. Compared with the plain Python function."""
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+import cppcodegen
+
+
+def fact_mod(x, n):
+    p = 1
+    for i in range(1, n):
+        p *= i
+    return x * 0 + (p % 1000003)
+
+
+def fact_data(x):
+    p = 1
+    for i in range(1, x.shape[0]):
+        if x[i] > 0:
+            p *= i
+    return p
+
+
+def binomial(x, n, k):
+    c = 1
+    for j in range(k):
+        c = c * (n - j) // (j + 1)
+    return x * 0 + c % 1000
+
+
+def lcg(x, seed):
+    s = seed
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        s = (1103515245 * s + 12345) % 2147483648     # stays below 2^62: exact in int64
+        out[i] = s / 2147483648.0
+    return out
+
+
+def count_positive(x):
+    c = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            c += 1
+    return c
+
+
+def fact_into(x):
+    p = 1
+    for i in range(1, x.shape[0]):
+        p *= i
+        x[i] = p % 7
+    return x
+
+
+CASES = [(fact_mod, (np.ones(3, np.int64), 30)), (fact_mod, (np.ones(3, np.int64), 15)),
+         (fact_data, (np.ones(30),)), (fact_data, (-np.ones(30),)),
+         (binomial, (np.ones(2, np.int64), 70, 35)), (binomial, (np.ones(2, np.int64), 20, 10)),
+         (lcg, (np.zeros(50), 7)), (count_positive, (np.random.default_rng(1).standard_normal(99),))]
+
+
+@pytest.mark.parametrize("fn,args", CASES, ids=[f"{f.__name__}-{k}" for k, (f, _) in enumerate(CASES)])
+def test_python_ints_as_python_computes_them(fn, args):
+    want = fn(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = cppcodegen.compile(fn, fallback=False)(*args)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert type(got) is type(want)
+
+
+def test_the_python_run_says_why():
+    from cppcodegen.runtime import compiled
+    compiled._WARNED.discard(compiled.INT_OVERFLOW)
+    with pytest.warns(UserWarning, match="left the int64"):
+        cppcodegen.compile(fact_mod, fallback=False)(np.ones(3, np.int64), 25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # no overflow: compiled, no warning
+        assert cppcodegen.compile(count_positive, fallback=False)(np.ones(5)) == 5
+
+
+def test_overflow_after_writing_an_argument_raises():
+    lines, first = inspect.getsourcelines(fact_into)
+    line = first + next(i for i, s in enumerate(lines) if "p *= i" in s)
+    x = np.zeros(30, np.int64)
+    with pytest.raises(OverflowError, match=f"test_python_ints.py:{line}"):
+        cppcodegen.compile(fact_into, fallback=False)(x)
+    small = np.zeros(10, np.int64)
+    np.testing.assert_array_equal(cppcodegen.compile(fact_into, fallback=False)(small.copy()),
+                                  fact_into(small.copy()))
