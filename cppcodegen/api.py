@@ -194,7 +194,7 @@ def _size_plan(specs, graph) -> dict:
     """Plan fields of a dynamic variant: where each size/stride name is read, and the guards."""
     if not any(s[0] == "darray" for s in specs) and not graph.values:
         return {}
-    from .ir.shapes import guard_text, pyexpr
+    from .ir.guardtext import guard_text, pyexpr
     sizes = [(name, i, 0, 2) for name, i in graph.values]
     for i, s in enumerate(specs):
         if s[0] == "darray":
@@ -263,7 +263,7 @@ def _plan(program, sig, graph=None, raises=()):
         elif role == "constant":
             args.append(("constant", buf.arg))
         elif any(not isinstance(d, int) for d in buf.shape):      # symbolic sizes
-            from .ir.shapes import pyexpr
+            from .ir.guardtext import pyexpr
             args.append((role, tuple(d if isinstance(d, int) else pyexpr(d) for d in buf.shape),
                          buf.dtype.str))
         else:

@@ -111,6 +111,35 @@ def test_len_keeps_a_size_symbolic(fn):
     assert len(f.variants) == 2, f.recompile_reasons
 
 
+def half_sum(x):
+    n = x.shape[0]
+    h = n >> 1
+    return x[:h].sum() - x[h:].sum() + (n & 6) + (n ^ 1) + (n | 8) + (1 << 3)
+
+
+def split3(x):
+    q, r = divmod(x.shape[0], 3)
+    return x[:q].sum() + r
+
+
+def odd_even(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] if i & 1 else -x[i]
+    return s + (x.shape[0] << 1)
+
+
+@pytest.mark.parametrize("fn", [half_sum, split3, odd_even])
+def test_sizes_in_bit_operations(fn):
+    """``n >> 1``, ``n & 6``, ``divmod(n, 3)``, ``i & 1`` of a loop index: sizes stay sizes
+    (shifts by a constant) or are this call's values, guarded (a TypeError once the size
+    was symbolic)."""
+    f = cppcodegen.compile(fn, fallback=False)
+    for n in (8, 16, 13, 40):
+        x = np.arange(float(n))
+        close(f(x), fn(x), rtol=0, atol=0)
+
+
 def test_dynamic_true_compiles_once_for_every_size():
     rng = np.random.default_rng(2)
     f = cppcodegen.compile(layer_norm, dynamic=True)

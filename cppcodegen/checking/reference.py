@@ -53,7 +53,7 @@ def size_value(d, sizes=None):
         return d
     code = _CODE.get(d)
     if code is None:
-        from ..ir.shapes import pyexpr          # sympy: only for graphs with symbolic sizes
+        from ..ir.guardtext import pyexpr          # sympy: only for graphs with symbolic sizes
         from ..runtime.sizes import compile_expr
         code = _CODE[d] = compile_expr(pyexpr(d))
     from ..runtime.sizes import evaluate

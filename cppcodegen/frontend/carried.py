@@ -524,11 +524,10 @@ class Carried:
             if slot.taken and self._cycled(slot):   # (the array is one of the carried
                 swaps.settle(slot.init, swaps.orbit(self.moves, self.slots.index(slot)),
                              outs, self.induction[0], self.where)   # values: which, by trips)
-            elif slot.taken and node.op == "if" and swaps.settle_sides(
+            elif slot.taken and not (node.op == "if" and swaps.settle_sides(  # (by side: the
                     slot.init, [m.get(self.slots.index(slot)) for m in self.branch_moves],
-                    outs, node.inputs[0], self.where):
-                pass                # (an if's side swapped it: the name it went to, by side)
-            elif slot.taken:  # the first iteration updated it where it is, as NumPy does: a
+                    outs, node.inputs[0], self.where)):     # name an if's side moved it to)
+                # the first iteration updated it where it is, as NumPy does: a
                 slot.init._gone = Unroll(self.where, "an array it updates in place and then "
                                          "rebinds is read after it")
                 slot.init._node = None          # later read: the loop unrolls (Proxy.node)

@@ -173,7 +173,7 @@ class Graph:
         if self.python_leaves:
             lines.append(f"python numbers at {self.python_leaves}")
         if self.guards:
-            from .shapes import guard_text
+            from .guardtext import guard_text
             lines += [f"guard {guard_text(g)}" for g in self.guards]
         return "\n".join(lines)
 

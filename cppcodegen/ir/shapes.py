@@ -14,8 +14,8 @@ Shapes inside the compiler are tuples of ints and sympy expressions; the user's 
 ``SymInt`` objects, which do arithmetic symbolically and answer comparisons from the hints,
 recording a guard each time.
 
-Guards and shape expressions reach the runtime as Python expression text (``pyexpr``), which
-the runtime evaluates without sympy.
+Guards and shape expressions reach the runtime as Python expression text (``guardtext.py``),
+which the runtime evaluates without sympy.
 """
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ import threading
 import numpy as np
 import sympy
 
-from ..errors import UnsupportedError
 
 
 def size_symbol(name: str) -> sympy.Symbol:
@@ -416,6 +415,36 @@ class SymInt:
     def __rmod__(self, o):
         return self._arith(o, lambda a, b: canon(b) - canon(a) * floordiv(b, a))
 
+    def __divmod__(self, o): return (self // o, self % o)
+    def __rdivmod__(self, o): return (o // self, o % self)
+
+    def __rshift__(self, o):        # n >> 1: n // 2, a size (a radix-2 FFT's half)
+        if type(o) is int and o >= 0:
+            return self // (1 << o)
+        return self._bitwise(o, lambda a, b: a >> b)
+
+    def __lshift__(self, o):
+        if type(o) is int and o >= 0:
+            return self * (1 << o)
+        return self._bitwise(o, lambda a, b: a << b)
+
+    def _bitwise(self, o, op, reflected=False):
+        """``n & 6``, ``n ^ m``: of the size as a number (this call's, guarded; a traced
+        value in a loop)."""
+        if not isinstance(o, (int, np.integer, SymInt)):
+            return NotImplemented
+        a, b = self._number(), o._number() if isinstance(o, SymInt) else o
+        return op(b, a) if reflected else op(a, b)
+
+    def __and__(self, o): return self._bitwise(o, lambda a, b: a & b)
+    def __rand__(self, o): return self._bitwise(o, lambda a, b: a & b, True)
+    def __or__(self, o): return self._bitwise(o, lambda a, b: a | b)
+    def __ror__(self, o): return self._bitwise(o, lambda a, b: a | b, True)
+    def __xor__(self, o): return self._bitwise(o, lambda a, b: a ^ b)
+    def __rxor__(self, o): return self._bitwise(o, lambda a, b: a ^ b, True)
+    def __rrshift__(self, o): return self._bitwise(o, lambda a, b: a >> b, True)
+    def __rlshift__(self, o): return self._bitwise(o, lambda a, b: a << b, True)
+
     # results that must be Python values: decided from the hint, guarded
     def __index__(self):
         try:
@@ -537,62 +566,3 @@ def exact_div(a, b):
             _env().decide(sympy.Eq(sympy.Mod(num, den), 0))
         return canon(num if den == 1 else sympy.floor(num / den))
     return as_int(a) // as_int(b)
-
-
-# --------------------------------------------------------------------------- runtime text
-
-def guard_text(rel) -> str:
-    """A guard for people: ``n0 - 2 >= 3`` rather than ``n0 - 5 >= 0``."""
-    ops = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">"}
-    op = next((o for cls, o in ops.items() if isinstance(rel, cls)), None)
-    if op is None or rel.rhs != 0:
-        return str(rel)
-    const, rest = sympy.expand(rel.lhs).as_coeff_Add()
-    if rest == 0:
-        return str(rel)
-    if rest.could_extract_minus_sign():
-        rest, const = -rest, -const
-        op = {">=": "<=", ">": "<"}.get(op, op)
-    return f"{sympy.sstr(rest)} {op} {sympy.sstr(-const)}"
-
-
-def pyexpr(expr) -> str:
-    """Python source for a size expression or a guard, evaluated by the runtime with the sizes
-    bound to names (``runtime.compiled.size_eval``): no sympy there."""
-    if isinstance(expr, (int, np.integer)):
-        return str(int(expr))
-    if expr is sympy.true:
-        return "True"
-    if expr is sympy.false:
-        return "False"
-    if expr.is_Integer:
-        return str(int(expr))
-    if expr.is_Rational:
-        return f"Fraction({expr.p}, {expr.q})"
-    if expr.is_Symbol:
-        return expr.name
-    if isinstance(expr, sympy.Add):
-        return "(" + " + ".join(pyexpr(a) for a in expr.args) + ")"
-    if isinstance(expr, sympy.Mul):
-        return "(" + " * ".join(pyexpr(a) for a in expr.args) + ")"
-    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer:
-        e = int(expr.exp)
-        base = pyexpr(expr.base)
-        return f"({base} ** {e})" if e > 0 else f"Fraction(1, {base} ** {-e})"
-    if isinstance(expr, sympy.floor):
-        return f"floor({pyexpr(expr.args[0])})"
-    if isinstance(expr, sympy.ceiling):
-        return f"ceil({pyexpr(expr.args[0])})"
-    if isinstance(expr, sympy.Max):
-        return "max(" + ", ".join(pyexpr(a) for a in expr.args) + ")"
-    if isinstance(expr, sympy.Min):
-        return "min(" + ", ".join(pyexpr(a) for a in expr.args) + ")"
-    if isinstance(expr, sympy.Mod):
-        return f"({pyexpr(expr.args[0])} % {pyexpr(expr.args[1])})"
-    ops = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=",
-           sympy.Lt: "<"}
-    for cls, op in ops.items():
-        if isinstance(expr, cls):
-            return f"({pyexpr(expr.lhs)} {op} {pyexpr(expr.rhs)})"
-    raise UnsupportedError(f"size expression {expr} cannot be evaluated at run time")
-
