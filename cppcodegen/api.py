@@ -22,7 +22,7 @@ from .checking.backends import lookup_backend, register_backend
 from .checking.callback import CompileTrigger, callback_handler
 from .checking.check import CheckError, CheckReport
 from .frontend import signature
-from .errors import DataDependentError, UnsupportedError, fall_back
+from .errors import DataDependentError, TraceError, UnsupportedError, fall_back
 from .frontend.control import trace_function
 
 log = logging.getLogger("cppcodegen")
@@ -409,7 +409,7 @@ class CompiledFunction:
             try:
                 with callback_handler.install_callbacks(trigger) as compilation:
                     variant = self._backend(self.fn, cspecs, args, opts, compilation)
-            except (UnsupportedError, DataDependentError, AssertionError) as e:   # (ours only)
+            except (UnsupportedError, DataDependentError, TraceError, AssertionError) as e:
                 return self.variants.setdefault(specs, fall_back(self.fn, e, opts.fallback))
             values = _value_sizes(variant)
             if cspecs == specs and not values:
