@@ -17,7 +17,7 @@ import textwrap
 import types
 
 from ..errors import user_location
-from .astutil import function_def, mangle, name_node, set_location, walk_scope
+from .astutil import function_def, loop_else, mangle, name_node, set_location, walk_scope
 from .rewrite import Converter
 
 __all__ = ["convert", "convert_source", "Undefined", "UNDEFINED"]
@@ -137,6 +137,7 @@ def _transform(fn, ops_name, once=False):
                 n.args = [name_node("__class__"), name_node(pos[0].arg)]
     # local annotations have no runtime effect; they are illegal on nonlocal names
     _strip_annassign(fdef)
+    loop_else(fdef, ops_name + "_")
     conv = Converter(fdef, fn, ops_name, filename, once)
     if not conv.run():
         return None
