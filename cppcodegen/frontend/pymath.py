@@ -8,10 +8,12 @@ int for ``floor``/``ceil``/``trunc``; ``math``'s own function otherwise.
 
 One difference from Python: where ``math`` raises (``math.sqrt(-1.0)``: "math domain error")
 the compiled value is NumPy's (NaN), as a compiled loop cannot raise in the middle.
-``from math import sqrt`` binds the function before any trace and is not replaced.
+``from math import sqrt`` binds the function before any trace and is not replaced. ``cmath``'s
+functions likewise, on the value as a Python complex (NumPy's complex ufuncs).
 """
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -104,3 +106,40 @@ TABLE.update({"floor": _integral(np.floor), "ceil": _integral(np.ceil),
               "isinf": _test(np.isinf), "isfinite": _test(np.isfinite), "log": _log})
 
 replace.register(math, TABLE, pass_original=True)
+
+
+def _complex(ufunc, dtype=np.complex128):
+    """A ``cmath`` function: NumPy's complex ufunc on the value as a Python complex."""
+    def fn(*args, original):
+        if not any(_traced(a) for a in args):
+            return original(*args)
+        r = ufunc(*[_value(a, dtype) for a in args])
+        r.weak = True
+        return r
+    return fn
+
+
+def _clog(x, base=None, *, original):
+    if not (_traced(x) or _traced(base)):
+        return original(x) if base is None else original(x, base)
+    r = np.log(_value(x, np.complex128))
+    r = r if base is None else r / np.log(_value(base, np.complex128))
+    r.weak = True
+    return r
+
+
+def _rect(r, phi):
+    return _value(r) * np.cos(_value(phi)) + 1j * (_value(r) * np.sin(_value(phi)))
+
+
+CMATH = {name: _complex(uf) for name, uf in {
+    "exp": np.exp, "sqrt": np.sqrt, "log10": np.log10, "sin": np.sin, "cos": np.cos,
+    "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
+    "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
+    "atanh": np.arctanh}.items()}
+CMATH.update({name: _complex(uf, np.complex128) for name, uf in {
+    "phase": np.angle, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite}.items()})
+CMATH.update({"log": _clog, "rect": _complex(_rect, np.float64),
+              "polar": lambda x, *, original: original(x) if not _traced(x) else (
+                  _complex(np.abs)(x, original=None), _complex(np.angle)(x, original=None))})
+replace.register(cmath, CMATH, pass_original=True)
