@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
+from test_python_numbers import count_positive     # a counter: no check (c += 1)
 
 
 def fact_mod(x, n):
@@ -41,14 +42,6 @@ def lcg(x, seed):
         s = (1103515245 * s + 12345) % 2147483648     # stays below 2^62: exact in int64
         out[i] = s / 2147483648.0
     return out
-
-
-def count_positive(x):
-    c = 0
-    for i in range(x.shape[0]):
-        if x[i] > 0:
-            c += 1
-    return c
 
 
 def fact_into(x):
