@@ -16,6 +16,7 @@ from .cexpr import BOOL, ExprRenderer, cindex, ctype, lanes_itemsize, literal, v
 from ..config import Options
 from ..ir.loopir import LoopProgram, Stage, index_vars
 from ..passes.schedule import Kernel
+from .rowlocal import row_local, rows_program
 from .reuse import group_siblings, reuse_plan
 from .sizes import _c, _prod
 from .writer import CodeWriter, omp_parallel_for
@@ -32,6 +33,10 @@ class LoopWriter:
         self.locals = {name: f"acc_{name}" for name in kernel.locals}
         self.units = group_siblings(kernel.stages)
         self.scratch, self.reuse = reuse_plan(kernel, self.units)
+        rows = row_local(program, kernel, opts.generate_intermediate_hooks)
+        if rows:                    # temporaries used one row at a time: row arrays
+            self.p = rows_program(program, rows, len(kernel.outer))
+            self.scratch.update(rows)
         self.wide = False           # a float32 vector sum's accumulators: ccg::WideSum
 
     def omp(self, collapse: int, work, contiguous: bool = False, sizes=None) -> str:
