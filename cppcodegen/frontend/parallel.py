@@ -38,6 +38,10 @@ def parallel_roles(region, loop, has_test: bool, where: str) -> tuple:
     if _draws(region):
         raise TraceError(f"the prange loop at {where} draws random numbers: their order "
                          "would depend on the threads (use range for this loop)")
+    if _stops(region):
+        raise TraceError(f"the prange loop at {where} may raise (a raise statement, a Python "
+                         "int product checked for overflow): threads cannot stop one another "
+                         "(use range for this loop)")
     users = _readers(region)
     slots = [s for s, t in zip(loop.slots, loop.types) if t is not None]
     roles = []
@@ -68,7 +72,7 @@ def independent_roles(region, loop, init_nodes, free_nodes, var, varying,
     ``varying``: the symbols that change inside an iteration (loop variables, bounds read
     from arrays). ``confined`` (a dict) gets, per array's position among the carried
     values, (axis, index expression): the lowering checks its stages against it."""
-    if _draws(region):
+    if _draws(region) or _stops(region):
         return None
     users = _readers(region)
     slots = [t for t in loop.types if t is not None]
@@ -235,11 +239,22 @@ def _readers(region) -> dict:
 
 def _draws(region) -> bool:
     """Does ``region`` (or a loop or branch inside it) draw random numbers?"""
+    return _any_node(region, lambda n: n.op == "random")
+
+
+def _stops(region) -> bool:
+    """Does ``region`` hold a check that stops the program (the user's raise, a Python int
+    leaving int64)? Threads cannot stop one another where it fails."""
+    from ..runtime.compiled import stops
+    return _any_node(region, lambda n: n.op == "check" and stops(n.attr("code")))
+
+
+def _any_node(region, pred) -> bool:
     for n in region.nodes:
-        if n.op == "random":
+        if pred(n):
             return True
         if n.op in ("for", "while", "if") and any(
-                _draws(n.attr(name)) for name in ("body", "cond", "then", "orelse")
+                _any_node(n.attr(name), pred) for name in ("body", "cond", "then", "orelse")
                 if n.attr(name, None) is not None):
             return True
     return False
