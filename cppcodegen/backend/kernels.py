@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sympy
 
-from .cexpr import ExprRenderer, cindex, ctype, lanes_itemsize
+from .cexpr import BOOL, ExprRenderer, cindex, ctype, lanes_itemsize
 from ..ir.loopir import STATUS, Gather, Load, Scalar, Stage, index_vars, walk
 from ..ir.ufuncs import OPS
 from ..passes.index_split import split
@@ -110,9 +110,10 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
             if isinstance(size, int):
                 w.line(f"{ctype(dtype)} {arr}[{size}];   // computed once, read by later stages")
                 continue
-            w.line(f"static thread_local std::vector<{ctype(dtype)}> {arr}_v;   // computed once, read by later stages")
+            t = "uint8_t" if dtype == BOOL else ctype(dtype)    # (std::vector<bool> has no data())
+            w.line(f"static thread_local std::vector<{t}> {arr}_v;   // computed once, read by later stages")
             w.line(f"if ((int64_t){arr}_v.size() < {_c(size)}) {arr}_v.resize({_c(size)});")
-            w.line(f"{ctype(dtype)}* {arr} = {arr}_v.data();")
+            w.line(f"{ctype(dtype)}* {arr} = reinterpret_cast<{ctype(dtype)}*>({arr}_v.data());")
         for s in self.units:
             if s.name in self.k.columns:
                 continue
