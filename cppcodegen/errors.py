@@ -24,6 +24,12 @@ class TraceError(CppCodegenError, TypeError):
     """The traced function did something invalid (bad shapes, bad dtypes, ...)."""
 
 
+class IntOverflow(OverflowError):
+    """A Python int of the compiled function left the int64 it is kept in (``frontend/
+    pyints.py``): a call that wrote no argument runs again as Python, which computes it
+    exactly; otherwise this is raised, naming the line."""
+
+
 class FallbackWarning(UserWarning):
     """A function ran as plain Python: it uses a construct cppcodegen cannot compile (the
     message names it and the line); option ``fallback=False`` raises the error instead."""

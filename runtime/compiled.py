@@ -21,6 +21,7 @@ import numpy as np
 
 from . import device as _device
 from . import sizes
+from ..errors import IntOverflow
 from .extern import ShapeChanged
 from .hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
 
@@ -169,7 +170,8 @@ class CompiledVariant:
         # ``fast(args) -> result``: the whole call, for callers that found this variant by
         # the arguments' layouts (CompiledFunction's fast path); one Python frame instead
         # of three where nothing is written in place and no NumPy step runs between kernels
-        plain = type(self) is CompiledVariant and not self.mutates and self.multi is None
+        plain = type(self) is CompiledVariant and not self.mutates and self.multi is None \
+            and not any(e[0] is IntOverflow for e in plan.raises)  # (run_checked: Python)
         self.fast = fast if plain else self.__call__
 
     def _marshalling(self):
@@ -274,7 +276,7 @@ class CompiledVariant:
             return self.run(args)
         except ShapeChanged:
             return SHAPE_CHANGED
-        except OverflowError:
+        except IntOverflow:
             if self.mutates:
                 raise
             return INT_OVERFLOW

@@ -87,3 +87,28 @@ def test_overflow_after_writing_an_argument_raises():
     small = np.zeros(10, np.int64)
     np.testing.assert_array_equal(cppcodegen.compile(fact_into, fallback=False)(small.copy()),
                                   fact_into(small.copy()))
+
+
+def own_overflow(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 100:
+            raise OverflowError("too big")
+        s += x[i]
+    return s
+
+
+def test_every_call_runs_as_python_on_overflow():
+    """Later calls take the compiled function's fast path: an overflow there too runs the
+    call as Python (it raised OverflowError from the second call on); the user's own
+    OverflowError is raised, not answered by running Python."""
+    comp = cppcodegen.compile(fact_data, fallback=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for x in (np.ones(30), np.ones(30), -np.ones(30), np.ones(30), np.ones(30)):
+            assert comp(x) == fact_data(x)
+    f = cppcodegen.compile(own_overflow, fallback=False)
+    assert f(np.ones(4)) == 4.0
+    for _ in range(2):
+        with pytest.raises(OverflowError, match="too big"):
+            f(np.array([1.0, 200.0]))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import user_location
+from ..errors import IntOverflow, user_location
 from ..ir.graph import RAISES
 from .indexing import checked
 from .proxy import Proxy, wrap
@@ -70,7 +70,7 @@ def checked_int(name: str, args: tuple, result):
     a, b = (ops[1], ops[0]) if reflected else (ops + (None,))[:2]
     from ..runtime.compiled import USER_CODES
     where = user_location()
-    error = (OverflowError, (f"Python int arithmetic at {where} leaves int64, where the "
+    error = (IntOverflow, (f"Python int arithmetic at {where} leaves int64, where the "
                              "compiled function keeps Python ints (Python's have no limit); "
                              "compute it with np.int64 values to wrap as NumPy does, or "
                              "with floats",))
