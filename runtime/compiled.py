@@ -42,7 +42,7 @@ class Plan:
     guard_texts: tuple = ()  # the guards as people read them, for messages
     mutates: tuple = ()  # indices of the array arguments the function updates in place
     raises: tuple = ()   # (type, args) of the user's raise statements (check codes USER_CODES+)
-    sites: tuple = ()    # the user's file:line of each indexing (an index error's axis // 256 - 1)
+    sites: tuple = ()    # the user's file:line of each indexing (an index error's axis // SITE - 1)
 
 
 CHECK_MESSAGES = {       # a check stage's codes: frontend/reductions.py EMPTY_CODES
@@ -61,6 +61,8 @@ CHECK_MESSAGES = {       # a check stage's codes: frontend/reductions.py EMPTY_C
 RETURN_CODES = (12, 14)       # checks after which the program stops at once (sizes it relies on)
 CHECK_TYPES = {11: ZeroDivisionError}      # the others are ValueError
 STEP_ZERO = 14
+SITE = 256                  # an index error's axis + SITE * (1 + the position of its line in
+                            # Plan.sites): the user's line of a gather or scatter (passes/lower.py)
 USER_CODES = 1000           # and up: the user's raise statements (frontend/raises.py), in
                             # order; the program stops at once there too
 
@@ -90,9 +92,9 @@ def _index_error(status, raises=(), sites=()):
     if axis < 0:        # np.<ufunc>.reduceat's start (cppcodegen/frontend/segments.py CODES)
         name = ("add", "multiply", "maximum", "minimum")[-1 - axis]
         raise IndexError(f"index {index} out-of-bounds in {name}.reduceat [0, {size})")
-    site = axis // 256 - 1          # (ir/loopir.py site_code)
+    site = axis // SITE - 1
     where = sites[site] if 0 <= site < len(sites) else "an integer-array index in the compiled function"
-    raise IndexError(f"index {index} is out of bounds for axis {axis % 256} with size {size} "
+    raise IndexError(f"index {index} is out of bounds for axis {axis % SITE} with size {size} "
                      f"(at {where})")
 
 

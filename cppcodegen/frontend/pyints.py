@@ -3,8 +3,8 @@ raise ``OverflowError`` where the result leaves int64.
 
 Python's ints have no limit, so a wrapped int64 (``p = 1; for i in range(1, 30): p *= i``,
 a linear congruential generator's ``a * seed``) would be a wrong result. The operators of a
-Python int (a weak int64 proxy, ``proxy.weak``) are followed by a check (``raises.py``'s
-user-error path) that fails when the wrapped result differs from the exact one:
+Python int (a weak int64 proxy, ``proxy.weak``) are followed by a check
+(``raises.error_check``) that fails when the wrapped result differs from the exact one:
 
 - ``a + b``: the operands have one sign and the result the other (not for a constant operand
   of at most 2^20 in magnitude: ``_small``);
@@ -19,9 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IntOverflow, user_location
-from ..ir.graph import RAISES
-from .indexing import checked
 from .proxy import Proxy, wrap
+from .raises import error_check
 
 INT64_MIN = np.int64(np.iinfo(np.int64).min)
 
@@ -68,13 +67,9 @@ def checked_int(name: str, args: tuple, result):
     if any(isinstance(v, Proxy) and v.dtype != np.int64 for v in ops):
         return result                   # (a bool operand: its sums stay small)
     a, b = (ops[1], ops[0]) if reflected else (ops + (None,))[:2]
-    from ..runtime.compiled import USER_CODES
     where = user_location()
     error = (IntOverflow, (f"Python int arithmetic at {where} leaves int64, where the "
                              "compiled function keeps Python ints (Python's have no limit); "
                              "compute it with np.int64 values to wrap as NumPy does, or "
                              "with floats",))
-    code = USER_CODES + len(RAISES)
-    RAISES.append(error)
-    out = checked(result, _ok(kind, a, result, b), code, where, error=error)
-    return wrap(out.node, weak=True)
+    return wrap(error_check(result, _ok(kind, a, result, b), error, where).node, weak=True)

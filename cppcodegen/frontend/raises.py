@@ -21,9 +21,6 @@ from .indexing import checked
 from .proxy import asproxy, Proxy, unsupported
 from .sizes import is_dim
 
-MARK = RAISE_MARK      # the attribute that marks an exception as the user's raise
-
-
 def user_error(exc, where=""):
     """``raise E``: ``E`` (an instance; a class is instantiated, as ``raise`` does) marked
     as raised by the user's statement at ``where``."""
@@ -31,7 +28,7 @@ def user_error(exc, where=""):
         exc = exc()
     if isinstance(exc, BaseException):
         try:
-            setattr(exc, MARK, where)
+            setattr(exc, RAISE_MARK, where)
         except Exception:       # noqa: BLE001 -- an exception type without attributes
             pass
     return exc
@@ -44,7 +41,7 @@ def catching(branch):
         try:
             return branch()
         except Exception as e:
-            where = getattr(e, MARK, None)
+            where = getattr(e, RAISE_MARK, None)
             if where is None or not REGION_EFFECTS:
                 raise
             REGION_EFFECTS[-1].append(_failing_check(e, where))
@@ -54,13 +51,18 @@ def catching(branch):
 
 def _failing_check(exc, where):
     """A check that fails whenever it runs, raising ``exc``'s type with its arguments."""
-    from ..runtime.compiled import USER_CODES
     if any(isinstance(a, Proxy) or is_dim(a) for a in exc.args):
         unsupported(f"raise {type(exc).__name__}(...) with a value computed from arrays as an "
                     f"argument (at {where}); the compiled function raises constant "
                     "arguments only")
-    code = USER_CODES + len(RAISES)
-    error = (type(exc), exc.args)
-    RAISES.append(error)
     zero = asproxy(np.int64(0))
-    return checked(zero, zero, code, where, error=error).node
+    return error_check(zero, zero, (type(exc), exc.args), where).node
+
+
+def error_check(value, ok, error, where):
+    """``value`` behind a check that stops the program and raises ``error`` (its type and
+    arguments) where ``ok`` is 0 when it runs."""
+    from ..runtime.compiled import USER_CODES
+    code = USER_CODES + len(RAISES)
+    RAISES.append(error)
+    return checked(value, ok, code, where, error=error)

@@ -187,20 +187,6 @@ class Stage:
         return out
 
 
-SITE = 256
-"""An index error's reported axis is ``axis + SITE * (k + 1)``: ``k`` the position of the
-indexing's line in ``LoopProgram.sites`` (runtime/compiled.py reads it back)."""
-
-
-def site_code(axis: int, sites: list, where: str) -> int:
-    """The axis reported for an index out of range at ``where`` (added to ``sites``)."""
-    if not where:
-        return axis
-    if where not in sites:
-        sites.append(where)
-    return axis + SITE * (sites.index(where) + 1)
-
-
 @dataclass
 class LoopProgram:
     buffers: dict                  # name -> Buffer
@@ -214,7 +200,7 @@ class LoopProgram:
     datavars: tuple = ()           # names of the data symbols bind stages set (int64, local)
     counters: tuple = ()           # (name, draws per run) of random ops in loops (int64, local)
     sites: tuple = ()              # the user's file:line of each indexing that reports an
-                                   # index out of range (``site_code``)
+                                   # index out of range (``runtime.compiled.SITE``)
 
     def mutated_args(self) -> tuple:
         """Indices of the arguments the program writes (updated in place), also inside its

@@ -16,9 +16,10 @@ import sympy
 
 from ..ir.graph import CONTROL_OPS, LEAF_OPS, RUN_TIME, VIEW_OPS, Graph, Node, run_time_size
 from ..ir.shapes import prod
-from ..ir.loopir import (STATUS, site_code, Buffer, ExprBuilder, Gather, Load, LoopProgram, Stage,
+from ..ir.loopir import (STATUS, Buffer, ExprBuilder, Gather, Load, LoopProgram, Stage,
                          index_vars, nested)
 from ..ir.ufuncs import EXPENSIVE, OPS
+from ..runtime.compiled import SITE
 from .indexing import broadcast_index, contiguous_strides, view_index
 from .assign_steps import steps_in_place
 from .lower_assign import AssignLowering
@@ -37,7 +38,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         self.scalars: list = []
         self.buffer_of: dict[int, str] = {}      # realized node id -> buffer name
         self.memo: dict = {}
-        self.sites = []                          # the lines of the indexing (site_code)
+        self.sites = []                          # the lines of the indexing (_site)
         self.carried_args = set()                # arguments updated in place by constructs
         self.gathers = 0                         # names the gathers' index values
         self.loop_depth = 0                      # loops around the region being lowered
@@ -133,7 +134,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         """Integer-array indexing of an array of ``shape`` along axes a, a+1, ... at ``idx``, a
         point of the indexed result (``out_shape``): the index values bound to names, (name,
         axis size, value, axis) each, and the element's index with the names in place. The
-        axis reported for an index out of range carries the user's line too (``site_code``)."""
+        axis reported for an index out of range carries the user's line too (``_site``)."""
         i64 = np.dtype(np.int64)
         if STATUS not in self.buffers:          # where an out-of-range index is reported
             self.new_buffer(STATUS, i64, (4,), "status")
@@ -144,10 +145,19 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
             v = self.value(ix, broadcast_index(idx[a:a + nb], ix.shape, bshape))
             binds.append((f"g{self.gathers}_{j}", shape[a + j],
                           v if v.dtype == i64 else self.eb.op("cast", [v], i64),
-                          site_code(a + j, self.sites, where)))
+                          self._site(a + j, where)))
         self.gathers += 1
         names = tuple(sympy.Symbol(b[0], integer=True) for b in binds)
         return binds, tuple(idx[:a]) + names + tuple(idx[a + nb:])
+
+    def _site(self, axis: int, where: str) -> int:
+        """The axis an index out of range at ``where`` reports: with the position of the
+        user's line in ``sites`` (``runtime.compiled.SITE``)."""
+        if not where:
+            return axis
+        if where not in self.sites:
+            self.sites.append(where)
+        return axis + SITE * (self.sites.index(where) + 1)
 
     def add_buffer(self, node: Node, role: str, strides=None, arg=None) -> str:
         name = {"input": f"in{arg}", "constant": f"c{len(self.buffers)}"}.get(role, f"buf{len(self.buffers)}")
