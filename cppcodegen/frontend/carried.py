@@ -173,7 +173,7 @@ class Carried:
         self.made = {}              # every node made in the regions (id -> node)
         self.induction = None       # a for loop without a break: (its spec, its symbol)
         self.moves = {}             # slot -> the slot its array is bound to next (swaps.py)
-        self.branch_moves = []      # an if's: the moves of each side
+        self.branch_moves = []      # the moves of each region traced (an if's: each side)
 
     def _index(self, slot) -> int:
         return self.names.index(slot.name)
@@ -387,7 +387,7 @@ class Carried:
                         self.views.append(s)
                 return None
             if hit and not is_cond:     # (and those whose array the body passes on to them)
-                self.moves = swaps.moves(self.slots, values, _Snapshot)
+                self.moves = self.branch_moves[-1]
                 hit = swaps.reaching(self.slots, hit, self.moves)
             if hit and not all(_taken_over(s) or self._cycled(s) for s in hit):
                 raise Unroll(self.where, "an array is updated in place through a name that "

@@ -114,7 +114,8 @@ def _complex(ufunc, dtype=np.complex128):
         if not any(_traced(a) for a in args):
             return original(*args)
         r = ufunc(*[_value(a, dtype) for a in args])
-        r.weak = True
+        for v in r if isinstance(r, tuple) else (r,):
+            v.weak = True           # (Python numbers; polar: two floats)
         return r
     return fn
 
@@ -136,10 +137,7 @@ CMATH = {name: _complex(uf) for name, uf in {
     "exp": np.exp, "sqrt": np.sqrt, "log10": np.log10, "sin": np.sin, "cos": np.cos,
     "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
     "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
-    "atanh": np.arctanh}.items()}
-CMATH.update({name: _complex(uf, np.complex128) for name, uf in {
-    "phase": np.angle, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite}.items()})
-CMATH.update({"log": _clog, "rect": _complex(_rect, np.float64),
-              "polar": lambda x, *, original: original(x) if not _traced(x) else (
-                  _complex(np.abs)(x, original=None), _complex(np.angle)(x, original=None))})
+    "atanh": np.arctanh, "phase": np.angle, "isnan": np.isnan, "isinf": np.isinf,
+    "isfinite": np.isfinite, "polar": lambda z: (np.abs(z), np.angle(z))}.items()}
+CMATH.update({"log": _clog, "rect": _complex(_rect, np.float64)})
 replace.register(cmath, CMATH, pass_original=True)

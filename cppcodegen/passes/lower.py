@@ -40,6 +40,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         self.memo: dict = {}
         self.sites = []                          # the lines of the indexing (_site)
         self.carried_args = set()                # arguments updated in place by constructs
+        self.args_in_place = not any(n.op == "extern" for n in graph.nodes)   # (_written_back)
         self.gathers = 0                         # names the gathers' index values
         self.loop_depth = 0                      # loops around the region being lowered
         self.counters: dict = {}                 # random draws in loops: see value()

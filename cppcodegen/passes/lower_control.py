@@ -143,7 +143,7 @@ class ControlLowering:
         this one that is such an argument? (Not with NumPy steps between kernels: a call
         whose NumPy step gives another shape runs again as NumPy, which needs the arguments
         as they came, runtime/compiled.py ``run_fallback``.)"""
-        if self.buffers[buf].role != "input" or any(n.op == "extern" for n in self.graph.nodes):
+        if self.buffers[buf].role != "input" or not self.args_in_place:
             return False
         if init.op != "input":
             return buf in self.carried_args
