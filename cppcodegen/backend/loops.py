@@ -16,7 +16,7 @@ from .cexpr import BOOL, ExprRenderer, cindex, ctype, lanes_itemsize, literal, v
 from ..config import Options
 from ..ir.loopir import LoopProgram, Stage, index_vars
 from ..passes.schedule import Kernel
-from .rowlocal import row_local, rows_program
+from .rowlocal import row_local, rows_program    # (uses: rowlocal.buffer_uses)
 from .reuse import group_siblings, reuse_plan
 from .sizes import _c, _prod
 from .writer import CodeWriter, omp_parallel_for
@@ -27,13 +27,14 @@ CHAINS = 4           # independent accumulators of an unrolled vector reduction 
 class LoopWriter:
     """A kernel's C++ under construction (``self.w``): its loops, vector and scalar."""
 
-    def __init__(self, program: LoopProgram, kernel: Kernel, opts: Options):
+    def __init__(self, program: LoopProgram, kernel: Kernel, opts: Options, uses=None):
         self.p, self.k, self.opts = program, kernel, opts
         self.w = CodeWriter()
         self.locals = {name: f"acc_{name}" for name in kernel.locals}
         self.units = group_siblings(kernel.stages)
         self.scratch, self.reuse = reuse_plan(kernel, self.units)
-        rows = row_local(program, kernel, opts.generate_intermediate_hooks)
+        self.rows = rows = row_local(program, kernel, uses, opts.generate_intermediate_hooks) \
+            if uses else {}
         if rows:                    # temporaries used one row at a time: row arrays
             self.p = rows_program(program, rows, len(kernel.outer))
             self.scratch.update(rows)

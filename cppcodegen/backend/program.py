@@ -20,6 +20,7 @@ from .gemmgen import GemmWriter
 from ..ir.loopir import STATUS, Load, LoopProgram, Scalar, control_reads, nested, walk
 from ..runtime.compiled import STEP_ZERO, stops
 from .kernels import KernelWriter
+from .rowlocal import buffer_uses
 from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
 from ..passes.schedule import Kernel
@@ -63,15 +64,19 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     shared = {} if opts.generate_intermediate_hooks or control else share_temporaries(program, kernels)
 
     used = [set()]              # per segment: the buffers its kernels take
+    uses = buffer_uses(program)     # (where each buffer is read: row-local temporaries)
 
     def call(k) -> str:
         """Renders kernel ``k`` (once per distinct structure) and returns its call."""
-        kw = GemmWriter(program, k, opts) if k.form == "gemm" else KernelWriter(program, k, opts)
+        kw = GemmWriter(program, k, opts) if k.form == "gemm" else \
+            KernelWriter(program, k, opts, uses)
         params = kw.params()
         names = [n for n, _ in params]
         used[-1].update(shared.get(n, n) for n in names)
         aliased = len({shared.get(n, n) for n in names}) < len(names)   # one memory, two names
-        shape = _structure(program, k, params, aliased)
+        rows = getattr(kw, "rows", {})      # (a twin whose buffer is read elsewhere: its own)
+        shape = (_structure(program, k, params, aliased),
+                 tuple(i for i, n in enumerate(names) if n in rows))
         if shape not in rendered:
             text = kw.render()
             if aliased:

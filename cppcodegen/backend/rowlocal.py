@@ -22,8 +22,22 @@ from ..ir.shapes import prod
 from .sizes import _hint
 
 
-def row_local(program, kernel, hooked: bool = False) -> dict:
-    """{buffer: (dtype, elements of a row)} of ``kernel``'s row-local temporaries."""
+def buffer_uses(program) -> dict:
+    """{buffer: [(id of a stage, the index it is loaded at, or None: written or named outside
+    a body)]} over every stage of ``program``: made once per program, read per kernel."""
+    uses: dict = {}
+    for s in nested(program.stages):
+        for e in walk(s.body) if s.body is not None else ():
+            if isinstance(e, Load):
+                uses.setdefault(e.buf, []).append((id(s), tuple(e.index)))
+        for name in _mentions(s) | {s.name}:
+            uses.setdefault(name, []).append((id(s), None))
+    return uses
+
+
+def row_local(program, kernel, uses: dict, hooked: bool = False) -> dict:
+    """{buffer: (dtype, elements of a row)} of ``kernel``'s row-local temporaries
+    (``uses``: ``buffer_uses(program)``)."""
     if kernel.form != "nest" or hooked or kernel.columns:
         return {}
     n = len(kernel.outer)
@@ -38,13 +52,9 @@ def row_local(program, kernel, hooked: bool = False) -> dict:
             written[s.name] = None
             continue
         written[s.name] = s
-    rows = {name for name, s in written.items() if s is not None}
-    for s in nested(program.stages):
-        for e in walk(s.body) if s.body is not None else ():
-            if isinstance(e, Load) and e.buf in rows and (
-                    id(s) not in mine or tuple(e.index[:n]) != outer):
-                rows.discard(e.buf)
-        rows -= _mentions(s) | ({s.name} if id(s) not in mine else set())
+    rows = {name for name, s in written.items() if s is not None and all(
+        k in mine and (index is None and k == id(s) or index is not None and index[:n] == outer)
+        for k, index in uses.get(name, ()))}
     out = {}
     for name in (n for n in written if n in rows):     # (in stage order: the same C++)
         s, b = written[name], program.buffers[name]
