@@ -46,3 +46,23 @@ def test_sorting_network_keeps_rows_local():
                                   np.sort(x, axis=1))
     cpp = str(cppcodegen.explain(sort_rows8, x)).split("== C++ ==")[1]
     assert cpp.count("[8];") == 18, cpp[:3000]      # every temporary but the result
+
+
+def twins_one_read_between(x):
+    """Two chains of one structure; the second's middle value is also summed by another
+    kernel: it stays in memory there, whatever the first chain's kernel does."""
+    y = x.copy()
+    y[:, 0] = np.minimum(y[:, 0], y[:, 1])
+    y[:, 1] = np.maximum(y[:, 1], y[:, 2])
+    z = x * 2.0
+    z[:, 0] = np.minimum(z[:, 0], z[:, 1])
+    s = z.sum(axis=0)
+    z[:, 1] = np.maximum(z[:, 1], z[:, 2])
+    return y, z, s
+
+
+def test_twin_kernels_keep_what_others_read():
+    x = np.random.default_rng(10).standard_normal((300, 4))
+    for g, w in zip(cppcodegen.compile(twins_one_read_between, fallback=False)(x),
+                    twins_one_read_between(x)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
