@@ -22,7 +22,7 @@ class PythonOps:
 
     # -- statements -----------------------------------------------------------
     def for_stmt(self, iter_, body, get_state, set_state, names, extra_test, where, slices=False,
-                 fresh=()):
+                 fresh=(), entry=()):
         it = iter(iter_)
         # extra_test is checked before pulling the next item (exact `break` semantics)
         while extra_test is None or extra_test():
@@ -32,17 +32,23 @@ class PythonOps:
                 break
             body(item)
 
-    def while_stmt(self, cond, body, get_state, set_state, names, where):
+    def while_stmt(self, cond, body, get_state, set_state, names, where, entry=()):
         while cond():
             body()
 
-    def if_stmt(self, test, then_, else_, get_state, set_state, names, where):
+    def if_stmt(self, test, then_, else_, get_state, set_state, names, where, keep=()):
         if test:
             then_()
         else:
             else_()
 
     # -- expressions ----------------------------------------------------------
+    def bound(self, value, flag, name, where):
+        if not flag:
+            raise UnboundLocalError(f"cannot access local variable '{name}' where it is not "
+                                    f"associated with a value (at {where})")
+        return value
+
     def if_exp(self, cond, a, b, where):
         return a() if cond else b()
 

@@ -18,6 +18,7 @@ import types
 
 from ..errors import user_location
 from .astutil import function_def, loop_else, mangle, name_node, set_location, walk_scope
+from .bindings import guard_unbound
 from .rewrite import Converter
 
 __all__ = ["convert", "convert_source", "Undefined", "UNDEFINED"]
@@ -137,6 +138,12 @@ def _transform(fn, ops_name, once=False):
                 n.args = [name_node("__class__"), name_node(pos[0].arg)]
     # local annotations have no runtime effect; they are illegal on nonlocal names
     _strip_annassign(fdef)
+    a = fdef.args
+    params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x}
+    declared = {x for n in walk_scope(fdef.body) if isinstance(n, (ast.Global, ast.Nonlocal))
+                for x in n.names}
+    guard_unbound(fdef, ops_name, filename, params,
+                  set(fn.__code__.co_cellvars) | set(fn.__code__.co_freevars) | declared)
     loop_else(fdef, ops_name + "_")
     conv = Converter(fdef, fn, ops_name, filename, once)
     if not conv.run():

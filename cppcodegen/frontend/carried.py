@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TraceError, user_location
+from ..errors import TraceError
 from ..ir.graph import EFFECTS, MADE, Region, make_node, region_order, walk
 from . import effects, shrinking, swaps
 from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
-from .iteration import has_loop_symbol, size_proxy, symbolic_int
+from .iteration import symbolic_int
+from .truth import truth
 from .sizes import loop_dependent, run_time_size, same_size
 
 REGION_EFFECTS: list = []   # one list per region being traced: its nodes kept for their errors
@@ -42,31 +43,6 @@ class Unroll(Exception):
 
 
 # --------------------------------------------------------------------------- values
-
-def is_traced(x) -> bool:
-    return isinstance(x, Proxy) or (symbolic_int(x) and has_loop_symbol(x))
-
-
-def as_scalar(p):
-    """A traced array of one element as a 0-d value."""
-    if not p.node.shape:
-        return p
-    if any(d != 1 for d in p.node.shape):
-        raise ValueError("The truth value of an array with more than one element is "
-                         "ambiguous. Use a.any() or a.all()")
-    return wrap(make_node("reshape", (p.node,), (), p.dtype, user_location()),
-                  weak=p.weak, scalar=True)
-
-
-def truth(x):
-    """A Python bool for a concrete value; a traced 0-d bool for a traced one."""
-    if symbolic_int(x) and has_loop_symbol(x):
-        x = size_proxy(x.expr)
-    if isinstance(x, Proxy):
-        x = as_scalar(x)
-        return x if x.dtype == np.bool_ else np.not_equal(x, 0)
-    return bool(x)
-
 
 class _Snapshot:
     """A traced value as it was when a region ended (later regions rebind the proxies)."""
@@ -156,9 +132,11 @@ class _Slot:
 class Carried:
     """The carried values of one construct, and its regions traced until their types hold."""
 
-    def __init__(self, names, get_state, set_state, where, fresh=()):
+    def __init__(self, names, get_state, set_state, where, fresh=(), keep=(), entry=()):
         self.names, self.get, self.set, self.where = tuple(names), get_state, set_state, where
         self.fresh = frozenset(fresh)   # names a loop body assigns before it reads them
+        self.keep = frozenset(keep)     # an if's names read after it (bound on one side)
+        self.entry = frozenset(entry)   # a loop's names first bound in it, passed on
         self.dropped_fresh = False      # ... one of them bound before the loop, not carried
         self.init_state = tuple(get_state())
         self.slots, self.types = [], []   # per slot: (dtype, weak, shape, scalar) or None
@@ -447,13 +425,15 @@ class Carried:
             if "other" in results or "selection" in results or t == "shape":
                 raise TraceError(f"{slot.describe()} changes its shape or kind in the loop or "
                                  f"branch at {self.where}; a carried value keeps one shape")
-            if not loop and None in results and not _internal(slot.name):
+            if not loop and None in results and not _internal(slot.name) and \
+                    slot.name not in self.keep:
                 t = None                        # an if that binds it on one way only
             new.append(t)
         # a type that changed: traced again with it (a branch's values on entry too: they
         # live in the carried buffer, of the unified type)
-        changed = any(a is not None and a != b and (loop or b is not None)
-                      for a, b in zip(self.types, new))
+        changed = any(a != b and (loop or b is not None) if a is not None else
+                      b is not None and loop and s.name in self.entry   # (its value on
+                      for a, b, s in zip(self.types, new, self.slots))  # entry is read)
         self.types = new
         if changed or solved:
             return None
@@ -564,7 +544,7 @@ def _passed(node, index: dict) -> set:
 
 def _raised(kept) -> bool:
     """Did a branch end in the user's raise (``raises.py``: a check with its error)?"""
-    return any(n.op == "check" and n.attr("error", None) is not None for n in kept)
+    return any(n.op == "check" and n.attr("ends", False) for n in kept)
 
 
 def _taken_over(slot) -> bool:

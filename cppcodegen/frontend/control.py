@@ -30,13 +30,14 @@ from .selection import is_selection
 from .sizes import run_time_size
 from .trace import trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
-from .carried import INTERNAL, Carried, Unroll, as_scalar, is_traced, truth
+from .carried import INTERNAL, Carried, Unroll
+from .truth import as_scalar, is_traced, truth
 from .creation import ndarray_new
 from .dataslice import OutsideLoop
-from .raises import catching, user_error
+from .raises import bound, catching, user_error
 from .parallel import independent_roles, parallel_roles
 from .iteration import (prange, ConstantIter, constant_items, constant_numbers, LoopRange, Enumerate, Zip,
-                        enter_loop, has_loop_symbol, leave_loop, loop_spec, size_proxy,
+                        enter_loop, leave_loop, loop_spec, size_proxy,
                         spec_of, symbolic_int, varying_symbols)
 
 log = logging.getLogger("cppcodegen")
@@ -267,13 +268,14 @@ class TraceOps:
 
     # ----------------------------------------------------------------- statements
     user_error = staticmethod(user_error)      # ``raise E`` (raises.py)
+    bound = staticmethod(bound)                 # a read of a name that may be unbound
 
-    def if_stmt(self, test, then, orelse, get_state, set_state, names, where=""):
+    def if_stmt(self, test, then, orelse, get_state, set_state, names, where="", keep=()):
         t = truth(test)
         if isinstance(t, bool):
             return then() if t else orelse()
         self.parent[where] = self.loops[-1] if self.loops else None
-        branches = Carried(names, get_state, set_state, where)
+        branches = Carried(names, get_state, set_state, where, keep=keep)
         then_region, else_region = branches.run([catching(then), catching(orelse)])
         node = make_node("if", (t.node,) + branches.inits() + branches.free, (), np.bool_,
                          where, then=then_region, orelse=else_region, ncarry=branches.ncarry)
@@ -289,12 +291,12 @@ class TraceOps:
         finally:
             self.loops.pop()
 
-    def while_stmt(self, cond, body, get_state, set_state, names, where=""):
+    def while_stmt(self, cond, body, get_state, set_state, names, where="", entry=()):
         if where in self.unroll:
             while _concrete(cond(), where):
                 body()
             return
-        loop = Carried(names, get_state, set_state, where)
+        loop = Carried(names, get_state, set_state, where, entry=entry)
         regions = self._inside(where, lambda: loop.run([cond, body], test_first=True))
         if loop.never:                  # the condition is False before any iteration
             loop.restore()
@@ -305,7 +307,7 @@ class TraceOps:
         loop.finish(node)
 
     def for_stmt(self, iterable, body, get_state, set_state, names, extra_test=None, where="",
-                 slices=False, fresh=()):
+                 slices=False, fresh=(), entry=()):
         spec = loop_spec(iterable)
         if spec is None and where in self.unroll and constant_numbers(iterable):
             spec = ConstantIter(iterable)   # Python could not run it: a compiled loop
@@ -341,7 +343,7 @@ class TraceOps:
                 self.copies //= trips
             return
         loop = Carried(names, get_state, set_state, where,
-                       () if where in self.carry_all else fresh)
+                       () if where in self.carry_all else fresh, entry=entry)
         var = enter_loop(spec)
         if extra_test is None and isinstance(spec.step, int):
             loop.induction = (spec, var.expr)       # (its carried arrays may shrink)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RAISE_MARK
-from ..ir.graph import RAISES
+from ..ir.graph import EFFECTS, MADE, RAISES
+from .capture import UNDEFINED
 from .carried import REGION_EFFECTS
 from .indexing import checked
 from .proxy import asproxy, Proxy, unsupported
@@ -56,13 +57,32 @@ def _failing_check(exc, where):
                     f"argument (at {where}); the compiled function raises constant "
                     "arguments only")
     zero = asproxy(np.int64(0))
-    return error_check(zero, zero, (type(exc), exc.args), where).node
+    return error_check(zero, zero, (type(exc), exc.args), where, ends=True).node
 
 
-def error_check(value, ok, error, where):
+def error_check(value, ok, error, where, **attrs):
     """``value`` behind a check that stops the program and raises ``error`` (its type and
-    arguments) where ``ok`` is 0 when it runs."""
+    arguments) where ``ok`` is 0 when it runs (``ends``: always, the region ends there)."""
     from ..runtime.compiled import USER_CODES
     code = USER_CODES + len(RAISES)
     RAISES.append(error)
-    return checked(value, ok, code, where, error=error)
+    return checked(value, ok, code, where, error=error, **attrs)
+
+
+def bound(value, flag, name, where):
+    """A read of ``name`` where some path may not have bound it (``bindings.py``): its value,
+    and a check that raises UnboundLocalError where ``flag`` is False when the program runs
+    (kept in the region the read is in, so it counts only where the read runs)."""
+    message = (f"cannot access local variable '{name}' where it is not associated with a "
+               f"value (at {where})")
+    if value is UNDEFINED or not isinstance(flag, Proxy) and not flag:
+        raise UnboundLocalError(message)    # (a construct that did not carry it: tried
+    if isinstance(flag, Proxy):             # again carrying it, control.py)
+        zero = asproxy(np.int64(0))
+        node = error_check(zero, flag.astype(np.int64), (UnboundLocalError, (message,)),
+                           where).node
+        if not MADE:
+            EFFECTS.append(node)
+        elif REGION_EFFECTS:
+            REGION_EFFECTS[-1].append(node)
+    return value

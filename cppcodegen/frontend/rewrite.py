@@ -17,6 +17,7 @@ import builtins
 from .astutil import (assign, BAD_EXPRS, BAD_STMTS, bound_names, function_def, has,
                       jumps_lowerable, lambda_of, located, name_node, own_jumps, set_location,
                       walk_scope)
+from .bindings import flag_name
 from .returns import ReturnRewriter
 
 # builtins rewritten to ops.<name>_ wherever they are called
@@ -60,6 +61,11 @@ class Converter(ReturnRewriter):
             self.params.add(a.kwarg.arg)
         self.local_names |= self.params
         self.declared = set()  # user's global/nonlocal names
+        self.loads = {}        # name -> ids of the nodes reading it (bound on one side of an
+        for n in walk_scope(fdef.body):     # if, a name read elsewhere is carried out of it)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                self.loads.setdefault(n.id, set()).add(id(n))
+        self.kept = []         # the names the ifs converted so far carry out (keep)
         for n in walk_scope(fdef.body):
             if isinstance(n, (ast.Global, ast.Nonlocal)):
                 self.declared.update(n.names)
@@ -250,7 +256,9 @@ class Converter(ReturnRewriter):
         inner = [ast.Assign(targets=[s.target], value=name_node(item), type_comment=None)]
         if cont:
             inner.append(assign(cont, ast.Constant(False)))
+        start = len(self.kept)
         inner += self.block(s.body)
+        entry = self.entry(s, names, start)
         body_n = "%sbody_%d" % (self.pre, n)
         body = function_def(body_n, [item], self.fn_body(names, inner))
         get_n, set_n, state = self.state_fns(n, names)
@@ -270,7 +278,7 @@ class Converter(ReturnRewriter):
             it, name_node(body_n), name_node(get_n), name_node(set_n), self.names_tuple(names),
             extra, self.where(s), ast.Constant(_slices_with(s.target, s.body)),
             ast.Tuple([ast.Constant(x) for x in names if _written_first(x, s.body)],
-                      ast.Load())]))
+                      ast.Load()), self.names_tuple(entry)]))
         return self.finish(s, pre + [body] + state + [call])
 
     def gen_while(self, s):
@@ -286,20 +294,35 @@ class Converter(ReturnRewriter):
         cond_n = "%scond_%d" % (self.pre, n)
         cond = function_def(cond_n, [], [ast.Return(value=self.expr(test))])
         inner = [assign(cont, ast.Constant(False))] if cont else []
+        start = len(self.kept)
         inner += self.block(s.body)
+        entry = self.entry(s, names, start)
         body_n = "%sbody_%d" % (self.pre, n)
         body = function_def(body_n, [], self.fn_body(names, inner))
         get_n, set_n, state = self.state_fns(n, names)
         pre = [assign(f, ast.Constant(False)) for f in (brk, cont) if f]
         call = ast.Expr(self.call_op("while_stmt", [
             name_node(cond_n), name_node(body_n), name_node(get_n), name_node(set_n),
-            self.names_tuple(names), self.where(s)]))
+            self.names_tuple(names), self.where(s), self.names_tuple(entry)]))
         return self.finish(s, pre + [cond, body] + state + [call])
+
+    def entry(self, s, names, start):
+        """The names of a loop whose value on entry to an iteration may be read or passed
+        on though no binding came before (an if inside binds them on one side; a read
+        checked by a flag, ``bindings.py``): carried into every iteration, the first with
+        any value."""
+        checked = {n.args[0].id for n in ast.walk(s) if isinstance(n, ast.Call)
+                   and isinstance(n.func, ast.Attribute) and n.func.attr == "bound"
+                   and isinstance(n.func.value, ast.Name) and n.func.value.id == self.ops}
+        return [x for x in names if x in self.kept[start:] or x in checked]
 
     def gen_if(self, s):
         n = self.new_id()
         names = sorted(bound_names(s.body + s.orelse))
         self.modified.update(names)
+        inside = {id(n) for n in ast.walk(s)}
+        keep = [x for x in names if flag_name(x) in names or not self.loads.get(x, set()) <= inside]
+        self.kept += keep
         test = self.expr(s.test)
         then_n, else_n = "%sthen_%d" % (self.pre, n), "%selse_%d" % (self.pre, n)
         then = function_def(then_n, [], self.fn_body(names, self.block(s.body)))
@@ -307,7 +330,7 @@ class Converter(ReturnRewriter):
         get_n, set_n, state = self.state_fns(n, names)
         call = ast.Expr(self.call_op("if_stmt", [
             test, name_node(then_n), name_node(else_n), name_node(get_n), name_node(set_n),
-            self.names_tuple(names), self.where(s)]))
+            self.names_tuple(names), self.where(s), self.names_tuple(keep)]))
         return self.finish(s, [then, els] + state + [call])
 
     def in_one_trip(self, body):
