@@ -157,3 +157,12 @@ def test_flag_names_are_hidden_from_the_user():
     from cppcodegen.frontend.capture import convert_source
     assert "__ccg_bound_idx" not in convert_source(search_else)
     assert "__ccg_bound_idx" in convert_source(search)
+
+
+@pytest.mark.parametrize("fn,args", [(search, (X, 0.4)), (search, (X, 2.0)),
+                                     (found_flag, (X, 2.0)), (first_iteration_sets, (X,))])
+def test_reference_interpreter_agrees(fn, args):
+    """The NumPy reference runs the same checks (check mode compares every buffer)."""
+    want = _outcome(fn, args)
+    got = _outcome(cppcodegen.compile(fn, fallback=False, backend="check"), args)
+    assert type(got) is type(want) if isinstance(want, Exception) else got == want
