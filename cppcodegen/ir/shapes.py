@@ -19,6 +19,7 @@ which the runtime evaluates without sympy.
 """
 from __future__ import annotations
 
+import functools
 import math
 import threading
 
@@ -114,19 +115,7 @@ class ShapeEnv:
     def known(self, rel) -> bool | None:
         """True/False when ``rel`` (normalized: ``e >= 0``, ``e > 0``, ``e == 0`` or
         ``e != 0``) holds for all sizes (symbols are integers >= 0), else None."""
-        e = sympy.expand(rel.lhs)
-        pos, nonneg = e.is_positive, e.is_nonnegative
-        neg, nonpos = (-e).is_positive, (-e).is_nonnegative
-        if isinstance(rel, sympy.GreaterThan):
-            return True if nonneg else False if neg else None
-        if isinstance(rel, sympy.StrictGreaterThan):
-            return True if pos else False if nonpos else None
-        if isinstance(rel, (sympy.Eq, sympy.Ne)):
-            same = True if e == 0 else False if (pos or neg) else None
-            if same is None:
-                return None
-            return same if isinstance(rel, sympy.Eq) else not same
-        return None
+        return _known(rel)
 
     def decide(self, rel) -> bool:
         """The truth of ``rel`` in the traced call; recorded as a guard unless it is implied."""
@@ -215,6 +204,26 @@ class ShapeEnv:
         return value
 
 
+@functools.lru_cache(maxsize=8192)
+def _known(rel) -> bool | None:
+    """``ShapeEnv.known``: a fact of the symbols' assumptions alone, so asked once per
+    relation (sympy's assumptions are slow; a program asks the same ones many times)."""
+    e = sympy.expand(rel.lhs)
+    pos, nonneg = e.is_positive, e.is_nonnegative
+    neg, nonpos = (-e).is_positive, (-e).is_nonnegative
+    if isinstance(rel, sympy.GreaterThan):
+        return True if nonneg else False if neg else None
+    if isinstance(rel, sympy.StrictGreaterThan):
+        return True if pos else False if nonpos else None
+    if isinstance(rel, (sympy.Eq, sympy.Ne)):
+        same = True if e == 0 else False if (pos or neg) else None
+        if same is None:
+            return None
+        return same if isinstance(rel, sympy.Eq) else not same
+    return None
+
+
+@functools.lru_cache(maxsize=8192)
 def _normalize(rel):
     """Relations as ``lhs - rhs OP 0`` with < and <= turned around, so equal facts compare equal."""
     if rel in (sympy.true, sympy.false) or not isinstance(rel, sympy.Rel):
@@ -275,7 +284,12 @@ def less(a, b) -> bool:
     a, b = canon(a), canon(b)
     if isinstance(a, int) and isinstance(b, int):
         return a < b
-    return _env().decide(sympy.Lt(a, b))
+    return _env().decide(_less(a, b))
+
+
+@functools.lru_cache(maxsize=8192)
+def _less(a, b):
+    return _normalize(sympy.Lt(a, b))
 
 
 def as_int(d) -> int:

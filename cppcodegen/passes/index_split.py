@@ -252,7 +252,18 @@ def _clamp(expr, known):
     expr = sympy.sympify(expr)
     if not expr.has(sympy.Min, sympy.Max, sympy.floor, sympy.Mod):
         return expr
+    return _clamped(expr, tuple(known.items()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _clamped(expr, known_items):
+    """``_clamp`` of one expression over one box, once (the stages of a program index their
+    arrays alike: ``un[1:-1, 2:]`` in many of them; a Min/Max rebuilt by sympy is slow)."""
+    known = dict(known_items)
     args = [_clamp(a, known) for a in expr.args]
+    if all(a is b for a, b in zip(args, expr.args)) and not isinstance(
+            expr, (sympy.floor, sympy.Mod, sympy.Min, sympy.Max)):
+        return expr
     if isinstance(expr, sympy.floor):  # floor(e / d) with e in one multiple of d's range
         num, den = sympy.fraction(sympy.together(args[0]))
         span = _interval(num, known) if den.is_Integer and den > 0 else None
