@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import TraceError
 from ..ir.graph import EFFECTS, MADE, Region, make_node, region_order, walk
-from . import effects, shrinking, swaps
+from . import containers, effects, shrinking, swaps
 from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
@@ -206,6 +206,7 @@ class Carried:
     def run(self, fns, test_first=False, continue_test=False) -> list:
         """One region per function of ``fns`` (a while's condition first with
         ``test_first``; a loop body returning its go-on test with ``continue_test``)."""
+        self.loop = len(fns) == 1 or test_first
         for _ in range(8):
             try:
                 regions = self._attempt(fns, test_first, continue_test)
@@ -225,6 +226,7 @@ class Carried:
         its extra result as a bool node or None, the updates it made, whether that extra
         result is False before anything ran)."""
         params = self._enter()
+        boxes = containers.snapshot(self.init_state)
         made, updated, kept = {}, [], []
         MADE.append(made)
         effects.UPDATED.append(updated)
@@ -253,6 +255,15 @@ class Carried:
             MADE.pop()
             effects.UPDATED.pop()
             REGION_EFFECTS.pop()
+        changed = containers.undo_changes(boxes)
+        if changed:
+            name = next(n for n, v in zip(self.names, self.init_state) if v is changed[0])
+            what = f"changes the Python {type(changed[0]).__name__} '{name}'"
+            if self.loop:
+                raise Unroll(self.where, what)
+            raise TraceError(f"the branch on array values at {self.where} {what}, which "
+                             "compiled code cannot do; build an array instead (a mask: "
+                             "np.nonzero(x > t)[0], or np.zeros(n) filled by index)")
         for name, init, now in zip(self.names, self.init_state, state):
             if _type_of(init) == "other" and now is not init:
                 raise TraceError(f"variable '{name}' ({type(init).__name__}) is rebound "

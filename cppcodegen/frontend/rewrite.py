@@ -18,6 +18,7 @@ from .astutil import (assign, BAD_EXPRS, BAD_STMTS, bound_names, function_def, h
                       jumps_lowerable, lambda_of, located, name_node, own_jumps, set_location,
                       walk_scope)
 from .bindings import flag_name
+from .containers import MUTATORS
 from .returns import ReturnRewriter
 
 # builtins rewritten to ops.<name>_ wherever they are called
@@ -250,7 +251,7 @@ class Converter(ReturnRewriter):
     def gen_for(self, s):
         n = self.new_id()
         brk, cont = self.prep_jumps(s, n)
-        names = sorted(bound_names(s.body) | bound_names([s.target]))
+        names = sorted(bound_names(s.body) | bound_names([s.target]) | self.boxes(s.body))
         self.modified.update(names)
         item = self.pre + "item"
         inner = [ast.Assign(targets=[s.target], value=name_node(item), type_comment=None)]
@@ -284,7 +285,7 @@ class Converter(ReturnRewriter):
     def gen_while(self, s):
         n = self.new_id()
         brk, cont = self.prep_jumps(s, n)
-        names = sorted(bound_names(s.body))
+        names = sorted(bound_names(s.body) | self.boxes(s.body))
         self.modified.update(names)
         test = s.test
         if brk:
@@ -306,6 +307,15 @@ class Converter(ReturnRewriter):
             self.names_tuple(names), self.where(s), self.names_tuple(entry)]))
         return self.finish(s, pre + [cond, body] + state + [call])
 
+    def boxes(self, stmts) -> set:
+        """Local names whose list/dict/set methods that change them are called in ``stmts``
+        (``out.append(i)``): passed to the construct, which refuses to change them
+        (``containers.py``)."""
+        return {n.func.value.id for n in walk_scope(stmts) if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute) and n.func.attr in MUTATORS
+                and isinstance(n.func.value, ast.Name) and n.func.value.id in self.local_names
+                and n.func.value.id not in self.declared}
+
     def entry(self, s, names, start):
         """The names of a loop whose value on entry to an iteration may be read or passed
         on though no binding came before (an if inside binds them on one side; a read
@@ -318,7 +328,7 @@ class Converter(ReturnRewriter):
 
     def gen_if(self, s):
         n = self.new_id()
-        names = sorted(bound_names(s.body + s.orelse))
+        names = sorted(bound_names(s.body + s.orelse) | self.boxes(s.body + s.orelse))
         self.modified.update(names)
         inside = {id(n) for n in ast.walk(s)}
         keep = [x for x in names if flag_name(x) in names or not self.loads.get(x, set()) <= inside]

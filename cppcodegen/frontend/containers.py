@@ -1,0 +1,54 @@
+"""Python lists, dicts and sets that a compiled loop or branch would change.
+
+A compiled construct runs its body once while tracing, so ``out.append(i)`` inside it would
+append one placeholder (the loop's index as a symbol) where Python appends one item per
+iteration that passes the test: a wrong list, and a wrong array made from it. Before a
+construct's body is traced, each list, dict or set among the names it sees (``rewrite.py``
+adds the names whose ``append``/``add``/``update``... it calls) is copied; a body that changed
+one is undone and refused (``carried.py``: a loop then runs in Python, a branch on array
+values is an error; with the fallback on, Python runs the function).
+"""
+from __future__ import annotations
+
+import collections
+
+BOXES = (list, dict, set, collections.deque, bytearray)
+# the methods that change one in place (an array has none of these names)
+MUTATORS = frozenset({"append", "extend", "insert", "remove", "clear", "add", "discard",
+                      "update", "setdefault", "popitem", "pop", "appendleft", "extendleft",
+                      "popleft", "difference_update", "intersection_update",
+                      "symmetric_difference_update"})
+
+
+def snapshot(values) -> list:
+    """(container, its items) for each container in ``values``."""
+    out, seen = [], set()
+    for v in values:
+        if isinstance(v, BOXES) and id(v) not in seen:
+            seen.add(id(v))
+            out.append((v, list(v.items()) if isinstance(v, dict) else list(v)))
+    return out
+
+
+def undo_changes(snaps) -> list:
+    """The containers of ``snaps`` whose items changed, each put back as it was."""
+    changed = []
+    for box, items in snaps:
+        now = list(box.items()) if isinstance(box, dict) else list(box)
+        if len(now) == len(items) and all(_same(a, b) for a, b in zip(now, items)):
+            continue
+        changed.append(box)
+        box.clear()
+        if isinstance(box, dict):
+            box.update(items)
+        elif isinstance(box, set):
+            box.update(items)
+        else:
+            box.extend(items)
+    return changed
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):      # (a dict's items)
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    return a is b
