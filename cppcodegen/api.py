@@ -309,13 +309,9 @@ class CompiledFunction:
             raise TypeError(f"cppcodegen.compile expects a function, got {type(fn).__name__}")
         if dynamic not in (None, True, False):
             raise TypeError(f"cppcodegen.compile: dynamic must be None, True or False, got {dynamic!r}")
-        self.fn = fn
-        self.dynamic = dynamic
+        self.fn, self.dynamic, self.backend, self._limit_warned = fn, dynamic, backend, False
         self.dynamic_variants: list = []   # (specs, ((guard text, code), ...), values, variant),
-                                           # newest first
-        self.recompiles: list = []         # why each compile after the first happened
-        self._limit_warned = False
-        self.backend = backend
+        self.recompiles: list = []         # newest first; why each compile after the first
         self._backend = lookup_backend(backend)
         self.options = dict(options or {})
         config.get_options(self.options)            # validate option names now
@@ -326,7 +322,7 @@ class CompiledFunction:
         self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty
                            for p in self._sig.parameters.values())
         self._nargs = len(self._sig.parameters)
-        self._layout_key = signature.layout_key(self._nargs)
+        self._layout_key = None     # chosen by the first call (its Python floats: by type)
         functools.update_wrapper(self, fn)
 
     def _bind(self, args, kwargs):
@@ -344,6 +340,8 @@ class CompiledFunction:
         # equal guards, so the variant found for them last time is the right one again
         key = None
         if not kwargs and self._simple and len(args) == self._nargs:
+            if self._layout_key is None:
+                self._layout_key = signature.layout_key(args)
             try:
                 key = self._layout_key(*args)
             except AttributeError:
@@ -367,7 +365,8 @@ class CompiledFunction:
             variant = self._compile(specs, args)
             if variant is None:             # past the recompile limit: plain NumPy
                 return self.fn(*args)
-        if key is not None and not _value_sizes(variant):   # (the key holds no values)
+        if key is not None and not _value_sizes(variant) and all(   # (the key holds no
+                type(args[i]) in (float, complex) for i in self._layout_key.scalars):  # values)
             if len(self._fast) >= FAST_PATH_ENTRIES:
                 self._fast.clear()
             self._fast[key] = getattr(variant, "fast", variant)

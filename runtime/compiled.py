@@ -172,8 +172,9 @@ class CompiledVariant:
         # ``fast(args) -> result``: the whole call, for callers that found this variant by
         # the arguments' layouts (CompiledFunction's fast path); one Python frame instead
         # of three where nothing is written in place and no NumPy step runs between kernels
-        plain = type(self) is CompiledVariant and not self.mutates and self.multi is None \
-            and not any(e[0] is IntOverflow for e in plan.raises)  # (run_checked: Python)
+        plain = type(self) is CompiledVariant and not self.mutates and self.multi is None
+        if plain and any(e[0] is IntOverflow for e in plan.raises):
+            fast = _or_python(fast, self.__call__)
         self.fast = fast if plain else self.__call__
 
     def _marshalling(self):
@@ -334,6 +335,17 @@ def _random_args(source, args) -> tuple:
     else:
         seed, off = int(args[source].integers(0, 2 ** 63)), 0
     return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in (seed, off))
+
+
+def _or_python(fast, call):
+    """``fast``, or where a Python int left int64 (it wrote no argument) the whole call
+    again through ``call``, which runs it as Python."""
+    def fast_or_python(args):
+        try:
+            return fast(args)
+        except IntOverflow:
+            return call(args)
+    return fast_or_python
 
 
 def make_variant(ffi, fn, plan: Plan, constants: dict, contiguous=None) -> CompiledVariant:

@@ -38,3 +38,43 @@ def test_untuned_threshold_is_conservative():
     assert autotune_threshold.STATIC >= 1 << 16 and autotune_threshold.LOW >= 1 << 12
     big = np.ones(1 << 20, np.float32)
     assert "omp parallel" in cppcodegen.explain(chain, big, big, big).source
+
+
+def bisect(a, v):                   # Python ints, a float argument, many loop scalars
+    lo, hi = 0, a.shape[0] - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if a[mid] == v:
+            return mid
+        elif a[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return -1
+
+
+def test_float_arguments_and_loop_scalars_take_the_fast_path():
+    """A Python float argument is keyed by its type (its value is a run-time scalar), so the
+    call takes the one-frame fast path; a loop's 0-d temporaries are locals of the entry, not
+    arrays the caller allocates (a binary search: 11 us -> 3 us per call on the Xeon)."""
+    a = np.sort(np.random.default_rng(0).random(999))
+    f = cppcodegen.compile(bisect, fallback=False)
+    for v in (a[500], 0.5, a[3], -1.0):
+        assert f(a, v) == bisect(a, v)
+    assert len(f._fast) == 1
+    assert "_v{};" in cppcodegen.explain(bisect, a, 0.5).source
+    assert len(f.variants[next(iter(f.variants))].plan.args) <= 4   # a, v, the error report
+
+
+def scale(x, s):
+    return x * s
+
+
+def test_a_float_keyed_by_type_never_serves_an_array():
+    x = np.arange(5.0)
+    f = cppcodegen.compile(scale, fallback=False)
+    np.testing.assert_array_equal(f(x, 2.0), x * 2.0)
+    np.testing.assert_array_equal(f(x, 3.0), x * 3.0)
+    np.testing.assert_array_equal(f(x, x), x * x)       # an array where the float was
+    np.testing.assert_array_equal(f(x, x + 1), x * (x + 1))
+    np.testing.assert_array_equal(f(x, 0.5), x * 0.5)

@@ -109,12 +109,17 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
         signature.append((name, ctype(dtype), "scalar", "scalar"))
     for name in program.sizes:
         signature.append((name, "int64_t", "scalar", "size"))
-    args = ", ".join(f"double {n}_re_, double {n}_im_" if t in COMPLEX_CTYPES and kind == "scalar"
-                     else f"{_abi_type(t, kind)} {n}_" for n, t, kind, _ in signature)
     # 0-d temporaries that loops update (``s += a[i] * b[i]``) live in local variables of the
     # entry, which the compiler keeps in registers once the kernels are inlined (in memory
-    # each iteration waits for the last one's store); written to memory when the entry ends
+    # each iteration waits for the last one's store); an output's is written to memory when
+    # the entry ends, a temporary's never: it is not an argument (the caller allocated one
+    # array per loop scalar per call: 5 us of a binary search's 11)
     scalars = _loop_scalars(program, kernels) if len(segments) == 1 else set()
+    hidden = [] if opts.generate_intermediate_hooks else \
+        [(n, t) for n, t, kind, role in signature if n in scalars and role == "temp"]
+    signature = [s for s in signature if s[0] not in dict(hidden)]
+    args = ", ".join(f"double {n}_re_, double {n}_im_" if t in COMPLEX_CTYPES and kind == "scalar"
+                     else f"{_abi_type(t, kind)} {n}_" for n, t, kind, _ in signature)
     swaps = [k.stages[0].control["swap"] for k in nested(kernels)
              if k.form == "control" and k.stages[0].kind == "swap"]
     names = {n for n, _, kind, _ in signature if kind == "buffer"}
@@ -127,6 +132,9 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             w = CodeWriter()
             with w.indent(f'extern "C" void {ENTRY}{seg}({args or "void"}) {{'):
                 w.line("ccg::TeamCall team;   // at a parallel region: workers off this thread's core")
+                for n, t in hidden:
+                    w.line(f"{t} {n}_v{{}};   // a loop's scalar: in a register")
+                    w.line(f"{t}* {n} = &{n}_v;")
                 for n, t, kind, role in signature:
                     if n in scalars:
                         w.line(f"{t} {n}_v{{}};   // a loop's scalar: in a register")

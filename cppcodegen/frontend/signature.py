@@ -157,12 +157,18 @@ def marked_dims(a) -> set:
     return _MARKED.get(id(a), set()) if _MARKED and isinstance(a, np.ndarray) else set()
 
 
-def layout_key(nargs: int):
-    """``key(*args)``: the flat tuple (type, dtype, shape, strides) of each of ``nargs``
-    arrays (AttributeError for anything else): the fast path's lookup key, made by one
-    function without a loop (a loop over the arguments cost a third of a small call)."""
-    names = [f"a{i}" for i in range(nargs)]
-    fields = "".join(f"{a}.__class__, {a}.dtype, {a}.shape, {a}.strides, " for a in names)
+def layout_key(args):
+    """``key(*args)``: the flat tuple (type, dtype, shape, strides) of each array argument
+    (AttributeError for anything else), and of the Python floats and complexes of ``args``
+    (run-time values) their type only: the fast path's lookup key, made by one function
+    without a loop (a loop over the arguments cost a third of a small call). ``key.scalars``:
+    the positions keyed by type (a key is complete when floats or complexes are there)."""
+    names = [f"a{i}" for i in range(len(args))]
+    scalars = tuple(i for i, a in enumerate(args) if type(a) in (float, complex))
+    fields = "".join(f"{a}.__class__, " if i in scalars else
+                     f"{a}.__class__, {a}.dtype, {a}.shape, {a}.strides, "
+                     for i, a in enumerate(names))
     env: dict = {}
     exec(f"def key({', '.join(names)}):\n    return ({fields})", env)
+    env["key"].scalars = scalars
     return env["key"]
