@@ -59,6 +59,10 @@ def _basic_index(a: Proxy, index):
             out_shape.append(1)
             continue
         size = a.node.shape[dim]
+        if isinstance(ix, slice) and any(isinstance(b, Proxy) and not is_data_bound(b)
+                                         for b in (ix.start, ix.stop, ix.step)):
+            ix = slice(*(symbolic().SymInt.wrap(value_size(b)) if isinstance(b, Proxy)
+                         else b for b in (ix.start, ix.stop, ix.step)))  # (an int argument)
         if run_time_slice(ix) or _undecidable(ix, size, dim):
             sp, more = data_slice(ix, size, dim)
             spec.append(sp)
