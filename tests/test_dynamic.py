@@ -526,3 +526,18 @@ def test_numpy_calls_between_kernels_follow_symbolic_sizes():
         for g, w in zip(f(x), padded_median(x)):
             np.testing.assert_allclose(g, w, rtol=1e-12)
     assert len(f.recompile_reasons) == 1
+
+
+def test_trace_and_diagonal_do_not_pin_square_sizes():
+    """``A.trace()``/``np.diagonal`` on symbolic sizes gather (i, i + offset) instead of a
+    slice stepping m + 1 (a step pins m: one build per size, found by a new user's probe)."""
+    rng = np.random.default_rng(0)
+
+    def diag(A):
+        return A.trace() + np.diagonal(A, 1).sum() * 2.0 - np.trace(A, offset=-2)
+
+    f = cppcodegen.compile(diag, fallback=False)
+    for n in (20, 33, 47, 61, 90):
+        A = rng.random((n, n))
+        np.testing.assert_allclose(f(A), diag(A), rtol=1e-12)
+    assert len(f.recompile_reasons) == 1, f.recompile_reasons     # (to symbolic sizes)

@@ -585,6 +585,10 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
         start, length = offset, max(0, min(n, m - offset))
     else:
         start, length = -offset * m, max(0, min(n + offset, m))
+    if not (isinstance(n, int) and isinstance(m, int)):     # symbolic sizes: a gather of
+        from .creation import arange                        # (i, i + offset), not a slice
+        i = arange(length, original=np.arange)              # stepping m + 1 (which pins m)
+        return getitem(t, (Ellipsis, i + max(0, -offset), i + max(0, offset)))
     flat = reshape(t, t.shape[:-2] + (n * m,))
     if length == 0:
         return getitem(flat, (Ellipsis, slice(0, 0)))
