@@ -155,3 +155,27 @@ def test_max_min_of_a_selection_serve_every_mask(c):
     with pytest.raises(ValueError, match="zero-size array to reduction operation minimum"):
         cppcodegen.compile(row_min)(np.ones((4, 3)), np.zeros(4, bool))
     check_against_numpy(row_min, np.arange(12.0).reshape(4, 3), np.array([0, 1, 1, 0], bool))
+
+
+def _count_plus_sum(x):
+    y = x[x > 0.5]
+    return y.sum() + y.shape[0]
+
+
+def _len_and_size(x):
+    y = x[x > 0.25]
+    return len(y) * 1.0 + y.size + np.nonzero(x < 0.1)[0].shape[0]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("fn", [_count_plus_sum, _len_and_size])
+def test_count_of_a_selection_is_this_calls(fn):
+    """Only the shape of a lazy selection used (its sum is a masked reduction): the NumPy
+    step that gives it still runs in every call and a count other than the traced one runs
+    the call as NumPy. It was dropped as unused, so the first call's count was a constant:
+    a wrong result for every later mask of the same shape (found by a new user's probe)."""
+    rng = np.random.default_rng(3)
+    f = cppcodegen.compile(fn, fallback=False)
+    for _ in range(4):
+        x = rng.random(1000)
+        assert f(x) == pytest.approx(fn(x), rel=1e-12)

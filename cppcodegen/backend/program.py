@@ -99,7 +99,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             used.append(set())
             continue
         segments[-1] += _control_lines(program, k, call, opts) if k.form == "control" else [call(k)]
-    steps = _free_outputs(steps, used)
+    steps = _free_outputs(program, steps, used)
     local = set().union(*[k.locals for k in nested(kernels)]) if kernels else set()
     signature = []
     for name, buf in program.buffers.items():
@@ -282,16 +282,18 @@ def _few(domain) -> bool:
     return all(isinstance(d, int) for d in domain) and math.prod(domain) <= UNROLL_MAX_ELEMENTS
 
 
-def _free_outputs(steps, used) -> list:
-    """Extern steps with a sixth item: True when nothing after the step takes its output (a
-    returned ``x[mask]``), so its shape may differ from the traced one (the runtime keeps the
-    array NumPy returns instead of copying it into the traced buffer)."""
+def _free_outputs(program, steps, used) -> list:
+    """Extern steps with a sixth item: True when its output is returned and nothing after the
+    step takes it (a returned ``x[mask]``), so its shape may differ from the traced one (the
+    runtime keeps the array NumPy returns instead of copying it into the traced buffer); an
+    output nothing takes and nothing returns is there for its check (``y.shape[0]`` of a
+    selection: the traced count, which the call must have)."""
     out, seen = [], 0
     for st in steps:
         if st[0] == "extern":
             seen += 1
             later = set().union(*used[seen:])
-            st = st + (st[3] not in later,)
+            st = st + (st[3] not in later and program.buffers[st[3]].role == "output",)
         out.append(st)
     return out
 

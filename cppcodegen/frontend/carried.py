@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TraceError
-from ..ir.graph import EFFECTS, MADE, Region, make_node, region_order, walk
+from ..ir.graph import (keep_for_errors, MADE, Region, REGION_EFFECTS, make_node,
+                        region_order, walk)
 from . import containers, effects, shrinking, swaps
 from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
@@ -28,7 +29,6 @@ from .iteration import symbolic_int
 from .truth import truth
 from .sizes import loop_dependent, run_time_size, same_size
 
-REGION_EFFECTS: list = []   # one list per region being traced: its nodes kept for their errors
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
                         # the node); trace_function checks that none is read outside it
 
@@ -526,10 +526,7 @@ class Carried:
         for i, n in self.made.items():
             INTERNAL.setdefault(i, (self.where, n))
         if may_raise(node):     # its value unused, its errors still raised (in the region
-            if not MADE:                                                    # it is in)
-                EFFECTS.append(node)
-            elif REGION_EFFECTS:
-                REGION_EFFECTS[-1].append(node)
+            keep_for_errors(node)                                           # it is in)
 
     @property
     def ncarry(self) -> int:

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ..errors import DataDependentError, UnsupportedError, user_location
-from ..ir.graph import make_node, toposort
+from ..ir.graph import keep_for_errors, make_node, toposort
 from .proxy import asproxy, Proxy, unsupported, wrap
 from .extern_shapes import stand_in_call, symbolic_shapes
 from .sizes import current_env
@@ -107,6 +107,8 @@ def extern_call(func, args, kwargs, speculate=False):
         call = ExternCall(func, targs, tkwargs, k if several else None)
         node = make_node("extern", [p.node for p in proxies], shapes[k], r.dtype,
                          user_location(), call=call)
+        if speculate:       # run in every call, its shape checked, though only that shape
+            keep_for_errors(node)   # be used (``y.shape[0]`` of y = x[mask]: this call's)
         outs.append(wrap(node, scalar=not r.shape))
     if name not in WARNED:
         WARNED.add(name)

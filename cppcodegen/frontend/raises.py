@@ -5,7 +5,7 @@ In: ``raise E`` of the user's function (``rewrite.py`` passes ``E`` through ``us
 which marks it with the statement's file:line). Out: a branch on traced values whose body
 raises while it is traced (``if np.any(x < 0): raise ValueError("negative")``) ends there
 with a ``check`` node that fails whenever the branch runs, kept as one of its region's
-effects (``carried.REGION_EFFECTS``); the compiled program stops at it and the runtime
+effects (``ir.graph.REGION_EFFECTS``); the compiled program stops at it and the runtime
 raises the same exception type with the same arguments (``runtime/compiled.py``
 ``USER_CODES``; the NumPy reference raises it too). A raise Python reaches while tracing
 (a branch on a Python value, or outside every branch) raises as it did.
@@ -15,9 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RAISE_MARK
-from ..ir.graph import EFFECTS, MADE, RAISES
+from ..ir.graph import keep_for_errors, RAISES, REGION_EFFECTS
 from .capture import UNDEFINED
-from .carried import REGION_EFFECTS
 from .indexing import checked
 from .proxy import asproxy, Proxy, unsupported
 from .sizes import is_dim
@@ -79,10 +78,6 @@ def bound(value, flag, name, where):
         raise UnboundLocalError(message)    # (a construct that did not carry it: tried
     if isinstance(flag, Proxy):             # again carrying it, control.py)
         zero = asproxy(np.int64(0))
-        node = error_check(zero, flag.astype(np.int64), (UnboundLocalError, (message,)),
-                           where).node
-        if not MADE:
-            EFFECTS.append(node)
-        elif REGION_EFFECTS:
-            REGION_EFFECTS[-1].append(node)
+        keep_for_errors(error_check(zero, flag.astype(np.int64),
+                                    (UnboundLocalError, (message,)), where).node)
     return value

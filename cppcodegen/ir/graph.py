@@ -86,6 +86,16 @@ EXTERN_WEIGHT = 50  # ... a NumPy call between kernels counting as this many: ea
 MADE: list = []     # while a region is traced: one dict per open region, id -> node, of the
                     # nodes made since it opened (frontend/carried.py reads them; the dict
                     # keeps them alive, so an id is never reused for another node meanwhile)
+REGION_EFFECTS: list = []   # one list per region being traced: its nodes kept for their errors
+
+
+def keep_for_errors(node) -> None:
+    """``node`` computed where it is made even when nothing reads its value, for the errors
+    it may raise: in the region being traced, or in the function's graph."""
+    if not MADE:
+        EFFECTS.append(node)
+    elif REGION_EFFECTS:
+        REGION_EFFECTS[-1].append(node)
 
 
 def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
