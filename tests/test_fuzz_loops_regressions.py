@@ -249,3 +249,32 @@ def f_zero_trip_int_init(x, n):
 def test_loops_zero_trip_keeps_python_int():
     check_loop_function(f_zero_trip_int_init, [make_input(np.array([1.0, 2.0], dtype=np.float32)),
                                                np.int64(0)])
+
+
+# -- H (fixed): an if whose sides bind nothing was dropped with its condition, and with it the
+# condition's index check: ``if M[j].sum() > 0: pass`` for j past M's rows returned where
+# Python raises IndexError (seed 2029 #96). A construct is kept for the errors of what it
+# reads, not only of its regions.
+def f_s2029_96(M):
+    s5 = 0.0
+    for i in range(51):
+        for j in range(i + 1):
+            if M[j].sum() > 0:
+                pass
+    return (s5,)
+
+
+def f_unused_if_at_top(M, k):
+    if M[k].sum() > 0:
+        pass
+    return (1.0,)
+
+
+def test_loops_s2029_96():
+    check_loop_function(f_s2029_96, [make_input(np.array([0.0], dtype=np.float64).reshape((1, 1)))],
+                        mixed=(0,))
+
+
+@pytest.mark.parametrize("k", [0, 3, -1, -2])
+def test_unused_if_keeps_its_condition_check(k):
+    check_loop_function(f_unused_if_at_top, [make_input(np.zeros((1, 2))), np.int64(k)])

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import TraceError
 from ..ir.graph import (keep_for_errors, MADE, Region, REGION_EFFECTS, make_node,
-                        region_order, walk)
+                        region_order)
 from . import containers, effects, shrinking, swaps
 from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
@@ -525,8 +525,8 @@ class Carried:
         self.set(tuple(state))
         for i, n in self.made.items():
             INTERNAL.setdefault(i, (self.where, n))
-        if may_raise(node):     # its value unused, its errors still raised (in the region
-            keep_for_errors(node)                                           # it is in)
+        if effects.may_raise(node) or effects.reads_raising(node):  # its value unused, its
+            keep_for_errors(node)   # errors (its condition's: ``if M[j].sum() > 0: pass``)
 
     @property
     def ncarry(self) -> int:
@@ -570,13 +570,6 @@ def _prefix(node, lengths, where):
     shape = tuple(d if n is None else n for n, d in zip(lengths, node.shape))
     return make_node("slice", (node,), shape, node.dtype, where,
                      spec=tuple((0, 1, n) for n in shape))
-
-
-RAISING = frozenset({"gather", "scatter", "check", "segment", "bincount"})   # (EFFECTS)
-
-
-def may_raise(node) -> bool:
-    return any(n.op in RAISING for n in walk([node]))
 
 
 def _check_region(nodes, where):

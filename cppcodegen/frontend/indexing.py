@@ -25,6 +25,7 @@ from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, 
 from .dataslice import data_slice, is_data_bound, run_time_slice
 from .iteration import size_proxy, value_size
 from .selection import is_selection, same_value, Selection
+from .stored import stored_part
 from .sizes import (broadcast_sizes, canon_shape, fit, is_dim, loop_dependent, run_time_size,
                     symbolic, symbolic_index)
 from .views import ravel, reshape, transpose
@@ -193,16 +194,21 @@ def getitem(a: Proxy, index):
     basic, traced = _basic_or_checked(a, index)
     if basic is None:
         return advanced_getitem(a, traced)
-    spec, out_shape, sliced_shape, _, binds = basic
+    spec, out_shape, sliced_shape, ints, binds = basic
     node = a.node
+    part = None
     if any(s != (0, 1, n) for s, n in zip(spec, a.shape)):
         node = make_node("slice", (node,) + binds, sliced_shape, a.dtype, user_location(), spec=tuple(spec))
+        part = None if binds else stored_part(a.node, spec, ints)
     parts = index if isinstance(index, tuple) else (index,)
     if not out_shape and not any(ix is Ellipsis for ix in parts):    # x[i, j]: a scalar,
         r = reshape(wrap(own(node)), ())        # a copy of the element (not a view)
         r.scalar = True
         return r
-    return reshape(view_of(a, node), out_shape)
+    view = view_of(a, node)
+    if part is not None:            # (one part of a fresh array: its value, stored_part)
+        view._node = part
+    return reshape(view, out_shape)
 
 
 def _full(ix) -> bool:
@@ -563,7 +569,6 @@ def setitem(a: Proxy, index, value):
     spec = tuple(("i", s[0]) if d in ints else ("s",) + tuple(s) for d, s in enumerate(spec))
     update(a, make_node("setitem", (a.node, v) + binds, a.shape, a.dtype, user_location(),
                          spec=spec, region=tuple(region)))
-
 
 
 def flip(m, axis=None):
