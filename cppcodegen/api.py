@@ -151,7 +151,8 @@ def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
                     for i, n in ((n.attr("index"), n) for n in graph.inputs if n.op == "input")
                     if specs[i][0] == "darray"})
     t0 = time.perf_counter()
-    program = lower(autotune.use(graph), strides)       # (symbolic sizes: the traced values)
+    program = lower(autotune.use(graph), strides,       # (symbolic sizes: the traced values)
+                    copies=not opts.generate_intermediate_hooks)
     kernels = schedule(program, opts)
     source, sig, steps = generate(program, kernels, opts)
     times["codegen"] = time.perf_counter() - t0

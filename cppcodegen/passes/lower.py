@@ -521,10 +521,14 @@ def _through_views(node: Node, inp: Node) -> tuple:
     return src, tuple(chain)
 
 
-def lower(graph: Graph, arg_strides: dict) -> LoopProgram:
-    """``arg_strides``: argument index -> strides in elements of that input array."""
+def lower(graph: Graph, arg_strides: dict, copies: bool = True) -> LoopProgram:
+    """``arg_strides``: argument index -> strides in elements of that input array.
+    ``copies``: column-major copies of matrices loops read by columns (not with hooks, which
+    report the graph's buffers only)."""
     from .bool_bytes import bool_bytes
-    return bool_bytes(Lowering(graph).run(arg_strides))
+    from .column_copies import column_copies
+    program = bool_bytes(Lowering(graph).run(arg_strides))
+    return column_copies(program) if copies else program
 
 
 def _check_stores(program: LoopProgram) -> None:
