@@ -19,13 +19,13 @@ def search(x, t):                   # no binding before the loop: unbound when n
 
 
 def search_else(x, t):              # bound on every path: the else clause or the break
-    for i in range(x.shape[0]):
-        if x[i] > t:
-            idx = i
+    for i, v in enumerate(x):
+        if v > t:
+            idx = 2 * i
             break
     else:
         idx = -1
-    return idx
+    return idx + 1
 
 
 def last_temp(x, t):                # a body temporary read after a loop of no trip
