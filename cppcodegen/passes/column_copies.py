@@ -17,7 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import sympy
+
 from ..ir.loopir import Buffer, Gather, index_vars, Load, nested, Op, Stage, walk
+
+MAX_COPY = 1 << 24      # elements (128 MB of float64)
 
 
 def column_copies(program):
@@ -58,7 +62,7 @@ def _column_reads(program, loop) -> list:
                     continue
                 buf = program.buffers.get(e.buf)
                 if buf is None or buf.role != "input" or len(buf.shape) != 2 or \
-                        buf.strides[1] != 1 or buf.strides[0] == 1:
+                        buf.strides[1] != 1 or buf.strides[0] == 1 or _large(program, buf):
                     continue
                 rows, cols = (getattr(ix, "free_symbols", set()) for ix in e.index)
                 if inner is None or inner in cols:
@@ -66,6 +70,12 @@ def _column_reads(program, loop) -> list:
                 elif inner in rows:
                     good.add(e.buf)             # (neither: one element per inner loop)
     return sorted(good - bad)
+
+
+def _large(program, buf) -> bool:
+    """More than ``MAX_COPY`` elements (at the traced sizes): no second copy in memory."""
+    n = sympy.sympify(buf.shape[0] * buf.shape[1]).subs(program.hints or {})
+    return not n.is_number or int(n) > MAX_COPY
 
 
 def _copy(program, name):
