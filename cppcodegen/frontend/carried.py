@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import TraceError
 from ..ir.graph import (keep_for_errors, MADE, Region, REGION_EFFECTS, make_node,
                         region_order)
-from . import containers, effects, shrinking, swaps
+from . import containers, effects, listbuffer, shrinking, swaps
 from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
@@ -152,6 +152,7 @@ class Carried:
         self.induction = None       # a for loop without a break: (its spec, its symbol)
         self.moves = {}             # slot -> the slot its array is bound to next (swaps.py)
         self.branch_moves = []      # the moves of each region traced (an if's: each side)
+        self.lists = {}             # name -> a list appended to in each iteration (listbuffer)
 
     def _index(self, slot) -> int:
         return self.names.index(slot.name)
@@ -200,6 +201,7 @@ class Carried:
             else:
                 slot.placeholder = wrap(p, weak=weak, scalar=scalar)
                 state[self._index(slot)] = slot.placeholder
+        listbuffer.bind(self, state)
         self.set(tuple(state))
         return params
 
@@ -210,6 +212,8 @@ class Carried:
         for _ in range(8):
             try:
                 regions = self._attempt(fns, test_first, continue_test)
+            except listbuffer.Retrace:
+                regions = None
             except Exception as e:      # noqa: BLE001 -- re-raised unless a shrink explains it
                 if not (isinstance(e, ValueError) or loop_dependent(e)) or \
                         not self._shrunk_when_failed():
@@ -235,6 +239,7 @@ class Carried:
             self._bind_views()
             extra = fn()
             state = self.get()
+            listbuffer.check(self, self.where, state)
             for s in self.views:
                 if state[self._index(s)] is not s.init:
                     raise Unroll(self.where, f"variable '{s.name}' is a view updated in place "
@@ -256,16 +261,17 @@ class Carried:
             effects.UPDATED.pop()
             REGION_EFFECTS.pop()
         changed = containers.undo_changes(boxes)
-        if changed:
-            name = next(n for n, v in zip(self.names, self.init_state) if v is changed[0])
-            what = f"changes the Python {type(changed[0]).__name__} '{name}'"
+        if changed and not listbuffer.plan(self, changed):     # (an append per iteration:
+            box = changed[0][0]                                 # an array, traced again)
+            name = next(n for n, v in zip(self.names, self.init_state) if v is box)
+            what = f"changes the Python {type(box).__name__} '{name}'"
             if self.loop:
                 raise Unroll(self.where, what)
             raise TraceError(f"the branch on array values at {self.where} {what}, which "
                              "compiled code cannot do; build an array instead (a mask: "
                              "np.nonzero(x > t)[0], or np.zeros(n) filled by index)")
         for name, init, now in zip(self.names, self.init_state, state):
-            if _type_of(init) == "other" and now is not init:
+            if _type_of(init) == "other" and now is not init and name not in self.lists:
                 raise TraceError(f"variable '{name}' ({type(init).__name__}) is rebound "
                                  f"in the loop or branch at {self.where}")
         self.made.update(made)
@@ -522,6 +528,7 @@ class Carried:
                 slot.init._gone = Unroll(self.where, "an array it updates in place and then "
                                          "rebinds is read after it")
                 slot.init._node = None          # later read: the loop unrolls (Proxy.node)
+        listbuffer.finish(self, state)
         self.set(tuple(state))
         for i, n in self.made.items():
             INTERNAL.setdefault(i, (self.where, n))

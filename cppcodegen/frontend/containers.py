@@ -31,13 +31,14 @@ def snapshot(values) -> list:
 
 
 def undo_changes(snaps) -> list:
-    """The containers of ``snaps`` whose items changed, each put back as it was."""
+    """(container, its items before, its items after) of each container of ``snaps`` whose
+    items changed, each put back as it was."""
     changed = []
     for box, items in snaps:
         now = list(box.items()) if isinstance(box, dict) else list(box)
         if len(now) == len(items) and all(_same(a, b) for a, b in zip(now, items)):
             continue
-        changed.append(box)
+        changed.append((box, items, now))
         box.clear()
         if isinstance(box, dict):
             box.update(items)

@@ -188,6 +188,8 @@ class TraceOps:
     def len_(x):
         if is_selection(x):             # len(x[mask]): the mask's count, a traced int
             return selected_count(x)
+        if hasattr(type(x), "traced_array"):    # a list a compiled loop filled
+            return x.length()
         if isinstance(x, Proxy) and x.ndim:
             return x.shape[0]           # a symbolic size (a dynamic argument, len(a[lo:hi]) in
         return builtins.len(x)          # a loop) stays one: len() would pin it to an int

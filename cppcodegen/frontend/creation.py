@@ -230,6 +230,8 @@ def _weak(v):
 def array(obj, dtype=None, *, original, **kw):
     """``np.array([a[0], s, 1.0])``: a list (nested) holding traced values, one array
     filled element by element (dtype as NumPy gives for the list's items)."""
+    if hasattr(type(obj), "traced_array"):      # a list a compiled loop filled
+        obj = obj.traced_array()
     if isinstance(obj, Proxy):        # np.array copies, np.asarray does not
         if dtype is not None:
             r = cast(obj, dtype)

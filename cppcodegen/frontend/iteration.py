@@ -382,6 +382,8 @@ def loop_spec(it):
         return LoopRange(it.start, it.stop, it.step)
     if isinstance(it, Proxy):
         return ArrayIter(it)
+    if hasattr(type(it), "traced_array"):   # a list a compiled loop filled (listbuffer.py)
+        return ArrayIter(it.traced_array())
     return None
 
 

@@ -374,7 +374,11 @@ def store_result(target: Proxy, result: Proxy, name: str):
 
 
 def asproxy(x) -> Proxy:
-    return x if isinstance(x, Proxy) else wrap(as_node(x), is_weak(x))
+    if isinstance(x, Proxy):
+        return x
+    if hasattr(type(x), "traced_array"):    # a list a compiled loop filled (listbuffer.py)
+        return x.traced_array()
+    return wrap(as_node(x), is_weak(x))
 
 
 def cast(x, dtype) -> Proxy:
