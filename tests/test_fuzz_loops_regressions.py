@@ -278,3 +278,23 @@ def test_loops_s2029_96():
 @pytest.mark.parametrize("k", [0, 3, -1, -2])
 def test_unused_if_keeps_its_condition_check(k):
     check_loop_function(f_unused_if_at_top, [make_input(np.zeros((1, 2))), np.int64(k)])
+
+
+# -- I (fixed): a checked read whose value only fed an array nothing reads after (a dead
+# local's update) was dropped with its check: ``acc[...] += a[pos:pos + c][-1]`` of an empty
+# slice returned where Python raises IndexError (dataslice seed 2031 #61). Checks are kept
+# for their errors wherever they are made.
+def f_s2031_61(a, lo, hi, cnt):
+    acc1 = a.copy()
+    pos = 0
+    s = np.float64(0.0)
+    for i in range(len(lo)):
+        acc1[hi[i]:lo[i]] += a[pos:pos + cnt[i]][-1]
+    return (s,)
+
+
+@pytest.mark.parametrize("c", [0, 1])
+def test_loops_s2031_61(c):
+    check_loop_function(f_s2031_61, [make_input(np.array([1.0])), make_input(np.array([1])),
+                                     make_input(np.array([-2], dtype=np.int32)),
+                                     make_input(np.array([c]))])

@@ -4,8 +4,7 @@ In: a traced array and an index (ints, slices, ellipsis, newaxis, symbolic loop 
 integer or boolean arrays). Out: a view (``slice`` node) for basic indexing; a ``gather``
 node for integer arrays (loaded inside fused kernels, bounds-checked at run time); for
 assignment, an in-place update (``proxy.update``) of the array with a ``setitem`` or
-``scatter`` node. ``x[mask]`` reads are NumPy's own indexing between kernels.
-"""
+``scatter`` node. ``x[mask]`` reads: ``selection.py``."""
 from __future__ import annotations
 
 import contextlib
@@ -14,7 +13,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..errors import DataDependentError, out_of_bounds, user_location
-from ..ir.graph import EFFECTS, MADE, make_node
+from ..ir.graph import EFFECTS, keep_for_errors, MADE, make_node
 from ..ir.ufuncs import ALIASES, BOOL_RESULT, OPS
 from .elementwise import loop_dtypes, where
 from .creation import array
@@ -60,10 +59,10 @@ def _basic_index(a: Proxy, index):
             out_shape.append(1)
             continue
         size = a.node.shape[dim]
-        if isinstance(ix, slice) and any(isinstance(b, Proxy) and not is_data_bound(b)
-                                         for b in (ix.start, ix.stop, ix.step)):
+        bounds = (ix.start, ix.stop, ix.step) if isinstance(ix, slice) else ()
+        if any(isinstance(b, Proxy) for b in bounds) and not any(map(is_data_bound, bounds)):
             ix = slice(*(symbolic().SymInt.wrap(value_size(b)) if isinstance(b, Proxy)
-                         else b for b in (ix.start, ix.stop, ix.step)))  # (an int argument)
+                         else b for b in bounds))       # (integer arguments' values)
         if run_time_slice(ix) or _undecidable(ix, size, dim):
             sp, more = data_slice(ix, size, dim)
             spec.append(sp)
@@ -277,6 +276,7 @@ def checked(value: Proxy, ok, code: int, at: str = "", **attrs) -> Proxy:
         ok = where(GUARDS[-1], ok, 1)
     node = make_node("check", (value.node, as_node(ok, np.dtype(np.int64))), value.node.shape,
                      value.dtype, at or user_location(), code=code, **attrs)
+    keep_for_errors(node)       # (raised also where the value is never used, as in Python)
     return wrap(node, scalar=value.scalar)
 
 
