@@ -375,10 +375,8 @@ class CompiledFunction:
 
     def _find_dynamic(self, specs, args):
         """The newest dynamic variant whose guards this call passes, or None."""
-        for dspecs, guards, values, variant in self.dynamic_variants:
-            if _fits(dspecs, guards, values, specs, args)[0]:
-                return variant
-        return None
+        return next((variant for dspecs, guards, values, variant in self.dynamic_variants
+                     if _fits(dspecs, guards, values, specs, args)[0]), None)
 
     def _compile(self, specs, args):
         with self._lock:
@@ -410,6 +408,7 @@ class CompiledFunction:
                 with callback_handler.install_callbacks(trigger) as compilation:
                     variant = self._backend(self.fn, cspecs, args, opts, compilation)
             except (UnsupportedError, DataDependentError, TraceError, AssertionError) as e:
+                self._newest = (specs, None, ())    # (the next call's reason names this one)
                 return self.variants.setdefault(specs, fall_back(self.fn, e, opts.fallback))
             values = _value_sizes(variant)
             if cspecs == specs and not values:

@@ -76,3 +76,29 @@ def test_callers_list_is_not_changed_by_tracing():
     found_py, found_c = [], []
     assert cppcodegen.compile(into_argument, fallback=True)(x, found_c) == into_argument(x, found_py)
     assert found_c == found_py == [1, 3]
+
+
+def keyed_by_index(x):              # a dict stored into (no method call) under a branch
+    seen = {}
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            seen[i] = x[i]
+    return len(seen)
+
+
+def test_store_into_a_dict_under_a_branch():
+    """``seen[i] = v`` changes the dict without a method call: found through the variables
+    the body reads (it returned the count of every index before)."""
+    with pytest.raises(TraceError, match="changes the Python dict"):
+        cppcodegen.compile(keyed_by_index, fallback=False)(X)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_a_function_that_falls_back_serves_other_shapes():
+    """The first call fell back to Python; a call of another shape compiles again (it raised
+    AttributeError: no newest variant to say why it recompiles)."""
+    f = cppcodegen.compile(keyed_by_index, fallback=True)
+    rng = np.random.default_rng(4)
+    for n in (5, 7, 9, 7):
+        x = rng.random(n)
+        assert f(x) == keyed_by_index(x)

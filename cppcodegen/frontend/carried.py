@@ -230,7 +230,7 @@ class Carried:
         its extra result as a bool node or None, the updates it made, whether that extra
         result is False before anything ran)."""
         params = self._enter()
-        boxes = containers.snapshot(self.init_state)
+        boxes = containers.snapshot(list(self.init_state) + containers.seen_by(fn))
         made, updated, kept = {}, [], []
         MADE.append(made)
         effects.UPDATED.append(updated)
@@ -263,8 +263,8 @@ class Carried:
         changed = containers.undo_changes(boxes)
         if changed and not listbuffer.plan(self, changed):     # (an append per iteration:
             box = changed[0][0]                                 # an array, traced again)
-            name = next(n for n, v in zip(self.names, self.init_state) if v is box)
-            what = f"changes the Python {type(box).__name__} '{name}'"
+            name = next((n for n, v in zip(self.names, self.init_state) if v is box), "")
+            what = f"changes the Python {type(box).__name__}" + (f" '{name}'" if name else "")
             if self.loop:
                 raise Unroll(self.where, what)
             raise TraceError(f"the branch on array values at {self.where} {what}, which "

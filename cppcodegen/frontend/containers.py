@@ -30,6 +30,28 @@ def snapshot(values) -> list:
     return out
 
 
+def seen_by(fn, depth: int = 4) -> list:
+    """The values of the variables ``fn`` reads from enclosing scopes, and those of the
+    functions among them (a branch's wrapper, a body's inner functions): every container the
+    body can reach by name, also one it only stores into (``out[i] = v`` of a dict)."""
+    out, stack, seen = [], [(fn, depth)], set()
+    while stack:
+        f, d = stack.pop()
+        if id(f) in seen or d == 0:
+            continue
+        seen.add(id(f))
+        for cell in getattr(f, "__closure__", None) or ():
+            try:
+                v = cell.cell_contents
+            except ValueError:          # (an empty cell)
+                continue
+            if isinstance(v, BOXES):
+                out.append(v)
+            elif callable(v) and getattr(v, "__closure__", None):
+                stack.append((v, d - 1))
+    return out
+
+
 def undo_changes(snaps) -> list:
     """(container, its items before, its items after) of each container of ``snaps`` whose
     items changed, each put back as it was."""

@@ -39,9 +39,10 @@ def parallel_roles(region, loop, has_test: bool, where: str) -> tuple:
         raise TraceError(f"the prange loop at {where} draws random numbers: their order "
                          "would depend on the threads (use range for this loop)")
     if _stops(region):
-        raise TraceError(f"the prange loop at {where} may raise (a raise statement, a Python "
-                         "int product checked for overflow): threads cannot stop one another "
-                         "(use range for this loop)")
+        raise TraceError(f"the prange loop at {where} may stop the program (a raise "
+                         "statement, a Python int product checked for overflow, slices with "
+                         "bounds from array values whose lengths must agree): threads cannot "
+                         "stop one another (use range for this loop)")
     users = _readers(region)
     slots = [s for s, t in zip(loop.slots, loop.types) if t is not None]
     roles = []
