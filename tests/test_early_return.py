@@ -122,3 +122,42 @@ def test_falling_off_the_end_is_a_clear_error_or_right():
         assert "test_early_return.py" in str(e) or "maybe" in str(e)
     else:
         assert got is None
+
+
+def welford(x):
+    n = 0
+    mean = 0.0
+    m2 = 0.0
+    for v in x:
+        n += 1
+        delta = v - mean
+        mean += delta / n
+        m2 += delta * (v - mean)
+    if n < 2:
+        return mean, float("nan")
+    return mean, m2 / (n - 1)
+
+
+def classify(x, t):
+    s = x.sum()
+    if s > t:
+        return 1, s * 2.0
+    elif s < -t:
+        return -1, -s
+    return 0, s
+
+
+def test_tuples_returned_from_branches_on_values():
+    """``return a, b`` on every path of a branch on array values: each item carried out of
+    the branch (a tuple is not; Welford's mean and variance were refused, found by a new
+    user's probe)."""
+    rng = np.random.default_rng(6)
+    f, g = (cppcodegen.compile(fn, fallback=False) for fn in (welford, classify))
+    for n in (10, 23, 1, 0):
+        x = rng.standard_normal(n)
+        np.testing.assert_allclose(f(x), welford(x), rtol=1e-12, equal_nan=True)
+        for t in (0.5, 100.0):
+            for sign in (1.0, -1.0):
+                got, want = g(sign * x, t), classify(sign * x, t)
+                assert got[0] == want[0]
+                np.testing.assert_allclose(got[1], want[1], rtol=1e-12)

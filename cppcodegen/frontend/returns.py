@@ -22,13 +22,13 @@ class ReturnRewriter:
     def rewrite_returns(self, body):
         ret = self.pre + "ret"
         changed = [False]
+        parts = _parts(body)        # ``return mean, var`` on every path: a variable per item
 
         def tail(stmts):
             out = []
             for i, s in enumerate(stmts):
                 if isinstance(s, ast.Return):
-                    out.append(ast.copy_location(
-                        assign(ret, s.value or ast.Constant(None)), s))
+                    out += _store(ret, parts, s.value, s)
                     return out
                 if isinstance(s, ast.If) and has_return([s]):
                     eb, eo = always_exits(s.body), always_exits(s.orelse)
@@ -53,8 +53,7 @@ class ReturnRewriter:
         new = tail(body)
         if not changed[0]:
             return body
-        r = ast.Return(value=name_node(ret))
-        return new + [set_location(r, body[-1])]
+        return new + [set_location(ast.Return(value=_result(ret, parts)), body[-1])]
 
     def returns_in_loops(self, body):
         """``return`` inside loops (``for ...: if hit: return i``): the value goes to a
@@ -62,16 +61,10 @@ class ReturnRewriter:
         on the flag and the statements after it run only while the flag is down (what
         Python's return skips). The function then returns the variable."""
         ret, flag = self.pre + "ret", self.pre + "rf"
-        returns = [n for n in walk_scope(body) if isinstance(n, ast.Return)]
-        arity = {len(r.value.elts) if isinstance(r.value, ast.Tuple) and not any(
-            isinstance(e, ast.Starred) for e in r.value.elts) else None for r in returns}
-        parts = arity.pop() if len(arity) == 1 and None not in arity and always_exits(body) \
-            else None                   # ``return x, k`` everywhere: one variable per item
+        parts = _parts(body)            # ``return x, k`` everywhere: one variable per item
 
         def store(value, s):
-            if parts is None:
-                return [set_location(assign(ret, value or ast.Constant(None)), s)]
-            return [set_location(assign(f"{ret}_{k}", v), s) for k, v in enumerate(value.elts)]
+            return _store(ret, parts, value, s)
 
         def flag_down():
             return ast.UnaryOp(op=ast.Not(), operand=name_node(flag))
@@ -112,6 +105,27 @@ class ReturnRewriter:
         if not always_exits(body):     # falling off the end returns None
             body = body + [set_location(ast.Return(value=None), body[-1])]
         new = head + lower(body, False)
-        value = name_node(ret) if parts is None else ast.Tuple(
-            elts=[name_node(f"{ret}_{k}") for k in range(parts)], ctx=ast.Load())
-        return new + [set_location(ast.Return(value=value), body[-1])]
+        return new + [set_location(ast.Return(value=_result(ret, parts)), body[-1])]
+
+
+def _parts(body):
+    """The item count when every ``return`` returns a tuple of that many items (written
+    out, no ``*``) and no path falls off the end; else None."""
+    returns = [n for n in walk_scope(body) if isinstance(n, ast.Return)]
+    arity = {len(r.value.elts) if isinstance(r.value, ast.Tuple) and not any(
+        isinstance(e, ast.Starred) for e in r.value.elts) else None for r in returns}
+    return arity.pop() if len(arity) == 1 and None not in arity and always_exits(body) \
+        else None
+
+
+def _store(ret, parts, value, s) -> list:
+    """``return value`` as assignments: to ``ret``, or item by item (a tuple, which a
+    compiled branch cannot carry, is carried as its items)."""
+    if parts is None:
+        return [set_location(assign(ret, value or ast.Constant(None)), s)]
+    return [set_location(assign(f"{ret}_{k}", v), s) for k, v in enumerate(value.elts)]
+
+
+def _result(ret, parts):
+    return name_node(ret) if parts is None else ast.Tuple(
+        elts=[name_node(f"{ret}_{k}") for k in range(parts)], ctx=ast.Load())
