@@ -265,3 +265,26 @@ def test_stack_of_matrices_times_a_matrix_is_one_product(dtype):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
     text = str(cppcodegen.explain(f, x, w))
     assert "[297, 6]" in text and "floor(i0/99)" in text    # 3*11*9 rows, no flat division
+
+
+def _blocked_matmul(A, B, bs):
+    m, k = A.shape
+    n = B.shape[1]
+    C = np.zeros((m, n), np.float32)
+    for ii in range(0, m, bs):
+        for kk in range(0, k, bs):
+            for jj in range(0, n, bs):
+                C[ii:ii + bs, jj:jj + bs] += A[ii:ii + bs, kk:kk + bs] @ B[kk:kk + bs, jj:jj + bs]
+    return C
+
+
+def test_blocked_matmul_with_ragged_edge_blocks():
+    """Products of blocks in loops whose edge blocks are shorter (the block's length a
+    run-time value): the product kernel takes the loop and block-length variables (its C++
+    did not compile; found by a new user's probe)."""
+    rng = np.random.default_rng(8)
+    f = cppcodegen.compile(_blocked_matmul, fallback=False)
+    for m, k, n, bs in ((8, 8, 8, 4), (100, 90, 70, 32)):
+        A = rng.random((m, k), dtype=np.float32)
+        B = rng.random((k, n), dtype=np.float32)
+        np.testing.assert_allclose(f(A, B, bs), A @ B, rtol=2e-5, atol=2e-5)

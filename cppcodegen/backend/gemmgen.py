@@ -82,6 +82,8 @@ class GemmWriter:
             out.append((name, f"const {ctype(bufs[name].dtype)}* __restrict__"))
         out.append((s.name, f"{ctype(bufs[s.name].dtype)}* __restrict__"))
         out += [(name, "const int64_t") for name in self.p.sizes]
+        out += [(name, "const int64_t") for name in self.p.loopvars]    # (in a loop: a
+        out += [(name, "const int64_t") for name in self.p.datavars]    # block's bounds)
         return out
 
     def _operand(self, i):
