@@ -24,10 +24,19 @@ class TraceError(CppCodegenError, TypeError):
     """The traced function did something invalid (bad shapes, bad dtypes, ...)."""
 
 
-class IntOverflow(OverflowError):
-    """A Python int of the compiled function left the int64 it is kept in (``frontend/
-    pyints.py``): a call that wrote no argument runs again as Python, which computes it
-    exactly; otherwise this is raised, naming the line."""
+class PythonOnly(Exception):
+    """A Python scalar of the compiled function took a value its compiled type cannot hold
+    (``frontend/pyints.py``): a call that wrote no argument runs again as Python, which
+    computes it exactly; otherwise this is raised, naming the line."""
+
+
+class IntOverflow(PythonOnly, OverflowError):
+    """A Python int left the int64 it is kept in."""
+
+
+class NegativeIntPower(PythonOnly, ValueError):
+    """A Python int raised to a negative Python int exponent known only at run time: Python's
+    result is a float, the compiled one an int."""
 
 
 class FallbackWarning(UserWarning):

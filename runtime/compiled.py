@@ -21,7 +21,7 @@ import numpy as np
 
 from . import device as _device
 from . import sizes
-from ..errors import IntOverflow
+from ..errors import PythonOnly
 from .extern import ShapeChanged
 from .hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
 
@@ -173,7 +173,7 @@ class CompiledVariant:
         # the arguments' layouts (CompiledFunction's fast path); one Python frame instead
         # of three where nothing is written in place and no NumPy step runs between kernels
         plain = type(self) is CompiledVariant and not self.mutates and self.multi is None
-        if plain and any(e[0] is IntOverflow for e in plan.raises):
+        if plain and any(issubclass(e[0], PythonOnly) for e in plan.raises):
             fast = _or_python(fast, self.__call__)
         self.fast = fast if plain else self.__call__
 
@@ -279,10 +279,10 @@ class CompiledVariant:
             return self.run(args)
         except ShapeChanged:
             return SHAPE_CHANGED
-        except IntOverflow:
+        except PythonOnly:
             if self.mutates:
                 raise
-            return INT_OVERFLOW
+            return PYTHON_ONLY
 
     def size_env(self, args) -> dict:
         """The values of the symbolic sizes and strides in this call."""
@@ -323,8 +323,8 @@ class HookedVariant(CompiledVariant):
 _WARNED: set = set()
 SHAPE_CHANGED = ("a NumPy step between kernels (np.nonzero, x[mask], ...) gave another output "
                  "shape than on the call the function was compiled for")
-INT_OVERFLOW = ("a Python int left the int64 the compiled function keeps it in (Python's ints "
-                "have no limit)")
+PYTHON_ONLY = ("a Python number took a value the compiled function cannot keep in its type "
+               "(an int past int64, an int to a negative int power)")
 
 
 def _random_args(source, args) -> tuple:
@@ -338,12 +338,13 @@ def _random_args(source, args) -> tuple:
 
 
 def _or_python(fast, call):
-    """``fast``, or where a Python int left int64 (it wrote no argument) the whole call
+    """``fast``, or where a Python scalar left its compiled type (``PythonOnly``: an int
+    left int64; it wrote no argument) the whole call
     again through ``call``, which runs it as Python."""
     def fast_or_python(args):
         try:
             return fast(args)
-        except IntOverflow:
+        except PythonOnly:
             return call(args)
     return fast_or_python
 

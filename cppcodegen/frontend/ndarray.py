@@ -140,6 +140,9 @@ def _abs(self):
 
 
 def _pow(self, other):
+    if self.weak and self.dtype.kind in "biu" and not self.node.shape and \
+            type(other) is int and other < 0:       # a Python int's n ** -k: a float
+        self = wrap(cast_node(self.node, np.dtype(np.float64)), weak=True, scalar=self.scalar)
     if self.dtype.kind == "c" and not (self.weak or self.scalar):   # NumPy 2.4's array
         # fast_scalar_power (scalars: npy_cpow, i.e. np.power): only a
         if type(other) is int and other in (2, -1):     # Python int 2 / -1, a Python float 0.5
@@ -185,6 +188,7 @@ def _round(self, ndigits=None):
 Proxy.__round__ = _round
 Proxy.__invert__ = lambda self: np.invert(self)
 Proxy.__divmod__ = lambda self, other: np.divmod(self, other)
+Proxy.__rdivmod__ = lambda self, other: np.divmod(other, self)
 Proxy.__matmul__ = lambda self, other: matmul(self, other)
 Proxy.__rmatmul__ = lambda self, other: matmul(other, self)
 
@@ -205,7 +209,7 @@ def _operator(fn, name):
 
 
 for _name in [f"__{p}{n}__" for n in BINARY_OPERATORS for p in ("", "r", "i")] + [
-        "__neg__", "__pos__", "__abs__", "__invert__", "__divmod__"]:
+        "__neg__", "__pos__", "__abs__", "__invert__", "__divmod__", "__rdivmod__"]:
     setattr(Proxy, _name, _operator(getattr(Proxy, _name), _name))
 
 # --------------------------------------------------------------------------- methods

@@ -13,14 +13,24 @@ Python int (a weak int64 proxy, ``proxy.weak``) are followed by a check
 - ``-a``: ``a`` is int64's minimum.
 
 NumPy integers (``np.int64(5)``, an element of an int array) wrap as NumPy wraps them: no check.
+
+Division of Python numbers (ints, floats, sizes, or a weak proxy of one) by a zero raises
+``ZeroDivisionError`` as Python does (``1.0 / count`` after a loop that counted nothing), where
+NumPy's scalars give inf/nan with a warning: ``/``, ``//``, ``%``, ``divmod`` and ``0 ** -k``
+are followed by a check that the divisor is not zero. A Python int to a negative Python int
+power is a float: ``n ** -1`` of an int ``n`` is computed in float64; an int exponent known
+only when the program runs is checked not negative (``NegativeIntPower``: the call runs again
+as Python, as for an overflow). A NumPy scalar operand (``x.sum() / n``)
+keeps NumPy's rule.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import IntOverflow, user_location
+from ..errors import IntOverflow, NegativeIntPower, user_location
 from .proxy import Proxy, wrap
 from .raises import error_check
+from .sizes import is_dim
 
 INT64_MIN = np.int64(np.iinfo(np.int64).min)
 
@@ -55,9 +65,60 @@ def _small(v) -> bool:
     return (type(v) is int or isinstance(v, np.integer)) and -SMALL <= int(v) <= SMALL
 
 
+# Python operator -> operands reflected, for the operators that raise ZeroDivisionError
+DIVIDING = {f"__{p}{n}__": p == "r" for n in ("truediv", "floordiv", "mod", "pow")
+            for p in ("", "r", "i")}
+DIVIDING.update(__divmod__=False, __rdivmod__=True)
+
+
+def _python_number(v) -> bool:
+    return type(v) in (int, float, bool, complex) or is_dim(v) or \
+        isinstance(v, Proxy) and v.weak and v.shape == ()
+
+
+def _int(v) -> bool:
+    return type(v) in (int, bool) or is_dim(v) or isinstance(v, Proxy) and v.dtype.kind in "biu"
+
+
+def _divided(name: str, args: tuple, result):
+    """``result`` of ``/``, ``//``, ``%``, ``divmod`` or ``**`` of Python numbers behind a
+    check that raises ZeroDivisionError where Python does."""
+    if len(args) != 2 or not all(map(_python_number, args)) or \
+            not any(isinstance(v, Proxy) for v in args):
+        return result
+    a, b = (args[1], args[0]) if DIVIDING[name] else args
+    where = user_location()
+    if "pow" in name and _int(a) and _int(b) and isinstance(b, Proxy):
+        error = (NegativeIntPower, (f"a Python int raised to a negative Python int at {where} "
+                                    "is a float, where the compiled function keeps an int; "
+                                    "write float(base) ** exponent",))
+        return wrap(error_check(result, np.greater_equal(b, 0), error, where).node,
+                    weak=True, scalar=result.scalar)
+    if "pow" in name:
+        if not isinstance(a, Proxy) and a != 0 or not isinstance(b, Proxy) and b >= 0:
+            return result
+        ok = np.logical_not(np.logical_and(np.equal(a, 0), np.less(b, 0)))
+        message = "0.0 cannot be raised to a negative power"
+    else:
+        if not isinstance(b, Proxy):
+            return result               # (a constant divisor: Python raised, or it is not 0)
+        ok = np.not_equal(b, 0)
+        message = "float division by zero" if "truediv" in name else \
+            "integer division or modulo by zero"
+    error = (ZeroDivisionError, (f"{message} (at {where})",))
+    if isinstance(result, tuple):       # divmod of Python numbers: Python numbers, the
+        q, r = result                   # check on the quotient (kept either way)
+        return wrap(error_check(q, ok, error, where).node, weak=True), wrap(r.node, weak=True)
+    return wrap(error_check(result, ok, error, where).node, weak=result.weak,
+                scalar=result.scalar)
+
+
 def checked_int(name: str, args: tuple, result):
     """``result`` of the Python operator ``name`` on ``args``, behind an overflow check when
-    it is a Python int (see the module docstring)."""
+    it is a Python int, and a zero-divisor check when it divides Python numbers (see the
+    module docstring)."""
+    if name in DIVIDING:
+        return _divided(name, args, result)
     kind, reflected = CHECKED.get(name, (None, False))
     if kind is None or not isinstance(result, Proxy) or not result.weak or \
             result.dtype.kind != "i" or result.shape != () or \
