@@ -505,7 +505,42 @@ def zip_range_array(a):
     return s
 
 
+def enumerate_zip_masked(x, flags):
+    s = 0.0
+    for i, (v, f) in enumerate(zip(x, flags)):
+        if f:
+            s += v * i
+    return s
+
+
+def enumerate_zip_from_one(x, y):
+    out = np.zeros(len(x))
+    for k, (a, b) in enumerate(zip(x, y), 1):
+        out[k - 1] = a * b + k
+    return out
+
+
+def zip_enumerate(x, y):
+    t = 0.0
+    for (i, a), b in zip(enumerate(x), y):
+        t += a - b * i
+    return t
+
+
 class TestIterateArrays:
+    def test_nested_enumerate_and_zip_are_loops(self):
+        """``enumerate(zip(x, y))`` and ``zip(enumerate(x), y)``: the inner call was left to
+        Python, which iterated the arrays while tracing (one build per length, minutes on
+        symbolic sizes; found by a new user's probe). The source does not grow with the
+        length."""
+        flags = A100 > 0.3
+        check(enumerate_zip_masked, A100, flags, **EXACT)
+        check(enumerate_zip_from_one, A100, B100, **EXACT)
+        check(zip_enumerate, A100, B100[:70], **EXACT)
+        small = cppcodegen.explain(enumerate_zip_masked, A100[:10], flags[:10])
+        big = cppcodegen.explain(enumerate_zip_masked, np.tile(A100, 50), np.tile(flags, 50))
+        assert len(big.source) <= 2 * len(small.source) + 2000
+
     def test_for_row_in_x(self):
         check(rows_total, M12)
 

@@ -37,7 +37,7 @@ from .dataslice import OutsideLoop
 from .raises import bound, catching, user_error
 from .parallel import independent_roles, parallel_roles
 from .iteration import (prange, ConstantIter, constant_items, constant_numbers, LoopRange, Enumerate, Zip,
-                        enter_loop, leave_loop, loop_spec, size_proxy,
+                        enter_loop, leave_loop, loop_spec, LoopSpec, size_proxy,
                         spec_of, symbolic_int, varying_symbols)
 
 log = logging.getLogger("cppcodegen")
@@ -230,12 +230,12 @@ class TraceOps:
         return builtins.range(*args)
 
     def enumerate_(self, it, start=0):
-        if isinstance(it, (LoopRange, Proxy)):
+        if _compiled_iterable(it):
             return Enumerate(spec_of(it), start)
         return builtins.enumerate(it, start)
 
     def zip_(self, *its):
-        if any(isinstance(it, (LoopRange, Proxy)) for it in its):
+        if any(map(_compiled_iterable, its)):
             return Zip(*map(spec_of, its))
         return builtins.zip(*its)
 
@@ -466,6 +466,12 @@ def _scalar(x, dtype, py):
     if x.node.shape and any(d != 1 for d in x.node.shape):
         raise TypeError("only length-1 arrays can be converted to Python scalars")
     return wrap(cast_node(as_scalar(x).node, np.dtype(dtype)), weak=True, scalar=True)
+
+
+def _compiled_iterable(it) -> bool:
+    """Does a compiled loop run over ``it``? A traced range or array, the spec of one
+    (``enumerate(zip(x, y))``), a list a compiled loop filled (``listbuffer.py``)."""
+    return isinstance(it, (LoopRange, Proxy, LoopSpec)) or hasattr(type(it), "traced_array")
 
 
 def _is_prange(f) -> bool:

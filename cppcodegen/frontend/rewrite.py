@@ -28,7 +28,7 @@ _SCALAR_TYPES = {"float64", "float32", "float16", "double", "single", "int64", "
 _BUILTIN_OPS = {"max", "min", "abs", "float", "int", "bool", "complex", "len", "print"}
 _CHAINED = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
             ast.NotEq: "ne"}       # comparisons a chain of which is rewritten
-# builtins rewritten to ops.<name>_ when they are the top-level call of a for iterable
+# builtins rewritten to ops.<name>_ when they are a for's iterable (or nested in one's arguments)
 _ITER_OPS = {"range", "enumerate", "zip", "reversed"}
 # the index of the loop of one trip around the whole body (capture.convert(once=True)): the
 # function traced again so, when a statement outside every loop needs one (a slice whose
@@ -263,15 +263,7 @@ class Converter(ReturnRewriter):
         body_n = "%sbody_%d" % (self.pre, n)
         body = function_def(body_n, [item], self.fn_body(names, inner))
         get_n, set_n, state = self.state_fns(n, names)
-        it = s.iter
-        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
-                and it.func.id in _ITER_OPS and self.is_builtin(it.func.id)):
-            it = ast.Call(func=self.op(it.func.id + "_"),
-                          args=[self.expr(a) for a in it.args],
-                          keywords=[ast.keyword(arg=k.arg, value=self.expr(k.value))
-                                    for k in it.keywords])
-        else:
-            it = self.expr(it)
+        it = self.iterable(s.iter)
         extra = (lambda_of(self.call_op("not_", [name_node(brk)])) if brk
                  else ast.Constant(None))
         pre = [assign(f, ast.Constant(False)) for f in (brk, cont) if f]
@@ -281,6 +273,17 @@ class Converter(ReturnRewriter):
             ast.Tuple([ast.Constant(x) for x in names if _written_first(x, s.body)],
                       ast.Load()), self.names_tuple(entry)]))
         return self.finish(s, pre + [body] + state + [call])
+
+    def iterable(self, it):
+        """A ``for``'s iterable: ``range``/``enumerate``/``zip``/``reversed`` calls, and
+        those nested in their arguments (``enumerate(zip(x, y))``), become ops calls."""
+        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                and it.func.id in _ITER_OPS and self.is_builtin(it.func.id)):
+            return ast.Call(func=self.op(it.func.id + "_"),
+                            args=[self.iterable(a) for a in it.args],
+                            keywords=[ast.keyword(arg=k.arg, value=self.expr(k.value))
+                                      for k in it.keywords])
+        return self.expr(it)
 
     def gen_while(self, s):
         n = self.new_id()
