@@ -25,18 +25,30 @@ class TraceError(CppCodegenError, TypeError):
 
 
 class PythonOnly(Exception):
-    """A Python scalar of the compiled function took a value its compiled type cannot hold
-    (``frontend/pyints.py``): a call that wrote no argument runs again as Python, which
-    computes it exactly; otherwise this is raised, naming the line."""
+    """A value of the compiled function left what it was compiled for (a Python int past
+    int64, ``frontend/pyints.py``; a size taken from an array's value, ``creation.py``): a call that wrote no argument runs again as Python, which
+    computes it exactly; otherwise this is raised, naming the line. ``reason``: the
+    warning's words when Python runs the call."""
+    reason = "a value left what the compiled function was compiled for"
 
 
 class IntOverflow(PythonOnly, OverflowError):
     """A Python int left the int64 it is kept in."""
+    reason = ("a Python int left the int64 the compiled function keeps it in (Python's ints "
+              "have no limit)")
+
+
+class SizeChanged(PythonOnly, ValueError):
+    """An array made from a size that comes from an array's value (``np.zeros(x.max() +
+    1)``) got another size than on the call the function was compiled for."""
+    reason = ("an array made with a size from an array's value (np.zeros(x.max() + 1)) got "
+              "another size than on the call the function was compiled for")
 
 
 class NegativeIntPower(PythonOnly, ValueError):
     """A Python int raised to a negative Python int exponent known only at run time: Python's
     result is a float, the compiled one an int."""
+    reason = "a Python int was raised to a negative int power (Python's result is a float)"
 
 
 class FallbackWarning(UserWarning):

@@ -273,16 +273,17 @@ class CompiledVariant:
 
     def run_checked(self, args):
         """``run``, or the reason NumPy must run the call instead: a NumPy step between
-        kernels gave another shape; a Python int left int64 (frontend/pyints.py) in a call
-        that writes no argument (Python computes it exactly)."""
+        kernels gave another shape; a Python value the compiled types cannot hold
+        (``errors.PythonOnly``: an int past int64, frontend/pyints.py) in a call that writes
+        no argument (Python computes it exactly)."""
         try:
             return self.run(args)
         except ShapeChanged:
             return SHAPE_CHANGED
-        except PythonOnly:
+        except PythonOnly as e:
             if self.mutates:
                 raise
-            return PYTHON_ONLY
+            return e.reason
 
     def size_env(self, args) -> dict:
         """The values of the symbolic sizes and strides in this call."""
@@ -323,8 +324,6 @@ class HookedVariant(CompiledVariant):
 _WARNED: set = set()
 SHAPE_CHANGED = ("a NumPy step between kernels (np.nonzero, x[mask], ...) gave another output "
                  "shape than on the call the function was compiled for")
-PYTHON_ONLY = ("a Python number took a value the compiled function cannot keep in its type "
-               "(an int past int64, an int to a negative int power)")
 
 
 def _random_args(source, args) -> tuple:

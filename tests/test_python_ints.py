@@ -70,8 +70,9 @@ def test_python_ints_as_python_computes_them(fn, args):
 
 def test_the_python_run_says_why():
     from cppcodegen.runtime import compiled
-    compiled._WARNED.discard(compiled.PYTHON_ONLY)
-    with pytest.warns(UserWarning, match="an int past int64"):
+    from cppcodegen.errors import IntOverflow
+    compiled._WARNED.discard(IntOverflow.reason)
+    with pytest.warns(UserWarning, match="left the int64"):
         cppcodegen.compile(fact_mod, fallback=False)(np.ones(3, np.int64), 25)
     with warnings.catch_warnings():
         warnings.simplefilter("error")      # no overflow: compiled, no warning

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataDependentError, user_location
+from ..errors import DataDependentError, SizeChanged, user_location
 from ..ir.graph import make_node
 from . import replace
 from .proxy import (as_node, asproxy, broadcast_node, cast, cast_node, copy_of, Proxy,
                     size_operand, unsupported, wrap)
 from .iteration import size_proxy, value_size
-from .sizes import canon_shape, is_dim, symbolic
+from .sizes import canon_shape, current_env, is_dim, symbolic
 
 # --------------------------------------------------------------------------- arguments
 
@@ -49,12 +49,49 @@ def _dim(d, what: str):
                                  f"(at {user_location()})")
             return n
         if d.dtype.kind in "iu" and d.ndim == 0:
-            raise DataDependentError(
-                f"{what}: the size comes from an array's value (at {user_location()}); "
-                "an array made in a compiled function must have its size from Python ints, "
-                "argument shapes (x.shape[0]) or loop variables")
+            return _speculated(d, what)
     raise TypeError(f"{what}: {type(d).__name__!r} object cannot be interpreted as an "
                     f"integer (at {user_location()})")
+
+
+def _speculated(d: Proxy, what: str) -> int:
+    """A size from an array's value (``np.zeros(x.max() + 1)``): this call's value, and a
+    check that a later call's is the same (one that is not runs again as Python, as a call
+    whose Python int overflows does: ``errors.SizeChanged``)."""
+    from .externs import _values_now
+    from .raises import error_check
+    env = current_env()
+    values = None if env is not None and env.loops else _values_now([d])
+    if values is None:                  # (in a loop body, of random values)
+        raise DataDependentError(
+            f"{what}: the size comes from values computed in a loop or drawn at random (at "
+            f"{user_location()}); an array made in a compiled function must have its size "
+            "from Python ints, argument shapes (x.shape[0]), loop variables, or values of "
+            "the arguments")
+    v = int(values[0])
+    where = user_location()
+    if v < 0:
+        raise ValueError(f"{what}: negative dimensions are not allowed (at {where})")
+    error = (SizeChanged, (f"{what}: the size comes from an array's value (at {where}), "
+                           f"compiled for {v}; a call that gives another size runs as "
+                           "Python, but this call already updated an argument",))
+    SIZE_CHECKS.append((np.equal(d, v), error, where))
+    return v
+
+
+SIZE_CHECKS: list = []  # the size checks of the array being made (``_speculated``; cleared
+                        # when a trace starts)
+
+
+def _after_size_checks(value: Proxy) -> Proxy:
+    """``value`` (an array being made, or its fill value) behind the checks of its sizes
+    taken from array values, so that every use of the array runs after them (an index
+    check of ``counts[v] += 1`` would fail first)."""
+    from .raises import error_check
+    while SIZE_CHECKS:
+        ok, error, where = SIZE_CHECKS.pop()
+        value = wrap(error_check(value, ok, error, where).node, value.weak, value.scalar)
+    return value
 
 
 def _integer_size(d):
@@ -132,7 +169,7 @@ def _full(shape, fill_value, dtype, order, what):
         arr = np.asarray(fill_value)
         dt = _dtype(dtype, arr.dtype, what)
         value = as_node(arr.astype(dt)[()])
-    return wrap(broadcast_node(value, shp))
+    return wrap(broadcast_node(_after_size_checks(wrap(value)).node, shp))
 
 
 def _iota(n, start=0, step=1):
@@ -151,7 +188,7 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, like=None, device=None):
     _order(order, "np.eye")
     rows = np.reshape(_iota(n), (n, 1))
     diag = np.equal(np.subtract(_iota(m), rows), size_operand(_dim(k, "np.eye")))
-    return cast(diag, dt)
+    return _after_size_checks(cast(diag, dt))
 
 
 def identity(n, dtype=None, *, like=None):
@@ -176,10 +213,10 @@ def arange(*args, original, **kwargs):
         raise ValueError("Maximum allowed size exceeded")
     length = sh.canon(stop - start) if step > 0 else sh.canon(start - stop)
     if sh.less(length, 1):
-        return original(0)
+        return _after_size_checks(asproxy(original(0))) if SIZE_CHECKS else original(0)
     if abs(step) > 1:
         length = sh.canon(sh.floordiv(length - 1, abs(step)) + 1)
-    return _iota(length, start, step)
+    return _after_size_checks(_iota(length, start, step))
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
@@ -217,6 +254,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if out_dt.kind in "iu":
         y = np.floor(y)
     y = cast(y, out_dt)
+    y = _after_size_checks(y)
     return (y, step) if retstep else y
 
 

@@ -31,6 +31,16 @@ DATA_DEPENDENT = {"unique_counts", "unique_inverse", "unique_all",
                   "put", "putmask", "copyto", "fill_diagonal", "save", "savez", "savetxt",
                   "array_equal", "array_equiv", "allclose", "isclose", "array2string",
                   "array_repr", "array_str", "shape", "ndim", "size"}
+# functions whose output shapes and dtypes follow from their inputs' for every value (a
+# value may make them raise, when the program runs): learned on stand-ins, without running
+# the trace so far with NumPy (which runs its loops in Python: seconds for a loop of 10^5
+# trips before an np.sort)
+VALUE_FREE = {f"numpy.{f}" for f in (
+    "sort argsort partition argpartition lexsort median percentile quantile nanmedian "
+    "nanpercentile nanquantile convolve correlate interp searchsorted digitize polyval "
+    "cross kron trapezoid gradient linalg.norm linalg.det linalg.slogdet linalg.inv "
+    "linalg.solve linalg.matrix_power linalg.qr linalg.svd linalg.eigh linalg.eigvalsh "
+    "linalg.svdvals").split()}
 WARNED: set = set()
 
 
@@ -82,7 +92,8 @@ def extern_call(func, args, kwargs, speculate=False):
     if symbolic and (speculate or TraceState.args is None):
         _pin(proxies)
         symbolic = False
-    arrays = _values_now(proxies)
+    value_free = name in VALUE_FREE or name.startswith("numpy.fft.")
+    arrays = None if value_free and not speculate else _values_now(proxies)
     if arrays is not None:              # this call's values: a precondition on them holds
         result = _run(func, targs, tkwargs, arrays)     # (np.linalg.cholesky of an SPD A)
     elif speculate:

@@ -12,6 +12,7 @@ import threading
 import numpy as np
 
 from ..errors import TraceError
+from . import creation
 from ..ir.graph import EFFECTS, RAISES, flatten_tree, Graph, make_node, map_tree, toposort, walk
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
@@ -57,6 +58,7 @@ def trace(fn, arg_specs, args):
         TraceState.args = args
         EFFECTS.clear()
         RAISES.clear()
+        creation.SIZE_CHECKS.clear()
         try:
             result = fn(*call_args)
             for p in flatten_tree(result, leaf_type=Proxy):

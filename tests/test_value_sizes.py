@@ -1,0 +1,109 @@
+"""Arrays made with a size from an array's value (``np.zeros(x.max() + 1)``: the count
+buffer of a histogram or of a group-by over labels) were refused (DataDependentError; found
+by a new user's probe). They are compiled for the first call's size, checked when each call
+runs: a call that gives another size runs as Python (with a warning), or, when it already
+updated an argument, raises naming the line. Compared with the plain function."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from cppcodegen.errors import SizeChanged
+
+
+def counts_of(x):
+    counts = np.zeros(x.max() + 1, dtype=np.int64)
+    for v in x:
+        counts[v] += 1
+    return counts
+
+
+def group_means(vals, labels):
+    k = int(labels.max()) + 1
+    s = np.zeros(k)
+    n = np.zeros(k, dtype=np.int64)
+    for i in range(len(vals)):
+        s[labels[i]] += vals[i]
+        n[labels[i]] += 1
+    return s / np.maximum(n, 1)
+
+
+def ramp_to_max(x):
+    return np.arange(x.max()) * 2.0
+
+
+def normalize_then_count(x, out):
+    out *= 0.5                              # updates an argument first
+    return np.zeros(x.max() + 1) + out.sum()
+
+
+def sizes_in_a_loop(x):
+    t = 0.0
+    for i in range(3):
+        b = np.ones(x[i])
+        t += b.sum()
+    return t
+
+
+RNG = np.random.default_rng(3)
+
+
+def _calls(fn, arg_sets):
+    """The compiled function vs the plain one on each set of arguments, in turn."""
+    compiled = cppcodegen.compile(fn, fallback=False)
+    for args in arg_sets:
+        want = fn(*[a.copy() for a in args])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            got = compiled(*[a.copy() for a in args])
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_count_buffer_sized_by_the_largest_value():
+    _calls(counts_of, [(np.array([3, 1, 4, 1, 5, 9, 2, 6]),), (np.array([9, 0, 0, 2]),),
+                       (np.array([2, 7, 1]),), (np.array([0]),)])
+
+
+def test_group_means_over_labels():
+    sets = []
+    for n, k in ((50, 5), (80, 5), (80, 7), (30, 5)):
+        sets.append((RNG.normal(size=n), RNG.integers(0, k, size=n)))
+    _calls(group_means, sets)
+
+
+def test_arange_to_a_value():
+    _calls(ramp_to_max, [(np.array([4, 2]),), (np.array([1, 4]),), (np.array([6, 0]),)])
+
+
+def test_another_size_runs_as_python_with_a_warning():
+    compiled = cppcodegen.compile(counts_of, fallback=False)
+    compiled(np.array([1, 2, 3]))
+    from cppcodegen.runtime import compiled as runtime
+    runtime._WARNED.discard(SizeChanged.reason)
+    with pytest.warns(UserWarning, match="another size"):    # (no call traced 42)
+        got = compiled(np.array([1, 41, 3]))
+    np.testing.assert_array_equal(got, counts_of(np.array([1, 41, 3])))
+
+
+def test_another_size_after_an_argument_was_updated_names_the_line():
+    compiled = cppcodegen.compile(normalize_then_count, fallback=False)
+    out = np.ones(4)
+    np.testing.assert_allclose(compiled(np.array([2, 1]), out), np.full(3, 2.0))
+    with pytest.raises(ValueError, match=r"test_value_sizes\.py:\d+"):
+        compiled(np.array([5, 1]), np.ones(4))
+
+
+def test_a_negative_size_is_numpys_error():
+    with pytest.raises(ValueError, match="negative dimensions"):
+        cppcodegen.compile(counts_of, fallback=False)(np.array([-3, -2]))
+
+
+def test_sizes_from_values_in_a_loop():
+    """Inside a compiled loop the size would differ per trip: refused there; a loop of a
+    few trips unrolls, each array checked."""
+    _calls(sizes_in_a_loop, [(np.array([1, 2, 3]),), (np.array([1, 2, 3]),),
+                             (np.array([4, 0, 2]),)])
