@@ -253,11 +253,22 @@ def advanced_getitem(a: Proxy, index):
             and all(_full(ix) for ix in parts[1:]):
         return Selection(a, asproxy(parts[0]))      # x[mask], x[mask, :]: lazy (selection.py)
     if not masked and not any(ix is None for ix in parts):
-        return _gather(a, parts)
+        out = _gather(a, parts)
+        if out.ndim and not GUARDS and all(_integer_scalar(ix) for ix in parts):
+            return view_of(a, out.node)     # A[k] with a NumPy integer k: a view, as NumPy's
+        return out                          # basic indexing (A[i], A[j] = A[j], A[i])
     key = tuple(asproxy(np.asarray(ix)) if isinstance(ix, (np.ndarray, list)) else ix
                 for ix in parts)
     return extern_call(advanced_index, (a, key if isinstance(index, tuple) else key[0]), {},
                        speculate=masked)
+
+
+def _integer_scalar(ix) -> bool:
+    """An index NumPy's basic indexing takes (a slice, an int, a traced NumPy or Python
+    integer scalar), not an array (a traced 0-d array's index makes a copy)."""
+    if isinstance(ix, Proxy):
+        return not ix.node.shape and ix.dtype.kind in "iu" and bool(ix.weak or ix.scalar)
+    return isinstance(ix, (slice, int, np.integer)) or ix is Ellipsis
 
 
 GUARDS: list = []

@@ -298,7 +298,8 @@ def view_of(base: Proxy, node: Node) -> Proxy:
 
 
 def _view_chain(base_node: Node, node: Node) -> tuple:
-    """The view nodes (reshape, transpose, broadcast_to, slice) from ``base_node`` to ``node``."""
+    """The view nodes (reshape, transpose, broadcast_to, slice, gather of a NumPy integer)
+    from ``base_node`` to ``node``."""
     chain = []
     while node is not base_node:
         chain.append(node)
@@ -307,8 +308,9 @@ def _view_chain(base_node: Node, node: Node) -> tuple:
 
 
 def _replay(chain, node: Node) -> Node:
-    for v in chain:
-        node = make_node(v.op, (node,), v.shape, v.dtype, v.where, **dict(v.attrs))
+    for v in chain:         # (a gather's index and a slice's bind nodes as they were)
+        node = make_node(v.op, (node,) + v.inputs[1:], v.shape, v.dtype, v.where,
+                         **dict(v.attrs))
     return node
 
 
@@ -326,6 +328,9 @@ def _unview(v: Node, below: Node, new: Node) -> Node:
         spec = tuple(("s",) + tuple(sp) for sp in v.attr("spec"))
         return make_node("setitem", (below, new) + v.inputs[1:], below.shape, below.dtype,
                          where, spec=spec, region=tuple(new.shape))   # (+ its bind nodes)
+    if v.op == "gather":                # A[k] with a NumPy integer k (indexing.py)
+        return make_node("scatter", (below, new) + v.inputs[1:], below.shape, below.dtype,
+                         where, axis=v.attr("axis"), accumulate=None)
     if v.op in ("real", "imag"):       # x.real / x.imag written: x with that part replaced
         new = cast_node(new, v.dtype)
         other = make_node("imag" if v.op == "real" else "real", (below,), below.shape, v.dtype,

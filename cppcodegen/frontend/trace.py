@@ -45,7 +45,7 @@ def trace(fn, arg_specs, args):
             dt = np.dtype(spec[1])
             node = make_node("scalar", (), (), dt, "", index=i)
             inputs.append(node)
-            call_args.append(wrap(node, weak=spec[2]))
+            call_args.append(wrap(node, weak=spec[2], scalar=True))     # (not a 0-d array)
         elif kind == "generator":
             call_args.append(TracedGenerator(i))
         else:

@@ -43,38 +43,60 @@ def sequenced(low, node, start, name, targets):
                 early.append(v)             # ``a[j], a[q] = a[q], a[j]`` reads both first)
     for v in early:
         low.realize(v)
-    stages = []
+    stages, known = [], set(low.buffer_of)
     try:
-        for j, step in enumerate(chain):
-            if j:                           # the value before this store: the buffer as it is
-                low.buffer_of[id(chain[j - 1])] = name
-            low.memo.clear()
-            if step.op == "scatter":
-                stage = _scatter_step(low, step, name)
-                if stage is None or any(low._reads(t, stage.body) for t in targets - {name}):
-                    return None
-                stages.append(stage)
-                continue
-            domain, store, body = low._region(step)
-            if any(low._reads(t, body) for t in targets - {name}):
-                return None
-            if 0 in domain:
-                continue
-            label, where = low.names[id(step.inputs[1])], step.where
-            if low._overlaps(name, store, body, domain):
-                tmp = low.new_buffer(f"buf{len(low.buffers)}", body.dtype, tuple(domain))
-                stages.append(Stage(tmp, "pointwise", domain, body, (), None, label, where))
-                body = low.eb.load(tmp, index_vars(len(domain)), body.dtype)
-            stages.append(Stage(name, "pointwise", domain, body, (), None, label, where,
-                                store=tuple(store)))
+        stages = _steps(low, chain, name, targets)
     finally:
         for step in chain[:-1]:
             low.buffer_of.pop(id(step), None)
+        if stages is None:          # (values realized on the way read the array between
+            for k in set(low.buffer_of) - known:    # the steps: not as it is elsewhere)
+                del low.buffer_of[k]
         low.memo.clear()
     return stages
 
 
+def _steps(low, chain, name, targets):
+    """``sequenced``'s stages, or None."""
+    stages = []
+    for j, step in enumerate(chain):
+        if j:                           # the value before this store: the buffer as it is
+            low.buffer_of[id(chain[j - 1])] = name
+        low.memo.clear()
+        made = len(low.stages)
+        if step.op == "scatter":
+            stage = _scatter_step(low, step, name)
+            stages += _taken(low, made)
+            if stage is None or any(low._reads(t, stage.body) for t in targets - {name}):
+                return None
+            stages.append(stage)
+            continue
+        domain, store, body = low._region(step)
+        stages += _taken(low, made)
+        if any(low._reads(t, body) for t in targets - {name}):
+            return None
+        if 0 in domain:
+            continue
+        label, where = low.names[id(step.inputs[1])], step.where
+        if low._overlaps(name, store, body, domain):
+            tmp = low.new_buffer(f"buf{len(low.buffers)}", body.dtype, tuple(domain))
+            stages.append(Stage(tmp, "pointwise", domain, body, (), None, label, where))
+            body = low.eb.load(tmp, index_vars(len(domain)), body.dtype)
+        stages.append(Stage(name, "pointwise", domain, body, (), None, label, where,
+                            store=tuple(store)))
+    return stages
+
+
 STEPS = ("setitem", "scatter")
+
+
+def _taken(low, made: int) -> list:
+    """The stages lowering made since ``made`` for one step's value (``A[p] = A[0]`` after
+    ``A[0] = ...``: the row read into a buffer of its own): they read the array as the
+    stores before the step left it, so they run among the steps, not before them all."""
+    out = low.stages[made:]
+    del low.stages[made:]
+    return out
 
 
 def _scatter_step(low, step, name):
