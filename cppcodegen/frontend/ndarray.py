@@ -17,7 +17,8 @@ from . import (complexes, composed, concat, counts, differences, einsum, nanfunc
 from .creation import full_like, ones_like, zeros_like
 from .elementwise import OPERATOR, clip, isclose, round_, select, trace_ufunc, where
 from .externs import extern_call
-from .indexing import diagonal, fill_diagonal, flip, getitem, put, setitem, take, ufunc_at
+from .indexing import diagonal, flip, getitem, setitem, take
+from .puts import fill_diagonal, put, ufunc_at
 from .linalg import dot, matmul, norm, outer, trace_, tril, triu
 from ..ir.graph import make_node
 from .proxy import (Proxy, asproxy, cast, cast_node, copy_of, descriptor, store_result, unsupported,
