@@ -170,3 +170,35 @@ def test_cmath_of_elements():
     z = rng.uniform(-3, 3, 200) + 1j * rng.uniform(-3, 3, 200)
     got = cppcodegen.compile(complex_functions, fallback=False)(z)
     np.testing.assert_allclose(got, complex_functions(z), rtol=1e-13, atol=1e-13)
+
+
+def _math_loop(name, nargs):
+    def f(x):
+        s = 0.0
+        for v in x:
+            s += getattr(math, name)(*((v,) if nargs == 1 else (v, 0.5 * v - 1.0)))
+        return s
+    f.__name__ = f"sum_of_{name}"
+    return f
+
+
+@pytest.mark.parametrize("name,nargs", [("sqrt", 1), ("log", 1), ("exp", 1), ("acos", 1),
+                                        ("atanh", 1), ("gamma", 1), ("tan", 1), ("pow", 2),
+                                        ("fmod", 2)])
+def test_math_raises_where_python_does(name, nargs):
+    """math.sqrt(-1.0) is ValueError "math domain error", math.exp(1000.0) OverflowError "math
+    range error", as CPython decides (they returned NumPy's NaN and infinity): each value
+    compared with Python, its exception type too."""
+    fn = _math_loop(name, nargs)
+    compiled = cppcodegen.compile(fn, fallback=False)
+    for v in (0.5, -1.0, 0.0, 1000.0, np.nan, np.inf, -np.inf, 2.0, -3.0, 200.0):
+        x = np.array([v])
+        try:
+            want = fn(x)
+        except (ValueError, OverflowError) as e:
+            with pytest.raises(type(e), match=r"math (domain|range) error \(at .*test_pymath"):
+                compiled(x)
+            continue
+        got = compiled(x)
+        assert type(got) is type(want)
+        np.testing.assert_allclose(got, want, rtol=1e-12)

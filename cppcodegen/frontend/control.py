@@ -32,6 +32,7 @@ from .trace import trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll
 from .truth import as_scalar, is_traced, truth
+from .pyints import int_of_float
 from .creation import ndarray_new
 from .dataslice import OutsideLoop
 from .raises import bound, catching, user_error
@@ -200,7 +201,9 @@ class TraceOps:
     def int_(self, x=0, *base):
         if base or not is_traced(x):
             return builtins.int(x, *base)
-        if isinstance(x, Proxy) and x.dtype.kind == "f":
+        if isinstance(x, Proxy) and x.dtype.kind == "f" and not x.node.shape:
+            x = int_of_float(x)         # (NaN, infinity: Python's errors)
+        elif isinstance(x, Proxy) and x.dtype.kind == "f":
             x = np.trunc(x)
         return _scalar(x, np.int64, int)
 

@@ -494,7 +494,8 @@ def setitem(a: Proxy, index, value):
     if basic is None:
         return _scatter(a, traced, value)
     spec, region, _, ints, binds = basic
-    v = as_node(value)
+    from .pyints import stored_scalar       # (raises.py, which pyints uses, imports this)
+    v = as_node(stored_scalar(value, a.dtype))
     want = canon_shape(region)
     if not broadcasts_to(v.shape, want):
         raise ValueError(f"could not broadcast input array from shape {v.shape} into shape "

@@ -134,3 +134,49 @@ def checked_int(name: str, args: tuple, result):
                              "compute it with np.int64 values to wrap as NumPy does, or "
                              "with floats",))
     return wrap(error_check(result, _ok(kind, a, result, b), error, where).node, weak=True)
+
+
+def _float_checks(x, where, too_big):
+    """``x`` (a float scalar) behind NumPy's and Python's checks for making it an int: NaN,
+    infinity, and ``too_big`` (ok, error) for the range."""
+    x = wrap(error_check(x, np.logical_not(np.isnan(x)),
+                         (ValueError, (f"cannot convert float NaN to integer (at {where})",)),
+                         where).node, weak=x.weak, scalar=x.scalar)
+    x = wrap(error_check(x, np.logical_not(np.isinf(x)),
+                         (OverflowError, (f"cannot convert float infinity to integer (at "
+                                          f"{where})",)), where).node, weak=x.weak,
+             scalar=x.scalar)
+    ok, error = too_big(x)
+    return wrap(error_check(x, ok, error, where).node, weak=x.weak, scalar=x.scalar)
+
+
+def int_of_float(x):
+    """Python's ``int(x)`` of a float scalar (truncated, checked; cast by the caller)."""
+    where = user_location()
+    limit = float(2 ** 63)
+    error = (IntOverflow, (f"int() of a float at {where} is past int64, where the compiled "
+                           "function keeps Python ints",))
+    return _float_checks(np.trunc(x), where, lambda t: (
+        np.logical_and(np.less(t, limit), np.greater_equal(t, -limit)), error))
+
+
+def stored_scalar(value, dtype: np.dtype):
+    """``value`` stored by ``x[...] = value`` into a signed int array of ``dtype``: a float
+    scalar (NaN, infinity, out of range) or a wider int scalar out of ``dtype``'s range raises
+    as NumPy's setitem does (it converts a scalar through a Python int); arrays are cast."""
+    if dtype.kind != "i" or not isinstance(value, Proxy) or value.shape != () or \
+            not (value.weak or value.scalar) or value.dtype.kind not in "fiu" or \
+            value.dtype.kind != "f" and np.can_cast(value.dtype, dtype):
+        return value
+    where = user_location()
+    info = np.iinfo(dtype)
+    message = ("Python int too large to convert to C long" if dtype == np.int64 else
+               f"Python integer out of bounds for {dtype}")
+    error = (OverflowError, (f"{message} (at {where})",))
+    if value.dtype.kind != "f":
+        ok = np.logical_and(np.less_equal(value, info.max), np.greater_equal(value, info.min))
+        return wrap(error_check(value, ok, error, where).node, weak=value.weak,
+                    scalar=value.scalar)
+    hi, lo = float(info.max) + 1.0, float(info.min)
+    return _float_checks(value, where, lambda t: (
+        np.logical_and(np.less(np.trunc(t), hi), np.greater_equal(np.trunc(t), lo)), error))

@@ -6,14 +6,17 @@ traced (a 0-d or one-element array value, or a loop's index), the NumPy ufunc co
 same thing on the value as a Python float (float64, weak like a Python float), or a Python
 int for ``floor``/``ceil``/``trunc``; ``math``'s own function otherwise.
 
-One difference from Python: where ``math`` raises (``math.sqrt(-1.0)``: "math domain error")
-the compiled value is NumPy's (NaN), as a compiled loop cannot raise in the middle.
+Where ``math`` raises, the compiled function raises too, checked as the program runs (as
+CPython decides it: a NaN from arguments that are not NaN is ValueError "math domain error",
+``math.sqrt(-1.0)``, ``math.log(0.0)``'s infinity too; an infinity from finite arguments is
+OverflowError "math range error" for the functions that can overflow, ``math.exp(1000.0)``).
 ``from math import sqrt`` binds the function before any trace and is not replaced. ``cmath``'s
 functions likewise, on the value as a Python complex (NumPy's complex ufuncs).
 """
 from __future__ import annotations
 
 import cmath
+import functools
 import math
 
 import numpy as np
@@ -45,13 +48,64 @@ def _value(x, dtype=np.float64):
     return wrap(cast_node(node, np.dtype(dtype)), weak=True, scalar=True)
 
 
-def _float(ufunc):
+# math functions an infinity of finite arguments is an overflow of (else a domain error)
+OVERFLOWS = {"exp", "expm1", "cosh", "sinh", "pow", "hypot", "gamma", "lgamma", "atan2",
+             "fmod"}
+UNCHECKED = {"fabs", "copysign", "degrees", "radians", "atan", "tanh", "sin", "cos", "erf",
+             "erfc"}        # (no error for any argument but infinities, which give NaN
+                            # in sin/cos/tan: a domain error, checked)
+
+
+# the arguments a math function of one argument raises ValueError for, as one comparison
+DOMAINS = {"sqrt": lambda x: np.less(x, 0.0), "log": lambda x: np.less_equal(x, 0.0),
+           "log2": lambda x: np.less_equal(x, 0.0), "log10": lambda x: np.less_equal(x, 0.0),
+           "log1p": lambda x: np.less_equal(x, -1.0), "acosh": lambda x: np.less(x, 1.0),
+           "asin": lambda x: np.greater(np.absolute(x), 1.0),
+           "acos": lambda x: np.greater(np.absolute(x), 1.0),
+           "atanh": lambda x: np.greater_equal(np.absolute(x), 1.0),
+           "sin": np.isinf, "cos": np.isinf, "tan": np.isinf}
+
+
+def _checked(name, r, values):
+    """``r`` (``math.<name>`` of ``values``) behind CPython's checks: a NaN from no NaN is a
+    ValueError, an infinity from finite arguments an OverflowError (``OVERFLOWS``; else a
+    ValueError: ``math.log(0.0)``, or ``math.gamma(0.0)``'s pole)."""
+    from .raises import error_check     # (raises.py imports indexing.py, which imports this)
+    if name in UNCHECKED and name not in ("sin", "cos"):
+        return r
+    where = user_location()
+    domain = (ValueError, (f"math domain error (at {where})",))
+    if name in DOMAINS:                 # one comparison of the argument
+        ok = np.logical_not(DOMAINS[name](values[0]))
+        return wrap(error_check(r, ok, domain, where).node, weak=True, scalar=True)
+    if name in ("exp", "expm1", "cosh", "sinh"):    # (never NaN from a number)
+        ok = np.logical_not(np.logical_and(np.isinf(r), np.isfinite(values[0])))
+        return wrap(error_check(r, ok, (OverflowError, (f"math range error (at {where})",)),
+                                where).node, weak=True, scalar=True)
+    values = [v for v in values if isinstance(v, Proxy)] or [r]
+    nan_in = functools.reduce(np.logical_or, [np.isnan(v) for v in values])
+    finite = functools.reduce(np.logical_and, [np.isfinite(v) for v in values])
+    ok = np.logical_or(np.logical_not(np.isnan(r)), nan_in)
+    r = wrap(error_check(r, ok, domain, where).node, weak=True, scalar=True)
+    if name in ("sin", "cos"):
+        return r
+    infinite = np.logical_and(np.isinf(r), finite)
+    if name in ("gamma", "lgamma", "pow"):  # a pole (gamma's at integers <= 0, 0.0 ** -1)
+        at = np.less_equal(values[0], 0.0) if name != "pow" else np.equal(values[0], 0.0)
+        pole = np.logical_and(infinite, at)         # is a domain error
+        r = wrap(error_check(r, np.logical_not(pole), domain, where).node, weak=True,
+                 scalar=True)
+    error = (OverflowError, (f"math range error (at {where})",)) if name in OVERFLOWS else domain
+    return wrap(error_check(r, np.logical_not(infinite), error, where).node, weak=True,
+                scalar=True)
+
+
+def _float(ufunc, name):
     def fn(*args, original):
         if not any(_traced(a) for a in args):
             return original(*args)
-        r = ufunc(*[_value(a) for a in args])
-        r.weak = True           # a Python float
-        return r
+        values = [_value(a) for a in args]
+        return _checked(name, ufunc(*values), values)      # a Python float (weak)
     return fn
 
 
@@ -76,12 +130,12 @@ def _test(ufunc):
 def _log(x, base=None, *, original):
     if not (_traced(x) or _traced(base)):
         return original(x) if base is None else original(x, base)
-    r = np.log(_value(x)) if base is None else np.log(_value(x)) / np.log(_value(base))
-    r.weak = True
-    return r
+    values = [_value(x)] + ([] if base is None else [_value(base)])
+    r = np.log(values[0]) if base is None else np.log(values[0]) / np.log(values[1])
+    return _checked("log" if base is None else "log of a base", r, values)
 
 
-TABLE = {name: _float(uf) for name, uf in {
+TABLE = {name: _float(uf, name) for name, uf in {
     "sqrt": np.sqrt, "exp": np.exp, "expm1": np.expm1, "log2": np.log2, "log10": np.log10,
     "log1p": np.log1p, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
     "acos": np.arccos, "atan": np.arctan, "atan2": np.arctan2, "sinh": np.sinh,
@@ -95,8 +149,8 @@ def _no_ufunc(name):
         if not _traced(x):
             return original(x)
         v = _value(x)
-        return wrap(make_node(name, (v.node,), (), np.dtype(np.float64), user_location()),
-                    weak=True, scalar=True)
+        return _checked(name, wrap(make_node(name, (v.node,), (), np.dtype(np.float64),
+                                             user_location()), weak=True, scalar=True), [v])
     return fn
 
 
