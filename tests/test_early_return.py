@@ -161,3 +161,30 @@ def test_tuples_returned_from_branches_on_values():
                 got, want = g(sign * x, t), classify(sign * x, t)
                 assert got[0] == want[0]
                 np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+def ratio_or_none(a, b):
+    if b.sum() == 0:
+        return None
+    return a.sum() / b.sum()
+
+
+def best_or_none(x):
+    best = None
+    if x.sum() > 0:
+        best = x.max()
+    return best
+
+
+def test_none_on_one_path_is_a_clear_error_and_python_runs_it():
+    """``return None`` on one path and a value on another (a new user's probe: the message
+    spoke of run-time shapes): the error names None and the line; with the fallback on,
+    Python runs the function."""
+    from cppcodegen.errors import TraceError
+    for fn, args, line in ((ratio_or_none, (np.ones(3), np.ones(3)), "None on one side"),
+                           (best_or_none, (np.ones(3),), "'best' is None before")):
+        with pytest.raises(TraceError, match=f"{line}.*test_early_return.py:\\d+"):
+            cppcodegen.compile(fn, fallback=False)(*args)
+        with pytest.warns(cppcodegen.FallbackWarning):
+            assert cppcodegen.compile(fn, fallback=True)(*args) == fn(*args)
+    assert cppcodegen.compile(ratio_or_none, fallback=True)(np.ones(3), np.zeros(3)) is None

@@ -101,6 +101,10 @@ def _same_size(x, y) -> bool:
         return False
 
 
+ONE_TYPE = ("compiled values keep one type on every path: use a value that stands for none "
+            "(np.nan, -1), with a flag if needed, or raise an exception")
+
+
 def _internal(name) -> bool:
     """A variable of the rewritten code (``__ccg_ret``), read only where it was bound: an
     ``if`` that binds it on one way only still carries it (unread on the other way)."""
@@ -121,9 +125,10 @@ class _Slot:
         self.lengths = None         # a shrinking array's length per axis (shrinking.py)
         self.exit = None            # ... and its lengths after the loop
 
-    def describe(self) -> str:
+    def describe(self, none=False) -> str:
         if self.name and self.name.startswith("__ccg_ret"):
-            return "the value returned (None on a path without a return?)"
+            return "the value returned" + ("" if none else
+                                           " (None on a path without a return?)")
         return f"variable '{self.name}'" if self.name else "an array updated in place"
 
 
@@ -272,6 +277,9 @@ class Carried:
                              "np.nonzero(x > t)[0], or np.zeros(n) filled by index)")
         for name, init, now in zip(self.names, self.init_state, state):
             if _type_of(init) == "other" and now is not init and name not in self.lists:
+                if init is None:
+                    raise TraceError(f"variable '{name}' is None before the loop or branch at "
+                                     f"{self.where} and bound to a value in it; {ONE_TYPE}")
                 raise TraceError(f"variable '{name}' ({type(init).__name__}) is rebound "
                                  f"in the loop or branch at {self.where}")
         self.made.update(made)
@@ -417,6 +425,10 @@ class Carried:
             results = [_type_of(t[2][i]) for t in bodies]
             fresh = slot.init is UNDEFINED or (loop and slot.name in self.fresh)
             t = self.types[i]
+            if not loop and any(b[2][i] is None for b in bodies) and \
+                    any(isinstance(r, tuple) for r in results):
+                raise TraceError(f"{slot.describe(none=True)} is None on one side of the branch "
+                                 f"at {self.where} and a value on the other; {ONE_TYPE}")
             if fresh and slot.dropped or fresh and any(
                     r in ("selection", "other") or isinstance(r, tuple) and (any(
                     run_time_size(d) for d in r[2]) or isinstance(t, tuple) and (
