@@ -271,7 +271,8 @@ def _plan(program, sig, graph=None, raises=()):
             args.append((role, tuple(buf.shape), buf.dtype.str))
 
     def leaf(x):
-        if isinstance(x, tuple) and x and x[0] in ("buf", "py", "arr"):
+        if isinstance(x, tuple) and x and isinstance(x[0], str) and \
+                (x[0] in ("buf", "py", "arr") or x[0].startswith("list:")):
             return (x[0], position[x[1]])
         return x
     hooks = ()

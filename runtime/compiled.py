@@ -358,6 +358,14 @@ def _result(arr):
     return arr[()] if arr.ndim == 0 else arr
 
 
+def as_list(items: np.ndarray, python: int) -> list:
+    """A list a compiled loop appended to: its first ``python`` items (-1: all) Python
+    numbers, the others NumPy scalars or arrays, as the plain function's list holds them."""
+    if python < 0:
+        return items.tolist()
+    return items[:python].tolist() + list(items[python:])
+
+
 def _build(tree, values, args):
     if type(tree) is tuple and tree and isinstance(tree[0], str):
         tag, v = tree
@@ -368,6 +376,8 @@ def _build(tree, values, args):
             return out if tag == "arr" else _result(out)
         if tag == "py":
             return values[v].item()
+        if tag.startswith("list:"):     # a list a compiled loop appended to
+            return as_list(values[v], int(tag[5:]))
         if tag == "arg":
             return args[v]
         return v

@@ -181,7 +181,7 @@ def test_none_on_one_path_is_a_clear_error_and_python_runs_it():
     spoke of run-time shapes): the error names None and the line; with the fallback on,
     Python runs the function."""
     from cppcodegen.errors import TraceError
-    for fn, args, line in ((ratio_or_none, (np.ones(3), np.ones(3)), "None on one side"),
+    for fn, args, line in ((ratio_or_none, (np.ones(3), np.ones(3)), "None and a number"),
                            (best_or_none, (np.ones(3),), "'best' is None before")):
         with pytest.raises(TraceError, match=f"{line}.*test_early_return.py:\\d+"):
             cppcodegen.compile(fn, fallback=False)(*args)

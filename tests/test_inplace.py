@@ -609,3 +609,22 @@ def test_reduction_after_a_box_assignment_is_split_by_region():
     src = cppcodegen.explain(f, x).source
     box = src.split("reduction max over [15, 29]")[1].split("\n}\n")[0]   # the box's part:
     assert "ccg::Vec<double, L>::load" in box and "std::min<int64_t>" not in box   # vectors
+
+
+def rows_from_tuples(x0, y0, n, dt):
+    out = np.zeros((n, 2))
+    out[0] = (x0, y0)
+    x, y = x0, y0
+    for i in range(1, n):
+        x, y = x + dt * (x - x * y), y + dt * (x * y - y)
+        out[i] = (x, y)
+    out[n - 1, :] = [out[0, 1], 7.0]
+    return out
+
+
+def test_a_tuple_stored_into_a_row():
+    """``out[i] = (x, y)`` of traced scalars (a Lotka-Volterra loop): the row gets the tuple
+    as an array, as NumPy does (it raised 'cannot use tuple as an array operand'; found by a
+    new user's probe)."""
+    got = cppcodegen.compile(rows_from_tuples, fallback=False)(1.0, 0.5, 40, 0.01)
+    np.testing.assert_allclose(got, rows_from_tuples(1.0, 0.5, 40, 0.01), rtol=1e-13)

@@ -117,3 +117,48 @@ def test_no_trip_gives_numpys_empty_array():
     x = np.arange(10, dtype=np.int32)
     for n in (5, 7, 0, 3):
         _same(f(x, np.int64(n)), indices_times(x, np.int64(n)))
+
+
+def multiples(n, d):
+    qs = []
+    for k in range(-3, n):
+        qs.append(k // d)
+    return qs
+
+
+def doubled(x):
+    out = [0.5]
+    for v in x:
+        out.append(v * 2)
+    return out, len(out)
+
+
+def rows_of(u, steps):
+    frames = []
+    for _ in range(steps):
+        u = u * 0.5
+        frames.append(u.copy())
+    return frames
+
+
+@pytest.mark.parametrize("fn,arg_sets", [
+    (multiples, [(4, 2), (6, -3)]),
+    (doubled, [(np.arange(3.0),), (np.arange(5.0),)]),
+    (rows_of, [(np.ones(3), 4)]),
+])
+@pytest.mark.parametrize("backend", ["cpp", "check"])
+def test_a_returned_list_is_a_list(fn, arg_sets, backend):
+    """A list a compiled loop appended to, returned: a Python list of its items (Python ints
+    where Python appended ints, NumPy scalars or arrays where it appended those); it raised
+    'returned a ListBuffer' (found by a new user's probe)."""
+    compiled = cppcodegen.compile(fn, fallback=False, backend=backend)
+    for args in arg_sets:
+        want, got = fn(*args), compiled(*args)
+        want_list = want[0] if isinstance(want, tuple) else want
+        got_list = got[0] if isinstance(got, tuple) else got
+        assert type(got_list) is list and len(got_list) == len(want_list)
+        for g, w in zip(got_list, want_list):
+            assert type(g) is type(w)
+            np.testing.assert_array_equal(g, w)
+        if isinstance(want, tuple):
+            assert got[1:] == want[1:]

@@ -53,8 +53,19 @@ def float_sum(a):
     return s
 
 
+def call_payoff(s, t):
+    if t <= 0:                  # max of Python floats: a Python float (it was np.float64)
+        return max(s - 1.0, 0.0), max(1, 2, 0)
+    return min(s * 2.0, 10.0), 3
+
+
+def medians(a):                 # np.median/percentile of floats: np.float64 (a 0-d array)
+    return np.median(a), np.percentile(a, 30.0), np.quantile(a, 0.25)
+
+
 CASES = [(count_positive, (A,)), (first_above, (A, 1.0)), (scaled, (A, 1.5)),
-         (scaled, (A, np.float64(1.5))), (mask_count, (A,)), (series, (A,)), (float_sum, (A,))]
+         (scaled, (A, np.float64(1.5))), (mask_count, (A,)), (series, (A,)), (float_sum, (A,)),
+         (call_payoff, (3.0, np.float64(0.0))), (call_payoff, (3.0, np.float64(1.0))), (medians, (A,))]
 
 
 def _types(tree):

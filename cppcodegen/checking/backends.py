@@ -30,6 +30,7 @@ import numpy as np
 
 from ..ir.graph import map_tree, Node
 from ..runtime.extern import ShapeChanged
+from ..runtime.compiled import as_list
 from .check import make_check_variant, trace_graph
 
 __all__ = ["register_backend", "list_backends", "lookup_backend"]
@@ -104,6 +105,7 @@ class ReferenceVariant:
 
         python, count = self.graph.python_leaves, iter(range(len(self.graph.leaves)))
         arrays = set(getattr(self.graph, "array_leaves", ()))
+        lists = dict(getattr(self.graph, "list_leaves", ()))
 
         def leaf(node):             # (leaves in tree order: python_leaves are positions)
             k = next(count)
@@ -112,6 +114,8 @@ class ReferenceVariant:
             v = values[id(node)]
             if k in python:
                 return v.item()
+            if k in lists:
+                return as_list(v, lists[k])
             return v[()] if v.ndim == 0 and k not in arrays else v
         return map_tree(self.graph.outputs, leaf, Node)
 

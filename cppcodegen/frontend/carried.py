@@ -25,9 +25,9 @@ from . import containers, effects, listbuffer, shrinking, swaps
 from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
-from .iteration import symbolic_int
 from .truth import truth
-from .sizes import loop_dependent, run_time_size, same_size
+from .sizes import loop_dependent, run_time_size
+from .carried_types import kind_of, ONE_TYPE, same_size_always, Snapshot, type_of, unify
 
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
                         # the node); trace_function checks that none is read outside it
@@ -40,69 +40,6 @@ class Unroll(Exception):
     def __init__(self, where: str, reason: str):
         super().__init__(f"{reason} (loop at {where})")
         self.where, self.reason = where, reason
-
-
-# --------------------------------------------------------------------------- values
-
-class _Snapshot:
-    """A traced value as it was when a region ended (later regions rebind the proxies)."""
-
-    def __init__(self, proxy):
-        self.proxy, self.node = proxy, proxy.node
-        self.dtype, self.weak, self.scalar = proxy.dtype, proxy.weak, proxy.scalar
-
-
-def _type_of(value):
-    """(dtype, weak, shape, scalar) of a carried value; None for UNDEFINED; "other" for what
-    cannot be carried (lists, functions, ...)."""
-    if value is UNDEFINED:
-        return None
-    if is_selection(value):                 # x[mask], its length known when it runs only
-        return "selection"
-    if isinstance(value, (_Snapshot, Proxy)):
-        return (value.dtype, bool(value.weak), tuple(value.node.shape), bool(value.scalar))
-    if isinstance(value, (bool, np.bool_)):     # (a Python bool: weak, as NEP 50 has it,
-        return (np.dtype(bool), isinstance(value, bool), (), True)  # returned as a bool)
-    if isinstance(value, np.generic):      # (before float: np.float64 is a float, but a
-        return (value.dtype, False, (), True)   # strong one)
-    if isinstance(value, int) or symbolic_int(value):
-        return (np.dtype(np.int64), True, (), True)
-    if isinstance(value, float):
-        return (np.dtype(np.float64), True, (), True)
-    if isinstance(value, complex):
-        return (np.dtype(np.complex128), True, (), True)
-    return "other"
-
-
-def _unify(a, b):
-    """The type both values fit: NumPy's promotion, Python scalars weak (NEP 50)."""
-    if a is None or b is None:
-        return a if b is None else b
-    (da, wa, sa, ca), (db, wb, sb, cb) = a, b
-    if len(sa) != len(sb) or not all(_same_size(x, y) for x, y in zip(sa, sb)):
-        raise ValueError("shape")
-    if wa != wb:                    # a weak Python scalar takes the strong dtype's kind rules
-        strong, weak = (db, da) if wa else (da, db)
-        dt = np.result_type(strong, weak.type(0).item())
-    else:
-        dt = np.result_type(da, db)
-    return (np.dtype(dt), wa and wb, sa, ca or cb)
-
-
-def _same_size(x, y) -> bool:
-    """Sizes equal in every call this trace serves: the same expression, or two symbols
-    equal in this call (``a.shape[0]`` and ``b.shape[0]`` of ``np.where(nz, b, a)``: guarded,
-    as broadcasting them is); a size that changes with a loop's index never is."""
-    if x == y:
-        return True
-    try:
-        return same_size(x, y)
-    except Exception:       # noqa: BLE001 -- loop-dependent or data sizes: not provably equal
-        return False
-
-
-ONE_TYPE = ("compiled values keep one type on every path: use a value that stands for none "
-            "(np.nan, -1), with a flag if needed, or raise an exception")
 
 
 def _internal(name) -> bool:
@@ -146,7 +83,7 @@ class Carried:
         self.init_state = tuple(get_state())
         self.slots, self.types = [], []   # per slot: (dtype, weak, shape, scalar) or None
         for name, value in zip(self.names, self.init_state):
-            t = _type_of(value)
+            t = type_of(value)
             if t != "other":
                 self.slots.append(_Slot(name=name, init=value))
                 self.types.append(t)
@@ -252,7 +189,7 @@ class Carried:
             values = []
             for s in self.slots:
                 v = s.proxy if s.proxy is not None else state[self._index(s)]
-                values.append(_Snapshot(v) if isinstance(v, Proxy) and not is_selection(v)
+                values.append(Snapshot(v) if isinstance(v, Proxy) and not is_selection(v)
                               else v)       # (a lazy x[mask]: kept lazy, never carried)
             never = False
             if extra_test:
@@ -276,7 +213,7 @@ class Carried:
                              "compiled code cannot do; build an array instead (a mask: "
                              "np.nonzero(x > t)[0], or np.zeros(n) filled by index)")
         for name, init, now in zip(self.names, self.init_state, state):
-            if _type_of(init) == "other" and now is not init and name not in self.lists:
+            if type_of(init) == "other" and now is not init and name not in self.lists:
                 if init is None:
                     raise TraceError(f"variable '{name}' is None before the loop or branch at "
                                      f"{self.where} and bound to a value in it; {ONE_TYPE}")
@@ -329,7 +266,7 @@ class Carried:
             now = state[self._index(slot)] if slot.name in self.names else None
             if isinstance(now, Proxy) and not is_selection(now) and t is not None and \
                     not (slot.alias and now is slot.init) and \
-                    self._shrinks(slot, t, [_type_of(now)]):
+                    self._shrinks(slot, t, [type_of(now)]):
                 slot.alias = False          # (a name rebound: carried as its value)
                 found = True
         return found
@@ -343,7 +280,7 @@ class Carried:
         index = {id(p): k for k, p in enumerate(params) if p is not None}
         for i, v in enumerate(values):
             t = self.types[i]
-            if not isinstance(v, _Snapshot) or not isinstance(t, tuple) or t[3]:
+            if not isinstance(v, Snapshot) or not isinstance(t, tuple) or t[3]:
                 continue
             for k in _passed(v.node, index):
                 other = self.types[k]
@@ -375,7 +312,7 @@ class Carried:
             is_cond = test_first and k == 0
             params, made, values, extra, updated, never, kept = self._trace(
                 fn, is_cond or continue_test)
-            self.branch_moves.append(swaps.moves(self.slots, values, _Snapshot))
+            self.branch_moves.append(swaps.moves(self.slots, values, Snapshot))
             if is_cond and never:
                 self.never = True
                 return []
@@ -422,17 +359,17 @@ class Carried:
             self._check_cycles(t)
         new, solved = [], False
         for i, slot in enumerate(self.slots):
-            results = [_type_of(t[2][i]) for t in bodies]
+            results = [type_of(t[2][i]) for t in bodies]
             fresh = slot.init is UNDEFINED or (loop and slot.name in self.fresh)
             t = self.types[i]
-            if not loop and any(b[2][i] is None for b in bodies) and \
-                    any(isinstance(r, tuple) for r in results):
-                raise TraceError(f"{slot.describe(none=True)} is None on one side of the branch "
-                                 f"at {self.where} and a value on the other; {ONE_TYPE}")
+            if not loop and "other" in results and any(isinstance(r, tuple) for r in results):
+                kinds = " and ".join(sorted({kind_of(b[2][i]) for b in bodies}))
+                raise TraceError(f"{slot.describe(none=True)} is {kinds} on the two sides of "
+                                 f"the branch at {self.where}; {ONE_TYPE}")
             if fresh and slot.dropped or fresh and any(
                     r in ("selection", "other") or isinstance(r, tuple) and (any(
                     run_time_size(d) for d in r[2]) or isinstance(t, tuple) and (
-                    len(r[2]) != len(t[2]) or not all(map(_same_size, r[2], t[2]))))
+                    len(r[2]) != len(t[2]) or not all(map(same_size_always, r[2], t[2]))))
                     for r in results):
                 self.dropped_fresh |= slot.init is not UNDEFINED
                 slot.dropped = True
@@ -444,7 +381,7 @@ class Carried:
             results = [self._fitted(slot, t, r) for r in results]
             try:
                 for r in results:
-                    t = _unify(t, r)
+                    t = unify(t, r)
             except ValueError:
                 if loop and self._shrinks(slot, t, results):
                     solved = True               # traced again with the solved lengths
@@ -502,7 +439,7 @@ class Carried:
     def _result(self, value, param, t, slot):
         if value is UNDEFINED:
             return param
-        node = value.node if isinstance(value, _Snapshot) else as_node(value)
+        node = value.node if isinstance(value, Snapshot) else as_node(value)
         node = cast_node(node, t[0])
         if slot.lengths:        # stored into the first elements of the carry buffer
             region = tuple(shrinking.after(n, self.induction[1], self.induction[0].step)

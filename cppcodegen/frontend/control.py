@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE
 from .indexing import guarded
-from .proxy import as_node, cast, cast_node, Proxy, unsupported, wrap
+from .proxy import as_node, cast, cast_node, is_weak, Proxy, unsupported, wrap
 from .reductions import selected_count
 from .selection import is_selection
 from .sizes import run_time_size
@@ -169,6 +169,8 @@ class TraceOps:
         best = items[0]
         for v in items[1:]:          # Python keeps the first of equal values
             best = np.where(better(v, best), v, best)[()]
+        if all(is_weak(v) for v in items):
+            best.weak = True            # of Python numbers: a Python number
         return best
 
     @staticmethod

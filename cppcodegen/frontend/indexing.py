@@ -209,6 +209,9 @@ def getitem(a: Proxy, index):
     return reshape(view, out_shape)
 
 
+_ASARRAY = np.asarray      # (NumPy's own: during a trace np.asarray is creation.array)
+
+
 def _full(ix) -> bool:
     return isinstance(ix, slice) and ix == slice(None)
 
@@ -484,6 +487,8 @@ def setitem(a: Proxy, index, value):
     in the indexed region and ``a`` elsewhere (value cast unsafely, as NumPy's setitem does).
     On a view it updates the viewed array; on an argument, the caller's array."""
     index = _index_lists(index)
+    if isinstance(value, (tuple, list)):    # out[0] = (x0, y0): an array of the items
+        value = array(value, original=_ASARRAY)
     if _is_advanced(index):
         return _scatter(a, index, value)
     if isinstance(index, tuple) and any(ix is None for ix in index) or index is None:

@@ -7,8 +7,9 @@ exactly one item (a traced value or a number), the loop is traced again with the
 to an ``Appender``: ``append(v)`` stores ``v`` at the iteration's position of an array of
 (trip count,) + the item's shape, made before the loop and carried by it. After the loop the
 name is a ``ListBuffer``: ``np.array``/``np.asarray``/``len``/indexing/``for`` and NumPy
-functions see the items before the loop followed by that array. Any other use of it (list
-arithmetic, returning it, appending after the loop) raises TraceError: with the fallback on,
+functions see the items before the loop followed by that array; returned, it is a list of
+the array's items (``frontend/trace.py``). Any other use of it (list arithmetic, appending
+after the loop) raises TraceError: with the fallback on,
 Python runs the function. Hooks: ``carried.Carried`` (``plan``, ``bind``, ``finish``).
 """
 from __future__ import annotations
@@ -78,7 +79,10 @@ def check(loop, where, state) -> None:
 
 def finish(loop, state) -> None:
     for name, p in getattr(loop, "lists", {}).items():
-        state[loop.names.index(name)] = ListBuffer(p.prefix, p.buf)
+        item = p.appender.item if p.appender is not None else None
+        head = len(p.prefix) if all(map(_python_number, p.prefix)) else 0
+        python = -1 if head == len(p.prefix) and _python_number(item) else head
+        state[loop.names.index(name)] = ListBuffer(p.prefix, p.buf, python)
 
 
 def _buffer(spec, item, before):
@@ -135,8 +139,9 @@ class Appender:
 class ListBuffer:
     """The list after the loop: its items before it, then the array of those appended."""
 
-    def __init__(self, prefix, buf):
+    def __init__(self, prefix, buf, python=0):
         self.prefix, self.buf = prefix, buf
+        self.python = python        # how many first items are Python numbers (-1: all)
 
     def traced_array(self, dtype=None) -> Proxy:
         from .concat import join
@@ -173,6 +178,12 @@ class ListBuffer:
         raise TraceError(f"a list a compiled loop filled is used as a list ('{name}', at "
                          f"{user_location()}): only np.array/np.asarray/len/indexing/iteration "
                          "of it compile")
+
+
+def _python_number(v) -> bool:
+    from .sizes import is_dim
+    return type(v) in (int, float, bool, complex) or is_dim(v) or \
+        isinstance(v, Proxy) and v.weak and not v.node.shape
 
 
 def _traced(item):

@@ -208,7 +208,17 @@ def _quantiles(t, ax, qa, weak: bool):
     return reshape(stack(out, axis=0), vidx.shape + tuple(out[0].shape))
 
 
-FUNCTIONS = {np.sort: sort, np.argsort: argsort, np.median: median,
-             np.percentile: _quantile_fn(np.percentile, True),
-             np.quantile: _quantile_fn(np.quantile, False)}
+def _scalar_result(fn):
+    """A 0-d result of np.median/percentile/quantile is a NumPy scalar, as NumPy's."""
+    def call(*args, **kwargs):
+        r = fn(*args, **kwargs)
+        if isinstance(r, Proxy) and not r.node.shape:
+            r.scalar = True
+        return r
+    return call
+
+
+FUNCTIONS = {np.sort: sort, np.argsort: argsort, np.median: _scalar_result(median),
+             np.percentile: _scalar_result(_quantile_fn(np.percentile, True)),
+             np.quantile: _scalar_result(_quantile_fn(np.quantile, False))}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""

@@ -18,6 +18,7 @@ from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
 from . import replace
 from .capture import UNDEFINED
+from .listbuffer import ListBuffer
 from .externs import TraceState
 from .proxy import Proxy, size_operand, wrap
 from .random import RandomState, TracedGenerator
@@ -59,8 +60,14 @@ def trace(fn, arg_specs, args):
         EFFECTS.clear()
         RAISES.clear()
         creation.SIZE_CHECKS.clear()
+        listed = {}             # a list a compiled loop appended to: its array, made a list
+
+        def as_list(b):
+            p = b.traced_array()
+            listed[id(p)] = b.python
+            return p
         try:
-            result = fn(*call_args)
+            result = map_tree(fn(*call_args), as_list, leaf_type=ListBuffer)
             for p in flatten_tree(result, leaf_type=Proxy):
                 p.node                  # (a lazy x[mask] returned: computed while the
                                         # call's values are at hand)
@@ -87,13 +94,15 @@ def trace(fn, arg_specs, args):
     array_leaves = tuple(k for k, p in enumerate(flatten_tree(result, leaf_type=Proxy))
                          if isinstance(p, Proxy) and not p.node.shape and not p.scalar
                          and not p.weak and p.arg is None and p.node.op != "scalar")
+    list_leaves = tuple((k, listed[id(p)]) for k, p in
+                        enumerate(flatten_tree(result, leaf_type=Proxy)) if id(p) in listed)
     effects, EFFECTS[:] = list(EFFECTS), []
     nodes = toposort(leaves + [n for _, n in mutations] + inputs + effects)
     constants = {n.attr("array").key: n.attr("array").array for n in walk(nodes)
                  if n.op == "constant"}
     graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants,
                   mutations=mutations, python_leaves=python_leaves,
-                  array_leaves=array_leaves, raises=tuple(RAISES))
+                  array_leaves=array_leaves, list_leaves=list_leaves, raises=tuple(RAISES))
     if env is not None:
         graph.hints, graph.guards = env.hints, tuple(env.guards)
         graph.values = tuple((s.name, i) for s, i in env.values.items())

@@ -149,6 +149,8 @@ class Graph:
     array_leaves: tuple = ()    # ... of 0-d outputs that are arrays (np.asarray(x.max()))
                                 # in the function (``c = 0; c += 1``): returned as int/float
     raises: tuple = ()          # the exceptions of the user's raise statements (``RAISES``)
+    list_leaves: tuple = ()     # (position, how many first items are Python numbers, -1:
+                                # all) of outputs that are lists a loop appended to
 
     def users(self) -> dict:
         out = {id(n): [] for n in self.nodes}

@@ -284,6 +284,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         self.writebacks()                               # its indices checked, frontend/indexing)
         python = set(graph.python_leaves)
         arrays = set(getattr(graph, "array_leaves", ()))
+        lists = dict(getattr(graph, "list_leaves", ()))
         count = iter(range(len(graph.leaves)))
 
         def leaf(node):             # ('py', name): a Python number in the function
@@ -291,6 +292,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
             k = next(count)
             if tag == "buf" and k in python:
                 return ("py", v)
+            if tag == "buf" and k in lists:     # a list a loop appended to: its items
+                return (f"list:{lists[k]}", v)
             return ("arr", v) if tag == "buf" and k in arrays else (tag, v)   # a 0-d array
         out_tree = _map_leaves(graph.outputs, leaf)
         program = LoopProgram(self.buffers, self.stages, self.scalars, out_tree)

@@ -1,0 +1,86 @@
+"""The types of the values a loop or a branch carries (``carried.py``).
+
+``type_of`` gives a value's carried type: (dtype, weak, shape, scalar) of a number or an
+array, None for a name not bound yet, "selection" for a lazy ``x[mask]``, "other" for what
+cannot be carried (None, lists, strings). ``unify`` gives the type two paths' values both
+fit, as NumPy promotes them (Python scalars weak, NEP 50); shapes must be the same in every
+call the trace serves.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .capture import UNDEFINED
+from .iteration import symbolic_int
+from .proxy import Proxy
+from .selection import is_selection
+from .sizes import same_size
+
+
+class Snapshot:
+    """A traced value as it was when a region ended (later regions rebind the proxies)."""
+
+    def __init__(self, proxy):
+        self.proxy, self.node = proxy, proxy.node
+        self.dtype, self.weak, self.scalar = proxy.dtype, proxy.weak, proxy.scalar
+
+
+def type_of(value):
+    """(dtype, weak, shape, scalar) of a carried value; None for UNDEFINED; "other" for what
+    cannot be carried (lists, functions, ...)."""
+    if value is UNDEFINED:
+        return None
+    if is_selection(value):                 # x[mask], its length known when it runs only
+        return "selection"
+    if isinstance(value, (Snapshot, Proxy)):
+        return (value.dtype, bool(value.weak), tuple(value.node.shape), bool(value.scalar))
+    if isinstance(value, (bool, np.bool_)):     # (a Python bool: weak, as NEP 50 has it,
+        return (np.dtype(bool), isinstance(value, bool), (), True)  # returned as a bool)
+    if isinstance(value, np.generic):      # (before float: np.float64 is a float, but a
+        return (value.dtype, False, (), True)   # strong one)
+    if isinstance(value, int) or symbolic_int(value):
+        return (np.dtype(np.int64), True, (), True)
+    if isinstance(value, float):
+        return (np.dtype(np.float64), True, (), True)
+    if isinstance(value, complex):
+        return (np.dtype(np.complex128), True, (), True)
+    return "other"
+
+
+def unify(a, b):
+    """The type both values fit: NumPy's promotion, Python scalars weak (NEP 50)."""
+    if a is None or b is None:
+        return a if b is None else b
+    (da, wa, sa, ca), (db, wb, sb, cb) = a, b
+    if len(sa) != len(sb) or not all(same_size_always(x, y) for x, y in zip(sa, sb)):
+        raise ValueError("shape")
+    if wa != wb:                    # a weak Python scalar takes the strong dtype's kind rules
+        strong, weak = (db, da) if wa else (da, db)
+        dt = np.result_type(strong, weak.type(0).item())
+    else:
+        dt = np.result_type(da, db)
+    return (np.dtype(dt), wa and wb, sa, ca or cb)
+
+
+def same_size_always(x, y) -> bool:
+    """Sizes equal in every call this trace serves: the same expression, or two symbols
+    equal in this call (``a.shape[0]`` and ``b.shape[0]`` of ``np.where(nz, b, a)``: guarded,
+    as broadcasting them is); a size that changes with a loop's index never is."""
+    if x == y:
+        return True
+    try:
+        return same_size(x, y)
+    except Exception:       # noqa: BLE001 -- loop-dependent or data sizes: not provably equal
+        return False
+
+
+ONE_TYPE = ("compiled values keep one type on every path: use a value that stands for none "
+            "(np.nan, -1), with a flag if needed, or raise an exception")
+
+
+def kind_of(v) -> str:
+    """What a value is, in an error's words."""
+    if v is None:
+        return "None"
+    return "a number or an array" if isinstance(v, (Snapshot, Proxy, int, float, complex,
+                                                   np.generic)) else f"a {type(v).__name__}"
