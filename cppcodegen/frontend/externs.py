@@ -92,15 +92,21 @@ def extern_call(func, args, kwargs, speculate=False):
     if symbolic and (speculate or TraceState.args is None):
         _pin(proxies)
         symbolic = False
-    value_free = name in VALUE_FREE or name.startswith("numpy.fft.")
-    arrays = None if value_free and not speculate else _values_now(proxies)
-    if arrays is not None:              # this call's values: a precondition on them holds
-        result = _run(func, targs, tkwargs, arrays)     # (np.linalg.cholesky of an SPD A)
-    elif speculate:
+    result = None
+    if (name in VALUE_FREE or name.startswith("numpy.fft.")) and not speculate:
+        try:                            # (shapes that follow from the inputs': stand-ins)
+            result = stand_in_call(func, targs, tkwargs, proxies, [p.shape for p in proxies])
+        except Exception:               # noqa: BLE001 -- NumPy's error for these values:
+            pass                        # from a run on them, below
+    if result is None:
+        arrays = _values_now(proxies)
+    if result is None and arrays is not None:   # this call's values: a precondition on
+        result = _run(func, targs, tkwargs, arrays)     # them holds (np.linalg.cholesky)
+    elif result is None and speculate:
         raise DataDependentError(f"{name} of random or unknown values has a data-dependent "
                                  f"output shape (at {user_location()}); call it outside the "
                                  "compiled function")
-    else:
+    elif result is None:
         result = _stand_in_call(func, name, targs, tkwargs, proxies)
     several = isinstance(result, (tuple, list))     # np.array_split, np.meshgrid: a list
     results = result if several else (result,)
