@@ -59,13 +59,18 @@ def call_payoff(s, t):
     return min(s * 2.0, 10.0), 3
 
 
+def complex_parts(a):           # a Python complex's conjugate: a Python complex
+    z = complex(a[0], a[1])
+    return z.conjugate(), z.real, abs(z)
+
+
 def medians(a):                 # np.median/percentile of floats: np.float64 (a 0-d array)
     return np.median(a), np.percentile(a, 30.0), np.quantile(a, 0.25)
 
 
 CASES = [(count_positive, (A,)), (first_above, (A, 1.0)), (scaled, (A, 1.5)),
          (scaled, (A, np.float64(1.5))), (mask_count, (A,)), (series, (A,)), (float_sum, (A,)),
-         (call_payoff, (3.0, np.float64(0.0))), (call_payoff, (3.0, np.float64(1.0))), (medians, (A,))]
+         (call_payoff, (3.0, np.float64(0.0))), (call_payoff, (3.0, np.float64(1.0))), (medians, (A,)), (complex_parts, (A,))]
 
 
 def _types(tree):

@@ -76,7 +76,16 @@ def _set_part(part):
 Proxy.real = property(real, _set_part(real))
 Proxy.imag = property(imag, _set_part(imag))
 # ndarray.conj(): of a real array the array itself (np.conjugate of bools gives int8)
-Proxy.conj = Proxy.conjugate = lambda self: np.conjugate(self) if self.dtype.kind == "c" else self
+def _conjugate(self):
+    """x.conjugate(): of a Python number (weak) a Python number, as Python's method gives."""
+    if self.dtype.kind != "c":
+        return self
+    r = np.conjugate(self)
+    r.weak = self.weak
+    return r
+
+
+Proxy.conj = Proxy.conjugate = _conjugate
 
 FUNCTIONS = {np.real: real, np.imag: imag, np.angle: angle, np.iscomplex: iscomplex,
              np.isreal: isreal}
