@@ -12,13 +12,14 @@ The pipeline, one folder per stage (imports point down this list, never up; test
 checks that there are no import circles and no module over its line budget)::
 
     api.py            compile / explain / check: the driver runs the stages below in order
+    variants.py       which compiled variant serves a call (automatic dynamic sizes, ints)
     frontend/         Python function + call arguments -> Graph
       signature.py      arguments -> guards (specs); mark_dynamic
       capture.py        the source rewritten: loops, branches, returns -> calls on control.py
-        rewrite, returns, astutil, control, carried, iteration
+        rewrite, returns, astutil, control, carried, carried_types, iteration
       trace.py          proxies record what the function does -> Graph
         proxy, ndarray, sizes, elementwise, views, indexing, selection, reductions,
-        linalg, creation, externs, random, pymath, complexes, replace, effects
+        linalg, creation, externs, random, pymath, complexes, replace, effects, puts
     passes/           Graph -> loop IR (lower, lower_assign, lower_control) -> kernels
                       (schedule: fusion, loop order)
     ir/               plain data between stages: graph (Graph, Node), loopir (loop IR),

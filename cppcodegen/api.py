@@ -24,6 +24,8 @@ from .checking.check import CheckError, CheckReport
 from .frontend import signature
 from .errors import DataDependentError, TraceError, UnsupportedError, fall_back
 from .frontend.control import trace_function
+from .variants import (choose_specs, fits, Recompile, RecompileLimitWarning, value_sizes,
+                       values_text)
 
 log = logging.getLogger("cppcodegen")
 PACKAGE_VERSION = "0.1.0"
@@ -367,7 +369,7 @@ class CompiledFunction:
             variant = self._compile(specs, args)
             if variant is None:             # past the recompile limit: plain NumPy
                 return self.fn(*args)
-        if key is not None and not _value_sizes(variant) and all(   # (the key holds no
+        if key is not None and not value_sizes(variant) and all(   # (the key holds no
                 type(args[i]) in (float, complex) for i in self._layout_key.scalars):  # values)
             if len(self._fast) >= FAST_PATH_ENTRIES:
                 self._fast.clear()
@@ -377,7 +379,7 @@ class CompiledFunction:
     def _find_dynamic(self, specs, args):
         """The newest dynamic variant whose guards this call passes, or None."""
         return next((variant for dspecs, guards, values, variant in self.dynamic_variants
-                     if _fits(dspecs, guards, values, specs, args)[0]), None)
+                     if fits(dspecs, guards, values, specs, args)[0]), None)
 
     def _compile(self, specs, args):
         with self._lock:
@@ -409,9 +411,18 @@ class CompiledFunction:
                 with callback_handler.install_callbacks(trigger) as compilation:
                     variant = self._backend(self.fn, cspecs, args, opts, compilation)
             except (UnsupportedError, DataDependentError, TraceError, AssertionError) as e:
-                self._newest = (specs, None, ())    # (the next call's reason names this one)
-                return self.variants.setdefault(specs, fall_back(self.fn, e, opts.fallback))
-            values = _value_sizes(variant)
+                variant = None
+                if cspecs != specs and self.dynamic is None:   # automatic dynamic sizes or
+                    try:                                       # ints that do not trace: this
+                        with callback_handler.install_callbacks(trigger) as compilation:
+                            variant = self._backend(self.fn, specs, args, opts, compilation)
+                        cspecs = specs                         # call's, static
+                    except (UnsupportedError, DataDependentError, TraceError, AssertionError):
+                        variant = None
+                if variant is None:
+                    self._newest = (specs, None, ())    # (the next call's reason names it)
+                    return self.variants.setdefault(specs, fall_back(self.fn, e, opts.fallback))
+            values = value_sizes(variant)
             if cspecs == specs and not values:
                 self.variants[cspecs] = variant
                 self._newest = (cspecs, None, ())
@@ -419,7 +430,7 @@ class CompiledFunction:
                 from .runtime.sizes import compile_expr
                 texts = tuple(getattr(variant.plan, "guards", ()))
                 plan = variant.plan
-                traced = _values(dict(plan.traced))
+                traced = values_text(dict(plan.traced))
                 guards = tuple((f"{t} (traced with {traced})", compile_expr(g))
                                for g, t in zip(texts, plan.guard_texts or texts))
                 self.variants[(cspecs, texts)] = variant
@@ -428,31 +439,13 @@ class CompiledFunction:
             return variant
 
     def _choose_specs(self, specs, args):
-        """The specs to compile for: static, or with symbolic sizes (``dynamic=True``; dims
-        marked with ``mark_dynamic``; or, by default, the dims in which this call differs from
-        an earlier variant of the same dtypes and ranks: "automatic dynamic")."""
-        if self.dynamic is False or self.backend != "cpp":
-            return specs
-        if self.dynamic:
-            return signature.classify_dynamic(args)
-        dims = {i: set(d) for i, a in enumerate(args) if (d := signature.marked_dims(a))}
-        for old in self.variants:
-            if old and not isinstance(old[0][0], str):      # a dynamic key: (specs, guards)
-                old = old[0]
-            if not signature.same_structure(old, specs):
-                continue
-            for i, (o, n) in enumerate(zip(old, specs)):
-                if n[0] == "array":
-                    dims.setdefault(i, set()).update(
-                        d for d, (x, y) in enumerate(zip(o[2], n[2])) if x != y)
-        dims = {i: d for i, d in dims.items() if d}
-        return signature.classify_dynamic(args, dims) if dims else specs
+        return choose_specs(self.variants, self.dynamic, self.backend, specs, args)
 
     def _why_not(self, specs, args) -> str:
         """Why the newest variant does not serve this call: the guard that failed."""
         newest, guards, values = self._newest
         if guards is not None:
-            return _fits(newest, guards, values, specs, args)[1]
+            return fits(newest, guards, values, specs, args)[1]
         return signature.describe_change(newest, specs)
 
     @property
@@ -501,52 +494,6 @@ def compile(fn=None, *, backend: str = "cpp", options: dict | None = None,
 # --------------------------------------------------------------------------- dynamic shapes
 
 FAST_PATH_ENTRIES = 256       # exact (dtype, shape, strides) keys remembered per function
-
-
-class RecompileLimitWarning(UserWarning):
-    """A function reached ``recompile_limit`` and now runs uncompiled for new signatures."""
-
-
-@dataclass(frozen=True)
-class Recompile:
-    function: str
-    reason: str            # the guard that failed, with old and new values
-    dynamic: bool          # the new variant has symbolic sizes
-    variants: int          # variants after this compile
-
-    def __str__(self):
-        kind = "with symbolic sizes" if self.dynamic else "specialized"
-        return (f"cppcodegen: recompiling {self.function} ({kind}; variant {self.variants}): "
-                f"{self.reason}")
-
-
-def _value_sizes(variant) -> tuple:
-    """(name, argument index) of the integer arguments a variant reads as sizes."""
-    plan = getattr(variant, "plan", None)
-    return tuple((name, i) for name, i, _, kind in getattr(plan, "sizes", ()) if kind == 2)
-
-
-def _fits(dspecs, guards, values, specs, args):
-    """(True, "") when this call fits a guarded variant (symbolic sizes, or integer
-    arguments read as sizes: ``values``), else (False, why not)."""
-    from .runtime.sizes import bind, evaluate
-    for i, (d, s) in enumerate(zip(dspecs, specs)):
-        if d[0] != "darray" and d != s:
-            return False, signature.describe_change((d,), (s,), first=i)
-    if len(dspecs) != len(specs):
-        return False, f"{len(specs)} arguments, compiled for {len(dspecs)}"
-    env, why = bind(dspecs, args)
-    if env is None:
-        return False, why
-    env.update((name, int(args[i])) for name, i in values)
-    for text, code in guards:
-        if not evaluate(code, env):
-            return False, f"guard {text} failed with {_values(env)}"
-    return True, ""
-
-
-def _values(env) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in sorted(env.items()) if not k.startswith("t"))
 
 
 def check(fn, *args, raise_on_mismatch: bool = True, options: dict | None = None,

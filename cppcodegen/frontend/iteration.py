@@ -85,6 +85,22 @@ def value_size(p: Proxy):
                              "argument")
 
 
+def pinned_int(p: Proxy):
+    """A traced int of sizes and integer arguments only (``n - 1`` of a Python int argument
+    read at each call) used where Python needs an int (``axis=k``, ``reshape(n, -1)``,
+    ``[0] * n``): its value in this call, guarded (another value compiles again); None
+    when it depends on array values or a compiled loop's index."""
+    if p.dtype.kind not in "iu" or p.node.shape:
+        return None
+    expr = int_expr(p.node)
+    if expr is None:
+        return None
+    try:
+        return int(_env().specialize(expr))
+    except _shapes().LoopDependent:
+        return None
+
+
 _INT_OPS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
             "multiply": lambda a, b: a * b, "negative": lambda a: -a,
             "positive": lambda a: a, "floor_divide": lambda a, b: _shapes().floordiv(a, b)}

@@ -115,10 +115,18 @@ class Proxy:
         self._data_dependent("float()")
 
     def __int__(self):
-        self._data_dependent("int()")
+        return self._pinned("int()")
 
     def __index__(self):
-        self._data_dependent("using as an index/int the value")
+        return self._pinned("using as an index/int the value")
+
+    def _pinned(self, what) -> int:
+        """An int of integer arguments and sizes: this call's value, guarded."""
+        from .iteration import pinned_int
+        v = pinned_int(self)
+        if v is None:
+            self._data_dependent(what)
+        return v
 
     def __complex__(self):
         self._data_dependent("complex()")

@@ -106,17 +106,36 @@ def classify_dynamic(args, dims=None) -> tuple:
     return tuple(specs)
 
 
+# a Python int argument read at each call (weak int64): what a Python int's spec becomes
+# once a call passes another value than the variant it was compiled for ("automatic
+# dynamic", as for sizes)
+DYNAMIC_INT = ("scalar", np.dtype(np.int64), True)
+
+
+def python_int(spec) -> bool:
+    """Is ``spec`` a Python int argument that int64 holds?"""
+    return spec[0] == "const" and spec[1] == "int" and -2 ** 63 <= spec[2] < 2 ** 63
+
+
 def same_structure(old, new) -> bool:
-    """Two specs that differ at most in array sizes and strides (automatic dynamic shapes)."""
+    """Two specs that differ at most in array sizes and strides, and Python ints' values
+    (automatic dynamic shapes and ints)."""
     if len(old) != len(new):
         return False
     for a, b in zip(old, new):
         if a[0] in ("array", "darray") and b[0] in ("array", "darray"):
             if a[1] != b[1] or len(a[2]) != len(b[2]):
                 return False
-        elif a != b:
+        elif a != b and not (python_int(b) and (python_int(a) or a == DYNAMIC_INT)):
             return False
     return True
+
+
+def dynamic_ints(old, new) -> set:
+    """The Python int arguments of ``new`` whose value differs from variant ``old``'s (or
+    that ``old`` reads at each call already)."""
+    return {i for i, (a, b) in enumerate(zip(old, new))
+            if python_int(b) and (a == DYNAMIC_INT or python_int(a) and a[2] != b[2])}
 
 
 def describe_change(old, new, first: int = 0) -> str:

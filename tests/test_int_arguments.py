@@ -1,0 +1,78 @@
+"""Python int arguments are constants of the first build; a call with another value makes
+them values read at each call ("automatic dynamic", as for sizes): ``collatz(n)`` compiled
+again for every n, a second each, until the recompile limit (found by a new user's probe).
+Where Python needs the int itself (``axis=k``, ``reshape(n, -1)``, ``[0] * n``) its value is
+this call's, guarded (another value compiles again). Compared with the plain function."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cppcodegen
+
+
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+def powers(x, deg):
+    out = np.zeros_like(x)
+    for k in range(deg):
+        out += x ** k
+    return out, deg * 2
+
+
+def by_axis(x, axis):
+    return x.sum(axis=axis) * 2
+
+
+def shaped(x, n):
+    return x.reshape(n, -1).sum(0), np.zeros((n, 2)), len([0] * n)
+
+
+def branchy(x, k):
+    if k > 3:
+        return x * k
+    return x - k
+
+
+X = np.arange(12.0).reshape(3, 4)
+
+
+def _same(got, want):
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        assert type(g) is type(w)
+        np.testing.assert_array_equal(g, w)
+
+
+def test_another_value_is_read_at_each_call():
+    compiled = cppcodegen.compile(collatz_steps, fallback=False)
+    for n in (27, 97, 871, 6171, 837799, 1, 2 ** 40 + 1):
+        _same(compiled(n), collatz_steps(n))
+    assert len(compiled.variants) == 2       # the first value's, then one for every value
+
+
+@pytest.mark.parametrize("fn,arg,values", [
+    (powers, X.ravel(), [2, 3, 5, 0, 1]),
+    (by_axis, X, [0, 1, 0, -1]),
+    (shaped, X, [3, 2, 6, 3, 4]),
+    (branchy, X.ravel(), [1, 5, 2, 9]),
+])
+def test_int_arguments_of_every_value(fn, arg, values):
+    compiled = cppcodegen.compile(fn, fallback=False)
+    for v in values:
+        _same(compiled(arg, v), fn(arg, v))
+    assert len(compiled.variants) <= len(set(values))
+
+
+def test_an_int_past_int64_stays_a_constant():
+    def plus(x, n):
+        return x + (n - 2 ** 70)
+    compiled = cppcodegen.compile(plus, fallback=False)
+    for n in (2 ** 70 + 1, 2 ** 70 + 5, 3):
+        _same(compiled(np.ones(3), n), plus(np.ones(3), n))
