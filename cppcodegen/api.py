@@ -407,19 +407,21 @@ class CompiledFunction:
                 self.recompiles.append(reason)
                 log.info("%s", reason)
             trigger = CompileTrigger.RECOMPILE if self.variants else CompileTrigger.FIRST_TRACE
-            try:
-                with callback_handler.install_callbacks(trigger) as compilation:
-                    variant = self._backend(self.fn, cspecs, args, opts, compilation)
-            except (UnsupportedError, DataDependentError, TraceError, AssertionError) as e:
-                variant = None
-                if cspecs != specs and self.dynamic is None:   # automatic dynamic sizes or
-                    try:                                       # ints that do not trace: this
-                        with callback_handler.install_callbacks(trigger) as compilation:
-                            variant = self._backend(self.fn, specs, args, opts, compilation)
-                        cspecs = specs                         # call's, static
-                    except (UnsupportedError, DataDependentError, TraceError, AssertionError):
-                        variant = None
-                if variant is None:
+            # an automatic dynamic variant (sizes or ints read at each call) that does not
+            # trace: this call's static specs instead
+            attempts = [cspecs, specs] if cspecs != specs and self.dynamic is None else [cspecs]
+            for k, cs in enumerate(attempts):
+                try:
+                    with callback_handler.install_callbacks(trigger) as compilation:
+                        variant = self._backend(self.fn, cs, args, opts, compilation)
+                    cspecs = cs
+                    break
+                except Exception as e:      # noqa: BLE001 -- the static attempt's error counts
+                    if k + 1 < len(attempts):
+                        continue
+                    if not isinstance(e, (UnsupportedError, DataDependentError, TraceError,
+                                          AssertionError)):
+                        raise
                     self._newest = (specs, None, ())    # (the next call's reason names it)
                     return self.variants.setdefault(specs, fall_back(self.fn, e, opts.fallback))
             values = value_sizes(variant)

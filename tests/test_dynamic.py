@@ -541,3 +541,37 @@ def test_trace_and_diagonal_do_not_pin_square_sizes():
         A = rng.random((n, n))
         np.testing.assert_allclose(f(A), diag(A), rtol=1e-12)
     assert len(f.recompile_reasons) == 1, f.recompile_reasons     # (to symbolic sizes)
+
+
+def _size_as_number(x):
+    n = len(x)
+    return x / np.sqrt(n) + x.sum() / n * 0.5 + n ** 0.5, 2.0 / (n - 1)
+
+
+def _split_at_a_fraction(x):
+    n = x.shape[0]
+    k = round(n * 0.3)
+    return x[:k].sum(), k, x * np.float32(1.0 / n)
+
+
+def _grid_by_step(u):
+    nx = u.shape[0]
+    dx = 2.0 / (nx - 1)
+    xs = np.arange(0.0, 2.0 + dx / 2, dx)
+    return u * dx + xs[:nx], float(dx), int(1 / dx)
+
+
+@pytest.mark.parametrize("fn,builds", [(_size_as_number, 2), (_split_at_a_fraction, 2),
+                                       (_grid_by_step, 4)])
+def test_sizes_used_as_numbers(fn, builds):
+    """``dx = 2.0 / (nx - 1)``, ``np.sqrt(n)``, ``round(n * 0.3)`` of symbolic sizes: traced
+    values, so one build serves every size (each size was a build of its own); where Python
+    needs the number itself (``float(dx)``, ``np.arange``'s step) it is this call's, guarded."""
+    compiled = cppcodegen.compile(fn, fallback=False)
+    for n in (41, 81, 161, 321):
+        x = np.linspace(0.0, 1.0, n)
+        got, want = compiled(x), fn(x)
+        for g, w in zip(got, want):
+            assert type(g) is type(w)
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+    assert len(compiled.variants) <= builds

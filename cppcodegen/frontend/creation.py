@@ -198,6 +198,7 @@ def identity(n, dtype=None, *, like=None):
 def arange(*args, original, **kwargs):
     """With a symbolic bound (a size, a loop variable): an iota expression (int64);
     otherwise NumPy's own result, a constant of the trace."""
+    args = tuple(_pinned_float(a) for a in args)
     if not any(is_dim(a) or isinstance(a, Proxy) for a in args):
         return asproxy(original(*args, **kwargs))     # traced: indexable by traced values
     dtype = kwargs.pop("dtype", None)
@@ -217,6 +218,16 @@ def arange(*args, original, **kwargs):
     if abs(step) > 1:
         length = sh.canon(sh.floordiv(length - 1, abs(step)) + 1)
     return _after_size_checks(_iota(length, start, step))
+
+
+def _pinned_float(v):
+    """A float bound of np.arange computed from sizes (``dx = 2.0 / (nx - 1)``): this call's
+    value, guarded (the length depends on it)."""
+    if isinstance(v, Proxy) and v.dtype.kind == "f":
+        from .iteration import pinned_number
+        n = pinned_number(v)
+        return v if n is None else n
+    return v
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,

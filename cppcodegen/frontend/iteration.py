@@ -94,11 +94,41 @@ def pinned_int(p: Proxy):
         return None
     expr = int_expr(p.node)
     if expr is None:
-        return None
+        return pinned_number(p)
     try:
         return int(_env().specialize(expr))
     except _shapes().LoopDependent:
         return None
+
+
+def pinned_number(p: Proxy):
+    """A traced number computed from sizes and integer arguments only (``2.0 / (nx - 1)``)
+    where Python needs the number itself (``float(dx)``, ``np.arange(0, 1, dx)``): its value
+    in this call, every size and argument it reads guarded; None otherwise."""
+    from ..checking.reference import evaluate_node
+    from ..ir.graph import toposort
+    if p.node.shape:
+        return None
+    nodes = toposort([p.node])
+    if any(not n.inputs and n.op not in ("size", "const", "scalar") for n in nodes):
+        return None
+    env = _env()
+    try:
+        for n in nodes:
+            if n.op in ("size", "scalar"):
+                expr = n.attr("expr") if n.op == "size" else int_expr(n)
+                if expr is None:
+                    return None
+                env.specialize(expr)
+    except _shapes().LoopDependent:
+        return None
+    sizes = {str(sym): int(v) for sym, v in env.hints.items()}
+    values = {}
+    with np.errstate(all="ignore"):
+        for n in nodes:
+            values[id(n)] = evaluate_node(n, [values[id(i)] for i in n.inputs],
+                                          TraceState.args, sizes)
+    return np.asarray(values[id(p.node)]).item()
 
 
 _INT_OPS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,

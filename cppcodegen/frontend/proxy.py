@@ -112,7 +112,7 @@ class Proxy:
         self._data_dependent("bool()")
 
     def __float__(self):
-        self._data_dependent("float()")
+        return float(self._pinned("float()", number=True))
 
     def __int__(self):
         return self._pinned("int()")
@@ -120,10 +120,10 @@ class Proxy:
     def __index__(self):
         return self._pinned("using as an index/int the value")
 
-    def _pinned(self, what) -> int:
-        """An int of integer arguments and sizes: this call's value, guarded."""
-        from .iteration import pinned_int
-        v = pinned_int(self)
+    def _pinned(self, what, number=False):
+        """A number of integer arguments and sizes: this call's value, guarded."""
+        from .iteration import pinned_int, pinned_number
+        v = pinned_number(self) if number else pinned_int(self)
         if v is None:
             self._data_dependent(what)
         return v

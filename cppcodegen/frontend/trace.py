@@ -22,6 +22,7 @@ from .listbuffer import ListBuffer
 from .externs import TraceState
 from .proxy import Proxy, size_operand, wrap
 from .random import RandomState, TracedGenerator
+from .iteration import size_proxy
 from .sizes import current_env, input_shape, shape_env, symbolic
 
 
@@ -53,6 +54,7 @@ def trace(fn, arg_specs, args):
             call_args.append(value)
     if env is not None:
         env.hints.update(hints)
+        symbolic().TRACED_VALUE = size_proxy    # (a size used as a number: a traced value)
     inputs_by_arg = {n.attr("index"): n for n in inputs if n.op == "input"}
     with TRACE_LOCK, np.errstate(all="ignore"), shape_env(env), replace.replaced():
         RandomState.slots = 0

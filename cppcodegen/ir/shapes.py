@@ -379,9 +379,10 @@ class SymInt:
         return SymInt.wrap(fn(self.expr, other))
 
     def _number(self):
-        """The size as a number: a traced value where it changes while the function runs
-        (``lv0 * 0.5``), else this call's int, guarded (``n * 0.5``, as ``n / 2``)."""
-        return TRACED_VALUE(self.expr) if self._in_loop() else self.__index__()
+        """The size as a number (``lv0 * 0.5``, ``2.0 / (n - 1)``): a traced value, so one build
+        serves every size (where Python needs the number itself, its value in this call,
+        guarded: ``frontend/iteration.pinned_number``); this call's int without a tracer."""
+        return TRACED_VALUE(self.expr) if TRACED_VALUE is not None else self.__index__()
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """``np.sqrt(x.shape[0])``: the ufunc of the size as a number."""
@@ -472,16 +473,12 @@ class SymInt:
     def bit_length(self): return self.__index__().bit_length()     # (a radix-2 FFT's log2 n)
 
     def __truediv__(self, o):
-        if self._in_loop():
-            return TRACED_VALUE(self.expr) / (o.expr if isinstance(o, SymInt) else o)
-        if not isinstance(o, (int, float, complex, SymInt)):
+        if not isinstance(o, (int, float, complex, SymInt, np.number)):
             return NotImplemented          # an array: the array's operator takes it
-        return self.__index__() / (o.__index__() if isinstance(o, SymInt) else o)
+        return self._number() / (o._number() if isinstance(o, SymInt) else o)
 
     def __rtruediv__(self, o):
-        if self._in_loop():
-            return o / TRACED_VALUE(self.expr)
-        return o / self.__index__() if isinstance(o, (int, float, complex)) else NotImplemented
+        return o / self._number() if isinstance(o, (int, float, complex)) else NotImplemented
 
     def __bool__(self):
         return self._decided(lambda: not equal(self.expr, 0), lambda v: v != 0)
