@@ -45,6 +45,12 @@ class SizeChanged(PythonOnly, ValueError):
               "another size than on the call the function was compiled for")
 
 
+class FloatToInt(PythonOnly, ValueError):
+    """A float made an int (``int(x)``, a store into an int array) that is NaN, infinite or
+    out of range: Python raises ValueError or OverflowError there, or makes a big int."""
+    reason = "a float made an int was NaN, infinite or out of range"
+
+
 class NegativeIntPower(PythonOnly, ValueError):
     """A Python int raised to a negative Python int exponent known only at run time: Python's
     result is a float, the compiled one an int."""

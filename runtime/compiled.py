@@ -65,6 +65,10 @@ SITE = 256                  # an index error's axis + SITE * (1 + the position o
                             # Plan.sites): the user's line of a gather or scatter (passes/lower.py)
 USER_CODES = 1000           # and up: the user's raise statements (frontend/raises.py), in
                             # order; the program stops at once there too
+RECORDED_CODES = 500        # to 999: Python's errors of Python's operations (ZeroDivisionError,
+                            # math domain errors: frontend/pyints.py, pymath.py), in RAISES's
+                            # order; the program goes on (a prange loop may hold them) and
+                            # raises the first one recorded when it returns
 
 
 def check_error(code: int, error=None) -> Exception:
@@ -85,6 +89,8 @@ def _index_error(status, raises=(), sites=()):
     index, size, axis = int(status[1]), int(status[2]), int(status[3])
     if -1 - axis >= USER_CODES:         # the user's raise (frontend/raises.py)
         raise check_error(-1 - axis, raises[-1 - axis - USER_CODES])
+    if -1 - axis >= RECORDED_CODES:     # Python's error of a Python operation
+        raise check_error(-1 - axis, raises[-1 - axis - RECORDED_CODES])
     if axis == -5:      # np.bincount of a negative value (cppcodegen/frontend/counts.py)
         raise ValueError("'list' argument must have no negative elements")
     if -1 - axis in CHECK_MESSAGES:     # np.max of an empty array, a run-time slice step

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import IntOverflow, NegativeIntPower, user_location
+from ..errors import FloatToInt, IntOverflow, NegativeIntPower, user_location
 from .proxy import Proxy, wrap
 from .raises import error_check
 from .sizes import is_dim
@@ -92,8 +92,8 @@ def _divided(name: str, args: tuple, result):
         error = (NegativeIntPower, (f"a Python int raised to a negative Python int at {where} "
                                     "is a float, where the compiled function keeps an int; "
                                     "write float(base) ** exponent",))
-        return wrap(error_check(result, np.greater_equal(b, 0), error, where).node,
-                    weak=True, scalar=result.scalar)
+        return wrap(error_check(result, np.greater_equal(b, 0), error, where,
+                                stop=False).node, weak=True, scalar=result.scalar)
     if "pow" in name:
         if not isinstance(a, Proxy) and a != 0 or not isinstance(b, Proxy) and b >= 0:
             return result
@@ -108,8 +108,9 @@ def _divided(name: str, args: tuple, result):
     error = (ZeroDivisionError, (f"{message} (at {where})",))
     if isinstance(result, tuple):       # divmod of Python numbers: Python numbers, the
         q, r = result                   # check on the quotient (kept either way)
-        return wrap(error_check(q, ok, error, where).node, weak=True), wrap(r.node, weak=True)
-    return wrap(error_check(result, ok, error, where).node, weak=result.weak,
+        return wrap(error_check(q, ok, error, where, stop=False).node, weak=True), \
+            wrap(r.node, weak=True)
+    return wrap(error_check(result, ok, error, where, stop=False).node, weak=result.weak,
                 scalar=result.scalar)
 
 
@@ -136,28 +137,21 @@ def checked_int(name: str, args: tuple, result):
     return wrap(error_check(result, _ok(kind, a, result, b), error, where).node, weak=True)
 
 
-def _float_checks(x, where, too_big):
-    """``x`` (a float scalar) behind NumPy's and Python's checks for making it an int: NaN,
-    infinity, and ``too_big`` (ok, error) for the range."""
-    x = wrap(error_check(x, np.logical_not(np.isnan(x)),
-                         (ValueError, (f"cannot convert float NaN to integer (at {where})",)),
-                         where).node, weak=x.weak, scalar=x.scalar)
-    x = wrap(error_check(x, np.logical_not(np.isinf(x)),
-                         (OverflowError, (f"cannot convert float infinity to integer (at "
-                                          f"{where})",)), where).node, weak=x.weak,
-             scalar=x.scalar)
-    ok, error = too_big(x)
-    return wrap(error_check(x, ok, error, where).node, weak=x.weak, scalar=x.scalar)
+def _in_range(x, lo: float, hi: float, what: str, where: str):
+    """``x`` (a float scalar) behind one check that its truncation is in [lo, hi), which NaN
+    and infinities fail too: a call that fails it runs again as Python, which raises
+    Python's error or computes the big int (``FloatToInt``); the program goes on meanwhile,
+    so a prange loop may hold it."""
+    t = np.trunc(x)
+    ok = np.logical_and(np.less(t, hi), np.greater_equal(t, lo))
+    error = (FloatToInt, (f"{what} at {where} of a float that is NaN, infinite or out of "
+                          "range: Python raises ValueError or OverflowError there",))
+    return wrap(error_check(x, ok, error, where, stop=False).node, weak=x.weak, scalar=x.scalar)
 
 
 def int_of_float(x):
     """Python's ``int(x)`` of a float scalar (truncated, checked; cast by the caller)."""
-    where = user_location()
-    limit = float(2 ** 63)
-    error = (IntOverflow, (f"int() of a float at {where} is past int64, where the compiled "
-                           "function keeps Python ints",))
-    return _float_checks(np.trunc(x), where, lambda t: (
-        np.logical_and(np.less(t, limit), np.greater_equal(t, -limit)), error))
+    return np.trunc(_in_range(x, -float(2 ** 63), float(2 ** 63), "int()", user_location()))
 
 
 def stored_scalar(value, dtype: np.dtype):
@@ -175,8 +169,7 @@ def stored_scalar(value, dtype: np.dtype):
     error = (OverflowError, (f"{message} (at {where})",))
     if value.dtype.kind != "f":
         ok = np.logical_and(np.less_equal(value, info.max), np.greater_equal(value, info.min))
-        return wrap(error_check(value, ok, error, where).node, weak=value.weak,
+        return wrap(error_check(value, ok, error, where, stop=False).node, weak=value.weak,
                     scalar=value.scalar)
-    hi, lo = float(info.max) + 1.0, float(info.min)
-    return _float_checks(value, where, lambda t: (
-        np.logical_and(np.less(np.trunc(t), hi), np.greater_equal(np.trunc(t), lo)), error))
+    return _in_range(value, float(info.min), float(info.max) + 1.0, f"a store into {dtype}",
+                     where)

@@ -77,27 +77,27 @@ def _checked(name, r, values):
     domain = (ValueError, (f"math domain error (at {where})",))
     if name in DOMAINS:                 # one comparison of the argument
         ok = np.logical_not(DOMAINS[name](values[0]))
-        return wrap(error_check(r, ok, domain, where).node, weak=True, scalar=True)
+        return wrap(error_check(r, ok, domain, where, stop=False).node, weak=True, scalar=True)
     if name in ("exp", "expm1", "cosh", "sinh"):    # (never NaN from a number)
         ok = np.logical_not(np.logical_and(np.isinf(r), np.isfinite(values[0])))
         return wrap(error_check(r, ok, (OverflowError, (f"math range error (at {where})",)),
-                                where).node, weak=True, scalar=True)
+                                where, stop=False).node, weak=True, scalar=True)
     values = [v for v in values if isinstance(v, Proxy)] or [r]
     nan_in = functools.reduce(np.logical_or, [np.isnan(v) for v in values])
     finite = functools.reduce(np.logical_and, [np.isfinite(v) for v in values])
     ok = np.logical_or(np.logical_not(np.isnan(r)), nan_in)
-    r = wrap(error_check(r, ok, domain, where).node, weak=True, scalar=True)
+    r = wrap(error_check(r, ok, domain, where, stop=False).node, weak=True, scalar=True)
     if name in ("sin", "cos"):
         return r
     infinite = np.logical_and(np.isinf(r), finite)
     if name in ("gamma", "lgamma", "pow"):  # a pole (gamma's at integers <= 0, 0.0 ** -1)
         at = np.less_equal(values[0], 0.0) if name != "pow" else np.equal(values[0], 0.0)
         pole = np.logical_and(infinite, at)         # is a domain error
-        r = wrap(error_check(r, np.logical_not(pole), domain, where).node, weak=True,
+        r = wrap(error_check(r, np.logical_not(pole), domain, where, stop=False).node, weak=True,
                  scalar=True)
     error = (OverflowError, (f"math range error (at {where})",)) if name in OVERFLOWS else domain
-    return wrap(error_check(r, np.logical_not(infinite), error, where).node, weak=True,
-                scalar=True)
+    return wrap(error_check(r, np.logical_not(infinite), error, where, stop=False).node,
+                weak=True, scalar=True)
 
 
 def _float(ufunc, name):

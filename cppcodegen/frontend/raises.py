@@ -59,11 +59,12 @@ def _failing_check(exc, where):
     return error_check(zero, zero, (type(exc), exc.args), where, ends=True).node
 
 
-def error_check(value, ok, error, where, **attrs):
-    """``value`` behind a check that stops the program and raises ``error`` (its type and
-    arguments) where ``ok`` is 0 when it runs (``ends``: always, the region ends there)."""
-    from ..runtime.compiled import USER_CODES
-    code = USER_CODES + len(RAISES)
+def error_check(value, ok, error, where, stop=True, **attrs):
+    """``value`` behind a check that raises ``error`` (its type and arguments) where ``ok`` is
+    0 when it runs: the program stops there, or without ``stop`` goes on and raises the first
+    such error when it returns (``ends``: always, the region ends there)."""
+    from ..runtime.compiled import RECORDED_CODES, USER_CODES
+    code = (USER_CODES if stop else RECORDED_CODES) + len(RAISES)
     RAISES.append(error)
     return checked(value, ok, code, where, error=error, **attrs)
 
