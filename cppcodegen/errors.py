@@ -26,8 +26,9 @@ class TraceError(CppCodegenError, TypeError):
 
 class PythonOnly(Exception):
     """A value of the compiled function left what it was compiled for (a Python int past
-    int64, ``frontend/pyints.py``; a size taken from an array's value, ``creation.py``): a call that wrote no argument runs again as Python, which
-    computes it exactly; otherwise this is raised, naming the line. ``reason``: the
+    int64 or a float made an int out of range, ``frontend/pyints.py``; a size taken from an
+    array's value, ``creation.py``): a call that wrote no argument runs again as Python,
+    which computes it exactly; otherwise this is raised, naming the line. ``reason``: the
     warning's words when Python runs the call."""
     reason = "a value left what the compiled function was compiled for"
 

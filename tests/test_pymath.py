@@ -202,3 +202,20 @@ def test_math_raises_where_python_does(name, nargs):
         got = compiled(x)
         assert type(got) is type(want)
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _zero_to_the(x):
+    s = 0.0
+    for v in x:
+        s += math.pow(0.0, v)
+    return s
+
+
+def test_a_pole_of_a_constant_base_is_a_domain_error():
+    """math.pow(0.0, -1.0) with the base a constant: ValueError, as Python (the check looked
+    at the exponent for the base and raised OverflowError)."""
+    compiled = cppcodegen.compile(_zero_to_the, fallback=False)
+    for v in (2.0, 0.0):
+        assert compiled(np.array([v])) == _zero_to_the(np.array([v]))
+    with pytest.raises(ValueError, match="math domain error"):
+        compiled(np.array([-1.0]))

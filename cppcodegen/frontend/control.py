@@ -38,7 +38,7 @@ from .dataslice import OutsideLoop
 from .raises import bound, catching, user_error
 from .parallel import independent_roles, parallel_roles
 from .iteration import (prange, ConstantIter, constant_items, constant_numbers, LoopRange, Enumerate, Zip,
-                        enter_loop, leave_loop, loop_spec, LoopSpec, size_proxy,
+                        enter_loop, leave_loop, loop_spec, size_proxy,
                         spec_of, symbolic_int, varying_symbols)
 
 log = logging.getLogger("cppcodegen")
@@ -474,9 +474,10 @@ def _scalar(x, dtype, py):
 
 
 def _compiled_iterable(it) -> bool:
-    """Does a compiled loop run over ``it``? A traced range or array, the spec of one
-    (``enumerate(zip(x, y))``), a list a compiled loop filled (``listbuffer.py``)."""
-    return isinstance(it, (LoopRange, Proxy, LoopSpec)) or hasattr(type(it), "traced_array")
+    """Does a compiled loop run over ``it`` inside ``enumerate``/``zip``? What a ``for`` runs
+    a compiled loop over (``iteration.loop_spec``: a traced range or array, the spec of one,
+    a list a compiled loop filled), but a range of Python ints (Python zips it with lists)."""
+    return not isinstance(it, builtins.range) and loop_spec(it) is not None
 
 
 def _is_prange(f) -> bool:

@@ -33,7 +33,7 @@ from ..errors import user_location
 from ..ir.graph import MADE, make_node
 from ..runtime import bins as checks
 from .dataslice import data_length
-from .externs import _values_now, extern_call
+from .externs import extern_call, values_now
 from .proxy import Proxy, as_node, asproxy, cast, cast_node, wrap
 from .sizes import same_size
 from .views import ravel
@@ -82,7 +82,7 @@ def _checked(bins: Proxy, check):
 
 
 def _now(p: Proxy):
-    values = _values_now([p])
+    values = values_now([p])
     return None if values is None else values[0]
 
 

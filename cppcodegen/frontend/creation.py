@@ -58,10 +58,9 @@ def _speculated(d: Proxy, what: str) -> int:
     """A size from an array's value (``np.zeros(x.max() + 1)``): this call's value, and a
     check that a later call's is the same (one that is not runs again as Python, as a call
     whose Python int overflows does: ``errors.SizeChanged``)."""
-    from .externs import _values_now
-    from .raises import error_check
+    from .externs import values_now
     env = current_env()
-    values = None if env is not None and env.loops else _values_now([d])
+    values = None if env is not None and env.loops else values_now([d])
     if values is None:                  # (in a loop body, of random values)
         raise DataDependentError(
             f"{what}: the size comes from values computed in a loop or drawn at random (at "

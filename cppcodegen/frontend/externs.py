@@ -99,15 +99,15 @@ def extern_call(func, args, kwargs, speculate=False):
         except Exception:               # noqa: BLE001 -- NumPy's error for these values:
             pass                        # from a run on them, below
     if result is None:
-        arrays = _values_now(proxies)
-    if result is None and arrays is not None:   # this call's values: a precondition on
-        result = _run(func, targs, tkwargs, arrays)     # them holds (np.linalg.cholesky)
-    elif result is None and speculate:
-        raise DataDependentError(f"{name} of random or unknown values has a data-dependent "
-                                 f"output shape (at {user_location()}); call it outside the "
-                                 "compiled function")
-    elif result is None:
-        result = _stand_in_call(func, name, targs, tkwargs, proxies)
+        arrays = values_now(proxies)
+        if arrays is not None:          # this call's values: a precondition on them holds
+            result = _run(func, targs, tkwargs, arrays)     # (np.linalg.cholesky of SPD A)
+        elif speculate:
+            raise DataDependentError(f"{name} of random or unknown values has a data-"
+                                     f"dependent output shape (at {user_location()}); call "
+                                     "it outside the compiled function")
+        else:
+            result = _stand_in_call(func, name, targs, tkwargs, proxies)
     several = isinstance(result, (tuple, list))     # np.array_split, np.meshgrid: a list
     results = result if several else (result,)
     shapes = [np.shape(r) for r in results]
@@ -138,7 +138,7 @@ def extern_call(func, args, kwargs, speculate=False):
     return type(result)(*outs) if hasattr(result, "_fields") else type(result)(outs)
 
 
-def _values_now(proxies):
+def values_now(proxies):
     """The values the traced arrays have in this call (the trace so far run with NumPy on
     the call's arguments), or None where they are not known: random numbers, a loop body's
     carried values, no arguments at hand."""

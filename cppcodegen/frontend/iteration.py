@@ -105,8 +105,8 @@ def pinned_number(p: Proxy):
     """A traced number computed from sizes and integer arguments only (``2.0 / (nx - 1)``)
     where Python needs the number itself (``float(dx)``, ``np.arange(0, 1, dx)``): its value
     in this call, every size and argument it reads guarded; None otherwise."""
-    from ..checking.reference import evaluate_node
     from ..ir.graph import toposort
+    from .externs import values_now
     if p.node.shape:
         return None
     nodes = toposort([p.node])
@@ -122,13 +122,8 @@ def pinned_number(p: Proxy):
                 env.specialize(expr)
     except _shapes().LoopDependent:
         return None
-    sizes = {str(sym): int(v) for sym, v in env.hints.items()}
-    values = {}
-    with np.errstate(all="ignore"):
-        for n in nodes:
-            values[id(n)] = evaluate_node(n, [values[id(i)] for i in n.inputs],
-                                          TraceState.args, sizes)
-    return np.asarray(values[id(p.node)]).item()
+    values = values_now([p])
+    return None if values is None else np.asarray(values[0]).item()
 
 
 _INT_OPS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,

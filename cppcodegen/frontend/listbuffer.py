@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TraceError, user_location
-from .proxy import asproxy, Proxy
+from .proxy import asproxy, Proxy, python_number
 
 
 class Retrace(Exception):
@@ -80,8 +80,8 @@ def check(loop, where, state) -> None:
 def finish(loop, state) -> None:
     for name, p in getattr(loop, "lists", {}).items():
         item = p.appender.item if p.appender is not None else None
-        head = len(p.prefix) if all(map(_python_number, p.prefix)) else 0
-        python = -1 if head == len(p.prefix) and _python_number(item) else head
+        head = len(p.prefix) if all(map(python_number, p.prefix)) else 0
+        python = -1 if head == len(p.prefix) and python_number(item) else head
         state[loop.names.index(name)] = ListBuffer(p.prefix, p.buf, python)
 
 
@@ -178,12 +178,6 @@ class ListBuffer:
         raise TraceError(f"a list a compiled loop filled is used as a list ('{name}', at "
                          f"{user_location()}): only np.array/np.asarray/len/indexing/iteration "
                          "of it compile")
-
-
-def _python_number(v) -> bool:
-    from .sizes import is_dim
-    return type(v) in (int, float, bool, complex) or is_dim(v) or \
-        isinstance(v, Proxy) and v.weak and not v.node.shape
 
 
 def _traced(item):

@@ -157,6 +157,13 @@ def is_weak(x) -> bool:
     return type(x) in WEAK_TYPES or (isinstance(x, Proxy) and x.weak) or is_dim(x)
 
 
+def python_number(x) -> bool:
+    """A Python number as the user's code has it: a Python int, float, bool or complex, a
+    size, or a traced one (a weak 0-d value)."""
+    return type(x) in (int, float, bool, complex) or is_dim(x) or \
+        isinstance(x, Proxy) and x.weak and not x.node.shape
+
+
 def descriptor(x):
     """What NumPy's promotion sees: a dtype, or a Python type for weak scalars."""
     if isinstance(x, Proxy):

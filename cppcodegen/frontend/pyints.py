@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import FloatToInt, IntOverflow, NegativeIntPower, user_location
-from .proxy import Proxy, wrap
+from .proxy import Proxy, python_number, wrap
 from .raises import error_check
 from .sizes import is_dim
 
@@ -71,11 +71,6 @@ DIVIDING = {f"__{p}{n}__": p == "r" for n in ("truediv", "floordiv", "mod", "pow
 DIVIDING.update(__divmod__=False, __rdivmod__=True)
 
 
-def _python_number(v) -> bool:
-    return type(v) in (int, float, bool, complex) or is_dim(v) or \
-        isinstance(v, Proxy) and v.weak and v.shape == ()
-
-
 def _int(v) -> bool:
     return type(v) in (int, bool) or is_dim(v) or isinstance(v, Proxy) and v.dtype.kind in "biu"
 
@@ -83,7 +78,7 @@ def _int(v) -> bool:
 def _divided(name: str, args: tuple, result):
     """``result`` of ``/``, ``//``, ``%``, ``divmod`` or ``**`` of Python numbers behind a
     check that raises ZeroDivisionError where Python does."""
-    if len(args) != 2 or not all(map(_python_number, args)) or \
+    if len(args) != 2 or not all(map(python_number, args)) or \
             not any(isinstance(v, Proxy) for v in args):
         return result
     a, b = (args[1], args[0]) if DIVIDING[name] else args

@@ -49,11 +49,8 @@ def _value(x, dtype=np.float64):
 
 
 # math functions an infinity of finite arguments is an overflow of (else a domain error)
-OVERFLOWS = {"exp", "expm1", "cosh", "sinh", "pow", "hypot", "gamma", "lgamma", "atan2",
-             "fmod"}
-UNCHECKED = {"fabs", "copysign", "degrees", "radians", "atan", "tanh", "sin", "cos", "erf",
-             "erfc"}        # (no error for any argument but infinities, which give NaN
-                            # in sin/cos/tan: a domain error, checked)
+OVERFLOWS = {"exp", "expm1", "cosh", "sinh", "pow", "hypot", "gamma", "lgamma"}
+UNCHECKED = {"fabs", "copysign", "degrees", "radians", "atan", "tanh", "erf", "erfc"}
 
 
 # the arguments a math function of one argument raises ValueError for, as one comparison
@@ -71,24 +68,19 @@ def _checked(name, r, values):
     ValueError, an infinity from finite arguments an OverflowError (``OVERFLOWS``; else a
     ValueError: ``math.log(0.0)``, or ``math.gamma(0.0)``'s pole)."""
     from .raises import error_check     # (raises.py imports indexing.py, which imports this)
-    if name in UNCHECKED and name not in ("sin", "cos"):
+    if name in UNCHECKED:
         return r
     where = user_location()
     domain = (ValueError, (f"math domain error (at {where})",))
     if name in DOMAINS:                 # one comparison of the argument
         ok = np.logical_not(DOMAINS[name](values[0]))
         return wrap(error_check(r, ok, domain, where, stop=False).node, weak=True, scalar=True)
-    if name in ("exp", "expm1", "cosh", "sinh"):    # (never NaN from a number)
-        ok = np.logical_not(np.logical_and(np.isinf(r), np.isfinite(values[0])))
-        return wrap(error_check(r, ok, (OverflowError, (f"math range error (at {where})",)),
-                                where, stop=False).node, weak=True, scalar=True)
-    values = [v for v in values if isinstance(v, Proxy)] or [r]
-    nan_in = functools.reduce(np.logical_or, [np.isnan(v) for v in values])
-    finite = functools.reduce(np.logical_and, [np.isfinite(v) for v in values])
-    ok = np.logical_or(np.logical_not(np.isnan(r)), nan_in)
-    r = wrap(error_check(r, ok, domain, where, stop=False).node, weak=True, scalar=True)
-    if name in ("sin", "cos"):
-        return r
+    traced = [v for v in values if isinstance(v, Proxy)] or [r]
+    finite = functools.reduce(np.logical_and, [np.isfinite(v) for v in traced])
+    if name not in ("exp", "expm1", "cosh", "sinh"):    # (those are never NaN of a number)
+        nan_in = functools.reduce(np.logical_or, [np.isnan(v) for v in traced])
+        ok = np.logical_or(np.logical_not(np.isnan(r)), nan_in)
+        r = wrap(error_check(r, ok, domain, where, stop=False).node, weak=True, scalar=True)
     infinite = np.logical_and(np.isinf(r), finite)
     if name in ("gamma", "lgamma", "pow"):  # a pole (gamma's at integers <= 0, 0.0 ** -1)
         at = np.less_equal(values[0], 0.0) if name != "pow" else np.equal(values[0], 0.0)

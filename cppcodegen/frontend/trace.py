@@ -12,11 +12,10 @@ import threading
 import numpy as np
 
 from ..errors import TraceError
-from . import creation
 from ..ir.graph import EFFECTS, RAISES, flatten_tree, Graph, make_node, map_tree, toposort, walk
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
-from . import replace
+from . import creation, replace
 from .capture import UNDEFINED
 from .listbuffer import ListBuffer
 from .externs import TraceState
