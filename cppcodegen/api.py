@@ -23,6 +23,7 @@ from .checking.callback import CompileTrigger, callback_handler
 from .checking.check import CheckError, CheckReport
 from .frontend import signature
 from .errors import DataDependentError, TraceError, UnsupportedError, fall_back
+from .frontend.capture import positional
 from .frontend.control import trace_function
 from .variants import (choose_specs, fits, Recompile, RecompileLimitWarning, value_sizes,
                        values_text)
@@ -313,7 +314,8 @@ class CompiledFunction:
             raise TypeError(f"cppcodegen.compile expects a function, got {type(fn).__name__}")
         if dynamic not in (None, True, False):
             raise TypeError(f"cppcodegen.compile: dynamic must be None, True or False, got {dynamic!r}")
-        self.fn, self.dynamic, self.backend, self._limit_warned = fn, dynamic, backend, False
+        self.fn = positional(fn)    # (keyword-only parameters: after the others, in order)
+        self.dynamic, self.backend, self._limit_warned = dynamic, backend, False
         self.dynamic_variants: list = []   # (specs, ((guard text, code), ...), values, variant),
         self.recompiles: list = []         # newest first; why each compile after the first
         self._backend = lookup_backend(backend)
@@ -326,6 +328,8 @@ class CompiledFunction:
         self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty
                            for p in self._sig.parameters.values())
         self._nargs = len(self._sig.parameters)
+        self._kwonly = tuple(p.name for p in self._sig.parameters.values()
+                             if p.kind == p.KEYWORD_ONLY)
         self._layout_key = None     # chosen by the first call (its Python floats: by type)
         functools.update_wrapper(self, fn)
 
@@ -334,8 +338,10 @@ class CompiledFunction:
             return args
         bound = self._sig.bind(*args, **kwargs)
         bound.apply_defaults()
+        if self.fn is not self.__wrapped__:         # keyword-only parameters: positional
+            return bound.args + tuple(bound.kwargs[k] for k in self._kwonly)
         if bound.kwargs:
-            raise TypeError(f"cppcodegen: keyword-only or **kwargs parameters of "
+            raise TypeError(f"cppcodegen: **kwargs parameters of "
                             f"{self.fn.__name__} are not supported")
         return bound.args
 

@@ -213,6 +213,8 @@ def convert(fn, ops, ops_name="__ccg", once=False):
     icode = _compile(fn, ops_name, once)
     if icode is None:
         return None
+    if icode.co_kwonlyargcount and not fn.__code__.co_kwonlyargcount:
+        icode = _positional_code(icode)         # (fn is positional(user's function))
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     cells[ops_name] = types.CellType(ops)
     closure = tuple(cells[v] for v in icode.co_freevars)
@@ -224,6 +226,29 @@ def convert(fn, ops, ops_name="__ccg", once=False):
     new.__wrapped__ = fn
     if fn0 is not fn:
         return types.MethodType(new, fn0.__self__)
+    return new
+
+
+def _positional_code(code):
+    # keyword-only parameters follow the positional ones in co_varnames (before *args and
+    # **kwargs, which positional() refuses): counted as positional, they are
+    return code.replace(co_argcount=code.co_argcount + code.co_kwonlyargcount,
+                        co_kwonlyargcount=0)
+
+
+def positional(fn):
+    """``fn`` with its keyword-only parameters made positional (in their order, after the
+    others): the compiled function binds a call's arguments to one tuple, and every runner
+    (the trace, the plain-Python fallback) calls ``fn(*that_tuple)``. Same code, globals and
+    closure; no defaults (the binding applied them)."""
+    flags = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+    if not fn.__code__.co_kwonlyargcount or fn.__code__.co_flags & flags:
+        return fn
+    new = types.FunctionType(_positional_code(fn.__code__), fn.__globals__, fn.__name__,
+                             None, fn.__closure__)
+    functools.update_wrapper(new, fn)
+    new.__kwdefaults__ = None
+    new.__wrapped__ = fn
     return new
 
 
