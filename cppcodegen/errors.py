@@ -58,6 +58,13 @@ class NegativeIntPower(PythonOnly, ValueError):
     reason = "a Python int was raised to a negative int power (Python's result is a float)"
 
 
+class ComplexPower(PythonOnly, ValueError):
+    """A negative Python float raised to a fractional Python float known only at run time:
+    Python's result is a complex number, the compiled one a float."""
+    reason = ("a negative Python number was raised to a fractional power (Python's result is "
+              "complex)")
+
+
 class FallbackWarning(UserWarning):
     """A function ran as plain Python: it uses a construct cppcodegen cannot compile (the
     message names it and the line); option ``fallback=False`` raises the error instead."""

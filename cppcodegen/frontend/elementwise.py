@@ -71,6 +71,8 @@ def trace_ufunc(ufunc, inputs, kwargs):
         in_dts = (np.dtype(bool),) * len(inputs)
     if name in ufuncs.COMPARISONS and any(type(x) is int for x in inputs):
         in_dts = _widen_for_python_ints(inputs, in_dts)
+    if name in ufuncs.COMPARISONS and sorted(dt.kind for dt in in_dts) == ["i", "u"]:
+        return _signed_unsigned(name, *inputs, unsigned_first=in_dts[0].kind == "u")
     shape = broadcast_operands(inputs, f"np.{ufunc.__name__}")
     args = [fit(as_node(x, dt), shape) for x, dt in zip(inputs, in_dts)]
     if name in ("floor", "ceil", "trunc") and out_dt.kind in "biu":
@@ -181,6 +183,23 @@ def select(condlist, choicelist, default=0):
         result = where(cond, choice, result)
     return broadcast_to(result, shape)
 
+
+
+MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+            "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+
+def _signed_unsigned(name, a, b, unsigned_first):
+    """NumPy's int64-uint64 comparison loops compare values (-1 < 2**64 - 1); C++ would
+    convert the signed side. A negative value decides it; otherwise both are uint64."""
+    if unsigned_first:
+        a, b, name = b, a, MIRRORED[name]       # a: the signed side
+    a = cast(asproxy(a), np.int64)
+    negative = np.less(a, 0)
+    same = getattr(np, name)(cast(a, np.uint64), cast(asproxy(b), np.uint64))
+    if name in ("less", "less_equal", "not_equal"):
+        return np.logical_or(negative, same)
+    return np.logical_and(np.logical_not(negative), same)
 
 
 def _widen_for_python_ints(inputs, in_dts):

@@ -15,7 +15,8 @@ from ..errors import UnsupportedError, user_location
 from . import (complexes, composed, concat, counts, differences, einsum, nanfunctions, padding,
                sorting, statistics)
 from .creation import full_like, ones_like, zeros_like
-from .elementwise import OPERATOR, clip, isclose, round_, select, trace_ufunc, where
+from .elementwise import (OPERATOR, clip, isclose, loop_dtypes, round_, select, trace_ufunc,
+                          where)
 from .externs import extern_call
 from .indexing import diagonal, flip, getitem, setitem, take
 from .puts import fill_diagonal, put, ufunc_at
@@ -24,6 +25,7 @@ from ..ir.graph import make_node
 from .proxy import (Proxy, asproxy, cast, cast_node, copy_of, descriptor, store_result, unsupported,
                     wrap)
 from .pyints import checked_int
+from .raises import error_check
 from .segments import reduceat
 from .selection import is_selection, lift
 from .reductions import (all_, allclose, amax, amin, any_, argmax, argmin, cumprod, cumsum,
@@ -37,6 +39,8 @@ from .views import (broadcast_arrays, broadcast_to, expand_dims, moveaxis, ravel
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "__call__" and ufunc is np.matmul:
         return matmul(*inputs, **kwargs)
+    if method == "__call__" and ufunc is np.power:
+        return _integer_power(trace_ufunc(ufunc, inputs, dict(kwargs)), inputs, kwargs)
     if method == "__call__":
         return trace_ufunc(ufunc, inputs, kwargs)
     if method == "reduce":
@@ -52,6 +56,28 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return trace_ufunc(ufunc, (reshape(a, a.shape + (1,) * b.ndim), b), kwargs)
     raise UnsupportedError(f"np.{ufunc.__name__}.{method} is not supported yet "
                            f"(at {user_location()})")
+
+
+def _integer_power(result, inputs, kwargs):
+    """``result`` of np.power behind NumPy's check of an integer loop: a negative exponent
+    raises ValueError where an element meets it (an empty result raises nothing). Python
+    ints' own power is pyints.py's (a float)."""
+    if result.weak or len(inputs) != 2:
+        return result
+    dts = loop_dtypes(np.power, inputs, kwargs.get("dtype"))
+    exp = inputs[1]
+    if dts[-1].kind not in "biu" or dts[1].kind != "i" or \
+            not isinstance(exp, Proxy) and np.all(np.asarray(exp) >= 0):
+        return result
+    e = asproxy(exp)
+    shape = result.shape
+    if e.shape == () and all(type(d) is int and d > 0 for d in shape):
+        ok = np.greater_equal(e, 0)
+    else:
+        ok = np.all(np.greater_equal(broadcast_to(e, shape), 0))
+    error = (ValueError, ("Integers to negative integer powers are not allowed.",))
+    checked = error_check(result, ok, error, user_location())
+    return result if "out" in kwargs else wrap(checked.node, scalar=result.scalar)
 
 
 def _array_function(self, func, types, args, kwargs):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import FloatToInt, IntOverflow, NegativeIntPower, user_location
+from ..errors import ComplexPower, FloatToInt, IntOverflow, NegativeIntPower, user_location
 from .proxy import Proxy, python_number, wrap
 from .raises import error_check
 from .sizes import is_dim
@@ -90,6 +90,7 @@ def _divided(name: str, args: tuple, result):
         return wrap(error_check(result, np.greater_equal(b, 0), error, where,
                                 stop=False).node, weak=True, scalar=result.scalar)
     if "pow" in name:
+        result = _real_power(a, b, result, where)
         if not isinstance(a, Proxy) and a != 0 or not isinstance(b, Proxy) and b >= 0:
             return result
         ok = np.logical_not(np.logical_and(np.equal(a, 0), np.less(b, 0)))
@@ -107,6 +108,21 @@ def _divided(name: str, args: tuple, result):
             wrap(r.node, weak=True)
     return wrap(error_check(result, ok, error, where, stop=False).node, weak=result.weak,
                 scalar=result.scalar)
+
+
+def _real_power(a, b, result, where):
+    """``a ** b`` of Python numbers behind a check that the result is real: a finite negative
+    base to a finite fractional exponent is complex in Python (NaN in NumPy), so such a call
+    runs again as Python (``ComplexPower``)."""
+    if result.dtype.kind != "f" or not isinstance(a, Proxy) and a >= 0 or \
+            not isinstance(b, Proxy) and (not np.isfinite(b) or b == np.floor(b)):
+        return result
+    complex_ = np.logical_and(np.logical_and(np.less(a, 0), np.isfinite(a)),
+                              np.logical_and(np.isfinite(b), np.not_equal(np.floor(b), b)))
+    error = (ComplexPower, (f"a negative number raised to a fractional power at {where} is "
+                            "complex in Python, where the compiled function keeps a float",))
+    return wrap(error_check(result, np.logical_not(complex_), error, where, stop=False).node,
+                weak=result.weak, scalar=result.scalar)
 
 
 def checked_int(name: str, args: tuple, result):
