@@ -378,6 +378,15 @@ class Carried:
                                             # after the loop, as a name first bound in it;
                                             # also one of another shape than before it, and
                                             # a tuple: `t = helper(x[i])`)
+            dtypes = {r[0] for r in results if isinstance(r, tuple) and not r[3]}
+            if not loop and len(dtypes) > 1 and all(r is None or isinstance(r, tuple) and
+                                                    not r[3] for r in results):
+                raise TraceError(         # (img / 257.0 on one side: a float64 array where
+                    f"{slot.describe()} is an array of "          # Python keeps uint16)
+                    f"{' and '.join(sorted(map(str, dtypes)))} on the two sides of the "
+                    f"branch at {self.where}, so its dtype would depend on the values; the "
+                    "compiled function gives an array one dtype: make both sides one (e.g. "
+                    ".astype() on one side)")
             results = [self._fitted(slot, t, r) for r in results]
             try:
                 for r in results:

@@ -114,7 +114,7 @@ def _real_power(a, b, result, where):
     """``a ** b`` of Python numbers behind a check that the result is real: a finite negative
     base to a finite fractional exponent is complex in Python (NaN in NumPy), so such a call
     runs again as Python (``ComplexPower``)."""
-    if result.dtype.kind != "f" or not isinstance(a, Proxy) and a >= 0 or \
+    if result.dtype.kind != "f" or _int(b) or is_dim(a) or not isinstance(a, Proxy) and a >= 0 or \
             not isinstance(b, Proxy) and (not np.isfinite(b) or b == np.floor(b)):
         return result
     complex_ = np.logical_and(np.logical_and(np.less(a, 0), np.isfinite(a)),
