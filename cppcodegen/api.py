@@ -341,7 +341,8 @@ class CompiledFunction:
         if self.fn is not self.__wrapped__:         # keyword-only parameters: positional
             return bound.args + tuple(bound.kwargs[k] for k in self._kwonly)
         if bound.kwargs:
-            raise TypeError(f"cppcodegen: **kwargs parameters of "
+            raise TypeError(f"cppcodegen: **kwargs parameters (and keyword-only ones of a "
+                            f"method or callable object) of "
                             f"{self.fn.__name__} are not supported")
         return bound.args
 

@@ -242,8 +242,9 @@ def positional(fn):
     (the trace, the plain-Python fallback) calls ``fn(*that_tuple)``. Same code, globals and
     closure; no defaults (the binding applied them)."""
     flags = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
-    if not fn.__code__.co_kwonlyargcount or fn.__code__.co_flags & flags:
-        return fn
+    if not isinstance(fn, types.FunctionType) or not fn.__code__.co_kwonlyargcount or \
+            fn.__code__.co_flags & flags:
+        return fn               # (a method, a callable object: keyword-only ones refused)
     new = types.FunctionType(_positional_code(fn.__code__), fn.__globals__, fn.__name__,
                              None, fn.__closure__)
     functools.update_wrapper(new, fn)

@@ -199,11 +199,29 @@ Proxy.__pos__ = lambda self: np.positive(self)
 Proxy.__abs__ = _abs
 
 
+def _python_round(x, ndigits):
+    """round() of a Python float with ``ndigits``: Python's (its decimal value rounded half
+    to even: 2.675 is 2.67499999..., so 2.67; NumPy's multiply-and-rint gives 2.68), a Python
+    float; OverflowError where the rounded value leaves the doubles, as Python."""
+    n = asproxy(ndigits)
+    if n.dtype.kind not in "biu":
+        raise TypeError(f"'{type(ndigits).__name__}' object cannot be interpreted as an "
+                        f"integer (at {user_location()})")
+    r = wrap(make_node("python_round", (x.node, cast_node(n.node, np.dtype(np.int64))), (),
+                       np.dtype(np.float64), user_location()), weak=True, scalar=True)
+    ok = np.logical_or(np.isfinite(r), np.logical_not(np.isfinite(x)))
+    error = (OverflowError, (f"rounded value too large to represent (at {user_location()})",))
+    return wrap(error_check(r, ok, error, user_location(), stop=False).node, weak=True,
+                scalar=True)
+
+
 def _round(self, ndigits=None):
     """Python's round() of a NumPy scalar: a Python int (halves to even), or with ndigits
     NumPy's round as a NumPy scalar; an array has no __round__."""
     if not (self.scalar or self.weak) or self.node.shape:
         raise TypeError("type numpy.ndarray doesn't define __round__ method")
+    if ndigits is not None and self.weak and self.dtype.kind == "f":
+        return _python_round(self, ndigits)
     if ndigits is not None:
         r = round_(self, ndigits)
         r.scalar = True

@@ -172,6 +172,20 @@ PYTHON_MATH = {"erf": math.erf, "erfc": math.erfc, "gamma": math.gamma, "lgamma"
 _ROWS += [OpDef(name, 1, _python_math(fn), f"std::{'tgamma' if name == 'gamma' else name}({{0}})",
                 None) for name, fn in PYTHON_MATH.items()]
 
+
+
+def _python_round(x, n):
+    try:
+        return round(float(x), int(n))
+    except OverflowError:       # (frontend/ndarray.py raises it after the op, as Python)
+        return math.copysign(math.inf, x)
+
+
+# Python's round(x, ndigits) of a Python float (include/cppcodegen/pyround.h): not NumPy's
+_PY_ROUND = np.frompyfunc(_python_round, 2, 1)
+_ROWS.append(OpDef("python_round", 2, lambda x, n: np.asarray(_PY_ROUND(x, n), dtype=np.float64),
+                   "ccg::python_round({0}, {1})", None))
+
 OPS: dict[str, OpDef] = {row.name: row for row in _ROWS}
 
 # NumPy names that are the same op under another name
@@ -180,7 +194,7 @@ ALIASES = {"true_divide": "divide", "mod": "remainder", "abs": "absolute",
            "bitwise_right_shift": "right_shift", "power": "power"}
 
 TRACEABLE = (set(OPS) - {"where", "random_uniform", "random_normal", "real", "imag", "complex",
-                         "mul_naive"} - set(PYTHON_MATH)) \
+                         "mul_naive", "python_round"} - set(PYTHON_MATH)) \
     | set(ALIASES) | {"divmod"}
 LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",

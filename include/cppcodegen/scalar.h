@@ -374,5 +374,6 @@ template <class T> inline T reciprocal(T x) {
 
 }  // namespace ccg
 
+#include "cppcodegen/pyround.h"   // Python's round(x, ndigits) of a float
 #include "cppcodegen/segment.h"   // np.<ufunc>.reduceat helpers
 #include "cppcodegen/counting.h"  // np.searchsorted / np.bincount helpers
