@@ -141,8 +141,18 @@ def rows_of(u, steps):
     return frames
 
 
+def nested(A):
+    out = []
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            out.append(A[i, j] * 2)
+    return out
+
+
 @pytest.mark.parametrize("fn,arg_sets", [
     (multiples, [(4, 2), (6, -3)]),
+    (nested, [(np.arange(6.0).reshape(2, 3),)]),    # (its outer loop unrolls: it raised
+                                                    # about a sympy attribute of the list)
     (doubled, [(np.arange(3.0),), (np.arange(5.0),)]),
     (rows_of, [(np.ones(3), 4)]),
 ])

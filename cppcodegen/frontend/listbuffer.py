@@ -173,8 +173,8 @@ class ListBuffer:
         return getattr(ufunc, method)(*_arrays(inputs), **kwargs)
 
     def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if not hasattr(list, name):     # (what a list has not: no list method of the user's)
+            raise AttributeError(f"'list' object has no attribute '{name}'")
         raise TraceError(f"a list a compiled loop filled is used as a list ('{name}', at "
                          f"{user_location()}): only np.array/np.asarray/len/indexing/iteration "
                          "of it compile")
