@@ -272,6 +272,8 @@ SCALARIZED = {
     "random_normal": "as random_uniform",
     "erf": "Python's math.erf of a scalar in a loop body (no NumPy ufunc): libm's, as Python",
     "erfc": "as erf", "gamma": "as erf", "lgamma": "as erf",
+    "python_round": "Python's round(x, ndigits) of a Python float: an exact decimal rounding "
+                    "per scalar (include/cppcodegen/pyround.h)",
 }
 # float ops that have no integer vector form (integer operands go to scalar code)
 SCALARIZED_INTS = {

@@ -22,7 +22,8 @@ import types
 import numpy as np
 
 from ..errors import TraceError, UnsupportedError, user_location
-from ..ir.graph import make_node, NODES_MADE
+from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
+from . import solve
 from .indexing import guarded
 from .proxy import as_node, cast, cast_node, is_weak, Proxy, unsupported, wrap
 from .reductions import selected_count
@@ -271,6 +272,9 @@ class TraceOps:
             return r
         if f is np.ndarray:             # np.ndarray(shape, dtype): np.empty
             return ndarray_new(*args, **kwargs)
+        if f in (np.linalg.solve, np.linalg.inv) and REGION_EFFECTS and \
+                (operands := solve.prepare(f, args, kwargs)) is not None:
+            return convert(solve.solve, self)(*operands)    # (in a loop: compiled code)
         return ((convert(f, self) if _user_function(f) else None) or f)(*args, **kwargs)
 
     # ----------------------------------------------------------------- statements

@@ -300,8 +300,14 @@ def own(node: Node) -> Node:
 def copy_of(a: Proxy, scalar=None) -> Proxy:
 
     """A copy: a new array with ``a``'s value now (a NumPy scalar's copy is a scalar unless
-    ``scalar`` says otherwise: np.copy and np.array make 0-d arrays)."""
-    return wrap(own(a.node), a.weak, a.scalar if scalar is None else scalar)
+    ``scalar`` says otherwise: np.copy and np.array make 0-d arrays). In a loop's or a
+    branch's body a copy of an array made before it is a node of the body (an identity
+    view), so updates of the copy are the body's own, not the earlier array's."""
+    node = own(a.node)
+    if MADE and node is a.node and a.node.shape and not any(id(node) in m for m in MADE):
+        node = make_node("transpose", (node,), node.shape, node.dtype, user_location(),
+                         perm=tuple(range(node.ndim)))
+    return wrap(node, a.weak, a.scalar if scalar is None else scalar)
 
 
 def view_of(base: Proxy, node: Node) -> Proxy:

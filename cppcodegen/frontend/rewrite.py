@@ -459,9 +459,10 @@ class _ExprConv(ast.NodeTransformer):
         self.generic_visit(node)
         f = node.func
         if isinstance(f, ast.Attribute) and (f.attr in _SCALAR_TYPES and len(node.args) == 1
-                                             or f.attr == "ndarray"):
+                                             or f.attr in ("ndarray", "solve", "inv")):
             self.c.changed = True       # np.float64(a) of a traced value: a cast; np.ndarray(
-                                        # shape): np.empty (TraceOps.call)
+                                        # shape): np.empty; np.linalg.solve in a loop: ours
+                                        # (TraceOps.call)
             return located(ast.Call(func=self.c.op("call"), args=[f] + node.args,
                                               keywords=node.keywords), node)
         if not isinstance(f, ast.Name) or f.id.startswith(self.c.pre):

@@ -1,0 +1,78 @@
+"""``np.linalg.solve`` and ``np.linalg.inv`` inside compiled loops and branches.
+
+Outside every loop they are NumPy (LAPACK) calls between kernels. Inside a loop the
+compiled loop cannot stop for a NumPy call, so the loop ran in Python while tracing or was
+refused (Newton's method for a system: ``dx = np.linalg.solve(J, -F)`` in a ``while err >
+tol`` loop). There they are the plain NumPy code below, Gaussian elimination with partial
+pivoting as LAPACK's getrf/getrs do it (the row of the largest magnitude in the column, the
+first of equal ones; an exactly zero pivot raises LinAlgError('Singular matrix')), traced
+through the capture (``control.Ops.call``) like a helper of the user's: its loops become
+compiled loops of the program. The result differs from LAPACK's only by rounding (LAPACK
+blocks the elimination), within the solve's own error bound.
+
+Taken: float32/float64 (integers and bools promote to float64 as NumPy's solve does), one
+square matrix and a vector or a matrix of right-hand sides; anything else stays NumPy's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .proxy import asproxy, Proxy
+
+
+def native_operands(A, b=None):
+    """The dtype to solve in, or None where NumPy's solve should be called instead."""
+    arrays = [A] if b is None else [A, b]
+    if not any(isinstance(x, Proxy) for x in arrays) or \
+            not all(isinstance(x, (Proxy, np.ndarray)) for x in arrays):
+        return None
+    if A.ndim != 2 or b is not None and b.ndim not in (1, 2):
+        return None
+    kinds = {x.dtype.kind for x in arrays}
+    if not kinds <= set("biuf"):
+        return None
+    dt = np.result_type(*[x.dtype for x in arrays], np.float16)   # (ints: float64)
+    return np.dtype(np.float64) if dt.kind != "f" or dt.itemsize < 4 else dt
+
+
+def prepare(f, args, kwargs):
+    """(M, x): copies of the matrix and the right-hand sides in the solve's dtype, for
+    ``solve(M, x)`` to work on, with NumPy's shape errors raised; None where NumPy's own
+    function should run (another form, or no traced operand)."""
+    if kwargs or len(args) != (2 if f is np.linalg.solve else 1):
+        return None
+    dt = native_operands(*args)
+    if dt is None:
+        return None
+    A = args[0]
+    if A.shape[0] != A.shape[1]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    if f is np.linalg.inv:
+        return A.astype(dt), asproxy(np.eye(A.shape[0], dtype=dt))
+    b = args[1]
+    if b.shape[0] != A.shape[0]:
+        raise ValueError(f"solve: Input operand 1 has a mismatch in its core dimension 0, "
+                         f"with gufunc signature (m,m),(m)->(m) (size {b.shape[0]} is "
+                         f"different from {A.shape[0]})")
+    return A.astype(dt), b.astype(dt)
+
+
+def solve(M, x):
+    """M x' = x by elimination with partial pivoting, in place on the copies M and x."""
+    n = M.shape[0]
+    for k in range(n):
+        p = k + np.argmax(np.abs(M[k:, k]))
+        if M[p, k] == 0:
+            raise np.linalg.LinAlgError("Singular matrix")
+        row = M[k].copy()
+        M[k] = M[p]
+        M[p] = row
+        rhs = x[k].copy()
+        x[k] = x[p]
+        x[p] = rhs
+        f = M[k + 1:, k] / M[k, k]
+        M[k + 1:, k:] -= np.multiply.outer(f, M[k, k:])
+        x[k + 1:] -= np.multiply.outer(f, x[k])
+    for k in range(n - 1, -1, -1):
+        x[k] = (x[k] - M[k, k + 1:] @ x[k + 1:]) / M[k, k]
+    return x
