@@ -119,10 +119,13 @@ def _check_outputs(result):
         for v in result:
             _check_outputs(v)
     elif result is UNDEFINED:
-        raise TraceError("the compiled function returns an array whose shape is known only at "
-                         "run time (its length is a slice's whose bounds come from array "
-                         "values), or a name that was never bound; a result's shape must "
-                         "follow from the arguments' shapes and integer arguments")
+        raise TraceError("the compiled function returns values of different kinds on "
+                         "different paths (None or a tuple on one, a number on another: "
+                         "return one kind, e.g. (-1, np.nan) for 'not found'), an array whose "
+                         "shape is known only at run time (its length is a slice's whose "
+                         "bounds come from array values), or a name that was never bound; a "
+                         "result's shape must follow from the arguments' shapes and integer "
+                         "arguments")
     elif not isinstance(result, ok):
         raise TraceError(f"the compiled function returned a {type(result).__name__}; "
                          "return arrays, scalars, or tuples/lists/dicts of them")
