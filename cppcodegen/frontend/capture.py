@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import __future__
 import ast
+import builtins
 import functools
 import inspect
 import textwrap
@@ -19,6 +20,7 @@ import types
 from ..errors import user_location
 from .astutil import function_def, loop_else, mangle, name_node, set_location, walk_scope
 from .bindings import guard_unbound
+from .generators import hoist
 from .rewrite import Converter
 
 __all__ = ["convert", "convert_source", "Undefined", "UNDEFINED"]
@@ -142,6 +144,9 @@ def _transform(fn, ops_name, once=False):
     params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x}
     declared = {x for n in walk_scope(fdef.body) if isinstance(n, (ast.Global, ast.Nonlocal))
                 for x in n.names}
+    hoist(fdef, ops_name + "_", lambda name: hasattr(builtins, name) and name not in params
+          and name not in fn.__globals__ and name not in fn.__code__.co_freevars
+          and not _bound_in(fdef, name))
     guard_unbound(fdef, ops_name, filename, params,
                   set(fn.__code__.co_cellvars) | set(fn.__code__.co_freevars) | declared)
     loop_else(fdef, ops_name + "_")
@@ -149,6 +154,11 @@ def _transform(fn, ops_name, once=False):
     if not conv.run():
         return None
     return fdef, filename
+
+
+def _bound_in(fdef, name) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+               for n in ast.walk(fdef))
 
 
 def _strip_annassign(fdef):
