@@ -328,14 +328,26 @@ class CompiledFunction:
         self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty
                            for p in self._sig.parameters.values())
         self._nargs = len(self._sig.parameters)
-        self._kwonly = tuple(p.name for p in self._sig.parameters.values()
-                             if p.kind == p.KEYWORD_ONLY)
+        params = list(self._sig.parameters.values())
+        self._kwonly = tuple(p.name for p in params if p.kind == p.KEYWORD_ONLY)
+        # positional calls that leave parameters to their defaults bind without inspect
+        # (its bind costs ~20 us a call): the defaults that fill them, in order
+        ordered = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                   p.POSITIONAL_OR_KEYWORD)]
+        fixed = len(ordered) + len(self._kwonly) == len(params)
+        self._required = sum(p.default is p.empty for p in ordered)
+        self._filled = tuple(p.default for p in ordered) + tuple(
+            p.default for p in params if p.kind == p.KEYWORD_ONLY) if fixed and all(
+            p.default is not p.empty for p in params[self._required:]) else None
         self._layout_key = None     # chosen by the first call (its Python floats: by type)
         functools.update_wrapper(self, fn)
 
     def _bind(self, args, kwargs):
         if not kwargs and self._simple and len(args) == self._nargs:
             return args
+        if not kwargs and self._filled is not None and \
+                self._required <= len(args) <= self._nargs - len(self._kwonly):
+            return args + self._filled[len(args):]
         bound = self._sig.bind(*args, **kwargs)
         bound.apply_defaults()
         if self.fn is not self.__wrapped__:         # keyword-only parameters: positional
@@ -350,7 +362,9 @@ class CompiledFunction:
         # fast path: arrays and NumPy scalars only; equal (type, dtype, shape, strides) give
         # equal guards, so the variant found for them last time is the right one again
         key = None
-        if not kwargs and self._simple and len(args) == self._nargs:
+        if kwargs or not self._simple or len(args) != self._nargs:
+            args, kwargs = self._bind(args, kwargs), None
+        if len(args) == self._nargs:
             if self._layout_key is None:
                 self._layout_key = signature.layout_key(args)
             try:
@@ -360,7 +374,6 @@ class CompiledFunction:
             else:
                 if (fast := self._fast.get(key)) is not None:
                     return fast(args)
-        args = self._bind(args, kwargs)
         try:
             specs = signature.classify(args)
         except TypeError:           # e.g. dask arrays in: a dask array out (integrations/dask.py)

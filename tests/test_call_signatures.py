@@ -56,3 +56,23 @@ def test_var_positional_parameters():
 def test_var_keyword_parameters_are_refused_clearly():
     with pytest.raises(TypeError, match=r"\*\*kwargs parameters .* of keywords"):
         cppcodegen.compile(keywords)(np.arange(3.0), a=2)
+
+
+def with_defaults(x, scale=2.0, shift=1.0, *, power=1):
+    return (x * scale + shift) ** power
+
+
+@pytest.mark.parametrize("call", [
+    lambda f, x: f(x), lambda f, x: f(x, 3.0), lambda f, x: f(x, 3.0, 0.5),
+    lambda f, x: f(x, shift=0.0), lambda f, x: f(x, power=2), lambda f, x: f(x, 1.0, power=3)])
+def test_defaults_bind_as_python(call):
+    """A positional call that leaves parameters to their defaults binds without inspect's
+    slow path; every form of call gives the plain function's result."""
+    x = np.arange(5.0)
+    compiled = cppcodegen.compile(with_defaults)
+    for _ in range(2):                          # (the second call: the fast path)
+        np.testing.assert_array_equal(call(compiled, x), call(with_defaults, x))
+    with pytest.raises(TypeError):
+        compiled()                              # Python's missing-argument error
+    with pytest.raises(TypeError):
+        compiled(x, 1.0, 2.0, 3.0)
