@@ -389,8 +389,10 @@ class CompiledFunction:
             variant = self._compile(specs, args)
             if variant is None:             # past the recompile limit: plain NumPy
                 return self.fn(*args)
-        if key is not None and not value_sizes(variant) and all(   # (the key holds no
-                type(args[i]) in (float, complex) for i in self._layout_key.scalars):  # values)
+        if key is not None and all(     # (the key holds the ints' values, no float's)
+                type(args[i]) is int and i in self._layout_key.ints
+                for _, i in value_sizes(variant)) and all(
+                type(args[i]) in (float, complex) for i in self._layout_key.scalars):
             if len(self._fast) >= FAST_PATH_ENTRIES:
                 self._fast.clear()
             self._fast[key] = getattr(variant, "fast", variant)

@@ -76,3 +76,24 @@ def test_an_int_past_int64_stays_a_constant():
     compiled = cppcodegen.compile(plus, fallback=False)
     for n in (2 ** 70 + 1, 2 ** 70 + 5, 3):
         _same(compiled(np.ones(3), n), plus(np.ones(3), n))
+
+
+def prefix_sum(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x[i]
+    return s
+
+
+def test_int_values_reach_the_fast_path():
+    """A call with a Python int argument finds its variant by the arguments' layouts and the
+    int's value (it went through classify and the guards on every call): results stay the
+    plain function's as values come back in any order, and the cache holds one entry per
+    value seen."""
+    compiled = cppcodegen.compile(prefix_sum)
+    x = np.arange(10.0)
+    for n in (3, 5, 3, 7, 5, 0, 10, 7):
+        assert compiled(x, n) == prefix_sum(x, n)
+    assert len(compiled._fast) == 5
+    with pytest.raises(IndexError):
+        compiled(x, 11)

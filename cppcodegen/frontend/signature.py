@@ -178,16 +178,19 @@ def marked_dims(a) -> set:
 
 def layout_key(args):
     """``key(*args)``: the flat tuple (type, dtype, shape, strides) of each array argument
-    (AttributeError for anything else), and of the Python floats and complexes of ``args``
-    (run-time values) their type only: the fast path's lookup key, made by one function
+    (AttributeError for anything else), of the Python floats and complexes of ``args``
+    (run-time values) their type only, of Python ints and bools their value: the fast path's lookup key, made by one function
     without a loop (a loop over the arguments cost a third of a small call). ``key.scalars``:
-    the positions keyed by type (a key is complete when floats or complexes are there)."""
+    the positions keyed by type (a key is complete when floats or complexes are there);
+    ``key.ints``: those keyed by value."""
     names = [f"a{i}" for i in range(len(args))]
     scalars = tuple(i for i, a in enumerate(args) if type(a) in (float, complex))
+    ints = tuple(i for i, a in enumerate(args) if type(a) in (int, bool))
     fields = "".join(f"{a}.__class__, " if i in scalars else
+                     f"{a}.__class__, {a}, " if i in ints else     # (an int: its value)
                      f"{a}.__class__, {a}.dtype, {a}.shape, {a}.strides, "
                      for i, a in enumerate(names))
     env: dict = {}
     exec(f"def key({', '.join(names)}):\n    return ({fields})", env)
-    env["key"].scalars = scalars
+    env["key"].scalars, env["key"].ints = scalars, ints
     return env["key"]
