@@ -994,6 +994,36 @@ def mandelbrot_complex(xs, ys, max_iters):
     return image
 
 
+def _cloud(n, seed):
+    g = np.random.default_rng(seed)
+    return g.standard_normal((n, 2))
+
+
+# gift wrapping: the start point (an argmin) is carried by ``cur`` and compared with it
+# after each wrap (its buffer was taken over by the carry: the wrap never closed)
+@program((_cloud(30, 1),), (np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.2, 0.2]]),),
+         (_cloud(7, 2),))
+def convex_hull_wrap(P):
+    n = P.shape[0]
+    hull = np.full(n + 1, -1, dtype=np.int64)
+    start = int(np.argmin(P[:, 0]))
+    cur = start
+    h = 0
+    while True:
+        hull[h] = cur
+        h += 1
+        cand = (cur + 1) % n
+        for j in range(n):
+            cross = ((P[cand, 0] - P[cur, 0]) * (P[j, 1] - P[cur, 1])
+                     - (P[cand, 1] - P[cur, 1]) * (P[j, 0] - P[cur, 0]))
+            if cross < 0:
+                cand = j
+        cur = cand
+        if cur == start or h > n:
+            break
+    return hull, h
+
+
 def _bodies(n, seed):
     g = np.random.default_rng(seed)
     return g.standard_normal((n, 3)), g.uniform(0.5, 1.5, n)

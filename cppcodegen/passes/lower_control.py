@@ -185,10 +185,12 @@ class ControlLowering:
         while stack:
             n = stack.pop()
             for u in self.users.get(id(n), ()):
-                if u is control and n is not init and _reads_inside(control, n):
+                if u is control and _reads_inside(control, n):
                     # a value made from init that the construct reads as it runs (``t =
-                    # a[0]`` before a loop that shifts a): computed before it starts
-                    if not hoist or n.shape != ():
+                    # a[0]`` before a loop that shifts a): computed before it starts; init
+                    # itself read as it runs (``cur = start`` carried, ``cur == start``
+                    # tested): its buffer stays init's
+                    if not hoist or n.shape != () or n is init:
                         return None
                     early.append(n)
                     continue
