@@ -433,6 +433,21 @@ def trace_ufunc_accumulate(ufunc, inputs, kwargs):
     return _scan(asproxy(x), kind, axis, dtype, _out_operand(f"np.{ufunc.__name__}.accumulate", out))
 
 
+def array_equal(a1, a2, equal_nan=False):
+    """np.array_equal: False for other shapes (symbolic sizes: as in this call, guarded), else
+    whether every element is equal (NaN equal to NaN with ``equal_nan``): a Python bool."""
+    a1, a2 = asproxy(a1), asproxy(a2)
+    if a1.ndim != a2.ndim:
+        return False
+    if not all(same_size(x, y) for x, y in zip(a1.shape, a2.shape)):   # (guarded)
+        return False
+    same = np.equal(a1, a2)
+    if equal_nan and a1.dtype.kind in "fc" and a2.dtype.kind in "fc":
+        same = np.logical_or(same, np.logical_and(np.isnan(a1), np.isnan(a2)))
+    r = all_(same)
+    return wrap(r.node, weak=True, scalar=True) if isinstance(r, Proxy) else bool(r)
+
+
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """np.allclose: a Python bool, as NumPy returns (weak: returned as a bool)."""
     r = all_(isclose(a, b, rtol, atol, equal_nan))
