@@ -107,18 +107,23 @@ def _index_error(status, raises=(), sites=()):
 def _run_steps(fns, steps):
     """A runner for plans with extern steps: entry points and NumPy calls in order."""
     def run(cargs, values):
-        memo = {}           # calls with several outputs: one call (ExternCall._compute)
-        for st in steps:
+        memo = {}           # calls with several outputs: one call (ExternCall._compute),
+        for st in steps:    # while their inputs hold what they held (buffers are reused)
             if st[0] == "call":
                 fns[st[1]](*cargs)
+                memo.clear()
             else:       # (st[4]: each argument's axes order, a transposed view, or None)
                 args = [values[p] for p in st[2]] if not st[4] else [
                     values[p] if v is None else values[p].transpose(v)
                     for p, v in zip(st[2], st[4])]
+                out = values[st[3]]
                 if len(st) > 5 and st[5]:   # nothing after it reads it: any shape it returns
-                    values[st[3]] = st[1].any_shape(*args, out=values[st[3]], memo=memo)
+                    values[st[3]] = st[1].any_shape(*args, out=out, memo=memo)
                 else:
-                    st[1](*args, out=values[st[3]], memo=memo)
+                    st[1](*args, out=out, memo=memo)
+                for key in [k for k, (_, read) in memo.items()
+                            if any(np.may_share_memory(a, out) for a in read)]:
+                    del memo[key]
     return run
 
 

@@ -95,13 +95,13 @@ class ExternCall:
         is one call)."""
         key = None if memo is None or self.item is None else \
             (self._call, tuple(id(a) for a in arrays))     # (the call, whatever item)
-        result = memo.get(key) if key is not None else None
+        result = memo[key][0] if key is not None and key in memo else None
         if result is None:
             with np.errstate(all="ignore"):
                 result = self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays))
-            if key is not None:
-                memo[key] = result
-        return result if self.item is None else result[self.item]
+            if key is not None:         # (the arrays kept alive with it: a temporary freed
+                memo[key] = (result, arrays)    # after the call would give its id to the
+        return result if self.item is None else result[self.item]  # next call's operand)
 
     def any_shape(self, *arrays, out, memo=None):
         """The call into ``out`` when the result has its shape, else the result as a new array
