@@ -106,3 +106,25 @@ def test_an_internal_assertion_falls_back_and_a_users_assert_does_not(monkeypatc
 
     with pytest.raises(AssertionError, match="needs two rows"):
         cppcodegen.compile(needs_two, options={"fallback": True})(x)
+
+
+def _methods(x):
+    return x.repeat(2), x.nonzero()[0]
+
+
+def _raw_bytes(x):
+    return x.tobytes()
+
+
+def test_ndarray_methods_the_tracer_lacks():
+    """x.repeat / x.nonzero compile as their NumPy functions; an ndarray attribute the tracer
+    has not (x.tobytes()) is an unsupported construct, so the default fallback runs Python
+    (it raised AttributeError from inside the compiler; found by a new user's probe)."""
+    x = np.array([0.0, 1.5, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for g, w in zip(cppcodegen.compile(_methods)(x), _methods(x)):
+            np.testing.assert_array_equal(g, w)
+        assert cppcodegen.compile(_raw_bytes, options={"fallback": True})(x) == x.tobytes()
+    with pytest.raises(cppcodegen.UnsupportedError, match="ndarray.tobytes"):
+        cppcodegen.compile(_raw_bytes, options={"fallback": False})(x)

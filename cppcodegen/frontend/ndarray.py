@@ -312,6 +312,22 @@ for _name, _fn in {"sum": sum_, "prod": prod, "mean": mean, "var": var, "std": s
                    "all": all_, "cumsum": cumsum, "cumprod": cumprod}.items():
     setattr(Proxy, _name, lambda self, *a, _fn=_fn, **kw: _fn(self, *a, **kw))
 
+# methods that are the NumPy function of the same name (its handler, or a NumPy call)
+for _name in ("nonzero", "repeat", "compress", "argpartition"):
+    if not hasattr(Proxy, _name) and hasattr(np.ndarray, _name):
+        setattr(Proxy, _name, lambda self, *a, _f=getattr(np, _name), **kw: _f(self, *a, **kw))
+
+
+def _missing(self, name):
+    """An ndarray attribute the tracer lacks: an unsupported construct (with the fallback on,
+    the function runs as Python), not an AttributeError from inside the compiler."""
+    if not name.startswith("_") and hasattr(np.ndarray, name):
+        unsupported(f"ndarray.{name}")
+    raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'")
+
+
+Proxy.__getattr__ = _missing
+
 # --------------------------------------------------------------------------- NumPy functions
 
 
