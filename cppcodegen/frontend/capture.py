@@ -21,6 +21,7 @@ from ..errors import user_location
 from .astutil import function_def, loop_else, mangle, name_node, set_location, walk_scope
 from .bindings import guard_unbound
 from .generators import hoist
+from .tuplenames import split
 from .rewrite import Converter
 
 __all__ = ["convert", "convert_source", "Undefined", "UNDEFINED"]
@@ -144,6 +145,7 @@ def _transform(fn, ops_name, once=False):
     params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x}
     declared = {x for n in walk_scope(fdef.body) if isinstance(n, (ast.Global, ast.Nonlocal))
                 for x in n.names}
+    split(fdef)         # (names bound only to tuples: a name per element, tuplenames.py)
     hoist(fdef, ops_name + "_", lambda name: hasattr(builtins, name) and name not in params
           and name not in fn.__globals__ and name not in fn.__code__.co_freevars
           and not _bound_in(fdef, name))
