@@ -142,3 +142,23 @@ def test_round_bool_and_allclose_give_python_types():
     np.testing.assert_array_equal(got[0], want[0])
     assert got[1:] == want[1:]
     assert [type(g) for g in got[1:]] == [type(w) for w in want[1:]]
+
+
+def _python_comparisons(x):
+    k = int(np.argmax(x))
+    cnt = 0
+    for i in range(x.shape[0]):
+        if x[i] > 1.5:
+            cnt += 1
+    return k == 2, cnt == x.shape[0], float(x.sum()) > 1.0, divmod(k, 2), x[0] > 1.0
+
+
+def test_comparisons_of_python_numbers_are_python_bools():
+    """A comparison of Python numbers is a Python bool and divmod of Python ints a tuple of
+    Python ints, as Python returns them (np.bool_ / np.int64 before; found by a new user's
+    probe); a NumPy scalar's comparison stays np.bool_."""
+    x = np.array([3.0, 1.0, 5.0])
+    got, want = cppcodegen.compile(_python_comparisons)(x), _python_comparisons(x)
+    assert got == want
+    assert [type(v) for v in got[:3]] == [bool] * 3 and type(got[4]) is np.bool_
+    assert [type(v) for v in got[3]] == [int, int]

@@ -46,8 +46,11 @@ def trace_ufunc(ufunc, inputs, kwargs):
         unsupported(f"np.{name} with casting=/where=")
     if kwargs:
         unsupported(f"np.{name} keyword arguments {sorted(kwargs)}")
-    if name == "divmod":
-        return (trace_ufunc(np.floor_divide, inputs, {}), trace_ufunc(np.remainder, inputs, {}))
+    if name == "divmod":            # (of Python numbers, a Python operator's: Python ints)
+        OPERATOR[0] = operator
+        q = trace_ufunc(np.floor_divide, inputs, {})
+        OPERATOR[0] = operator
+        return q, trace_ufunc(np.remainder, inputs, {})
     if name in COMPOSED:
         ops = _loop_operands(ufunc, inputs, dtype)
         half = ops[0].dtype == np.float16       # NumPy's half loops compute in float32
@@ -78,10 +81,8 @@ def trace_ufunc(ufunc, inputs, kwargs):
     if name in ("floor", "ceil", "trunc") and out_dt.kind in "biu":
         return wrap(own(broadcast_node(args[0], shape)), scalar=not shape)   # whole
     node = make_node(name, args, shape, out_dt, user_location())
-    weak = operator and all(is_weak(x) for x in inputs)
-    if weak and name in ufuncs.COMPARISONS:
-        weak = False
-    return wrap(node, weak, scalar=not weak and not shape)
+    weak = operator and all(is_weak(x) for x in inputs)   # (a comparison of Python
+    return wrap(node, weak, scalar=not weak and not shape)  # numbers: a Python bool)
 
 
 def loop_dtypes(ufunc, inputs, dtype) -> tuple:

@@ -254,7 +254,8 @@ def _operator(fn, name):
 
 
 for _name in [f"__{p}{n}__" for n in BINARY_OPERATORS for p in ("", "r", "i")] + [
-        "__neg__", "__pos__", "__abs__", "__invert__", "__divmod__", "__rdivmod__"]:
+        "__neg__", "__pos__", "__abs__", "__invert__", "__divmod__", "__rdivmod__",
+        "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"]:
     setattr(Proxy, _name, _operator(getattr(Proxy, _name), _name))
 
 # --------------------------------------------------------------------------- methods
