@@ -52,9 +52,15 @@ def test_tuple_temporary_in_a_long_loop(fn):
         np.testing.assert_array_equal(got, want)     # scalar loops in Python's order
 
 
-def test_tuple_read_after_the_loop_names_the_line():
+def test_tuple_read_after_the_loop():
+    """A tuple made in each iteration and read after the loop: its name is one name per
+    element (frontend/tuplenames.py), carried, so the last iteration's tuple is there, as in
+    Python (it was refused, naming the line); a loop of no trip leaves it unbound, and the
+    read raises UnboundLocalError naming the line."""
+    x, y = np.arange(20000.0), np.arange(20000.0) * 2
+    compiled = cppcodegen.compile(tuple_after_loop)
+    assert compiled(x, y) == tuple_after_loop(x, y)
     lines, first = inspect.getsourcelines(tuple_after_loop)
     want = first + next(i for i, s in enumerate(lines) if "s + t[1]" in s)
-    x = np.ones(20000)
     with pytest.raises(UnboundLocalError, match=f"test_loop_tuples.py:{want}"):
-        cppcodegen.compile(tuple_after_loop)(x, x)
+        compiled(x[:0], y[:0])

@@ -22,7 +22,7 @@ from ..errors import TraceError
 from ..ir.graph import (keep_for_errors, MADE, Region, REGION_EFFECTS, make_node,
                         region_order)
 from . import containers, effects, listbuffer, shrinking, swaps
-from .proxy import as_node, broadcast_node, cast_node, Proxy, wrap
+from .proxy import as_node, broadcast_node, cast_node, Proxy, SERIALS, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
 from .truth import truth
@@ -58,6 +58,7 @@ class _Slot:
         self.init_node = init.node if array else None
         self.placeholder = None     # the fresh proxy bound to the name (not an alias)
         self.taken = False          # its first array updated in place, then rebound
+        self.kept = False           # an alias rebound on some sides of a branch, not all
         self.dropped = False        # made afresh in each iteration: not carried
         self.lengths = None         # a shrinking array's length per axis (shrinking.py)
         self.exit = None            # ... and its lengths after the loop
@@ -308,6 +309,7 @@ class Carried:
         """The regions, or None when the carried values or their types changed."""
         traced, settled = [], True
         self.branch_moves = []
+        self.first_serial = next(SERIALS)       # (proxies made before the construct: less)
         for k, fn in enumerate(fns):
             is_cond = test_first and k == 0
             params, made, values, extra, updated, never, kept = self._trace(
@@ -348,6 +350,7 @@ class Carried:
             if slot.alias and not all(getattr(t[2][i], "proxy", None) is slot.init
                                       for t in traced):
                 slot.alias = False
+                slot.kept = any(getattr(t[2][i], "proxy", None) is slot.init for t in traced)
                 settled = False
         if not settled:
             return None
@@ -412,6 +415,7 @@ class Carried:
         self.types = new
         if changed or solved:
             return None
+        self.side_values = [t[2] for t in bodies]
         return self._regions(traced, test_first, branch=not loop)
 
     def _regions(self, traced, test_first, branch=False) -> list:
@@ -473,6 +477,10 @@ class Carried:
                 if slot.lengths:        # the view of the length after the last iteration
                     out = _prefix(out, slot.exit, self.where)
                 state[self._index(slot)] = wrap(out, weak=t[1], scalar=t[3])
+                if node.op == "if" and slot.kept:
+                    # the array the name was bound to on one side, another on the other: an
+                    # update through the name would reach the first on that side only
+                    state[self._index(slot)]._sides = (f"'{slot.name}'", self.where)
         for slot, t in zip(self.slots, self.types):
             if t is None and slot.name is not None:
                 state[self._index(slot)] = UNDEFINED
@@ -486,6 +494,8 @@ class Carried:
                 slot.init._gone = Unroll(self.where, "an array it updates in place and then "
                                          "rebinds is read after it")
                 slot.init._node = None          # later read: the loop unrolls (Proxy.node)
+        if node.op == "if":
+            _mark_shared(self, state)
         listbuffer.finish(self, state)
         self.set(tuple(state))
         for i, n in self.made.items():
@@ -528,6 +538,19 @@ def _taken_over(slot) -> bool:
     init = slot.init
     return isinstance(init, Proxy) and init.arg is None and init._base is None and \
         slot.init_node is not None and slot.init_node.op != "input"
+
+
+def _mark_shared(branch, state) -> None:
+    """An array one side of a branch binds to a second name (``best = x``) while its first
+    name keeps it: Python's two names are one array there and not on the other side, so an
+    update through the first name after the branch (``x[0] = ...``) is refused."""
+    for values in getattr(branch, "side_values", ()):
+        for slot, v in zip(branch.slots, values):
+            p = v.proxy if isinstance(v, Snapshot) else None
+            if p is not None and p is not slot.init and p.serial < branch.first_serial and \
+                    slot.name and p._node is not None and p._node.shape and \
+                    not (p.scalar or p.weak):
+                p._sides = (f"the array '{slot.name}' is bound to", branch.where)
 
 
 def _prefix(node, lengths, where):

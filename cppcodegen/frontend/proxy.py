@@ -12,6 +12,8 @@ on the class by ``ndarray.py``, which sits above the modules that implement it.
 """
 from __future__ import annotations
 
+import itertools
+
 import hashlib
 import warnings
 
@@ -46,6 +48,9 @@ class ConstArray:
 
 # --------------------------------------------------------------------------- proxies
 
+SERIALS = itertools.count()
+
+
 class Proxy:
     """A traced array. ``weak`` marks a runtime Python scalar (NEP 50 weak promotion);
     ``scalar`` a NumPy scalar (what NumPy returns for a 0-d ufunc or reduction result and for
@@ -61,6 +66,7 @@ class Proxy:
         self.version = 0        # bumped by every in-place update
         self._base = None       # a view: (the array it views, that array's node then, the
                                 # view nodes leading from that node to this one)
+        self.serial = next(SERIALS)     # (made before a construct: a smaller one)
 
     @property
     def node(self) -> Node:
@@ -368,6 +374,13 @@ def update(a: Proxy, node: Node):
     array is written when the compiled function returns (see ``lower.Lowering.writebacks``)."""
     if a.weak:
         raise TypeError(f"cannot assign into a Python scalar (at {user_location()})")
+    if getattr(a, "_sides", None) is not None:
+        name, where = a._sides
+        raise TraceError(f"{name} is updated in place (at {user_location()}) after the "
+                         f"branch at {where} made the name another array's on one side only: "
+                         "the update would reach different arrays depending on the side; "
+                         "copy the array where the branch binds it (y = x.copy()) or update "
+                         "the arrays by their own names")
     if getattr(a, "readonly", False):       # the imaginary part of a real array
         raise ValueError(f"assignment destination is read-only (at {user_location()})")
     if a._base is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from .astutil import name_node, walk_scope
+from .astutil import name_node, set_location, walk_scope
 
 
 def split(fdef) -> None:
@@ -62,13 +62,14 @@ class _Rewrite(ast.NodeTransformer):
         self.generic_visit(node)
         t = node.targets[0]
         if len(node.targets) == 1 and isinstance(t, ast.Name) and t.id in self.names:
-            node.targets = [ast.Tuple(elts=self.parts(t.id, True), ctx=ast.Store())]
+            node.targets = [set_location(ast.Tuple(elts=self.parts(t.id, True),
+                                                   ctx=ast.Store()), t)]
         return node
 
     def visit_Name(self, node):
         if node.id in self.names and isinstance(node.ctx, ast.Load):
-            return ast.copy_location(ast.Tuple(elts=self.parts(node.id, False),
-                                               ctx=ast.Load()), node)
+            return set_location(ast.Tuple(elts=self.parts(node.id, False), ctx=ast.Load()),
+                                node)
         return node
 
     def visit_FunctionDef(self, node):
