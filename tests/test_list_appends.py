@@ -172,3 +172,23 @@ def test_a_returned_list_is_a_list(fn, arg_sets, backend):
             np.testing.assert_array_equal(g, w)
         if isinstance(want, tuple):
             assert got[1:] == want[1:]
+
+
+def _history_of_updates(x, steps):
+    hist = []
+    for t in range(steps):
+        x[0] += 1.0
+        x[1:] *= 2.0
+        hist.append(x.sum())
+    return hist
+
+
+@pytest.mark.parametrize("steps", [3, 1, 0])
+def test_updates_in_place_run_once_per_iteration(steps):
+    """A loop that appends to a list and updates an array element or slice in place: the
+    update runs once per iteration (the trace that found the list ran it once more, and
+    the argument changed even for a loop of no trip; found by a new user's probe)."""
+    a, b = np.array([0.0, 1.0, 2.0]), np.array([0.0, 1.0, 2.0])
+    want, got = _history_of_updates(a, steps), cppcodegen.compile(_history_of_updates)(b, steps)
+    assert [float(v) for v in got] == [float(v) for v in want]
+    np.testing.assert_array_equal(b, a)

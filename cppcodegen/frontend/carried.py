@@ -204,7 +204,13 @@ class Carried:
             effects.UPDATED.pop()
             REGION_EFFECTS.pop()
         changed = containers.undo_changes(boxes)
-        if changed and not listbuffer.plan(self, changed):     # (an append per iteration:
+        try:
+            planned = bool(changed) and listbuffer.plan(self, changed)
+        except listbuffer.Retrace:      # this trace is dropped: so are its updates in place
+            for proxy, before in reversed(updated):
+                proxy._node = before
+            raise
+        if changed and not planned:                             # (an append per iteration:
             box = changed[0][0]                                 # an array, traced again)
             name = next((n for n, v in zip(self.names, self.init_state) if v is box), "")
             what = f"changes the Python {type(box).__name__}" + (f" '{name}'" if name else "")
