@@ -58,3 +58,51 @@ def test_no_update_compiles():
     x0 = np.array([3.0, -1.0, 2.0, 5.0])
     got = cppcodegen.compile(shared_but_not_updated, options={"fallback": False})(x0)
     np.testing.assert_array_equal(got, shared_but_not_updated(x0))
+
+
+def chosen_by_expression(x, y):
+    big = x if x.sum() > y.sum() else y
+    big *= 2
+    return x, y
+
+
+def chosen_by_branch(x, y):
+    if x.sum() > y.sum():
+        big = x
+    else:
+        big = y
+    big *= 2
+    return x, y
+
+
+def view_chosen_by_branch(flag):
+    buf = np.zeros(3)
+    view = buf[1:]
+    if flag[0] > 0:
+        view = buf[:2]
+    view[0] = 5.0
+    return buf
+
+
+@pytest.mark.parametrize("fn, args", [
+    (chosen_by_expression, (np.array([3.0, 1.0]), np.array([1.0, 1.0]))),
+    (chosen_by_expression, (np.array([0.0, 1.0]), np.array([1.0, 1.0]))),
+    (chosen_by_branch, (np.array([3.0, 1.0]), np.array([1.0, 1.0]))),
+    (view_chosen_by_branch, (np.array([1.0]),)), (view_chosen_by_branch, (np.array([-1.0]),)),
+])
+def test_updates_through_a_chosen_name(fn, args):
+    """An array chosen by a conditional expression or a branch on values, then updated in
+    place through the name that chose it: refused, so Python runs it and the update
+    reaches the chosen array (it was lost)."""
+    with pytest.raises(TraceError, match="updated in place"):
+        cppcodegen.compile(fn, options={"fallback": False})(*[a.copy() for a in args])
+    mine, theirs = [a.copy() for a in args], [a.copy() for a in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = cppcodegen.compile(fn, options={"fallback": True})(*mine)
+    want = fn(*theirs)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_array_equal(g, w)
+    for m, t in zip(mine, theirs):
+        np.testing.assert_array_equal(m, t)

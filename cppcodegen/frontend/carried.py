@@ -483,10 +483,6 @@ class Carried:
                 if slot.lengths:        # the view of the length after the last iteration
                     out = _prefix(out, slot.exit, self.where)
                 state[self._index(slot)] = wrap(out, weak=t[1], scalar=t[3])
-                if node.op == "if" and slot.kept:
-                    # the array the name was bound to on one side, another on the other: an
-                    # update through the name would reach the first on that side only
-                    state[self._index(slot)]._sides = (f"'{slot.name}'", self.where)
         for slot, t in zip(self.slots, self.types):
             if t is None and slot.name is not None:
                 state[self._index(slot)] = UNDEFINED
@@ -547,16 +543,38 @@ def _taken_over(slot) -> bool:
 
 
 def _mark_shared(branch, state) -> None:
-    """An array one side of a branch binds to a second name (``best = x``) while its first
-    name keeps it: Python's two names are one array there and not on the other side, so an
-    update through the first name after the branch (``x[0] = ...``) is refused."""
-    for values in getattr(branch, "side_values", ()):
+    """An array one side of a branch binds to a second name (``best = x``; ``big = x`` on
+    one side and ``big = y`` on the other) while its first name keeps it: Python's names are
+    one array on that side and not on the other, so an update through either name after the
+    branch (``x[0] = ...``, ``big *= 2``) is refused."""
+    moved = {id(s.init) for s in branch.slots}     # (names swapped: swaps.settle_sides)
+    sides = getattr(branch, "side_values", ())
+    for k, slot in enumerate(branch.slots):
+        # the array the name was bound to on one side, another on the other: an update
+        # through the name would reach the first on that side only
+        others = [getattr(v[k], "proxy", None) for v in sides if isinstance(v[k], Snapshot)]
+        merged = state[branch._index(slot)] if slot.name else None
+        rebound = [p for p in others if p is not None and p is not slot.init]
+        if slot.kept and isinstance(merged, Proxy) and rebound and not any(
+                id(p) in moved or p._node is None or p._node.op == "loop_out"
+                for p in rebound):      # (a swap, or an inner construct's: settled there)
+            merged._sides = (f"'{slot.name}'", branch.where)
+    for values in sides:
         for slot, v in zip(branch.slots, values):
             p = v.proxy if isinstance(v, Snapshot) else None
+            if p is not None and id(p) in moved:
+                continue
+            if p is not None and p._base is not None and slot.name:    # a view on one side:
+                merged = state[branch._index(slot)]         # an update through the name
+                if isinstance(merged, Proxy) and merged is not p:   # writes where it views
+                    merged._sides = (f"'{slot.name}'", branch.where)
             if p is not None and p is not slot.init and p.serial < branch.first_serial and \
                     slot.name and p._node is not None and p._node.shape and \
                     not (p.scalar or p.weak):
                 p._sides = (f"the array '{slot.name}' is bound to", branch.where)
+                merged = state[branch._index(slot)]
+                if isinstance(merged, Proxy) and merged is not p:
+                    merged._sides = (f"'{slot.name}'", branch.where)
 
 
 def _prefix(node, lengths, where):

@@ -149,6 +149,10 @@ class TraceOps:
         out = np.where(t, yes, no)[()]
         if all(_weak(v) for v in (yes, no)) and isinstance(out, Proxy):
             out = wrap(out.node, weak=True, scalar=True)    # one of two Python numbers: still
+        arrays = [v for v in (yes, no) if isinstance(v, Proxy) and v.ndim and not v.scalar]
+        if arrays and isinstance(out, Proxy):   # (one of two arrays: the values are right,
+            for v in arrays + [out]:            # an update through either name is not)
+                v._sides = ("an array a conditional expression chose", where)
         return out                                          # a Python number (NEP 50)
 
     # ----------------------------------------------------------------- builtins
