@@ -58,6 +58,10 @@ def no_match_in_elif(x, t):
     return r
 
 
+def two_filtered_sums(x):
+    return sum(v for v in x if v > 0), sum(1 for v in x if v > 2), len(x)
+
+
 def with_start(x):
     return sum((v * v for v in x), 10.0)
 
@@ -70,7 +74,7 @@ CASES = [
     (row_sums, (np.arange(6.0).reshape(2, 3),)), (count_keeps_name, (rng.random(100),)),
     (finite_sum, (np.arange(3.0),)), (finite_sum, (np.array([1.0, np.nan]),)),
     (no_match_in_elif, (np.array([1.0, 2.0]), 3.0)), (no_match_in_elif, (np.array([1.0, 5.0]), 3.0)),
-    (with_start, (np.arange(5.0),)),
+    (with_start, (np.arange(5.0),)), (two_filtered_sums, (np.array([1.0, -2.0, 3.0, 4.0]),)),
 ]
 
 

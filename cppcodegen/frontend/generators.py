@@ -4,7 +4,8 @@
 of each traced item while Python iterates (a traced array, or a range of a traced size,
 cannot be iterated there). Where such a call is a statement's value (an assignment's, an
 augmented assignment's, a return's, an expression statement's) or an ``if``'s test, maybe
-under ``not`` or compared with / combined with plain names and constants, it becomes a loop
+under ``not``, compared with / combined with plain names and constants, or in a tuple of
+them (``return sum(...), sum(...)``: each in turn), it becomes a loop
 just before the statement, its target renamed so that it does not leak:
 
     __ccg_g1 = False
@@ -48,24 +49,25 @@ def hoist(fdef, prefix: str, is_builtin) -> None:
                 h.body = block(h.body)
             field = "test" if isinstance(s, ast.If) else "value" if isinstance(
                 s, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)) else None
-            expr = getattr(s, field, None) if field else None
-            call, parent = _reducer_call(expr, is_builtin) if expr is not None else (None, None)
-            if call is None:
-                out.append(s)
-                continue
-            counter[0] += 1
-            result = f"{prefix}g{counter[0]}"
-            for n in _loop(call, result):
-                set_location(n, s)
-                out.append(n)
-            replacement = name_node(result)
-            if parent is None:
-                setattr(s, field, replacement)
-            elif parent[2] is None:
-                setattr(parent[0], parent[1], replacement)
-            else:
-                setattr(parent[0], parent[1], [replacement if v is call else v
-                                               for v in getattr(parent[0], parent[1])])
+            while field is not None:        # (a tuple of them: each, left to right)
+                expr = getattr(s, field, None)
+                call, parent = _reducer_call(expr, is_builtin) if expr is not None else \
+                    (None, None)
+                if call is None:
+                    break
+                counter[0] += 1
+                result = f"{prefix}g{counter[0]}"
+                for n in _loop(call, result):
+                    set_location(n, s)
+                    out.append(n)
+                replacement = name_node(result)
+                if parent is None:
+                    setattr(s, field, replacement)
+                elif parent[2] is None:
+                    setattr(parent[0], parent[1], replacement)
+                else:
+                    setattr(parent[0], parent[1], [replacement if v is call else v
+                                                   for v in getattr(parent[0], parent[1])])
             out.append(s)
         return out
 
@@ -83,6 +85,10 @@ def _reducer_call(expr, is_builtin):
         for field, other in (("left", expr.right), ("right", expr.left)):
             if _is_reducer(getattr(expr, field), is_builtin) and _simple(other):
                 return getattr(expr, field), (expr, field, None)
+    if isinstance(expr, ast.Tuple):     # the first one, the others simple or theirs
+        calls = [e for e in expr.elts if _is_reducer(e, is_builtin)]
+        if calls and all(_simple(e) or _is_reducer(e, is_builtin) for e in expr.elts):
+            return calls[0], (expr, "elts", True)
     if isinstance(expr, ast.Compare) and len(expr.ops) == 1:
         if _is_reducer(expr.left, is_builtin) and _simple(expr.comparators[0]):
             return expr.left, (expr, "left", None)
