@@ -628,3 +628,18 @@ def test_a_tuple_stored_into_a_row():
     new user's probe)."""
     got = cppcodegen.compile(rows_from_tuples, fallback=False)(1.0, 0.5, 40, 0.01)
     np.testing.assert_allclose(got, rows_from_tuples(1.0, 0.5, 40, 0.01), rtol=1e-13)
+
+
+def _add_a_float(a):
+    a += 1.5
+    return a
+
+
+def test_same_kind_error_is_numpys():
+    """``a += 1.5`` on an int array raises NumPy's own UFuncTypeError (a TypeError), as
+    NumPy does, with the user's line as a note (it was a plain TypeError)."""
+    with pytest.raises(TypeError) as want:
+        _add_a_float(np.arange(3))
+    with pytest.raises(TypeError) as got:
+        cppcodegen.compile(_add_a_float)(np.arange(3))
+    assert type(got.value) is type(want.value) and str(got.value) == str(want.value)

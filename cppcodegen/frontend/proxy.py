@@ -402,6 +402,13 @@ def update(a: Proxy, node: Node):
 def store_result(target: Proxy, result: Proxy, name: str):
     """``result`` written into ``target`` as a ufunc's ``out=`` (same_kind casting)."""
     if not np.can_cast(result.dtype, target.dtype, "same_kind"):
+        ufunc = getattr(np, name, None)
+        if isinstance(ufunc, np.ufunc) and ufunc.nout == 1:
+            try:                    # NumPy's own error (a UFuncTypeError), raised by NumPy
+                ufunc(*[np.zeros(1, result.dtype)] * ufunc.nin, out=np.zeros(1, target.dtype))
+            except TypeError as e:
+                e.add_note(f"(at {user_location()})")
+                raise
         raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} "
                         f"to {target.dtype!r} with casting rule 'same_kind' "
                         f"(at {user_location()})")
