@@ -549,7 +549,10 @@ def _mark_shared(branch, state) -> None:
     branch (``x[0] = ...``, ``big *= 2``) is refused."""
     moved = {id(s.init) for s in branch.slots}     # (names swapped: swaps.settle_sides)
     sides = getattr(branch, "side_values", ())
-    for k, slot in enumerate(branch.slots):
+    mine = [not slot.name or not _internal(slot.name) for slot in branch.slots]
+    for k, slot in enumerate(branch.slots):     # (a return's value: the function ends there)
+        if not mine[k]:
+            continue
         # the array the name was bound to on one side, another on the other: an update
         # through the name would reach the first on that side only
         others = [getattr(v[k], "proxy", None) for v in sides if isinstance(v[k], Snapshot)]
@@ -560,9 +563,9 @@ def _mark_shared(branch, state) -> None:
                 for p in rebound):      # (a swap, or an inner construct's: settled there)
             merged._sides = (f"'{slot.name}'", branch.where)
     for values in sides:
-        for slot, v in zip(branch.slots, values):
+        for slot, v, own in zip(branch.slots, values, mine):
             p = v.proxy if isinstance(v, Snapshot) else None
-            if p is not None and id(p) in moved:
+            if p is not None and id(p) in moved or not own:
                 continue
             if p is not None and p._base is not None and slot.name:    # a view on one side:
                 merged = state[branch._index(slot)]         # an update through the name
