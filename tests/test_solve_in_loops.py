@@ -74,6 +74,8 @@ def same(got, want, rtol):
                   rng.standard_normal((10, 4)).astype(np.float32)), 1e-4),
     (solve_each, (rng.integers(-5, 5, (10, 3, 3)) + 10 * np.eye(3, dtype=np.int64),
                   rng.standard_normal((10, 3))), 1e-10),
+    (many_right_hand_sides, (well_conditioned(4, 3, np.float32), np.ones((3, 2), bool)),
+     1e-10),        # (NumPy's common type: float64 unless every operand is float32)
     (solve_each, (well_conditioned(0, 4), np.zeros((0, 4))), 0),
     (solve_each, (well_conditioned(6, 1), rng.standard_normal((6, 1))), 1e-12),
     (inv_each, (well_conditioned(20, 6),), 1e-10),

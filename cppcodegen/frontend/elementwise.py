@@ -186,15 +186,11 @@ def select(condlist, choicelist, default=0):
 
 
 
-MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
-            "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
-
-
 def _signed_unsigned(name, a, b, unsigned_first):
     """NumPy's int64-uint64 comparison loops compare values (-1 < 2**64 - 1); C++ would
     convert the signed side. A negative value decides it; otherwise both are uint64."""
     if unsigned_first:
-        a, b, name = b, a, MIRRORED[name]       # a: the signed side
+        a, b, name = b, a, ufuncs.MIRRORED.get(name, name)       # a: the signed side
     a = cast(asproxy(a), np.int64)
     negative = np.less(a, 0)
     same = getattr(np, name)(cast(a, np.uint64), cast(asproxy(b), np.uint64))

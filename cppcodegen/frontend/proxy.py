@@ -57,6 +57,8 @@ class Proxy:
     ``x[i, j]`` of every axis): a value, not a view, and ``s op= y`` makes a new one."""
 
     __array_priority__ = 1000
+    _sides = None       # (what, where): a name a branch chose among arrays (carried.py,
+                        # control.py): an update in place through it is refused
 
     def __init__(self, node: Node, weak: bool = False):
         self._node = node
@@ -297,10 +299,13 @@ def own(node: Node) -> Node:
     value of its own, so that a later update of the argument does not show in it (and the
     result is not the caller's array; ``g = filled.copy(); g |= ...`` in a loop is a new
     array, not an update of the carried ``filled``)."""
-    if node.op in ("input", "carry"):
-        return make_node("transpose", (node,), node.shape, node.dtype, user_location(),
-                         perm=tuple(range(node.ndim)))
-    return node
+    return _identity(node) if node.op in ("input", "carry") else node
+
+
+def _identity(node: Node) -> Node:
+    """A value of its own with ``node``'s elements (an identity view, no copy)."""
+    return make_node("transpose", (node,), node.shape, node.dtype, user_location(),
+                     perm=tuple(range(node.ndim)))
 
 
 def copy_of(a: Proxy, scalar=None) -> Proxy:
@@ -311,8 +316,7 @@ def copy_of(a: Proxy, scalar=None) -> Proxy:
     view), so updates of the copy are the body's own, not the earlier array's."""
     node = own(a.node)
     if MADE and node is a.node and a.node.shape and not any(id(node) in m for m in MADE):
-        node = make_node("transpose", (node,), node.shape, node.dtype, user_location(),
-                         perm=tuple(range(node.ndim)))
+        node = _identity(node)
     return wrap(node, a.weak, a.scalar if scalar is None else scalar)
 
 
@@ -374,7 +378,7 @@ def update(a: Proxy, node: Node):
     array is written when the compiled function returns (see ``lower.Lowering.writebacks``)."""
     if a.weak:
         raise TypeError(f"cannot assign into a Python scalar (at {user_location()})")
-    if getattr(a, "_sides", None) is not None:
+    if a._sides is not None:
         name, where = a._sides
         raise TraceError(f"{name} is updated in place (at {user_location()}) after the "
                          f"branch at {where} made the name another array's on one side only: "

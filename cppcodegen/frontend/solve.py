@@ -10,7 +10,7 @@ through the capture (``control.Ops.call``) like a helper of the user's: its loop
 compiled loops of the program. The result differs from LAPACK's only by rounding (LAPACK
 blocks the elimination), within the solve's own error bound.
 
-Taken: float32/float64 (integers and bools promote to float64 as NumPy's solve does), one
+Taken: float32/float64 (anything else with them, integers, bools: float64, as NumPy's), one
 square matrix and a vector or a matrix of right-hand sides; anything else stays NumPy's.
 """
 from __future__ import annotations
@@ -28,11 +28,11 @@ def native_operands(A, b=None):
         return None
     if A.ndim != 2 or b is not None and b.ndim not in (1, 2):
         return None
-    kinds = {x.dtype.kind for x in arrays}
-    if not kinds <= set("biuf"):
-        return None
-    dt = np.result_type(*[x.dtype for x in arrays], np.float16)   # (ints: float64)
-    return np.dtype(np.float64) if dt.kind != "f" or dt.itemsize < 4 else dt
+    dtypes = {np.dtype(x.dtype) for x in arrays}
+    if not all(d.kind in "biuf" for d in dtypes) or np.dtype(np.float16) in dtypes:
+        return None                     # (complex; float16, which NumPy's linalg refuses)
+    single = dtypes == {np.dtype(np.float32)}   # NumPy's common type: float32 only when
+    return np.dtype(np.float32 if single else np.float64)    # every operand is float32
 
 
 def prepare(f, args, kwargs):

@@ -199,6 +199,9 @@ TRACEABLE = (set(OPS) - {"where", "random_uniform", "random_normal", "real", "im
 LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                          "isnan", "isinf", "isfinite", "signbit"})
+# an ordering comparison with its operands swapped (a < b is b > a); others are symmetric
+MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+            "greater_equal": "less_equal"}
 # ops whose result dtype differs from their operands' (the rest: result dtype == operand dtype)
 BOOL_RESULT = COMPARISONS | LOGICAL
 # ops costing tens of cycles per element (a call into libm or its vector twin): worth a

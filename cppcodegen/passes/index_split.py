@@ -23,12 +23,11 @@ import itertools
 import numpy as np
 import sympy
 
+from ..ir import ufuncs
 from ..ir.loopir import Const, Gather, Index, Load, Op, index_vars, walk
 
 BOOL = np.dtype(bool)
 MAX_PIECES = 27         # 3 per axis on 3 axes: a pad or roll of a 3-D array
-_FLIP = {"greater_equal": "less_equal", "less_equal": "greater_equal", "greater": "less",
-         "less": "greater"}
 
 
 def split(stage, axes) -> list | None:
@@ -94,12 +93,12 @@ def _condition(e, vars_=()):
     """(loop variable, the first value from which the truth of ``e`` may differ from the
     value before it) for a comparison of ``±var + k`` with an integer constant (``k`` an
     integer, or an expression of sizes: ``i0 <= n0 - 2``)."""
-    if not (isinstance(e, Op) and e.name in _FLIP and len(e.args) == 2):
+    if not (isinstance(e, Op) and e.name in ufuncs.MIRRORED and len(e.args) == 2):
         return None
     a, b = e.args
     name = e.name
     if isinstance(a, Const) and isinstance(b, Index):
-        a, b, name = b, a, _FLIP[name]
+        a, b, name = b, a, ufuncs.MIRRORED[name]
     if not (isinstance(a, Index) and isinstance(b, Const)) or not _integral(b.value):
         return None
     expr = sympy.expand(a.expr)
@@ -114,7 +113,7 @@ def _condition(e, vars_=()):
     c = int(b.value) - rest             # coef * var  <name>  c
     c = int(c) if c.is_Integer else c
     if coef == -1:
-        name, c = _FLIP[name], -c
+        name, c = ufuncs.MIRRORED[name], -c
     return var, (c + 1 if name in ("greater", "less_equal") else c)
 
 
@@ -145,7 +144,7 @@ def _rebuild(e, memo, known):
     if not isinstance(e, Op):
         return e
     args = tuple(memo[id(a)] for a in e.args)
-    if e.name in _FLIP and len(args) == 2:
+    if e.name in ufuncs.MIRRORED and len(args) == 2:
         truth = _decide(e.name, args, known)
         if truth is not None:
             return Const(truth, BOOL)
