@@ -114,6 +114,20 @@ def array_of_scalars(x):
     return stats, pair, np.asarray(x) + 1
 
 
+def contiguous_copies(x):
+    strided = np.ascontiguousarray(x[:, ::2])       # a copy of a strided view
+    return strided * 2, np.ascontiguousarray(x, dtype=np.float32), \
+        np.ascontiguousarray(x.sum())                 # a 0-d value: one axis, as NumPy's
+
+
+WEIGHTS = np.array([0.5, 1.5, 2.5, 3.5, 4.5])
+
+
+def module_table_at_argmax(x):
+    """A module's array indexed by a traced position computed from a slice."""
+    return WEIGHTS[np.argmax(x[1:6, 0])] * x
+
+
 def zeros_filled_by_slices(x):
     n = x.shape[0]
     out = np.zeros((n, 3))
@@ -142,7 +156,7 @@ def buffers_in_while(x):
     (eye_offsets, (M,)), (full_and_ones, (M,)), (full_and_ones, (M32,)),
     (zeros_dtypes, (M,)), (linspace_traced, (M,)), (linspace_traced, (M32,)),
     (arange_in_loop, (U,)), (array_of_scalars, (M,)), (zeros_filled_by_slices, (M,)),
-    (buffers_in_while, (M,)),
+    (buffers_in_while, (M,)), (contiguous_copies, (M,)), (module_table_at_argmax, (M,)),
 ], ids=lambda v: getattr(v, "__name__", None) or "")
 def test_matches_numpy(fn, args):
     check_against_numpy(fn, *args, **SUMS)
@@ -168,6 +182,17 @@ def test_filled_zeros_is_one_buffer():
     loop_ir = text.split("== loop IR ==")[1].split("== kernels")[0]
     buffers = [ln for ln in loop_ir.splitlines() if ln.startswith("buffer ")]
     assert len([b for b in buffers if "float64[12, 3]" in b]) == 1, loop_ir
+
+
+def test_update_through_contiguous_copy_of_view_is_refused():
+    """NumPy's np.ascontiguousarray copies a view only when it is not contiguous: an update
+    through its result might or might not reach the viewed array, so it is refused."""
+    def update_it(x):
+        y = np.ascontiguousarray(x[:, 1:])
+        y[0] = 5.0
+        return y
+    with pytest.raises(cppcodegen.TraceError, match="ascontiguousarray"):
+        cppcodegen.compile(update_it)(M.copy())
 
 
 def test_size_from_random_values_is_a_clear_error():

@@ -302,6 +302,18 @@ def array(obj, dtype=None, *, original, **kw):
     return out
 
 
+def ascontiguousarray(a, dtype=None, *, original, **kw):
+    """The array itself, or a copy of a view: NumPy copies a view only when its elements are
+    not contiguous, so an update through the result of a view's is refused (proxy.update)."""
+    if not _holds_proxy(a):
+        return original(a, dtype, **kw)
+    r = array(a, dtype, original=np.asarray)
+    if isinstance(a, Proxy) and a._base is not None and r is a:
+        r = copy_of(a, scalar=False)
+        r._sides = f"the result of np.ascontiguousarray of a view (at {user_location()})"
+    return r if r.ndim else r.reshape(1)        # (at least one axis, as NumPy's)
+
+
 def _holds_proxy(obj) -> bool:
     if isinstance(obj, Proxy):
         return True
@@ -312,7 +324,8 @@ def _holds_proxy(obj) -> bool:
 
 _PLAIN = {"zeros": zeros, "ones": ones, "empty": empty, "full": full, "eye": eye,
           "identity": identity}
-_WITH_ORIGINAL = {"arange": arange, "linspace": linspace, "array": array, "asarray": array}
+_WITH_ORIGINAL = {"arange": arange, "linspace": linspace, "array": array, "asarray": array,
+                  "ascontiguousarray": ascontiguousarray}
 
 replace.register(np, _PLAIN)
 replace.register(np, _WITH_ORIGINAL, pass_original=True)

@@ -448,8 +448,8 @@ class _ExprConv(ast.NodeTransformer):
         """``table[idx]`` read: a NumPy array indexed by traced values is read as a traced
         array (NumPy's own indexing cannot take them). Keys with slices stay as written."""
         self.generic_visit(node)
-        if not isinstance(node.ctx, ast.Load) or any(
-                isinstance(n, ast.Slice) for n in ast.walk(node.slice)) or \
+        key = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not isinstance(node.ctx, ast.Load) or any(isinstance(k, ast.Slice) for k in key) or \
                 not self._lambda_safe([node.value, node.slice]):
             return node
         self.c.changed = True
