@@ -25,6 +25,7 @@ from .frontend import signature
 from .errors import DataDependentError, TraceError, UnsupportedError, fall_back
 from .frontend.capture import positional
 from .frontend.control import trace_function
+from .ir.graph import SliceOut
 from .variants import (choose_specs, fits, Recompile, RecompileLimitWarning, value_sizes,
                        values_text)
 
@@ -298,6 +299,8 @@ def _op_name(node) -> str:
 def _map(tree, fn):
     if isinstance(tree, tuple) and tree and isinstance(tree[0], str):
         return fn(tree)
+    if isinstance(tree, SliceOut):
+        return tree.mapped(lambda v: _map(v, fn))
     if isinstance(tree, dict):
         return {k: _map(v, fn) for k, v in tree.items()}
     if isinstance(tree, list):

@@ -22,6 +22,7 @@ import numpy as np
 from . import device as _device
 from . import sizes
 from ..errors import PythonOnly
+from ..ir.graph import SliceOut
 from .extern import ShapeChanged
 from .hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
 
@@ -392,6 +393,9 @@ def _build(tree, values, args):
         if tag == "arg":
             return args[v]
         return v
+    if isinstance(tree, SliceOut):      # out[:k]: a view with bounds of this run
+        return tree.take(_build(tree.base, values, args),
+                         [_build(b, values, args) for b in tree.bounds])
     if isinstance(tree, dict):
         return {k: _build(v, values, args) for k, v in tree.items()}
     if isinstance(tree, list):

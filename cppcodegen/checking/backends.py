@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from ..ir.graph import map_tree, Node
+from ..ir.graph import map_tree, Node, take_views
 from ..runtime.extern import ShapeChanged
 from ..runtime.compiled import as_list
 from .check import make_check_variant, trace_graph
@@ -117,7 +117,7 @@ class ReferenceVariant:
             if k in lists:
                 return as_list(v, lists[k])
             return v[()] if v.ndim == 0 and k not in arrays else v
-        return map_tree(self.graph.outputs, leaf, Node)
+        return take_views(map_tree(self.graph.outputs, leaf, Node))
 
 
 @register_backend("check")

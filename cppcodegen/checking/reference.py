@@ -33,7 +33,7 @@ import warnings
 
 import numpy as np
 
-from ..ir.graph import CONTROL_OPS, Graph, Node, map_tree
+from ..ir.graph import CONTROL_OPS, Graph, Node, map_tree, take_views
 from ..ir.ufuncs import OPS
 from ..runtime.compiled import check_error
 
@@ -327,8 +327,8 @@ def run_graph(graph: Graph, args, on_node=None, each_iteration: bool = False):
         if type(values[id(n)]) is Unbound:
             raise values[id(n)].error
     # every value is taken before any argument is written (they may be views of arguments)
-    outputs = map_tree(graph.outputs, lambda n: values[id(n)] if n.op == "input"
-                       else np.array(values[id(n)]))
+    outputs = take_views(map_tree(graph.outputs, lambda n: values[id(n)] if n.op == "input"
+                                  else np.array(values[id(n)])))
     written = [(i, np.array(values[id(n)])) for i, n in graph.mutations]
     for i, value in written:
         if not args[i].flags.writeable:

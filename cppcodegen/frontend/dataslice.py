@@ -88,6 +88,46 @@ def data_slice(ix: slice, size, dim: int):
     return spec, tuple(binds)                                           # the ids in key alive)
 
 
+class PendingSlice(Proxy):
+    """``a[key]`` outside every compiled loop, a slice bound computed from array values
+    (``return out[:k]`` after a loop counted ``k``). Returned as it is, it is a view the
+    caller gets from the program's outputs (``ir.graph.SliceOut``: ``a`` as it ends and the
+    bounds' values now); any other use needs its length while tracing: the trace starts
+    again with the body in a compiled loop of one trip (``OutsideLoop``)."""
+
+    def __init__(self, a: Proxy, key: tuple, error: OutsideLoop):
+        super().__init__(None)
+        self._gone = error              # (``node`` raises it)
+        self.sliced = a
+        self.bounds = []
+        self.key = tuple(self._template(ix) for ix in key)
+
+    def _template(self, ix):
+        if isinstance(ix, slice):
+            return slice(*(self._template(b) for b in (ix.start, ix.stop, ix.step)))
+        if ix is None or ix is Ellipsis or isinstance(ix, (int, np.integer)) and \
+                not isinstance(ix, bool):
+            return ix
+        if is_dim(ix):                  # a size known only at run time
+            from .iteration import size_proxy
+            ix = size_proxy(symbolic().canon(ix))
+        if not isinstance(ix, Proxy) or ix.dtype.kind not in "iub" or ix.node.shape:
+            raise TypeError(f"slice indices must be integers or None or have an __index__ "
+                            f"method (at {user_location()})")
+        self.bounds.append(wrap(ix.node, weak=True, scalar=True))   # (its value now)
+        return ("bound", len(self.bounds) - 1)
+
+    def output(self):
+        """The result as the program's outputs: the array and the bounds' values."""
+        from ..ir.graph import SliceOut
+        return SliceOut(self.sliced, tuple(self.bounds), self.key)
+
+
+def pending(a: Proxy, index, error: OutsideLoop):
+    """``a[index]`` with a bound from array values, outside every compiled loop."""
+    return PendingSlice(a, index if isinstance(index, tuple) else (index,), error)
+
+
 def data_length(value: Proxy):
     """A length (an int >= 0) computed from array values in a compiled loop: its data symbol
     and the ``bind`` node that sets it (a node of that length takes the bind as an input)."""

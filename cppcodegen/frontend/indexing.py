@@ -20,7 +20,7 @@ from .externs import extern_call
 from . import replace
 from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, own,
                     Proxy, unsupported, update, view_of, wrap)
-from .dataslice import data_slice, is_data_bound, run_time_slice
+from .dataslice import data_slice, is_data_bound, OutsideLoop, pending, run_time_slice
 from .iteration import size_proxy, value_size
 from .selection import is_selection, same_value, Selection
 from .stored import stored_part
@@ -189,7 +189,10 @@ def getitem(a: Proxy, index):
         return sel
     if _is_advanced(index):
         return advanced_getitem(a, index)
-    basic, traced = _basic_or_checked(a, index)
+    try:
+        basic, traced = _basic_or_checked(a, index)
+    except OutsideLoop as e:            # out[:k] outside every loop: returned, a view
+        return pending(a, index, e)
     if basic is None:
         return advanced_getitem(a, traced)
     spec, out_shape, sliced_shape, ints, binds = basic

@@ -12,11 +12,13 @@ import threading
 import numpy as np
 
 from ..errors import TraceError
-from ..ir.graph import EFFECTS, RAISES, flatten_tree, Graph, make_node, map_tree, toposort, walk
+from ..ir.graph import (EFFECTS, RAISES, flatten_tree, Graph, make_node, map_tree, SliceOut,
+                        toposort, walk)
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
 from . import creation, replace
 from .capture import UNDEFINED
+from .dataslice import PendingSlice
 from .listbuffer import ListBuffer
 from .externs import TraceState
 from .proxy import Proxy, size_operand, wrap
@@ -69,6 +71,7 @@ def trace(fn, arg_specs, args):
             return p
         try:
             result = map_tree(fn(*call_args), as_list, leaf_type=ListBuffer)
+            result = map_tree(result, PendingSlice.output, leaf_type=PendingSlice)
             for p in flatten_tree(result, leaf_type=Proxy):
                 p.node                  # (a lazy x[mask] returned: computed while the
                                         # call's values are at hand)
@@ -118,6 +121,8 @@ def _check_outputs(result):
     elif isinstance(result, (tuple, list)):
         for v in result:
             _check_outputs(v)
+    elif isinstance(result, SliceOut):  # out[:k]: its array and bounds (checked above)
+        pass
     elif result is UNDEFINED:
         raise TraceError("the compiled function returns values of different kinds on "
                          "different paths (None or a tuple on one, a number on another: "

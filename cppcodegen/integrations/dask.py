@@ -45,7 +45,7 @@ import sys
 import numpy as np
 
 from .chunks import builds_counted, start_counting_builds, task_threads
-from ..ir.graph import Node, flatten_tree, map_tree
+from ..ir.graph import Node, flatten_tree, map_tree, SliceOut
 from .layers import _Call
 from .reductions import _reduction_plan
 
@@ -70,6 +70,12 @@ def dask_call(cf, args):
     """``cf(*args)`` where some arguments are dask arrays: the output tree with dask arrays."""
     call = _Call(cf, args, THREADS_PER_TASK)
     graph, leaves = call.graph, flatten_tree(call.graph.outputs)
+    if flatten_tree(graph.outputs, SliceOut):
+        from ..errors import UnsupportedError
+        raise UnsupportedError(f"{getattr(cf, '__name__', cf)} returns a slice whose bounds "
+                               "come from array values (out[:k]): its length is known only "
+                               "when it runs, which Dask's chunks cannot be; call it on "
+                               "NumPy arrays")
     call.check_neighbours()
     call.rechunk(call.axes_must_be_whole())
     plan = _reduction_plan(graph, call.axes, call.chunked, leaves)

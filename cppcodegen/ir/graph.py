@@ -199,6 +199,9 @@ class Graph:
 def _tree_text(tree, names) -> str:
     if isinstance(tree, Node):
         return names[id(tree)]
+    if isinstance(tree, SliceOut):
+        bounds = ", ".join(_tree_text(b, names) for b in tree.bounds)
+        return f"{_tree_text(tree.base, names)}[{tree.key!r} with ({bounds})]"
     if isinstance(tree, dict):
         return "{" + ", ".join(f"{k!r}: {_tree_text(v, names)}" for k, v in tree.items()) + "}"
     if isinstance(tree, (tuple, list)):
@@ -207,10 +210,57 @@ def _tree_text(tree, names) -> str:
     return repr(tree)
 
 
+@dataclass(frozen=True)
+class SliceOut:
+    """A result ``base[key]`` whose slice bounds are known only when the program runs
+    (``return out[:k]`` after a loop counted ``k``): ``base`` and the ``bounds`` are the
+    program's outputs, leaves of the output tree like any other, and the view is taken
+    from their values after it runs (``frontend/dataslice.py``), sharing ``base``'s
+    memory as NumPy's slice does. ``key`` is the index with ``("bound", j)`` where bound
+    ``j`` goes."""
+    base: object
+    bounds: tuple
+    key: tuple
+
+    def parts(self) -> tuple:
+        return (self.base,) + self.bounds
+
+    def mapped(self, fn) -> "SliceOut":
+        return SliceOut(fn(self.base), tuple(fn(b) for b in self.bounds), self.key)
+
+    def take(self, base, bounds):
+        """NumPy's ``base[key]`` with the bounds' values (Python ints) in their places."""
+        def fill(v):
+            if isinstance(v, tuple) and len(v) == 2 and v[0] == "bound":
+                return int(bounds[v[1]])
+            if isinstance(v, slice):
+                return slice(fill(v.start), fill(v.stop), fill(v.step))
+            return v
+        return np.asarray(base)[tuple(fill(k) for k in self.key)]
+
+    def __repr__(self):
+        return f"SliceOut({self.base!r}, {self.bounds!r}, {self.key!r})"
+
+
+def take_views(tree):
+    """A tree of values with each ``SliceOut`` of values replaced by its view."""
+    if isinstance(tree, SliceOut):
+        return tree.take(tree.base, tree.bounds)
+    if isinstance(tree, dict):
+        return {k: take_views(v) for k, v in tree.items()}
+    if isinstance(tree, tuple):
+        return tuple(take_views(v) for v in tree)
+    if isinstance(tree, list):
+        return [take_views(v) for v in tree]
+    return tree
+
+
 def flatten_tree(tree, leaf_type=Node):
     """Leaves of a nested tuple/list/dict in order."""
     if isinstance(tree, leaf_type):
         return [tree]
+    if isinstance(tree, SliceOut):
+        return [x for v in tree.parts() for x in flatten_tree(v, leaf_type)]
     if isinstance(tree, dict):
         return [x for v in tree.values() for x in flatten_tree(v, leaf_type)]
     if isinstance(tree, (tuple, list)):
@@ -221,6 +271,8 @@ def flatten_tree(tree, leaf_type=Node):
 def map_tree(tree, fn, leaf_type=Node):
     if isinstance(tree, leaf_type):
         return fn(tree)
+    if isinstance(tree, SliceOut):
+        return tree.mapped(lambda v: map_tree(v, fn, leaf_type))
     if isinstance(tree, dict):
         return {k: map_tree(v, fn, leaf_type) for k, v in tree.items()}
     if isinstance(tree, tuple):

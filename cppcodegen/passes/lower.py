@@ -14,7 +14,8 @@ import dataclasses
 import numpy as np
 import sympy
 
-from ..ir.graph import CONTROL_OPS, LEAF_OPS, RUN_TIME, VIEW_OPS, Graph, Node, run_time_size
+from ..ir.graph import (CONTROL_OPS, LEAF_OPS, RUN_TIME, VIEW_OPS, Graph, Node, SliceOut,
+                        run_time_size)
 from ..ir.shapes import prod
 from ..ir.loopir import (STATUS, Buffer, ExprBuilder, Gather, Load, LoopProgram, Stage,
                          index_vars, nested)
@@ -389,6 +390,8 @@ def _untransposed(node):
 def _map_leaves(tree, fn):
     if isinstance(tree, Node):
         return fn(tree)
+    if isinstance(tree, SliceOut):
+        return tree.mapped(lambda v: _map_leaves(v, fn))
     if isinstance(tree, dict):
         return {k: _map_leaves(v, fn) for k, v in tree.items()}
     if isinstance(tree, (tuple, list)):

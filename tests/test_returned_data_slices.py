@@ -1,0 +1,105 @@
+"""A returned slice whose bounds come from array values (``return out[:k]`` after a loop
+counted ``k``): a view of the program's output array, taken with this run's bounds, so one
+compiled function serves every count (``frontend/dataslice.py`` PendingSlice,
+``ir.graph.SliceOut``)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cppcodegen
+
+RNG = np.random.default_rng(7)
+
+
+def above(x, t):
+    out = np.empty(x.shape[0])
+    k = 0
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            out[k] = x[i]
+            k += 1
+    return out[:k]
+
+
+def bfs_order(adj, start):
+    n = adj.shape[0]
+    queue = np.empty(n, np.int64)
+    seen = np.zeros(n, np.bool_)
+    head, tail = 0, 1
+    queue[0] = start
+    seen[start] = True
+    while head < tail:
+        v = queue[head]
+        head += 1
+        for w in range(n):
+            if adj[v, w] and not seen[w]:
+                seen[w] = True
+                queue[tail] = w
+                tail += 1
+    return queue[:tail], tail
+
+
+def rows_and_tail(m, t):
+    k = 0
+    for i in range(m.shape[0]):
+        if m[i, 0] > t:
+            k = i
+    y = m[k:, 1:]             # a view: the update below shows in it, as in NumPy
+    m[-1, -1] = -5.0
+    k += 1                    # the slice keeps the bound's value when it was taken
+    return y, m[:k:2], k
+
+
+def of_argument(x, t):
+    k = 0
+    while k < x.shape[0] and x[k] < t:
+        k += 1
+    return x[:k]
+
+
+@pytest.mark.parametrize("t", [-1.0, 0.3, 0.7, 2.0])
+def test_counted_prefix_matches_python(t):
+    c = cppcodegen.compile(above)
+    x = RNG.random(50)
+    got, want = c(x, t), above(x, t)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert len(c.variants) == 1     # every count: one compiled function
+
+
+def test_bfs_queue_prefix():
+    c = cppcodegen.compile(bfs_order)
+    for seed in range(4):
+        adj = np.random.default_rng(seed).random((12, 12)) > 0.8
+        (got, n_got), (want, n_want) = c(adj, 0), bfs_order(adj, 0)
+        np.testing.assert_array_equal(got, want)
+        assert n_got == n_want and type(n_got) is type(n_want)
+
+
+@pytest.mark.parametrize("t", [-1.0, 0.5, 2.0])
+def test_views_see_later_updates_and_bounds_keep_their_value(t):
+    m = RNG.random((9, 4))
+    a, b = m.copy(), m.copy()
+    got, want = cppcodegen.compile(rows_and_tail)(a, t), rows_and_tail(b, t)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_slice_of_an_argument_is_a_view_of_the_callers_array():
+    x = np.array([0.1, 0.2, 0.9, 0.3])
+    r = cppcodegen.compile(of_argument)(x, 0.5)
+    np.testing.assert_array_equal(r, [0.1, 0.2])
+    assert np.shares_memory(r, x)
+
+
+def test_check_backend_and_float_bound():
+    x = RNG.random(30)
+    got = cppcodegen.compile(above, backend="check")(x, 0.5)
+    np.testing.assert_array_equal(got, above(x, 0.5))
+
+    def float_bound(x):
+        return x[:x.sum()]
+    with pytest.raises(TypeError, match="slice indices must be integers"):
+        cppcodegen.compile(float_bound)(x)
