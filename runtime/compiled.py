@@ -153,6 +153,7 @@ class CompiledVariant:
         self.hook = hook
         contiguous = contiguous or {}
         steps = []
+        self.draws = []             # (slot, source) of each random op
         for spec in plan.args:
             if spec[0] == "input":
                 steps.append((0 if contiguous.get(spec[1], True) else 4, spec[1], None))
@@ -171,7 +172,8 @@ class CompiledVariant:
                 steps.append((9, spec[1], None))
             elif spec[0] == "rng":          # ('rng', slot, 'seed'|'off', source): one draw
                 if spec[2] == "seed":       # gives both arguments, which are adjacent
-                    steps.append((5, spec[3], None))
+                    steps.append((5, spec[1], None))
+                    self.draws.append((spec[1], spec[3]))
             else:
                 steps.append((3, spec[1], None))
         self.steps = tuple(steps)
@@ -199,6 +201,7 @@ class CompiledVariant:
         env = {"_device": _device, "fb": _from_buffer(self.ffi), "cast": self.ffi.cast,
                "fn": self.fn, "multi": self.multi, "size_env": self.size_env,
                "evaluate": sizes.evaluate, "rng": _random_args, "zeros": np.zeros,
+               "sources": tuple(self.draws),
                "failed": lambda status: _index_error(status, self.plan.raises,
                                                               self.plan.sites)}
         checks = []
@@ -228,7 +231,9 @@ class CompiledVariant:
                 values.append("None")
                 continue
             elif kind == 5:                     # a random op's (seed, offset): two arguments
-                lines.append(f"r{j} = rng({a!r}, args)")
+                if not any(ln.startswith("draws = ") for ln in lines):
+                    lines.insert(0, "draws = rng(sources, args)")
+                lines.append(f"r{j} = draws[{a!r}]")
                 cargs += [f"r{j}[0]", f"r{j}[1]"]
                 values += ["None", "None"]
                 continue
@@ -338,14 +343,11 @@ SHAPE_CHANGED = ("a NumPy step between kernels (np.nonzero, x[mask], ...) gave a
                  "shape than on the call the function was compiled for")
 
 
-def _random_args(source, args) -> tuple:
-    """(seed, offset) of one random op for this call, as signed 64-bit ints: drawn from the
-    device's default generator, or seeded from a ``numpy.random.Generator`` argument."""
-    if source is None:
-        seed, off = _device.get_device_hooks().default_generator(0).reserve(1)
-    else:
-        seed, off = int(args[source].integers(0, 2 ** 63)), 0
-    return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in (seed, off))
+def _random_args(sources, args) -> dict:
+    """slot -> (seed, offset) of each random op for this call, as signed 64-bit ints
+    (``device.reservations``)."""
+    return {slot: tuple(v - (1 << 64) if v >= 1 << 63 else v for v in pair)
+            for slot, pair in _device.reservations(sources, args).items()}
 
 
 def _or_python(fast, call):

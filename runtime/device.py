@@ -249,3 +249,35 @@ def manual_seed(seed: int) -> None:
     hooks = get_device_hooks()
     for index in range(max(hooks.device_count(), 1)):
         hooks.default_generator(index).manual_seed(seed)
+
+
+
+def reservations(sources, args) -> dict:
+    """slot -> (seed, offset) of a call's random ops, ``sources`` their (slot, source) pairs
+    (``frontend/random.py``). Slot ``k`` takes offset ``k`` of one block reserved from the
+    default generator for the call, so the values do not depend on the order the ops run
+    in; ``("seed", s)``, the first op after the function's own ``np.random.seed(s)``: the
+    generator is seeded with ``s`` there and the slots from it on take a block of the seeded
+    generator (the same numbers at every call, as in NumPy); an int source: seeded from that
+    ``numpy.random.Generator`` argument."""
+    pairs = sorted(sources, key=lambda p: p[0])
+    if not pairs:
+        return {}
+    generator = get_device_hooks().default_generator(0)
+    top = pairs[-1][0] + 1
+    starts = [0] + [slot for slot, src in pairs if isinstance(src, tuple)]
+    out, blocks = {}, {}
+    for k, start in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else top
+        if k:                       # (the seed of the op at ``start``)
+            generator.manual_seed(dict(pairs)[start][1])
+        if end > start or k:
+            blocks[start] = generator.reserve(max(end - start, 0))
+    for slot, src in pairs:
+        if src is None or isinstance(src, tuple):
+            start = max(s for s in starts if s <= slot)
+            seed, off = blocks[start]
+            out[slot] = (seed, (off + slot - start) % 2 ** 64)
+        else:
+            out[slot] = (int(args[src].integers(0, 2 ** 63)), 0)
+    return out

@@ -62,6 +62,32 @@ def test_manual_seed_reproduces_and_calls_advance():
         assert not np.array_equal(u, v)              # the next call draws new numbers
 
 
+def seeded_walk(n, seed):
+    before = np.random.rand(3)                  # drawn before the seed: new at each call
+    np.random.seed(seed)
+    steps = np.where(np.random.rand(n) < 0.5, -1.0, 1.0)
+    pos = 0.0
+    for i in range(n):                          # a draw in a compiled loop, after the seed
+        pos += steps[i] * np.random.uniform(0.5, 1.5)
+    return before, steps, pos
+
+
+def test_the_functions_own_seed_makes_every_call_draw_the_same_numbers():
+    """np.random.seed(s) in the function: every call with the same s draws the same numbers
+    after it (as in NumPy; the numbers are this generator's), another s others."""
+    f = cppcodegen.compile(seeded_walk)
+    a, b, c = f(200, 42), f(200, 42), f(200, 7)
+    assert not np.array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert a[2] == b[2] and a[2] != c[2] and not np.array_equal(a[1], c[1])
+    assert set(np.unique(a[1])) <= {-1.0, 1.0}
+    checked = cppcodegen.compile(seeded_walk, backend="check")(200, 42)   # the reference
+    np.testing.assert_array_equal(checked[1], a[1])                       # interpreter's too
+    assert checked[2] == pytest.approx(a[2], rel=1e-12)
+    with pytest.raises(ValueError, match="Seed must be between"):
+        cppcodegen.compile(seeded_walk)(5, -1)
+
+
 def test_values_are_the_reference_scheme():
     cppcodegen.manual_seed(99)
     got = cppcodegen.compile(lambda x: np.random.random(x.shape) * 1 + x)(np.zeros((7, 11)))

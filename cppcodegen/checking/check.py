@@ -27,6 +27,7 @@ body is never reported (``api._plan`` hooks only the stages of top-level graph n
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 
@@ -183,13 +184,23 @@ class CheckVariant:
     def run(self, args):
         """Returns (compiled outputs, CheckReport)."""
         from .reference import run_graph      # lazy: kept out of `import cppcodegen` (import time)
+        from ..runtime.device import get_device_hooks
         reported = []
-        before = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]  # updated in place?
+        before = [np.array(a) if isinstance(a, np.ndarray) else      # (updated in place?)
+                  copy.deepcopy(a) if isinstance(a, np.random.Generator) else a for a in args]
+        generator = get_device_hooks().default_generator(0)
+        start = generator.get_state()   # the reference draws what the compiled code drew
         with intermediate_hook(lambda name, value: reported.append((name, value))):
             out = self.compiled(args)
         names = self.graph.names()
         reference = {}
-        run_graph(self.graph, before, on_node=lambda n, v: reference.__setitem__(names[id(n)], v))
+        end = generator.get_state()
+        generator.set_state(start)
+        try:
+            run_graph(self.graph, before,
+                      on_node=lambda n, v: reference.__setitem__(names[id(n)], v))
+        finally:
+            generator.set_state(end)
         nodes = {names[id(n)]: n for n in self.graph.nodes}
         report = CheckReport(getattr(self.fn, "__qualname__", repr(self.fn)), graph=self.graph)
         exits = _carried_exits(self.graph, names)

@@ -33,7 +33,7 @@ import warnings
 
 import numpy as np
 
-from ..ir.graph import CONTROL_OPS, Graph, Node, map_tree, take_views
+from ..ir.graph import CONTROL_OPS, Graph, Node, map_tree, take_views, walk
 from ..ir.ufuncs import OPS
 from ..runtime.compiled import check_error
 
@@ -206,16 +206,6 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
         ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
         return ufunc[node.attr("kind")].accumulate(vals[0], axis=node.attr("axis"),
                                                    dtype=node.dtype)
-    if op == "random":          # draws of the same scheme, from a fresh reservation
-        from ..runtime import random as rnd
-        from ..runtime.device import get_device_hooks
-        source = node.attr("source")
-        if source is None:
-            seed, off = get_device_hooks().default_generator(0).reserve(1)
-        else:
-            seed, off = int(args[source].integers(0, 2 ** 63)), 0
-        values = getattr(rnd, node.attr("dist"))(seed, off, int(np.prod(node.shape)), node.dtype)
-        return values.reshape(node.shape)
     if op == "setitem":
         out = vals[0].copy()
         index = tuple(size_value(sp[1], sizes) if sp[0] == "i" else
@@ -232,17 +222,39 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
 
 # ----------------------------------------------------------------- a graph, regions
 
+def _reservations(nodes, args) -> dict:
+    """slot -> [seed, offset, runs so far] of every random op in ``nodes`` and their regions,
+    reserved in slot order as the compiled call reserves them when it starts."""
+    from ..runtime.device import reservations
+    ops = [(n.attr("slot"), n.attr("source")) for n in walk(nodes) if n.op == "random"]
+    return {slot: [*pair, 0] for slot, pair in reservations(ops, args).items()}
+
+
 class Interpreter:
     """Evaluates nodes in order, keeping every value by node id; runs control nodes' regions
     with the induction variables bound in ``sizes``."""
 
-    def __init__(self, args, sizes=None, on_node=None, each_iteration=False):
+    def __init__(self, args, sizes=None, on_node=None, each_iteration=False, nodes=()):
         self.args = args
         self._sizes = dict(sizes or {})
         self.values: dict = {}
         self.on_node = on_node
         self.each_iteration = each_iteration
         self.depth = 0          # how many regions enclose the node being evaluated
+        self.draws = _reservations(nodes, args)     # random op slot -> [seed, offset, runs]
+
+    def random(self, node):
+        """A random op's values: the draws of the compiled scheme, from the reservation the
+        call made for its slot (its k-th run in a loop: elements k * size on of it)."""
+        from ..runtime import random as rnd
+        slot = node.attr("slot")
+        if slot not in self.draws:
+            self.draws.update(_reservations([node], self.args))
+        seed, off, runs = self.draws[slot]
+        n = int(np.prod([size_value(d, self._sizes) for d in node.shape]))
+        self.draws[slot][2] += 1
+        values = getattr(rnd, node.attr("dist"))(seed, off, n, node.dtype, start=runs * n)
+        return values.reshape([size_value(d, self._sizes) for d in node.shape])
 
     def sizes(self) -> dict:
         """The size symbols bound now (name -> int): the inputs' and, inside a loop, the
@@ -262,7 +274,8 @@ class Interpreter:
                 if type(v) is Unbound:
                     raise v.error
             try:
-                out = values[id(node)] = evaluate_node(node, vals, self.args, self._sizes)
+                out = values[id(node)] = (self.random(node) if node.op == "random" else
+                                          evaluate_node(node, vals, self.args, self._sizes))
             except UnboundSize as e:
                 values[id(node)] = Unbound(e)
                 continue
@@ -319,7 +332,7 @@ class Interpreter:
 def run_graph(graph: Graph, args, on_node=None, each_iteration: bool = False):
     """The outputs of ``graph`` on ``args`` (arguments the function updates in place are
     written); ``on_node(node, value)`` sees the values as the module docstring says."""
-    interp = Interpreter(args, input_sizes(graph, args), on_node, each_iteration)
+    interp = Interpreter(args, input_sizes(graph, args), on_node, each_iteration, graph.nodes)
     with np.errstate(all="ignore"):
         interp.run(graph.nodes)
     values = interp.values

@@ -18,8 +18,10 @@ from .sizes import broadcast_sizes
 
 
 class RandomState:
-    """Counts the random ops of the trace in progress (each gets a slot: its own draws)."""
+    """Counts the random ops of the trace in progress (each gets a slot: its own draws);
+    ``seeded``: the seed of the function's ``np.random.seed(s)`` not yet used by a draw."""
     slots = None
+    seeded = None
 
 
 def _size_shape(size):
@@ -47,6 +49,8 @@ def _random_node(dist: str, shape, dtype=np.float64, source=None) -> Proxy:
         unsupported(f"random numbers of dtype {dtype}")
     slot = RandomState.slots
     RandomState.slots += 1
+    if source is None and RandomState.seeded is not None:
+        source, RandomState.seeded = ("seed", RandomState.seeded), None
     return wrap(make_node("random", (), shape, dtype, user_location(), dist=dist, slot=slot,
                           source=source))
 
@@ -125,7 +129,25 @@ def _choice(a, size=None, replace=True, p=None, source=None, what="choice"):
     return k if pop is None else asproxy(pop)[k]
 
 
+def _seed(seed=None):
+    """``np.random.seed(s)`` in the function: the draws after it are the same at every call
+    (the default generator seeded with ``s`` where the call reaches it; the numbers are not
+    NumPy's, as for every draw). Without a seed: the generator's own, as before."""
+    from ..ir.graph import MADE
+    if MADE:
+        unsupported(f"np.random.seed inside a compiled loop or branch (at {user_location()})")
+    if seed is None:
+        return
+    if isinstance(seed, Proxy):
+        unsupported(f"np.random.seed of a value computed from arrays (at {user_location()})")
+    seed = int(seed)            # (an integer argument: its value, guarded)
+    if not 0 <= seed < 2 ** 32:
+        raise ValueError(f"Seed must be between 0 and 2**32 - 1 (at {user_location()})")
+    RandomState.seeded = seed
+
+
 RANDOM_FUNCTIONS = {
+    "seed": _seed,
     "choice": _choice,
     "randint": lambda low, high=None, size=None, dtype=int: _integers(low, high, size, dtype),
     "random": lambda size=None: _random_node("uniform", _size_shape(size)),

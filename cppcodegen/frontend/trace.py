@@ -58,7 +58,7 @@ def trace(fn, arg_specs, args):
         symbolic().TRACED_VALUE = size_proxy    # (a size used as a number: a traced value)
     inputs_by_arg = {n.attr("index"): n for n in inputs if n.op == "input"}
     with TRACE_LOCK, np.errstate(all="ignore"), shape_env(env), replace.replaced():
-        RandomState.slots = 0
+        RandomState.slots, RandomState.seeded = 0, None
         TraceState.args = args
         EFFECTS.clear()
         RAISES.clear()
