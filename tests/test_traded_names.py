@@ -44,6 +44,17 @@ def swap_through_temporary(u0, steps):
     return u, un
 
 
+def swap_argument_through_temporary(u, steps):
+    """The argument is ``un`` from the second step on: NumPy writes into it then."""
+    un = np.zeros_like(u)
+    for _ in range(steps):
+        un[1:] = u[1:] + u[:-1]
+        tmp = u
+        u = un
+        un = tmp
+    return u
+
+
 def alias_read_after(u0, steps):
     a = u0.copy()
     b = u0.copy()
@@ -153,6 +164,7 @@ def test_swap_under_a_branch(fn):
     (swap_copies, lambda s: (U, s)),
     (swap_argument, lambda s: (U.copy(), s, 0.3)),
     (swap_through_temporary, lambda s: (U, s)),
+    (swap_argument_through_temporary, lambda s: (U.copy(), s)),
     (alias_read_after, lambda s: (U, s)),
     (wave_rotation, lambda s: (U, 0.25, s)),
     (heat_2d, lambda s: (rng.random((40, 50)), s, 0.2)),
@@ -171,6 +183,22 @@ def test_matches_python(fn, make, steps):
     for g, w in zip(got_args, want_args):
         if isinstance(w, np.ndarray):
             np.testing.assert_array_equal(g, w)
+
+
+def test_update_through_the_temporary_after_the_loop_is_refused():
+    """After ``tmp = u; u = un; un = tmp`` the names ``un`` and ``tmp`` are one array in
+    Python; an update through one is refused (it would have to reach the other)."""
+    def update_tmp(u0, steps):
+        u, un = u0.copy(), np.zeros_like(u0)
+        for _ in range(steps):
+            un[1:] = u[1:] + u[:-1]
+            tmp = u
+            u = un
+            un = tmp
+        tmp[0] = 99.0
+        return u, un
+    with pytest.raises(cppcodegen.TraceError, match="'tmp', bound to the same array as 'un'"):
+        cppcodegen.compile(update_tmp, fallback=False)(U, 3)
 
 
 def test_step_count_is_a_run_time_value():

@@ -321,6 +321,7 @@ class Carried:
             params, made, values, extra, updated, never, kept = self._trace(
                 fn, is_cond or continue_test)
             self.branch_moves.append(swaps.moves(self.slots, values, Snapshot))
+            self.shared = swaps.shared(self.slots, values, Snapshot)
             if is_cond and never:
                 self.never = True
                 return []
@@ -498,12 +499,27 @@ class Carried:
                 slot.init._node = None          # later read: the loop unrolls (Proxy.node)
         if node.op == "if":
             _mark_shared(self, state)
+        else:
+            self._mark_aliases(state)
         listbuffer.finish(self, state)
         self.set(tuple(state))
         for i, n in self.made.items():
             INTERNAL.setdefault(i, (self.where, n))
         if effects.may_raise(node) or effects.reads_raising(node):  # its value unused, its
             keep_for_errors(node)   # errors (its condition's: ``if M[j].sum() > 0: pass``)
+
+    def _mark_aliases(self, state) -> None:
+        """Names a loop's body leaves bound to one array (``tmp = u; u = un; un = tmp``) are
+        one array in Python after the loop, two values here: an update through either is
+        refused (``Proxy._sides``)."""
+        for group in getattr(self, "shared", ()):
+            names = [self.slots[i].name for i in group if i < len(self.slots)]
+            for i in group:
+                p = state[self._index(self.slots[i])] if i < len(self.slots) else None
+                if isinstance(p, Proxy) and p.node.shape:
+                    others = ", ".join(f"'{n}'" for n in names if n != self.slots[i].name)
+                    p._sides = (f"'{self.slots[i].name}', bound to the same array as {others} "
+                                f"by the loop at {self.where},")
 
     @property
     def ncarry(self) -> int:

@@ -310,7 +310,8 @@ def ascontiguousarray(a, dtype=None, *, original, **kw):
     r = array(a, dtype, original=np.asarray)
     if isinstance(a, Proxy) and a._base is not None and r is a:
         r = copy_of(a, scalar=False)
-        r._sides = f"the result of np.ascontiguousarray of a view (at {user_location()})"
+        r._sides = (f"the result of np.ascontiguousarray of a view (at {user_location()}: "
+                    "the view itself where it is contiguous, else a copy)")
     return r if r.ndim else r.reshape(1)        # (at least one axis, as NumPy's)
 
 

@@ -378,11 +378,10 @@ def update(a: Proxy, node: Node):
     array is written when the compiled function returns (see ``lower.Lowering.writebacks``)."""
     if a.weak:
         raise TypeError(f"cannot assign into a Python scalar (at {user_location()})")
-    if isinstance(a._sides, str):           # a copy NumPy may not have made
-        raise TraceError(f"{a._sides} is updated in place (at {user_location()}): NumPy "
-                         "returns the array itself when it is already contiguous and a copy "
-                         "otherwise, so the update may or may not reach the first array; "
-                         "write .copy() or update the first array by its own name")
+    if isinstance(a._sides, str):           # the whole reason (an alias not kept)
+        raise TraceError(f"{a._sides} is updated in place (at {user_location()}): "
+                         f"the update may or may not reach the other array; write .copy() "
+                         "where the name is bound, or update the array by its own name")
     if a._sides is not None:
         name, where = a._sides
         raise TraceError(f"{name} is updated in place (at {user_location()}) after the "

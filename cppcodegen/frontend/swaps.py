@@ -21,12 +21,26 @@ from .sizes import symbolic
 def moves(slots, values, snapshot) -> dict:
     """Slot index -> the slot index whose name is bound to its array at the end of the body
     (``values``: the carried values then, as ``snapshot``s of their proxies)."""
-    out = {}
+    dests = {}
     for i, v in enumerate(values):
         for j, s in enumerate(slots):
             if isinstance(v, snapshot) and s.placeholder is not None and v.proxy is s.placeholder:
-                out[j] = i
-    return out
+                dests.setdefault(j, []).append(i)
+    # an array bound to two names at the end (``tmp = u; u = un; un = tmp``: ``un`` and
+    # ``tmp``): it goes on with the name whose own array moves on too (``un``), not with a
+    # temporary of the body whose array at the start nothing passes on
+    return {j: next((i for i in ds if i in dests), ds[-1]) for j, ds in dests.items()}
+
+
+def shared(slots, values, snapshot) -> list:
+    """Groups of two or more slot indices that end the body bound to one array
+    (``tmp = u; u = un; un = tmp``: ``un`` and ``tmp``)."""
+    groups = {}
+    for i, v in enumerate(values):
+        if isinstance(v, snapshot) and any(s.placeholder is not None and v.proxy is
+                                           s.placeholder for s in slots):
+            groups.setdefault(id(v.proxy), []).append(i)
+    return [g for g in groups.values() if len(g) > 1]
 
 
 def reaching(slots, hit, moved) -> list:
