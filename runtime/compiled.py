@@ -58,9 +58,12 @@ CHECK_MESSAGES = {       # a check stage's codes: frontend/reductions.py EMPTY_C
     12: "operands could not be broadcast together: slices whose bounds come from array "
         "values have different lengths",    # frontend/dataslice.py LENGTHS_DIFFER
     13: "index out of bounds in np.unravel_index",    # frontend/composed.py INDEX_RANGE
-    14: "range() arg 3 must not be zero"}       # a run-time step (backend/program.py)
-RETURN_CODES = (12, 14)       # checks after which the program stops at once (sizes it relies on)
-CHECK_TYPES = {11: ZeroDivisionError}      # the others are ValueError
+    14: "range() arg 3 must not be zero",       # a run-time step (backend/program.py)
+    15: "index out of bounds: an index of an integer-array assignment (x[idx] = v, "
+        "np.add.at, np.put) is outside its axis; nothing was written"}   # indexing.py
+RETURN_CODES = (12, 14, 15)   # checks after which the program stops at once (sizes it relies on,
+                              # indices checked before any store)
+CHECK_TYPES = {11: ZeroDivisionError, 15: IndexError}      # the others are ValueError
 STEP_ZERO = 14
 SITE = 256                  # an index error's axis + SITE * (1 + the position of its line in
                             # Plan.sites): the user's line of a gather or scatter (passes/lower.py)

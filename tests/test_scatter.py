@@ -97,8 +97,17 @@ def test_histogram_is_a_compiled_loop():
 
 
 def test_out_of_range_store_raises():
-    with pytest.raises(IndexError, match="index 40 is out of bounds for axis 0 with size 40"):
-        cppcodegen.compile(put_values)(V, np.array([0, 40]), 1.0)
+    """The indices are checked before any store, as NumPy does: the array is left as it was
+    (an argument too)."""
+    v = V.copy()
+    with pytest.raises(IndexError, match="out of bounds"):
+        cppcodegen.compile(put_values)(v, np.array([0, 40]), 1.0)
+    np.testing.assert_array_equal(v, V)
+    for idx in (np.array([3, -41]), np.array([2, 2, 40], np.uint8)):
+        v = V.copy()
+        with pytest.raises(IndexError, match="out of bounds"):
+            cppcodegen.compile(lambda x, i: np.add.at(x, i, 1.0))(v, idx)
+        np.testing.assert_array_equal(v, V)
     data = np.array([0.5, 1.0])         # int(1.0 * 4) == 4: past the last bin
     with pytest.raises(IndexError, match="index 4 is out of bounds"):
         histogram_loop(data, 4)
