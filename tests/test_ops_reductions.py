@@ -346,3 +346,26 @@ def test_normalize_tuple():
     x = rng(160).uniform(0.5, 2.0, (33, 17))
     eps = np.finfo(np.float64).eps
     check_against_numpy(normalize, x, rtol=40 * eps)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("n", [1, 37, 1 << 20, 3_000_001])
+def test_vectorized_and_chunked_argmax_find_numpys_position(dtype, n):
+    """argmax/argmin run in vector lanes and in parallel chunks: the answer is still the
+    first position of the best value, or of the first NaN, as NumPy's."""
+    import cppcodegen
+    rng = np.random.default_rng(n)
+    fns = [lambda a: a.argmax(), lambda a: np.argmin(a), lambda a: np.abs(a - 3).argmax()]
+    compiled = [cppcodegen.compile(f) for f in fns]
+    for case in range(5):
+        a = (rng.standard_normal(n) * 100).astype(dtype)
+        if case == 1:
+            a = np.round(a / 50).astype(dtype)          # many ties
+        elif case == 2 and a.dtype.kind == "f":
+            a[[n - 1, n // 3, max(0, n // 3 - 1)]] = np.nan
+        elif case == 3 and a.dtype.kind == "f":
+            a[:] = -np.inf
+        elif case == 4:
+            a[:] = 7
+        for f, c in zip(fns, compiled):
+            assert c(a) == f(a), (case, f(a), c(a))

@@ -141,9 +141,11 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
             if s.kind == "reduction" and s.name in self.locals:
                 self.w.line(f"{ctype(self.p.buffers[s.name].dtype)} {self.locals[s.name]};")
             axes = list(range(len(s.domain)))
-            if s.kind == "reduction" and self.k.parallel and s.domain and s.reduction not in (
-                    "argmax", "argmin", "prod"):
-                self.chunked_reduction(s)
+            if s.kind == "reduction" and self.k.parallel and s.domain and s.reduction != "prod":
+                if s.reduction in ("argmax", "argmin"):
+                    self.chunked_arg_reduction(s)
+                else:
+                    self.chunked_reduction(s)
             else:
                 self.stage(s, axes, {}, parallel=self.k.parallel and bool(axes))
 

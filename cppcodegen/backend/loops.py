@@ -150,6 +150,8 @@ class LoopWriter:
         sum's ccg::WideSum (double lanes)."""
         if self.wide:
             return "ccg::WideSum<L>", "0.0"
+        if getattr(self, "arg_state", None):        # an argmax's lanes (reductions.py)
+            return self.arg_state, _zero(s.body.dtype)
         return _vtype(s.body.dtype), _zero(s.body.dtype)
 
     def unrolled(self, s, i, lo, end, emit, var, chains):

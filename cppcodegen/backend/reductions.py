@@ -67,6 +67,23 @@ def init_value(kind: str, dtype) -> str:
     return f"std::numeric_limits<{t}>::{'lowest' if kind in ('max', 'argmax') else 'max'}()"
 
 
+def _lane_positions(s: Stage, axes, sizes):
+    """The C++ integer type of a vectorized arg-reduction's lane positions (as wide as its
+    values, so one register each), or None where it is not vectorized: complex or bool
+    values, narrow types, or float32 positions that might not fit in int32."""
+    dt = s.body.dtype
+    if not axes or dt.kind not in "fiu" or dt.itemsize not in (4, 8):
+        return None
+    if dt.itemsize == 8:
+        return "int64_t"
+    total = 1
+    for n in sizes:
+        if not isinstance(n, int):
+            return None
+        total *= n
+    return "int32_t" if total < 2 ** 31 else None
+
+
 class ReductionWriter(SegmentWriter, CountWriter):
     """The reductions of a kernel's stages (whole, chunked in parallel, arg-reductions;
     segment reductions, np.<op>.reduceat, in ``segments.SegmentWriter``)."""
@@ -116,11 +133,14 @@ class ReductionWriter(SegmentWriter, CountWriter):
                     w.line(f"{target_v} = {combine(kind, s.body.dtype, True).format(target_v, value)};")
                 else:
                     w.line(f"acc = {combine(kind, s.body.dtype, row=row).format('acc', value)};")
-            # cheap float sums (a dot product): several accumulators in turn, so an add does
-            # not wait for the one before it (an expensive body is not bound by the adds)
+            # cheap float sums (a dot product) and maxima/minima: several accumulators in
+            # turn, so an add (a compare and blend) does not wait for the one before it (an
+            # expensive body is not bound by them); the max of the copies is the max of all
             cheap = not any(isinstance(e, Op) and e.name in EXPENSIVE for e in walk(s.body))
             chains = (target_v, init_value(kind, s.body.dtype), combine(kind, s.body.dtype, True)
-                      ) if vec and kind == "sum" and s.body.dtype.kind == "f" and cheap else None
+                      ) if vec and cheap and (kind == "sum" and s.body.dtype.kind == "f" or
+                                              kind in ("max", "min") and s.body.dtype.kind in "fiu"
+                                              and not block) else None
             self.wide = wide
             try:
                 self.loops(s, axes, ranges, update, parallel=False, allow_vector=vec,
@@ -181,22 +201,80 @@ class ReductionWriter(SegmentWriter, CountWriter):
             if s.name not in self.locals:
                 w.line(f"{s.name}[0] = {result};")
 
-    def arg_reduction(self, s: Stage, axes, ranges):
+    def chunked_arg_reduction(self, s: Stage):
+        """An argmax/argmin of everything, split into fixed chunks of axis 0 run in parallel:
+        each chunk's best and its position, then the chunks in order (a tie keeps the
+        earlier chunk's, a NaN the first NaN's), so the answer is NumPy's for any threads."""
+        w = self.w
+        t = ctype(s.body.dtype)
+        n0 = _c(s.domain[0])
+        symbolic = not isinstance(s.domain[0], int)
+        chunks = "nchunks" if symbolic else max(1, min(CHUNKS, s.domain[0]))
+        better = ">" if s.reduction == "argmax" else "<"
+        with w.indent("{"):
+            w.line(f"{t} pbest[{CHUNKS if symbolic else chunks}];")
+            w.line(f"int64_t pidx[{CHUNKS if symbolic else chunks}];")
+            if symbolic:
+                w.line(f"const int64_t nchunks = std::min<int64_t>({CHUNKS}, {n0});")
+            w.line(self.omp(1, 1 << 20))
+            with w.indent(f"for (int64_t chunk = 0; chunk < {chunks}; ++chunk) {{"):
+                w.line(_chunk_bounds(n0, chunks))
+                self.arg_reduction(s, list(range(len(s.domain))), {0: ("lo", "hi")},
+                                   target=("pbest[chunk]", "pidx[chunk]"))
+            w.line(f"{t} best = pbest[0];")
+            w.line("int64_t best_i = pidx[0];")
+            w.line(f"for (int64_t c = 1; c < {chunks}; ++c) if (pbest[c] {better} best || "
+                   "(pbest[c] != pbest[c] && best == best)) { best = pbest[c]; best_i = pidx[c]; }")
+            if s.name in self.locals:
+                w.line(f"{self.locals[s.name]} = best_i;")
+            else:
+                w.line(f"{s.name}[0] = best_i;")
+
+    def arg_reduction(self, s: Stage, axes, ranges, target=None):
         w = self.w
         t = ctype(s.body.dtype)
         better = ">" if s.reduction == "argmax" else "<"
         sizes = [s.domain[a] for a in axes]
         strides = [_c(sympy.Mul(*sizes[i + 1:])) for i in range(len(sizes))]
         pos = " + ".join(f"i{a} * {st}" for a, st in zip(axes, strides)) or "0"
+        ptype = _lane_positions(s, axes, sizes)
+        var = index_vars(len(s.domain))[axes[-1]] if axes else None
+        vec = ptype is not None and self.can_vectorize(s, var)
         with w.indent("{"):
             w.line(f"{t} best = {init_value(s.reduction, s.body.dtype)};")
             w.line("int64_t best_i = 0;")
+            init = init_value(s.reduction, s.body.dtype)
+            state = (f"ccg::ArgLanes<{'true' if better == '>' else 'false'}, {t}, {ptype}, L>"
+                     if vec else None)
+            if vec:     # per lane its first best and where (folded into best, best_i)
+                w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
+                w.line(f"auto vacc = {state}::broadcast({init});")
 
             def update(r: ExprRenderer, value: str, vector: bool):
+                if vector:
+                    w.line(f"vacc.update({value}, {pos});")
+                    return
                 w.line(f"if ({value} {better} best || ({value} != {value} && best == best)) "
                        f"{{ best = {value}; best_i = {pos}; }}")
-            self.loops(s, axes, ranges, update, allow_vector=False)
-            if s.name in self.locals:
+            self.arg_state = state
+            try:        # several copies of the lanes' state side by side (loops.unrolled)
+                self.loops(s, axes, ranges, update, allow_vector=vec, declared_lanes=vec,
+                           chains=("vacc", init, "ccg::arg_merge({0}, {1})") if vec else None)
+            finally:
+                self.arg_state = None
+            if vec:
+                w.line("vacc.fold(best, best_i);")
+                if s.body.dtype.kind == "f":    # a NaN in the lanes: the first NaN, found again
+                    with w.indent("if (vacc.saw_nan()) {"):
+                        w.line("bool found = false;")
+
+                        def first_nan(r: ExprRenderer, value: str, vector: bool):
+                            w.line(f"if (!found && {value} != {value}) "
+                                   f"{{ found = true; best = {value}; best_i = {pos}; }}")
+                        self.loops(s, axes, ranges, first_nan, allow_vector=False)
+            if target is not None:     # a chunk's (chunked_arg_reduction)
+                w.line(f"{target[0]} = best; {target[1]} = best_i;")
+            elif s.name in self.locals:
                 w.line(f"{self.locals[s.name]} = best_i;")
             else:
                 w.line(f"{s.name}[{self.out_offset(s)}] = best_i;")

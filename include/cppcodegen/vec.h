@@ -1279,6 +1279,60 @@ template <class T, int N> inline T reduce_min(const Vec<T, N>& x) { return detai
 template <class T, int N> inline T reduce_fmax(const Vec<T, N>& x) { return detail::reduce<detail::fmax_op>(x); }
 template <class T, int N> inline T reduce_fmin(const Vec<T, N>& x) { return detail::reduce<detail::fmin_op>(x); }
 
+// A vectorized argmax (Max) or argmin: each lane's first best value and its position, folded
+// into the scalar (best, best_i) of the other elements. NumPy's answer is the first position
+// of the best value, or of the first NaN where there is one; a tie goes to the lower position.
+template <bool Max, class T, class P, int N>
+inline void arg_lanes(const Vec<T, N>& vbest, const Vec<P, N>& vpos, T& best, int64_t& best_i) {
+  alignas(64) T v[N];
+  alignas(64) P p[N];
+  vbest.store(v);
+  vpos.store(p);
+  for (int l = 0; l < N; ++l) {
+    const T x = v[l];
+    const int64_t q = int64_t(p[l]);
+    bool take;
+    if (x != x) take = best == best || q < best_i;      // a NaN: the first one wins
+    else if (best != best) take = false;
+    else take = (Max ? x > best : x < best) || (x == best && q < best_i);
+    if (take) { best = x; best_i = q; }
+  }
+}
+
+// The per-lane state of a vectorized argmax/argmin: each lane's first best value and its
+// position. Several copies run side by side (each waits on its own compare and blends) and
+// are merged lane by lane before the lanes are folded (arg_lanes).
+// A NaN never enters ``best`` (a compare with it is false): the lanes only note that they saw
+// one, and the caller then looks for the first NaN itself (NumPy's answer), a rare second pass.
+template <bool Max, class T, class P, int N> struct ArgLanes {
+  Vec<T, N> best;
+  Vec<P, N> pos;
+  Mask<N> nan;
+  static ArgLanes broadcast(T init) {
+    return ArgLanes{Vec<T, N>::broadcast(init), Vec<P, N>::broadcast(P(0)), Mask<N>::broadcast(false)};
+  }
+  // the values of positions start, start + 1, ... (one per lane)
+  void update(const Vec<T, N>& v, int64_t start) {
+    Mask<N> m;
+    if constexpr (Max) m = v > best;
+    else m = v < best;
+    if constexpr (std::is_floating_point_v<T>) nan = nan | (v != v);
+    best = select(m, v, best);
+    pos = select(m, Vec<P, N>::broadcast(P(start)) + Vec<P, N>::iota(P(0)), pos);
+  }
+  bool saw_nan() const { return nan.any(); }
+  void fold(T& b, int64_t& b_i) const { arg_lanes<Max>(best, pos, b, b_i); }
+};
+template <bool Max, class T, class P, int N>
+inline ArgLanes<Max, T, P, N> arg_merge(const ArgLanes<Max, T, P, N>& a,
+                                         const ArgLanes<Max, T, P, N>& b) {
+  Mask<N> better;
+  if constexpr (Max) better = b.best > a.best;
+  else better = b.best < a.best;
+  const Mask<N> m = better | ((b.best == a.best) & (b.pos < a.pos));
+  return ArgLanes<Max, T, P, N>{select(m, b.best, a.best), select(m, b.pos, a.pos), a.nan | b.nan};
+}
+
 // A sum of N float lanes kept in double, as two halves of N/2 double lanes: each half is a
 // register of the ISA's width (a Vec<double, N> is twice that and spills). Adding a
 // Vec<float, N> widens it half by half. float32 sums use it so that no float32 addition
