@@ -162,3 +162,41 @@ def test_comparisons_of_python_numbers_are_python_bools():
     assert got == want
     assert [type(v) for v in got[:3]] == [bool] * 3 and type(got[4]) is np.bool_
     assert [type(v) for v in got[3]] == [int, int]
+
+
+def floor_of_first(x):
+    import math
+    return math.floor(x[0]), math.ceil(x[1]), math.trunc(x[1])
+
+
+@pytest.mark.parametrize("values", [[2.5, -2.5], [1e20, -1e30], [np.nan, 1.0], [np.inf, 0.5],
+                                    [1.0, -np.inf]])
+def test_math_floor_of_any_float_is_pythons_int_or_error(values):
+    """math.floor/ceil/trunc of a float past int64 is Python's big int (the call runs as
+    Python), of NaN or infinity Python's error; never int64's wrapped value."""
+    x = np.array(values)
+    try:
+        want = floor_of_first(x)
+    except (ValueError, OverflowError) as e:
+        with pytest.raises(type(e)):
+            cppcodegen.compile(floor_of_first)(x)
+        return
+    got = cppcodegen.compile(floor_of_first, fallback=True)(x)
+    assert got == want and all(type(g) is int for g in got)
+
+
+def divided_by_argument(x, k):
+    return int(x[0]) / k, int(x[0]) // k
+
+
+def test_python_numbers_divided_by_an_int_argument_that_is_zero():
+    """k == 0 in the first call (a constant of that build) and in later ones (a value read
+    at each call) raises ZeroDivisionError as Python does."""
+    f = cppcodegen.compile(divided_by_argument)
+    x = np.array([7, 1])
+    for k in (0, 2, 0, 3):
+        if k == 0:
+            with pytest.raises(ZeroDivisionError):
+                f(x, k)
+        else:
+            assert f(x, k) == divided_by_argument(x, k)

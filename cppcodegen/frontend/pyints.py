@@ -96,9 +96,9 @@ def _divided(name: str, args: tuple, result):
         ok = np.logical_not(np.logical_and(np.equal(a, 0), np.less(b, 0)))
         message = "0.0 cannot be raised to a negative power"
     else:
-        if not isinstance(b, Proxy):
-            return result               # (a constant divisor: Python raised, or it is not 0)
-        ok = np.not_equal(b, 0)
+        if not isinstance(b, Proxy) and b != 0:
+            return result               # (a constant divisor that is not 0)
+        ok = np.not_equal(b, 0)         # (a constant 0: False wherever this runs)
         message = "float division by zero" if "truediv" in name else \
             "integer division or modulo by zero"
     error = (ZeroDivisionError, (f"{message} (at {where})",))

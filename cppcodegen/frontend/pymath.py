@@ -107,7 +107,8 @@ def _integral(ufunc):
             return original(x)
         if isinstance(x, Proxy) and x.dtype.kind in "iub":
             return _value(x, np.int64)
-        return _value(ufunc(_value(x)), np.int64)
+        from .pyints import int_of_float        # (NaN, infinities, past int64: as Python,
+        return _value(int_of_float(ufunc(_value(x))), np.int64)    # the call run again)
     return fn
 
 
