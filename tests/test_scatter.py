@@ -292,3 +292,28 @@ def test_ufunc_at_with_a_value_of_a_wider_loop_dtype(dtype):
     want = add_ints_at(np.ones(4, dtype), idx)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+def store_each(x, idx):
+    for k in range(idx.shape[0]):
+        x[idx[k]] = k + 1.0
+
+
+def gather_then_update(x, idx):
+    y = x[idx]
+    x[0] = 9.0
+    return y
+
+
+@pytest.mark.parametrize("fn,idx", [(store_each, [1, 5, 2]), (store_each, [7]),
+                                    (store_each, [0, 2, -4, 1]), (gather_then_update, [0, 3])])
+def test_an_index_error_stops_where_python_stops(fn, idx):
+    """An out-of-bounds index in a compiled loop stores nothing there and runs nothing after
+    it (the stores before it stay, as in Python); a failed gather stops the statements
+    after it too."""
+    x1, x2 = np.zeros(3), np.zeros(3)
+    with pytest.raises(IndexError):
+        fn(x1, np.array(idx))
+    with pytest.raises(IndexError):
+        cppcodegen.compile(fn)(x2, np.array(idx))
+    np.testing.assert_array_equal(x2, x1)

@@ -285,17 +285,19 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
             value, rename = r.names[id(s.body.args[0])], r.checked(s.binds)
             off = sum((i * st for i, st in zip(s.store, buf.strides)), sympy.Integer(0))
             off = cindex(sympy.expand(off).xreplace(rename))
+            # (an index out of bounds stores nothing: NumPy raises before it, and Python stops)
+            guard = f"if ({STATUS}[0] == 0) " if s.binds else ""
             update = {None: "=", "add": "+=", "subtract": "-=", "multiply": "*="}.get(s.reduction)
             mixed = buf.dtype != s.body.args[0].dtype and "c" in (buf.dtype.kind,
                                                                   s.body.args[0].dtype.kind)
             if update is not None and not (mixed and s.reduction):  # (complex64 += complex128:
                                                                     # no such C++ operator)
-                w.line(f"{s.name}[{off}] {update} {value};")
+                w.line(f"{guard}{s.name}[{off}] {update} {value};")
                 return
             t = ctype(s.body.args[0].dtype)         # np.maximum.at, ...: the ufunc's scalar
             old = f"static_cast<{t}>({s.name}[{off}])"      # loop, in its loop dtype
             new = OPS[s.reduction].scalar.format(old, value, T=t)
-            w.line(f"{s.name}[{off}] = static_cast<{ctype(buf.dtype)}>({new});")
+            w.line(f"{guard}{s.name}[{off}] = static_cast<{ctype(buf.dtype)}>({new});")
 
     def _form_scan(self):
         """cumsum / cumprod along axis a. Along the innermost axis each row is a running

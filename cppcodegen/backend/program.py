@@ -98,7 +98,8 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             segments.append([])
             used.append(set())
             continue
-        segments[-1] += _control_lines(program, k, call, opts) if k.form == "control" else [call(k)]
+        segments[-1] += _control_lines(program, k, call, opts) if k.form == "control" else \
+            _stopping(call(k))
     steps = _free_outputs(program, steps, used)
     local = set().union(*[k.locals for k in nested(kernels)]) if kernels else set()
     signature = []
@@ -175,6 +176,16 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     return "\n".join(parts), signature, tuple(ordered)
 
 
+def _stopping(line: str, inside: bool = False) -> list:
+    """A kernel's call, and where it checks indices (it takes the status), a return when one
+    was out of bounds: Python stops at the statement that raised IndexError, so neither the
+    rest of the loop nor the statements after it run (in a loop on the threads: the loop
+    finishes, the error is raised when the call returns)."""
+    if inside or f"{STATUS})" not in line and f"{STATUS}," not in line:
+        return [line]
+    return [line, f"if ({STATUS}[0] && {STATUS}[3] >= 0) return;   // an index error"]
+
+
 def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
                    inside: bool = False) -> list:
     """C++ statements for a control kernel: its loop or branch around its bodies' calls
@@ -195,7 +206,7 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
                     lines += scratch_lines(ctype(b.dtype), buf, element_count(b.shape),
                                            "allocated per iteration")
             lines += (_control_lines(program, sub, call, opts, inside) if sub.form == "control"
-                      else [call(sub)])
+                      else _stopping(call(sub), inside))
             lines += [f"{n} += {cindex(size)};" for n, size in program.counters
                       if sub.form != "control" and _reads_scalar(sub, n)]
         return ["    " + line for line in lines]
