@@ -97,3 +97,23 @@ def test_int_values_reach_the_fast_path():
     assert len(compiled._fast) == 5
     with pytest.raises(IndexError):
         compiled(x, 11)
+
+
+def sliding_sums(x, w):
+    out = np.zeros(x.shape[0] - w + 1)
+    for i in range(out.shape[0]):
+        out[i] = x[i:i + w].sum()
+    return out
+
+
+def test_a_size_from_sizes_and_an_int_argument_follows_every_call():
+    """np.zeros(x.shape[0] - w + 1), w a Python int argument: a size of sizes and the
+    argument's value (its Python-int overflow check aside), so a call with another size
+    runs compiled, with no warning, not as NumPy."""
+    import warnings
+    f = cppcodegen.compile(sliding_sums)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for n, w in ((3, 2), (100, 7), (5, 5), (40, 1)):
+            x = np.arange(float(n))
+            np.testing.assert_array_equal(f(x, w), sliding_sums(x, w))

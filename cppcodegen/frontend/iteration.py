@@ -147,6 +147,8 @@ def int_expr(node):
         env.hints[sym] = int(TraceState.args[index])
         env.values[sym] = index
         return sym
+    if node.op == "check":      # a Python int's overflow check: the value it passes on
+        return int_expr(node.inputs[0])     # (the check itself stays: keep_for_errors)
     if node.op == "cast" or node.op in _INT_OPS:
         args = [int_expr(i) for i in node.inputs]
         if any(a is None for a in args):
