@@ -227,3 +227,20 @@ def test_arrays_trade_buffers(fn, args):
     assert "where(" not in body
     full = tuple(args[0].shape)
     assert f"over {list(full)}" not in body
+
+
+def test_update_of_an_argument_name_a_loop_may_rebind_is_refused():
+    """``for i in range(k): A = A * 2.0`` then ``A[0] = -1.0``: with no iteration the name
+    is the caller's array, else a new one; the update is refused (the fallback runs it)."""
+    def rebind_then_update(A, k):
+        for _ in range(k):
+            A = A * 2.0
+        A[0] = -1.0
+        return A
+    with pytest.raises(cppcodegen.TraceError, match="'A', the argument itself when the loop"):
+        cppcodegen.compile(rebind_then_update, fallback=False)(np.ones(3), 0)
+    for k in (0, 2):
+        a1, a2 = np.ones(3), np.ones(3)
+        np.testing.assert_array_equal(cppcodegen.compile(rebind_then_update)(a1, k),
+                                      rebind_then_update(a2, k))
+        np.testing.assert_array_equal(a1, a2)
