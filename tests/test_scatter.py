@@ -317,3 +317,30 @@ def test_an_index_error_stops_where_python_stops(fn, idx):
     with pytest.raises(IndexError):
         cppcodegen.compile(fn)(x2, np.array(idx))
     np.testing.assert_array_equal(x2, x1)
+
+
+def jacobi_with_copyto(u, sweeps):
+    un = np.empty_like(u)
+    for _ in range(sweeps):
+        np.copyto(un, u)
+        u[1:-1] = 0.5 * (un[2:] + un[:-2])
+    return u
+
+
+def copyto_where_and_scalar(a, b):
+    np.copyto(a, b, where=b > 0.5)
+    np.copyto(a[:2], 7)
+    return a
+
+
+@pytest.mark.parametrize("fn,make", [
+    (jacobi_with_copyto, lambda: (np.random.default_rng(1).random(12), 6)),
+    (copyto_where_and_scalar, lambda: (np.zeros(5), np.random.default_rng(2).random(5))),
+])
+def test_copyto_is_an_assignment(fn, make):
+    a1, a2 = make(), make()
+    np.testing.assert_array_equal(cppcodegen.compile(fn)(*a2), fn(*a1))
+    for x, y in zip(a1, a2):
+        np.testing.assert_array_equal(x, y)
+    with pytest.raises(TypeError, match="Cannot cast"):
+        cppcodegen.compile(lambda a: np.copyto(a, 1.5))(np.zeros(3, np.int64))

@@ -19,7 +19,7 @@ from .elementwise import (OPERATOR, clip, isclose, loop_dtypes, round_, select, 
                           where)
 from .externs import extern_call
 from .indexing import diagonal, flip, getitem, setitem, take
-from .puts import fill_diagonal, put, ufunc_at
+from .puts import copyto, fill_diagonal, put, ufunc_at
 from .linalg import dot, matmul, norm, outer, trace_, tril, triu
 from ..ir.graph import make_node
 from .proxy import (Proxy, asproxy, cast, cast_node, copy_of, descriptor, store_result, unsupported,
@@ -367,7 +367,7 @@ FUNCTIONS = {
     np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis,
     np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays,
     np.expand_dims: expand_dims, np.squeeze: squeeze, np.ravel: ravel, np.take: take,
-    np.put: put, np.fill_diagonal: fill_diagonal,
+    np.put: put, np.fill_diagonal: fill_diagonal, np.copyto: copyto,
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
     np.empty_like: zeros_like, np.shape: _shape_of, np.ndim: _ndim_of, np.size: _size_of,
     np.copy: lambda a, *args, **kw: copy_of(asproxy(a), scalar=False),

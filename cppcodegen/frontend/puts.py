@@ -1,5 +1,5 @@
-"""NumPy's functions that store at positions: ``np.<ufunc>.at``, ``np.put`` and
-``np.fill_diagonal``.
+"""NumPy's functions that store at positions: ``np.<ufunc>.at``, ``np.put``,
+``np.fill_diagonal`` and ``np.copyto``.
 
 In: the user's call on a traced array (an argument or an array made in the function). Out: an
 in-place update of it (``indexing._scatter``: a ``scatter`` node, accumulating for ``.at``; or
@@ -89,3 +89,23 @@ def fill_diagonal(a, val, wrap=False):
         vals = _gather(vals, (np.arange(n) % nv,))
     setitem(flat, slice(None, end, step), vals if nv != 1 else reshape(vals, ()))
     setitem(a, Ellipsis, reshape(flat, a.shape))
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    """``np.copyto(dst, src)``: ``dst[...] = src`` (``src`` broadcast), with NumPy's check of
+    the cast (``same_kind`` by default: float into int raises TypeError) and ``where``."""
+    if not isinstance(dst, Proxy):
+        raise TypeError(f"np.copyto: the destination must be an argument or an array made in "
+                        f"the function (at {user_location()})")
+    src_dtype = src.dtype if isinstance(src, (Proxy, np.ndarray, np.generic)) else None
+    if src_dtype is not None and not np.can_cast(src_dtype, dst.dtype, casting) or \
+            src_dtype is None and not np.can_cast(np.result_type(dst.dtype, src), dst.dtype,
+                                                  casting):
+        raise TypeError(f"Cannot cast array data from {src_dtype or type(src).__name__!r} to "
+                        f"{dst.dtype!r} according to the rule {casting!r} "
+                        f"(at {user_location()})")
+    if where is True:
+        setitem(dst, Ellipsis, src)
+        return
+    from .elementwise import where as select
+    setitem(dst, Ellipsis, select(where, src, dst))
