@@ -26,7 +26,7 @@ from .proxy import as_node, broadcast_node, cast_node, Proxy, SERIALS, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
 from .truth import truth
-from .sizes import loop_dependent, run_time_size, symbolic
+from .sizes import loop_dependent, run_time_size
 from .carried_types import kind_of, ONE_TYPE, same_size_always, Snapshot, type_of, unify
 
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
@@ -484,12 +484,8 @@ class Carried:
                 if slot.lengths:        # the view of the length after the last iteration
                     out = _prefix(out, slot.exit, self.where)
                 state[self._index(slot)] = wrap(out, weak=t[1], scalar=t[3])
-                if node.op != "if" and isinstance(slot.init, Proxy) and out.shape and \
-                        slot.init.arg is not None and self._may_skip():     # (an argument,
-                    # or a new array: an update through the name reaches either)
-                    state[self._index(slot)]._sides = (
-                        f"'{slot.name}', the argument itself when the loop at {self.where} runs "
-                        "no iteration and another array when it runs,")
+                if node.op != "if":
+                    swaps.mark_rebound(slot, state[self._index(slot)], self)
         for slot, t in zip(self.slots, self.types):
             if t is None and slot.name is not None:
                 state[self._index(slot)] = UNDEFINED
@@ -503,42 +499,13 @@ class Carried:
                 slot.init._gone = Unroll(self.where, "an array it updates in place and then "
                                          "rebinds is read after it")
                 slot.init._node = None          # later read: the loop unrolls (Proxy.node)
-        if node.op == "if":
-            _mark_shared(self, state)
-        else:
-            self._mark_aliases(state)
+        (_mark_shared if node.op == "if" else swaps.mark_aliases)(self, state)
         listbuffer.finish(self, state)
         self.set(tuple(state))
         for i, n in self.made.items():
             INTERNAL.setdefault(i, (self.where, n))
         if effects.may_raise(node) or effects.reads_raising(node):  # its value unused, its
             keep_for_errors(node)   # errors (its condition's: ``if M[j].sum() > 0: pass``)
-
-    def _may_skip(self) -> bool:
-        """Can the loop run no iteration? (a ``for`` whose range is known not empty cannot)"""
-        if self.induction is None:
-            return True
-        spec = self.induction[0]
-        sh = symbolic()
-        try:
-            span = sh.canon((sh.canon(spec.stop) - sh.canon(spec.start)) *
-                            (1 if spec.step > 0 else -1))
-            return not sh.less(0, span)
-        except Exception:               # noqa: BLE001 -- undecidable here: it may
-            return True
-
-    def _mark_aliases(self, state) -> None:
-        """Names a loop's body leaves bound to one array (``tmp = u; u = un; un = tmp``) are
-        one array in Python after the loop, two values here: an update through either is
-        refused (``Proxy._sides``)."""
-        for group in getattr(self, "shared", ()):
-            names = [self.slots[i].name for i in group if i < len(self.slots)]
-            for i in group:
-                p = state[self._index(self.slots[i])] if i < len(self.slots) else None
-                if isinstance(p, Proxy) and p.node.shape:
-                    others = ", ".join(f"'{n}'" for n in names if n != self.slots[i].name)
-                    p._sides = (f"'{self.slots[i].name}', bound to the same array as {others} "
-                                f"by the loop at {self.where},")
 
     @property
     def ncarry(self) -> int:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..ir.graph import make_node
 from .iteration import size_proxy
+from .proxy import Proxy
 from .sizes import symbolic
 
 
@@ -106,3 +107,44 @@ def _trips(spec):
     n = size_proxy(span)
     k = abs(step)
     return np.maximum((n + (k - 1)) // k if k != 1 else n, 0)
+
+
+# --------------------------------------------------------------------------- names after a loop
+
+def mark_aliases(loop, state) -> None:
+    """Names a loop's body leaves bound to one array (``tmp = u; u = un; un = tmp``) are one
+    array in Python after the loop, two values here: an update in place through either is
+    refused (``Proxy._sides``). ``loop``: the construct's ``carried.Carried``."""
+    for group in getattr(loop, "shared", ()):
+        names = [loop.slots[i].name for i in group if i < len(loop.slots)]
+        for i in group:
+            p = state[loop._index(loop.slots[i])] if i < len(loop.slots) else None
+            if isinstance(p, Proxy) and p.node.shape:
+                others = ", ".join(f"'{n}'" for n in names if n != loop.slots[i].name)
+                p._sides = (f"'{loop.slots[i].name}', bound to the same array as {others} "
+                            f"by the loop at {loop.where},")
+
+
+def mark_rebound(slot, proxy, loop) -> None:
+    """An argument's name that the loop rebinds to a new array: with no iteration it is the
+    caller's array, else another one, so an update in place through it after the loop is
+    refused (``Proxy._sides``)."""
+    if isinstance(slot.init, Proxy) and slot.init.arg is not None and proxy.node.shape and \
+            _may_skip(loop.induction):
+        proxy._sides = (f"'{slot.name}', the argument itself when the loop at {loop.where} "
+                        "runs no iteration and another array when it runs,")
+
+
+def _may_skip(induction) -> bool:
+    """Can the loop run no iteration? (a ``for`` whose range is known not empty cannot;
+    ``induction``: a for loop's (spec, symbol), None for a while or a loop with a break)"""
+    if induction is None:
+        return True
+    spec = induction[0]
+    sh = symbolic()
+    try:
+        span = sh.canon((sh.canon(spec.stop) - sh.canon(spec.start)) *
+                        (1 if spec.step > 0 else -1))
+        return not sh.less(0, span)
+    except Exception:               # noqa: BLE001 -- undecidable here: it may
+        return True
