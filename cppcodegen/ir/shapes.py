@@ -546,11 +546,11 @@ def floordiv(a, b):
     a, b = canon(a), canon(b)
     if isinstance(a, int) and isinstance(b, int):
         return a // b
-    q = sympy.cancel(sympy.sympify(a) / b)
-    num, den = sympy.fraction(q)
-    if den == 1 and (q.is_Integer or q.is_polynomial() and q.free_symbols and all(
-            c.is_Integer for c in sympy.Poly(q).coeffs())):
-        return canon(q)
+    if isinstance(a, int) and a == 0:
+        return 0
+    q = _exact_quotient(a, b)
+    if q is not None:
+        return q
     if isinstance(b, int) and b > 0:
         return canon(sympy.floor(sympy.sympify(a) / b))
     env = _env()
@@ -559,6 +559,22 @@ def floordiv(a, b):
         from .loopir import FloorDiv
         return FloorDiv(a, b)
     return as_int(a) // as_int(b)
+
+
+@functools.lru_cache(maxsize=4096)
+def _exact_quotient(a, b):
+    """``a / b`` when it is a polynomial of integer coefficients (``(n0 * 16) // n0``), else
+    None. sympy's cancel (milliseconds each) only where every symbol of ``b`` is in ``a``:
+    ``(i - 1) % n`` of a loop index never divides, and a stencil's neighbour loop asks it
+    hundreds of times."""
+    if not isinstance(b, int) and not b.free_symbols <= getattr(a, "free_symbols", set()):
+        return None
+    q = sympy.cancel(sympy.sympify(a) / b)
+    num, den = sympy.fraction(q)
+    if den == 1 and (q.is_Integer or q.is_polynomial() and q.free_symbols and all(
+            c.is_Integer for c in sympy.Poly(q).coeffs())):
+        return canon(q)
+    return None
 
 
 def exact_div(a, b):
