@@ -103,3 +103,19 @@ def test_check_backend_and_float_bound():
         return x[:x.sum()]
     with pytest.raises(TypeError, match="slice indices must be integers"):
         cppcodegen.compile(float_bound)(x)
+
+
+def find_pair(x, t):
+    for i in range(len(x)):
+        if x[i] > t:
+            return i, x[i]
+    return None
+
+
+def test_returns_of_different_kinds_name_the_function_and_its_returns():
+    import inspect
+    start = inspect.getsourcelines(find_pair)[1]
+    with pytest.raises(cppcodegen.TraceError,
+                       match=rf"find_pair \(at .*test_returned_data_slices.py:{start}; its "
+                             rf"returns at lines {start + 3}, {start + 4}\)"):
+        cppcodegen.compile(find_pair)(np.array([1.0, 4.0]), 2.5)

@@ -88,7 +88,7 @@ def trace(fn, arg_specs, args):
         result = map_tree(result, lambda d: size_operand(d.expr), leaf_type=symbolic().SymInt)
     outputs = map_tree(result, lambda p: inputs_by_arg[p.arg] if p.arg is not None else p.node,
                        leaf_type=Proxy)
-    _check_outputs(result)
+    _check_outputs(result, fn)
     leaves = flatten_tree(outputs)
     # a weak 0-d value is a Python number in the plain function (``c = 0; c += 1``, a loop
     # index, ``len(x[mask])``): returned as one, not as a NumPy scalar
@@ -113,18 +113,19 @@ def trace(fn, arg_specs, args):
     return graph
 
 
-def _check_outputs(result):
+def _check_outputs(result, fn):
     ok = (Proxy, np.ndarray, np.generic, int, float, bool, str, type(None))
     if isinstance(result, dict):
         for v in result.values():
-            _check_outputs(v)
+            _check_outputs(v, fn)
     elif isinstance(result, (tuple, list)):
         for v in result:
-            _check_outputs(v)
+            _check_outputs(v, fn)
     elif isinstance(result, SliceOut):  # out[:k]: its array and bounds (checked above)
         pass
     elif result is UNDEFINED:
-        raise TraceError("the compiled function returns values of different kinds on "
+        raise TraceError(f"{_returns_of(fn)}: the compiled function returns values of "
+                         "different kinds on "
                          "different paths (None or a tuple on one, a number on another: "
                          "return one kind, e.g. (-1, np.nan) for 'not found'), an array whose "
                          "shape is known only at run time (its length is a slice's whose "
@@ -134,3 +135,20 @@ def _check_outputs(result):
     elif not isinstance(result, ok):
         raise TraceError(f"the compiled function returned a {type(result).__name__}; "
                          "return arrays, scalars, or tuples/lists/dicts of them")
+
+
+def _returns_of(fn) -> str:
+    """The user's function and the lines of its ``return`` statements, for a message."""
+    import ast
+    import inspect
+    import textwrap
+    original = getattr(fn, "__wrapped__", fn)
+    name = getattr(original, "__qualname__", "the function")
+    try:
+        lines, start = inspect.getsourcelines(original)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return name
+    at = sorted({start + n.lineno - 1 for n in ast.walk(tree) if isinstance(n, ast.Return)})
+    where = f"{inspect.getsourcefile(original)}:{start}"
+    return f"{name} (at {where}; its returns at lines {', '.join(map(str, at)) or 'none'})"
