@@ -202,8 +202,9 @@ class AssignLowering:
         order = []
         while pending:
             ready = [p[0] for p in plans if p[0] in pending and not readers[p[0]] & pending]
-            if not ready:
-                break                   # (a cycle: those left go through temporaries)
+            if not ready:   # a cycle (``v -= c * x; x += dt * v``): one goes through a
+                pending.discard(next(p[0] for p in plans if p[0] in pending))  # temporary,
+                continue    # computed first and copied last; the others may go in place
             order.append(ready[0])
             pending.discard(ready[0])
         temps, direct, copies = [], [], []
