@@ -234,8 +234,6 @@ class CompiledVariant:
                 values.append("None")
                 continue
             elif kind == 5:                     # a random op's (seed, offset): two arguments
-                if not any(ln.startswith("draws = ") for ln in lines):
-                    lines.insert(0, "draws = rng(sources, args)")
                 lines.append(f"r{j} = draws[{a!r}]")
                 cargs += [f"r{j}[0]", f"r{j}[1]"]
                 values += ["None", "None"]
@@ -245,6 +243,8 @@ class CompiledVariant:
                 values.append("None")
                 continue
             values.append(v)
+        if self.draws:          # every random op's (seed, offset), reserved at once
+            lines.insert(0, "draws = rng(sources, args)")
         call = (f"fn({', '.join(cargs)})" if self.multi is None else
                 f"multi([{', '.join(cargs)}], values)")
         if self.single is not None:

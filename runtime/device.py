@@ -20,6 +20,7 @@ one, for callers who want it.
 """
 from __future__ import annotations
 
+import bisect
 import contextlib
 import threading
 import weakref
@@ -251,7 +252,6 @@ def manual_seed(seed: int) -> None:
         hooks.default_generator(index).manual_seed(seed)
 
 
-
 def reservations(sources, args) -> dict:
     """slot -> (seed, offset) of a call's random ops, ``sources`` their (slot, source) pairs
     (``frontend/random.py``). Slot ``k`` takes offset ``k`` of one block reserved from the
@@ -260,24 +260,22 @@ def reservations(sources, args) -> dict:
     generator is seeded with ``s`` there and the slots from it on take a block of the seeded
     generator (the same numbers at every call, as in NumPy); an int source: seeded from that
     ``numpy.random.Generator`` argument."""
-    pairs = sorted(sources, key=lambda p: p[0])
-    if not pairs:
+    if not sources:
         return {}
     generator = get_device_hooks().default_generator(0)
-    top = pairs[-1][0] + 1
-    starts = [0] + [slot for slot, src in pairs if isinstance(src, tuple)]
-    out, blocks = {}, {}
-    for k, start in enumerate(starts):
-        end = starts[k + 1] if k + 1 < len(starts) else top
-        if k:                       # (the seed of the op at ``start``)
-            generator.manual_seed(dict(pairs)[start][1])
-        if end > start or k:
-            blocks[start] = generator.reserve(max(end - start, 0))
-    for slot, src in pairs:
+    seeds = {slot: src[1] for slot, src in sources if isinstance(src, tuple)}
+    cuts = [0, *sorted(seeds), max(slot for slot, _ in sources) + 1]    # block k: [cuts[k],
+    blocks = {}                                                          # cuts[k + 1])
+    for lo, hi in zip(cuts, cuts[1:]):
+        if lo in seeds:
+            generator.manual_seed(seeds[lo])
+        blocks[lo] = generator.reserve(hi - lo)
+    out = {}
+    for slot, src in sorted(sources, key=lambda p: p[0]):   # (a Generator: in slot order)
         if src is None or isinstance(src, tuple):
-            start = max(s for s in starts if s <= slot)
-            seed, off = blocks[start]
-            out[slot] = (seed, (off + slot - start) % 2 ** 64)
+            lo = cuts[bisect.bisect_right(cuts, slot) - 1]
+            seed, off = blocks[lo]
+            out[slot] = (seed, (off + slot - lo) % 2 ** 64)
         else:
             out[slot] = (int(args[src].integers(0, 2 ** 63)), 0)
     return out

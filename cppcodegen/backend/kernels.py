@@ -285,8 +285,9 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
             value, rename = r.names[id(s.body.args[0])], r.checked(s.binds)
             off = sum((i * st for i, st in zip(s.store, buf.strides)), sympy.Integer(0))
             off = cindex(sympy.expand(off).xreplace(rename))
-            # (an index out of bounds stores nothing: NumPy raises before it, and Python stops)
-            guard = f"if ({STATUS}[0] == 0) " if s.binds else ""
+            # one element (a store in a loop's body): out of bounds, it stores nothing, as
+            # Python stops there; a scatter of more had its indices checked first (indexing.py)
+            guard = f"if ({STATUS}[0] == 0) " if s.binds and not s.domain else ""
             update = {None: "=", "add": "+=", "subtract": "-=", "multiply": "*="}.get(s.reduction)
             mixed = buf.dtype != s.body.args[0].dtype and "c" in (buf.dtype.kind,
                                                                   s.body.args[0].dtype.kind)

@@ -150,8 +150,6 @@ class LoopWriter:
         sum's ccg::WideSum (double lanes)."""
         if self.wide:
             return "ccg::WideSum<L>", "0.0"
-        if getattr(self, "arg_state", None):        # an argmax's lanes (reductions.py)
-            return self.arg_state, _zero(s.body.dtype)
         return _vtype(s.body.dtype), _zero(s.body.dtype)
 
     def unrolled(self, s, i, lo, end, emit, var, chains):
@@ -161,8 +159,8 @@ class LoopWriter:
         those of the previous one; the leftover iterations go into ``acc``, then the copies
         are combined pairwise into it."""
         w = self.w
-        acc, init, comb = chains
-        vt = self.acc_vtype(s)[0]
+        acc, init, comb, *vt = chains       # (vt: the accumulator's type, when not a vector
+        vt = vt[0] if vt else self.acc_vtype(s)[0]      # of the values: an argmax's lanes)
         copies = [acc] + [f"{acc}{u}" for u in range(1, CHAINS)]
         w.line(f"auto {', '.join(f'{c} = {vt}::broadcast({init})' for c in copies[1:])};")
         w.line(f"int64_t {i}_u = {lo};")

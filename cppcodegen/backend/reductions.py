@@ -84,6 +84,10 @@ def _lane_positions(s: Stage, axes, sizes):
     return "int32_t" if total < 2 ** 31 else None
 
 
+def _is_max(s: Stage) -> str:
+    return "true" if s.reduction == "argmax" else "false"
+
+
 class ReductionWriter(SegmentWriter, CountWriter):
     """The reductions of a kernel's stages (whole, chunked in parallel, arg-reductions;
     segment reductions, np.<op>.reduceat, in ``segments.SegmentWriter``)."""
@@ -140,7 +144,7 @@ class ReductionWriter(SegmentWriter, CountWriter):
             chains = (target_v, init_value(kind, s.body.dtype), combine(kind, s.body.dtype, True)
                       ) if vec and cheap and (kind == "sum" and s.body.dtype.kind == "f" or
                                               kind in ("max", "min") and s.body.dtype.kind in "fiu"
-                                              and not block) else None
+                                              ) else None
             self.wide = wide
             try:
                 self.loops(s, axes, ranges, update, parallel=False, allow_vector=vec,
@@ -210,7 +214,6 @@ class ReductionWriter(SegmentWriter, CountWriter):
         n0 = _c(s.domain[0])
         symbolic = not isinstance(s.domain[0], int)
         chunks = "nchunks" if symbolic else max(1, min(CHUNKS, s.domain[0]))
-        better = ">" if s.reduction == "argmax" else "<"
         with w.indent("{"):
             w.line(f"{t} pbest[{CHUNKS if symbolic else chunks}];")
             w.line(f"int64_t pidx[{CHUNKS if symbolic else chunks}];")
@@ -223,8 +226,8 @@ class ReductionWriter(SegmentWriter, CountWriter):
                                    target=("pbest[chunk]", "pidx[chunk]"))
             w.line(f"{t} best = pbest[0];")
             w.line("int64_t best_i = pidx[0];")
-            w.line(f"for (int64_t c = 1; c < {chunks}; ++c) if (pbest[c] {better} best || "
-                   "(pbest[c] != pbest[c] && best == best)) { best = pbest[c]; best_i = pidx[c]; }")
+            w.line(f"for (int64_t c = 1; c < {chunks}; ++c) "
+                   f"ccg::arg_take<{_is_max(s)}>(pbest[c], pidx[c], best, best_i);")
             if s.name in self.locals:
                 w.line(f"{self.locals[s.name]} = best_i;")
             else:
@@ -240,12 +243,11 @@ class ReductionWriter(SegmentWriter, CountWriter):
         ptype = _lane_positions(s, axes, sizes)
         var = index_vars(len(s.domain))[axes[-1]] if axes else None
         vec = ptype is not None and self.can_vectorize(s, var)
+        init = init_value(s.reduction, s.body.dtype)
+        state = f"ccg::ArgLanes<{_is_max(s)}, {t}, {ptype}, L>" if vec else None
         with w.indent("{"):
-            w.line(f"{t} best = {init_value(s.reduction, s.body.dtype)};")
+            w.line(f"{t} best = {init};")
             w.line("int64_t best_i = 0;")
-            init = init_value(s.reduction, s.body.dtype)
-            state = (f"ccg::ArgLanes<{'true' if better == '>' else 'false'}, {t}, {ptype}, L>"
-                     if vec else None)
             if vec:     # per lane its first best and where (folded into best, best_i)
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
                 w.line(f"auto vacc = {state}::broadcast({init});")
@@ -256,12 +258,9 @@ class ReductionWriter(SegmentWriter, CountWriter):
                     return
                 w.line(f"if ({value} {better} best || ({value} != {value} && best == best)) "
                        f"{{ best = {value}; best_i = {pos}; }}")
-            self.arg_state = state
-            try:        # several copies of the lanes' state side by side (loops.unrolled)
-                self.loops(s, axes, ranges, update, allow_vector=vec, declared_lanes=vec,
-                           chains=("vacc", init, "ccg::arg_merge({0}, {1})") if vec else None)
-            finally:
-                self.arg_state = None
+            # several copies of the lanes' state side by side (loops.unrolled)
+            self.loops(s, axes, ranges, update, allow_vector=vec, declared_lanes=vec,
+                       chains=("vacc", init, "ccg::arg_merge({0}, {1})", state) if vec else None)
             if vec:
                 w.line("vacc.fold(best, best_i);")
                 if s.body.dtype.kind == "f":    # a NaN in the lanes: the first NaN, found again

@@ -563,23 +563,24 @@ def _mark_shared(branch, state) -> None:
         if slot.kept and isinstance(merged, Proxy) and rebound and not any(
                 id(p) in moved or p._node is None or p._node.op == "loop_out"
                 for p in rebound):      # (a swap, or an inner construct's: settled there)
-            merged._sides = (f"'{slot.name}'", branch.where)
+            merged._sides = _one_side(f"'{slot.name}'", branch.where)
     for values in sides:
         for slot, v, own in zip(branch.slots, values, mine):
             p = v.proxy if isinstance(v, Snapshot) else None
-            if p is not None and id(p) in moved or not own:
+            if p is None or id(p) in moved or not own or not slot.name:
                 continue
-            if p is not None and p._base is not None and slot.name:    # a view on one side:
-                merged = state[branch._index(slot)]         # an update through the name
-                if isinstance(merged, Proxy) and merged is not p:   # writes where it views
-                    merged._sides = (f"'{slot.name}'", branch.where)
-            if p is not None and p is not slot.init and p.serial < branch.first_serial and \
-                    slot.name and p._node is not None and p._node.shape and \
-                    not (p.scalar or p.weak):
-                p._sides = (f"the array '{slot.name}' is bound to", branch.where)
-                merged = state[branch._index(slot)]
-                if isinstance(merged, Proxy) and merged is not p:
-                    merged._sides = (f"'{slot.name}'", branch.where)
+            earlier = p is not slot.init and p.serial < branch.first_serial and \
+                p._node is not None and p._node.shape and not (p.scalar or p.weak)
+            if earlier:         # an array made before the branch, bound to the name here
+                p._sides = _one_side(f"the array '{slot.name}' is bound to", branch.where)
+            merged = state[branch._index(slot)]     # (or a view on one side: an update
+            if (earlier or p._base is not None) and isinstance(merged, Proxy) and \
+                    merged is not p:                # through the name writes where it views)
+                merged._sides = _one_side(f"'{slot.name}'", branch.where)
+
+
+def _one_side(name, where) -> str:
+    return f"{name}, which the branch at {where} makes another array's on one side only,"
 
 
 def _prefix(node, lengths, where):

@@ -152,7 +152,7 @@ class TraceOps:
         arrays = [v for v in (yes, no) if isinstance(v, Proxy) and v.ndim and not v.scalar]
         if arrays and isinstance(out, Proxy):   # (one of two arrays: the values are right,
             for v in arrays + [out]:            # an update through either name is not)
-                v._sides = ("an array a conditional expression chose", where)
+                v._sides = f"an array the conditional expression at {where} chose"
         return out                                          # a Python number (NEP 50)
 
     # ----------------------------------------------------------------- builtins

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DataDependentError, user_location
-from ..ir.graph import MADE, make_node
+from ..ir.graph import MADE, make_node, SliceOut
 from .proxy import as_node, Proxy, wrap
 from .sizes import is_dim, loop_dependent, symbolic
 
@@ -119,7 +119,6 @@ class PendingSlice(Proxy):
 
     def output(self):
         """The result as the program's outputs: the array and the bounds' values."""
-        from ..ir.graph import SliceOut
         return SliceOut(self.sliced, tuple(self.bounds), self.key)
 
 

@@ -451,7 +451,8 @@ def _scatter(a: Proxy, index, value, accumulate=None):
                          f"broadcast to indexing result of shape {region} "
                          f"(at {user_location()})")
     v = broadcast_node(cast_node(fit(v, region), dt), region)
-    nodes = _checked_first(nodes, [b.shape[axis + k] for k in range(len(nodes))])
+    if region:          # (one element: the scatter's own check stores nothing, kernels.py)
+        nodes = _checked_first(nodes, [b.shape[axis + k] for k in range(len(nodes))])
     update(b, make_node("scatter", (b.node, v, *nodes), b.shape, b.dtype, user_location(),
                          axis=axis, accumulate=accumulate))
 
@@ -460,19 +461,15 @@ SCATTER_RANGE = 15      # check code (runtime/compiled.py CHECK_MESSAGES)
 
 
 def _checked_first(nodes, sizes) -> list:
-    """A scatter's index arrays behind a check that every index is inside its axis, which
-    stops the program before the scatter stores anything: NumPy checks the indices first and
-    leaves the array as it was (the scatter's own per-element check would store the other
+    """A scatter's indices behind a check that every one is inside its axis, which stops the
+    program before the scatter stores anything: NumPy checks the indices first and leaves
+    the array as it was (the scatter's own per-element check would store the other
     elements, into an argument's memory too)."""
     ok = None
     for node, n in zip(nodes, sizes):
-        if not node.shape:
-            continue
         idx, size = wrap(node), size_proxy(n) if is_dim(n) and not isinstance(n, int) else n
         inside = np.all((idx >= -size) & (idx < size))
         ok = inside if ok is None else ok & inside
-    if ok is None:
-        return list(nodes)
     return [checked(wrap(n), ok.astype(np.int64), SCATTER_RANGE).node for n in nodes]
 
 

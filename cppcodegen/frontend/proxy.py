@@ -12,9 +12,8 @@ on the class by ``ndarray.py``, which sits above the modules that implement it.
 """
 from __future__ import annotations
 
-import itertools
-
 import hashlib
+import itertools
 import warnings
 
 import numpy as np
@@ -57,8 +56,9 @@ class Proxy:
     ``x[i, j]`` of every axis): a value, not a view, and ``s op= y`` makes a new one."""
 
     __array_priority__ = 1000
-    _sides = None       # (what, where): a name a branch chose among arrays (carried.py,
-                        # control.py): an update in place through it is refused
+    _sides = None       # why this name may or may not be the array an update should reach
+                        # (a branch chose among arrays, a loop may rebind it: carried.py,
+                        # swaps.py, control.py): an update in place through it is refused
 
     def __init__(self, node: Node, weak: bool = False):
         self._node = node
@@ -378,17 +378,11 @@ def update(a: Proxy, node: Node):
     array is written when the compiled function returns (see ``lower.Lowering.writebacks``)."""
     if a.weak:
         raise TypeError(f"cannot assign into a Python scalar (at {user_location()})")
-    if isinstance(a._sides, str):           # the whole reason (an alias not kept)
-        raise TraceError(f"{a._sides} is updated in place (at {user_location()}): "
-                         f"the update may or may not reach the other array; write .copy() "
-                         "where the name is bound, or update the array by its own name")
     if a._sides is not None:
-        name, where = a._sides
-        raise TraceError(f"{name} is updated in place (at {user_location()}) after the "
-                         f"branch at {where} made the name another array's on one side only: "
-                         "the update would reach different arrays depending on the side; "
-                         "copy the array where the branch binds it (y = x.copy()) or update "
-                         "the arrays by their own names")
+        raise TraceError(f"{a._sides} is updated in place (at {user_location()}): the update "
+                         "would reach one array or another depending on the run; copy "
+                         "the array where the name is bound (y = x.copy()) or update the "
+                         "arrays by their own names")
     if getattr(a, "readonly", False):       # the imaginary part of a real array
         raise ValueError(f"assignment destination is read-only (at {user_location()})")
     if a._base is not None:

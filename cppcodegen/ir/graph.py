@@ -238,9 +238,6 @@ class SliceOut:
             return v
         return np.asarray(base)[tuple(fill(k) for k in self.key)]
 
-    def __repr__(self):
-        return f"SliceOut({self.base!r}, {self.bounds!r}, {self.key!r})"
-
 
 def take_views(tree):
     """A tree of values with each ``SliceOut`` of values replaced by its view."""

@@ -1279,24 +1279,27 @@ template <class T, int N> inline T reduce_min(const Vec<T, N>& x) { return detai
 template <class T, int N> inline T reduce_fmax(const Vec<T, N>& x) { return detail::reduce<detail::fmax_op>(x); }
 template <class T, int N> inline T reduce_fmin(const Vec<T, N>& x) { return detail::reduce<detail::fmin_op>(x); }
 
-// A vectorized argmax (Max) or argmin: each lane's first best value and its position, folded
-// into the scalar (best, best_i) of the other elements. NumPy's answer is the first position
-// of the best value, or of the first NaN where there is one; a tie goes to the lower position.
+// An argmax (Max) or argmin candidate x at position q folded into (best, best_i): NumPy's
+// answer is the first position of the best value, or of the first NaN where there is one; a
+// tie goes to the lower position (a vector's lanes, a parallel argmax's chunks).
+template <bool Max, class T>
+inline void arg_take(T x, int64_t q, T& best, int64_t& best_i) {
+  bool take;
+  if (x != x) take = best == best || q < best_i;      // a NaN: the first one wins
+  else if (best != best) take = false;
+  else take = (Max ? x > best : x < best) || (x == best && q < best_i);
+  if (take) { best = x; best_i = q; }
+}
+
+// A vectorized argmax/argmin's lanes (each its first best value and its position) folded
+// into the scalar (best, best_i) of the other elements.
 template <bool Max, class T, class P, int N>
 inline void arg_lanes(const Vec<T, N>& vbest, const Vec<P, N>& vpos, T& best, int64_t& best_i) {
   alignas(64) T v[N];
   alignas(64) P p[N];
   vbest.store(v);
   vpos.store(p);
-  for (int l = 0; l < N; ++l) {
-    const T x = v[l];
-    const int64_t q = int64_t(p[l]);
-    bool take;
-    if (x != x) take = best == best || q < best_i;      // a NaN: the first one wins
-    else if (best != best) take = false;
-    else take = (Max ? x > best : x < best) || (x == best && q < best_i);
-    if (take) { best = x; best_i = q; }
-  }
+  for (int l = 0; l < N; ++l) arg_take<Max>(v[l], int64_t(p[l]), best, best_i);
 }
 
 // The per-lane state of a vectorized argmax/argmin: each lane's first best value and its
