@@ -75,12 +75,15 @@ RECORDED_CODES = 500        # to 999: Python's errors of Python's operations (Ze
                             # raises the first one recorded when it returns
 
 
-def check_error(code: int, error=None) -> Exception:
+def check_error(code: int, error=None, where: str = "") -> Exception:
     """The exception NumPy raises where a check stage with this code failed; ``error``:
-    the (type, args) of the user's raise a check of a user code stands for."""
+    the (type, args) of the user's raise a check of a user code stands for; ``where``: the
+    user's file:line of the check (its site, ``count_error``'s value), added to NumPy's
+    message."""
     if error is not None:
         return error[0](*error[1])
-    return CHECK_TYPES.get(code, ValueError)(CHECK_MESSAGES[code])
+    return CHECK_TYPES.get(code, ValueError)(CHECK_MESSAGES[code] +
+                                             (f" (at {where})" if where else ""))
 
 
 def stops(code: int) -> bool:
@@ -98,7 +101,7 @@ def _index_error(status, raises=(), sites=()):
     if axis == -5:      # np.bincount of a negative value (cppcodegen/frontend/counts.py)
         raise ValueError("'list' argument must have no negative elements")
     if -1 - axis in CHECK_MESSAGES:     # np.max of an empty array, a run-time slice step
-        raise check_error(-1 - axis)
+        raise check_error(-1 - axis, where=sites[index - 1] if 0 < index <= len(sites) else "")
     if axis < 0:        # np.<ufunc>.reduceat's start (cppcodegen/frontend/segments.py CODES)
         name = ("add", "multiply", "maximum", "minimum")[-1 - axis]
         raise IndexError(f"index {index} out-of-bounds in {name}.reduceat [0, {size})")

@@ -152,8 +152,10 @@ def test_max_min_of_a_selection_serve_every_mask(c):
     f = cppcodegen.compile(selected_extremes)
     with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
         f(np.full(c.shape, 3, c.dtype))
-    with pytest.raises(ValueError, match="zero-size array to reduction operation minimum"):
+    with pytest.raises(ValueError, match="zero-size array to reduction operation minimum") as e:
         cppcodegen.compile(row_min)(np.ones((4, 3)), np.zeros(4, bool))
+    line = row_min.__code__.co_firstlineno + 1          # the error names the user's line
+    assert str(e.value).endswith(f"(at {__file__}:{line})")
     check_against_numpy(row_min, np.arange(12.0).reshape(4, 3), np.array([0, 1, 1, 0], bool))
 
 

@@ -217,7 +217,7 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
         out.append("std::swap({}, {});".format(*c["swap"]))
     elif s.kind == "check":     # np.max of an empty array: NumPy's error when the call returns
         stop = " return;" if stops(c["code"]) else ""     # (sizes it relies on, a raise)
-        out.append(f"if ({c['count']}[0] == 0) {{ ccg::count_error(0, {STATUS}, {c['code']});"
+        out.append(f"if ({c['count']}[0] == 0) {{ ccg::count_error({c['site']}, {STATUS}, {c['code']});"
                    f"{stop} }}")
     elif s.kind == "for":
         out += _for_lines(program, k, body, opts, inside)
@@ -246,7 +246,7 @@ def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: boo
         var, stop, step = c["var"], cindex(c["stop"]), cindex(c["step"])
         out, hoisted = [], []
         if c["up"] is None:         # a step of either sign: tested where the loop starts
-            out.append(f"if (({step}) == 0) {{ ccg::count_error(0, {STATUS}, {STEP_ZERO}); "
+            out.append(f"if (({step}) == 0) {{ ccg::count_error({c['site']}, {STATUS}, {STEP_ZERO}); "
                        "return; }")
             test = f"(({step}) > 0 ? {var} < {stop} : {var} > {stop})"
         else:

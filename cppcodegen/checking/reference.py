@@ -173,7 +173,7 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
         return vals[0][_slice(node.attr("spec"), sizes)]
     if op == "check":           # np.max of an empty array (frontend/reductions.py)
         if int(vals[1]) == 0:
-            raise check_error(node.attr("code"), node.attr("error", None))
+            raise check_error(node.attr("code"), node.attr("error", None), node.where)
         return vals[0]
     if op == "bind":            # a data slice's start or length (frontend/dataslice.py)
         sizes[node.attr("sym")] = int(vals[0])

@@ -25,6 +25,7 @@ from ..ir.graph import CONTROL_OPS, VIEW_OPS, Graph, regions
 from ..ir.graph import walk as walk_nodes
 from ..ir.loopir import STATUS, Load, Stage, control_reads, index_vars, nested, walk
 from ..ir.ufuncs import OPS
+from ..runtime.compiled import SITE
 from .indexing import same_index
 
 
@@ -54,6 +55,8 @@ class ControlLowering:
             control, regions = self._lower_construct(node, carry)
         finally:
             self.loop_depth -= node.op != "if"
+        if node.op == "for" and control["up"] is None:    # (a zero step's error: the line)
+            control["site"] = self._site(0, node.where) // SITE
         self.stages.append(Stage("", node.op, (), None, nodes=self.names[id(node)],
                                  where=node.where, control=control, regions=tuple(regions)))
 
@@ -112,7 +115,8 @@ class ControlLowering:
             self.new_buffer(STATUS, np.dtype(np.int64), (4,), "status")
         self.stages.append(Stage("", "check", (), None, nodes=self.names[id(node)],
                                  where=node.where,
-                                 control={"count": count, "code": node.attr("code")}))
+                                 control={"count": count, "code": node.attr("code"),
+                                          "site": self._site(0, node.where) // SITE}))
 
     def _carry_buffer(self, node, k, init) -> str:
         """The buffer of carried value ``k``: the buffer ``init`` is in, when nothing reads

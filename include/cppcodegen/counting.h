@@ -97,7 +97,8 @@ inline int64_t search_sorted(const T* a, int64_t n, int64_t s, T v) {
   return base + (Right ? !sort_less(v, m) : sort_less(m, v));
 }
 
-// err: int64[4] (loopir.STATUS): flag, the value, 0, -1 - code (the runtime's message)
+// err: int64[4] (loopir.STATUS): flag, the value (a check stage: its site, the user's line),
+// 0, -1 - code (the runtime's message)
 inline void count_error(int64_t value, int64_t* err, int64_t code) {
   int64_t zero = 0;
   if (__atomic_compare_exchange_n(err, &zero, int64_t(1), false, __ATOMIC_RELAXED,
