@@ -25,6 +25,7 @@ UNARY_FLOAT = {
         "square": ("np.square(x)", ARITH), "reciprocal": ("np.reciprocal(x)", ZS),
         "floor": ("np.floor(x)", ZS), "ceil": ("np.ceil(x)", ZS),
         "trunc": ("np.trunc(x)", ZS), "rint": ("np.rint(x)", ZS),
+        "modf_fraction": ("np.modf(x)[0]", ZS), "modf_whole": ("np.modf(x)[1]", ZS),
         "isnan": ("np.isnan(x)", EXACT), "isinf": ("np.isinf(x)", EXACT),
         "isfinite": ("np.isfinite(x)", EXACT), "signbit": ("np.signbit(x)", EXACT),
         "logical_not": ("np.logical_not(x)", EXACT),

@@ -28,14 +28,14 @@ def trace_ufunc(ufunc, inputs, kwargs):
     # like an array), unless the call is a Python operator's (Python numbers stay weak)
     operator, OPERATOR[0] = OPERATOR[0], False
     name = ufunc.__name__
-    if "out" not in kwargs and name != "divmod":    # f(x[m]) is f(x)[m]: kept lazy
+    if "out" not in kwargs and ufunc.nout == 1:     # f(x[m]) is f(x)[m]: kept lazy
         lifted = lift(lambda xs: trace_ufunc(ufunc, tuple(xs), dict(kwargs)), inputs)
         if lifted is not None:
             return lifted
     out = kwargs.pop("out", None)
     if out is not None:
         out = out if isinstance(out, tuple) else (out,)
-        if len(out) != 1 or not isinstance(out[0], Proxy) or name == "divmod":
+        if len(out) != 1 or not isinstance(out[0], Proxy) or ufunc.nout != 1:
             unsupported(f"np.{name}(..., out=...) with other than one traced array")
         result = trace_ufunc(ufunc, inputs, kwargs)
         store_result(out[0], result, name)
@@ -51,6 +51,11 @@ def trace_ufunc(ufunc, inputs, kwargs):
         q = trace_ufunc(np.floor_divide, inputs, {})
         OPERATOR[0] = operator
         return q, trace_ufunc(np.remainder, inputs, {})
+    if name == "modf":      # (fraction, integral part), each with x's sign; of inf: (±0, inf)
+        (x,) = _loop_operands(ufunc, inputs, dtype)
+        whole = np.trunc(x)
+        zero = _const(x, 0)
+        return where(np.isinf(x), np.copysign(zero, x), np.copysign(x - whole, x)), whole
     if name in COMPOSED:
         ops = _loop_operands(ufunc, inputs, dtype)
         half = ops[0].dtype == np.float16       # NumPy's half loops compute in float32
@@ -87,15 +92,16 @@ def trace_ufunc(ufunc, inputs, kwargs):
 
 def loop_dtypes(ufunc, inputs, dtype) -> tuple:
     """The dtypes of the loop NumPy picks for ``inputs`` (NEP 50 promotion, ``dtype=``):
-    the inputs', then the output's."""
+    the inputs', then the outputs'."""
     descs = tuple(descriptor(x) for x in inputs)
     if all(isinstance(d, type) for d in descs):     # Python scalars only (a carried `i`):
         descs = tuple(np.dtype(d) for d in descs)   # Python's int/float/bool, as int64/float64
     try:
+        outs = (None,) * ufunc.nout
         if dtype is None:
-            return ufunc.resolve_dtypes(descs + (None,))
-        sig = (None,) * len(inputs) + (np.dtype(dtype),)
-        return ufunc.resolve_dtypes(descs + (None,), signature=sig)
+            return ufunc.resolve_dtypes(descs + outs)
+        sig = (None,) * len(inputs) + (np.dtype(dtype),) * ufunc.nout
+        return ufunc.resolve_dtypes(descs + outs, signature=sig)
     except TypeError as e:
         raise TypeError(f"np.{ufunc.__name__}: {e} (at {user_location()})") from None
 
