@@ -369,3 +369,27 @@ def test_vectorized_and_chunked_argmax_find_numpys_position(dtype, n):
             a[:] = 7
         for f, c in zip(fns, compiled):
             assert c(a) == f(a), (case, f(a), c(a))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [4, 70, 4098, 1 << 20])
+def test_max_min_lanes_see_every_nan(dtype, n):
+    """Float max/min keep NaN-free best values per lane and, beside them, which lanes saw a
+    NaN: a NaN anywhere (any lane, any of the unrolled copies, any parallel chunk, the
+    scalar tail) makes NumPy's NaN; without one, infinities are NumPy's. (Which zero a tie of
+    -0.0 and 0.0 gives depends on the lanes, NumPy's as ours: not compared.)"""
+    import cppcodegen
+    rng = np.random.default_rng(n)
+
+    def extremes(a):
+        return a.max(), np.min(a), np.max(a[1:] * 2.0), a.reshape(2, -1).max(axis=1)
+    compiled = cppcodegen.compile(extremes)
+    for pos in [None, 0, n // 2 + 1, n - 1, "inf"]:
+        a = rng.standard_normal(n).astype(dtype)
+        if pos == "inf":
+            a[[0, n - 1]] = [np.inf, -np.inf]
+        elif pos is not None:
+            a[pos] = np.nan
+        for got, want in zip(compiled(a), extremes(a)):
+            assert np.array_equal(got, want, equal_nan=True), (pos, got, want)
+            assert np.array_equal(np.signbit(got), np.signbit(want)), (pos, got, want)

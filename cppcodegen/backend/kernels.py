@@ -368,7 +368,7 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
         with w.indent("{"):
             w.line(f"const int64_t nchunks = {chunks};")
             w.line(f"{t} start[{CHUNKS}];")
-            w.line(self.omp(1, 1 << 20))
+            w.line(self.chunks_omp(s, chunks))
             with w.indent("for (int64_t chunk = 0; chunk < nchunks; ++chunk) {"):
                 w.line(_chunk_bounds(n0, "nchunks"))
                 self.reduction(s, [0], {0: ("lo", "hi")}, target="start[chunk]")
@@ -378,7 +378,7 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
                 w.line(f"const {t} next = {comb.format('total', 'start[c]')};")
                 w.line("start[c] = total;")
                 w.line("total = next;")
-            w.line(self.omp(1, 1 << 20))
+            w.line(self.chunks_omp(s, chunks))
             with w.indent("for (int64_t chunk = 0; chunk < nchunks; ++chunk) {"):
                 w.line(_chunk_bounds(n0, "nchunks"))
                 w.line(f"{t} acc = start[chunk];")

@@ -47,6 +47,16 @@ class LoopWriter:
         trip = None if sizes is None else " * ".join(f"({_c(n)})" for n in sizes) or "1"
         return omp_parallel_for(collapse, work, contiguous, trip=trip)
 
+    def chunks_omp(self, s: Stage, chunks) -> str:
+        """The pragma of a loop over ``chunks`` fixed chunks of ``s``'s domain (a parallel
+        reduction to one value, a scan's passes; ``chunks``: an int or a C++ count): each
+        chunk is about the domain over ``chunks`` elements, so the small chunks of a small
+        array are handed out several at a time (one grab of the OpenMP loop costs about as
+        much as a few thousand elements of a reduction)."""
+        n = chunks if isinstance(chunks, int) else 64
+        trip = str(chunks) if isinstance(chunks, int) else "nchunks"
+        return omp_parallel_for(1, max(1, _prod(s.domain) // max(1, n)), trip=trip)
+
     def out_offset(self, s: Stage) -> str:
         return cindex(self._out_expr(s))
 

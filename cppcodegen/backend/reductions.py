@@ -121,11 +121,15 @@ class ReductionWriter(SegmentWriter, CountWriter):
                 and (not isinstance(s.domain[axes[-1]], int)
                      or s.domain[axes[-1]] > 64 * self.opts.reduction_block or len(axes) > 1)) else 0
             wide = bool(block) and s.body.dtype == np.float32
+            # float max/min: lanes that keep the best values and, beside them, whether a NaN
+            # was seen (ccg::ExtremeLanes: one compare per vector, not two)
+            lanes = (f"ccg::ExtremeLanes<{'true' if kind == 'max' else 'false'}, {t}, L>"
+                     if vec and kind in ("max", "min") and s.body.dtype.kind == "f" else None)
             w.line(f"{'double' if wide else t} acc = {init_value(kind, s.body.dtype)};")
             if vec:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
                 vacc = "ccg::WideSum<L>::broadcast(0.0)" if wide else \
-                    f"{_vtype(s.body.dtype)}::broadcast({init_value(kind, s.body.dtype)})"
+                    f"{lanes or _vtype(s.body.dtype)}::broadcast({init_value(kind, s.body.dtype)})"
                 w.line(f"auto vacc = {vacc};")
             if block and not wide:
                 w.line(f"auto vcomp = {_vtype(s.body.dtype)}::broadcast({_zero(s.body.dtype)});   // Kahan compensation")
@@ -133,7 +137,9 @@ class ReductionWriter(SegmentWriter, CountWriter):
             row = kind == "prod" and var is not None and self._along_memory(s, var)
 
             def update(r: ExprRenderer, value: str, vector: bool):
-                if vector:
+                if vector and lanes:
+                    w.line(f"{target_v}.update({value});")
+                elif vector:
                     w.line(f"{target_v} = {combine(kind, s.body.dtype, True).format(target_v, value)};")
                 else:
                     w.line(f"acc = {combine(kind, s.body.dtype, row=row).format('acc', value)};")
@@ -145,6 +151,8 @@ class ReductionWriter(SegmentWriter, CountWriter):
                       ) if vec and cheap and (kind == "sum" and s.body.dtype.kind == "f" or
                                               kind in ("max", "min") and s.body.dtype.kind in "fiu"
                                               ) else None
+            if chains and lanes:
+                chains = (target_v, chains[1], "ccg::extreme_merge({0}, {1})", lanes)
             self.wide = wide
             try:
                 self.loops(s, axes, ranges, update, parallel=False, allow_vector=vec,
@@ -155,7 +163,7 @@ class ReductionWriter(SegmentWriter, CountWriter):
                 total = "ccg::reduce_add(vacc)" if wide else "ccg::reduce_add(vacc - vcomp)"
                 w.line(f"acc = {combine(kind, s.body.dtype).format('acc', total)};")
             elif vec:
-                total = hreduce(kind, s.body.dtype).format("vacc")
+                total = "vacc.fold()" if lanes else hreduce(kind, s.body.dtype).format("vacc")
                 w.line(f"acc = {combine(kind, s.body.dtype).format('acc', total)};")
             if target is not None or s.name in self.locals:
                 w.line(f"{acc} = acc;")
@@ -188,7 +196,7 @@ class ReductionWriter(SegmentWriter, CountWriter):
             w.line(f"{pt} partial[{CHUNKS if symbolic else chunks}];")
             if symbolic:        # the chunks depend on the size only, never on the threads
                 w.line(f"const int64_t nchunks = std::min<int64_t>({CHUNKS}, {n0});")
-            w.line(self.omp(1, 1 << 20))
+            w.line(self.chunks_omp(s, chunks))
             with w.indent(f"for (int64_t chunk = 0; chunk < {chunks}; ++chunk) {{"):
                 w.line(_chunk_bounds(n0, chunks))
                 self.reduction(s, list(range(len(s.domain))), {0: ("lo", "hi")}, target="partial[chunk]")
@@ -219,7 +227,7 @@ class ReductionWriter(SegmentWriter, CountWriter):
             w.line(f"int64_t pidx[{CHUNKS if symbolic else chunks}];")
             if symbolic:
                 w.line(f"const int64_t nchunks = std::min<int64_t>({CHUNKS}, {n0});")
-            w.line(self.omp(1, 1 << 20))
+            w.line(self.chunks_omp(s, chunks))
             with w.indent(f"for (int64_t chunk = 0; chunk < {chunks}; ++chunk) {{"):
                 w.line(_chunk_bounds(n0, chunks))
                 self.arg_reduction(s, list(range(len(s.domain))), {0: ("lo", "hi")},

@@ -1302,6 +1302,69 @@ inline void arg_lanes(const Vec<T, N>& vbest, const Vec<P, N>& vpos, T& best, in
   for (int l = 0; l < N; ++l) arg_take<Max>(v[l], int64_t(p[l]), best, best_i);
 }
 
+// Which lanes of a float reduction have seen no NaN so far: one compare per vector that the
+// loop's other work does not wait on (on AVX-512 a masked compare, the mask kept in its
+// register, where Mask<N> would go through a general register each time).
+template <class T, int N> struct NanFree {
+#if defined(CCG_HAVE_AVX512)
+  static constexpr bool zmm = std::is_floating_point_v<T> && sizeof(T) * N == 64;
+#else
+  static constexpr bool zmm = false;
+#endif
+  using K = std::conditional_t<zmm, std::conditional_t<sizeof(T) == 4, uint16_t, uint8_t>, Mask<N>>;
+  K ok;
+  static NanFree all_clean() {
+    if constexpr (zmm) return NanFree{K((1u << N) - 1)};
+    else return NanFree{Mask<N>::broadcast(true)};
+  }
+  void see(const Vec<T, N>& v) {
+    if constexpr (!std::is_floating_point_v<T>) return;
+#if defined(CCG_HAVE_AVX512)
+    else if constexpr (zmm && sizeof(T) == 4) {
+      const __m512 x = reinterpret_cast<const __m512&>(v.v);
+      ok = _mm512_mask_cmp_ps_mask(__mmask16(ok), x, x, _CMP_ORD_Q);
+    } else if constexpr (zmm) {
+      const __m512d x = reinterpret_cast<const __m512d&>(v.v);
+      ok = _mm512_mask_cmp_pd_mask(__mmask8(ok), x, x, _CMP_ORD_Q);
+    }
+#endif
+    else ok = ok & (v == v);
+  }
+  bool clean() const {
+    if constexpr (zmm) return ok == K((1u << N) - 1);
+    else return ok.all();
+  }
+  friend NanFree operator&(const NanFree& a, const NanFree& b) { return NanFree{K(a.ok & b.ok)}; }
+};
+
+// The per-lane state of a vectorized float max/min reduction: each lane's best value, and
+// whether it has seen a NaN (NumPy's result is then NaN). The best values take one max (min)
+// per vector, a NaN in it free to spoil them (the result is NaN then anyway), the NaN test
+// beside them (NanFree): a NaN-propagating maximum costs two compares and a blend per vector.
+// Ties keep the later value, as maximum does.
+template <bool Max, class T, int N> struct ExtremeLanes {
+  Vec<T, N> best;
+  NanFree<T, N> nan_free;
+  static ExtremeLanes broadcast(T init) {
+    return ExtremeLanes{Vec<T, N>::broadcast(init), NanFree<T, N>::all_clean()};
+  }
+  void update(const Vec<T, N>& v) {
+    if constexpr (Max) best = detail::vsel(best.v > v.v, best, v);
+    else best = detail::vsel(best.v < v.v, best, v);
+    nan_free.see(v);
+  }
+  T fold() const {
+    if (!nan_free.clean()) return std::numeric_limits<T>::quiet_NaN();
+    return Max ? reduce_max(best) : reduce_min(best);
+  }
+};
+template <bool Max, class T, int N>
+inline ExtremeLanes<Max, T, N> extreme_merge(const ExtremeLanes<Max, T, N>& a,
+                                             const ExtremeLanes<Max, T, N>& b) {
+  return ExtremeLanes<Max, T, N>{Max ? maximum(a.best, b.best) : minimum(a.best, b.best),
+                                 a.nan_free & b.nan_free};
+}
+
 // The per-lane state of a vectorized argmax/argmin: each lane's first best value and its
 // position. Several copies run side by side (each waits on its own compare and blends) and
 // are merged lane by lane before the lanes are folded (arg_lanes).
@@ -1310,20 +1373,20 @@ inline void arg_lanes(const Vec<T, N>& vbest, const Vec<P, N>& vpos, T& best, in
 template <bool Max, class T, class P, int N> struct ArgLanes {
   Vec<T, N> best;
   Vec<P, N> pos;
-  Mask<N> nan;
+  NanFree<T, N> nan_free;
   static ArgLanes broadcast(T init) {
-    return ArgLanes{Vec<T, N>::broadcast(init), Vec<P, N>::broadcast(P(0)), Mask<N>::broadcast(false)};
+    return ArgLanes{Vec<T, N>::broadcast(init), Vec<P, N>::broadcast(P(0)), NanFree<T, N>::all_clean()};
   }
   // the values of positions start, start + 1, ... (one per lane)
   void update(const Vec<T, N>& v, int64_t start) {
     Mask<N> m;
     if constexpr (Max) m = v > best;
     else m = v < best;
-    if constexpr (std::is_floating_point_v<T>) nan = nan | (v != v);
+    nan_free.see(v);
     best = select(m, v, best);
     pos = select(m, Vec<P, N>::broadcast(P(start)) + Vec<P, N>::iota(P(0)), pos);
   }
-  bool saw_nan() const { return nan.any(); }
+  bool saw_nan() const { return !nan_free.clean(); }
   void fold(T& b, int64_t& b_i) const { arg_lanes<Max>(best, pos, b, b_i); }
 };
 template <bool Max, class T, class P, int N>
@@ -1333,7 +1396,8 @@ inline ArgLanes<Max, T, P, N> arg_merge(const ArgLanes<Max, T, P, N>& a,
   if constexpr (Max) better = b.best > a.best;
   else better = b.best < a.best;
   const Mask<N> m = better | ((b.best == a.best) & (b.pos < a.pos));
-  return ArgLanes<Max, T, P, N>{select(m, b.best, a.best), select(m, b.pos, a.pos), a.nan | b.nan};
+  return ArgLanes<Max, T, P, N>{select(m, b.best, a.best), select(m, b.pos, a.pos),
+                                a.nan_free & b.nan_free};
 }
 
 // A sum of N float lanes kept in double, as two halves of N/2 double lanes: each half is a
