@@ -188,3 +188,50 @@ def test_none_on_one_path_is_a_clear_error_and_python_runs_it():
         with pytest.warns(cppcodegen.FallbackWarning):
             assert cppcodegen.compile(fn, fallback=True)(*args) == fn(*args)
     assert cppcodegen.compile(ratio_or_none, fallback=True)(np.ones(3), np.zeros(3)) is None
+
+
+def none_inside_loop(x):
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            return None         # Bellman-Ford's "negative cycle"
+    return x * 2
+
+
+def none_bound_in_loop_then_read(x):
+    found = False
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            r = None
+            found = True
+            break
+    if not found:
+        r = x * 2
+    return r
+
+
+def none_bound_in_loop_then_rebound(x):
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            r = None
+            break
+    r = x * 2
+    return r
+
+
+def test_none_inside_a_loop_is_refused_never_a_zero_array():
+    """``return None`` (or a name bound to None) inside a compiled loop, a value elsewhere:
+    the name was not carried while its bound-flag was, so the call returned the placeholder
+    (zeros) where Python returns None. Now refused, naming the line; Python runs it with the
+    fallback on. A None that is rebound before any read still compiles."""
+    from cppcodegen.errors import TraceError
+    neg, pos = np.array([1.0, -1.0]), np.array([1.0, 2.0])
+    for fn in (none_inside_loop, none_bound_in_loop_then_read):
+        with pytest.raises(TraceError, match="None on a path .*test_early_return.py:\\d+"):
+            cppcodegen.compile(fn, fallback=False)(neg)
+        with pytest.warns(cppcodegen.FallbackWarning):
+            compiled = cppcodegen.compile(fn, fallback=True)
+            assert compiled(neg) is None
+        np.testing.assert_array_equal(compiled(pos), fn(pos))
+    compiled = cppcodegen.compile(none_bound_in_loop_then_rebound, fallback=False)
+    for x in (neg, pos):
+        np.testing.assert_array_equal(compiled(x), x * 2)

@@ -27,6 +27,7 @@ from .capture import UNDEFINED
 from .selection import is_selection
 from .truth import truth
 from .sizes import loop_dependent, run_time_size
+from .bindings import FLAG
 from .carried_types import kind_of, ONE_TYPE, same_size_always, Snapshot, type_of, unify
 
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
@@ -81,6 +82,7 @@ class Carried:
         self.keep = frozenset(keep)     # an if's names read after it (bound on one side)
         self.entry = frozenset(entry)   # a loop's names first bound in it, passed on
         self.dropped_fresh = False      # ... one of them bound before the loop, not carried
+        self.dropped_new = False        # a name first bound in the loop, not carried
         self.init_state = tuple(get_state())
         self.slots, self.types = [], []   # per slot: (dtype, weak, shape, scalar) or None
         for name, value in zip(self.names, self.init_state):
@@ -381,7 +383,13 @@ class Carried:
                     run_time_size(d) for d in r[2]) or isinstance(t, tuple) and (
                     len(r[2]) != len(t[2]) or not all(map(same_size_always, r[2], t[2]))))
                     for r in results):
+                if any(b[2][i] is None for b in bodies) and slot.name and (
+                        FLAG + slot.name in self.names or slot.name.startswith("__ccg_ret")):
+                    # (read where it may be unbound: its flag says bound, so it must be kept)
+                    raise TraceError(f"{slot.describe(none=True)} is None on a path through "
+                                     f"the loop or branch at {self.where}; {ONE_TYPE}")
                 self.dropped_fresh |= slot.init is not UNDEFINED
+                self.dropped_new |= slot.init is UNDEFINED
                 slot.dropped = True
                 new.append(None)            # `seg = a[lo[i]:hi[i]]`, `j = np.arange(i + 1)`
                 continue                    # made in each iteration: not carried (unbound

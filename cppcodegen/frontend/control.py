@@ -87,6 +87,7 @@ class TraceOps:
         self.unroll = {}            # loops (file:line) that Python runs (unrolled): why
         self.dropped = []           # loops whose temporaries (names written first in the body,
                                     # bound before it) were not carried, in trace order
+        self.dropped_new = []       # loops that did not carry a name first bound in them
         self.carry_all = set()      # ... whose temporaries are read after them: carried
         self.loops = []             # the compiled loops being captured now, outermost first
         self.parent = {}            # a construct (file:line) -> the compiled loop around it
@@ -397,6 +398,8 @@ class TraceOps:
         loop.finish(node)
         if loop.dropped_fresh:
             self.dropped.append(where)
+        if loop.dropped_new:
+            self.dropped_new.append(where)
 
 
 def _symbolic(py, items):
@@ -538,6 +541,7 @@ def _trace_captured(trace, fn, captured, ops, specs, args, saved):
         for _ in range(64):
             INTERNAL.clear()
             ops.dropped.clear()
+            ops.dropped_new.clear()
             try:
                 graph = trace(captured, specs, args)
             except KeepLoop as k:
@@ -562,9 +566,12 @@ def _trace_captured(trace, fn, captured, ops, specs, args, saved):
                     del ops.unroll[inner]   # (decided with u.where compiled: tried again)
                 ops.unroll[u.where] = u.reason
                 continue
-            except UnboundLocalError:   # a loop's temporary read after it: carried after all
+            except UnboundLocalError as e:  # a loop's temporary read after it: carried after all
                 fresh = [w for w in ops.dropped if w not in ops.carry_all]
-                if not fresh:
+                made = ops.dropped + ops.dropped_new
+                if not fresh and made:      # (None or a tuple in Python: the call runs as
+                    raise TraceError(f"{e} (the loop at {made[0]})") from e   # Python, which
+                if not fresh:                                                 # may bind it)
                     raise
                 ops.carry_all.update(fresh)
                 continue
