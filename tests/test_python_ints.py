@@ -113,3 +113,59 @@ def test_every_call_runs_as_python_on_overflow():
     for _ in range(2):
         with pytest.raises(OverflowError, match="too big"):
             f(np.array([1.0, 200.0]))
+
+
+def add_int(x, k):
+    return x + k
+
+
+def below_int(x, k):
+    return x < k, k >= x
+
+
+def store_int(x, k):
+    x[0] = k
+    x[1] = -1 if x.dtype.kind == "u" else 1000
+    return x
+
+
+def shifted_by_index(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] + i           # a uint8 array plus a Python int that grows
+    return out
+
+
+def _outcome(fn, *args):
+    try:
+        return fn(*args)
+    except (OverflowError, ValueError) as e:
+        return type(e)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int32, np.uint64])
+def test_python_int_operands_out_of_the_arrays_range(dtype):
+    """NEP 50 casts a Python int operand to the array's dtype, and NumPy raises OverflowError
+    when it does not fit; a comparison compares by value. An int argument read at run time
+    (the second value passed), a loop's index, and a store of a Python int are checked the
+    same way (they wrapped: uint8 < 1000 was False, uint8 + -1 gave 249, x[1] = -1 stored 255)."""
+    x = np.array([1, 2, 100], dtype)
+    add, below = cppcodegen.compile(add_int), cppcodegen.compile(below_int)
+    for k in (1, -1, 300, 100000, -5):      # the first is a build constant, the others not
+        for fn, compiled in ((add_int, add), (below_int, below)):
+            want, got = _outcome(fn, x, k), _outcome(compiled, x, k)
+            if isinstance(want, type):
+                assert got is want, (fn.__name__, k, got)
+            else:
+                for g, w in zip(got if isinstance(got, tuple) else (got,),
+                                want if isinstance(want, tuple) else (want,)):
+                    np.testing.assert_array_equal(g, w)
+                    assert g.dtype == w.dtype
+    store = cppcodegen.compile(store_int)
+    for k in (3, 2 ** 40):
+        want, got = _outcome(store_int, x.copy(), k), _outcome(store, x.copy(), k)
+        assert got is want if isinstance(want, type) else np.array_equal(got, want), (k, got)
+    long = np.full(300, 5, dtype)
+    want = _outcome(shifted_by_index, long)
+    got = _outcome(cppcodegen.compile(shifted_by_index), long)
+    assert got is want if isinstance(want, type) else np.array_equal(got, want)

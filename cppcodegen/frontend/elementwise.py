@@ -16,7 +16,7 @@ from .externs import extern_call
 from .proxy import (as_node, asproxy, broadcast_node, broadcast_operands, cast, cast_node,
                     copy_of, descriptor, is_weak, own, Proxy, store_result, unsupported, wrap)
 from .selection import lift
-from .sizes import fit
+from .sizes import fit, is_dim
 from .views import broadcast_to
 
 
@@ -79,6 +79,16 @@ def trace_ufunc(ufunc, inputs, kwargs):
         in_dts = (np.dtype(bool),) * len(inputs)
     if name in ufuncs.COMPARISONS and any(type(x) is int for x in inputs):
         in_dts = _widen_for_python_ints(inputs, in_dts)
+    elif any((isinstance(x, Proxy) and x.weak and x.dtype.kind == "i" or
+              is_dim(x) and type(x) is not int) and dt.kind in "iu" and dt != np.int64
+             for x, dt in zip(inputs, in_dts)):     # a traced Python int, a size, an index
+        if name in ufuncs.COMPARISONS and np.dtype(np.uint64) in in_dts:
+            return _unsigned_vs_python_int(ufunc, inputs)
+        if name in ufuncs.COMPARISONS:
+            in_dts = (np.dtype(np.int64),) * len(in_dts)        # compared by value
+        else:
+            from .pyints import operand     # (raises.py, which pyints uses, imports this)
+            inputs = [operand(x, dt) for x, dt in zip(inputs, in_dts)]
     if name in ufuncs.COMPARISONS and sorted(dt.kind for dt in in_dts) == ["i", "u"]:
         return _signed_unsigned(name, *inputs, unsigned_first=in_dts[0].kind == "u")
     shape = broadcast_operands(inputs, f"np.{ufunc.__name__}")
@@ -216,6 +226,18 @@ def _widen_for_python_ints(inputs, in_dts):
                     wide = np.dtype(np.float64)
                 return tuple(wide for _ in in_dts)
     return in_dts
+
+
+def _unsigned_vs_python_int(ufunc, inputs):
+    """A uint64 array compared with a traced Python int: by value, as NumPy compares them
+    (a negative int is below every element; others compare as uint64)."""
+    py = next(i for i, x in enumerate(inputs) if is_weak(x))
+    k = asproxy(inputs[py]) if isinstance(inputs[py], Proxy) else wrap(
+        as_node(inputs[py], np.dtype(np.int64)), weak=True)
+    below = ufunc(-1, 0) if py == 0 else ufunc(0, -1)       # the answer where k < 0
+    ops = list(inputs)
+    ops[py] = k.astype(np.uint64)
+    return where(k < 0, bool(below), ufunc(*ops))
 
 
 def where(cond, x=None, y=None):

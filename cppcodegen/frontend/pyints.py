@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ComplexPower, FloatToInt, IntOverflow, NegativeIntPower, user_location
-from .proxy import Proxy, python_number, wrap
+from .proxy import as_node, Proxy, python_number, size_operand, wrap
 from .raises import error_check
 from .sizes import is_dim
 
@@ -166,21 +166,57 @@ def int_of_float(x):
 
 
 def stored_scalar(value, dtype: np.dtype):
-    """``value`` stored by ``x[...] = value`` into a signed int array of ``dtype``: a float
-    scalar (NaN, infinity, out of range) or a wider int scalar out of ``dtype``'s range raises
-    as NumPy's setitem does (it converts a scalar through a Python int); arrays are cast."""
-    if dtype.kind != "i" or not isinstance(value, Proxy) or value.shape != () or \
-            not (value.weak or value.scalar) or value.dtype.kind not in "fiu" or \
-            value.dtype.kind != "f" and np.can_cast(value.dtype, dtype):
+    """``value`` stored by ``x[...] = value`` into an int array of ``dtype``: where NumPy's
+    setitem converts the scalar through a Python int and raises OverflowError out of
+    ``dtype``'s range, the store is checked: a Python int or float (a constant, or traced: a
+    weak scalar) into any int array, and a NumPy scalar into a signed one; arrays and NumPy
+    scalars into an unsigned array are cast (they wrap, as in NumPy)."""
+    if dtype.kind not in "iu":
         return value
     where = user_location()
     info = np.iinfo(dtype)
+    if type(value) in (int, float):         # a constant: NumPy's error where the store runs
+        t = int(value) if type(value) is int or np.isfinite(value) else None
+        if t is not None and info.min <= t <= info.max:
+            return value
+        error = (OverflowError, (f"Python integer {t} out of bounds for {dtype} (at {where})",)) \
+            if t is not None else (ValueError, (f"cannot convert float NaN to integer (at "
+                                                f"{where})",)) if np.isnan(value) else \
+            (OverflowError, (f"cannot convert float infinity to integer (at {where})",))
+        zero = wrap(as_node(np.int64(0)), weak=True, scalar=True)
+        return wrap(error_check(zero, np.int64(0), error, where).node, weak=True, scalar=True)
+    if not isinstance(value, Proxy) or value.shape != () or \
+            not (value.weak or value.scalar and dtype.kind == "i") or \
+            value.dtype.kind not in "fiu" or \
+            value.dtype.kind != "f" and np.can_cast(value.dtype, dtype):
+        return value
     message = ("Python int too large to convert to C long" if dtype == np.int64 else
                f"Python integer out of bounds for {dtype}")
     error = (OverflowError, (f"{message} (at {where})",))
     if value.dtype.kind != "f":
-        ok = np.logical_and(np.less_equal(value, info.max), np.greater_equal(value, info.min))
-        return wrap(error_check(value, ok, error, where, stop=False).node, weak=value.weak,
-                    scalar=value.scalar)
+        return wrap(error_check(value, fits_in(value, dtype), error, where, stop=False).node,
+                    weak=value.weak, scalar=value.scalar)
     return _in_range(value, float(info.min), float(info.max) + 1.0, f"a store into {dtype}",
                      where)
+
+
+def fits_in(value, dtype: np.dtype):
+    """1 where the int scalar ``value`` is inside ``dtype``'s range."""
+    info = np.iinfo(dtype)
+    return np.logical_and(np.less_equal(value, info.max), np.greater_equal(value, info.min))
+
+
+def operand(value, dtype: np.dtype):
+    """A Python int operand (traced: a weak int scalar) of a NumPy operation whose loop is
+    the narrower int ``dtype`` (NEP 50 casts it to the array's dtype): behind a check that
+    it fits, else NumPy's OverflowError where the operation runs. (A size or a loop's index
+    too: ``x[i] + i`` with uint8 ``x`` past 255 iterations.)"""
+    if is_dim(value) and type(value) is not int and dtype.kind in "iu" and dtype != np.int64:
+        value = size_operand(value)
+    if not isinstance(value, Proxy) or not value.weak or value.dtype.kind != "i" or \
+            value.shape != () or dtype.kind not in "iu" or np.can_cast(value.dtype, dtype):
+        return value
+    where = user_location()
+    error = (OverflowError, (f"Python integer out of bounds for {dtype} (at {where})",))
+    return wrap(error_check(value, fits_in(value, dtype), error, where, stop=False).node,
+                weak=True, scalar=value.scalar)
