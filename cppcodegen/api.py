@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import inspect
 import logging
 import threading
@@ -103,6 +104,9 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
         cache_dir = build.cache_root(cache_dir)     # private to this user, not noexec
         key, parts = graphcache.graph_key({
             "graph": graph.text(), "signature": repr(specs), "options": opts.code_key(),
+            # (the user's lines: the plan's error messages name them; the kernels' C++ does
+            # not, so a function moved in its file is lowered again, not compiled again)
+            "lines": hashlib.sha256(graph.text(with_locations=True).encode()).hexdigest(),
             "isa": cpu.isa_key(opts.resolved_isa()), "flags": build_flags(opts),
             "version": PACKAGE_VERSION, "matmul": autotune.key_part(graph),
             "compiler_source": graphcache.source_stamp(Path(__file__).parent),
@@ -372,19 +376,22 @@ class CompiledFunction:
                 self._layout_key = signature.layout_key(args)
             try:
                 key = self._layout_key(*args)
-            except AttributeError:
-                key = None
+                fast = self._fast.get(key)
+            except (AttributeError, TypeError):     # (not an array, or an array where the
+                key = None                          # first call passed an int)
             else:
-                if (fast := self._fast.get(key)) is not None:
+                if fast is not None:
                     return fast(args)
         try:
             specs = signature.classify(args)
-        except TypeError:           # e.g. dask arrays in: a dask array out (integrations/dask.py)
+        except TypeError as e:      # e.g. dask arrays in: a dask array out (integrations/dask.py)
             for dispatch in ARRAY_DISPATCH:
                 result = dispatch(self, args)
                 if result is not NotImplemented:
                     return result
-            raise
+            error = TypeError(f"{e} (parameter '{self._parameter_of(args)}' of "
+                              f"{self.fn.__qualname__})")       # (a list of arrays: Python runs it)
+            return fall_back(self.fn, error, config.get_options(self.options).fallback)(args)
         variant = self.variants.get(specs)
         if variant is None and self.dynamic_variants:
             variant = self._find_dynamic(specs, args)
@@ -395,11 +402,22 @@ class CompiledFunction:
         if key is not None and all(     # (the key holds the ints' values, no float's)
                 type(args[i]) is int and i in self._layout_key.ints
                 for _, i in value_sizes(variant)) and all(
-                type(args[i]) in (float, complex) for i in self._layout_key.scalars):
+                type(args[i]) in (float, complex) for i in self._layout_key.scalars) and all(
+                isinstance(args[i], (np.ndarray, np.generic)) for i in self._layout_key.arrays):
             if len(self._fast) >= FAST_PATH_ENTRIES:
                 self._fast.clear()
             self._fast[key] = getattr(variant, "fast", variant)
         return variant(args)
+
+    def _parameter_of(self, args) -> str:
+        """The name of the first parameter whose argument ``signature.classify`` refuses."""
+        names = list(self._sig.parameters)
+        for i, a in enumerate(args):
+            try:
+                signature.classify((a,))
+            except TypeError:
+                return names[min(i, len(names) - 1)]
+        return "?"
 
     def _find_dynamic(self, specs, args):
         """The newest dynamic variant whose guards this call passes, or None."""
@@ -444,6 +462,10 @@ class CompiledFunction:
                 except Exception as e:      # noqa: BLE001 -- the static attempt's error counts
                     if k + 1 < len(attempts):
                         continue
+                    if isinstance(e, RecursionError):   # (a helper calling itself)
+                        e = UnsupportedError(f"recursion while tracing "
+                                             f"{self.fn.__qualname__}: a function that calls "
+                                             "itself is not compiled")
                     if not isinstance(e, (UnsupportedError, DataDependentError, TraceError,
                                           AssertionError)):
                         raise

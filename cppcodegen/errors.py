@@ -24,6 +24,11 @@ class TraceError(CppCodegenError, TypeError):
     """The traced function did something invalid (bad shapes, bad dtypes, ...)."""
 
 
+class MixedReturns(TraceError):
+    """The function returns None (or a tuple) on one path and a value on another; the
+    tracer adds the function's name and the lines of its returns."""
+
+
 class PythonOnly(Exception):
     """A value of the compiled function left what it was compiled for (a Python int past
     int64 or a float made an int out of range, ``frontend/pyints.py``; a size taken from an

@@ -27,8 +27,8 @@ from .capture import UNDEFINED
 from .selection import is_selection
 from .truth import truth
 from .sizes import loop_dependent, run_time_size
-from .bindings import FLAG
-from .carried_types import kind_of, ONE_TYPE, same_size_always, Snapshot, type_of, unify
+from .carried_types import (internal_name, kind_of, ONE_TYPE, refuse_dropped_none,
+                            same_size_always, Snapshot, type_of, unify)
 
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
                         # the node); trace_function checks that none is read outside it
@@ -41,12 +41,6 @@ class Unroll(Exception):
     def __init__(self, where: str, reason: str):
         super().__init__(f"{reason} (loop at {where})")
         self.where, self.reason = where, reason
-
-
-def _internal(name) -> bool:
-    """A variable of the rewritten code (``__ccg_ret``), read only where it was bound: an
-    ``if`` that binds it on one way only still carries it (unread on the other way)."""
-    return bool(name) and name.startswith("__ccg_")
 
 
 class _Slot:
@@ -383,11 +377,7 @@ class Carried:
                     run_time_size(d) for d in r[2]) or isinstance(t, tuple) and (
                     len(r[2]) != len(t[2]) or not all(map(same_size_always, r[2], t[2]))))
                     for r in results):
-                if any(b[2][i] is None for b in bodies) and slot.name and (
-                        FLAG + slot.name in self.names or slot.name.startswith("__ccg_ret")):
-                    # (read where it may be unbound: its flag says bound, so it must be kept)
-                    raise TraceError(f"{slot.describe(none=True)} is None on a path through "
-                                     f"the loop or branch at {self.where}; {ONE_TYPE}")
+                refuse_dropped_none(slot.name, [b[2][i] for b in bodies], self.names, self.where)
                 self.dropped_fresh |= slot.init is not UNDEFINED
                 self.dropped_new |= slot.init is UNDEFINED
                 slot.dropped = True
@@ -418,7 +408,7 @@ class Carried:
             if "other" in results or "selection" in results or t == "shape":
                 raise TraceError(f"{slot.describe()} changes its shape or kind in the loop or "
                                  f"branch at {self.where}; a carried value keeps one shape")
-            if not loop and None in results and not _internal(slot.name) and \
+            if not loop and None in results and not internal_name(slot.name) and \
                     slot.name not in self.keep:
                 t = None                        # an if that binds it on one way only
             new.append(t)
@@ -559,7 +549,7 @@ def _mark_shared(branch, state) -> None:
     branch (``x[0] = ...``, ``big *= 2``) is refused."""
     moved = {id(s.init) for s in branch.slots}     # (names swapped: swaps.settle_sides)
     sides = getattr(branch, "side_values", ())
-    mine = [not slot.name or not _internal(slot.name) for slot in branch.slots]
+    mine = [not slot.name or not internal_name(slot.name) for slot in branch.slots]
     for k, slot in enumerate(branch.slots):     # (a return's value: the function ends there)
         if not mine[k]:
             continue

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import MixedReturns, TraceError
+from .bindings import FLAG
 from .capture import UNDEFINED
 from .iteration import symbolic_int
 from .proxy import Proxy
@@ -84,3 +86,24 @@ def kind_of(v) -> str:
         return "None"
     return "a number or an array" if isinstance(v, (Snapshot, Proxy, int, float, complex,
                                                    np.generic)) else f"a {type(v).__name__}"
+
+
+def refuse_dropped_none(name, values, names, where):
+    """A name bound to None in a loop or branch (``values``: its value at each end) and read
+    where it may be unbound (its bound-flag among the construct's ``names``), or the value
+    returned: not carried, the read would take a placeholder (a zero array where Python has
+    None), so it is refused."""
+    if not name or not any(v is None for v in values):
+        return
+    if name.startswith("__ccg_ret"):
+        raise MixedReturns(f"the value returned is None on a path through the loop or branch "
+                           f"at {where} and a value on another; {ONE_TYPE}")
+    if FLAG + name in names:
+        raise TraceError(f"variable '{name}' is None on a path through the loop or branch at "
+                         f"{where}; {ONE_TYPE}")
+
+
+def internal_name(name) -> bool:
+    """A variable of the rewritten code (``__ccg_ret``), read only where it was bound: an
+    ``if`` that binds it on one way only still carries it (unread on the other way)."""
+    return bool(name) and name.startswith("__ccg_")

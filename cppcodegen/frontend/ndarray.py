@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError, user_location
+from ..errors import DataDependentError, UnsupportedError, user_location
 from . import (complexes, composed, concat, counts, differences, einsum, nanfunctions, padding,
                sorting, statistics)
 from .creation import full_like, ones_like, zeros_like
@@ -129,7 +129,34 @@ for _name, _uf in BINARY_OPERATORS.items():
 for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
     setattr(Proxy, f"__{_name}__", _binop(_uf))
-Proxy.__hash__ = object.__hash__
+
+
+def _hash(self):
+    """A traced value as a set member or dict key (``seen.add(int(v))``, ``counts[k]``): an
+    array is unhashable, as in NumPy; a scalar's hash is its value, which the trace does not
+    have (each traced value would be a key of its own: wrong counts), so it is refused."""
+    if self.node.shape:
+        raise TypeError("unhashable type: 'numpy.ndarray'")
+    raise DataDependentError(
+        f"a traced value used as a set member or dict key at {user_location()}: its hash is "
+        "its value, known only when the program runs; use an array indexed by the value "
+        "instead (a lookup table as np.array, np.bincount or np.unique to count)")
+
+
+Proxy.__hash__ = _hash
+
+
+def _format(self, spec):
+    """``f"{x.sum():.2f}"``: the text of a value the trace does not have (refused, so that
+    the call runs as Python); without a format spec, the proxy's own text, as ``str``."""
+    if spec:
+        raise DataDependentError(f"a traced value formatted as text ({spec!r}) at "
+                                 f"{user_location()}: its digits are known only when the "
+                                 "program runs; format the compiled function's result instead")
+    return str(self)
+
+
+Proxy.__format__ = _format
 
 
 def _scalar_like(x) -> bool:

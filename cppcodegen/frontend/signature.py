@@ -46,6 +46,9 @@ def classify(args) -> tuple:
             specs.append(("scalar", a.dtype, False))
         elif t in (int, bool, str) or a is None:
             specs.append(("const", t.__name__, a))
+        elif isinstance(a, np.dtype) or isinstance(a, type) and (
+                issubclass(a, np.generic) or a in (int, float, bool, complex)):
+            specs.append(("const", "dtype", a))     # (dtype=np.float32: guarded by value)
         elif isinstance(a, np.random.Generator):
             specs.append(("generator",))
         elif isinstance(a, (tuple, list)) and all(type(v) in (int, bool, str, float) for v in a):
@@ -55,8 +58,8 @@ def classify(args) -> tuple:
                             "pass np.asarray(x)")
         else:
             raise TypeError(f"cppcodegen cannot take an argument of type {t.__name__}; "
-                            "pass arrays, Python/NumPy scalars, ints, bools, strings, None or "
-                            "tuples/lists of numbers")
+                            "pass arrays, Python/NumPy scalars, ints, bools, strings, None, "
+                            "dtypes or tuples/lists of numbers")
     return tuple(specs)
 
 
@@ -179,18 +182,22 @@ def marked_dims(a) -> set:
 def layout_key(args):
     """``key(*args)``: the flat tuple (type, dtype, shape, strides) of each array argument
     (AttributeError for anything else), of the Python floats and complexes of ``args``
-    (run-time values) their type only, of Python ints and bools their value: the fast path's lookup key, made by one function
+    (run-time values) their type only, of Python ints and bools, dtypes and types (np.float32)
+    their value: the fast path's lookup key, made by one function
     without a loop (a loop over the arguments cost a third of a small call). ``key.scalars``:
     the positions keyed by type (a key is complete when floats or complexes are there);
-    ``key.ints``: those keyed by value."""
+    ``key.ints``: those keyed by value; ``key.arrays``: by layout (a key is complete when
+    arrays or NumPy scalars are there: a class has a dtype and a shape attribute too)."""
     names = [f"a{i}" for i in range(len(args))]
     scalars = tuple(i for i, a in enumerate(args) if type(a) in (float, complex))
     ints = tuple(i for i, a in enumerate(args) if type(a) in (int, bool))
+    consts = tuple(i for i, a in enumerate(args) if isinstance(a, (type, np.dtype)))
     fields = "".join(f"{a}.__class__, " if i in scalars else
-                     f"{a}.__class__, {a}, " if i in ints else     # (an int: its value)
+                     f"{a}.__class__, {a}, " if i in ints + consts else     # (its value)
                      f"{a}.__class__, {a}.dtype, {a}.shape, {a}.strides, "
                      for i, a in enumerate(names))
     env: dict = {}
     exec(f"def key({', '.join(names)}):\n    return ({fields})", env)
     env["key"].scalars, env["key"].ints = scalars, ints
+    env["key"].arrays = tuple(i for i in range(len(args)) if i not in scalars + ints + consts)
     return env["key"]

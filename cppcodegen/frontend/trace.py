@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from ..errors import TraceError
+from ..errors import MixedReturns, TraceError
 from ..ir.graph import (EFFECTS, RAISES, flatten_tree, Graph, make_node, map_tree, SliceOut,
                         toposort, walk)
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
@@ -70,7 +70,10 @@ def trace(fn, arg_specs, args):
             listed[id(p)] = b.python
             return p
         try:
-            result = map_tree(fn(*call_args), as_list, leaf_type=ListBuffer)
+            try:
+                result = map_tree(fn(*call_args), as_list, leaf_type=ListBuffer)
+            except MixedReturns as e:
+                raise MixedReturns(f"{_returns_of(fn)}: {e}") from None
             result = map_tree(result, PendingSlice.output, leaf_type=PendingSlice)
             for p in flatten_tree(result, leaf_type=Proxy):
                 p.node                  # (a lazy x[mask] returned: computed while the

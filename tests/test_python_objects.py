@@ -1,0 +1,150 @@
+"""Python objects around traced values, as new users' programs use them: sets and dicts keyed
+by values, formatted text, recursive helpers, dtype arguments, lists of arrays. What compiled
+code cannot hold is refused (the call runs as Python with the fallback on), never a wrong
+answer: a traced value hashed by identity counted every element as distinct."""
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from cppcodegen.errors import DataDependentError, UnsupportedError
+
+
+def distinct_count(x):
+    seen = set()
+    for i in range(x.shape[0]):
+        seen.add(int(x[i]))
+    return len(seen)
+
+
+def most_common_count(x):
+    counts = {}
+    for v in x:
+        counts[int(v)] = counts.get(int(v), 0) + 1
+    return max(counts.values())
+
+
+TABLE = {0: 1.5, 1: 2.5, 2: 4.5}
+
+
+def table_lookup(codes):
+    total = 0.0
+    for i in range(codes.shape[0]):
+        total += TABLE[int(codes[i])]
+    return total
+
+
+def formatted(x):
+    return f"{x.sum():.2f}"
+
+
+def gcd(a, b):
+    return a if b == 0 else gcd(b, a % b)
+
+
+def gcd_rows(x):
+    out = np.zeros(x.shape[0], dtype=np.int64)
+    for i in range(x.shape[0]):
+        out[i] = gcd(x[i, 0], x[i, 1])
+    return out
+
+
+def layers(weights, x):
+    for w in weights:
+        x = np.tanh(x @ w)
+    return x
+
+
+@pytest.mark.parametrize("fn, arg", [
+    (distinct_count, np.array([1, 2, 2, 3, 3, 3])),
+    (most_common_count, np.array([1, 2, 2, 3, 3, 3])),
+    (table_lookup, np.array([0, 2, 1, 1])),
+    (formatted, np.array([1.0, 2.0])),
+    (gcd_rows, np.array([[12, 18], [7, 21], [9, 4]])),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_refused_then_python_runs_it(fn, arg):
+    with pytest.raises((DataDependentError, UnsupportedError)):
+        cppcodegen.compile(fn, fallback=False)(arg)
+    with pytest.warns(cppcodegen.FallbackWarning):
+        got = cppcodegen.compile(fn, fallback=True)(arg)
+    want = fn(arg)
+    assert type(got) is type(want) and np.array_equal(got, want), (got, want)
+
+
+def test_an_array_is_unhashable_as_in_numpy():
+    def keyed(x):
+        return {x: 1}
+    with pytest.raises(TypeError, match="unhashable"):
+        cppcodegen.compile(keyed, fallback=False)(np.ones(3))
+
+
+def cast_to(x, dtype=np.float32):
+    return (x * 2).astype(dtype)
+
+
+def zeros_of(x, dt):
+    return np.zeros(x.shape, dtype=dt) + x
+
+
+def test_dtype_arguments_are_constants_of_the_build():
+    """``dtype=np.float32`` as an argument (a type, a np.dtype, a builtin): a constant
+    guarded by value, one build per dtype; the fast path keys it by value (np.float32 and
+    np.float64 have the same class and the same dtype/shape attributes)."""
+    x = np.arange(5.0)
+    casts, zeros = (cppcodegen.compile(f, fallback=False) for f in (cast_to, zeros_of))
+    for dt in (np.float32, np.float64, np.int16, np.dtype("float32"), float, int, np.float64):
+        for fn, c in ((cast_to, casts), (zeros_of, zeros)):
+            got, want = c(x, dt), fn(x, dt)
+            assert got.dtype == want.dtype, (fn.__name__, dt)
+            np.testing.assert_array_equal(got, want)
+
+
+def test_other_arguments_name_the_parameter_and_python_runs_them():
+    ws = [np.ones((3, 4)) * 0.1, np.ones((4, 2)) * 0.2]
+    x = np.ones((5, 3))
+    with pytest.raises(TypeError, match="parameter 'weights' of layers"):
+        cppcodegen.compile(layers, fallback=False)(ws, x)
+    with pytest.warns(cppcodegen.FallbackWarning):
+        got = cppcodegen.compile(layers, fallback=True)(ws, x)
+    np.testing.assert_array_equal(got, layers(ws, x))
+
+
+def test_an_int_then_an_array_in_one_position():
+    """The fast path's key holds an int argument's value; an array there later made the key
+    unhashable (TypeError out of the call)."""
+    def add(x, k):
+        return x + k
+    c = cppcodegen.compile(add)
+    x = np.arange(3.0)
+    for k in (3, 3, np.arange(3.0), np.arange(3.0), 4):
+        np.testing.assert_array_equal(c(x, k), add(x, k))
+
+
+def test_an_error_names_the_file_the_function_is_in(tmp_path):
+    """One function's source in two files at different lines, one cache: the second file's
+    IndexError named the first file's line (the cached plan's). The graph cache key holds
+    the lines; the kernel is not compiled again."""
+    src = textwrap.dedent('''
+        import numpy as np, cppcodegen
+        def fill(x, idx, out):
+            for i in range(x.shape[0]):
+                out[i] = x[i].sum() + x[i, idx[i]]
+            return out
+        try:
+            cppcodegen.compile(fill)(np.ones((4, 3)), np.array([0, 1, 7, 2]), np.zeros(4))
+        except IndexError as e:
+            print(e)
+    ''')
+    env = dict(os.environ, CPPCODEGEN_CACHE_DIR=str(tmp_path / "cache"), CPPCODEGEN_FALLBACK="0")
+    for name, pad in (("first.py", "\n\n\n"), ("second.py", "")):
+        path = tmp_path / name
+        path.write_text(pad + src)
+        out = subprocess.run([sys.executable, str(path)], env=env, capture_output=True,
+                             text=True, timeout=600).stdout
+        line = (pad + src).splitlines().index("        out[i] = x[i].sum() + x[i, idx[i]]") + 1
+        assert f"{path}:{line})" in out, out
