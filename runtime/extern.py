@@ -66,15 +66,19 @@ def advanced_index(a, key):
 class ExternCall:
     """``func(*args, **kwargs)`` with Slots filled in; ``item`` picks one of a tuple result."""
 
-    def __init__(self, func, args: tuple, kwargs: dict, item=None, writes_out: bool = False):
+    def __init__(self, func, args: tuple, kwargs: dict, item=None, writes_out: bool = False,
+                 guarded: bool = False):
         """``writes_out``: ``func`` takes ``out=`` (a ufunc such as np.matmul) and writes the
-        step's output buffer itself, with no temporary."""
+        step's output buffer itself, with no temporary. ``guarded``: the call is on one side
+        of ``x if c else y`` and its last array is that side's condition; where it is false
+        the call does not run (NumPy's error there is not Python's) and the output is 0."""
         self.func, self.args, self.kwargs, self.item = func, args, dict(kwargs), item
-        self.writes_out = writes_out
+        self.writes_out, self.guarded = writes_out, guarded
         self.name = qualified_name(func)
         shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
         self._call = f"{self.name}({', '.join(shown)})"
-        self._repr = self._call + ("" if item is None else f"[{item}]")
+        self._repr = self._call + ("" if item is None else f"[{item}]") + \
+            (" where its side is taken" if guarded else "")
 
     def __repr__(self):
         return self._repr
@@ -86,7 +90,15 @@ class ExternCall:
         return hash(self._repr)
 
     def __reduce__(self):
-        return (ExternCall, (self.func, self.args, self.kwargs, self.item, self.writes_out))
+        return (ExternCall, (self.func, self.args, self.kwargs, self.item, self.writes_out,
+                             self.guarded))
+
+    def _skipped(self, arrays, out) -> bool:
+        """On the side of a conditional expression not taken (``guarded``): ``out`` zeroed."""
+        if self.guarded and not arrays[-1]:
+            out[...] = 0
+            return True
+        return False
 
     def _compute(self, arrays, memo=None):
         """The function's result (the picked item of a tuple), NumPy's warnings silenced.
@@ -107,9 +119,10 @@ class ExternCall:
         """The call into ``out`` when the result has its shape, else the result as a new array
         of ``out``'s dtype (an output nothing else reads: a returned ``x[mask]`` whose count
         changed); returns the array holding it."""
-        if self.writes_out:
+        if self.writes_out or self._skipped(arrays, out):
             self(*arrays, out=out)
             return out
+        arrays = arrays[:-1] if self.guarded else arrays
         result = np.asarray(self._compute(arrays, memo))
         if result.shape == out.shape:
             np.copyto(out, result, casting="unsafe")
@@ -120,6 +133,9 @@ class ExternCall:
         return result.astype(out.dtype, copy=False)
 
     def __call__(self, *arrays, out, memo=None):
+        if self._skipped(arrays, out):
+            return
+        arrays = arrays[:-1] if self.guarded else arrays
         if self.writes_out:
             self.func(*fill(self.args, arrays), **fill(self.kwargs, arrays), out=out)
             return

@@ -148,3 +148,25 @@ def test_an_error_names_the_file_the_function_is_in(tmp_path):
                              text=True, timeout=600).stdout
         line = (pad + src).splitlines().index("        out[i] = x[i].sum() + x[i, idx[i]]") + 1
         assert f"{path}:{line})" in out, out
+
+
+def best_or_minus_one(x):
+    return np.nanargmax(x) if not np.isnan(x).all() else -1
+
+
+def median_or_zero(x, t):
+    return np.median(x[:3]) * 2 if x.sum() > t else 0.0
+
+
+def test_a_numpy_call_on_the_side_not_taken_does_not_run():
+    """``np.nanargmax(x) if ... else -1``: the NumPy call between kernels ran on both sides,
+    so an all-NaN x raised NumPy's ValueError where Python takes the other side. It runs
+    only where its side is taken (the reference interpreter too)."""
+    c = cppcodegen.compile(best_or_minus_one, fallback=False)
+    for x in (np.array([np.nan, np.nan]), np.array([1.0, np.nan, 3.0]), np.array([np.nan] * 2)):
+        assert c(x) == best_or_minus_one(x)
+    m = cppcodegen.compile(median_or_zero, fallback=False)
+    for x, t in ((np.arange(5.0), 100.0), (np.arange(5.0), 1.0), (np.arange(5.0), 100.0)):
+        assert m(x, t) == median_or_zero(x, t)
+    checked = cppcodegen.compile(best_or_minus_one, backend="check", fallback=False)
+    assert checked(np.array([np.nan, np.nan])) == -1

@@ -86,6 +86,8 @@ def extern_call(func, args, kwargs, speculate=False):
             return int(x)               # minlength=k of a dynamic shape): this call's, guarded
         return x
     targs, tkwargs = template(tuple(args)), template(dict(kwargs))
+    from .indexing import GUARDS        # (indexing imports this module)
+    guard = GUARDS[-1] if GUARDS else None  # one side of `x if c else y`: run where taken
     env = current_env()
     symbolic = env is not None and any(not isinstance(d, int) for p in proxies
                                        for d in p.node.shape)
@@ -101,7 +103,12 @@ def extern_call(func, args, kwargs, speculate=False):
     if result is None:
         arrays = values_now(proxies)
         if arrays is not None:          # this call's values: a precondition on them holds
-            result = _run(func, targs, tkwargs, arrays)     # (np.linalg.cholesky of SPD A)
+            try:                                            # (np.linalg.cholesky of SPD A)
+                result = _run(func, targs, tkwargs, arrays)
+            except Exception:           # noqa: BLE001 -- on a side not taken: stand-ins
+                if guard is None:
+                    raise
+                result = _stand_in_call(func, name, targs, tkwargs, proxies)
         elif speculate:
             raise DataDependentError(f"{name} of random or unknown values has a data-"
                                      f"dependent output shape (at {user_location()}); call "
@@ -121,9 +128,10 @@ def extern_call(func, args, kwargs, speculate=False):
         r = np.asarray(r)
         if r.dtype.kind not in "biufc" or r.dtype.itemsize > 16:
             unsupported(f"{name} returning {r.dtype}")
-        call = ExternCall(func, targs, tkwargs, k if several else None)
-        node = make_node("extern", [p.node for p in proxies], shapes[k], r.dtype,
-                         user_location(), call=call)
+        call = ExternCall(func, targs, tkwargs, k if several else None,
+                          guarded=guard is not None)
+        inputs = [p.node for p in proxies] + ([asproxy(guard).node] if guard is not None else [])
+        node = make_node("extern", inputs, shapes[k], r.dtype, user_location(), call=call)
         if speculate:       # run in every call, its shape checked, though only that shape
             keep_for_errors(node)   # be used (``y.shape[0]`` of y = x[mask]: this call's)
         outs.append(wrap(node, scalar=not r.shape))
