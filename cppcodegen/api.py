@@ -463,9 +463,10 @@ class CompiledFunction:
                     if k + 1 < len(attempts):
                         continue
                     if isinstance(e, RecursionError):   # (a helper calling itself)
-                        e = UnsupportedError(f"recursion while tracing "
+                        e = UnsupportedError(f"recursion too deep while compiling "
                                              f"{self.fn.__qualname__}: a function that calls "
-                                             "itself is not compiled")
+                                             "itself, or a long chain of values from a loop "
+                                             "that ran in Python while tracing")
                     if not isinstance(e, (UnsupportedError, DataDependentError, TraceError,
                                           AssertionError)):
                         raise

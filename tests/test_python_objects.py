@@ -170,3 +170,22 @@ def test_a_numpy_call_on_the_side_not_taken_does_not_run():
         assert m(x, t) == median_or_zero(x, t)
     checked = cppcodegen.compile(best_or_minus_one, backend="check", fallback=False)
     assert checked(np.array([np.nan, np.nan])) == -1
+
+
+def test_a_function_without_source_warns_and_is_right():
+    """A function made by ``exec`` (or ``python -``) has no source to rewrite: its loops run
+    in Python while tracing. It says so; a long recurrence unrolled that way is too deep to
+    lower and runs as Python (it raised RecursionError)."""
+    env = {"np": np}
+    exec("def ewma(x, a):\n"
+         "    out = np.empty_like(x)\n"
+         "    out[0] = x[0]\n"
+         "    for i in range(1, x.shape[0]):\n"
+         "        out[i] = a * x[i] + (1.0 - a) * out[i - 1]\n"
+         "    return out\n", env)
+    x = np.random.default_rng(3).random(400)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = cppcodegen.compile(env["ewma"], fallback=True)(x, 0.1)
+    np.testing.assert_allclose(got, env["ewma"](x, 0.1), rtol=1e-12)
+    assert any("source of ewma is not available" in str(w.message) for w in seen)

@@ -85,6 +85,22 @@ for _fname in __future__.all_feature_names:
 # ----------------------------------------------------------------------------
 
 _cache = {}
+_NO_SOURCE: set = set()     # functions warned about: no source to rewrite
+
+
+def _no_source(fn):
+    """Warn (once per function) that a function with loops has no source to rewrite."""
+    import dis
+    import warnings
+    if fn.__code__ in _NO_SOURCE or not any(
+            i.opname == "FOR_ITER" or i.opname.startswith("JUMP_BACKWARD")
+            for i in dis.get_instructions(fn)):
+        return
+    _NO_SOURCE.add(fn.__code__)
+    warnings.warn(f"cppcodegen: the source of {fn.__qualname__} is not available (defined in "
+                  "`python -`, `exec` or a prompt that keeps no source), so its loops run in "
+                  "Python while tracing, one step per iteration; define it in a file to "
+                  "compile them as loops", stacklevel=6)
 
 
 def _parse_fn(fn):
@@ -95,6 +111,7 @@ def _parse_fn(fn):
         # the code object: do not follow __wrapped__ of decorator wrappers
         lines, start = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError):
+        _no_source(fn)
         return None
     src = "".join(lines)
     tree = None
