@@ -370,5 +370,15 @@ def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
     return full_like(a, 0, dtype, shape=shape)
 
 
+def empty_like(a, dtype=None, order="K", subok=True, shape=None):
+    """``np.empty_like``: zeros where its value is read before a store, as ``empty``."""
+    r = full_like(a, 0, dtype, shape=shape)
+    node = r.node
+    if node.op != "broadcast_to":
+        return r
+    return wrap(make_node("broadcast_to", node.inputs, node.shape, node.dtype, node.where,
+                          uninit=True))
+
+
 def ones_like(a, dtype=None, order="K", subok=True, shape=None):
     return full_like(a, 1, dtype, shape=shape)

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import DataDependentError, UnsupportedError, user_location
 from . import (complexes, composed, concat, counts, differences, einsum, nanfunctions, padding,
                sorting, statistics)
-from .creation import full_like, ones_like, zeros_like
+from .creation import empty_like, full_like, ones_like, zeros_like
 from .elementwise import (OPERATOR, clip, isclose, loop_dtypes, round_, select, trace_ufunc,
                           where)
 from .externs import extern_call
@@ -396,7 +396,7 @@ FUNCTIONS = {
     np.expand_dims: expand_dims, np.squeeze: squeeze, np.ravel: ravel, np.take: take,
     np.put: put, np.fill_diagonal: fill_diagonal, np.copyto: copyto,
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
-    np.empty_like: zeros_like, np.shape: _shape_of, np.ndim: _ndim_of, np.size: _size_of,
+    np.empty_like: empty_like, np.shape: _shape_of, np.ndim: _ndim_of, np.size: _size_of,
     np.copy: lambda a, *args, **kw: copy_of(asproxy(a), scalar=False),
     np.asarray: _as_array, np.ascontiguousarray: _as_array, np.array: _array,
     **complexes.FUNCTIONS, **composed.FUNCTIONS, **concat.FUNCTIONS, **counts.FUNCTIONS, **differences.FUNCTIONS,

@@ -189,6 +189,15 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
                 self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
                                          where, store=store))
             return
+        elif node.op == "setitem" and self._into_empty(node, role):
+            # x = np.empty(n); x[0] = v: a buffer of any values, v stored in its region only
+            # (not a pass that writes zeros around it)
+            name = self.add_buffer(node, role)
+            domain, store, body = self._region(node)
+            if 0 not in domain:
+                self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
+                                         where, store=store))
+            return
         elif node.op == "setitem" and self._in_memory(node.inputs[0]):
             # x[region] = v on an array in memory: copy the rest of it, store v in the region
             # (its buffer named once the values are: until then it is not computed, for

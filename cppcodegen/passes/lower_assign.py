@@ -328,6 +328,13 @@ class AssignLowering:
     def _mutated(self) -> set:
         return {m for m, _ in self.graph.mutations}
 
+    def _into_empty(self, node: Node, role: str) -> bool:
+        """Is ``x[region] = v`` the first store into ``x = np.empty(...)`` that nothing else
+        reads, in a temporary (a loop's carried array)? Its other elements may be anything."""
+        base = node.inputs[0]
+        return role == "temp" and base.op == "broadcast_to" and base.attr("uninit", False) \
+            and id(base) not in self.buffer_of and len(self.users.get(id(base), ())) == 1
+
     def _in_place(self, node: Node, role: str) -> bool:
         """Can ``x[region] = v`` write into the buffer of ``x``? When ``x`` is a temporary
         (a loop's carried array) of the same shape that nothing reads once this assignment
