@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import inspect
 import logging
 import threading
@@ -104,9 +103,6 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
         cache_dir = build.cache_root(cache_dir)     # private to this user, not noexec
         key, parts = graphcache.graph_key({
             "graph": graph.text(), "signature": repr(specs), "options": opts.code_key(),
-            # (the user's lines: the plan's error messages name them; the kernels' C++ does
-            # not, so a function moved in its file is lowered again, not compiled again)
-            "lines": hashlib.sha256(graph.text(with_locations=True).encode()).hexdigest(),
             "isa": cpu.isa_key(opts.resolved_isa()), "flags": build_flags(opts),
             "version": PACKAGE_VERSION, "matmul": autotune.key_part(graph),
             "compiler_source": graphcache.source_stamp(Path(__file__).parent),
