@@ -322,21 +322,14 @@ def test_linspace_and_arange_with_dtype_follow_the_size_when_it_changes(fn):
     assert any(r.dynamic for r in f.recompile_reasons)
 
 
-def _ewma(x, alpha):
-    out = np.empty_like(x)
-    out[0] = x[0]
-    for i in range(1, x.shape[0]):
-        out[i] = alpha * x[i] + (1.0 - alpha) * out[i - 1]
-    return out
-
-
 def test_first_store_into_empty_writes_only_its_region():
     """``out = np.empty_like(x); out[0] = x[0]`` before a loop that fills the rest: the
     buffer starts as it is and only out[0] is stored (it was a pass over the whole array
     writing zeros around it); the result is Python's."""
     import cppcodegen
+    from test_control_flow import ema
     x = np.random.default_rng(8).random(5000)
-    compiled = cppcodegen.compile(_ewma, fallback=False)
-    np.testing.assert_allclose(compiled(x, 0.1), _ewma(x, 0.1), rtol=1e-13)
+    compiled = cppcodegen.compile(ema, fallback=False)
+    np.testing.assert_allclose(compiled(x, 0.1), ema(x, 0.1), rtol=1e-13)
     text = str(cppcodegen.explain(compiled, x, 0.1))
     assert "pointwise over [5000]" not in text, text[:3000]
