@@ -142,11 +142,15 @@ def ones(shape, dtype=None, order="C", *, like=None, device=None):
 
 
 def empty(shape, dtype=float, order="C", *, like=None, device=None):
-    r = _full(shape, 0, float if dtype is None else dtype, order, "np.empty")
+    return _uninit(_full(shape, 0, float if dtype is None else dtype, order, "np.empty"))
+
+
+def _uninit(r):
+    """``np.empty``'s zeros, marked as any values: zeros where its value is read; a loop
+    that fills it, or a first store into it, starts from its memory as it is."""
     node = r.node
     if node.op != "broadcast_to":
         return r
-    # zeros where its value is read; a loop that fills it starts from its memory as it is
     return wrap(make_node("broadcast_to", node.inputs, node.shape, node.dtype, node.where,
                           uninit=True))
 
@@ -371,13 +375,7 @@ def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
 
 
 def empty_like(a, dtype=None, order="K", subok=True, shape=None):
-    """``np.empty_like``: zeros where its value is read before a store, as ``empty``."""
-    r = full_like(a, 0, dtype, shape=shape)
-    node = r.node
-    if node.op != "broadcast_to":
-        return r
-    return wrap(make_node("broadcast_to", node.inputs, node.shape, node.dtype, node.where,
-                          uninit=True))
+    return _uninit(full_like(a, 0, dtype, shape=shape))
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None):

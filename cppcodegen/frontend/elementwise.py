@@ -79,9 +79,7 @@ def trace_ufunc(ufunc, inputs, kwargs):
         in_dts = (np.dtype(bool),) * len(inputs)
     if name in ufuncs.COMPARISONS and any(type(x) is int for x in inputs):
         in_dts = _widen_for_python_ints(inputs, in_dts)
-    elif any((isinstance(x, Proxy) and x.weak and x.dtype.kind == "i" or
-              is_dim(x) and type(x) is not int) and dt.kind in "iu" and dt != np.int64
-             for x, dt in zip(inputs, in_dts)):     # a traced Python int, a size, an index
+    elif any(map(traced_python_int, inputs, in_dts)):
         if name in ufuncs.COMPARISONS and np.dtype(np.uint64) in in_dts:
             return _unsigned_vs_python_int(ufunc, inputs)
         if name in ufuncs.COMPARISONS:
@@ -226,6 +224,13 @@ def _widen_for_python_ints(inputs, in_dts):
                     wide = np.dtype(np.float64)
                 return tuple(wide for _ in in_dts)
     return in_dts
+
+
+def traced_python_int(x, dt) -> bool:
+    """Is ``x`` a traced Python int (a weak int scalar, a size, a loop's index) in a loop of
+    the narrower int ``dt``? NEP 50 casts it, and NumPy raises where it does not fit."""
+    return (isinstance(x, Proxy) and x.weak and x.dtype.kind == "i" and not x.shape or
+            is_dim(x) and type(x) is not int) and dt.kind in "iu" and dt != np.int64
 
 
 def _unsigned_vs_python_int(ufunc, inputs):

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import ComplexPower, FloatToInt, IntOverflow, NegativeIntPower, user_location
 from .proxy import as_node, Proxy, python_number, size_operand, wrap
+from .elementwise import traced_python_int
 from .raises import error_check
 from .sizes import is_dim
 
@@ -194,16 +195,18 @@ def stored_scalar(value, dtype: np.dtype):
                f"Python integer out of bounds for {dtype}")
     error = (OverflowError, (f"{message} (at {where})",))
     if value.dtype.kind != "f":
-        return wrap(error_check(value, fits_in(value, dtype), error, where, stop=False).node,
-                    weak=value.weak, scalar=value.scalar)
+        return _fitting(value, dtype, error, where)
     return _in_range(value, float(info.min), float(info.max) + 1.0, f"a store into {dtype}",
                      where)
 
 
-def fits_in(value, dtype: np.dtype):
-    """1 where the int scalar ``value`` is inside ``dtype``'s range."""
+def _fitting(value, dtype: np.dtype, error, where):
+    """The int scalar ``value`` behind a check that it is inside ``dtype``'s range, else
+    ``error`` when the program returns (a prange loop may hold the check)."""
     info = np.iinfo(dtype)
-    return np.logical_and(np.less_equal(value, info.max), np.greater_equal(value, info.min))
+    ok = np.logical_and(np.less_equal(value, info.max), np.greater_equal(value, info.min))
+    return wrap(error_check(value, ok, error, where, stop=False).node, weak=value.weak,
+                scalar=value.scalar)
 
 
 def operand(value, dtype: np.dtype):
@@ -211,12 +214,10 @@ def operand(value, dtype: np.dtype):
     the narrower int ``dtype`` (NEP 50 casts it to the array's dtype): behind a check that
     it fits, else NumPy's OverflowError where the operation runs. (A size or a loop's index
     too: ``x[i] + i`` with uint8 ``x`` past 255 iterations.)"""
-    if is_dim(value) and type(value) is not int and dtype.kind in "iu" and dtype != np.int64:
-        value = size_operand(value)
-    if not isinstance(value, Proxy) or not value.weak or value.dtype.kind != "i" or \
-            value.shape != () or dtype.kind not in "iu" or np.can_cast(value.dtype, dtype):
+    if not traced_python_int(value, dtype):
         return value
+    if not isinstance(value, Proxy):
+        value = size_operand(value)
     where = user_location()
-    error = (OverflowError, (f"Python integer out of bounds for {dtype} (at {where})",))
-    return wrap(error_check(value, fits_in(value, dtype), error, where, stop=False).node,
-                weak=True, scalar=value.scalar)
+    return _fitting(value, dtype, (OverflowError, (f"Python integer out of bounds for {dtype} "
+                                                   f"(at {where})",)), where)
