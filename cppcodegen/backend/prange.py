@@ -21,6 +21,7 @@ import numpy as np
 
 from .cexpr import cindex, ctype
 from .memory import element_count, scratch_lines
+from .simd import lane_loop, lane_privates, trip_lines, written_buffers
 from .writer import team_if
 from ..ir.loopir import STATUS, LoopProgram, control_reads, nested
 from ..passes.schedule import Kernel
@@ -65,24 +66,36 @@ def prange_lines(program: LoopProgram, k: Kernel, body, always=False) -> list:
     threshold of 0)."""
     c = k.stages[0].control
     step = cindex(c["step"])
-    trip = (f"({cindex(c['stop'])} - ccg_lo + ({step}) - 1) / ({step})" if c["up"] else
-            f"(ccg_lo - ({cindex(c['stop'])}) - ({step}) - 1) / (-({step}))")
-    head = [f"    const int64_t ccg_lo = {cindex(c['start'])};",
-            f"    const int64_t ccg_trip = std::max<int64_t>({trip}, 0);"]
+    head = ["    " + line for line in trip_lines(c)]
     if not c.get("auto"):
         return (["{   // prange: blocks of iterations on the threads", *head]
                 + _blocks(program, k, body, "ccg_lo", "ccg_trip", "static") + ["}"])
     # (proved loops inside stay serial: the code grows no more than twice)
     serial = body(k.regions[0], True)
+    private = lane_privates(program, k)
+    if private is None:
+        here = ["    for (; ccg_k < ccg_trip; ++ccg_k) {",
+                "        if (ccg_probe.threads_from(ccg_k)) break;",
+                f"        {c['var']} = ccg_lo + ccg_k * ({step});",
+                *["    " + line for line in serial],
+                "    }"]
+    else:       # SIMD lanes from one clock reading to the next, the last iteration alone
+        here = ["    while (ccg_k < ccg_trip - 1 && !ccg_probe.threads_from(ccg_k)) {",
+                "        const int64_t ccg_upto = std::min<int64_t>(ccg_probe.next(), ccg_trip - 1);",
+                *["        " + line for line in lane_loop(program, k, serial, private, "ccg_lo",
+                                                        "ccg_k", "ccg_upto")],
+                "        ccg_k = ccg_upto;",
+                "    }",
+                "    if (ccg_k == ccg_trip - 1) {   // the last iteration: the values Python keeps",
+                f"        {c['var']} = ccg_lo + ccg_k * ({step});",
+                *["    " + line for line in serial],
+                "        ccg_k = ccg_trip;",
+                "    }"]
     return ["{   // iterations proved independent: on this thread until they are seen to take "
             "long enough, then in blocks on the threads", *head,
             f"    ccg::LoopProbe ccg_probe(ccg_trip{', true' if always else ''});",
             "    int64_t ccg_k = 0;",
-            "    for (; ccg_k < ccg_trip; ++ccg_k) {",
-            "        if (ccg_probe.threads_from(ccg_k)) break;",
-            f"        {c['var']} = ccg_lo + ccg_k * ({step});",
-            *["    " + line for line in serial],
-            "    }",
+            *here,
             "    if (ccg_k < ccg_trip) {",
             f"        const int64_t ccg_from = ccg_lo + ccg_k * ({step});",
             "        const int64_t ccg_rest = ccg_trip - ccg_k;",
@@ -102,7 +115,7 @@ def _blocks(program: LoopProgram, k: Kernel, body, lo: str, trip: str, schedule:
     roles = dict(c["parallel"])
     shared = {b for b, r in roles.items() if r[0] in ("array", "shared")}
     reduce = {b: r[1] for b, r in roles.items() if r[0] == "reduce"}
-    private = [b for b in _written(program, k.regions[0])
+    private = [b for b in written_buffers(program, k.regions[0])
                if b not in shared and program.buffers[b].role != "local"]
     private += [b for b, r in roles.items() if r[0] in ("private", "reduce") and b not in private]
     last = [b for b, r in roles.items() if r[0] == "private"]
@@ -138,10 +151,20 @@ def _blocks(program: LoopProgram, k: Kernel, body, lo: str, trip: str, schedule:
     for b, op in sorted(reduce.items()):
         inner.append(f"    {b}[0] = {identity(op, program.buffers[b].dtype)};")
     inner.append(f"    const int64_t ccg_end = {trip} * (ccg_b + 1) / ccg_nb;")
-    inner.append(f"    for (int64_t ccg_i = {trip} * ccg_b / ccg_nb; ccg_i < ccg_end; ++ccg_i) {{")
-    inner.append(f"        const int64_t {var} = {lo} + ccg_i * ({step});")
-    inner += ["    " + line for line in body(k.regions[0], True)]
-    inner.append("    }")
+    lines = body(k.regions[0], True)
+    lanes = lane_privates(program, k)
+    if lanes is None:
+        inner.append(f"    for (int64_t ccg_i = {trip} * ccg_b / ccg_nb; ccg_i < ccg_end; ++ccg_i) {{")
+        inner.append(f"        const int64_t {var} = {lo} + ccg_i * ({step});")
+        inner += ["    " + line for line in lines]
+        inner.append("    }")
+    else:       # SIMD lanes, then the block's last iteration on this thread's buffers
+        inner += ["    " + line for line in lane_loop(program, k, lines, lanes, lo,
+                                                     f"{trip} * ccg_b / ccg_nb", "ccg_end - 1")]
+        inner.append("    {")
+        inner.append(f"        const int64_t {var} = {lo} + (ccg_end - 1) * ({step});")
+        inner += ["    " + line for line in lines]
+        inner.append("    }")
     for b in sorted(reduce):
         inner.append(f"    ccg_part_{b}[ccg_b] = {b}[0];")
     if last:
@@ -164,20 +187,6 @@ def _blocks(program: LoopProgram, k: Kernel, body, lo: str, trip: str, schedule:
                 f"ccg_errs + 4 * ccg_b + 4, {STATUS});",
                 "        break;",
                 "    }"]
-    return out
-
-
-def _written(program: LoopProgram, kernels) -> list:
-    """The buffers the kernels (those inside their loops and branches too) write."""
-    out = []
-    for k in nested(kernels):
-        names = []
-        if k.form == "control":
-            names = control_reads(k.stages[0])
-        else:
-            names = [m.name for s in k.stages for m in (s.members or (s,))
-                     if m.name not in k.locals]
-        out += [n for n in dict.fromkeys(names) if n and n in program.buffers and n not in out]
     return out
 
 

@@ -23,6 +23,7 @@ from .kernels import KernelWriter
 from .rowlocal import buffer_uses
 from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
+from .simd import serial_lines
 from ..passes.schedule import Kernel
 from .sizes import HINTS
 from .writer import CodeWriter
@@ -240,7 +241,11 @@ def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: boo
     """A ``for``: a C++ for loop, or a prange's blocks on the threads (``prange.py``); in a
     block of its own that first reads its bounds computed from array values, if any."""
     c = k.stages[0].control
-    if c.get("parallel") is not None and not (c.get("auto") and (inside or not opts.parallel)):
+    lanes = serial_lines(program, k, body) if c.get("auto") and (inside or not opts.parallel) \
+        else None
+    if lanes is not None:
+        out = lanes
+    elif c.get("parallel") is not None and not (c.get("auto") and (inside or not opts.parallel)):
         out = prange_lines(program, k, body, always=opts.parallel_threshold == 0)
     else:
         var, stop, step = c["var"], cindex(c["stop"]), cindex(c["step"])

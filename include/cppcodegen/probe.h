@@ -42,6 +42,10 @@ class LoopProbe {
     return double(ns) * double(trip_ - k) / double(k) >= double(kWorthNs);
   }
 
+  // The next iteration that reads the clock: a loop whose iterations run several at once
+  // (SIMD lanes) runs up to it in one go and asks `threads_from` there.
+  int64_t next() const { return next_; }
+
  private:
   int64_t trip_, next_;
   bool always_;

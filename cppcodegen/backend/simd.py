@@ -1,0 +1,148 @@
+"""C++ for a loop whose iterations are independent and whose body is element code: SIMD lanes.
+
+In: the ``for`` kernel of a LoopProgram whose iterations are known to be independent (the
+front end proved it, ``auto``, or the user promised it with ``prange``: ``frontend/parallel.py``)
+and whose body is element code (kernels over a few elements and branches, no loops of their
+own). Out: C++ lines running a range of its iterations several at once.
+
+``#pragma omp simd`` tells the compiler that the iterations are independent, so it may run
+several in the lanes of one vector (the body's kernels are small static functions that it
+inlines). Every lane computes the same operations as the scalar loop in the same order, so
+the results are the same bits. Inside the lanes each iteration has its own copy of the
+values the body assigns (``t = a[i] * 2``, a branch's condition, the loop's index); the last
+iteration runs on its own after them, on the real buffers, so after the loop they hold its
+values, as in Python. Not taken: a body that checks indices or values (the first error in
+Python's order must be the one reported), draws random numbers, combines a reduction, or
+needs memory of its own per iteration.
+
+The loop is a lambda of its own (taking what it reads by value) compiled with the loop
+vectorizer on: the build turns the
+vectorizer off everywhere else (``api.build_flags``), and GCC's explicit
+``-fno-tree-loop-vectorize`` turns it off for ``omp simd`` loops too.
+"""
+from __future__ import annotations
+
+import re
+
+from .cexpr import cindex, ctype
+from ..ir.loopir import Gather, LoopProgram, control_reads, nested, walk
+
+
+def serial_lines(program: LoopProgram, k, body) -> list | None:
+    """The loop of the ``for`` kernel ``k`` on this thread, in SIMD lanes, or None when its
+    iterations cannot run in lanes. ``body(kernels, inside)``: the lines of the body's
+    kernels."""
+    private = lane_privates(program, k)
+    if private is None:
+        return None
+    c = k.stages[0].control
+    lines = body(k.regions[0], True)
+    return ["{   // iterations proved independent",
+            *["    " + line for line in trip_lines(c)],
+            *["    " + line for line in lane_loop(program, k, lines, private, "ccg_lo", "0",
+                                                  "ccg_trip - 1")],
+            "    if (ccg_trip > 0) {   // the last iteration: the values Python keeps after the loop",
+            f"        {c['var']} = ccg_lo + (ccg_trip - 1) * ({cindex(c['step'])});",
+            *["    " + line for line in lines],
+            "    }",
+            "}"]
+
+
+def trip_lines(c) -> list:
+    """``ccg_lo`` and ``ccg_trip``: a loop's first value and its number of iterations."""
+    step = cindex(c["step"])
+    trip = (f"({cindex(c['stop'])} - ccg_lo + ({step}) - 1) / ({step})" if c["up"] else
+            f"(ccg_lo - ({cindex(c['stop'])}) - ({step}) - 1) / (-({step}))")
+    return [f"const int64_t ccg_lo = {cindex(c['start'])};",
+            f"const int64_t ccg_trip = std::max<int64_t>({trip}, 0);"]
+
+
+def lane_privates(program: LoopProgram, k) -> list | None:
+    """The 0-d buffers each iteration of the ``for`` kernel ``k`` has its own copy of in
+    SIMD lanes, or None when its iterations cannot run in lanes."""
+    c = k.stages[0].control
+    roles = dict(c.get("parallel") or {})
+    if not roles and not c.get("auto") or c.get("up") is None or c.get("test") \
+            or program.counters or any(r[0] == "reduce" for r in roles.values()):
+        return None
+    kernels = k.regions[0]
+    if not _element_code(kernels) or _checks(kernels):
+        return None
+    shared = {b for b, r in roles.items() if r[0] in ("array", "shared")}
+    private = [b for b in written_buffers(program, kernels) if b not in shared]
+    if any(program.buffers[b].shape != () or program.buffers[b].role == "local"
+           for b in private):
+        return None
+    return private
+
+
+def lane_loop(program: LoopProgram, k, lines, private, base: str, first: str,
+              end: str) -> list:
+    """Iterations ``first`` to ``end`` (exclusive) of ``k``'s loop, counted from ``base``,
+    in SIMD lanes; ``lines``: the body's lines."""
+    c = k.stages[0].control
+    own = []
+    for b in private:
+        t = ctype(program.buffers[b].dtype)
+        own += [f"{t} ccg_own_{b}{{}};", f"{t}* {b} = &ccg_own_{b};   // this iteration's"]
+    names = _names_read(lines, {c["var"], *private})
+    params = ", ".join(["const int64_t ccg_base", "const int64_t ccg_first",
+                        "const int64_t ccg_end"] + [f"auto {n}" for n in names])
+    return [f'[]({params}) __attribute__((optimize("tree-loop-vectorize"))) {{   // several at once',
+            "    #pragma omp simd",
+            "    for (int64_t ccg_i = ccg_first; ccg_i < ccg_end; ++ccg_i) {",
+            f"        const int64_t {c['var']} = ccg_base + ccg_i * ({cindex(c['step'])});",
+            *["        " + line for line in own],
+            *["    " + line for line in lines],
+            "    }",
+            f"}}({', '.join([base, first, end] + names)});"]
+
+
+def _names_read(lines, inner) -> list:
+    """The variables the body's lines name (buffers, scalars, sizes, loop variables), which the
+    lambda takes by value: captured by reference, a scalar would be read from memory that
+    the body's stores might change, every iteration, and the compiler would not vectorize."""
+    code = " ".join(line.split("//")[0] for line in lines)
+    names = re.findall(r"\b([A-Za-z_]\w*)\b(?!\s*(?:\(|::))", code)
+    return [n for n in dict.fromkeys(names) if n not in inner and n not in _KEYWORDS]
+
+
+_KEYWORDS = {"if", "else", "true", "false", "const", "int64_t"}
+
+
+def _element_code(kernels) -> bool:
+    """Kernels over a few elements each, and branches of such kernels; no loops."""
+    from .program import _few
+    for k in kernels:
+        if k.form == "control":
+            if k.stages[0].kind != "if" or not all(_element_code(r) for r in k.regions):
+                return False
+        elif k.form in ("extern", "gemm") or k.locals or not all(
+                _few(s.domain) and s.kind == "pointwise" for s in k.stages):
+            return False
+    return True
+
+
+def _checks(kernels) -> bool:
+    """Does the body check indices or values (report errors)?"""
+    for k in nested(kernels):
+        if k.form == "control" and k.stages[0].kind != "if":
+            return True
+        if any(s.kind == "scatter" or isinstance(e, Gather) for s in k.stages
+               for m in (s.members or (s,)) for e in walk(m.body)):
+            return True
+    return False
+
+
+def written_buffers(program: LoopProgram, kernels) -> list:
+    """The buffers the kernels (those inside their loops and branches too) write."""
+    out = []
+    for k in nested(kernels):
+        names = []
+        if k.form == "control":
+            names = control_reads(k.stages[0])
+        else:
+            names = [m.name for s in k.stages for m in (s.members or (s,))
+                     if m.name not in k.locals]
+        out += [n for n in dict.fromkeys(names) if n and n in program.buffers and n not in out]
+    return out
