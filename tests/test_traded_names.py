@@ -143,6 +143,18 @@ def swap_when_after_continue(x, t):
     return y, z
 
 
+def jacobi_elements(u, steps):
+    """The step written element by element (an inner loop's result in ``v``'s memory)."""
+    n, m = u.shape
+    v = u.copy()
+    for _ in range(steps):
+        for i in range(1, n - 1):
+            for j in range(1, m - 1):
+                v[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+        u, v = v, u
+    return u
+
+
 rng = np.random.default_rng(3)
 U = rng.random(300)
 
@@ -170,6 +182,7 @@ def test_swap_under_a_branch(fn):
     (heat_2d, lambda s: (rng.random((40, 50)), s, 0.2)),
     (exchange, lambda s: (U, U[::-1].copy(), s)),
     (counting_down, lambda s: (U, s)),
+    (jacobi_elements, lambda s: (rng.random((9, 13)), s)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_matches_python(fn, make, steps):
     args = make(steps)
@@ -215,7 +228,8 @@ def test_life_on_a_torus_is_one_loop():
 
 
 @pytest.mark.parametrize("fn,args", [(swap_copies, (U, 9)), (wave_rotation, (U, 0.25, 9)),
-                                     (heat_2d, (rng.random((40, 50)), 9, 0.2))],
+                                     (heat_2d, (rng.random((40, 50)), 9, 0.2)),
+                                     (jacobi_elements, (rng.random((40, 50)), 9))],
                          ids=lambda v: getattr(v, "__name__", ""))
 def test_arrays_trade_buffers(fn, args):
     """The body stores its step into one buffer and ends with pointer swaps: no pass over a

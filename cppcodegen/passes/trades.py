@@ -15,11 +15,13 @@ SWAPPABLE = ("temp", "output")      # buffers whose pointer the C++ may change
 
 def moves(pairs, buffer_of, buffers) -> dict:
     """``T -> S`` for the write-backs whose value is a carried value in buffer ``S``, another
-    write-back's target (each ``S`` read by one move only)."""
+    write-back's target (each ``S`` read by one move only): the value at the start of the
+    body (``u, v = v, u``), or the result of a loop inside the body kept in ``S``'s memory
+    (``v[i, j] = f(u)`` for every i and j, then ``u, v = v, u``)."""
     targets = {name for name, _, _ in pairs}
     out, used = {}, {}
     for name, _, node in pairs:
-        src = buffer_of.get(id(node)) if node.op == "carry" else None
+        src = buffer_of.get(id(node)) if node.op in ("carry", "loop_out") else None
         if src is None or src == name or src not in targets or \
                 buffers[src].role not in SWAPPABLE or buffers[name].role not in SWAPPABLE:
             continue
