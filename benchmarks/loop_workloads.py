@@ -178,6 +178,35 @@ def lu_elim(A0):
     return A
 
 
+def loop_matmul(A, B):
+    """(11) A matrix product as element loops in i-k-j order (the cache-friendly order a
+    C programmer writes): the innermost loop is independent across j."""
+    n, m = A.shape
+    p = B.shape[1]
+    C = np.zeros((n, p))
+    for i in range(n):
+        for k in range(m):
+            a = A[i, k]
+            for j in range(p):
+                C[i, j] += a * B[k, j]
+    return C
+
+
+def loop_life(g):
+    """(12) One Game of Life step as element loops with branches (int64 cells)."""
+    n, m = g.shape
+    new = np.zeros_like(g)
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            s = (g[i - 1, j - 1] + g[i - 1, j] + g[i - 1, j + 1] + g[i, j - 1]
+                 + g[i, j + 1] + g[i + 1, j - 1] + g[i + 1, j] + g[i + 1, j + 1])
+            if g[i, j] == 1 and (s == 2 or s == 3):
+                new[i, j] = 1
+            elif g[i, j] == 0 and s == 3:
+                new[i, j] = 1
+    return new
+
+
 # ----------------------------------------------------------------------------- vectorized twins
 def vec_dot(a, b):
     return np.dot(a, b)
@@ -202,10 +231,24 @@ def vec_lu(A0):
     return A
 
 
+def vec_matmul(A, B):
+    return A @ B
+
+
+def vec_life(g):
+    s = np.zeros_like(g)
+    s[1:-1, 1:-1] = (g[:-2, :-2] + g[:-2, 1:-1] + g[:-2, 2:] + g[1:-1, :-2] + g[1:-1, 2:]
+                     + g[2:, :-2] + g[2:, 1:-1] + g[2:, 2:])
+    inner = np.zeros(g.shape, dtype=bool)
+    inner[1:-1, 1:-1] = True
+    alive = ((g == 1) & ((s == 2) | (s == 3))) | ((g == 0) & (s == 3))
+    return np.where(inner & alive, 1, 0).astype(g.dtype)
+
+
 # loop_jacobi, loop_power and the workloads after them are array statements already (their
 # loops are inherent): NumPy times the function as written.
 NUMPY_VECTORIZED = {"loop_dot": vec_dot, "loop_drawdown": vec_drawdown, "loop_syrk": vec_syrk,
-                    "lu_elim": vec_lu}
+                    "lu_elim": vec_lu, "loop_matmul": vec_matmul, "loop_life": vec_life}
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -281,6 +324,15 @@ def make_lu(n):
     return (_rng().random((n, n)) + n * np.eye(n),)
 
 
+def make_matmul(n):
+    r = _rng()
+    return r.standard_normal((n, n)), r.standard_normal((n, n))
+
+
+def make_life(shape):
+    return ((_rng().random(shape) < 0.3).astype(np.int64),)
+
+
 # ----------------------------------------------------------------------------- error scales
 def _dot_magnitude(inputs, ref):
     a, b = inputs
@@ -290,6 +342,11 @@ def _dot_magnitude(inputs, ref):
 def _syrk_magnitude(inputs, ref):
     C, A = inputs
     return (np.abs(SYRK_BETA * C) + SYRK_ALPHA * (np.abs(A) @ np.abs(A).T),)
+
+
+def _matmul_magnitude(inputs, ref):
+    A, B = inputs
+    return (np.abs(A) @ np.abs(B),)
 
 
 def _power_magnitude(inputs, ref):
@@ -340,6 +397,13 @@ LOOP_WORKLOADS: dict[str, Workload] = dict([
     _w("lu_elim", lu_elim, make_lu, 160, 24,
        "LU without pivoting, element loops: A[i,k] /= A[k,k]; for j: A[i,j] -= A[i,k]*A[k,j]",
        tags=("loop", "python_loop")),
+    # 128: CPython takes about 1.5 s per call of the reference (n**3 element updates)
+    _w("loop_matmul", loop_matmul, make_matmul, 128, 16,
+       "C = A @ B as i-k-j element loops: C[i, j] += A[i, k] * B[k, j]",
+       magnitude=_matmul_magnitude, tags=("loop", "python_loop")),
+    _w("loop_life", loop_life, make_life, (500, 500), (20, 20),
+       "Game of Life step as element loops: neighbour sum, if/elif on the cell (int64)",
+       tags=("loop", "python_loop")),
 ])
 
 # make bench-quick runs only these of the loop workloads (with their peers)
@@ -389,6 +453,8 @@ def numba_impls() -> dict:
         "poisson_while": tuple_out(njit(poisson_while)),
         "heat_swap": njit(heat_swap),
         "lu_elim": njit(lu_elim),
+        "loop_matmul": njit(loop_matmul),
+        "loop_life": njit(loop_life),
     }
 
 
