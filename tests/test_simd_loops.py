@@ -184,3 +184,70 @@ def test_dependent_and_checked_loops_stay_scalar():
     _same(cppcodegen.compile(checked_gather)(x, idx), checked_gather(x, idx))
     with pytest.raises(IndexError):
         cppcodegen.compile(checked_gather)(x, np.array([0, 50]))
+
+
+# integer and bool reductions: each lane keeps a share, combined exactly in any order
+def count_above(x, t):
+    c = 0
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            c += 1
+    return c
+
+
+def int_sum_of_squares(a):
+    s = 0
+    for i in range(a.shape[0]):
+        s += a[i] * a[i]
+    return s
+
+
+def wrapping_product_and_bits(a):
+    p = np.int32(1)
+    bits = np.uint16(0)
+    for i in range(a.shape[0]):
+        p *= a[i]
+        bits |= np.uint16(a[i]) & np.uint16(0xF0F)
+    return p, bits
+
+
+def int_max_min(a):
+    hi = np.int16(-32768)
+    lo = np.int16(32767)
+    for i in range(a.shape[0]):
+        hi = max(hi, a[i])
+        lo = np.minimum(lo, a[i])
+    return hi, lo
+
+
+def float_sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+
+
+REDUCTIONS = [
+    (count_above, lambda n: (_rng(20).standard_normal(n), 0.25)),
+    (int_sum_of_squares, lambda n: (_rng(21).integers(-2**31, 2**31, n),)),   # wraps int64
+    (wrapping_product_and_bits, lambda n: (_rng(22).integers(-9, 10, n).astype(np.int32),)),
+    (int_max_min, lambda n: (_rng(23).integers(-30000, 30000, n).astype(np.int16),)),
+]
+
+
+@pytest.mark.parametrize("fn, make", REDUCTIONS, ids=[c[0].__name__ for c in REDUCTIONS])
+@pytest.mark.parametrize("n", [2, 9, 33, 1000, 100_000])
+@pytest.mark.parametrize("opts", [{}, ALWAYS], ids=["serial-first", "threads"])
+def test_integer_reductions_in_lanes(fn, make, n, opts):
+    args = make(n)
+    f = cppcodegen.compile(fn, **opts)
+    assert LANES in cppcodegen.explain(f, *args).source
+    with np.errstate(over="ignore"):
+        _same(f(*args), fn(*args))
+
+
+def test_float_sum_stays_in_order():
+    """A float sum in lanes would add in another order than Python's: not taken."""
+    x = _rng(24).standard_normal(1000)
+    assert LANES not in cppcodegen.explain(float_sum, x).source
+    _same(cppcodegen.compile(float_sum)(x), float_sum(x))

@@ -21,41 +21,13 @@ import numpy as np
 
 from .cexpr import cindex, ctype
 from .memory import element_count, scratch_lines
+from .combine import COMBINE, identity
 from .simd import lane_loop, lane_privates, trip_lines, written_buffers
 from .writer import team_if
 from ..ir.loopir import STATUS, LoopProgram, control_reads, nested
 from ..passes.schedule import Kernel
 
 BLOCKS = 256            # blocks of iterations at most: enough to balance 64+ threads
-
-_COMBINE = {
-    "add": "{a} + {b}", "multiply": "{a} * {b}",
-    "maximum": "(({a}) != ({a}) || ({a}) > ({b})) ? ({a}) : ({b})",
-    "minimum": "(({a}) != ({a}) || ({a}) < ({b})) ? ({a}) : ({b})",
-    "fmax": "(({b}) != ({b}) || ({a}) > ({b})) ? ({a}) : ({b})",
-    "fmin": "(({b}) != ({b}) || ({a}) < ({b})) ? ({a}) : ({b})",
-    "max_first": "(({b}) > ({a})) ? ({b}) : ({a})",
-    "min_first": "(({b}) < ({a})) ? ({b}) : ({a})",
-    "logical_or": "{a} || {b}", "logical_and": "{a} && {b}",
-    "bitwise_or": "{a} | {b}", "bitwise_and": "{a} & {b}",
-}
-
-
-def identity(op: str, dtype) -> str:
-    dtype = np.dtype(dtype)
-    t = ctype(dtype)
-    if op in ("add", "logical_or", "bitwise_or"):
-        return f"{t}{{}}"
-    if op in ("multiply", "logical_and"):
-        return f"{t}(1)"
-    if op == "bitwise_and":
-        return f"{t}(~{t}{{}})" if dtype != np.bool_ else "true"
-    lowest = op in ("maximum", "fmax", "max_first")
-    if dtype.kind == "f":
-        return f"-std::numeric_limits<{t}>::infinity()" if lowest else \
-            f"std::numeric_limits<{t}>::infinity()"
-    return f"std::numeric_limits<{t}>::{'lowest' if lowest else 'max'}()"
-
 
 def prange_lines(program: LoopProgram, k: Kernel, body, always=False) -> list:
     """``body(kernels, inside)``: the lines of the body's kernels (``inside``: loops in it
@@ -179,7 +151,7 @@ def _blocks(program: LoopProgram, k: Kernel, body, lo: str, trip: str, schedule:
     for b, op in sorted(reduce.items()):
         acc = f"ccg_shared_{b}[0]"
         out.append("    for (int64_t ccg_b = 0; ccg_b < ccg_nb; ++ccg_b)   // in block order")
-        out.append(f"        {acc} = {_COMBINE[op].format(a=acc, b=f'ccg_part_{b}[ccg_b]')};")
+        out.append(f"        {acc} = {COMBINE[op].format(a=acc, b=f'ccg_part_{b}[ccg_b]')};")
     if errors:
         out += ["    for (int64_t ccg_b = 0; ccg_b < ccg_nb; ++ccg_b) {   // the first in order",
                 "        if (ccg_errs[4 * ccg_b] == 0) continue;",

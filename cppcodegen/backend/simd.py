@@ -12,8 +12,9 @@ the results are the same bits. Inside the lanes each iteration has its own copy 
 values the body assigns (``t = a[i] * 2``, a branch's condition, the loop's index); the last
 iteration runs on its own after them, on the real buffers, so after the loop they hold its
 values, as in Python. Not taken: a body that checks indices or values (the first error in
-Python's order must be the one reported), draws random numbers, combines a reduction, or
-needs memory of its own per iteration.
+Python's order must be the one reported), draws random numbers, combines a float reduction
+(integer and bool ones combine exactly in any order: each lane keeps a share), or needs
+memory of its own per iteration.
 
 The loop is a lambda of its own (taking what it reads by value) compiled with the loop
 vectorizer on: the build turns the
@@ -25,6 +26,7 @@ from __future__ import annotations
 import re
 
 from .cexpr import cindex, ctype
+from .combine import COMBINE, identity, lane_reduction
 from ..ir.loopir import Gather, LoopProgram, control_reads, nested, walk
 
 
@@ -59,11 +61,15 @@ def trip_lines(c) -> list:
 
 def lane_privates(program: LoopProgram, k) -> list | None:
     """The 0-d buffers each iteration of the ``for`` kernel ``k`` has its own copy of in
-    SIMD lanes, or None when its iterations cannot run in lanes."""
+    SIMD lanes, as (buffer, reduction op or None), or None when its iterations cannot run in
+    lanes. A reduction's copy starts at the op's identity and is combined into the lanes'
+    partial results after the iteration (integers and bools only: ``combine.py``)."""
     c = k.stages[0].control
     roles = dict(c.get("parallel") or {})
+    reduce = {b: r[1] for b, r in roles.items() if r[0] == "reduce"}
     if not roles and not c.get("auto") or c.get("up") is None or c.get("test") \
-            or program.counters or any(r[0] == "reduce" for r in roles.values()):
+            or program.counters or any(lane_reduction(op, program.buffers[b].dtype) is None
+                                       for b, op in reduce.items()):
         return None
     kernels = k.regions[0]
     if not _element_code(kernels) or _checks(kernels):
@@ -73,7 +79,7 @@ def lane_privates(program: LoopProgram, k) -> list | None:
     if any(program.buffers[b].shape != () or program.buffers[b].role == "local"
            for b in private):
         return None
-    return private
+    return [(b, reduce.get(b)) for b in private]
 
 
 def lane_loop(program: LoopProgram, k, lines, private, base: str, first: str,
@@ -81,20 +87,32 @@ def lane_loop(program: LoopProgram, k, lines, private, base: str, first: str,
     """Iterations ``first`` to ``end`` (exclusive) of ``k``'s loop, counted from ``base``,
     in SIMD lanes; ``lines``: the body's lines."""
     c = k.stages[0].control
-    own = []
-    for b in private:
+    own, start, fold, finish, clauses = [], [], [], [], ""
+    for b, op in private:
         t = ctype(program.buffers[b].dtype)
-        own += [f"{t} ccg_own_{b}{{}};", f"{t}* {b} = &ccg_own_{b};   // this iteration's"]
-    names = _names_read(lines, {c["var"], *private})
+        if op is None:
+            own.append(f"{t} ccg_own_{b}{{}};")
+        else:           # a reduction: partial results in lanes, added to the buffer after
+            zero = identity(op, program.buffers[b].dtype)
+            own.append(f"{t} ccg_own_{b} = {zero};")
+            start.append(f"    {t} ccg_acc_{b} = {zero};")
+            clauses += f" reduction({lane_reduction(op, program.buffers[b].dtype)}:ccg_acc_{b})"
+            fold.append(f"        ccg_acc_{b} = {COMBINE[op].format(a=f'ccg_acc_{b}', b=f'ccg_own_{b}')};")
+            finish.append(f"    {b}[0] = {COMBINE[op].format(a=f'{b}[0]', b=f'ccg_acc_{b}')};")
+        own.append(f"{t}* {b} = &ccg_own_{b};   // this iteration's")
+    names = _names_read(lines, {c["var"]} | {b for b, op in private if op is None})
     params = ", ".join(["const int64_t ccg_base", "const int64_t ccg_first",
                         "const int64_t ccg_end"] + [f"auto {n}" for n in names])
     return [f'[]({params}) __attribute__((optimize("tree-loop-vectorize"))) {{   // several at once',
-            "    #pragma omp simd",
+            *start,
+            f"    #pragma omp simd{clauses}",
             "    for (int64_t ccg_i = ccg_first; ccg_i < ccg_end; ++ccg_i) {",
             f"        const int64_t {c['var']} = ccg_base + ccg_i * ({cindex(c['step'])});",
             *["        " + line for line in own],
             *["    " + line for line in lines],
+            *fold,
             "    }",
+            *finish,
             f"}}({', '.join([base, first, end] + names)});"]
 
 

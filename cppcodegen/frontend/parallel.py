@@ -18,6 +18,8 @@ Anything else (a value an iteration computes from the previous iteration's, ``br
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import TraceError
 from ..ir.graph import reachable
 
@@ -69,7 +71,9 @@ def independent_roles(region, loop, init_nodes, free_nodes, var, varying,
     one-to-one function of the loop's variable (``out[i, j] = ...``, ``C[i, :i + 1] += ...``
     reading ``C[i, ...]`` only), so two iterations never touch the same element; and no
     value the body reads from outside the loop is made from such an array (a view of it).
-    Reductions are not taken: a float sum in blocks would not add in Python's order.
+    Reductions of integers and bools (``count += 1``, ``m = max(m, k)``) are taken: their
+    partial results combine exactly in any grouping; float ones are not (a float sum in
+    blocks would not add in Python's order).
     ``varying``: the symbols that change inside an iteration (loop variables, bounds read
     from arrays). ``confined`` (a dict) gets, per array's position among the carried
     values, (axis, index expression): the lowering checks its stages against it."""
@@ -81,7 +85,7 @@ def independent_roles(region, loop, init_nodes, free_nodes, var, varying,
     roles = []
     for k, (p, r) in enumerate(zip(region.params, region.results)):
         role = _role(p, r, users.get(id(p), []))
-        if role is None or role[0] == "reduce":
+        if role is None or role[0] == "reduce" and np.dtype(p.dtype).kind not in "iub":
             return None
         if role == ("array",):
             axis = {}
