@@ -32,14 +32,14 @@ template <class T>
 using enable_float = std::enable_if_t<std::is_floating_point_v<T>, int>;
 
 // ---------------------------------------------------------------- memory
-// Element loads and stores through memcpy: NumPy arrays may be misaligned (np.frombuffer at
-// an odd offset, a chunk unpickled from a network frame), and dereferencing a misaligned
-// float* is undefined behaviour; a memcpy of 4 or 8 bytes is one plain mov on x86.
-template <class T> inline T ld(const T* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
+// Element loads that allow misaligned pointers: NumPy arrays may be misaligned (np.frombuffer
+// at an odd offset, a chunk unpickled from a network frame), and dereferencing a misaligned
+// float* is undefined behaviour. A load through a packed struct is one plain mov on x86, and,
+// unlike a memcpy (which the compiler turns into an untyped load), keeps the address an affine
+// function of the loop that it can analyse: a recurrence `y[i] = f(y[i - 1])` then keeps the
+// previous element in a register instead of reading back what it just stored.
+template <class T> struct __attribute__((packed, may_alias)) Loose { T v; };
+template <class T> inline T ld(const T* p) { return reinterpret_cast<const Loose<T>*>(p)->v; }
 template <class T> inline void st(T* p, T v) { std::memcpy(p, &v, sizeof(T)); }
 
 // NumPy's integer indexing of an axis of n elements: a negative index counts from the end;
