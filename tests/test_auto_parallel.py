@@ -265,3 +265,26 @@ def test_one_thread_gives_the_same_bits(monkeypatch):
         outs.append(subprocess.run([sys.executable, "-c", code], env=env, check=True,
                                    capture_output=True, timeout=300).stdout)
     assert outs[0] == outs[1] and len(outs[0]) == 120 * 120 * 8
+
+
+def transpose_loop(a):
+    n, m = a.shape
+    out = np.empty((m, n))
+    for i in range(n):
+        for j in range(m):
+            out[j, i] = a[i, j]
+    return out
+
+
+def test_column_writes_take_blocks_of_whole_cache_lines():
+    """Iterations writing neighbouring elements of a column's rows (``out[j, i]`` in a loop
+    over ``i``) share cache lines: blocks on the threads then take 128 float64 iterations
+    (1 KiB of each row) at least, not 4, so two threads rarely write one line."""
+    a = np.random.default_rng(5).random((300, 70))
+    f = cppcodegen.compile(transpose_loop, **ALWAYS)
+    src = cppcodegen.explain(f, a).source
+    assert "ccg_rest) / 128, 1)" in src
+    np.testing.assert_array_equal(f(a), transpose_loop(a))
+    rows = cppcodegen.explain(cppcodegen.compile(scale_rows_in_place, **ALWAYS),
+                              np.zeros((100, 20)), np.ones(20)).source
+    assert "ccg_nb = std::min<int64_t>(ccg_rest, 256)" in rows     # (rows: small blocks)

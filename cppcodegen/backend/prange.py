@@ -93,7 +93,9 @@ def _blocks(program: LoopProgram, k: Kernel, body, lo: str, trip: str, schedule:
     last = [b for b, r in roles.items() if r[0] == "private"]
     loopvars = sorted(_loopvars(k.regions[0]))
     errors = STATUS in program.buffers
-    out = [f"    const int64_t ccg_nb = std::min<int64_t>({trip}, {BLOCKS});"]
+    block = c.get("block", 1)   # (iterations writing one cache line: few, larger blocks)
+    blocks = trip if block == 1 else f"std::max<int64_t>(({trip}) / {block}, 1)"
+    out = [f"    const int64_t ccg_nb = std::min<int64_t>({blocks}, {BLOCKS});"]
     for b in sorted(reduce):
         out += ["    " + line for line in scratch_lines(
             ctype(program.buffers[b].dtype), f"ccg_part_{b}", "ccg_nb", "each block's result")]

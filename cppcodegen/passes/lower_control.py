@@ -28,6 +28,9 @@ from ..ir.ufuncs import OPS
 from ..runtime.compiled import SITE
 from .indexing import same_index
 
+LINE = 64           # bytes of a cache line
+SPREAD = 1024       # bytes of each written line run a block of column writes covers
+
 
 class ControlLowering:
     """Methods of ``lower.Lowering`` for control nodes (mixed in)."""
@@ -95,6 +98,9 @@ class ControlLowering:
                 control["parallel"] = tuple((buf, role) for buf, role in zip(carry, roles)
                                             if buf is not None)
                 control["auto"] = auto  # (not prange: the threads only when it pays)
+                if auto:
+                    control["block"] = self._block_floor(carry, node.attr("confined"),
+                                                         node.attr("var"))
             regions = [body]
         return control, regions
 
@@ -318,6 +324,25 @@ class ControlLowering:
                         if len(ld.index) <= d or not same_index(ld.index[d], e, ones):
                             return False
         return True
+
+    def _block_floor(self, carry, confined, var) -> int:
+        """The fewest iterations of a loop proved independent that one block on the threads
+        should take: where consecutive iterations write elements closer than a cache line
+        (``out[j, i] = ...`` in a loop over ``i``: a column), small blocks on two threads
+        would write the same lines all the time (false sharing), so a block then covers
+        ``SPREAD`` bytes of each line it writes; 1 elsewhere."""
+        floor = 1
+        for k, d, e in confined:
+            buf = self.buffers.get(carry[k]) if k < len(carry) and carry[k] else None
+            slope = e.diff(next((v for v in e.free_symbols if str(v) == var), 0)) \
+                if hasattr(e, "free_symbols") else 0
+            if buf is None or d >= len(buf.strides) or not isinstance(buf.strides[d], int) \
+                    or not slope.is_number:
+                continue
+            step = abs(int(buf.strides[d] * slope)) * buf.dtype.itemsize
+            if 0 < step < LINE:
+                floor = max(floor, -(-SPREAD // step))
+        return floor
 
     def _check_shared_arrays(self, carry, roles, stages, where):
         """A prange body's stores into its shared arrays must be element- or region-wise:
