@@ -251,3 +251,60 @@ def test_float_sum_stays_in_order():
     x = _rng(24).standard_normal(1000)
     assert LANES not in cppcodegen.explain(float_sum, x).source
     _same(cppcodegen.compile(float_sum)(x), float_sum(x))
+
+
+# a running value read inside the loop is a scan, not a reduction: serial, in Python's order
+def counter_scan(a):
+    out = np.zeros(a.shape[0])
+    c = 0
+    for i in range(a.shape[0]):
+        if a[i] > 0:
+            c += 1
+        out[i] = c
+    return out, c
+
+
+def running_max(a):
+    out = np.empty_like(a)
+    m = a[0]
+    for i in range(a.shape[0]):
+        m = max(m, a[i])
+        out[i] = m
+    return out, m
+
+
+def sum_then_branch(a):
+    out = np.zeros(a.shape[0], dtype=np.int8)
+    s = 0
+    for i in range(a.shape[0]):
+        s += a[i]
+        if s > 3:
+            out[i] = 1
+    return out, s
+
+
+SCANS = [counter_scan, running_max, sum_then_branch]
+
+
+@pytest.mark.parametrize("fn", SCANS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("n", [3, 8, 1000, 100_000])
+@pytest.mark.parametrize("opts", [{}, ALWAYS], ids=["serial-first", "threads"])
+def test_running_values_read_in_the_loop_stay_serial(fn, n, opts):
+    a = _rng(30).integers(-9, 10, n)
+    f = cppcodegen.compile(fn, **opts)
+    assert LANES not in cppcodegen.explain(f, a).source
+    _same(f(a), fn(a))
+
+
+def prange_scan(a):
+    out = np.zeros(a.shape[0])
+    s = 0
+    for i in cppcodegen.prange(a.shape[0]):
+        s += a[i]
+        out[i] = s
+    return out
+
+
+def test_prange_scan_is_refused():
+    with pytest.raises(cppcodegen.TraceError, match="carries a value from one iteration"):
+        cppcodegen.compile(prange_scan, fallback=False)(np.arange(10))

@@ -49,7 +49,7 @@ def parallel_roles(region, loop, has_test: bool, where: str) -> tuple:
     slots = [s for s, t in zip(loop.slots, loop.types) if t is not None]
     roles = []
     for slot, p, r in zip(slots, region.params, region.results):
-        role = _role(p, r, users.get(id(p), []))
+        role = _role(p, r, users.get(id(p), []), users)
         if role is None:
             raise TraceError(
                 f"{slot.describe()} carries a value from one iteration of the prange loop at "
@@ -84,7 +84,7 @@ def independent_roles(region, loop, init_nodes, free_nodes, var, varying,
     outside = reachable(free_nodes)     # what the body reads from outside, and its sources
     roles = []
     for k, (p, r) in enumerate(zip(region.params, region.results)):
-        role = _role(p, r, users.get(id(p), []))
+        role = _role(p, r, users.get(id(p), []), users)
         if role is None or role[0] == "reduce" and np.dtype(p.dtype).kind not in "iub":
             return None
         if role == ("array",):
@@ -176,7 +176,17 @@ def _one_to_one(e, var, varying) -> bool:
     return bool(slope.is_number) and slope != 0 and e.diff(var, 2) == 0
 
 
-def _role(p, r, readers):
+def _role(p, r, readers, users):
+    """``readers``: the nodes of the body that read ``p``; ``users``: id -> readers of every
+    node of the body. A reduction's new value must be read by nothing in the body but the
+    next iteration (``out[i] = s`` after ``s += v`` reads a running total: a scan)."""
+    role = _kind(p, r, readers)
+    if role is not None and role[0] == "reduce" and users.get(id(r)):
+        return None
+    return role
+
+
+def _kind(p, r, readers):
     if r is p:
         return ("shared",)
     if not readers:
@@ -219,7 +229,7 @@ def _through(p, r, readers):
         region = node.attr(name)
         users = _readers(region)
         inner = region.params[k]
-        roles.add(_role(inner, region.results[k], users.get(id(inner), [])))
+        roles.add(_role(inner, region.results[k], users.get(id(inner), []), users))
     roles.discard(("shared",))
     if not roles:
         return ("shared",)
