@@ -1705,3 +1705,25 @@ def test_a_numpy_array_read_at_traced_positions():
     for rule in (30, 110):
         check(elementary_automaton, row, rule, 12)
     check(constant_table_at_an_index, np.linspace(-1, 2, 9), 3)
+
+
+# ``and``/``or`` of traced values that are not bools: Python's value, the operand chosen
+def and_of_ints(a, k):
+    n = 0
+    for i in range(a.shape[0]):
+        n = i
+    return a.shape[0] and k, n and k, k or n, (a[0] > 0) and a[1], a[0] or a[1] or 7
+
+
+@pytest.mark.parametrize("a, k", [(np.array([1.5, -2.0]), 3), (np.array([0.0, 2.5]), 0),
+                                  (np.array([-1.0, 0.0]), 4), (np.array([0.0, 0.0]), -2)])
+def test_and_or_of_values_return_an_operand(a, k):
+    f = cppcodegen.compile(and_of_ints, fallback=False)
+    got, want = f(a, k), and_of_ints(a, k)
+    f(a, k + 1)         # (k a run-time value from the second value on)
+    got = f(a, k)
+    for g, w in zip(got, want):
+        if isinstance(w, (bool, np.bool_)):         # a comparison chosen: its truth
+            assert bool(g) == bool(w), (got, want)
+        else:                                       # a number chosen: that number, not a bool
+            assert g == w and not isinstance(g, (bool, np.bool_)), (got, want)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import builtins
 import logging
-import operator
 import sys
 import types
 
@@ -24,7 +23,6 @@ import numpy as np
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
 from . import solve
-from .indexing import guarded
 from .proxy import as_node, cast, cast_node, is_weak, Proxy, unsupported, wrap
 from .reductions import selected_count
 from .selection import is_selection
@@ -38,6 +36,7 @@ from .creation import ndarray_new
 from .dataslice import OutsideLoop
 from .raises import bound, catching, user_error
 from .parallel import independent_roles, parallel_roles
+from .boolops import BoolOps
 from .iteration import (prange, ConstantIter, constant_items, constant_numbers, LoopRange, Enumerate, Zip,
                         enter_loop, leave_loop, loop_spec, size_proxy,
                         spec_of, symbolic_int, varying_symbols)
@@ -78,7 +77,7 @@ def _small_trips(spec, extra_test, slices: bool) -> int:
     return n if 1 < n <= UNROLL_BODIES and constant_items(spec) else 0
 
 
-class TraceOps:
+class TraceOps(BoolOps):
     """What a captured function calls (as ``__ccg``) while it is traced."""
 
     UNDEFINED = UNDEFINED
@@ -93,68 +92,6 @@ class TraceOps:
         self.parent = {}            # a construct (file:line) -> the compiled loop around it
         self.copies = 1             # bodies the small loops Python runs make of one body
         self.keep = set()           # small loops (file:line) compiled as loops all the same
-
-    # ----------------------------------------------------------------- expressions
-    def not_(self, x):
-        t = truth(x)
-        return (not t) if isinstance(t, bool) else np.logical_not(t)
-
-    def and_(self, *thunks):
-        """``a and b``: Python's value while operands are concrete; once one is traced, the
-        bool of them all (every operand is evaluated: no short circuit on traced values)."""
-        return self._boolop(thunks, np.logical_and, stop=False)
-
-    def or_(self, *thunks):
-        return self._boolop(thunks, np.logical_or, stop=True)
-
-    @staticmethod
-    def _boolop(thunks, combine, stop: bool):
-        acc = value = None
-        for thunk in thunks:
-            if acc is None:
-                value = thunk()
-            else:                   # evaluated where Python would evaluate it
-                with guarded(np.logical_not(acc) if stop else acc):
-                    value = thunk()
-            t = truth(value)
-            if isinstance(t, bool):
-                if t is stop:
-                    return value if acc is None else stop
-            else:
-                acc = t if acc is None else combine(acc, t)
-        return value if acc is None else acc
-
-    def compare(self, ops, first, *rest):
-        """``a < b <= c``: ``(a < b) and (b <= c)`` with ``b`` evaluated once, and ``c`` only
-        where Python would evaluate it."""
-        left = [first()]
-
-        def step(op, thunk):
-            def run():
-                right = thunk()
-                out = getattr(operator, op)(left[0], right)
-                left[0] = right
-                return out
-            return run
-        return self._boolop([step(op, t) for op, t in zip(ops, rest)], np.logical_and,
-                            stop=False)
-
-    def if_exp(self, test, then, orelse, where=""):
-        t = truth(test)
-        if isinstance(t, bool):
-            return then() if t else orelse()
-        with guarded(t):
-            yes = then()
-        with guarded(np.logical_not(t)):
-            no = orelse()
-        out = np.where(t, yes, no)[()]
-        if all(_weak(v) for v in (yes, no)) and isinstance(out, Proxy):
-            out = wrap(out.node, weak=True, scalar=True)    # one of two Python numbers: still
-        arrays = [v for v in (yes, no) if isinstance(v, Proxy) and v.ndim and not v.scalar]
-        if arrays and isinstance(out, Proxy):   # (one of two arrays: the values are right,
-            for v in arrays + [out]:            # an update through either name is not)
-                v._sides = f"an array the conditional expression at {where} chose"
-        return out                                          # a Python number (NEP 50)
 
     # ----------------------------------------------------------------- builtins
     def max_(self, *args, **kw):
@@ -466,11 +403,6 @@ def _concrete(value, where) -> bool:
     if not isinstance(t, bool):
         raise Unroll(where, "a traced condition in a loop that Python runs")
     return t
-
-
-def _weak(v) -> bool:
-    """A Python number, or a traced value that stands for one (NumPy's promotion: weak)."""
-    return type(v) in (int, float, complex) or (isinstance(v, Proxy) and v.weak)
 
 
 def _scalar(x, dtype, py):

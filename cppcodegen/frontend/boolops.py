@@ -1,0 +1,108 @@
+"""Python's boolean expressions on traced values: ``not``, ``and``/``or``, chained comparisons
+and ``a if c else b``, as the rewritten source calls them (``rewrite.py``: each operand a
+thunk, evaluated only where Python would evaluate it).
+
+In: operands (concrete Python values or traced proxies). Out: Python's value while every truth
+is concrete; once one is traced, selects over the traced truths (``np.where``), with the
+operands evaluated under a guard of the truths before them (``indexing.guarded``: a check in
+an operand counts only where Python would have evaluated it).
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .indexing import guarded
+from .proxy import Proxy, wrap
+from .truth import truth
+
+
+class BoolOps:
+    """Methods of ``control.TraceOps`` for boolean expressions (mixed in)."""
+
+    def not_(self, x):
+        t = truth(x)
+        return (not t) if isinstance(t, bool) else np.logical_not(t)
+
+    def and_(self, *thunks):
+        """``a and b``: Python's value while operands are concrete; once one is traced, the
+        bool of them all (every operand is evaluated: no short circuit on traced values)."""
+        return self._boolop(thunks, np.logical_and, stop=False)
+
+    def or_(self, *thunks):
+        return self._boolop(thunks, np.logical_or, stop=True)
+
+    @staticmethod
+    def _boolop(thunks, combine, stop: bool):
+        """Python's value of ``and`` (``stop`` False) / ``or`` (``stop`` True): the first
+        operand whose truth is ``stop``, else the last. Once a truth is traced: of bools,
+        their ``combine``; of other values (``n and k`` of ints), the operand chosen where
+        each truth is known (a chain of selects)."""
+        acc = value = None
+        pairs = []                  # (value, truth) from the first traced truth on
+        for thunk in thunks:
+            if acc is None:
+                value = thunk()
+            else:                   # evaluated where Python would evaluate it
+                with guarded(np.logical_not(acc) if stop else acc):
+                    value = thunk()
+            t = truth(value)
+            if acc is not None or not isinstance(t, bool):
+                pairs.append((value, t))
+            if isinstance(t, bool):
+                if t is stop:
+                    return value if acc is None else _chosen(pairs, stop, stop)
+            else:
+                acc = t if acc is None else combine(acc, t)
+        return value if acc is None else _chosen(pairs, stop, acc)
+
+    def compare(self, ops, first, *rest):
+        """``a < b <= c``: ``(a < b) and (b <= c)`` with ``b`` evaluated once, and ``c`` only
+        where Python would evaluate it."""
+        left = [first()]
+
+        def step(op, thunk):
+            def run():
+                right = thunk()
+                out = getattr(operator, op)(left[0], right)
+                left[0] = right
+                return out
+            return run
+        return self._boolop([step(op, t) for op, t in zip(ops, rest)], np.logical_and,
+                            stop=False)
+
+    def if_exp(self, test, then, orelse, where=""):
+        t = truth(test)
+        if isinstance(t, bool):
+            return then() if t else orelse()
+        with guarded(t):
+            yes = then()
+        with guarded(np.logical_not(t)):
+            no = orelse()
+        out = np.where(t, yes, no)[()]
+        if all(_weak(v) for v in (yes, no)) and isinstance(out, Proxy):
+            out = wrap(out.node, weak=True, scalar=True)    # one of two Python numbers: still
+        arrays = [v for v in (yes, no) if isinstance(v, Proxy) and v.ndim and not v.scalar]
+        if arrays and isinstance(out, Proxy):   # (one of two arrays: the values are right,
+            for v in arrays + [out]:            # an update through either name is not)
+                v._sides = f"an array the conditional expression at {where} chose"
+        return out                                          # a Python number (NEP 50)
+
+
+def _chosen(pairs, stop: bool, combined):
+    """The value of ``and``/``or`` over traced truths: ``combined`` (their bool) when every
+    operand is a bool, else the operand Python would return, selected by the truths."""
+    if all(isinstance(v, (bool, np.bool_)) or isinstance(v, Proxy) and v.dtype == np.bool_
+           for v, _ in pairs) or any(isinstance(v, Proxy) and v.ndim for v, _ in pairs):
+        return combined
+    out = pairs[-1][0]
+    for v, t in reversed(pairs[:-1]):
+        if not isinstance(t, bool):
+            out = np.where(t, v, out)[()] if stop else np.where(t, out, v)[()]
+    return out
+
+
+def _weak(v) -> bool:
+    """A Python number, or a traced value that stands for one (NumPy's promotion: weak)."""
+    return type(v) in (int, float, complex) or (isinstance(v, Proxy) and v.weak)
