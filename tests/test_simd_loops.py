@@ -308,3 +308,19 @@ def prange_scan(a):
 def test_prange_scan_is_refused():
     with pytest.raises(cppcodegen.TraceError, match="carries a value from one iteration"):
         cppcodegen.compile(prange_scan, fallback=False)(np.arange(10))
+
+
+def half_power(a):
+    out = np.empty(a.shape[0])
+    for i in range(a.shape[0]):
+        out[i] = a[i] ** 0.5        # a NumPy scalar's **: C's pow, not sqrt
+    return out, a ** 0.5            # an array's **: NumPy's sqrt fast path
+
+
+def test_scalar_half_power_is_pow_and_array_half_power_is_sqrt():
+    a = np.array([-0.0, -np.inf, 4.0, 0.0, np.inf, -4.0, 2.0, np.nan, -0.0])
+    with np.errstate(invalid="ignore"):
+        got, want = cppcodegen.compile(half_power)(a), half_power(a)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(w))

@@ -204,6 +204,9 @@ def _pow(self, other):
         if type(other) is float and other == 0.5:       # (square and power(z, 2) round
             return np.sqrt(self)                        # differently for complex z)
         return np.power(self, other)
+    if self.scalar and not self.weak and self.dtype.kind == "f" and type(other) is float \
+            and other == 0.5:   # a NumPy scalar's ** is C's pow: +0.0 of -0.0, inf of -inf
+        return np.where(np.isinf(self), np.abs(self), np.sqrt(self) + 0.0)[()]
     # ndarray.__pow__'s fast paths for scalar exponents
     # (only where the fast path keeps power's result dtype: int ** 2.0 is float64)
     if type(other) in (int, float) and not self.weak and self.dtype.kind in "biuf":
