@@ -8,21 +8,11 @@ import numpy as np
 import pytest
 
 import cppcodegen
+from benchmarks.loop_workloads import loop_life, loop_matmul
+from test_auto_parallel import float_sum          # s += x[i]: a float sum, in order
 
 LANES = "#pragma omp simd"
 ALWAYS = {"parallel_threshold": 0}
-
-
-def matmul_ikj(A, B):
-    n, m = A.shape
-    p = B.shape[1]
-    C = np.zeros((n, p))
-    for i in range(n):
-        for k in range(m):
-            a = A[i, k]
-            for j in range(p):
-                C[i, j] += a * B[k, j]
-    return C
 
 
 def clip_loop(x, lo, hi):
@@ -66,20 +56,6 @@ def jacobi_step(u):
     return v
 
 
-def life_step(g):
-    n, m = g.shape
-    new = np.zeros_like(g)
-    for i in range(1, n - 1):
-        for j in range(1, m - 1):
-            s = (g[i - 1, j - 1] + g[i - 1, j] + g[i - 1, j + 1] + g[i, j - 1]
-                 + g[i, j + 1] + g[i + 1, j - 1] + g[i + 1, j] + g[i + 1, j + 1])
-            if g[i, j] == 1 and (s == 2 or s == 3):
-                new[i, j] = 1
-            elif g[i, j] == 0 and s == 3:
-                new[i, j] = 1
-    return new
-
-
 def mixed_precision(x):
     out = np.empty(x.shape[0], dtype=np.float32)
     for i in range(x.shape[0]):
@@ -116,13 +92,13 @@ def _rng(seed):
 
 
 CASES = [
-    (matmul_ikj, lambda n: (_rng(1).random((5, 7)), _rng(2).random((7, n)))),
+    (loop_matmul, lambda n: (_rng(1).random((5, 7)), _rng(2).random((7, n)))),
     (clip_loop, lambda n: (_rng(3).standard_normal(n), -0.5, 0.5)),
     (reversed_step, lambda n: (_rng(4).random(n),)),
     (guarded_division, lambda n: (_rng(5).integers(-50, 50, n),
                                   _rng(6).integers(-3, 4, n))),
     (jacobi_step, lambda n: (_rng(7).random((4, n + 2)),)),
-    (life_step, lambda n: ((_rng(8).random((5, n + 2)) < 0.4).astype(np.int64),)),
+    (loop_life, lambda n: ((_rng(8).random((5, n + 2)) < 0.4).astype(np.int64),)),
     (mixed_precision, lambda n: (_rng(9).standard_normal(n) * 1e3,)),
 ]
 
@@ -218,13 +194,6 @@ def int_max_min(a):
         hi = max(hi, a[i])
         lo = np.minimum(lo, a[i])
     return hi, lo
-
-
-def float_sum(x):
-    s = 0.0
-    for i in range(x.shape[0]):
-        s += x[i]
-    return s
 
 
 REDUCTIONS = [
