@@ -293,3 +293,25 @@ def test_scalar_half_power_is_pow_and_array_half_power_is_sqrt():
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
         np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+
+
+# ranges whose steps reach the int64 limits: counted without overflow, as Python counts them
+def huge_steps(x, step):
+    t = u = -1
+    for i in range(0, 2**63 - 1, 2**62):
+        t = i // 2
+    for i in range(0, -2**63, -2**62):
+        u = i // 2
+    n = 0
+    for i in range(1, 2**63 - 1, step):        # a run-time step: checked where it advances
+        x[n] = i
+        n += 1
+    return t, u, n, x
+
+
+def test_steps_near_the_int64_limits():
+    step = 2**62 + 5
+    got = cppcodegen.compile(huge_steps, fallback=False)(np.zeros(4), step)
+    want = huge_steps(np.zeros(4), step)
+    assert got[:3] == want[:3] and got[2] == 2
+    np.testing.assert_array_equal(got[3], want[3])

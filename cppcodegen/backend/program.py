@@ -264,7 +264,9 @@ def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: boo
                 out += scratch_lines(ctype(b.dtype), buf, count,
                                      "the most any iteration needs, allocated once")
         out += ["#pragma GCC unroll 4"] if _straight_line(k.regions[0]) else []
-        out += [f"for ({var} = {cindex(c['start'])}; {test}; {var} += {step}) {{",
+        advance = f"{var} += {step}" if _steps_safely(c) else \
+            f"{var} = ccg::next_index({var}, {step}, {stop})"
+        out += [f"for ({var} = {cindex(c['start'])}; {test}; {advance}) {{",
                 *body(k.regions[0], made=hoisted)]
         if c.get("test"):
             out.append(f"    if (!{c['test']}[0]) break;   // break")
@@ -276,6 +278,18 @@ def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: boo
 
 
 UNROLL_MAX_ELEMENTS = 4
+
+
+def _steps_safely(c) -> bool:
+    """Can ``i += step`` not leave int64 before the loop's test ends it? A step of 1 or -1
+    cannot (the index stays within ``stop``); another constant step cannot when ``stop`` is
+    a constant at least a step inside int64. Else the C++ steps with an overflow check."""
+    step, stop = c["step"], c["stop"]
+    if not isinstance(step, int):
+        return False
+    if abs(step) == 1:
+        return True
+    return isinstance(stop, int) and -2**63 <= stop + step < 2**63
 
 
 def _straight_line(kernels) -> bool:

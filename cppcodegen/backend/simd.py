@@ -52,11 +52,9 @@ def serial_lines(program: LoopProgram, k, body) -> list | None:
 
 def trip_lines(c) -> list:
     """``ccg_lo`` and ``ccg_trip``: a loop's first value and its number of iterations."""
-    step = cindex(c["step"])
-    trip = (f"({cindex(c['stop'])} - ccg_lo + ({step}) - 1) / ({step})" if c["up"] else
-            f"(ccg_lo - ({cindex(c['stop'])}) - ({step}) - 1) / (-({step}))")
     return [f"const int64_t ccg_lo = {cindex(c['start'])};",
-            f"const int64_t ccg_trip = std::max<int64_t>({trip}, 0);"]
+            f"const int64_t ccg_trip = ccg::trip_count(ccg_lo, {cindex(c['stop'])}, "
+            f"{cindex(c['step'])});"]
 
 
 def lane_privates(program: LoopProgram, k) -> list | None:

@@ -16,5 +16,6 @@
 #include "cppcodegen/gemm.h"
 #include "cppcodegen/placement.h"
 #include "cppcodegen/probe.h"
+#include "cppcodegen/ranges.h"
 #include "cppcodegen/schedule.h"
 #include "cppcodegen/sort.h"
