@@ -315,3 +315,22 @@ def test_steps_near_the_int64_limits():
     want = huge_steps(np.zeros(4), step)
     assert got[:3] == want[:3] and got[2] == 2
     np.testing.assert_array_equal(got[3], want[3])
+
+
+def round_loop(a):
+    out = np.zeros(a.shape[0], np.int64)
+    for i in range(a.shape[0]):
+        out[i] = round(a[i] * 0.5)          # Python's round of a NumPy scalar: an int
+    return out
+
+
+@pytest.mark.parametrize("bad, error", [(np.nan, ValueError), (np.inf, OverflowError)])
+def test_round_of_nan_or_infinity_raises_as_python(bad, error):
+    f = cppcodegen.compile(round_loop, fallback=False)
+    a = np.array([2.5, 3.0, -7.0, 1e3, 5.0])
+    _same(f(a), round_loop(a))
+    a[3] = bad
+    with pytest.raises(error):     # (Python's own error: the call runs as Python runs it)
+        f(a)
+    with pytest.raises(error):
+        round_loop(a)

@@ -256,7 +256,8 @@ def _round(self, ndigits=None):
         r = round_(self, ndigits)
         r.scalar = True
         return r
-    whole = np.rint(self) if self.dtype.kind == "f" else self
+    from .pyints import int_of_float    # (NaN, infinity: Python's errors, as int())
+    whole = int_of_float(np.rint(self)) if self.dtype.kind == "f" else self
     return wrap(cast_node(whole.node, np.dtype(np.int64)), weak=True, scalar=True)
 
 
