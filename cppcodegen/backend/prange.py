@@ -41,7 +41,8 @@ def prange_lines(program: LoopProgram, k: Kernel, body, always=False) -> list:
     head = ["    " + line for line in trip_lines(c)]
     if not c.get("auto"):
         return (["{   // prange: blocks of iterations on the threads", *head]
-                + _blocks(program, k, body, "ccg_lo", "ccg_trip", "static") + ["}"])
+                + _blocks(program, k, body, "ccg_lo", "ccg_trip", "static",
+                          lane_privates(program, k)) + ["}"])
     # (proved loops inside stay serial: the code grows no more than twice)
     serial = body(k.regions[0], True)
     private = lane_privates(program, k)
@@ -72,12 +73,13 @@ def prange_lines(program: LoopProgram, k: Kernel, body, always=False) -> list:
             f"        const int64_t ccg_from = ccg_lo + ccg_k * ({step});",
             "        const int64_t ccg_rest = ccg_trip - ccg_k;",
             *["    " + line for line in _blocks(program, k, body, "ccg_from", "ccg_rest",
-                                               "dynamic")],
+                                               "dynamic", private)],
             "    }",
             "}"]
 
 
-def _blocks(program: LoopProgram, k: Kernel, body, lo: str, trip: str, schedule: str) -> list:
+def _blocks(program: LoopProgram, k: Kernel, body, lo: str, trip: str, schedule: str,
+            lanes) -> list:
     """Iterations ``lo``, ``lo + step``, ... (``trip`` of them) in at most BLOCKS blocks on
     the threads, ``schedule``: static (each thread's iterations contiguous) or dynamic (a
     block to whichever thread is free: for iterations of unequal cost). An index error is
@@ -126,7 +128,6 @@ def _blocks(program: LoopProgram, k: Kernel, body, lo: str, trip: str, schedule:
         inner.append(f"    {b}[0] = {identity(op, program.buffers[b].dtype)};")
     inner.append(f"    const int64_t ccg_end = {trip} * (ccg_b + 1) / ccg_nb;")
     lines = body(k.regions[0], True)
-    lanes = lane_privates(program, k)
     if lanes is None:
         inner.append(f"    for (int64_t ccg_i = {trip} * ccg_b / ccg_nb; ccg_i < ccg_end; ++ccg_i) {{")
         inner.append(f"        const int64_t {var} = {lo} + ccg_i * ({step});")

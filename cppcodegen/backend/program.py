@@ -11,8 +11,6 @@ branches of the user's control flow.
 """
 from __future__ import annotations
 
-import math
-
 from .cexpr import cindex, ctype
 from ..config import Options
 from .dedup import _canonical, _structure
@@ -23,7 +21,7 @@ from .kernels import KernelWriter
 from .rowlocal import buffer_uses
 from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
-from .simd import serial_lines
+from .simd import few, serial_lines
 from ..passes.schedule import Kernel
 from .sizes import HINTS
 from .writer import CodeWriter
@@ -277,7 +275,6 @@ def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: boo
                      for sym, buf in c["bounds"]] + out + ["}"])
 
 
-UNROLL_MAX_ELEMENTS = 4
 
 
 def _steps_safely(c) -> bool:
@@ -303,13 +300,11 @@ def _straight_line(kernels) -> bool:
                     _straight_line(region) for region in k.regions):
                 return False
         elif k.form in ("extern", "gemm") or not all(
-                _few(s.domain) for s in k.stages):
+                few(s.domain) for s in k.stages):
             return False
     return True
 
 
-def _few(domain) -> bool:
-    return all(isinstance(d, int) for d in domain) and math.prod(domain) <= UNROLL_MAX_ELEMENTS
 
 
 def _free_outputs(program, steps, used) -> list:

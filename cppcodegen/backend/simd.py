@@ -23,6 +23,7 @@ vectorizer off everywhere else (``api.build_flags``), and GCC's explicit
 """
 from __future__ import annotations
 
+import math
 import re
 
 from .cexpr import cindex, ctype
@@ -126,15 +127,23 @@ def _names_read(lines, inner) -> list:
 _KEYWORDS = {"if", "else", "true", "false", "const", "int64_t"}
 
 
+UNROLL_MAX_ELEMENTS = 4
+
+
+def few(domain) -> bool:
+    """A stage over a few elements (a constant count, at most UNROLL_MAX_ELEMENTS): element
+    code, unrolled in serial loops (``program._straight_line``), in lanes here."""
+    return all(isinstance(d, int) for d in domain) and math.prod(domain) <= UNROLL_MAX_ELEMENTS
+
+
 def _element_code(kernels) -> bool:
     """Kernels over a few elements each, and branches of such kernels; no loops."""
-    from .program import _few
     for k in kernels:
         if k.form == "control":
             if k.stages[0].kind != "if" or not all(_element_code(r) for r in k.regions):
                 return False
         elif k.form in ("extern", "gemm") or k.locals or not all(
-                _few(s.domain) and s.kind == "pointwise" for s in k.stages):
+                few(s.domain) and s.kind == "pointwise" for s in k.stages):
             return False
     return True
 
