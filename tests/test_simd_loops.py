@@ -334,3 +334,36 @@ def test_round_of_nan_or_infinity_raises_as_python(bad, error):
         f(a)
     with pytest.raises(error):
         round_loop(a)
+
+
+def shared_distance(x, y, cutoff):
+    """A value (with a square root) read by the condition, by the branch and after the loop."""
+    out = np.zeros_like(x)
+    r = 0.0
+    for i in range(x.shape[0]):
+        r = np.sqrt(x[i] * x[i] + y[i] * y[i])
+        if r < cutoff:
+            out[i] = 1.0 / (r + 1.0)
+        elif r < 2 * cutoff:
+            out[i] = r - cutoff
+    return out, r
+
+
+@pytest.mark.parametrize("n", [0, 1, 9, 300])
+def test_value_read_by_a_branch_and_the_condition_is_computed_once(n):
+    """``r`` is read by the ``if``, inside both branches and as the value Python keeps: each
+    of those is its own kernel, and each used to compute the square root again."""
+    x, y = _rng(12).standard_normal(n), _rng(13).standard_normal(n)
+    _same(cppcodegen.compile(shared_distance)(x, y, 0.8), shared_distance(x, y, 0.8))
+    if n > 1:
+        src = cppcodegen.explain(shared_distance, x, y, 0.8).source
+        assert src.count("sqrt(") == 1, src
+
+
+def test_life_neighbour_sum_is_computed_once():
+    """Game of Life's ``s`` (eight loads) feeds the ``if``, the ``elif`` and the value kept
+    after the loop: one kernel computes it."""
+    g = (_rng(14).random((6, 9)) < 0.4).astype(np.int64)
+    src = cppcodegen.explain(loop_life, g).source
+    corner = "ld(in0 + (-10 + "         # g[i - 1, j - 1] of a 9-column grid
+    assert src.count(corner) == 1, src

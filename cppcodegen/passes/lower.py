@@ -14,14 +14,15 @@ import dataclasses
 import numpy as np
 import sympy
 
-from ..ir.graph import (CONTROL_OPS, LEAF_OPS, RUN_TIME, VIEW_OPS, Graph, Node, SliceOut,
+from ..ir.graph import (CONTROL_OPS, RUN_TIME, VIEW_OPS, Graph, Node, SliceOut,
                         run_time_size)
 from ..ir.shapes import prod
 from ..ir.loopir import (STATUS, Buffer, ExprBuilder, Gather, Load, LoopProgram, Stage,
                          index_vars, nested)
-from ..ir.ufuncs import EXPENSIVE, OPS
+from ..ir.ufuncs import OPS
 from ..runtime.compiled import SITE
 from .indexing import broadcast_index, contiguous_strides, view_index
+from .materialize import OWN_STAGE_OPS, materialized
 from .assign_steps import steps_in_place
 from .lower_assign import AssignLowering
 from .lower_control import ControlLowering, users_of
@@ -382,10 +383,6 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         return ("buf", name)
 
 
-OWN_STAGE_OPS = ("reduce", "extern", "scan", "sort", "segment", "bincount")
-"""Graph ops computed by a stage of their own (into a buffer), never inlined."""
-
-
 def _untransposed(node):
     """(the array under a chain of transposes, the axes order they give it, or None)."""
     perm = tuple(range(node.ndim))
@@ -436,104 +433,6 @@ def _bound_symbols(stages) -> tuple:
 def _loop_symbols(stages) -> tuple:
     """Names of the induction variables of the program's loops, outermost first."""
     return tuple(s.control["var"] for s in nested(stages) if s.kind == "for")
-
-
-INLINE_LIMIT = 256      # ops in one inlined expression before a producer gets a buffer
-SHARED_MIN = 4          # ops a producer read through several views must have to get one
-SPREAD_MIN = 4          # times a broadcast repeats an expensive producer's elements before it
-                        # gets a buffer (``np.exp(-1j * np.pi * k / n)[:, None] * X``)
-
-
-def materialized(graph: Graph) -> set:
-    """ids of pointwise nodes computed into a buffer of their own instead of being inlined
-    into every consumer. Inlining recomputes a producer once per distinct way it is read:
-
-    - a node read through two different views (``u[:-2]`` and ``u[2:]``, ``h[:, None]`` and
-      ``h[None, :]``) is materialized once it has ``SHARED_MIN`` ops: inlined, a time loop of
-      stencils (each step reading the last at five offsets) would grow as 5**T;
-    - a node whose inlined expression passes ``INLINE_LIMIT`` ops is materialized: the C++ and
-      the compile time stay bounded. The expression is counted as the renderer writes it: one
-      term per distinct (node, chain of views from the root) pair, since lowering shares a
-      subexpression read at the same index (Black-Scholes' d1 feeds both outputs four times),
-      while one read through another view is new code (a time step read at five offsets);
-    - a node with an expensive op (``EXPENSIVE``: exp, log, sin, ...) inlined, read through a
-      broadcast that repeats each of its elements ``SPREAD_MIN`` times or more (a twiddle
-      factor ``f[:, None] * X``), is computed once per element of its own;
-    - an element read at a checked position (``a[lo:hi][-1]``, a 0-d gather) and broadcast
-      (``Z[i, lo:hi] = a[lo:hi][-1]``) is read once into its own value: NumPy raises its
-      IndexError even where the region is empty, so the check must not sit inside a loop of
-      no iterations.
-    """
-    compute = [n for n in graph.nodes
-               if n.op not in LEAF_OPS and n.op not in VIEW_OPS and n.op not in CONTROL_OPS
-               and n.op not in OWN_STAGE_OPS + ("iota", "random", "carry", "loop_out")]
-    paths: dict = {}
-    placed: dict = {}               # a value stored by setitems: the regions it is stored at
-    for node in graph.nodes:
-        if node.op in VIEW_OPS:
-            continue
-        for inp in node.inputs:
-            src, chain = _through_views(node, inp)
-            paths.setdefault(id(src), set()).add(chain)
-            if node.op == "setitem" and inp is node.inputs[1]:
-                placed.setdefault(id(src), set()).add(node.attr("spec"))
-    for i, specs in placed.items():     # stored at two offsets (np.concatenate((row, [0])) +
-        if len(specs) > 1:              # np.concatenate(([0], row))): read two ways
-            paths[i] |= {("at", spec) for spec in specs}
-    is_compute = {id(n) for n in compute}
-    spread = set()
-    for n in graph.nodes:
-        if n.op in ("broadcast_to", "setitem"):        # (a setitem broadcasts its value)
-            src = n.inputs[0 if n.op == "broadcast_to" else 1]
-            while src.op in VIEW_OPS:
-                src = src.inputs[0]
-            if src.op == "gather" and src.size == 1:
-                spread.add(id(src))
-    terms, out = {}, set()        # compute node id -> its inlined terms {(node id, chain)}
-    for node in compute:
-        mine = set()
-        for inp in node.inputs:
-            src, chain = _through_views(node, inp)
-            mine.add((id(src), chain))
-            if id(src) in is_compute and id(src) not in out:
-                mine.update((i, chain + c) for i, c in terms[id(src)])
-        if len(mine) >= INLINE_LIMIT or (len(paths.get(id(node), ())) > 1
-                                         and len(mine) + 1 >= SHARED_MIN) or \
-                id(node) in spread:
-            out.add(id(node))
-            mine = set()
-        terms[id(node)] = mine
-    costly = {id(n) for n in compute if n.op in EXPENSIVE}
-    for node in graph.nodes:        # expensive values spread by a broadcast: computed once
-        if node.op in VIEW_OPS:
-            continue
-        for inp in node.inputs:
-            src, chain = _through_views(node, inp)
-            if id(src) in is_compute and id(src) not in out and \
-                    any(c[0] in ("broadcast_to", "broadcast") for c in chain) and \
-                    _spread(src, node) and (id(src) in costly or any(
-                        i in costly and i not in out for i, _ in terms[id(src)])):
-                out.add(id(src))
-    return out
-
-
-def _spread(src: Node, node: Node) -> bool:
-    """Does ``node`` have SPREAD_MIN times as many elements as ``src`` (static sizes)?"""
-    if not all(isinstance(d, int) for d in tuple(src.shape) + tuple(node.shape)):
-        return False
-    return int(np.prod(node.shape, dtype=np.int64)) >= \
-        SPREAD_MIN * max(int(np.prod(src.shape, dtype=np.int64)), 1)
-
-
-def _through_views(node: Node, inp: Node) -> tuple:
-    """(the node ``inp`` is a view of, the chain of views from ``node`` down to it)."""
-    chain, src = [], inp
-    while src.op in VIEW_OPS:
-        chain.append((src.op, src.attrs, src.shape))
-        src = src.inputs[0]
-    if inp.shape != node.shape and node.op not in ("reduce", "extern", "setitem"):
-        chain.append(("broadcast", node.shape))
-    return src, tuple(chain)
 
 
 def lower(graph: Graph, arg_strides: dict, copies: bool = True) -> LoopProgram:
