@@ -605,9 +605,25 @@ def jax_impls() -> dict:
             return A - jnp.outer(col, jnp.where(below, A[k, :], 0.0))
         return lax.fori_loop(0, A.shape[0], body, A)
 
+    def matmul(A, B):               # the i-k-j loops, a row of C per k step
+        n, m = A.shape
+
+        def row(i, C):
+            ci = lax.fori_loop(0, m, lambda k, ci: ci + A[i, k] * B[k], C[i])
+            return C.at[i].set(ci)
+        return lax.fori_loop(0, n, row, jnp.zeros((n, B.shape[1]), A.dtype))
+
+    def life(g):                    # (no per-cell branch in JAX: the rule as masks)
+        s = (g[:-2, :-2] + g[:-2, 1:-1] + g[:-2, 2:] + g[1:-1, :-2] + g[1:-1, 2:]
+             + g[2:, :-2] + g[2:, 1:-1] + g[2:, 2:])
+        c = g[1:-1, 1:-1]
+        born = ((c == 1) & ((s == 2) | (s == 3))) | ((c == 0) & (s == 3))
+        return jnp.zeros_like(g).at[1:-1, 1:-1].set(born.astype(g.dtype))
+
     return {"loop_dot": dot, "loop_drawdown": drawdown, "loop_syrk": syrk,
             "loop_jacobi": jacobi, "loop_power": power, "thomas": thomas_,
-            "lut_gather": lut, "poisson_while": poisson, "heat_swap": heat, "lu_elim": lu}
+            "lut_gather": lut, "poisson_while": poisson, "heat_swap": heat, "lu_elim": lu,
+            "loop_matmul": matmul, "loop_life": life}
 
 
 SUITE = Suite(tag="loop", title="Loop workloads", note=NOTE, workloads=LOOP_WORKLOADS,
