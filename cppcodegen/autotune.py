@@ -7,7 +7,7 @@ In:  the options of one compilation (``tuning(opts)`` makes a :class:`Tuner` cur
 Out: the answer; per compilation the :class:`Choice` of every product and why
      (``current_choices()``, shown by ``cppcodegen.explain``), and the paths as cache-key text
      (``key_part(graph)``: a changed decision never loads a kernel built for the other).
-     ``tuned`` runs a pipeline function (api.compile_stages, build_stages) under ``tuning``.
+     ``tuned`` runs a pipeline function (pipeline.compile_stages, build_stages) under ``tuning``.
 
 The static rule (``eligible``): float32/float64 products whose two matrix dimensions are not
 literally 1 may run ``ccg::gemm``; matrix-vector and integer products always stay NumPy calls.
@@ -230,7 +230,7 @@ def machine(opts, cache_dir) -> dict:
     isa = opts.resolved_isa()
     memo = (isa, opts.cxx, str(cache_dir))
     if memo not in _MACHINES:
-        from .api import PACKAGE_VERSION
+        from .pipeline import PACKAGE_VERSION
         from .runtime.build import compiler_version
         _MACHINES[memo] = stored.machine(isa, compiler_version(opts.cxx, cache_dir),
                                          PACKAGE_VERSION)

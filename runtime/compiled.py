@@ -193,9 +193,12 @@ class CompiledVariant:
         # the arguments' layouts (CompiledFunction's fast path); one Python frame instead
         # of three where nothing is written in place and no NumPy step runs between kernels
         plain = type(self) is CompiledVariant and not self.mutates and self.multi is None
-        if plain and any(issubclass(e[0], PythonOnly) for e in plan.raises):
+        python_only = any(issubclass(e[0], PythonOnly) for e in plan.raises)
+        if plain and python_only:
             fast = _or_python(fast, self.__call__)
         self.fast = fast if plain else self.__call__
+        self.slots_fn = None        # the entry's ``ccg_slots0`` (pipeline._variant sets it)
+        self.c_ready = plain and not python_only and self.single is not None
 
     def _marshalling(self):
         """(``run(args) -> values``, ``fast(args) -> result``): marshal the arguments, run the

@@ -62,7 +62,7 @@ def test_option_isa_from_env_and_overrides(monkeypatch):
     monkeypatch.setenv("CPPCODEGEN_ISA", "scalar")
     opts = config.get_options()
     assert opts.isa == "scalar" and opts.resolved_isa() == "scalar"
-    assert "-DCCG_NO_SIMD" in cppcodegen.api.build_flags(opts)
+    assert "-DCCG_NO_SIMD" in cppcodegen.pipeline.build_flags(opts)
     assert config.get_options({"isa": "native"}).resolved_isa() == cpu.detect_isa()
     with pytest.raises(ValueError, match="CPPCODEGEN_ISA"):
         config.get_options({"isa": "sse9"})

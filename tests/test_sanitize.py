@@ -5,7 +5,7 @@ import numpy as np
 
 import cppcodegen
 from cppcodegen import config
-from cppcodegen.api import build_flags
+from cppcodegen.pipeline import build_flags
 from helpers import assert_matches_numpy, run_compiled, run_numpy
 
 

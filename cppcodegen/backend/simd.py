@@ -18,7 +18,7 @@ memory of its own per iteration.
 
 The loop is a lambda of its own (taking what it reads by value) compiled with the loop
 vectorizer on: the build turns the
-vectorizer off everywhere else (``api.build_flags``), and GCC's explicit
+vectorizer off everywhere else (``pipeline.build_flags``), and GCC's explicit
 ``-fno-tree-loop-vectorize`` turns it off for ``omp simd`` loops too.
 """
 from __future__ import annotations

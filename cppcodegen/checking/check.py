@@ -23,7 +23,7 @@ Loops and branches: the graph is traced as the ``cpp`` backend traces it (contro
 captured), and the reference runs it as Python would (``reference.py``). Hooks report after
 the call: a buffer a loop carries holds its value at the loop's exit (a buffer lowering shares
 between a carried value's start and the loop is compared with either), a buffer inside a loop
-body is never reported (``api._plan`` hooks only the stages of top-level graph nodes).
+body is never reported (``pipeline._plan`` hooks only the stages of top-level graph nodes).
 """
 from __future__ import annotations
 
@@ -206,7 +206,7 @@ class CheckVariant:
         exits = _carried_exits(self.graph, names)
         seen = set()
         for name, value in reported:
-            _, label, op = name.split(":")        # buffer:node label:op, as api._plan names it
+            _, label, op = name.split(":")        # buffer:node label:op, as pipeline._plan names it
             node = nodes.get(label)
             if node is None or label not in reference:
                 report.unchecked.append(name)

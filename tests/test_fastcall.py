@@ -1,0 +1,162 @@
+"""The C call path (runtime/fastcall.py, runtime/fastcall.cpp): a call whose arguments have
+the layout of a recent one runs from C. Every result is compared with the plain Python
+function and with the Python call path (the C path turned off), including 0-d results (a
+NumPy scalar), Python scalars passed by value, index errors reported by the kernel,
+strided inputs, constants, and the calls the C path must hand back to Python (keywords,
+NumPy scalars, subclasses, other layouts)."""
+import threading
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from cppcodegen.runtime import fastcall
+
+TABLE = np.linspace(0.0, 1.0, 7)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    if fastcall.build() is None:
+        pytest.skip("the C call path could not be built here (no compiler or headers)")
+
+
+def compiled(fn, fast=True):
+    fastcall.set_enabled(fast)
+    try:
+        return cppcodegen.compile(fn)
+    finally:
+        fastcall.set_enabled(True)
+
+
+def total(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i]
+    return s
+
+
+def axpy(a, x, y):
+    return a * x + y
+
+
+def pick(x, idx):
+    out = np.empty(idx.shape[0])
+    for i in range(idx.shape[0]):
+        out[i] = x[idx[i]]
+    return out
+
+
+def scaled_rows(m, k, flag):
+    out = m[:, ::2] * k
+    return out + 1 if flag else out - 1
+
+
+def rotate(z, w):
+    return z * w + TABLE[3]
+
+
+def _same(got, want):
+    assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+RNG = np.random.default_rng(0)
+CASES = [
+    (total, (RNG.random(11),)),
+    (total, (RNG.random(3).astype(np.float32),)),
+    (axpy, (2.5, RNG.random(5), RNG.random(5))),
+    (axpy, (3, RNG.integers(0, 9, 4), RNG.integers(0, 9, 4))),
+    (pick, (RNG.random(6), np.array([0, 5, -1, 2]))),
+    (scaled_rows, (RNG.random((4, 6)), 2.0, True)),
+    (scaled_rows, (RNG.random((4, 6)), 2.0, False)),
+    (rotate, (1.5 - 2j, RNG.random(4) + 0j)),
+]
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=[c[0].__name__ for c in CASES])
+def test_c_path_matches_python(fn, args):
+    f = compiled(fn)
+    assert isinstance(f, fastcall.dispatcher())
+    first = f(*args)                     # (compiles, then runs through Python's path)
+    assert f._fast_count() == 1
+    again = f(*args)                     # from C
+    _same(first, fn(*args))
+    _same(again, fn(*args))
+    _same(compiled(fn, fast=False)(*args), again)
+
+
+def test_off_gives_the_python_path():
+    f = compiled(total, fast=False)
+    assert type(f) is cppcodegen.CompiledFunction and not hasattr(f, "_fast_count")
+    x = RNG.random(5)
+    _same(f(x), total(x))
+
+
+def test_index_error_from_c_is_pythons():
+    f = compiled(pick)
+    x = RNG.random(6)
+    f(x, np.array([1, 2]))
+    assert f._fast_count() == 1
+    with pytest.raises(IndexError) as c_error:
+        f(x, np.array([1, 6]))
+    with pytest.raises(IndexError) as python_error:
+        compiled(pick, fast=False)(x, np.array([1, 6]))
+    assert str(c_error.value) == str(python_error.value)
+    assert "index 6 is out of bounds for axis 0 with size 6" in str(c_error.value)
+
+
+def test_other_layouts_and_kinds_go_to_python():
+    f = compiled(axpy)
+    x, y = RNG.random(5), RNG.random(5)
+    _same(f(2.0, x, y), axpy(2.0, x, y))
+    _same(f(2.0, x[::-1], y), axpy(2.0, x[::-1], y))                 # other strides
+    _same(f(2.0, x.astype(np.float32), y), axpy(2.0, x.astype(np.float32), y))
+    _same(f(np.float64(2.0), x, y), axpy(np.float64(2.0), x, y))     # a NumPy scalar
+    _same(f(2.0, x, y=y), axpy(2.0, x, y))                           # a keyword
+    sub = x.view(type("Sub", (np.ndarray,), {}))
+    with pytest.raises(TypeError, match="ndarray subclass Sub is not supported"):
+        f(2.0, sub, y)                                              # Python's own answer
+    _same(f(2, x, y), axpy(2, x, y))                                 # an int, by value
+    _same(f(3, x, y), axpy(3, x, y))
+    assert 1 <= f._fast_count() <= 8
+
+
+def test_many_layouts_keep_the_newest_entries():
+    f = compiled(total)
+    for n in range(1, 14):
+        x = RNG.random(n)
+        _same(f(x), total(x))
+        _same(f(x), total(x))
+    assert f._fast_count() == 8
+
+
+def test_arguments_are_not_modified_and_results_are_fresh():
+    f = compiled(axpy)
+    x, y = RNG.random(5), RNG.random(5)
+    keep = x.copy(), y.copy()
+    first, second = f(1.5, x, y), f(1.5, x, y)
+    assert first is not second and not np.shares_memory(first, second)
+    np.testing.assert_array_equal(x, keep[0])
+    np.testing.assert_array_equal(y, keep[1])
+
+
+def test_calls_from_threads():
+    f = compiled(axpy)
+    x, y = RNG.random(1000), RNG.random(1000)
+    want = axpy(0.5, x, y)
+    f(0.5, x, y)
+    bad = []
+
+    def work():
+        for _ in range(200):
+            if not np.array_equal(f(0.5, x, y), want):
+                bad.append(1)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
