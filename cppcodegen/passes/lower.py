@@ -181,7 +181,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
             stage = Stage("", "extern", node.shape, None, (), None, label, where,
                           node.attr("call"), args, transposed=tuple(swapped),
                           views=views if any(views) else ())
-        elif node.op == "setitem" and self._in_place(node, role):
+        elif node.op == "setitem" and self._stored_in_place(node, role):
             # x[region] = v on a buffer nothing reads afterwards: v stored in its region
             name = self.buffer_of[id(node.inputs[0])]
             self.buffer_of[id(node)] = name
