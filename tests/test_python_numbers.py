@@ -200,3 +200,44 @@ def test_python_numbers_divided_by_an_int_argument_that_is_zero():
                 f(x, k)
         else:
             assert f(x, k) == divided_by_argument(x, k)
+
+
+def item_sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i].item()
+    return s, x.sum().item() + x[1:2].item()
+
+
+def items_of_kinds(f, i, b, z, m):
+    return f.item(), i.item(1), b[2:3].item(), z.item(0), m.item(1, 2), m.item((0, 1))
+
+
+def test_item_is_a_python_number():
+    """``.item()`` of a traced one-element array (and ``.item(k)``, ``.item(i, j)``) is the
+    Python number NumPy returns: float, int, bool or complex, by the array's kind."""
+    x = np.array([1.5, 2.0, -3.25])
+    got, want = cppcodegen.compile(item_sum)(x), item_sum(x)
+    assert got == want and [type(v) for v in got] == [float, float]
+    args = (np.array([2.5], np.float32), np.array([3, -7], np.int32), np.array([1, 0, 1], bool),
+            np.array([1 - 2j]), np.arange(6.0).reshape(2, 3))
+    got, want = cppcodegen.compile(items_of_kinds)(*args), items_of_kinds(*args)
+    assert got == want and [type(v) for v in got] == [type(v) for v in want]
+
+
+def item_of_two(x):
+    return x[:2].item()
+
+
+def item_out_of_range(x):
+    return x.item(5)
+
+
+def test_item_errors_are_numpys():
+    x = np.arange(4.0)
+    with pytest.raises(ValueError, match="can only convert an array of size 1"):
+        cppcodegen.compile(item_of_two, fallback=False)(x)
+    with pytest.raises(IndexError):
+        item_out_of_range(x)
+    with pytest.raises(IndexError):
+        cppcodegen.compile(item_out_of_range, fallback=False)(x)

@@ -416,6 +416,16 @@ def _scalar(x, dtype, py):
     return wrap(cast_node(as_scalar(x).node, np.dtype(dtype)), weak=True, scalar=True)
 
 
+def python_number(x):
+    """``x.item()``: the Python number of a one-element traced array, by its kind (bool, int,
+    float or complex), as ``bool()``/``int()``/``float()``/``complex()`` make it."""
+    kind = x.dtype.kind
+    if kind == "b":
+        return wrap(as_scalar(x).node, weak=True, scalar=True)
+    return _scalar(x, {"c": np.complex128, "f": np.float64}.get(kind, np.int64),
+                   {"c": builtins.complex, "f": float}.get(kind, int))
+
+
 def _compiled_iterable(it) -> bool:
     """Does a compiled loop run over ``it`` inside ``enumerate``/``zip``? What a ``for`` runs
     a compiled loop over (``iteration.loop_spec``: a traced range or array, the spec of one,

@@ -139,8 +139,23 @@ class Proxy:
     def __complex__(self):
         self._data_dependent("complex()")
 
-    def item(self, *a):
-        self._data_dependent(".item()")
+    def item(self, *args):
+        """The Python number of one element: all of a one-element array, the ``k``-th in C
+        order, or the one at an index tuple (NumPy's errors for other sizes and indices)."""
+        from .control import python_number
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = args[0]
+        if not args:
+            if not isinstance(self.size, int):
+                self._data_dependent(".item() of an array of run-time size")
+            if self.size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            return python_number(self)
+        if len(args) == 1:
+            return python_number(self.reshape(-1)[args[0]])
+        if len(args) != self.ndim:
+            raise ValueError("incorrect number of indices for array")
+        return python_number(self[tuple(args)])
 
     def tolist(self):
         self._data_dependent(".tolist()")
