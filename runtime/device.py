@@ -256,14 +256,18 @@ def reservations(sources, args) -> dict:
     """slot -> (seed, offset) of a call's random ops, ``sources`` their (slot, source) pairs
     (``frontend/random.py``). Slot ``k`` takes offset ``k`` of one block reserved from the
     default generator for the call, so the values do not depend on the order the ops run
-    in; ``("seed", s)``, the first op after the function's own ``np.random.seed(s)``: the
-    generator is seeded with ``s`` there and the slots from it on take a block of the seeded
-    generator (the same numbers at every call, as in NumPy); an int source: seeded from that
-    ``numpy.random.Generator`` argument."""
+    in; ``("seed", s, k)``, the ops after the function's own ``np.random.seed(s)`` (its
+    ``k``-th op then): the generator is seeded with ``s`` at the first of them and the slots
+    from it on take a block of the seeded generator (the same numbers at every call, as in
+    NumPy); an int source: seeded from that ``numpy.random.Generator`` argument."""
     if not sources:
         return {}
     generator = get_device_hooks().default_generator(0)
-    seeds = {slot: src[1] for slot, src in sources if isinstance(src, tuple)}
+    firsts: dict = {}               # a seed's source -> its first slot in this program
+    for slot, src in sources:
+        if isinstance(src, tuple):
+            firsts[src] = min(slot, firsts.get(src, slot))
+    seeds = {slot: src[1] for src, slot in firsts.items()}
     cuts = [0, *sorted(seeds), max(slot for slot, _ in sources) + 1]    # block k: [cuts[k],
     blocks = {}                                                          # cuts[k + 1])
     for lo, hi in zip(cuts, cuts[1:]):

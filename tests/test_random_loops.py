@@ -107,3 +107,41 @@ def test_randint_bounds_are_checked_as_numpy_does():
     g = cppcodegen.compile(lambda x, rng: x + rng.integers(1, 7, size=x.shape, endpoint=True))
     out = g(np.zeros(5000, np.int64), np.random.default_rng(1))
     assert out.min() == 1 and out.max() == 7
+
+
+def seeded_draws(n):
+    np.random.seed(42)
+    a = np.zeros(n)
+    for i in range(n):
+        a[i] = np.random.random()
+    b = np.random.standard_normal(n)
+    return a, b
+
+
+def test_seed_in_the_function_repeats_draws_made_in_a_loop():
+    """``np.random.seed(s)`` before a loop: the loop's draws (and those after it) are the same
+    at every call, as NumPy's are. The loop's body is traced more than once; the seed went
+    to a draw of the discarded trace, and the loop drew from the unseeded generator."""
+    f = cppcodegen.compile(seeded_draws)
+    (a1, b1), (a2, b2) = f(200), f(200)
+    np.testing.assert_array_equal(a1, a2)
+    np.testing.assert_array_equal(b1, b2)
+    assert len(np.unique(a1)) == 200 and not np.array_equal(a1[:100], a1[100:])
+    assert 0.4 < a1.mean() < 0.6 and abs(b1.mean()) < 0.3
+
+
+def scalar_draws(g):
+    s = 0.0
+    for _ in range(3):
+        s += np.random.uniform(0.0, 1.0)
+    return (np.random.random(), np.random.rand(), np.random.randn(), np.random.normal(0, 2),
+            np.random.randint(0, 10), np.random.randint(3, dtype=np.int64), np.random.choice(5),
+            s, g.random(), g.standard_normal(), g.uniform(), g.integers(4), g.choice(4))
+
+
+def test_draws_without_size_are_the_python_numbers_numpy_returns():
+    """``np.random.random()`` is a float, ``randint(10)`` an int, ``randint(3, dtype=np.int64)``
+    an np.int64, ``Generator.integers(4)`` an np.int64: as in NumPy, type for type."""
+    got = cppcodegen.compile(scalar_draws)(np.random.default_rng(1))
+    want = scalar_draws(np.random.default_rng(1))
+    assert [type(v) for v in got] == [type(v) for v in want]

@@ -12,14 +12,17 @@ import numpy as np
 from ..errors import TraceError, user_location
 from ..ir.graph import make_node
 from . import replace
-from .proxy import Proxy, asproxy, unsupported, wrap
+from .proxy import Proxy, asproxy, cast_node, unsupported, wrap
 from .creation import shape_argument
 from .sizes import broadcast_sizes
 
 
 class RandomState:
     """Counts the random ops of the trace in progress (each gets a slot: its own draws);
-    ``seeded``: the seed of the function's ``np.random.seed(s)`` not yet used by a draw."""
+    ``seeded``: (s, the slot count then) of the function's last ``np.random.seed(s)``: every
+    draw after it has the source ``("seed", s, count)``, and the first of them in the graph
+    (a loop's body may be traced more than once: slots of a discarded trace are not in it)
+    starts the seeded block (``runtime/device.reservations``)."""
     slots = None
     seeded = None
 
@@ -50,9 +53,18 @@ def _random_node(dist: str, shape, dtype=np.float64, source=None) -> Proxy:
     slot = RandomState.slots
     RandomState.slots += 1
     if source is None and RandomState.seeded is not None:
-        source, RandomState.seeded = ("seed", RandomState.seeded), None
+        source = ("seed", *RandomState.seeded)
     return wrap(make_node("random", (), shape, dtype, user_location(), dist=dist, slot=slot,
                           source=source))
+
+
+def _number(p, size, py=float):
+    """A draw without ``size`` whose result is one value: the Python number NumPy returns
+    (``np.random.random()`` is a float, ``np.random.randint(5)`` an int)."""
+    if size is not None or not isinstance(p, Proxy) or p.node.shape != ():
+        return p
+    dtype = np.dtype(np.float64 if py is float else np.int64)
+    return wrap(cast_node(p.node, dtype), weak=True, scalar=True)
 
 
 def _affine(p: Proxy, loc, scale) -> Proxy:
@@ -63,13 +75,13 @@ def _affine(p: Proxy, loc, scale) -> Proxy:
 def _uniform(low=0.0, high=1.0, size=None, source=None):
     shape = _random_shape(size, low, high, "uniform")
     u = _random_node("uniform", shape, source=source)
-    return _affine(u, low, np.subtract(high, low) if isinstance(high, Proxy) or
-                   isinstance(low, Proxy) else high - low)
+    return _number(_affine(u, low, np.subtract(high, low) if isinstance(high, Proxy) or
+                           isinstance(low, Proxy) else high - low), size)
 
 
 def _normal(loc=0.0, scale=1.0, size=None, source=None):
     shape = _random_shape(size, loc, scale, "normal")
-    return _affine(_random_node("normal", shape, source=source), loc, scale)
+    return _number(_affine(_random_node("normal", shape, source=source), loc, scale), size)
 
 
 def _integers(low, high=None, size=None, dtype=np.int64, endpoint=False, source=None,
@@ -126,7 +138,7 @@ def _choice(a, size=None, replace=True, p=None, source=None, what="choice"):
         cdf /= cdf[-1]
         u = _random_node("uniform", _size_shape(size), np.float64, source)
         k = np.minimum(np.searchsorted(cdf, u, side="right"), n - 1).astype(np.int64)
-    return k if pop is None else asproxy(pop)[k]
+    return _number(k, size, int) if pop is None else asproxy(pop)[k]
 
 
 def _seed(seed=None):
@@ -143,19 +155,24 @@ def _seed(seed=None):
     seed = int(seed)            # (an integer argument: its value, guarded)
     if not 0 <= seed < 2 ** 32:
         raise ValueError(f"Seed must be between 0 and 2**32 - 1 (at {user_location()})")
-    RandomState.seeded = seed
+    RandomState.seeded = (seed, RandomState.slots)
 
 
 RANDOM_FUNCTIONS = {
     "seed": _seed,
     "choice": _choice,
-    "randint": lambda low, high=None, size=None, dtype=int: _integers(low, high, size, dtype),
-    "random": lambda size=None: _random_node("uniform", _size_shape(size)),
-    "random_sample": lambda size=None: _random_node("uniform", _size_shape(size)),
-    "sample": lambda size=None: _random_node("uniform", _size_shape(size)),
-    "rand": lambda *dims: _random_node("uniform", _size_shape(dims)),
-    "randn": lambda *dims: _random_node("normal", _size_shape(dims)),
-    "standard_normal": lambda size=None: _random_node("normal", _size_shape(size)),
+    "randint": lambda low, high=None, size=None, dtype=int: (
+        _number(_integers(low, high, size, dtype), size, int) if dtype is int
+        else _integers(low, high, size, dtype)),
+    "random": lambda size=None: _number(_random_node("uniform", _size_shape(size)), size),
+    "random_sample": lambda size=None: _number(_random_node("uniform", _size_shape(size)), size),
+    "sample": lambda size=None: _number(_random_node("uniform", _size_shape(size)), size),
+    "rand": lambda *dims: _number(_random_node("uniform", _size_shape(dims)),
+                                  None if not dims else dims),
+    "randn": lambda *dims: _number(_random_node("normal", _size_shape(dims)),
+                                   None if not dims else dims),
+    "standard_normal": lambda size=None: _number(_random_node("normal", _size_shape(size)),
+                                                 size),
     "uniform": _uniform,
     "normal": _normal,
 }
@@ -169,10 +186,10 @@ class TracedGenerator:
         self.index = index
 
     def random(self, size=None, dtype=np.float64, out=None):
-        return _random_node("uniform", _size_shape(size), dtype, self.index)
+        return _number(_random_node("uniform", _size_shape(size), dtype, self.index), size)
 
     def standard_normal(self, size=None, dtype=np.float64, out=None):
-        return _random_node("normal", _size_shape(size), dtype, self.index)
+        return _number(_random_node("normal", _size_shape(size), dtype, self.index), size)
 
     def uniform(self, low=0.0, high=1.0, size=None):
         return _uniform(low, high, size, self.index)
