@@ -102,3 +102,36 @@ def test_a_module_any_is_not_the_builtin():
         return any(v > 100 for v in x)
     source = cppcodegen.frontend.capture.convert_source(f)
     assert source is None or "__ccg_g" not in source
+
+
+def any_all_of_arrays(x, col):
+    hit = 0
+    if any(x > 1.0):
+        hit += 1
+    if all(x > -5.0):
+        hit += 10
+    return hit, any(x), all(x), any(col > 0.5), all(col)
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_any_and_all_of_an_array_are_python_bools(n):
+    """``any(x > t)`` / ``all(x)`` of a traced array (Python iterates it: a 1-D array, or rows
+    of one element) give Python's bools; they were refused as data-dependent."""
+    x = np.array([0.0, -1.0, 2.5, np.nan])[:n]
+    col = np.array([[0.25], [0.75], [0.0]])[:n]
+    got = cppcodegen.compile(any_all_of_arrays, fallback=False)(x, col)
+    want = any_all_of_arrays(x, col)
+    assert got == want and [type(v) for v in got] == [type(v) for v in want]
+
+
+def any_of_rows(m):
+    return any(m)
+
+
+def test_any_of_rows_of_several_elements_raises_as_python():
+    m = np.ones((2, 3))
+    with pytest.raises(ValueError, match="ambiguous"):
+        any_of_rows(m)
+    with pytest.raises(ValueError, match="ambiguous"):
+        cppcodegen.compile(any_of_rows, fallback=False)(m)
+    assert cppcodegen.compile(any_of_rows, fallback=False)(np.ones((0, 3))) is False

@@ -116,6 +116,28 @@ class TraceOps(BoolOps):
             best.weak = True            # of Python numbers: a Python number
         return best
 
+    def any_(self, it):
+        return self._truth_of_items(it, builtins.any, np.any)
+
+    def all_(self, it):
+        return self._truth_of_items(it, builtins.all, np.all)
+
+    def _truth_of_items(self, it, py, reduce):
+        """``any(x)`` / ``all(x)`` of a traced array: Python iterates its first axis and asks
+        each item's truth, so a 1-D array (or rows of one element) is ``bool(x.any())``, a
+        bool; rows of several elements raise NumPy's ValueError at the first row."""
+        if not isinstance(it, Proxy):
+            return py(it)
+        if not it.ndim:
+            raise TypeError("iteration over a 0-d array")
+        rows, inner = it.shape[0], it.shape[1:]
+        if any(d != 1 for d in inner) and rows != 0:
+            if not all(isinstance(d, int) for d in (rows, *inner)):
+                unsupported(f"{py.__name__}() of a traced array with rows of run-time size")
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return self.bool_(reduce(it))
+
     @staticmethod
     def print_(*args, **kw):
         """``print`` of Python values prints while tracing, as before; of traced values
