@@ -4,6 +4,7 @@ with a warning) when it writes no argument, and raises OverflowError naming the 
 does (the arguments are already written). Python's ints have no limit: a wrapped int64
 would be a wrong result. Compared with the plain Python function."""
 import inspect
+import math
 import warnings
 
 import numpy as np
@@ -169,3 +170,53 @@ def test_python_int_operands_out_of_the_arrays_range(dtype):
     want = _outcome(shifted_by_index, long)
     got = _outcome(cppcodegen.compile(shifted_by_index), long)
     assert got is want if isinstance(want, type) else np.array_equal(got, want)
+
+
+def sobel_magnitude(im):
+    """Python ints of uint8 pixels: their sums and squares stay far inside int64."""
+    h, w = im.shape
+    mag = np.zeros((h, w))
+    for i in range(1, h - 1):
+        for j in range(1, w - 1):
+            gx = (int(im[i - 1, j + 1]) + 2 * int(im[i, j + 1]) + int(im[i + 1, j + 1])
+                  - int(im[i - 1, j - 1]) - 2 * int(im[i, j - 1]) - int(im[i + 1, j - 1]))
+            gy = (int(im[i + 1, j - 1]) + 2 * int(im[i + 1, j]) - int(im[i - 1, j - 1])
+                  - 2 * int(im[i - 1, j]))
+            mag[i, j] = math.sqrt(gx * gx + gy * gy)
+    return mag
+
+
+def test_bounded_python_ints_need_no_checks():
+    """``int()`` of a uint8 element is in [0, 255]: the sums, products and squares the loop
+    makes of such values cannot leave int64, and ``math.sqrt`` of a sum of squares cannot be
+    negative, so no check is compiled (the loop runs in SIMD lanes)."""
+    im = np.random.default_rng(5).integers(0, 256, (9, 37)).astype(np.uint8)
+    np.testing.assert_array_equal(cppcodegen.compile(sobel_magnitude)(im), sobel_magnitude(im))
+    src = cppcodegen.explain(sobel_magnitude, im).source
+    assert "ccg_err" not in src and "#pragma omp simd" in src, src
+
+
+def product_of_bytes(a):
+    p = 1
+    for i in range(a.shape[0]):
+        p = p * int(a[i])
+    return p
+
+
+def root_of_difference(a):
+    return math.sqrt(int(a[0]) - int(a[1]))
+
+
+def test_unbounded_python_ints_are_still_checked():
+    """Eight bytes' product can leave int64 (255**8 > 2**63): still checked, so the call
+    gives Python's exact int; a difference of bytes can be negative: math.sqrt still
+    raises Python's ValueError."""
+    big = np.full(8, 255, np.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cppcodegen.compile(product_of_bytes)(big) == 255 ** 8
+    assert cppcodegen.compile(product_of_bytes)(big[:3]) == 255 ** 3
+    a = np.array([3, 7], np.uint8)
+    with pytest.raises(ValueError, match="math domain error"):
+        cppcodegen.compile(root_of_difference, fallback=False)(a)
+    assert cppcodegen.compile(root_of_difference)(a[::-1]) == 2.0

@@ -31,6 +31,7 @@ from ..errors import ComplexPower, FloatToInt, IntOverflow, NegativeIntPower, us
 from .proxy import as_node, Proxy, python_number, size_operand, wrap
 from .elementwise import traced_python_int
 from .raises import error_check
+from .bounds import cannot_overflow
 from .sizes import is_dim
 
 INT64_MIN = np.int64(np.iinfo(np.int64).min)
@@ -141,6 +142,8 @@ def checked_int(name: str, args: tuple, result):
     if any(isinstance(v, Proxy) and v.dtype != np.int64 for v in ops):
         return result                   # (a bool operand: its sums stay small)
     a, b = (ops[1], ops[0]) if reflected else (ops + (None,))[:2]
+    if cannot_overflow(kind, a, b):
+        return result                   # (``int(img[i, j]) * 2``: no check to run)
     where = user_location()
     error = (IntOverflow, (f"Python int arithmetic at {where} leaves int64, where the "
                              "compiled function keeps Python ints (Python's have no limit); "

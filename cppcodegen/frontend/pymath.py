@@ -25,6 +25,7 @@ from ..ir.graph import make_node
 from ..ir.ufuncs import PYTHON_MATH
 from ..errors import user_location
 from .iteration import has_loop_symbol, size_proxy, symbolic_int
+from .bounds import bounds
 from .proxy import cast_node, Proxy, wrap
 from . import replace
 
@@ -63,6 +64,12 @@ DOMAINS = {"sqrt": lambda x: np.less(x, 0.0), "log": lambda x: np.less_equal(x, 
            "sin": np.isinf, "cos": np.isinf, "tan": np.isinf}
 
 
+# (lo, hi) of an argument inside the function's domain (``bounds.py``): no check needed
+INSIDE = {"sqrt": lambda lo, hi: lo >= 0, "log": lambda lo, hi: lo > 0,
+          "log2": lambda lo, hi: lo > 0, "log10": lambda lo, hi: lo > 0,
+          "log1p": lambda lo, hi: lo > -1, "acosh": lambda lo, hi: lo >= 1}
+
+
 def _checked(name, r, values):
     """``r`` (``math.<name>`` of ``values``) behind CPython's checks: a NaN from no NaN is a
     ValueError, an infinity from finite arguments an OverflowError (``OVERFLOWS``; else a
@@ -73,6 +80,9 @@ def _checked(name, r, values):
     where = user_location()
     domain = (ValueError, (f"math domain error (at {where})",))
     if name in DOMAINS:                 # one comparison of the argument
+        span = bounds(values[0])
+        if span is not None and name in INSIDE and INSIDE[name](*span):
+            return wrap(r.node, weak=True, scalar=True)     # (math.sqrt(gx * gx + gy * gy))
         ok = np.logical_not(DOMAINS[name](values[0]))
         return wrap(error_check(r, ok, domain, where, stop=False).node, weak=True, scalar=True)
     traced = [v for v in values if isinstance(v, Proxy)] or [r]
