@@ -207,6 +207,25 @@ def loop_life(g):
     return new
 
 
+def loop_median3(im):
+    """(13) A 1x3 median filter along rows: three pixels sorted by swaps under ``if``."""
+    h, w = im.shape
+    out = im.copy()
+    for i in range(h):
+        for j in range(1, w - 1):
+            a = im[i, j - 1]
+            b = im[i, j]
+            c = im[i, j + 1]
+            if a > b:
+                a, b = b, a
+            if b > c:
+                b, c = c, b
+            if a > b:
+                a, b = b, a
+            out[i, j] = b
+    return out
+
+
 # ----------------------------------------------------------------------------- vectorized twins
 def vec_dot(a, b):
     return np.dot(a, b)
@@ -235,6 +254,13 @@ def vec_matmul(A, B):
     return A @ B
 
 
+def vec_median3(im):
+    out = im.copy()
+    a, b, c = im[:, :-2], im[:, 1:-1], im[:, 2:]
+    out[:, 1:-1] = np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+    return out
+
+
 def vec_life(g):
     s = np.zeros_like(g)
     s[1:-1, 1:-1] = (g[:-2, :-2] + g[:-2, 1:-1] + g[:-2, 2:] + g[1:-1, :-2] + g[1:-1, 2:]
@@ -248,7 +274,8 @@ def vec_life(g):
 # loop_jacobi, loop_power and the workloads after them are array statements already (their
 # loops are inherent): NumPy times the function as written.
 NUMPY_VECTORIZED = {"loop_dot": vec_dot, "loop_drawdown": vec_drawdown, "loop_syrk": vec_syrk,
-                    "lu_elim": vec_lu, "loop_matmul": vec_matmul, "loop_life": vec_life}
+                    "lu_elim": vec_lu, "loop_matmul": vec_matmul, "loop_life": vec_life,
+                    "loop_median3": vec_median3}
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -333,6 +360,10 @@ def make_life(shape):
     return ((_rng().random(shape) < 0.3).astype(np.int64),)
 
 
+def make_image(shape):
+    return (_rng().random(shape),)
+
+
 # ----------------------------------------------------------------------------- error scales
 def _dot_magnitude(inputs, ref):
     a, b = inputs
@@ -404,6 +435,9 @@ LOOP_WORKLOADS: dict[str, Workload] = dict([
     _w("loop_life", loop_life, make_life, (500, 500), (20, 20),
        "Game of Life step as element loops: neighbour sum, if/elif on the cell (int64)",
        tags=("loop", "python_loop")),
+    _w("loop_median3", loop_median3, make_image, (1000, 1000), (20, 20),
+       "1x3 median filter along rows: three pixels sorted by swaps under if",
+       tags=("loop", "python_loop")),
 ])
 
 # make bench-quick runs only these of the loop workloads (with their peers)
@@ -455,6 +489,7 @@ def numba_impls() -> dict:
         "lu_elim": njit(lu_elim),
         "loop_matmul": njit(loop_matmul),
         "loop_life": njit(loop_life),
+        "loop_median3": njit(loop_median3),
     }
 
 
@@ -620,10 +655,15 @@ def jax_impls() -> dict:
         born = ((c == 1) & ((s == 2) | (s == 3))) | ((c == 0) & (s == 3))
         return jnp.zeros_like(g).at[1:-1, 1:-1].set(born.astype(g.dtype))
 
+    def median3(im):                # (a JAX user's rewrite: min/max of the shifted rows)
+        a, b, c = im[:, :-2], im[:, 1:-1], im[:, 2:]
+        mid = jnp.maximum(jnp.minimum(a, b), jnp.minimum(jnp.maximum(a, b), c))
+        return im.at[:, 1:-1].set(mid)
+
     return {"loop_dot": dot, "loop_drawdown": drawdown, "loop_syrk": syrk,
             "loop_jacobi": jacobi, "loop_power": power, "thomas": thomas_,
             "lut_gather": lut, "poisson_while": poisson, "heat_swap": heat, "lu_elim": lu,
-            "loop_matmul": matmul, "loop_life": life}
+            "loop_matmul": matmul, "loop_life": life, "loop_median3": median3}
 
 
 SUITE = Suite(tag="loop", title="Loop workloads", note=NOTE, workloads=LOOP_WORKLOADS,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
-from benchmarks.loop_workloads import loop_life, loop_matmul
+from benchmarks.loop_workloads import loop_life, loop_matmul, loop_median3
 from test_auto_parallel import float_sum          # s += x[i]: a float sum, in order
 
 LANES = "#pragma omp simd"
@@ -100,6 +100,7 @@ CASES = [
     (jacobi_step, lambda n: (_rng(7).random((4, n + 2)),)),
     (loop_life, lambda n: ((_rng(8).random((5, n + 2)) < 0.4).astype(np.int64),)),
     (mixed_precision, lambda n: (_rng(9).standard_normal(n) * 1e3,)),
+    (loop_median3, lambda n: (_rng(15).random((3, n + 2)),)),     # swaps of lane privates
 ]
 
 

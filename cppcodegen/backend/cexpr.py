@@ -258,6 +258,12 @@ class ExprRenderer:
         if isinstance(e, Load):
             if e.buf in self.locals:
                 return self.locals[e.buf]
+            buf = self.buffers.get(e.buf)
+            if buf is not None and buf.shape == () and buf.role not in ("input", "constant"):
+                # a value of the program's own (a loop's scalar, a lane's private): aligned,
+                # and read as itself so the compiler keeps it in a register (through the
+                # packed struct it stays in memory, and a SIMD loop of it does not vectorize)
+                return self._bind(f"{e.buf}[0]")
             # ccg::ld: NumPy arrays may be misaligned (include/cppcodegen/scalar.h)
             return self._bind(f"ccg::ld({e.buf} + {self.offset(e)})")
         args = [self.names[id(a)] for a in e.args]
