@@ -368,3 +368,40 @@ def test_life_neighbour_sum_is_computed_once():
     src = cppcodegen.explain(loop_life, g).source
     corner = "ld(in0 + (-10 + "         # g[i - 1, j - 1] of a 9-column grid
     assert src.count(corner) == 1, src
+
+
+def branch_reassigns_its_condition(x, y):
+    """The then-branch assigns the condition's variable: the else-branch must still follow
+    the condition as it was (both predicates are taken before either branch runs)."""
+    out = np.zeros_like(x)
+    top = np.zeros(x.shape[0], dtype=bool)
+    hits = 0
+    for i in range(x.shape[0]):
+        big = x[i] > 0.5
+        if big:
+            big = x[i] > 0.9
+            out[i] = y[i] * 2.0
+        elif y[i] > 0.2:
+            out[i] = -y[i]
+            hits += 1
+        else:
+            y[i] = 0.0
+        top[i] = big
+    return out, top, hits
+
+
+@pytest.mark.parametrize("n", [1, 7, 16, 33, 1000])
+def test_branches_in_lanes_are_predicated_stores(n):
+    """In SIMD lanes an ``if`` becomes predicated stores (backend/predicate.py: each store
+    keeps the old value where its branch is not taken): bit for bit the plain function's
+    results, the argument it updates included."""
+    x, y = _rng(16).random(n), _rng(17).random(n)
+    got_y, want_y = y.copy(), y.copy()
+    _same(cppcodegen.compile(branch_reassigns_its_condition)(x, got_y),
+          branch_reassigns_its_condition(x, want_y))
+    np.testing.assert_array_equal(got_y, want_y)
+    if n > 1:
+        src = cppcodegen.explain(branch_reassigns_its_condition, x, y.copy()).source
+        assert "_when(ccg_then" in src and "flattened" in src, src
+    g = (_rng(18).random((6, 20)) < 0.4).astype(np.int64)
+    assert "_when(ccg_" in cppcodegen.explain(loop_life, g).source

@@ -17,14 +17,13 @@ they run on the thread that calls them (nested parallelism is off).
 """
 from __future__ import annotations
 
-import numpy as np
 
 from .cexpr import cindex, ctype
 from .memory import element_count, scratch_lines
 from .combine import COMBINE, identity
-from .simd import lane_loop, lane_privates, trip_lines, written_buffers
+from .simd import lane_lines, lane_loop, lane_privates, trip_lines, written_buffers
 from .writer import team_if
-from ..ir.loopir import STATUS, LoopProgram, control_reads, nested
+from ..ir.loopir import STATUS, LoopProgram, nested
 from ..passes.schedule import Kernel
 
 BLOCKS = 256            # blocks of iterations at most: enough to balance 64+ threads
@@ -55,8 +54,8 @@ def prange_lines(program: LoopProgram, k: Kernel, body, always=False) -> list:
     else:       # SIMD lanes from one clock reading to the next, the last iteration alone
         here = ["    while (ccg_k < ccg_trip - 1 && !ccg_probe.threads_from(ccg_k)) {",
                 "        const int64_t ccg_upto = std::min<int64_t>(ccg_probe.next(), ccg_trip - 1);",
-                *["        " + line for line in lane_loop(program, k, serial, private, "ccg_lo",
-                                                        "ccg_k", "ccg_upto")],
+                *["        " + line for line in lane_loop(program, k, lane_lines(k, body, serial),
+                                                        private, "ccg_lo", "ccg_k", "ccg_upto")],
                 "        ccg_k = ccg_upto;",
                 "    }",
                 "    if (ccg_k == ccg_trip - 1) {   // the last iteration: the values Python keeps",
@@ -139,8 +138,9 @@ def _blocks(program: LoopProgram, k: Kernel, body, lo: str, trip: str, schedule:
         inner += ["    " + line for line in lines]
         inner.append("    }")
     else:       # SIMD lanes, then the block's last iteration on this thread's buffers
-        inner += ["    " + line for line in lane_loop(program, k, lines, lanes, lo,
-                                                     f"{trip} * ccg_b / ccg_nb", "ccg_end - 1")]
+        inner += ["    " + line for line in lane_loop(program, k, lane_lines(k, body, lines),
+                                                     lanes, lo, f"{trip} * ccg_b / ccg_nb",
+                                                     "ccg_end - 1")]
         inner.append("    {")
         inner.append(f"        const int64_t {var} = {lo} + (ccg_end - 1) * ({step});")
         inner += ["    " + line for line in lines]

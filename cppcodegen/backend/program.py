@@ -21,6 +21,7 @@ from .kernels import KernelWriter
 from .rowlocal import buffer_uses
 from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
+from .predicate import NotPredicable, flat_lines, predicated
 from .simd import few, serial_lines
 from ..passes.schedule import Kernel
 from .sizes import HINTS
@@ -66,8 +67,12 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     used = [set()]              # per segment: the buffers its kernels take
     uses = buffer_uses(program)     # (where each buffer is read: row-local temporaries)
 
-    def call(k) -> str:
-        """Renders kernel ``k`` (once per distinct structure) and returns its call."""
+    texts: dict = {}            # function name -> its text
+    whens: dict = {}            # function name -> its predicated twin's name, or None
+
+    def call(k, when: str = "") -> str:
+        """Renders kernel ``k`` (once per distinct structure) and returns its call; with
+        ``when``, the call of its predicated twin (``predicate.py``) taking that flag."""
         kw = GemmWriter(program, k, opts) if k.form == "gemm" else \
             KernelWriter(program, k, opts, uses)
         params = kw.params()
@@ -85,9 +90,21 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             key = _canonical(text, k.name, names)
             if key not in rendered:     # the same loops over other buffers (time steps)
                 rendered[key] = k.name
+                texts[k.name] = text
                 parts.append(text)
             rendered[shape] = rendered[key]
-        return f"{rendered[shape]}({', '.join(names)});"
+        name = rendered[shape]
+        if not when:
+            return f"{name}({', '.join(names)});"
+        if name not in whens:
+            try:
+                parts.append(predicated(texts[name], name))
+                whens[name] = f"{name}_when"
+            except NotPredicable:
+                whens[name] = None
+        if whens[name] is None:
+            raise NotPredicable(name)
+        return f"{whens[name]}({when}, {', '.join(names)});"
 
     for k in kernels:
         if k.form == "extern":
@@ -212,7 +229,10 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
     c = s.control
     out = [f"// {s.kind} at {s.where or 'no source line'} (graph {s.nodes})"]
 
-    def body(kernels, inside: bool = inside, made=()) -> list:
+    def body(kernels, inside: bool = inside, made=(), flat: bool = False) -> list | None:
+        if flat:                # (SIMD lanes: branches as predicated stores, or None)
+            lines = flat_lines(kernels, call)
+            return None if lines is None else ["    " + line for line in lines]
         lines, made = [], set(made)
         for sub in kernels:
             if sub.form == "extern":

@@ -42,13 +42,19 @@ def serial_lines(program: LoopProgram, k, body) -> list | None:
     lines = body(k.regions[0], True)
     return ["{   // iterations proved independent",
             *["    " + line for line in trip_lines(c)],
-            *["    " + line for line in lane_loop(program, k, lines, private, "ccg_lo", "0",
-                                                  "ccg_trip - 1")],
+            *["    " + line for line in lane_loop(program, k, lane_lines(k, body, lines),
+                                                  private, "ccg_lo", "0", "ccg_trip - 1")],
             "    if (ccg_trip > 0) {   // the last iteration: the values Python keeps after the loop",
             f"        {c['var']} = ccg_lo + (ccg_trip - 1) * ({cindex(c['step'])});",
             *["    " + line for line in lines],
             "    }",
             "}"]
+
+
+def lane_lines(k, body, lines) -> list:
+    """The body's lines for its SIMD lanes: with its branches flattened into predicated
+    stores where every kernel in them allows it (``predicate.py``), else ``lines``."""
+    return body(k.regions[0], True, flat=True) or lines
 
 
 def trip_lines(c) -> list:
@@ -99,7 +105,8 @@ def lane_loop(program: LoopProgram, k, lines, private, base: str, first: str,
             fold.append(f"        ccg_acc_{b} = {COMBINE[op].format(a=f'ccg_acc_{b}', b=f'ccg_own_{b}')};")
             finish.append(f"    {b}[0] = {COMBINE[op].format(a=f'{b}[0]', b=f'ccg_acc_{b}')};")
         own.append(f"{t}* {b} = &ccg_own_{b};   // this iteration's")
-    names = _names_read(lines, {c["var"]} | {b for b, op in private if op is None})
+    declared = set(re.findall(r"\bconst bool (\w+) =", " ".join(lines)))    # (predicates)
+    names = _names_read(lines, {c["var"]} | declared | {b for b, op in private if op is None})
     params = ", ".join(["const int64_t ccg_base", "const int64_t ccg_first",
                         "const int64_t ccg_end"] + [f"auto {n}" for n in names])
     return [f'[]({params}) __attribute__((optimize("tree-loop-vectorize"))) {{   // several at once',
@@ -124,7 +131,7 @@ def _names_read(lines, inner) -> list:
     return [n for n in dict.fromkeys(names) if n not in inner and n not in _KEYWORDS]
 
 
-_KEYWORDS = {"if", "else", "true", "false", "const", "int64_t"}
+_KEYWORDS = {"if", "else", "true", "false", "const", "int64_t", "bool"}
 
 
 UNROLL_MAX_ELEMENTS = 4
