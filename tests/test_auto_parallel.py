@@ -175,7 +175,35 @@ def _same(got, want):
     np.testing.assert_array_equal(got, want)
 
 
+def branch_then_update(x, y):
+    """Element stores under a branch, then an update of the same element after it (and an
+    argument written in the other branch): each iteration still touches only element i."""
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            out[i] = 1.0
+        elif x[i] > 0.2:
+            out[i] = -y[i]
+        else:
+            y[i] = 0.0
+        out[i] += y[i] * 10.0
+    return out, y
+
+
+def branch_writes_neighbour(x):
+    """A branch storing the next element, then an update of this one: iterations i and i + 1
+    both touch element i + 1, so the loop is not independent."""
+    out = np.zeros(x.shape[0] + 1)
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            out[i + 1] = 1.0
+        out[i] += x[i]
+    return out
+
+
 CASES = [
+    ("branch_then_update", branch_then_update,
+     lambda: (np.random.default_rng(6).random(333), np.random.default_rng(7).random(333))),
     ("escape_counts", escape_counts, lambda: (_grid(30, 40), 40)),
     ("syrk", syrk, lambda: (1.5, 1.2, np.random.default_rng(1).standard_normal((40, 40)),
                             np.random.default_rng(2).standard_normal((40, 30)))),
@@ -204,7 +232,8 @@ def test_independent_loops_match_python_bit_for_bit(name, fn, make, options):
     (scatter_loop, lambda: (np.arange(20.0), np.arange(20) % 8)),
     (whole_array, lambda: (np.random.default_rng(0).standard_normal(50),)),
     (reads_neighbour_row, lambda: (np.random.default_rng(0).standard_normal((50, 4)),)),
-], ids=["prefix", "float_sum", "scatter", "whole_array", "neighbour_row"])
+    (branch_writes_neighbour, lambda: (np.random.default_rng(8).random(300),)),
+], ids=["prefix", "float_sum", "scatter", "whole_array", "neighbour_row", "neighbour"])
 def test_dependent_loops_stay_serial(fn, make):
     want = fn(*[a.copy() for a in make()])
     f = cppcodegen.compile(fn, options=ALWAYS)

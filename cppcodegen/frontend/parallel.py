@@ -192,10 +192,7 @@ def _kind(p, r, readers):
     if not readers:
         return ("private",)
     if r.op in IN_PLACE:
-        base = r
-        while base.op in IN_PLACE:
-            base = base.inputs[0]
-        return ("array",) if base is p else None
+        return ("array",) if _chain(p, r, readers) else None
     if r.op == "loop_out":
         return _through(p, r, readers)
     if p.shape != ():
@@ -218,10 +215,7 @@ def _through(p, r, readers):
     filling ``out[i, j]``, ``if v > 3: hits += 1``): what each of its regions does to it."""
     node, k = r.inputs[0], r.attr("index")
     first = 1 if node.op == "if" else 0
-    init = node.inputs[first + k]
-    while init.op in IN_PLACE and init is not p:
-        init = init.inputs[0]
-    if init is not p:
+    if not _chain(p, node.inputs[first + k], readers):
         return None
     names = {"if": ("then", "orelse"), "while": ("body",), "for": ("body",)}[node.op]
     roles = set()
@@ -241,6 +235,21 @@ def _through(p, r, readers):
     if role[0] == "reduce" and readers == [node]:
         return role
     return None
+
+
+def _chain(p, v, readers) -> bool:
+    """Is ``v`` the array ``p`` updated in place, by element stores and by loops and branches
+    that update it in place (``if c: out[i] = a`` then ``out[i] += b``)?"""
+    while v is not p:
+        if v.op in IN_PLACE:
+            v = v.inputs[0]
+        elif v.op == "loop_out" and p.shape != () and \
+                _through(p, v, readers) in (("array",), ("shared",)):
+            node = v.inputs[0]
+            v = node.inputs[(1 if node.op == "if" else 0) + v.attr("index")]
+        else:
+            return False
+    return True
 
 
 def _readers(region) -> dict:
