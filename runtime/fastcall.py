@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from . import device, sizes
+from .build import compiler_version, resolve_compiler
 from .cachedir import ensure_cache_dir, user_cache_dir
 from .compiled import _index_error
 
@@ -47,18 +48,13 @@ _lock = threading.Lock()
 
 
 def _cxx() -> str:
-    return os.environ.get("CXX") or "g++"
+    return resolve_compiler(os.environ.get("CXX", ""))     # (g++ or clang++, as kernels)
 
 
 def _target() -> Path:
     tag = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    try:
-        version = subprocess.run([_cxx(), "--version"], capture_output=True, text=True,
-                                 timeout=60).stdout.splitlines()[:1]
-    except (OSError, subprocess.SubprocessError):
-        version = []
-    key = hashlib.sha256("\0".join([SOURCE.read_text(), tag, np.__version__, *version,
-                                    sys.version]).encode()).hexdigest()[:24]
+    key = hashlib.sha256("\0".join([SOURCE.read_text(), tag, np.__version__,
+                                    compiler_version(_cxx()), sys.version]).encode()).hexdigest()[:24]
     return user_cache_dir() / "fastcall" / key / (NAME + tag)
 
 
