@@ -667,3 +667,4 @@ def test_element_stores_before_a_loop_stay_in_place(n):
     np.testing.assert_array_equal(cppcodegen.compile(column_sweep)(p, q), column_sweep(p, q))
     src = cppcodegen.explain(column_sweep, p, q).source
     assert "where" not in src, src
+    assert cppcodegen.check(column_sweep, p, q).ok          # (hooks see the same values)

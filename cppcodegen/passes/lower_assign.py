@@ -336,14 +336,18 @@ class AssignLowering:
             and id(base) not in self.buffer_of and len(self.users.get(id(base), ())) == 1
 
     def _stored_in_place(self, node: Node, role: str) -> bool:
-        """``_in_place``, where ``x`` may be a chain of assignments not computed yet
-        (``v[0, i] = 1; v[-1, i] = 1`` before a loop that reads ``v``): each one stored in
-        place in turn, when it can be, not the chain as one select over the whole array."""
+        """``_in_place``, where ``x`` may be a chain of assignments not computed yet to an
+        array a loop or branch carries (``v[0, i] = 1; v[-1, i] = 1`` before a loop that
+        reads ``v``): each one stored in place in turn, when it can be, not the chain as one
+        select over the whole array."""
         base = node.inputs[0]
+        root = base
+        while root.op == "setitem":
+            root = root.inputs[0]
         if role == "temp" and base.op == "setitem" and id(base) not in self.buffer_of and \
-                self._stored_in_place(base, role):
-            self.add_stage(base, role)
-        return self._in_place(node, role)
+                root.op == "carry" and self._stored_in_place(base, role):
+            self.add_stage(base, role)          # (a loop's or branch's array: not a value
+        return self._in_place(node, role)       # a hook reports, nor one read elsewhere)
 
     def _in_place(self, node: Node, role: str) -> bool:
         """Can ``x[region] = v`` write into the buffer of ``x``? When ``x`` is a temporary
