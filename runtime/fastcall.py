@@ -9,7 +9,7 @@ Why: a call through the Python path costs 2-4 us on top of the kernel (the layou
 dict lookup, one cffi ``from_buffer`` per array, libffi's call at ~0.1 us an argument), and
 Numba's dispatcher ~0.5 us; small calls in a user's Python loop pay it every time. The C
 path checks the arguments against the entries of the last layouts seen, allocates the
-outputs and calls the kernel's ``ccg_slots<i>`` wrapper (backend/program.py) directly.
+outputs and calls the kernel's ``ccg_slots0`` wrapper (backend/program.py) directly.
 
 The module is built by the compiler that builds kernels, against the running Python and
 NumPy, into ``<user cache>/fastcall/<key>/`` (``key``: the source, Python's ABI tag, NumPy's
