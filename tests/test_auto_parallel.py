@@ -201,7 +201,39 @@ def branch_writes_neighbour(x):
     return out
 
 
+def row_temporaries(im, w):
+    """Values assigned in every run of the inner loop (a, b, and the branch's t) are each row's
+    own: the row loop is independent, and after it they hold the last row's values."""
+    h = im.shape[0]
+    out = np.zeros_like(im)
+    a = b = t = 0.0
+    for i in range(h):
+        for j in range(1, 7):
+            a = im[i, j - 1] * w
+            b = im[i, j]
+            if a > b:
+                t = a - b
+            else:
+                t = b - a
+            out[i, j] = t
+    return out, a, b, t
+
+
+def maybe_empty_inner(im, n):
+    """The inner loop may run no iteration (n <= 1): then a keeps the previous row's value,
+    so the rows depend on each other."""
+    out = np.zeros(im.shape[0])
+    a = 0.0
+    for i in range(im.shape[0]):
+        for j in range(1, n):
+            a = im[i, j]
+        out[i] = a
+    return out
+
+
 CASES = [
+    ("row_temporaries", row_temporaries,
+     lambda: (np.random.default_rng(9).random((300, 8)), 1.5)),
     ("branch_then_update", branch_then_update,
      lambda: (np.random.default_rng(6).random(333), np.random.default_rng(7).random(333))),
     ("escape_counts", escape_counts, lambda: (_grid(30, 40), 40)),
@@ -317,3 +349,16 @@ def test_column_writes_take_blocks_of_whole_cache_lines():
     rows = cppcodegen.explain(cppcodegen.compile(scale_rows_in_place, **ALWAYS),
                               np.zeros((100, 20)), np.ones(20)).source
     assert "ccg_nb = std::min<int64_t>(ccg_rest, 256)" in rows     # (rows: small blocks)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_value_an_inner_loop_may_not_assign_keeps_the_rows_serial(n):
+    """``for j in range(1, n)`` of a run-time ``n`` (a NumPy int: a value, not a constant of
+    the build) may run no iteration: the row loop carrying ``a`` stays serial (its inner loop
+    is still proved), and the results are Python's."""
+    im = np.random.default_rng(10).random((40, 5))
+    n = np.int64(n)
+    f = cppcodegen.compile(maybe_empty_inner, options=ALWAYS)
+    _same(f(im, n), maybe_empty_inner(im, n))
+    outer = next(line for line in str(f.explain(im, n).graph).splitlines() if " = for(" in line)
+    assert "auto=True" not in outer, outer

@@ -224,7 +224,10 @@ def _through(p, r, readers):
         users = _readers(region)
         inner = region.params[k]
         roles.add(_role(inner, region.results[k], users.get(id(inner), []), users))
-    roles.discard(("shared",))
+    if roles == {("private",)} and readers == [node] and node.inputs.count(p) == 1 and \
+            _always_runs(node):
+        return ("private",)     # (assigned by every run of the construct: ``a = im[i, j]`` in
+    roles.discard(("shared",))  # each iteration of a row's loop, in every row)
     if not roles:
         return ("shared",)
     if len(roles) != 1 or None in roles:
@@ -235,6 +238,18 @@ def _through(p, r, readers):
     if role[0] == "reduce" and readers == [node]:
         return role
     return None
+
+
+def _always_runs(node) -> bool:
+    """Does every run of construct ``node`` run its body (an ``if``: one of its branches)? A
+    ``for`` over a range of constant bounds that is not empty."""
+    if node.op == "if":
+        return True
+    if node.op != "for":
+        return False
+    start, stop, step = (node.attr(a) for a in ("start", "stop", "step"))
+    return all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) and step != 0 \
+        and len(range(int(start), int(stop), int(step))) > 0
 
 
 def _chain(p, v, readers) -> bool:
