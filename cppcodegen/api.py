@@ -137,18 +137,19 @@ class CompiledFunction:
             if len(self._fast) >= FAST_PATH_ENTRIES:
                 self._fast.clear()
             self._fast[key] = getattr(variant, "fast", variant)
-            self._add_c_entry(variant, args)
+            self._add_c_entry(variant, args, self._layout_key)
         return variant(args)
 
     _call_slow = __call__       # (the C path's way back for calls it cannot run)
 
-    def _add_c_entry(self, variant, args):
-        """Give the C call path (when this object has one) an entry for ``args``' layout."""
+    def _add_c_entry(self, variant, args, key):
+        """Give the C call path (when this object has one) an entry for ``args``' layout,
+        checked as the layout ``key`` checks it."""
         add = getattr(self, "_fast_add", None)
         slots_fn = getattr(variant, "slots_fn", None)
         if add is not None and slots_fn is not None:
             address = int(variant.ffi.cast("uintptr_t", slots_fn))
-            entry = fastcall.entry(variant, args, address, variant)
+            entry = fastcall.entry(variant, args, key, address, variant)
             if entry is not None:
                 add(entry)
 

@@ -53,9 +53,10 @@ def _cxx() -> str:
 
 def _target() -> Path:
     tag = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    root = user_cache_dir()     # (the compiler's version memoized there: no process to run)
     key = hashlib.sha256("\0".join([SOURCE.read_text(), tag, np.__version__,
-                                    compiler_version(_cxx()), sys.version]).encode()).hexdigest()[:24]
-    return user_cache_dir() / "fastcall" / key / (NAME + tag)
+                                    compiler_version(_cxx(), root), sys.version]).encode())
+    return root / "fastcall" / key.hexdigest()[:24] / (NAME + tag)
 
 
 def _load(path: Path):
@@ -131,26 +132,26 @@ def set_enabled(on: bool) -> None:
     _state["off"] = not on
 
 
-def entry(variant, args, address: int, keep):
+def entry(variant, args, key, address: int, keep):
     """The C entry of ``variant`` for calls whose arguments have the layout of ``args``
-    (``compiled.c_plan``'s slots, the layout key's checks), or None. ``address``:
-    the kernel's ``ccg_slots0`` wrapper; ``keep``: what must outlive the entry."""
+    (``c_plan``'s slots), or None. Each argument is checked as the Python path's layout
+    ``key`` (``frontend/signature.layout_key``) checks it: an array by its type, dtype, shape
+    and strides, a float or complex by its type, anything else by its type and value.
+    ``address``: the kernel's ``ccg_slots0`` wrapper; ``keep``: what must outlive the entry."""
     module = _state["module"]
     plan = c_plan(variant, args) if module is not None else None
     if plan is None:
         return None
     guards = []
-    for a in args:
-        if type(a) is np.ndarray:
-            if a.ndim > MAX_DIMS:
-                return None
+    for i, a in enumerate(args):
+        if i in key.arrays:
+            if type(a) is not np.ndarray or a.ndim > MAX_DIMS:
+                return None         # (a NumPy scalar: the Python path)
             guards.append((0, a.dtype, a.shape, a.strides))
-        elif type(a) in (float, complex):
+        elif i in key.scalars:
             guards.append((1, type(a)))
-        elif type(a) in (int, bool) or isinstance(a, (type, np.dtype)):
+        else:
             guards.append((2, type(a), a))
-        else:                       # (a NumPy scalar, a list: the Python path)
-            return None
     slots, outputs, result, on_error = plan
     if len(args) > MAX_ARGS or len(slots) > MAX_SLOTS or len(outputs) > MAX_OUTS or any(
             len(shape) > MAX_DIMS for _, shape in outputs):
