@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import TraceError, user_location
 from ..ir.graph import make_node
 from . import replace
-from .proxy import Proxy, asproxy, cast_node, unsupported, wrap
+from .proxy import Proxy, asproxy, unsupported, wrap
 from .creation import shape_argument
 from .sizes import broadcast_sizes
 
@@ -58,13 +58,14 @@ def _random_node(dist: str, shape, dtype=np.float64, source=None) -> Proxy:
                           source=source))
 
 
-def _number(p, size, py=float):
+def _number(p, size):
     """A draw without ``size`` whose result is one value: the Python number NumPy returns
-    (``np.random.random()`` is a float, ``np.random.randint(5)`` an int)."""
+    (``np.random.random()`` is a float, ``np.random.randint(5)`` an int), as ``.item()``
+    makes it (``control.python_number``)."""
     if size is not None or not isinstance(p, Proxy) or p.node.shape != ():
         return p
-    dtype = np.dtype(np.float64 if py is float else np.int64)
-    return wrap(cast_node(p.node, dtype), weak=True, scalar=True)
+    from .control import python_number      # (control.py imports the tracer, which imports this)
+    return python_number(p)
 
 
 def _affine(p: Proxy, loc, scale) -> Proxy:
@@ -138,7 +139,7 @@ def _choice(a, size=None, replace=True, p=None, source=None, what="choice"):
         cdf /= cdf[-1]
         u = _random_node("uniform", _size_shape(size), np.float64, source)
         k = np.minimum(np.searchsorted(cdf, u, side="right"), n - 1).astype(np.int64)
-    return _number(k, size, int) if pop is None else asproxy(pop)[k]
+    return _number(k, size) if pop is None else asproxy(pop)[k]
 
 
 def _seed(seed=None):
@@ -162,7 +163,7 @@ RANDOM_FUNCTIONS = {
     "seed": _seed,
     "choice": _choice,
     "randint": lambda low, high=None, size=None, dtype=int: (
-        _number(_integers(low, high, size, dtype), size, int) if dtype is int
+        _number(_integers(low, high, size, dtype), size) if dtype is int
         else _integers(low, high, size, dtype)),
     "random": lambda size=None: _number(_random_node("uniform", _size_shape(size)), size),
     "random_sample": lambda size=None: _number(_random_node("uniform", _size_shape(size)), size),
