@@ -13,19 +13,39 @@ import numpy as np
 
 from .proxy import Proxy
 
-INT64_RANGE = (int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max))
-_VALUE_OPS = ("cast", "check", "reshape", "slice", "broadcast_to")  # (input 0's value)
+INT64 = np.dtype(np.int64)
+_VALUE_OPS = ("check", "reshape", "slice", "broadcast_to")     # (input 0's value)
+_ARITHMETIC = {"add": "add", "subtract": "sub", "multiply": "mul", "negative": "neg"}
 _DEPTH = 64
 
 
 def bounds(v, depth: int = 0):
     """(lo, hi) that the int value ``v`` (a number, or a traced one) lies in, as far as its
     graph shows: an element of an array of a narrower int type (``int(img[i, j])`` of
-    uint8), constants, and sums, differences, products and negations of such; else None."""
+    uint8), constants, and sums, differences, products, squares and negations of such whose
+    range fits their dtype (one that may have wrapped says nothing); else None."""
     if not isinstance(v, Proxy):
         return (int(v), int(v)) if isinstance(v, (int, np.integer)) else None
-    node = v.node if isinstance(v, Proxy) else v
-    return _node_bounds(node, depth)
+    return _node_bounds(v.node, depth)
+
+
+def _interval(kind, a, b=None, square=False):
+    """The range of ``a <kind> b`` (``kind``: add, sub, mul or neg) for operands in ``a``, ``b``."""
+    if kind == "neg":
+        return (-a[1], -a[0])
+    if kind == "add":
+        return (a[0] + b[0], a[1] + b[1])
+    if kind == "sub":
+        return (a[0] - b[1], a[1] - b[0])
+    if square:
+        return (0 if a[0] <= 0 <= a[1] else min(a[0] ** 2, a[1] ** 2), max(a[0] ** 2, a[1] ** 2))
+    corners = [x * y for x in a for y in b]
+    return (min(corners), max(corners))
+
+
+def _fits(span, dtype) -> bool:
+    info = np.iinfo(dtype)
+    return span is not None and int(info.min) <= span[0] and span[1] <= int(info.max)
 
 
 def _node_bounds(node, depth: int):
@@ -39,37 +59,22 @@ def _node_bounds(node, depth: int):
         return (int(info.min), int(info.max))
     if kind not in "iu" or depth > _DEPTH:
         return None
+    span = None
     if node.op == "const":
         value = node.attr("value")
-        return (int(value), int(value)) if isinstance(value, (int, np.integer)) else None
-    if node.op in _VALUE_OPS:
-        return _node_bounds(node.inputs[0], depth + 1)
-    if node.op == "negative":
-        b = _node_bounds(node.inputs[0], depth + 1)
-        return None if b is None else (-b[1], -b[0])
-    if node.op in ("add", "subtract", "multiply") and len(node.inputs) == 2:
-        a, b = (_node_bounds(i, depth + 1) for i in node.inputs)
-        if a is None or b is None:
-            return None
-        if node.op == "add":
-            return (a[0] + b[0], a[1] + b[1])
-        if node.op == "subtract":
-            return (a[0] - b[1], a[1] - b[0])
-        if node.inputs[0] is node.inputs[1]:                 # a square
-            return (0 if a[0] <= 0 <= a[1] else min(a[0] ** 2, a[1] ** 2), max(a[0] ** 2, a[1] ** 2))
-        corners = [x * y for x in a for y in b]
-        return (min(corners), max(corners))
-    return None
+        span = (int(value), int(value)) if isinstance(value, (int, np.integer)) else None
+    elif node.op in _VALUE_OPS or node.op == "cast":
+        span = _node_bounds(node.inputs[0], depth + 1)
+    elif node.op in _ARITHMETIC and len(node.inputs) == (1 if node.op == "negative" else 2):
+        ops = [_node_bounds(i, depth + 1) for i in node.inputs]
+        if None not in ops:
+            span = _interval(_ARITHMETIC[node.op], *ops,
+                             square=len(ops) == 2 and node.inputs[0] is node.inputs[1])
+    return span if _fits(span, node.dtype) else None
 
 
 def cannot_overflow(kind, a, b) -> bool:
     """Does the graph show that ``a <kind> b`` stays inside int64 (``int(u8) * 2 + ...``)?"""
     ba, bb = bounds(a), (0, 0) if kind == "neg" else bounds(b)
-    if ba is None or bb is None:
-        return False
-    lo, hi = {"add": lambda: (ba[0] + bb[0], ba[1] + bb[1]),
-              "sub": lambda: (ba[0] - bb[1], ba[1] - bb[0]),
-              "neg": lambda: (-ba[1], -ba[0]),
-              "mul": lambda: (min(x * y for x in ba for y in bb),
-                              max(x * y for x in ba for y in bb))}[kind]()
-    return INT64_RANGE[0] <= lo and hi <= INT64_RANGE[1]
+    return ba is not None and bb is not None and \
+        _fits(_interval(kind, ba, bb, square=a is b), INT64)
