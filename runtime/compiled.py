@@ -198,7 +198,10 @@ class CompiledVariant:
             fast = _or_python(fast, self.__call__)
         self.fast = fast if plain else self.__call__
         self.slots_fn = None        # the entry's ``ccg_slots0`` (pipeline._variant sets it)
-        self.c_ready = plain and not python_only and self.single is not None
+        # the C call path (runtime/fastcall.py) runs what needs no Python between the
+        # kernel's steps: no extern steps, hooks or Python-only values (arguments written in
+        # place are checked there as ``overlapping`` checks them)
+        self.c_ready = type(self) is CompiledVariant and self.multi is None and not python_only
 
     def _marshalling(self):
         """(``run(args) -> values``, ``fast(args) -> result``): marshal the arguments, run the

@@ -50,12 +50,14 @@ struct Output {
 struct Entry {
   PyObject_HEAD
   void (*fn)(const uint64_t*);
-  Py_ssize_t nargs, nslots, nouts, result;
+  Py_ssize_t nargs, nslots, nouts, nmut;
+  PyObject* result;       // how the result is made (fastcall.py's RESULT codes)
   PyObject* keep;         // what the entry points into: the library, constants, dtypes
   PyObject* on_error;     // called with the status (4 ints) when the kernel reports one
   Guard guard[kMaxArgs];
   Slot slot[kMaxSlots];
   Output out[kMaxOuts];
+  Py_ssize_t mut[kMaxArgs];   // the arguments the kernel writes in place
 };
 
 struct Dispatcher {
@@ -72,6 +74,7 @@ void entry_dealloc(Entry* e) {
   }
   for (Py_ssize_t i = 0; i < e->nouts; ++i) Py_XDECREF(e->out[i].dtype);
   Py_XDECREF(e->keep);
+  Py_XDECREF(e->result);
   Py_XDECREF(e->on_error);
   Py_TYPE(e)->tp_free(reinterpret_cast<PyObject*>(e));
 }
@@ -93,22 +96,45 @@ bool read_dims(PyObject* seq, int* ndim, npy_intp* dims) {
   return ok;
 }
 
-// make_entry(address, guards, slots, outputs, result, on_error, keep)
+// The result codes (fastcall.py's RESULT): (code, output) | (kArg, argument) |
+// (kConstant, object) | (kTuple or kList, (items...))
+enum ResultKind { kBuf = 0, kArr = 1, kItem = 2, kArg = 3, kConstant = 4, kTuple = 5, kList = 6 };
+
+// Is `spec` a well-formed result code over `nouts` outputs and `nargs` arguments?
+bool valid_result(PyObject* spec, Py_ssize_t nouts, Py_ssize_t nargs, int depth = 0) {
+  if (depth > 16 || !PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2) return false;
+  const long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
+  PyObject* v = PyTuple_GET_ITEM(spec, 1);
+  if (kind == kTuple || kind == kList) {
+    if (!PyTuple_Check(v)) return false;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(v); ++i)
+      if (!valid_result(PyTuple_GET_ITEM(v, i), nouts, nargs, depth + 1)) return false;
+    return true;
+  }
+  if (kind == kConstant) return true;
+  if (kind < kBuf || kind > kArg || !PyLong_Check(v)) return false;
+  const Py_ssize_t k = PyLong_AsSsize_t(v);
+  return k >= 0 && k < (kind == kArg ? nargs : nouts);
+}
+
+// make_entry(address, guards, slots, outputs, result, mutates, on_error, keep)
 //   guards:  per argument (0, dtype, shape, strides in bytes) | (1, type) | (2, type, value)
 //   slots:   per 64-bit slot of the kernel's arguments (kind, index, fixed value)
-//   outputs: per array the call allocates (dtype, shape); `result`: the one returned
+//   outputs: per array the call allocates (dtype, shape); `result`: how the result is made
+//   mutates: the arguments written in place (writeable, overlapping no other array argument)
 PyObject* make_entry(PyObject*, PyObject* args) {
   unsigned long long address;
-  Py_ssize_t result;
-  PyObject *guards, *slots, *outputs, *on_error, *keep;
-  if (!PyArg_ParseTuple(args, "KO!O!O!nOO", &address, &PyTuple_Type, &guards, &PyTuple_Type,
-                        &slots, &PyTuple_Type, &outputs, &result, &on_error, &keep))
+  PyObject *guards, *slots, *outputs, *result, *mutates, *on_error, *keep;
+  if (!PyArg_ParseTuple(args, "KO!O!O!OO!OO", &address, &PyTuple_Type, &guards, &PyTuple_Type,
+                        &slots, &PyTuple_Type, &outputs, &result, &PyTuple_Type, &mutates,
+                        &on_error, &keep))
     return nullptr;
   const Py_ssize_t nargs = PyTuple_GET_SIZE(guards), nslots = PyTuple_GET_SIZE(slots),
-                   nouts = PyTuple_GET_SIZE(outputs);
-  if (nargs > kMaxArgs || nslots > kMaxSlots || nouts > kMaxOuts || result < 0 ||
-      result >= nouts) {
-    PyErr_SetString(PyExc_ValueError, "make_entry: too many arguments, slots or outputs");
+                   nouts = PyTuple_GET_SIZE(outputs), nmut = PyTuple_GET_SIZE(mutates);
+  if (nargs > kMaxArgs || nslots > kMaxSlots || nouts > kMaxOuts || nmut > nargs ||
+      !valid_result(result, nouts, nargs)) {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_ValueError, "make_entry: too many arguments, slots or outputs");
     return nullptr;
   }
   Entry* e = PyObject_New(Entry, &EntryType);
@@ -116,6 +142,8 @@ PyObject* make_entry(PyObject*, PyObject* args) {
   e->fn = reinterpret_cast<void (*)(const uint64_t*)>(static_cast<uintptr_t>(address));
   e->nargs = e->nouts = 0;
   e->nslots = nslots;
+  e->nmut = nmut;
+  Py_INCREF(result);
   e->result = result;
   Py_INCREF(keep);
   e->keep = keep;
@@ -144,6 +172,10 @@ PyObject* make_entry(PyObject*, PyObject* args) {
     } else if (g.kind != kType || !PyType_Check(g.object)) {
       goto bad;
     }
+  }
+  for (Py_ssize_t i = 0; i < nmut; ++i) {
+    e->mut[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(mutates, i));
+    if (e->mut[i] < 0 || e->mut[i] >= nargs || e->guard[e->mut[i]].kind != kArray) goto bad;
   }
   for (Py_ssize_t i = 0; i < nslots; ++i) {
     PyObject* t = PyTuple_GET_ITEM(slots, i);
@@ -175,6 +207,38 @@ bad:
   return nullptr;
 }
 
+// The bytes an array's elements span: [lo, hi); lo == hi when it has none.
+void extent(PyArrayObject* x, char** lo, char** hi) {
+  char* data = static_cast<char*>(PyArray_DATA(x));
+  *lo = *hi = data;
+  npy_intp low = 0, high = PyArray_ITEMSIZE(x);
+  for (int k = 0; k < PyArray_NDIM(x); ++k) {
+    const npy_intp n = PyArray_DIM(x, k), step = PyArray_STRIDE(x, k);
+    if (n == 0) return;
+    (step < 0 ? low : high) += (n - 1) * step;
+  }
+  *lo = data + low;
+  *hi = data + high;
+}
+
+// May the kernel write the arguments it updates in place? Not when one is read-only or
+// shares bytes with another array argument: the Python path raises or runs NumPy then.
+bool may_write(const Entry* e, PyObject* args) {
+  for (Py_ssize_t m = 0; m < e->nmut; ++m) {
+    PyArrayObject* x = reinterpret_cast<PyArrayObject*>(PyTuple_GET_ITEM(args, e->mut[m]));
+    if (!PyArray_ISWRITEABLE(x)) return false;
+    char *lo, *hi;
+    extent(x, &lo, &hi);
+    for (Py_ssize_t i = 0; i < e->nargs && lo != hi; ++i) {
+      if (i == e->mut[m] || e->guard[i].kind != kArray) continue;
+      char *lo2, *hi2;
+      extent(reinterpret_cast<PyArrayObject*>(PyTuple_GET_ITEM(args, i)), &lo2, &hi2);
+      if (lo2 != hi2 && lo < hi2 && lo2 < hi) return false;
+    }
+  }
+  return true;
+}
+
 // Do `args` pass the entry's checks? -1: an error was raised.
 int matches(const Entry* e, PyObject* args) {
   if (PyTuple_GET_SIZE(args) != e->nargs) return 0;
@@ -199,7 +263,39 @@ int matches(const Entry* e, PyObject* args) {
       if (same != 1) return same;
     }
   }
-  return 1;
+  return may_write(e, args) ? 1 : 0;
+}
+
+// The call's result from its outputs (`spec`: a valid result code): new reference or null.
+PyObject* build_result(PyObject* spec, PyObject** outs, PyObject* args) {
+  const long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
+  PyObject* v = PyTuple_GET_ITEM(spec, 1);
+  if (kind == kTuple || kind == kList) {
+    const Py_ssize_t n = PyTuple_GET_SIZE(v);
+    PyObject* r = kind == kTuple ? PyTuple_New(n) : PyList_New(n);
+    for (Py_ssize_t i = 0; r != nullptr && i < n; ++i) {
+      PyObject* item = build_result(PyTuple_GET_ITEM(v, i), outs, args);
+      if (item == nullptr) Py_CLEAR(r);
+      else if (kind == kTuple) PyTuple_SET_ITEM(r, i, item);
+      else PyList_SET_ITEM(r, i, item);
+    }
+    return r;
+  }
+  if (kind == kConstant) {
+    Py_INCREF(v);
+    return v;
+  }
+  const Py_ssize_t k = PyLong_AsSsize_t(v);
+  if (kind == kArg) {
+    PyObject* a = PyTuple_GET_ITEM(args, k);
+    Py_INCREF(a);
+    return a;
+  }
+  PyObject* out = outs[k];
+  if (kind == kItem) return PyObject_CallMethod(out, "item", nullptr);
+  Py_INCREF(out);
+  if (kind == kArr) return out;
+  return PyArray_Return(reinterpret_cast<PyArrayObject*>(out));   // (0-d: a scalar; stolen)
 }
 
 // One call through the entry (its checks passed): new reference, or null with an error.
@@ -257,8 +353,7 @@ PyObject* run(const Entry* e, PyObject* args) {
     if (r == nullptr) goto done;   // (it raises the program's error)
     Py_DECREF(r);
   }
-  result = PyArray_Return(reinterpret_cast<PyArrayObject*>(outs[e->result]));   // (0-d: a scalar)
-  outs[e->result] = nullptr;
+  result = build_result(e->result, outs, args);
 done:
   for (Py_ssize_t i = 0; i < e->nouts; ++i) Py_XDECREF(outs[i]);
   return result;

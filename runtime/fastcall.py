@@ -136,7 +136,9 @@ def entry(variant, args, key, address: int, keep):
     """The C entry of ``variant`` for calls whose arguments have the layout of ``args``
     (``c_plan``'s slots), or None. Each argument is checked as the Python path's layout
     ``key`` (``frontend/signature.layout_key``) checks it: an array by its type, dtype, shape
-    and strides, a float or complex by its type, anything else by its type and value.
+    and strides, a float or complex by its type, anything else by its type and value. An
+    array the function updates in place must also be writeable and share no byte range with
+    another array argument, or the call takes the Python path (which raises, or runs NumPy).
     ``address``: the kernel's ``ccg_slots0`` wrapper; ``keep``: what must outlive the entry."""
     module = _state["module"]
     plan = c_plan(variant, args) if module is not None else None
@@ -153,18 +155,21 @@ def entry(variant, args, key, address: int, keep):
         else:
             guards.append((2, type(a), a))
     slots, outputs, result, on_error = plan
+    if any(i not in key.arrays for i in variant.mutates):
+        return None
     if len(args) > MAX_ARGS or len(slots) > MAX_SLOTS or len(outputs) > MAX_OUTS or any(
             len(shape) > MAX_DIMS for _, shape in outputs):
         return None
-    return module.make_entry(address, tuple(guards), slots, outputs, result, on_error, keep)
+    return module.make_entry(address, tuple(guards), slots, outputs, result,
+                             tuple(variant.mutates), on_error, keep)
 
 
 def c_plan(v, args):
-    """What the C call path (``fastcall.py``) needs to run the plain variant ``v`` on
-    arguments of the layout of ``args`` (their shapes and ints fix every run-time size):
-    (the kernel's arguments as slots, the arrays to allocate, which one is the result, the
-    function raising a reported error), or None where only the Python path can run it
-    (extern steps, random draws, several results, another allocator)."""
+    """What the C call path (``fastcall.py``) needs to run variant ``v`` on arguments of the
+    layout of ``args`` (their shapes and ints fix every run-time size): (the kernel's
+    arguments as slots, the arrays to allocate, how the result is made of them (``RESULT``),
+    the function raising a reported error), or None where only the Python path can run it
+    (extern steps, random draws, a result of other kinds, another allocator)."""
     if not v.c_ready or device.output_empty is not np.empty:
         return None
     try:
@@ -172,7 +177,7 @@ def c_plan(v, args):
     except (AttributeError, TypeError):
         return None
     env = v.size_env(args) if v.plan.sizes else {}
-    slots, outputs, result = [], [], None
+    slots, outputs, made = [], [], {}
     for j, (kind, a, b) in enumerate(v.steps):
         if kind in (0, 4):
             slots.append((SLOT["arg"], a, 0))
@@ -180,7 +185,7 @@ def c_plan(v, args):
             slots.append((SLOT["fixed"], 0, a.__array_interface__["data"][0]))
         elif kind in (2, 7):
             shape = a if kind == 2 else tuple(int(sizes.evaluate(c, env)) for c in a)
-            result = len(outputs) if j == v.single else result
+            made[j] = len(outputs)
             slots.append((SLOT["out"], len(outputs), 0))
             outputs.append((b, shape))
         elif kind == 8:
@@ -193,8 +198,34 @@ def c_plan(v, args):
             slots.append((SLOT["double" if params[len(slots)] == "double" else "int"], a, 0))
         else:
             return None
+    result = _result_spec(v.plan.outputs, made)
     if result is None or len(slots) != len(params):
         return None
     raises, sites = v.plan.raises, v.plan.sites
     return (tuple(slots), tuple(outputs), result,
             lambda status: _index_error(status, raises, sites))
+
+
+# How fastcall.cpp builds a call's result: (code, value) trees, as runtime/compiled._build
+# builds the Python path's from the plan's outputs
+RESULT = {"buf": 0, "arr": 1, "py": 2, "arg": 3, "constant": 4, "tuple": 5, "list": 6}
+_CONSTANTS = (type(None), bool, int, float, str)
+
+
+def _result_spec(tree, made: dict):
+    """The C form of the result ``tree`` (``Plan.outputs``; ``made``: step -> output), or
+    None for what only the Python path builds (a constant array, a dict, a list a loop
+    appended to, a view with run-time bounds)."""
+    if type(tree) is tuple and tree and isinstance(tree[0], str):
+        tag, v = tree
+        if tag in ("buf", "arr", "py"):     # (a constant buffer is copied: Python's path)
+            return (RESULT[tag], made[v]) if v in made else None
+        if tag == "arg":
+            return (RESULT["arg"], v)
+        return (RESULT["constant"], v) if tag == "value" and type(v) in _CONSTANTS else None
+    if type(tree) in (tuple, list):
+        items = [_result_spec(t, made) for t in tree]
+        if any(i is None for i in items):
+            return None
+        return (RESULT["tuple" if type(tree) is tuple else "list"], tuple(items))
+    return None

@@ -56,8 +56,28 @@ def rotate(z, w):
     return z * w + TABLE[3]
 
 
+def stats(a):
+    return a.sum(), [a * 2, 3, None], (a.max(),)
+
+
+def scale_rows(a, k):                       # in place, returns None
+    for i in range(a.shape[0]):
+        a[i, :] *= k
+
+
+def shift(a, b):                            # in place, returns the argument
+    for i in range(1, a.shape[0]):
+        a[i] += b[i - 1]
+    return a
+
+
 def _same(got, want):
     assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
     if isinstance(want, np.ndarray):
         assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
@@ -73,6 +93,7 @@ CASES = [
     (scaled_rows, (RNG.random((4, 6)), 2.0, True)),
     (scaled_rows, (RNG.random((4, 6)), 2.0, False)),
     (rotate, (1.5 - 2j, RNG.random(4) + 0j)),
+    (stats, (RNG.random(7),)),
 ]
 
 
@@ -151,3 +172,41 @@ def test_calls_from_threads():
     with ThreadPoolExecutor(4) as pool:         # (the C path releases the GIL in the kernel)
         results = list(pool.map(lambda _: f(0.5, x, y), range(800)))
     assert all(np.array_equal(r, want) for r in results)
+
+
+@pytest.mark.parametrize("fn, args", [(scale_rows, (RNG.random((5, 3)), 1.5)),
+                                      (shift, (RNG.random(6), RNG.random(6)))],
+                         ids=["returns_none", "returns_argument"])
+def test_in_place_functions(fn, args):
+    f = compiled(fn)
+    fresh = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    f(*fresh)
+    assert f._fast_count() == 1
+    for _ in range(2):                  # from C: the argument updated as Python updates it
+        mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        got, expected = f(*mine), fn(*want)
+        if expected is None:
+            assert got is None
+        else:
+            assert got is mine[0]
+        for m, w in zip(mine, want):
+            _same(m, w)
+
+
+def test_in_place_overlap_and_read_only_go_to_python():
+    f = compiled(shift)
+    a, b = RNG.random(6), RNG.random(6)
+    f(a.copy(), b)
+    assert f._fast_count() == 1
+    z = RNG.random(7)
+    want = z.copy()
+    shift(want[1:], want[:-1])
+    with pytest.warns(UserWarning, match="overlap"):
+        f(z[1:], z[:-1])        # (the same layout, but the arrays share memory: NumPy runs it)
+    _same(z, want)
+    ro = a.copy()
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        f(ro, b)
+    np.testing.assert_array_equal(ro, a)
