@@ -70,6 +70,14 @@ class ComplexPower(PythonOnly, ValueError):
               "complex)")
 
 
+class EmptyList(PythonOnly, ValueError):
+    """A list a compiled loop appended ints (or bools, ...) to under a branch got no item:
+    NumPy makes a float64 array of an empty list, the compiled function one of the items'
+    dtype."""
+    reason = ("a list a compiled loop fills under a branch was empty (NumPy's array of an "
+              "empty list is float64, not the items' dtype)")
+
+
 class FallbackWarning(UserWarning):
     """A function ran as plain Python: it uses a construct cppcodegen cannot compile (the
     message names it and the line); option ``fallback=False`` raises the error instead."""

@@ -22,7 +22,7 @@ import numpy as np
 from . import device as _device
 from . import sizes
 from ..errors import PythonOnly
-from ..ir.graph import SliceOut
+from ..ir.graph import as_list, SliceOut
 from .extern import ShapeChanged
 from .hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
 
@@ -383,13 +383,6 @@ def make_variant(ffi, fn, plan: Plan, constants: dict, contiguous=None) -> Compi
 def _result(arr):
     return arr[()] if arr.ndim == 0 else arr
 
-
-def as_list(items: np.ndarray, python: int) -> list:
-    """A list a compiled loop appended to: its first ``python`` items (-1: all) Python
-    numbers, the others NumPy scalars or arrays, as the plain function's list holds them."""
-    if python < 0:
-        return items.tolist()
-    return items[:python].tolist() + list(items[python:])
 
 
 def _build(tree, values, args):

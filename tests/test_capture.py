@@ -633,7 +633,8 @@ def test_where_names_user_file_and_line():
     seen = []
 
     class Spy(PythonOps):
-        def for_stmt(self, it, body, get, set_, names, extra, where, slices=False, fresh=(), entry=()):
+        def for_stmt(self, it, body, get, set_, names, extra, where, slices=False, fresh=(), entry=(),
+                     lists=()):
             seen.append((where, names))
             return super().for_stmt(it, body, get, set_, names, extra, where, slices)
 
@@ -662,7 +663,8 @@ def test_get_set_state_roundtrip():
     log = []
 
     class Spy(PythonOps):
-        def for_stmt(self, it, body, get, set_, names, extra, where, slices=False, fresh=(), entry=()):
+        def for_stmt(self, it, body, get, set_, names, extra, where, slices=False, fresh=(), entry=(),
+                     lists=()):
             before = get()
             set_(before)
             assert get() == before

@@ -4,7 +4,8 @@ Traced once, such a body would append one placeholder (the loop index as a symbo
 Python appends one item per passing iteration: the compiled function returned an object
 array holding a symbol. Now such a construct is refused (a loop runs in Python where it
 can, a branch on array values is an error naming the container and line); with the fallback
-on the call runs as Python. A list the trace touched is put back as it was.
+on the call runs as Python. A list the trace touched is put back as it was. (The function's
+own lists appended to under a branch compile: tests/test_list_appends.py.)
 """
 import numpy as np
 import pytest
@@ -46,9 +47,10 @@ def counts(x):
 X = np.array([0.1, 0.9, 0.2, 0.8, 0.95])
 
 
-def test_append_under_a_branch_is_refused_by_name():
-    with pytest.raises(TraceError, match="test_containers.py:19 changes the Python list .out."):
-        cppcodegen.compile(indices_above, fallback=False)(X, 0.5)
+def test_append_under_a_branch_to_the_callers_list_is_refused_by_name():
+    with pytest.raises(TraceError, match="test_containers.py:34 changes the Python list "
+                                         ".found.. which compiled code cannot do"):
+        cppcodegen.compile(into_argument, fallback=False)(X, [])
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

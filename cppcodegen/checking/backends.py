@@ -28,9 +28,8 @@ import threading
 
 import numpy as np
 
-from ..ir.graph import map_tree, Node, take_views
+from ..ir.graph import as_list, map_tree, Node, take_views
 from ..runtime.extern import ShapeChanged
-from ..runtime.compiled import as_list
 from .check import make_check_variant, trace_graph
 
 __all__ = ["register_backend", "list_backends", "lookup_backend"]

@@ -92,6 +92,7 @@ class Carried:
         self.moves = {}             # slot -> the slot its array is bound to next (swaps.py)
         self.branch_moves = []      # the moves of each region traced (an if's: each side)
         self.lists = {}             # name -> a list appended to in each iteration (listbuffer)
+        self.private = ()           # the names of lists only the function sees (escapes.py)
 
     def _index(self, slot) -> int:
         return self.names.index(slot.name)
@@ -150,7 +151,17 @@ class Carried:
         self.loop = len(fns) == 1 or test_first
         for _ in range(8):
             try:
-                regions = self._attempt(fns, test_first, continue_test)
+                if self.loop:
+                    listbuffer.LOOPS.append(self)
+                try:
+                    regions = self._attempt(fns, test_first, continue_test)
+                finally:
+                    if self.loop:
+                        listbuffer.LOOPS.pop()
+            except listbuffer.CountAppends as e:    # (lists a branch in the body appends to)
+                if not listbuffer.count(self, e):
+                    raise
+                regions = None
             except listbuffer.Retrace:
                 regions = None
             except Exception as e:      # noqa: BLE001 -- re-raised unless a shrink explains it
@@ -178,7 +189,12 @@ class Carried:
             self._bind_views()
             extra = fn()
             state = self.get()
-            listbuffer.check(self, self.where, state)
+            try:
+                listbuffer.check(self, self.where, state)
+            except listbuffer.Retrace:
+                for proxy, before in reversed(updated):
+                    proxy._node = before
+                raise
             for s in self.views:
                 if state[self._index(s)] is not s.init:
                     raise Unroll(self.where, f"variable '{s.name}' is a view updated in place "
@@ -195,11 +211,18 @@ class Carried:
                 extra = as_node(t) if isinstance(t, bool) else t.node
             else:
                 extra = None
+        except listbuffer.Retrace:      # (traced again: what it appended is taken back)
+            containers.undo_changes(boxes)
+            raise
         finally:
             MADE.pop()
             effects.UPDATED.pop()
             REGION_EFFECTS.pop()
         changed = containers.undo_changes(boxes)
+        if changed and not self.loop and listbuffer.growing(changed):
+            for proxy, before in reversed(updated):     # (a loop around the branch may
+                proxy._node = before                    # count the items: traced again)
+            raise listbuffer.CountAppends(listbuffer.refusal(self, changed), changed)
         try:
             planned = bool(changed) and listbuffer.plan(self, changed)
         except listbuffer.Retrace:      # this trace is dropped: so are its updates in place
@@ -207,14 +230,9 @@ class Carried:
                 proxy._node = before
             raise
         if changed and not planned:                             # (an append per iteration:
-            box = changed[0][0]                                 # an array, traced again)
-            name = next((n for n, v in zip(self.names, self.init_state) if v is box), "")
-            what = f"changes the Python {type(box).__name__}" + (f" '{name}'" if name else "")
-            if self.loop:
-                raise Unroll(self.where, what)
-            raise TraceError(f"the branch on array values at {self.where} {what}, which "
-                             "compiled code cannot do; build an array instead (a mask: "
-                             "np.nonzero(x > t)[0], or np.zeros(n) filled by index)")
+            if self.loop:                                       # an array, traced again)
+                raise Unroll(self.where, listbuffer.what_changed(self, changed))
+            raise TraceError(listbuffer.refusal(self, changed))
         for name, init, now in zip(self.names, self.init_state, state):
             if type_of(init) == "other" and now is not init and name not in self.lists:
                 if init is None:

@@ -34,6 +34,7 @@ from .truth import as_scalar, is_traced, truth
 from .pyints import int_of_float
 from .creation import ndarray_new
 from .dataslice import OutsideLoop
+from .listbuffer import CountAppends
 from .raises import bound, catching, user_error
 from .parallel import independent_roles, parallel_roles
 from .boolops import BoolOps
@@ -282,7 +283,7 @@ class TraceOps(BoolOps):
         loop.finish(node)
 
     def for_stmt(self, iterable, body, get_state, set_state, names, extra_test=None, where="",
-                 slices=False, fresh=(), entry=()):
+                 slices=False, fresh=(), entry=(), lists=()):
         spec = loop_spec(iterable)
         if spec is None and where in self.unroll and constant_numbers(iterable):
             spec = ConstantIter(iterable)   # Python could not run it: a compiled loop
@@ -319,6 +320,7 @@ class TraceOps(BoolOps):
             return
         loop = Carried(names, get_state, set_state, where,
                        () if where in self.carry_all else fresh, entry=entry)
+        loop.private = lists        # (lists only the function sees: kept as arrays)
         var = enter_loop(spec)
         if extra_test is None and isinstance(spec.step, int):
             loop.induction = (spec, var.expr)       # (its carried arrays may shrink)
@@ -414,8 +416,8 @@ def _captured(where, trace_regions):
     """The regions, or ``Unroll`` when the body cannot be captured: Python runs it then."""
     try:
         return trace_regions()
-    except Unroll:
-        raise
+    except (Unroll, CountAppends):      # (a list appended to under a branch: for the loop
+        raise                           # that holds it, listbuffer.py)
     except Exception as e:
         raise Unroll(where, f"{type(e).__name__}: {e}") from e
 
@@ -540,10 +542,13 @@ def _trace_captured(trace, fn, captured, ops, specs, args, saved):
                 ops.carry_all.update(fresh)
                 continue
             except Exception as e:      # in a loop Python ran: say why it was not compiled
-                for where, reason in ops.unroll.items():
-                    e.add_note(f"(the loop at {where} runs in Python while tracing, as it "
-                               f"could not be compiled as a loop: {reason})")
-                raise
+                error = TraceError(str(e)) if isinstance(e, CountAppends) else e
+                for where, reason in ops.unroll.items():    # (CountAppends: no loop could
+                    error.add_note(f"(the loop at {where} runs in Python while tracing, as "
+                                   f"it could not be compiled as a loop: {reason})")
+                if error is e:                              # count the items)
+                    raise
+                raise error from None
             finally:                # a loop may have made a shape environment: drop it
                 shapes = sys.modules.get(_SHAPES)
                 if shapes is not None:

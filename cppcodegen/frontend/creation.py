@@ -26,6 +26,7 @@ from ..ir.graph import make_node
 from . import replace
 from .proxy import (as_node, asproxy, broadcast_node, cast, cast_node, copy_of, Proxy,
                     size_operand, unsupported, wrap)
+from .dataslice import PendingSlice
 from .iteration import size_proxy, value_size
 from .sizes import canon_shape, current_env, is_dim, symbolic
 
@@ -283,7 +284,9 @@ def array(obj, dtype=None, *, original, **kw):
     """``np.array([a[0], s, 1.0])``: a list (nested) holding traced values, one array
     filled element by element (dtype as NumPy gives for the list's items)."""
     if hasattr(type(obj), "traced_array"):      # a list a compiled loop filled
-        obj = obj.traced_array()
+        obj = obj.traced_array(dtype)
+        if isinstance(obj, PendingSlice):   # (filled under a branch: a fresh array's first
+            return obj                      # items, returned: no copy to be made)
     if isinstance(obj, Proxy):        # np.array copies, np.asarray does not
         if dtype is not None:
             r = cast(obj, dtype)

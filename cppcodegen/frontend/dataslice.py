@@ -99,6 +99,7 @@ class PendingSlice(Proxy):
         super().__init__(None)
         self._gone = error              # (``node`` raises it)
         self.sliced = a
+        self.listed = None              # returned as a list (listbuffer.py): as_list's python
         self.bounds = []
         self.key = tuple(self._template(ix) for ix in key)
 
@@ -119,7 +120,7 @@ class PendingSlice(Proxy):
 
     def output(self):
         """The result as the program's outputs: the array and the bounds' values."""
-        return SliceOut(self.sliced, tuple(self.bounds), self.key)
+        return SliceOut(self.sliced, tuple(self.bounds), self.key, self.listed)
 
 
 def pending(a: Proxy, index, error: OutsideLoop):

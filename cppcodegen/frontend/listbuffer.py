@@ -11,22 +11,44 @@ functions see the items before the loop followed by that array; returned, it is 
 the array's items (``frontend/trace.py``). Any other use of it (list arithmetic, appending
 after the loop) raises TraceError: with the fallback on,
 Python runs the function. Hooks: ``carried.Carried`` (``plan``, ``bind``, ``finish``).
+
+A list appended to under a branch on array values (``if sieve[i]: primes.append(i)``) is
+*counted*: the branch raises ``CountAppends``, and the innermost ``for`` loop whose names hold
+the list (its trip count known when it starts) traces its body again with the list counted:
+``append(v)`` stores ``v`` at a run-time count (a 0-d int64 array the loop updates in place)
+in an array of the trip count times the appends one iteration traced, and adds one to the
+count. After the loop the list is that array's first ``count`` items (a slice whose length
+the run decides: ``dataslice.py``). An append in a loop nested in that one is refused.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TraceError, user_location
-from .proxy import asproxy, Proxy, python_number
+from ..errors import EmptyList, TraceError, user_location
+from .proxy import asproxy, Proxy, python_number, wrap
 
 
 class Retrace(Exception):
     """The loop is traced again, its appended lists bound to ``Appender``s."""
 
 
+class CountAppends(Retrace, TraceError):
+    """A branch on array values appended to lists (``changed``: (list, items before, items
+    after)): the innermost compiled ``for`` loop holding them counts them (``count``); met
+    by no such loop, it is the branch's error (``message``)."""
+
+    def __init__(self, message, changed):
+        super().__init__(message)
+        self.changed = changed
+
+
+LOOPS = []      # the compiled loops being traced, innermost last (carried.Carried.run)
+
+
 class _Plan:
-    def __init__(self, prefix, buf, index):
+    def __init__(self, prefix, buf, index, counter=None, per=1, loop=None):
         self.prefix, self.buf, self.index = prefix, buf, index
+        self.counter, self.per, self.loop = counter, per, loop    # (counted lists)
         self.appender = None
 
 
@@ -39,7 +61,8 @@ def plan(loop, changed) -> bool:
     plans = {}
     for box, before, after in changed:
         names = [n for n, v in zip(loop.names, loop.init_state) if v is box]
-        if type(box) is not list or len(names) != 1 or len(after) != len(before) + 1 or \
+        if type(box) is not list or len(names) != 1 or names[0] not in loop.private or \
+                len(after) != len(before) + 1 or \
                 any(a is not b for a, b in zip(before, after)):
             return False
         item = _traced(after[-1])
@@ -49,6 +72,69 @@ def plan(loop, changed) -> bool:
         plans[names[0]] = _Plan(list(before), buf, _position(spec, var))
     loop.lists = plans
     raise Retrace()
+
+
+def growing(changed) -> bool:
+    """Did each changed container only have items appended (a list that grew)?"""
+    return all(type(box) is list and len(after) > len(before) and
+               all(a is b for a, b in zip(before, after)) for box, before, after in changed)
+
+
+def count(loop, error) -> bool:
+    """Does ``loop`` count the lists a branch in it appended to (``CountAppends``)? Then
+    they are planned and the loop is traced again; False when an outer loop or nobody
+    can (the list is not among its names, a while loop, appends before the branch)."""
+    if not loop.loop or loop.induction is None:
+        return False
+    spec, _ = loop.induction
+    plans = {}
+    for box, before, after in error.changed:
+        names = [n for n, v in zip(loop.names, loop.init_state) if v is box]
+        if len(names) != 1 or names[0] not in loop.private or list(box) != before or not all(
+                a is b for a, b in zip(box, before)):
+            return False
+        item = _traced(after[len(before)])
+        p = _Plan(list(before), None, None, None, len(after) - len(before), loop)
+        if item is None or not _counted_arrays(p, spec, item):
+            return False
+        plans[names[0]] = p
+    loop.lists.update(plans)
+    _renew(loop)
+    return True
+
+
+def _counted_arrays(p, spec, item) -> bool:
+    """A counted list's array (room for ``p.per`` items per trip) and count, made anew."""
+    from .creation import zeros
+    p.item = item
+    p.buf = _buffer(spec, item, p.prefix, p.per)
+    p.counter = zeros((), dtype=np.int64)
+    return p.buf is not None
+
+
+def _renew(loop) -> None:
+    """Fresh arrays for every counted list of ``loop``: a trace cut short by ``Retrace``
+    may have updated the old ones inside its regions."""
+    for p in loop.lists.values():
+        if p.counter is not None:
+            _counted_arrays(p, loop.induction[0], p.item)
+
+
+def what_changed(construct, changed) -> str:
+    box = changed[0][0]
+    name = next((n for n, v in zip(construct.names, construct.init_state) if v is box), "")
+    return f"changes the Python {type(box).__name__}" + (f" '{name}'" if name else "")
+
+
+def refusal(branch, changed) -> str:
+    """Why a branch on array values may not change a container (``CountAppends``' words
+    when no loop counts the items)."""
+    return (f"the branch on array values at {branch.where} {what_changed(branch, changed)}, "
+            "which compiled code cannot do here (an append compiles when the list is the "
+            "function's own, made by `name = []` and only appended to, read and returned, "
+            "in the body of a for loop over a range or an array, not in a while loop or a "
+            "loop nested in it); build an array instead (a mask: np.nonzero(x > t)[0], or "
+            "np.zeros(n) filled by index)")
 
 
 def bind(loop, state) -> None:
@@ -67,7 +153,11 @@ def check(loop, where, state) -> None:
     from .carried import Unroll
     for name, p in getattr(loop, "lists", {}).items():
         a = p.appender
-        if a is not None and a.count != 1:
+        if a is not None and p.counter is not None and a.count > p.per:
+            p.per = a.count             # (appends on more paths: room for each of them)
+            _renew(loop)
+            raise Retrace()
+        if a is not None and p.counter is None and a.count != 1:
             raise Unroll(where, f"list '{name}' is appended to {a.count} times in an iteration")
         item = a.item if a is not None else None
         if isinstance(item, Proxy) and item.node.shape and (
@@ -82,10 +172,10 @@ def finish(loop, state) -> None:
         item = p.appender.item if p.appender is not None else None
         head = len(p.prefix) if all(map(python_number, p.prefix)) else 0
         python = -1 if head == len(p.prefix) and python_number(item) else head
-        state[loop.names.index(name)] = ListBuffer(p.prefix, p.buf, python)
+        state[loop.names.index(name)] = ListBuffer(p.prefix, p.buf, python, p.counter)
 
 
-def _buffer(spec, item, before):
+def _buffer(spec, item, before, per=1):
     from .creation import zeros
     from .sizes import symbolic
     if all(type(v) is int for v in (spec.start, spec.stop, spec.step)):
@@ -102,7 +192,7 @@ def _buffer(spec, item, before):
                     return None             # and builds with Python running the loop)
             except sh.LoopDependent:        # (in a loop: as it is)
                 pass
-    return zeros((trips,) + tuple(item.shape), dtype=item.dtype)
+    return zeros((trips * per,) + tuple(item.shape), dtype=item.dtype)
 
 
 def _position(spec, var):
@@ -129,9 +219,20 @@ class Appender:
         if tuple(value.shape) != tuple(self.p.buf.shape[1:]):
             raise TraceError(f"an item appended at {user_location()} has shape "
                              f"{tuple(value.shape)}, not {tuple(self.p.buf.shape[1:])}")
-        self.p.buf[self.p.index] = value
+        if self.p.counter is None:
+            self.p.buf[self.p.index] = value
+            return
+        if LOOPS[-1] is not self.p.loop:
+            raise TraceError(f"a list appended to under a branch on array values is appended "
+                             f"to in a nested loop (at {user_location()}); only appends in the "
+                             "loop's own body (and its branches) compile")
+        k = self.p.counter[()]          # (the count: items appended so far)
+        self.p.buf[k] = value
+        self.p.counter[()] = k + 1
 
     def __getattr__(self, name):
+        if not hasattr(list, name):     # (what a list has not: the tracer's own questions)
+            raise AttributeError(f"'list' object has no attribute '{name}'")
         raise TraceError(f"a list a compiled loop appends to is used in it other than by "
                          f"append ('{name}', at {user_location()})")
 
@@ -139,12 +240,30 @@ class Appender:
 class ListBuffer:
     """The list after the loop: its items before it, then the array of those appended."""
 
-    def __init__(self, prefix, buf, python=0):
+    def __init__(self, prefix, buf, python=0, counter=None):
         self.prefix, self.buf = prefix, buf
         self.python = python        # how many first items are Python numbers (-1: all)
+        self.counter = counter      # counted: how many of buf's items were appended
 
-    def traced_array(self, dtype=None) -> Proxy:
+    def traced_array(self, dtype=None, listed=False) -> Proxy:
+        """The list's items as an array (``listed``: returned as a list, trace.py)."""
         from .concat import join
+        if self.counter is not None:        # (a slice the run decides the length of)
+            n = self.counter[()]
+            if not (listed or self.prefix or dtype is not None or
+                    self.buf.dtype == np.float64):  # (np.array([]) is float64: Python runs
+                from .raises import error_check     # a call that appends nothing)
+                where = user_location()
+                n = error_check(n, n > 0, (EmptyList, (
+                    f"a list filled under a branch got no item (at {where}): NumPy's array "
+                    "of it is float64, the compiled one "
+                    f"{self.buf.dtype}; this call already updated an argument",)), where)
+            buf = self.buf if dtype is None else self.buf.astype(dtype)
+            out = buf[:n]       # (cast first: a slice of run-time length is only returned)
+            if self.prefix:
+                from .creation import array
+                out = join([array(self.prefix, dtype=dtype, original=np.array), out], 0)
+            return out
         if self.prefix:
             from .creation import array
             head = array(self.prefix, original=np.array)
@@ -158,6 +277,9 @@ class ListBuffer:
                          f"(at {user_location()})")
 
     def length(self):
+        if self.counter is not None:        # (a Python int in the plain function)
+            n = len(self.prefix) + self.counter[()]
+            return wrap(n.node, weak=True, scalar=True)
         return len(self.prefix) + self.buf.shape[0]
 
     def __getitem__(self, index):

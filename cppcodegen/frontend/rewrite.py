@@ -19,6 +19,7 @@ from .astutil import (assign, BAD_EXPRS, BAD_STMTS, bound_names, function_def, h
                       walk_scope)
 from .bindings import flag_name
 from .containers import MUTATORS
+from .escapes import private_lists
 from .returns import ReturnRewriter
 
 # builtins rewritten to ops.<name>_ wherever they are called
@@ -62,6 +63,7 @@ class Converter(ReturnRewriter):
         if a.kwarg:
             self.params.add(a.kwarg.arg)
         self.local_names |= self.params
+        self.private = private_lists(fdef, self.params, fn.__globals__)   # (escapes.py)
         self.declared = set()  # user's global/nonlocal names
         self.loads = {}        # name -> ids of the nodes reading it (bound on one side of an
         for n in walk_scope(fdef.body):     # if, a name read elsewhere is carried out of it)
@@ -272,7 +274,8 @@ class Converter(ReturnRewriter):
             it, name_node(body_n), name_node(get_n), name_node(set_n), self.names_tuple(names),
             extra, self.where(s), ast.Constant(_slices_with(s.target, s.body)),
             ast.Tuple([ast.Constant(x) for x in names if _written_first(x, s.body)],
-                      ast.Load()), self.names_tuple(entry)]))
+                      ast.Load()), self.names_tuple(entry),
+            self.names_tuple([x for x in names if x in self.private])]))
         return self.finish(s, pre + [body] + state + [call])
 
     def iterable(self, it):

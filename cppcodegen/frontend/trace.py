@@ -16,7 +16,7 @@ from ..ir.graph import (EFFECTS, RAISES, flatten_tree, Graph, make_node, map_tre
                         toposort, walk)
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
-from . import creation, replace
+from . import containers, creation, replace
 from .capture import UNDEFINED
 from .dataslice import PendingSlice
 from .listbuffer import ListBuffer
@@ -66,14 +66,25 @@ def trace(fn, arg_specs, args):
         listed = {}             # a list a compiled loop appended to: its array, made a list
 
         def as_list(b):
-            p = b.traced_array()
+            p = b.traced_array(listed=True)
+            if isinstance(p, PendingSlice):     # (the items of a list filled under a branch)
+                p.listed = b.python
             listed[id(p)] = b.python
             return p
+        callers = containers.snapshot(args)     # (the caller's lists: never changed)
         try:
             try:
                 result = map_tree(fn(*call_args), as_list, leaf_type=ListBuffer)
             except MixedReturns as e:
                 raise MixedReturns(f"{_returns_of(fn)}: {e}") from None
+            finally:
+                changed = containers.undo_changes(callers)
+            if changed:
+                raise TraceError(f"{getattr(fn, '__qualname__', 'the function')} changes the "
+                                 f"{type(changed[0][0]).__name__} passed as argument "
+                                 f"{_parameter(fn, args, changed[0][0])}"
+                                 "; compiled code changes arrays in place, not the caller's "
+                                 "lists, dicts or sets (return the items instead)")
             result = map_tree(result, PendingSlice.output, leaf_type=PendingSlice)
             for p in flatten_tree(result, leaf_type=Proxy):
                 p.node                  # (a lazy x[mask] returned: computed while the
@@ -138,6 +149,13 @@ def _check_outputs(result, fn):
     elif not isinstance(result, ok):
         raise TraceError(f"the compiled function returned a {type(result).__name__}; "
                          "return arrays, scalars, or tuples/lists/dicts of them")
+
+
+def _parameter(fn, args, value) -> str:
+    """The name of the parameter ``value`` was passed as (or its position)."""
+    i = next(i for i, a in enumerate(args) if a is value)
+    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+    return f"'{code.co_varnames[i]}'" if code and i < code.co_argcount else str(i)
 
 
 def _returns_of(fn) -> str:

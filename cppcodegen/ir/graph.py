@@ -217,16 +217,18 @@ class SliceOut:
     program's outputs, leaves of the output tree like any other, and the view is taken
     from their values after it runs (``frontend/dataslice.py``), sharing ``base``'s
     memory as NumPy's slice does. ``key`` is the index with ``("bound", j)`` where bound
-    ``j`` goes."""
+    ``j`` goes. ``listed``: the result is a list of the view's items (a list a loop appended
+    to under a branch: ``as_list``'s ``python``), else None."""
     base: object
     bounds: tuple
     key: tuple
+    listed: object = None
 
     def parts(self) -> tuple:
         return (self.base,) + self.bounds
 
     def mapped(self, fn) -> "SliceOut":
-        return SliceOut(fn(self.base), tuple(fn(b) for b in self.bounds), self.key)
+        return SliceOut(fn(self.base), tuple(fn(b) for b in self.bounds), self.key, self.listed)
 
     def take(self, base, bounds):
         """NumPy's ``base[key]`` with the bounds' values (Python ints) in their places."""
@@ -236,7 +238,16 @@ class SliceOut:
             if isinstance(v, slice):
                 return slice(fill(v.start), fill(v.stop), fill(v.step))
             return v
-        return np.asarray(base)[tuple(fill(k) for k in self.key)]
+        view = np.asarray(base)[tuple(fill(k) for k in self.key)]
+        return view if self.listed is None else as_list(view, self.listed)
+
+
+def as_list(items: np.ndarray, python: int) -> list:
+    """A list a compiled loop appended to: its first ``python`` items (-1: all) Python
+    numbers, the others NumPy scalars or arrays, as the plain function's list holds them."""
+    if python < 0:
+        return items.tolist()
+    return items[:python].tolist() + list(items[python:])
 
 
 def take_views(tree):
