@@ -650,3 +650,27 @@ def test_complex_builtin_of_traced_scalars():
     got, want = cppcodegen.compile(complex_of_parts)(x, y), complex_of_parts(x, y)
     assert np.iscomplexobj(got)
     np.testing.assert_allclose(got, want, equal_nan=True)
+
+
+def _mandelbrot_masked(c, steps):
+    z = np.zeros_like(c)
+    counts = np.zeros(c.shape, dtype=np.int64)
+    for _ in range(steps):
+        m = np.abs(z) <= 2.0
+        z[m] = z[m] * z[m] + c[m]           # (a lazy z[m] * z[m]: it was refused)
+        counts += m
+    return z, counts
+
+
+def test_masked_complex_product_compiles():
+    """``z[m] = z[m] * z[m] + c[m]`` (the vectorized Mandelbrot) compiles: the product of two
+    complex selections of one mask stays lazy, as the sum does (found by a new user's
+    probe: it ran as Python)."""
+    y, x = np.mgrid[-1.2:1.2:31j, -2.0:0.6:41j]
+    c = x + 1j * y
+    got = cppcodegen.compile(_mandelbrot_masked, fallback=False)(c, 12)
+    want = _mandelbrot_masked(c, 12)
+    np.testing.assert_array_equal(got[1], want[1])
+    finite = np.isfinite(want[0])
+    np.testing.assert_allclose(got[0][finite], want[0][finite], rtol=1e-12)
+    assert got[0].dtype == want[0].dtype

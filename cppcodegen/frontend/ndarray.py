@@ -171,8 +171,8 @@ def _product(a, b):
     (two roundings per part), its array loop with one fused rounding: ``s += x[i] * w`` in a
     loop is then Python's value bit for bit."""
     r = np.multiply(a, b)
-    if isinstance(r, Proxy) and r.dtype.kind == "c" and r.node.op == "multiply" \
-            and _scalar_like(a) and _scalar_like(b):
+    if isinstance(r, Proxy) and r.dtype.kind == "c" and _scalar_like(a) and \
+            _scalar_like(b) and r.node.op == "multiply":     # (not .node of a lazy z[m] * w)
         n = r.node
         return wrap(make_node("mul_naive", n.inputs, n.shape, n.dtype, n.where), r.weak, r.scalar)
     return r
