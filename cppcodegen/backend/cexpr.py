@@ -288,13 +288,15 @@ class ExprRenderer:
             text = f"static_cast<{ctype(e.dtype)}>({text})"
         return self._bind(text)
 
-    def checked(self, binds, guard: str | None = None) -> dict:
+    def checked(self, binds, guard: str | None = None, store: bool = False) -> dict:
         """Each bound index (``Gather.binds``, a scatter's) wrapped and checked as NumPy does
-        (``ccg::checked_index``: with ``guard``, an error counts only where it holds), named:
-        {its symbol: the C++ variable}. The values must be rendered already."""
+        (``ccg::checked_index``: with ``guard``, an error counts only where it holds; a
+        ``store``'s is -1 where out of range), named: {its symbol: the C++ variable}. The
+        values must be rendered already."""
         tail = "" if guard is None else f", {guard}"
+        fn = "ccg::checked_store_index" if store else "ccg::checked_index"
         return {sympy.Symbol(name, integer=True): sympy.Symbol(self._bind(
-            f"ccg::checked_index({self.names[id(v)]}, {cindex(size)}, {STATUS}, {axis}{tail})"),
+            f"{fn}({self.names[id(v)]}, {cindex(size)}, {STATUS}, {axis}{tail})"),
             integer=True) for name, size, v, axis in binds}
 
     @staticmethod

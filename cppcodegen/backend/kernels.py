@@ -282,12 +282,14 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
         with w.indent("{"):
             r = ExprRenderer(w, self.p.buffers, self.locals)
             r(s.body)
-            value, rename = r.names[id(s.body.args[0])], r.checked(s.binds)
+            one = bool(s.binds) and not s.domain
+            value, rename = r.names[id(s.body.args[0])], r.checked(s.binds, store=one)
             off = sum((i * st for i, st in zip(s.store, buf.strides)), sympy.Integer(0))
             off = cindex(sympy.expand(off).xreplace(rename))
             # one element (a store in a loop's body): out of bounds, it stores nothing, as
             # Python stops there; a scatter of more had its indices checked first (indexing.py)
-            guard = f"if ({STATUS}[0] == 0) " if s.binds and not s.domain else ""
+            guard = "if (" + " && ".join(f"{v} >= 0" for v in rename.values()) + ") " \
+                if one else ""
             update = {None: "=", "add": "+=", "subtract": "-=", "multiply": "*="}.get(s.reduction)
             mixed = buf.dtype != s.body.args[0].dtype and "c" in (buf.dtype.kind,
                                                                   s.body.args[0].dtype.kind)

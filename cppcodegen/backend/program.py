@@ -116,7 +116,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             used.append(set())
             continue
         segments[-1] += _control_lines(program, k, call, opts) if k.form == "control" else \
-            _stopping(call(k))
+            [call(k)]
     steps = _free_outputs(program, steps, used)
     local = set().union(*[k.locals for k in nested(kernels)]) if kernels else set()
     signature = []
@@ -172,6 +172,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                     w.line(f"int64_t {n} = 0;   // a slice's start or length from array values")
                 for n, _ in program.counters:
                     w.line(f"int64_t {n} = 0;   // draws of a random op in a loop so far")
+                w.line("try {   // an index error stops the program (ccg::Stop, scalar.h)")
                 for c in calls:
                     w.line(c)
                 for group in _traded_groups(swaps):     # returned arrays: home again
@@ -188,6 +189,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                 for n, t, kind, role in signature:
                     if n in scalars:
                         w.line(f"static_cast<{t}*>({n}_)[0] = {n}_v;")
+                w.line("} catch (const ccg::Stop&) {}   // Python stopped at that statement")
             parts.append(w.text())
             seg += 1
     if seg == 1:        # one entry: also callable with its arguments as 64-bit slots
@@ -209,16 +211,6 @@ def _slots_entry(signature) -> str:
             k += 1
     return (f'extern "C" void {SLOTS}0(const uint64_t* s) {{   // the C call path\'s way in\n'
             + "".join(doubles) + f"  {ENTRY}0({', '.join(args)});\n}}\n")
-
-
-def _stopping(line: str, inside: bool = False) -> list:
-    """A kernel's call, and where it checks indices (it takes the status), a return when one
-    was out of bounds: Python stops at the statement that raised IndexError, so neither the
-    rest of the loop nor the statements after it run (in a loop on the threads: the loop
-    finishes, the error is raised when the call returns)."""
-    if inside or f"{STATUS})" not in line and f"{STATUS}," not in line:
-        return [line]
-    return [line, f"if ({STATUS}[0] && {STATUS}[3] >= 0) return;   // an index error"]
 
 
 def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
@@ -244,7 +236,7 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
                     lines += scratch_lines(ctype(b.dtype), buf, element_count(b.shape),
                                            "allocated per iteration")
             lines += (_control_lines(program, sub, call, opts, inside) if sub.form == "control"
-                      else _stopping(call(sub), inside))
+                      else [call(sub)])
             lines += [f"{n} += {cindex(size)};" for n, size in program.counters
                       if sub.form != "control" and _reads_scalar(sub, n)]
         return ["    " + line for line in lines]

@@ -49,6 +49,15 @@ def _ok(kind, a, r, b=None):
         return np.greater_equal(np.bitwise_and(np.bitwise_xor(a, r), np.bitwise_xor(b, r)), 0)
     if kind == "sub":
         return np.greater_equal(np.bitwise_and(np.bitwise_xor(a, b), np.bitwise_xor(a, r)), 0)
+    if kind == "mul" and _constant(a) != _constant(b):  # (c * k: two compares, no division)
+        c, v = (int(a), b) if _constant(a) else (int(b), a)
+        if c == 0:
+            return np.equal(r, r)
+        m = abs(c)                  # the v with MIN <= v * c <= MAX
+        lo, hi = (-(2 ** 63 // m), (2 ** 63 - 1) // m) if c > 0 else \
+            (-((2 ** 63 - 1) // m), 2 ** 63 // m)
+        return np.logical_and(np.greater_equal(v, np.int64(lo)),
+                              np.less_equal(v, np.int64(min(hi, 2 ** 63 - 1))))
     if kind == "mul":
         exact = np.logical_and(np.equal(np.floor_divide(r, a), b),
                                np.logical_not(np.logical_and(np.equal(a, -1),
@@ -58,6 +67,10 @@ def _ok(kind, a, r, b=None):
 
 
 SMALL = 2 ** 20
+
+
+def _constant(v) -> bool:
+    return type(v) is int or isinstance(v, np.integer)
 
 
 def _small(v) -> bool:

@@ -18,6 +18,8 @@
 // Portable C++17 (one x86 builtin where it is the defined behaviour: cvtt).
 #pragma once
 
+#include <omp.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -49,6 +51,15 @@ template <class T> inline void st(T* p, T v) { std::memcpy(p, &v, sizeof(T)); }
 // operand of `i < n and a[i] > t`). The common case, 0 <= i < n, is one compare and a
 // predicted branch, so the address waits on nothing but i (a select of i or i + n on the
 // address's path made a histogram loop 1.4x slower); the rest is out of line.
+//
+// Python stops at the statement that raised: outside a parallel region the rare path throws
+// Stop, which the entry (backend/program.py) catches and returns on, so the loops that call
+// it test nothing after each statement (a test of err after every kernel made a scalar loop
+// like insertion sort 2x slower). On the threads (an OpenMP region, active or not: nothing may
+// be thrown out of one) the loop goes on reading element 0 and the error is raised when the
+// call returns.
+struct Stop {};
+
 __attribute__((cold, noinline)) inline int64_t checked_index_rare(int64_t i, int64_t n,
                                                                   int64_t* err, int64_t axis,
                                                                   bool counts) {
@@ -61,7 +72,18 @@ __attribute__((cold, noinline)) inline int64_t checked_index_rare(int64_t i, int
     err[2] = n;
     err[3] = axis;
   }
+  if (omp_get_level() == 0) throw Stop{};
   return 0;
+}
+
+// The index of one element stored (``x[i] = v`` in a loop): -1 where it is out of range, so
+// the store is skipped on a test of a register (on the threads, where nothing stops, a store
+// to element 0 would change an array Python leaves as it was).
+inline int64_t checked_store_index(int64_t i, int64_t n, int64_t* err, int64_t axis) {
+  if (__builtin_expect(static_cast<uint64_t>(i) < static_cast<uint64_t>(n), 1)) return i;
+  if (i < 0 && i + n >= 0) return i + n;
+  checked_index_rare(i, n, err, axis, true);
+  return -1;
 }
 inline int64_t checked_index(int64_t i, int64_t n, int64_t* err, int64_t axis,
                              bool counts = true) {
