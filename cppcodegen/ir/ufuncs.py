@@ -152,10 +152,12 @@ def _random_reference(kind):
     return draw
 
 
-# random numbers: operands (flat element index, seed, offset); scalar code only
+# random numbers: operands (flat element index, seed, offset); uniform ones also in vector
+# code (include/cppcodegen/random.h), normal ones scalar (glibc's log and cos)
 _ROWS += [
     OpDef("random_uniform", 3, _random_reference("uniform"),
-          "ccg::random_uniform<{T}>({0}, {1}, {2})", None),
+          "ccg::random_uniform<{T}>({0}, {1}, {2})",
+          "ccg::random_uniform_lanes<{T}>({0}, {1}, {2})", True),
     OpDef("random_normal", 3, _random_reference("normal"),
           "ccg::random_normal<{T}>({0}, {1}, {2})", None),
 ]

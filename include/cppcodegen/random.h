@@ -6,20 +6,25 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cppcodegen/vec.h"
+
 namespace ccg {
 
 struct Philox4 { uint32_t w[4]; };
 
+// Ten rounds on four words in scalars (no array: the vectorizer keeps them in lanes, see
+// random_uniform_lanes); the key's increments after the last round are never used.
 inline Philox4 philox4x32(uint64_t index, uint64_t offset, uint64_t seed) {
   uint32_t c0 = uint32_t(index), c1 = uint32_t(index >> 32);
   uint32_t c2 = uint32_t(offset), c3 = uint32_t(offset >> 32);
   uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
+#pragma GCC unroll 10
   for (int r = 0; r < 10; ++r) {
-    if (r) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
     const uint64_t p0 = uint64_t(0xD2511F53u) * c0, p1 = uint64_t(0xCD9E8D57u) * c2;
     const uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0, n1 = uint32_t(p1);
     const uint32_t n2 = uint32_t(p0 >> 32) ^ c3 ^ k1, n3 = uint32_t(p0);
     c0 = n0; c1 = n1; c2 = n2; c3 = n3;
+    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
   }
   return Philox4{{c0, c1, c2, c3}};
 }
@@ -48,6 +53,44 @@ template <class T> inline T random_normal(int64_t index, uint64_t seed, uint64_t
     u2 = double(((uint64_t(r.w[2]) << 32) | r.w[3]) >> 11) * 1.1102230246251565e-16;
   }
   return T(std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2));
+}
+
+// Uniform draws of a vector's lanes (the vector renderer's random_uniform): the same bits as
+// the scalar draw of each lane's index. The four words are 64-bit lanes holding 32-bit
+// values, so each round's products are vpmuludq's; the 53 bits become a double through
+// int64 lanes (< 2**53: exact). Normal draws stay scalar: their log and cos are glibc's.
+template <class T, class VI, class VS, class VO>
+inline Vec<T, VI::size> random_uniform_lanes(const VI& index, const VS& seed,
+                                             const VO& offset) {
+  constexpr int N = VI::size;
+#ifdef CCG_HAVE_SIMD
+  using U = typename Vec<uint64_t, N>::V;
+  const uint64_t off = uint64_t(offset.v[0]), key = uint64_t(seed.v[0]);
+  const U m32 = detail::splat<U>(0xffffffffull);
+  const U ix = (U)index.v;
+  U c0 = ix & m32, c1 = ix >> 32;
+  U c2 = detail::splat<U>(off & 0xffffffffull), c3 = detail::splat<U>(off >> 32);
+  uint64_t k0 = key & 0xffffffffull, k1 = key >> 32;
+#pragma GCC unroll 10
+  for (int r = 0; r < 10; ++r) {
+    const U p0 = c0 * 0xD2511F53ull, p1 = c2 * 0xCD9E8D57ull;
+    const U n0 = (p1 >> 32) ^ c1 ^ k0, n2 = (p0 >> 32) ^ c3 ^ k1;
+    c1 = p1 & m32; c3 = p0 & m32; c0 = n0; c2 = n2;
+    k0 = (k0 + 0x9E3779B9ull) & 0xffffffffull; k1 = (k1 + 0xBB67AE85ull) & 0xffffffffull;
+  }
+  if constexpr (sizeof(T) == 4) {
+    const auto bits = Vec<int64_t, N>::from((typename Vec<int64_t, N>::V)(c0 >> 8));
+    return convert<T>(convert<double>(bits) * Vec<double, N>::broadcast(5.9604644775390625e-08));
+  } else {
+    const auto bits = Vec<int64_t, N>::from((typename Vec<int64_t, N>::V)(((c0 << 32) | c1) >> 11));
+    return convert<double>(bits) * Vec<double, N>::broadcast(1.1102230246251565e-16);
+  }
+#else
+  Vec<T, N> r;
+  for (int l = 0; l < N; ++l) r.v[l] = random_uniform<T>(int64_t(index.v[l]), uint64_t(seed.v[0]),
+                                                         uint64_t(offset.v[0]));
+  return r;
+#endif
 }
 
 }  // namespace ccg
