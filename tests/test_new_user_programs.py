@@ -1351,3 +1351,54 @@ def test_program(name, k):
         _run_isolated(name, k)
     else:
         _run(name, k)
+
+
+def _copied_then_both_carried(b, n):
+    r = 1.0 + 2.0 * b
+    p = r.copy()
+    s = r[0]
+    for k in range(n):
+        r[:] = 0.0
+        p = s * p
+    return p, r
+
+
+def _apply_lap(x):
+    y = 4.0 * x
+    y[1:, :] -= x[:-1, :]
+    y[:-1, :] -= x[1:, :]
+    y[:, 1:] -= x[:, :-1]
+    y[:, :-1] -= x[:, 1:]
+    return y
+
+
+def _conjugate_gradient(b, n):
+    x = np.zeros_like(b)
+    r = b - _apply_lap(x)
+    p = r.copy()
+    rs = np.sum(r * r)
+    for k in range(n):
+        Ap = _apply_lap(p)
+        alpha = rs / np.sum(p * Ap)
+        x += alpha * p
+        r -= alpha * Ap
+        rs_new = np.sum(r * r)
+        p = r + (rs_new / rs) * p
+        rs = rs_new
+    return x
+
+
+@pytest.mark.parametrize("fn, args", [
+    (_copied_then_both_carried, (np.arange(1.0, 5.0), 1)),
+    (_copied_then_both_carried, (np.arange(1.0, 5.0), 3)),
+    (_conjugate_gradient, (np.random.default_rng(0).random((8, 8)), 3)),
+    (_conjugate_gradient, (np.random.default_rng(1).random((12, 12)), 20)),
+])
+def test_two_carries_of_one_value_get_two_buffers(fn, args):
+    """``p = r.copy()`` with ``r`` a fresh temporary, then both updated in a loop: the two
+    carries started in one buffer, so ``r[:] = 0`` zeroed ``p`` too (a matrix-free conjugate
+    gradient went wrong in its first iteration; found by a new user's probe)."""
+    got, want = cppcodegen.compile(fn)(*args), fn(*args)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)

@@ -39,8 +39,9 @@ class ControlLowering:
         n = node.attr("ncarry")
         first = 1 if node.op == "if" else 0
         live = self._live_carries(node)
-        carry = [self._carry_buffer(node, k, init) if k in live else None
-                 for k, init in enumerate(node.inputs[first:first + n])]
+        carry = []              # (two carries of one value: two buffers)
+        for k, init in enumerate(node.inputs[first:first + n]):
+            carry.append(self._carry_buffer(node, k, init, carry) if k in live else None)
         self.carry_of[id(node)] = carry
         for i in node.inputs[first + n:]:   # a scatter the regions read as it is: stored
             while i.op in VIEW_OPS:         # before the construct (lowered in a branch, it
@@ -124,17 +125,19 @@ class ControlLowering:
                                  control={"count": count, "code": node.attr("code"),
                                           "site": self._site(0, node.where) // SITE}))
 
-    def _carry_buffer(self, node, k, init) -> str:
+    def _carry_buffer(self, node, k, init, taken=()) -> str:
         """The buffer of carried value ``k``: the buffer ``init`` is in, when nothing reads
         ``init`` once the construct has started (an array updated in a loop and then in a
         branch or a loop inside it stays in one buffer); otherwise a buffer of its own,
         holding ``init`` when the construct starts. An argument the construct updates in
         place for the caller (``for i in ...: A[i, 1:] += A[i - 1, 1:]``) is updated in its
-        own memory, not copied in and out (``_written_back``)."""
+        own memory, not copied in and out (``_written_back``). ``taken``: the buffers of the
+        construct's carries before it (``p = r.copy()`` then both updated in the loop: ``p``
+        and ``r`` start as one value, and each needs a buffer of its own)."""
         if init.op == "setitem" and id(init) not in self.buffer_of:
             self.add_stage(init, "temp")    # (into its base's buffer where that is dead)
         buf = self.buffer_of.get(id(init))
-        if buf is not None and (self.buffers[buf].role == "temp" or
+        if buf is not None and buf not in taken and (self.buffers[buf].role == "temp" or
                                 self._written_back(init, node, k, buf)):
             if self._free_after(init, node, at_end=init.op == "input"):
                 return buf
