@@ -224,6 +224,8 @@ def register_device_hooks(hooks) -> object:
     with _registry_lock:
         previous, _registered = _registered, hooks
         output_empty = allocate
+    from . import fastcall          # (the C call path allocates with NumPy: off while these
+    fastcall.allocator_changed()    # hooks allocate)
     hooks.init()
     return previous
 

@@ -66,6 +66,7 @@ struct Dispatcher {
 };
 
 PyObject* kCallSlow;      // "_call_slow"
+bool g_paused = false;    // device hooks allocate the outputs: every call takes Python's path
 
 void entry_dealloc(Entry* e) {
   for (Py_ssize_t i = 0; i < e->nargs; ++i) {
@@ -376,7 +377,7 @@ void dispatcher_dealloc(Dispatcher* self) {
 }
 
 PyObject* dispatcher_call(Dispatcher* self, PyObject* args, PyObject* kwargs) {
-  if (kwargs == nullptr || PyDict_GET_SIZE(kwargs) == 0) {
+  if (!g_paused && (kwargs == nullptr || PyDict_GET_SIZE(kwargs) == 0)) {
     const Py_ssize_t n = PyList_GET_SIZE(self->entries);
     for (Py_ssize_t i = 0; i < n; ++i) {
       Entry* e = reinterpret_cast<Entry*>(PyList_GET_ITEM(self->entries, i));
@@ -430,8 +431,16 @@ PyMethodDef dispatcher_methods[] = {
 
 PyTypeObject DispatcherType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
+PyObject* set_paused(PyObject*, PyObject* flag) {
+  const int on = PyObject_IsTrue(flag);
+  if (on < 0) return nullptr;
+  g_paused = on != 0;
+  Py_RETURN_NONE;
+}
+
 PyMethodDef module_methods[] = {
     {"make_entry", make_entry, METH_VARARGS, "An entry of the C call path (see fastcall.py)."},
+    {"set_paused", set_paused, METH_O, "Send every call to the Python path (device hooks)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "ccg_fastcall",

@@ -64,7 +64,16 @@ def _load(path: Path):
     spec = importlib.util.spec_from_file_location(NAME, str(path), loader=loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
+    module.set_paused(device.output_empty is not np.empty)
     return module
+
+
+def allocator_changed() -> None:
+    """Device hooks with their own output allocator were registered (or the CPU's are back):
+    while they are, every call takes the Python path, which allocates with them."""
+    module = _state["module"]
+    if module is not None:
+        module.set_paused(device.output_empty is not np.empty)
 
 
 def dispatcher():
