@@ -515,7 +515,7 @@ class Carried:
                 slot.init._gone = Unroll(self.where, "an array it updates in place and then "
                                          "rebinds is read after it")
                 slot.init._node = None          # later read: the loop unrolls (Proxy.node)
-        (_mark_shared if node.op == "if" else swaps.mark_aliases)(self, state)
+        (swaps.mark_shared if node.op == "if" else swaps.mark_aliases)(self, state)
         listbuffer.finish(self, state)
         self.set(tuple(state))
         for i, n in self.made.items():
@@ -558,45 +558,6 @@ def _taken_over(slot) -> bool:
     init = slot.init
     return isinstance(init, Proxy) and init.arg is None and init._base is None and \
         slot.init_node is not None and slot.init_node.op != "input"
-
-
-def _mark_shared(branch, state) -> None:
-    """An array one side of a branch binds to a second name (``best = x``; ``big = x`` on
-    one side and ``big = y`` on the other) while its first name keeps it: Python's names are
-    one array on that side and not on the other, so an update through either name after the
-    branch (``x[0] = ...``, ``big *= 2``) is refused."""
-    moved = {id(s.init) for s in branch.slots}     # (names swapped: swaps.settle_sides)
-    sides = getattr(branch, "side_values", ())
-    mine = [not slot.name or not internal_name(slot.name) for slot in branch.slots]
-    for k, slot in enumerate(branch.slots):     # (a return's value: the function ends there)
-        if not mine[k]:
-            continue
-        # the array the name was bound to on one side, another on the other: an update
-        # through the name would reach the first on that side only
-        others = [getattr(v[k], "proxy", None) for v in sides if isinstance(v[k], Snapshot)]
-        merged = state[branch._index(slot)] if slot.name else None
-        rebound = [p for p in others if p is not None and p is not slot.init]
-        if slot.kept and isinstance(merged, Proxy) and rebound and not any(
-                id(p) in moved or p._node is None or p._node.op == "loop_out"
-                for p in rebound):      # (a swap, or an inner construct's: settled there)
-            merged._sides = _one_side(f"'{slot.name}'", branch.where)
-    for values in sides:
-        for slot, v, own in zip(branch.slots, values, mine):
-            p = v.proxy if isinstance(v, Snapshot) else None
-            if p is None or id(p) in moved or not own or not slot.name:
-                continue
-            earlier = p is not slot.init and p.serial < branch.first_serial and \
-                p._node is not None and p._node.shape and not (p.scalar or p.weak)
-            if earlier:         # an array made before the branch, bound to the name here
-                p._sides = _one_side(f"the array '{slot.name}' is bound to", branch.where)
-            merged = state[branch._index(slot)]     # (or a view on one side: an update
-            if (earlier or p._base is not None) and isinstance(merged, Proxy) and \
-                    merged is not p:                # through the name writes where it views)
-                merged._sides = _one_side(f"'{slot.name}'", branch.where)
-
-
-def _one_side(name, where) -> str:
-    return f"{name}, which the branch at {where} makes another array's on one side only,"
 
 
 def _prefix(node, lengths, where):
