@@ -362,3 +362,42 @@ def test_a_value_an_inner_loop_may_not_assign_keeps_the_rows_serial(n):
     _same(f(im, n), maybe_empty_inner(im, n))
     outer = next(line for line in str(f.explain(im, n).graph).splitlines() if " = for(" in line)
     assert "auto=True" not in outer, outer
+
+
+def _convection(u, nt, c, dt, dx, dy):
+    ny, nx = u.shape
+    for n in range(nt):
+        un = u.copy()
+        for j in range(1, ny):
+            for i in range(1, nx):
+                u[j, i] = (un[j, i] - c * dt / dx * (un[j, i] - un[j, i - 1])
+                           - c * dt / dy * (un[j, i] - un[j - 1, i]))
+    return u
+
+
+@pytest.mark.parametrize("n, nt", [(9, 3), (81, 4), (300, 2), (81, 4), (5, 0)])
+def test_short_proved_loops_run_over_and_over(n, nt):
+    """A stencil's inner loop (proved independent, 80 iterations) runs once per row: the
+    invariant ``c * dt / dx`` is made once before every loop (ir/graph.py), its zero-divisor
+    check tested before the SIMD lanes, and the loop's cost learnt on earlier runs decides
+    serial or threads without reading clocks (probe.h). Any mix of sizes gives Python's
+    values; a test of a value made before the loop reads the shared one (a thread's own copy
+    of it was 0: ZeroDivisionError on every call past the first)."""
+    f = cppcodegen.compile(_convection, fallback=False)
+    u = np.random.default_rng(n).random((n, n)) + 1.0
+    for _ in range(3):
+        got, want = f(u.copy(), nt, 1.0, 0.005, 0.025, 0.02), _convection(u.copy(), nt, 1.0,
+                                                                            0.005, 0.025, 0.02)
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+
+
+def test_invariant_division_raises_only_where_python_divides():
+    f = cppcodegen.compile(_convection, fallback=False)
+    u = np.ones((6, 6))
+    with pytest.raises(ZeroDivisionError):
+        f(u.copy(), 2, 1.0, 0.005, 0.0, 0.02)
+    np.testing.assert_array_equal(f(u.copy(), 0, 1.0, 0.005, 0.0, 0.02), u)   # no trip
+    text = cppcodegen.explain(_convection, u, 2, 1.0, 0.005, 0.025, 0.02).source
+    run = text[text.index('extern "C" void ccg_run0'):]
+    first_loop = run.index("// for at")
+    assert "divide" in run[:first_loop]         # (made once, before the loops)

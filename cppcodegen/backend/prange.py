@@ -65,9 +65,11 @@ def prange_lines(program: LoopProgram, k: Kernel, body, always=False) -> list:
                 "    }"]
     return ["{   // iterations proved independent: on this thread until they are seen to take "
             "long enough, then in blocks on the threads", *head,
-            f"    ccg::LoopProbe ccg_probe(ccg_trip{', true' if always else ''});",
+            "    static ccg::LoopCost ccg_cost;   // (what earlier runs of this loop measured)",
+            f"    ccg::LoopProbe ccg_probe(ccg_trip, {'true' if always else 'false'}, &ccg_cost);",
             "    int64_t ccg_k = 0;",
             *here,
+            "    ccg_probe.finish(ccg_k);",
             "    if (ccg_k < ccg_trip) {",
             f"        const int64_t ccg_from = ccg_lo + ccg_k * ({step});",
             "        const int64_t ccg_rest = ccg_trip - ccg_k;",

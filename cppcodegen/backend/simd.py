@@ -29,6 +29,7 @@ import re
 from .cexpr import cindex, ctype
 from .combine import COMBINE, identity, lane_reduction
 from ..ir.loopir import Gather, LoopProgram, control_reads, nested, walk
+from ..runtime.compiled import stops
 
 
 def serial_lines(program: LoopProgram, k, body) -> list | None:
@@ -51,10 +52,33 @@ def serial_lines(program: LoopProgram, k, body) -> list | None:
             "}"]
 
 
-def lane_lines(k, body, lines) -> list:
-    """The body's lines for its SIMD lanes: with its branches flattened into predicated
-    stores where every kernel in them allows it (``predicate.py``), else ``lines``."""
-    return body(k.regions[0], True, flat=True) or lines
+def lane_lines(k, body, lines) -> tuple:
+    """(lines before the lanes, the body's lines for its SIMD lanes): its first checks of
+    values made before the loop (``leading_checks``) once, then the rest with its branches
+    flattened into predicated stores where every kernel in them allows it (``predicate.py``),
+    else as they are (``lines``, when there are no such checks)."""
+    kernels = k.regions[0]
+    n = leading_checks(kernels)
+    rest = kernels[n:]
+    lanes = body(rest, True, flat=True) or (body(rest, True) if n else lines)
+    return (body(kernels[:n], True) if n else []), lanes
+
+
+def leading_checks(kernels) -> int:
+    """How many of a body's first kernels check values no kernel of the body writes
+    (``c * dt / dx`` of scalar arguments, made before the loop: ``ir/graph.py``) and record
+    their error without stopping: the same in every iteration, so tested once before the
+    lanes (Python's first iteration would fail at them, before any store of the body)."""
+    stored = {m.name for k in nested(kernels) if k.form != "control"
+              for s in k.stages for m in (s.members or (s,))}
+    n = 0
+    for k in kernels:
+        s = k.stages[0]
+        if k.form != "control" or s.kind != "check" or stops(s.control["code"]) or \
+                set(control_reads(s)) & stored:
+            break
+        n += 1
+    return n
 
 
 def trip_lines(c) -> list:
@@ -76,7 +100,7 @@ def lane_privates(program: LoopProgram, k) -> list | None:
             or program.counters or any(lane_reduction(op, program.buffers[b].dtype) is None
                                        for b, op in reduce.items()):
         return None
-    kernels = k.regions[0]
+    kernels = k.regions[0][leading_checks(k.regions[0]):]
     if not _element_code(kernels) or _checks(kernels):
         return None
     shared = {b for b, r in roles.items() if r[0] in ("array", "shared")}
@@ -92,6 +116,7 @@ def lane_loop(program: LoopProgram, k, lines, private, base: str, first: str,
     """Iterations ``first`` to ``end`` (exclusive) of ``k``'s loop, counted from ``base``,
     in SIMD lanes; ``lines``: the body's lines."""
     c = k.stages[0].control
+    before, lines = lines           # (lane_lines)
     own, start, fold, finish, clauses = [], [], [], [], ""
     for b, op in private:
         t = ctype(program.buffers[b].dtype)
@@ -106,11 +131,14 @@ def lane_loop(program: LoopProgram, k, lines, private, base: str, first: str,
             finish.append(f"    {b}[0] = {COMBINE[op].format(a=f'{b}[0]', b=f'ccg_acc_{b}')};")
         own.append(f"{t}* {b} = &ccg_own_{b};   // this iteration's")
     declared = set(re.findall(r"\bconst bool (\w+) =", " ".join(lines)))    # (predicates)
-    names = _names_read(lines, {c["var"]} | declared | {b for b, op in private if op is None})
+    names = _names_read(before + lines,
+                        {c["var"]} | declared | {b for b, op in private if op is None})
     params = ", ".join(["const int64_t ccg_base", "const int64_t ccg_first",
                         "const int64_t ccg_end"] + [f"auto {n}" for n in names])
     return [f'[]({params}) __attribute__((optimize("tree-loop-vectorize"))) {{   // several at once',
             *start,
+            *(["    if (ccg_first < ccg_end) {"] + ["    " + line for line in before] + ["    }"]
+              if before else []),
             f"    #pragma omp simd{clauses}",
             "    for (int64_t ccg_i = ccg_first; ccg_i < ccg_end; ++ccg_i) {",
             f"        const int64_t {c['var']} = ccg_base + ccg_i * ({cindex(c['step'])});",
@@ -167,12 +195,16 @@ def _checks(kernels) -> bool:
 
 
 def written_buffers(program: LoopProgram, kernels) -> list:
-    """The buffers the kernels (those inside their loops and branches too) write."""
+    """The buffers the kernels (those inside their loops and branches too) write, and those
+    a loop, branch or check among them tests that a kernel among them writes (a test of a
+    value made before them, ``c * dt / dx != 0`` of scalar arguments, reads a shared one)."""
+    stored = {m.name for k in nested(kernels) if k.form != "control"
+              for s in k.stages for m in (s.members or (s,))}
     out = []
     for k in nested(kernels):
         names = []
         if k.form == "control":
-            names = control_reads(k.stages[0])
+            names = [n for n in control_reads(k.stages[0]) if n in stored]
         else:
             names = [m.name for s in k.stages for m in (s.members or (s,))
                      if m.name not in k.locals]

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .ufuncs import OPS
+
 
 @dataclass(frozen=True, eq=False)
 class Node:
@@ -103,10 +105,30 @@ def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
         complex_warning()
     node = Node(op, tuple(inputs), tuple(sorted(attrs.items())), tuple(map(_dim, shape)),
                 np.dtype(dtype), where)
-    for made in MADE:
-        made[id(node)] = node
+    if MADE and (op == "const" or _invariant(node)):    # made once, before every loop
+        object.__setattr__(node, "invariant", True)         # and branch
+    else:
+        for made in MADE:
+            made[id(node)] = node
     NODES_MADE[0] += EXTERN_WEIGHT if op == "extern" else 1
     return node
+
+
+# Loop-invariant code motion while tracing: a number computed from the function's scalar
+# arguments and constants alone (``c * dt / dx`` in a stencil's inner loop) is the same in
+# every iteration of every construct, so it belongs to no region: it is computed once before
+# them (a region's free input), not per element as a kernel of the innermost loop. Only pure
+# element ops (no random draws; a check stays where Python runs it, testing the value made
+# before the loop).
+_IMPURE = frozenset({"random_uniform", "random_normal"})
+
+
+def _invariant(node) -> bool:
+    if node.shape or not node.inputs:
+        return False
+    if node.op != "cast" and (node.op in _IMPURE or node.op not in OPS):
+        return False
+    return all(i.op == "scalar" or getattr(i, "invariant", False) for i in node.inputs)
 
 
 def complex_warning():
