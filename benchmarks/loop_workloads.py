@@ -226,6 +226,38 @@ def loop_median3(im):
     return out
 
 
+CONV_C, CONV_DT, CONV_DX, CONV_STEPS = 1.0, 0.002, 0.01, 50
+
+
+def loop_convection(u0, nt):
+    """(14) "12 steps to Navier-Stokes", step 5: 2-D linear convection as element loops,
+    the Courant numbers written inline (``c * dt / dx`` in the innermost loop)."""
+    c, dt, dx, dy = CONV_C, CONV_DT, CONV_DX, CONV_DX
+    u = u0.copy()
+    ny, nx = u.shape
+    for n in range(nt):
+        un = u.copy()
+        for j in range(1, ny):
+            for i in range(1, nx):
+                u[j, i] = (un[j, i] - c * dt / dx * (un[j, i] - un[j, i - 1])
+                           - c * dt / dy * (un[j, i] - un[j - 1, i]))
+    return u
+
+
+def loop_primes(n):
+    """(15) The primes below n: a sieve, then ``primes.append(i)`` under ``if sieve[i]``."""
+    sieve = np.ones(n, dtype=np.bool_)
+    sieve[:2] = False
+    for i in range(2, int(n ** 0.5) + 1):
+        if sieve[i]:
+            sieve[i * i::i] = False
+    primes = []
+    for i in range(n):
+        if sieve[i]:
+            primes.append(i)
+    return np.array(primes)
+
+
 # ----------------------------------------------------------------------------- vectorized twins
 def vec_dot(a, b):
     return np.dot(a, b)
@@ -273,9 +305,29 @@ def vec_life(g):
 
 # loop_jacobi, loop_power and the workloads after them are array statements already (their
 # loops are inherent): NumPy times the function as written.
+def vec_convection(u0, nt):
+    c, dt, dx, dy = CONV_C, CONV_DT, CONV_DX, CONV_DX
+    u = u0.copy()
+    for n in range(nt):     # (Gauss-Seidel-free: each step reads the previous one, as above)
+        un = u.copy()
+        u[1:, 1:] = (un[1:, 1:] - c * dt / dx * (un[1:, 1:] - un[1:, :-1])
+                     - c * dt / dy * (un[1:, 1:] - un[:-1, 1:]))
+    return u
+
+
+def vec_primes(n):
+    sieve = np.ones(n, dtype=np.bool_)
+    sieve[:2] = False
+    for i in range(2, int(n ** 0.5) + 1):
+        if sieve[i]:
+            sieve[i * i::i] = False
+    return np.nonzero(sieve)[0]
+
+
 NUMPY_VECTORIZED = {"loop_dot": vec_dot, "loop_drawdown": vec_drawdown, "loop_syrk": vec_syrk,
                     "lu_elim": vec_lu, "loop_matmul": vec_matmul, "loop_life": vec_life,
-                    "loop_median3": vec_median3}
+                    "loop_median3": vec_median3, "loop_convection": vec_convection,
+                    "loop_primes": vec_primes}
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -364,6 +416,16 @@ def make_image(shape):
     return (_rng().random(shape),)
 
 
+def make_convection(n):
+    u = np.ones((n, n))
+    u[n // 4:n // 2 + 1, n // 4:n // 2 + 1] = 2.0       # the square wave of the tutorial
+    return u, CONV_STEPS
+
+
+def make_primes(n):
+    return (n,)
+
+
 # ----------------------------------------------------------------------------- error scales
 def _dot_magnitude(inputs, ref):
     a, b = inputs
@@ -438,6 +500,12 @@ LOOP_WORKLOADS: dict[str, Workload] = dict([
     _w("loop_median3", loop_median3, make_image, (1000, 1000), (20, 20),
        "1x3 median filter along rows: three pixels sorted by swaps under if",
        tags=("loop", "python_loop")),
+    _w("loop_convection", loop_convection, make_convection, 401, 21,
+       f"2-D linear convection ('12 steps', step 5), {CONV_STEPS} steps of element loops, "
+       "c * dt / dx inline", tags=("loop", "python_loop")),
+    _w("loop_primes", loop_primes, make_primes, 2 * 10**6, 100,
+       "sieve of Eratosthenes, then primes.append(i) under if sieve[i]; np.array(primes)",
+       tags=("loop", "python_loop")),
 ])
 
 # make bench-quick runs only these of the loop workloads (with their peers)
@@ -490,6 +558,8 @@ def numba_impls() -> dict:
         "loop_matmul": njit(loop_matmul),
         "loop_life": njit(loop_life),
         "loop_median3": njit(loop_median3),
+        "loop_convection": njit(loop_convection),
+        "loop_primes": njit(loop_primes),
     }
 
 
@@ -660,10 +730,20 @@ def jax_impls() -> dict:
         mid = jnp.maximum(jnp.minimum(a, b), jnp.minimum(jnp.maximum(a, b), c))
         return im.at[:, 1:-1].set(mid)
 
+    def convection(u, nt):          # (the rows and columns as slices of the previous step)
+        cx = cy = CONV_C * CONV_DT / CONV_DX
+
+        def step(_, u):
+            return u.at[1:, 1:].set(u[1:, 1:] - cx * (u[1:, 1:] - u[1:, :-1])
+                                    - cy * (u[1:, 1:] - u[:-1, 1:]))
+        return lax.fori_loop(0, nt, step, u)
+
+    # (loop_primes has no JAX rewrite: its result's length comes from the values)
     return {"loop_dot": dot, "loop_drawdown": drawdown, "loop_syrk": syrk,
             "loop_jacobi": jacobi, "loop_power": power, "thomas": thomas_,
             "lut_gather": lut, "poisson_while": poisson, "heat_swap": heat, "lu_elim": lu,
-            "loop_matmul": matmul, "loop_life": life, "loop_median3": median3}
+            "loop_matmul": matmul, "loop_life": life, "loop_median3": median3,
+            "loop_convection": convection}
 
 
 SUITE = Suite(tag="loop", title="Loop workloads", note=NOTE, workloads=LOOP_WORKLOADS,

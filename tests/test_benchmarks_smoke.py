@@ -35,7 +35,8 @@ LOOP_EXPECTED = {
     "lut_gather": [((256, 256), F32), ((256,), F32)], "poisson_while": [((32, 32), F64), ((), I64)],
     "heat_swap": [((64, 64), F64)], "lu_elim": [((24, 24), F64)],
     "loop_matmul": [((16, 16), F64)], "loop_life": [((20, 20), I64)],
-    "loop_median3": [((20, 20), F64)],
+    "loop_median3": [((20, 20), F64)], "loop_convection": [((21, 21), F64)],
+    "loop_primes": [((25,), I64)],
 }
 
 
