@@ -75,3 +75,40 @@ def test_the_sweep_stores_slabs_in_place():
     body = ir[ir.index("for lv0"):].split("\n")[1:]
     body = [line for line in body if line.startswith("    ")]
     assert body and all("[i0, i1, lv0] over [6, 5, 1]" in line for line in body), "\n".join(body)
+
+
+def _seidel_2d(tsteps, A):
+    n = A.shape[0]
+    for t in range(tsteps - 1):
+        for i in range(1, n - 1):
+            A[i, 1:-1] += (A[i - 1, :-2] + A[i - 1, 1:-1] + A[i - 1, 2:] + A[i, 2:]
+                           + A[i + 1, :-2] + A[i + 1, 1:-1] + A[i + 1, 2:])
+            for j in range(1, n - 1):
+                A[i, j] += A[i, j - 1]
+                A[i, j] /= 9.0
+
+
+def _row_reads_its_right_neighbours(A0, steps):
+    A = A0.copy()
+    for t in range(steps):
+        for i in range(1, A.shape[0] - 1):
+            A[i, 1:-1] += 0.25 * (A[i - 1, 1:-1] + A[i, 2:] + A[i, :-2])
+    return A
+
+
+def test_a_row_update_that_reads_its_own_row_is_stored_in_place():
+    """``A[i, 1:-1] += f(A[i, 2:], ...)`` in a loop over rows: the value first, in a buffer
+    of a row, then stored where the row is (npbench's seidel_2d copied the whole array for
+    every row: 5.6 ms against numba's 1.0 at 120x120; now a row per row)."""
+    rng = np.random.default_rng(3)
+    A0 = rng.random((40, 40))
+    mine, theirs = A0.copy(), A0.copy()
+    cppcodegen.compile(_seidel_2d, fallback=False)(5, mine)
+    _seidel_2d(5, theirs)
+    np.testing.assert_allclose(mine, theirs, rtol=1e-13)
+    B = rng.random((30, 20))
+    np.testing.assert_allclose(
+        cppcodegen.compile(_row_reads_its_right_neighbours, fallback=False)(B, 3),
+        _row_reads_its_right_neighbours(B, 3), rtol=1e-13)
+    text = cppcodegen.explain(_seidel_2d, 5, A0.copy()).source
+    assert "pointwise over [38 - lv" not in text and "pointwise over [39 - lv" not in text

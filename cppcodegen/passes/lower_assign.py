@@ -364,6 +364,13 @@ class AssignLowering:
         if not self._free_after(base, node, at_end=base.op == "input"):
             return False        # (an argument returned is the updated array: read at the end)
         domain, store, body = self._region(node)
+        if not self._overlaps(name, store, body, domain):
+            return True
+        value = node.inputs[1]      # v reads x where it stores (``A[i, 1:-1] += A[i, 2:]``):
+        if not value.shape or id(value) in self.buffer_of:  # v first, in a buffer of its
+            return False                                    # own (a row), then stored in
+        self.realize(value)                                 # place (a copy of the whole of x
+        domain, store, body = self._region(node)            # per row was O(n^2) each time)
         return not self._overlaps(name, store, body, domain)
 
     @staticmethod
