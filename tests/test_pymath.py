@@ -219,3 +219,37 @@ def test_a_pole_of_a_constant_base_is_a_domain_error():
         assert compiled(np.array([v])) == _zero_to_the(np.array([v]))
     with pytest.raises(ValueError, match="math domain error"):
         compiled(np.array([-1.0]))
+
+
+def _softened_force(pos, mass):
+    acc = 0.0
+    for j in range(pos.shape[0]):
+        dx = pos[j, 0] - pos[0, 0]
+        dy = pos[j, 1] - pos[0, 1]
+        r2 = dx * dx + dy * dy + 1e-3
+        acc += mass[j] / (r2 * math.sqrt(r2)) + math.log(r2)
+    return acc
+
+
+def _unsoftened(x, c):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.sqrt(x[i] * x[i] + c)      # c may be negative: checked
+    return s
+
+
+def test_sums_of_squares_need_no_domain_check():
+    """``math.sqrt(dx * dx + dy * dy + 1e-3)`` and its log: a square is >= 0 and float sums
+    are monotone, so the argument is >= 1e-3 (bounds.py): no check in the loop (an n-body
+    step kept a domain check per pair). A constant that may be negative keeps it."""
+    rng = np.random.default_rng(5)
+    pos, mass = rng.random((50, 2)), rng.random(50)
+    got = cppcodegen.compile(_softened_force, fallback=False)(pos, mass)
+    assert got == pytest.approx(_softened_force(pos, mass), rel=1e-12)
+    text = cppcodegen.explain(_softened_force, pos, mass).source
+    assert "// check at" not in text
+    x = np.array([0.5, 0.1])
+    f = cppcodegen.compile(_unsoftened, fallback=False)
+    assert f(x, 1.0) == pytest.approx(_unsoftened(x, 1.0), rel=1e-12)
+    with pytest.raises(ValueError, match="math domain error"):
+        f(x, -1.0)

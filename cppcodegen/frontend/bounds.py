@@ -2,9 +2,10 @@
 
 An element of an array of a narrow int type has its dtype's range (``int(img[i, j])`` of a
 uint8 image is in [0, 255]); constants, sums, differences, products, squares and
-negations of bounded values are bounded. Python int arithmetic whose result provably stays
-in int64 needs no overflow check (``pyints.py``), ``math.sqrt`` of a value that cannot be
-negative no domain check (``pymath.py``): without the checks, a loop of such code runs in
+negations of bounded values are bounded; of a float, only a lower bound is followed
+(squares, sums, constants: ``_float_floor``). Python int arithmetic whose result provably
+stays in int64 needs no overflow check (``pyints.py``), ``math.sqrt`` of a value that cannot
+be negative no domain check (``pymath.py``): without the checks, a loop of such code runs in
 SIMD lanes.
 """
 from __future__ import annotations
@@ -52,6 +53,10 @@ def _node_bounds(node, depth: int):
     kind, size = node.dtype.kind, node.dtype.itemsize
     if kind == "f" and node.op == "cast" and node.inputs[0].dtype.kind in "biu":
         return _node_bounds(node.inputs[0], depth + 1)      # (rounded, but never past 0)
+    if kind == "f":
+        return _float_floor(node, depth)
+    if kind in "iu" and node.op == "cast" and node.inputs[0].dtype.kind not in "biu":
+        return None
     if kind == "b":
         return (0, 1)
     if kind in "iu" and size < 8:
@@ -71,6 +76,36 @@ def _node_bounds(node, depth: int):
             span = _interval(_ARITHMETIC[node.op], *ops,
                              square=len(ops) == 2 and node.inputs[0] is node.inputs[1])
     return span if _fits(span, node.dtype) else None
+
+
+_NONNEGATIVE = ("absolute", "sqrt", "exp", "exp2", "square", "cosh", "hypot")
+
+
+def _float_floor(node, depth: int):
+    """(lo, inf) of a float value, as far as its graph shows a lower bound (or NaN): float
+    rounding is monotone, so a sum of values at least ``a`` and ``b`` is at least the
+    rounded ``a + b``, a square is at least 0 (``math.sqrt(dx * dx + dy * dy + 1e-3)`` needs
+    no domain check). Upper bounds are not followed."""
+    if depth > _DEPTH:
+        return None
+    inf = float("inf")
+    if node.op == "const":
+        value = node.attr("value")
+        return (float(value), float(value)) if isinstance(value, (int, float, np.number)) and \
+            not isinstance(value, complex) and not np.isnan(value) else None
+    if node.op in _VALUE_OPS:
+        return _node_bounds(node.inputs[0], depth + 1)
+    if node.op in _NONNEGATIVE:
+        return (0.0, inf)
+    if node.op == "multiply" and len(node.inputs) == 2 and node.inputs[0] is node.inputs[1]:
+        return (0.0, inf)
+    if node.op in ("add", "multiply") and len(node.inputs) == 2:
+        ops = [_node_bounds(i, depth + 1) for i in node.inputs]
+        if None in ops or (node.op == "multiply" and min(ops[0][0], ops[1][0]) < 0):
+            return None
+        lo = ops[0][0] + ops[1][0] if node.op == "add" else ops[0][0] * ops[1][0]
+        return (float(np.asarray(lo, dtype=node.dtype)) if np.isfinite(lo) else lo, inf)
+    return None
 
 
 def cannot_overflow(kind, a, b) -> bool:
