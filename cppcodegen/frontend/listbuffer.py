@@ -49,6 +49,7 @@ class _Plan:
     def __init__(self, prefix, buf, index, counter=None, per=1, loop=None):
         self.prefix, self.buf, self.index = prefix, buf, index
         self.counter, self.per, self.loop = counter, per, loop    # (counted lists)
+        self.item = None            # (counted: an item the trace appended, for its dtype)
         self.appender = None
 
 
