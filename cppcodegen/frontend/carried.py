@@ -361,7 +361,9 @@ class Carried:
             known = {id(s.proxy) for s in self.slots if s.proxy is not None} | set(fresh)
             known |= {id(s.init) for s in self.slots if s.alias}
             for proxy, before in updated:
-                if proxy._base is None and id(proxy) not in known and id(before) not in made:
+                if proxy._base is None and id(proxy) not in known and id(before) not in made \
+                        and proxy.serial < self.first_serial:   # (a 0-d array made in the body
+                                                                # of a constant: its own)
                     self.slots.append(_Slot(proxy=proxy, init=before))
                     self.types.append((proxy.dtype, False, tuple(before.shape), False))
                     known.add(id(proxy))
