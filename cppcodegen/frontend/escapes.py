@@ -90,10 +90,11 @@ def _safe_read(node, parent, parents, namespace) -> bool:
         return parent.value is node and isinstance(parent.ctx, ast.Load)
     if isinstance(parent, (ast.For, ast.comprehension)):
         return parent.iter is node
+    while isinstance(parent, (ast.Tuple, ast.List, ast.Dict)) and \
+            not isinstance(getattr(parent, "ctx", None), ast.Store):
+        parent = parents.get(id(parent))            # (return out, n; return {"h": out})
     if isinstance(parent, ast.Return):
         return True
-    if isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Return):
-        return True                                 # (return out, n)
     if isinstance(parent, ast.Call) and node in parent.args:
         return _reader(parent.func, namespace)
     return False
