@@ -738,12 +738,12 @@ def jax_impls() -> dict:
                                     - cy * (u[1:, 1:] - u[:-1, 1:]))
         return lax.fori_loop(0, nt, step, u)
 
-    # (loop_primes has no JAX rewrite: its result's length comes from the values)
     return {"loop_dot": dot, "loop_drawdown": drawdown, "loop_syrk": syrk,
             "loop_jacobi": jacobi, "loop_power": power, "thomas": thomas_,
             "lut_gather": lut, "poisson_while": poisson, "heat_swap": heat, "lu_elim": lu,
             "loop_matmul": matmul, "loop_life": life, "loop_median3": median3,
-            "loop_convection": convection}
+            "loop_convection": convection,
+            "loop_primes": "the result's length comes from the values (jax.jit: static shapes)"}
 
 
 SUITE = Suite(tag="loop", title="Loop workloads", note=NOTE, workloads=LOOP_WORKLOADS,
