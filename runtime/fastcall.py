@@ -178,8 +178,9 @@ def c_plan(v, args):
     layout of ``args`` (their shapes and ints fix every run-time size): (the kernel's
     arguments as slots, the arrays to allocate, how the result is made of them (``RESULT``),
     the function raising a reported error), or None where only the Python path can run it
-    (extern steps, random draws, a result of other kinds, another allocator)."""
-    if not v.c_ready or device.output_empty is not np.empty:
+    (extern steps, random draws, a result of other kinds). While device hooks allocate the
+    outputs, the module sends every call to the Python path (``allocator_changed``)."""
+    if not v.c_ready:
         return None
     try:
         params = [t.cname for t in v.ffi.typeof(v.fn).args]

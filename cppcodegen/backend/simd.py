@@ -69,8 +69,7 @@ def leading_checks(kernels) -> int:
     (``c * dt / dx`` of scalar arguments, made before the loop: ``ir/graph.py``) and record
     their error without stopping: the same in every iteration, so tested once before the
     lanes (Python's first iteration would fail at them, before any store of the body)."""
-    stored = {m.name for k in nested(kernels) if k.form != "control"
-              for s in k.stages for m in (s.members or (s,))}
+    stored = _stored(kernels)
     n = 0
     for k in kernels:
         s = k.stages[0]
@@ -194,12 +193,17 @@ def _checks(kernels) -> bool:
     return False
 
 
+def _stored(kernels) -> set:
+    """The buffers the element kernels among ``kernels`` (nested ones too) store into."""
+    return {m.name for k in nested(kernels) if k.form != "control"
+            for s in k.stages for m in (s.members or (s,))}
+
+
 def written_buffers(program: LoopProgram, kernels) -> list:
     """The buffers the kernels (those inside their loops and branches too) write, and those
     a loop, branch or check among them tests that a kernel among them writes (a test of a
     value made before them, ``c * dt / dx != 0`` of scalar arguments, reads a shared one)."""
-    stored = {m.name for k in nested(kernels) if k.form != "control"
-              for s in k.stages for m in (s.members or (s,))}
+    stored = _stored(kernels)
     out = []
     for k in nested(kernels):
         names = []

@@ -186,47 +186,38 @@ class Carried:
         effects.UPDATED.append(updated)
         REGION_EFFECTS.append(kept)
         try:
-            self._bind_views()
-            extra = fn()
-            state = self.get()
             try:
+                self._bind_views()
+                extra = fn()
+                state = self.get()
                 listbuffer.check(self, self.where, state)
-            except listbuffer.Retrace:
-                for proxy, before in reversed(updated):
-                    proxy._node = before
-                raise
-            for s in self.views:
-                if state[self._index(s)] is not s.init:
-                    raise Unroll(self.where, f"variable '{s.name}' is a view updated in place "
-                                 "and bound to another array in the loop or branch")
-            values = []
-            for s in self.slots:
-                v = s.proxy if s.proxy is not None else state[self._index(s)]
-                values.append(Snapshot(v) if isinstance(v, Proxy) and not is_selection(v)
-                              else v)       # (a lazy x[mask]: kept lazy, never carried)
-            never = False
-            if extra_test:
-                t = truth(extra)
-                never = t is False      # (a while-condition: False whatever is carried)
-                extra = as_node(t) if isinstance(t, bool) else t.node
-            else:
-                extra = None
-        except listbuffer.Retrace:      # (traced again: what it appended is taken back)
-            containers.undo_changes(boxes)
-            raise
-        finally:
-            MADE.pop()
-            effects.UPDATED.pop()
-            REGION_EFFECTS.pop()
-        changed = containers.undo_changes(boxes)
-        if changed and not self.loop and listbuffer.growing(changed):
-            for proxy, before in reversed(updated):     # (a loop around the branch may
-                proxy._node = before                    # count the items: traced again)
-            raise listbuffer.CountAppends(listbuffer.refusal(self, changed), changed)
-        try:
+                for s in self.views:
+                    if state[self._index(s)] is not s.init:
+                        raise Unroll(self.where, f"variable '{s.name}' is a view updated in "
+                                     "place and bound to another array in the loop or branch")
+                values = []
+                for s in self.slots:
+                    v = s.proxy if s.proxy is not None else state[self._index(s)]
+                    values.append(Snapshot(v) if isinstance(v, Proxy) and not is_selection(v)
+                                  else v)   # (a lazy x[mask]: kept lazy, never carried)
+                never = False
+                if extra_test:
+                    t = truth(extra)
+                    never = t is False  # (a while-condition: False whatever is carried)
+                    extra = as_node(t) if isinstance(t, bool) else t.node
+                else:
+                    extra = None
+            finally:
+                MADE.pop()
+                effects.UPDATED.pop()
+                REGION_EFFECTS.pop()
+            changed = containers.undo_changes(boxes)
+            if changed and not self.loop and listbuffer.growing(changed):
+                raise listbuffer.CountAppends(listbuffer.refusal(self, changed), changed)
             planned = bool(changed) and listbuffer.plan(self, changed)
-        except listbuffer.Retrace:      # this trace is dropped: so are its updates in place
-            for proxy, before in reversed(updated):
+        except listbuffer.Retrace:      # this trace is dropped (traced again, maybe by a loop
+            containers.undo_changes(boxes)      # around it): its appends and its updates in
+            for proxy, before in reversed(updated):     # place with it
                 proxy._node = before
             raise
         if changed and not planned:                             # (an append per iteration:

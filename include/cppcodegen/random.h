@@ -12,21 +12,25 @@ namespace ccg {
 
 struct Philox4 { uint32_t w[4]; };
 
-// Ten rounds on four words in scalars (no array: the vectorizer keeps them in lanes, see
-// random_uniform_lanes); the key's increments after the last round are never used.
-inline Philox4 philox4x32(uint64_t index, uint64_t offset, uint64_t seed) {
-  uint32_t c0 = uint32_t(index), c1 = uint32_t(index >> 32);
-  uint32_t c2 = uint32_t(offset), c3 = uint32_t(offset >> 32);
-  uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
+// Ten rounds on four 32-bit words, each held in a 64-bit W: a uint64_t, or a vector of them
+// (random_uniform_lanes: each round's products are then vpmuludq's). The key's increments
+// after the last round are never used.
+template <class W>
+inline void philox_rounds(W& c0, W& c1, W& c2, W& c3, uint64_t k0, uint64_t k1) {
 #pragma GCC unroll 10
   for (int r = 0; r < 10; ++r) {
-    const uint64_t p0 = uint64_t(0xD2511F53u) * c0, p1 = uint64_t(0xCD9E8D57u) * c2;
-    const uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0, n1 = uint32_t(p1);
-    const uint32_t n2 = uint32_t(p0 >> 32) ^ c3 ^ k1, n3 = uint32_t(p0);
-    c0 = n0; c1 = n1; c2 = n2; c3 = n3;
-    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
+    const W p0 = c0 * 0xD2511F53ull, p1 = c2 * 0xCD9E8D57ull;
+    const W n0 = (p1 >> 32) ^ c1 ^ k0, n2 = (p0 >> 32) ^ c3 ^ k1;
+    c1 = p1 & 0xffffffffull; c3 = p0 & 0xffffffffull; c0 = n0; c2 = n2;
+    k0 = (k0 + 0x9E3779B9ull) & 0xffffffffull; k1 = (k1 + 0xBB67AE85ull) & 0xffffffffull;
   }
-  return Philox4{{c0, c1, c2, c3}};
+}
+
+inline Philox4 philox4x32(uint64_t index, uint64_t offset, uint64_t seed) {
+  uint64_t c0 = index & 0xffffffffull, c1 = index >> 32;
+  uint64_t c2 = offset & 0xffffffffull, c3 = offset >> 32;
+  philox_rounds(c0, c1, c2, c3, seed & 0xffffffffull, seed >> 32);
+  return Philox4{{uint32_t(c0), uint32_t(c1), uint32_t(c2), uint32_t(c3)}};
 }
 
 // uniform in [0, 1): 24 random bits for float, 53 for double
@@ -66,18 +70,10 @@ inline Vec<T, VI::size> random_uniform_lanes(const VI& index, const VS& seed,
 #ifdef CCG_HAVE_SIMD
   using U = typename Vec<uint64_t, N>::V;
   const uint64_t off = uint64_t(offset.v[0]), key = uint64_t(seed.v[0]);
-  const U m32 = detail::splat<U>(0xffffffffull);
   const U ix = (U)index.v;
-  U c0 = ix & m32, c1 = ix >> 32;
+  U c0 = ix & 0xffffffffull, c1 = ix >> 32;
   U c2 = detail::splat<U>(off & 0xffffffffull), c3 = detail::splat<U>(off >> 32);
-  uint64_t k0 = key & 0xffffffffull, k1 = key >> 32;
-#pragma GCC unroll 10
-  for (int r = 0; r < 10; ++r) {
-    const U p0 = c0 * 0xD2511F53ull, p1 = c2 * 0xCD9E8D57ull;
-    const U n0 = (p1 >> 32) ^ c1 ^ k0, n2 = (p0 >> 32) ^ c3 ^ k1;
-    c1 = p1 & m32; c3 = p0 & m32; c0 = n0; c2 = n2;
-    k0 = (k0 + 0x9E3779B9ull) & 0xffffffffull; k1 = (k1 + 0xBB67AE85ull) & 0xffffffffull;
-  }
+  philox_rounds(c0, c1, c2, c3, key & 0xffffffffull, key >> 32);
   if constexpr (sizeof(T) == 4) {
     const auto bits = Vec<int64_t, N>::from((typename Vec<int64_t, N>::V)(c0 >> 8));
     return convert<T>(convert<double>(bits) * Vec<double, N>::broadcast(5.9604644775390625e-08));
