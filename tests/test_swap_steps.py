@@ -92,6 +92,32 @@ def roll_step(u, steps):
     return u
 
 
+def convection_loops(u0, steps):
+    """Element loops over a copy of the last step: the inner loops' array (a buffer of the
+    body's own) trades places with ``u`` instead of being copied back."""
+    u = u0.copy()
+    ny, nx = u.shape
+    for n in range(steps):
+        un = u.copy()
+        for j in range(1, ny):
+            for i in range(1, nx):
+                u[j, i] = un[j, i] - 0.2 * (un[j, i] - un[j, i - 1]) - 0.3 * (un[j, i] - un[j - 1, i])
+    return u
+
+
+def relax_until(u0, tol):
+    """The same in a ``while`` loop, with a second carried value computed from both."""
+    u = u0.copy()
+    change, sweeps = tol + 1.0, 0
+    while change > tol and sweeps < 50:
+        old = u.copy()
+        for i in range(1, u.shape[0] - 1):
+            u[i] = 0.5 * (old[i - 1] + old[i + 1])
+        change = np.abs(u - old).max()
+        sweeps += 1
+    return u, sweeps
+
+
 def _r(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
 
@@ -106,6 +132,8 @@ CASES = [
     ("smooth_3d", smooth_3d, lambda s: (_r(10, 11, 12), s), True),
     ("sweeps_per_row_block", sweeps_per_row_block, lambda s: (_r(64), 3, s), True),
     ("roll_step", roll_step, lambda s: (_r(100), s), False),
+    ("convection_loops", convection_loops, lambda s: (_r(13, 17), s), True),
+    ("relax_until", relax_until, lambda s: (_r(40), 1e-2 / (s + 1)), True),
 ]
 
 
@@ -135,6 +163,25 @@ def test_steps_match_python_for_odd_and_even_counts(name, fn, make, trades):
     src = f.explain(*make(3)).source
     if trades:
         assert "std::swap(" in src
+
+
+def convection_in_place(u, steps):
+    for n in range(steps):
+        un = u.copy()
+        for j in range(1, u.shape[0]):
+            for i in range(1, u.shape[1]):
+                u[j, i] = un[j, i] - 0.2 * (un[j, i] - un[j, i - 1]) - 0.3 * (un[j, i] - un[j - 1, i])
+
+
+def test_argument_updated_by_inner_loops_stays_in_its_memory():
+    """The caller's array is updated where it is (it cannot trade places with the body's
+    copy, which would leave the result in memory the caller does not see)."""
+    f = cppcodegen.compile(convection_in_place)
+    for steps in (0, 1, 2, 5):
+        got, want = _r(9, 11), _r(9, 11)
+        assert f(got, steps) is None
+        convection_in_place(want, steps)
+        np.testing.assert_array_equal(got, want)
 
 
 def test_dynamic_sizes_still_right():

@@ -164,14 +164,20 @@ class AssignLowering:
         self.write_back([(self.buffer_of[id(inputs[m])], inputs[m], node)
                          for m, node in self.graph.mutations])
 
-    def write_back(self, pairs, swap=False):
+    def write_back(self, pairs, swap=False, local=frozenset()):
         """``pairs``: (buffer, the node it holds now, the node it must hold); see writebacks.
         ``swap`` (a loop's carried arrays at the end of its body): an assignment to most of
         an array that reads neighbours it overwrites (a stencil's time step) goes into a
         second buffer, with the frame outside its region copied, and the two buffers trade
-        places for the next iteration (``_swapped``) instead of a temporary copied back."""
+        places for the next iteration (``_swapped``) instead of a temporary copied back;
+        so does a new value the body computed into a buffer of its own (``local``: the
+        buffers made for the body, which it writes before it reads them), such as the
+        result of a loop inside it (``un = u.copy()`` then ``u[j, i] = f(un)`` for each
+        j and i: the inner loops' ``u`` is a copy, and it becomes the next step's ``u``)."""
         targets = {name for name, _, _ in pairs}
         self._moves = trades.moves(pairs, self.buffer_of, self.buffers) if swap else {}
+        self._local = {b for b in local if self.buffers[b].role == "temp"} - targets if swap \
+            else set()
         self._traded = {}               # the moves and steps that permute buffers (trades.py)
         planned = []
         for k, (name, start, node) in enumerate(pairs):
@@ -435,6 +441,8 @@ class AssignLowering:
         place), ("swap", the buffers that trade places), ("plan", the regions to store) or
         ("skip", None) when it is there already."""
         label = self.names[id(node)]
+        if (other := self._local_trade(name, node, pairs)) is not None:
+            return "swap", (name, other)
         if node.op == "scatter" and id(node) not in self.buffer_of and node.inputs[0] is not start \
                 and (steps := sequenced(self, node, start, name, targets)) is not None:
             return "steps", steps           # x[j], x[q] = x[q], x[j]: a store, then a scatter
@@ -473,6 +481,22 @@ class AssignLowering:
                 parts = [p + (label,) for p in self._outside(node)] + [region]
         parts = [p for p in parts if 0 not in p[0]]
         return "plan", (name, parts, full, node.where, node)
+
+    def _local_trade(self, name, node, pairs):
+        """The body's own buffer that holds ``node`` when it may trade places with ``name``
+        instead of being copied into it (``write_back``'s ``local``): alike in shape, dtype
+        and layout, big enough (SWAP_MIN), and the value of no other write-back."""
+        other = self.buffer_of.get(id(node))
+        if other not in self._local or name in self._moves or \
+                self.buffers[name].role not in trades.SWAPPABLE:
+            return None
+        a, b = self.buffers[other], self.buffers[name]
+        if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype or \
+                tuple(a.strides) != tuple(b.strides) or \
+                bool((sympy.Mul(*b.shape) - SWAP_MIN).is_negative) or \
+                sum(self.buffer_of.get(id(n)) == other for _, _, n in pairs) != 1:
+            return None
+        return other
 
     def _setitem_chain(self, node: Node, start: Node, name: str):
         """``x[r1] = v1; x[r2] = v2; ...`` on the buffer's value ``start``, as one region store

@@ -276,7 +276,8 @@ class ControlLowering:
             pairs = [(buf, p, r) for buf, p, r in zip(carry, region.params, region.results)
                      if buf is not None and r is not p and self.buffer_of.get(id(r)) != buf]
             before = len(self.stages)
-            self.write_back(pairs, swap=swap and roles is None)
+            self.write_back(pairs, swap=swap and roles is None,
+                            local=set(self.buffers) - names)
             if roles is not None:
                 self._check_shared_arrays(carry, roles, self.stages[before:], where)
         stages, self.stages = self.stages, saved
