@@ -176,8 +176,8 @@ class AssignLowering:
         j and i: the inner loops' ``u`` is a copy, and it becomes the next step's ``u``)."""
         targets = {name for name, _, _ in pairs}
         self._moves = trades.moves(pairs, self.buffer_of, self.buffers) if swap else {}
-        self._local = {b for b in local if self.buffers[b].role == "temp"} - targets if swap \
-            else set()
+        self._local = {b for b in local if self.buffers[b].role == "temp" and b not in self._moves
+                       and swap} - targets
         self._traded = {}               # the moves and steps that permute buffers (trades.py)
         planned = []
         for k, (name, start, node) in enumerate(pairs):
@@ -301,7 +301,7 @@ class AssignLowering:
 
     def _mostly(self, domain, name) -> bool:
         """Does a region of ``domain`` cover at least half of buffer ``name`` (so copying the
-        rest costs less than copying the region back), an array of SWAP_MIN elements or
+        rest costs less than copying the region back), an array of trades.SWAP_MIN elements or
         more (smaller ones, and a loop's scalars in registers, just copy)?"""
         total, part = 1, 1
         for n in self.buffers[name].shape:
@@ -310,7 +310,7 @@ class AssignLowering:
             part = part * n
         return self.buffers[name].role == "temp" and bool(
             sympy.sympify(2 * part - total).is_nonnegative) and not bool(
-            sympy.sympify(total - SWAP_MIN).is_negative)
+            sympy.sympify(total - trades.SWAP_MIN).is_negative)
 
     def _swapped(self, name, node, region, where, frame):
         """The stages of ``x[region] = v`` (``frame``: the frame outside the region copied
@@ -441,7 +441,8 @@ class AssignLowering:
         place), ("swap", the buffers that trade places), ("plan", the regions to store) or
         ("skip", None) when it is there already."""
         label = self.names[id(node)]
-        if (other := self._local_trade(name, node, pairs)) is not None:
+        if (other := trades.local(name, node, pairs, self._local, self.buffer_of, self.buffers,
+                                   self._moves)) is not None:
             return "swap", (name, other)
         if node.op == "scatter" and id(node) not in self.buffer_of and node.inputs[0] is not start \
                 and (steps := sequenced(self, node, start, name, targets)) is not None:
@@ -481,22 +482,6 @@ class AssignLowering:
                 parts = [p + (label,) for p in self._outside(node)] + [region]
         parts = [p for p in parts if 0 not in p[0]]
         return "plan", (name, parts, full, node.where, node)
-
-    def _local_trade(self, name, node, pairs):
-        """The body's own buffer that holds ``node`` when it may trade places with ``name``
-        instead of being copied into it (``write_back``'s ``local``): alike in shape, dtype
-        and layout, big enough (SWAP_MIN), and the value of no other write-back."""
-        other = self.buffer_of.get(id(node))
-        if other not in self._local or name in self._moves or \
-                self.buffers[name].role not in trades.SWAPPABLE:
-            return None
-        a, b = self.buffers[other], self.buffers[name]
-        if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype or \
-                tuple(a.strides) != tuple(b.strides) or \
-                bool((sympy.Mul(*b.shape) - SWAP_MIN).is_negative) or \
-                sum(self.buffer_of.get(id(n)) == other for _, _, n in pairs) != 1:
-            return None
-        return other
 
     def _setitem_chain(self, node: Node, start: Node, name: str):
         """``x[r1] = v1; x[r2] = v2; ...`` on the buffer's value ``start``, as one region store
@@ -591,9 +576,6 @@ def _written_box(store, domain):
         span = abs(int(c)) * (n - 1)
         box.append((base + min(0, int(c)) * (n - 1), span + 1))
     return tuple(box)
-
-
-SWAP_MIN = 16           # elements: an array a loop step rewrites trades buffers from this size
 
 
 _COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",

@@ -10,7 +10,10 @@ back into their own memory (``backend/program.py``).
 """
 from __future__ import annotations
 
+import sympy
+
 SWAPPABLE = ("temp", "output")      # buffers whose pointer the C++ may change
+SWAP_MIN = 16           # elements: an array a loop step rewrites trades buffers from this size
 
 
 def moves(pairs, buffer_of, buffers) -> dict:
@@ -54,3 +57,20 @@ def swaps(cycle_links: dict) -> list:
             k = cycle_links[k]
         done.add(k)
     return out
+
+
+def local(name, node, pairs, own, buffer_of, buffers, moves):
+    """The body's own buffer (one of ``own``: made for the body, written before it is read)
+    that holds ``node``, when it may trade places with carried buffer ``name`` instead of
+    being copied into it: alike in shape, dtype and layout, big enough, and the value of no
+    other write-back; None otherwise."""
+    other = buffer_of.get(id(node))
+    if other not in own or name in moves or buffers[name].role not in SWAPPABLE:
+        return None
+    a, b = buffers[other], buffers[name]
+    if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype or \
+            tuple(a.strides) != tuple(b.strides) or \
+            bool((sympy.Mul(*b.shape) - SWAP_MIN).is_negative) or \
+            sum(buffer_of.get(id(n)) == other for _, _, n in pairs) != 1:
+        return None
+    return other
