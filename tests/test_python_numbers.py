@@ -202,6 +202,65 @@ def test_python_numbers_divided_by_an_int_argument_that_is_zero():
             assert f(x, k) == divided_by_argument(x, k)
 
 
+def nan_mean(a):
+    count = 0
+    total = 0.0
+    for x in a:
+        if not np.isnan(x):
+            total += x
+            count += 1
+    return total / count
+
+
+def largest_or_zero(a, scale):
+    biggest = 0.0
+    if a.sum() > 0:
+        biggest = a.max()
+    return scale / (biggest * 0), biggest + 1.0
+
+
+def running_until(a, limit):
+    s = 0.0
+    i = 0
+    while i < a.shape[0] and s < limit:
+        s = s + a[i]
+        i += 1
+    return (s - 1.0) / (i - i)
+
+
+def _call(f, *args):
+    """(the value or the exception's type) with NumPy's division warnings off."""
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return f(*args)
+    except ZeroDivisionError as e:
+        return type(e)
+
+
+@pytest.mark.parametrize("fn,calls", [
+    (nan_mean, [(np.array([1.0, np.nan, 3.0]),), (np.array([np.nan, np.nan]),),
+                (np.zeros(0),), (np.array([np.nan, 2.0]),)]),
+    (largest_or_zero, [(np.array([1.0, 2.0]), 3.0), (np.array([-1.0, -2.0]), 3.0),
+                       (np.array([-1.0, 5.0]), -2.0)]),
+    (running_until, [(np.array([0.5, 0.7, 0.2]), 1.0), (np.array([0.5, 0.7]), -1.0),
+                     (np.zeros(0), 1.0)]),
+], ids=["nan_mean", "largest_or_zero", "running_until"])
+def test_python_number_on_some_paths_only_divides_as_python_does(fn, calls):
+    """A value that stays a Python float when no iteration (no branch) assigns it, and is a
+    NumPy float64 when one does: divided by zero, it raises ZeroDivisionError on the first
+    kind of path only (NumPy's inf or nan on the others), in one build for both."""
+    f = cppcodegen.compile(fn)
+    for args in calls:
+        want, got = _call(fn, *args), _call(f, *args)
+        if want is ZeroDivisionError:
+            assert got is ZeroDivisionError, (args, got)
+            continue
+        assert got is not ZeroDivisionError, args
+        for w, g in zip(want if isinstance(want, tuple) else (want,),
+                        got if isinstance(got, tuple) else (got,)):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
 def item_sum(x):
     s = 0.0
     for i in range(x.shape[0]):

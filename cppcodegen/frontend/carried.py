@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import TraceError
 from ..ir.graph import (keep_for_errors, MADE, Region, REGION_EFFECTS, make_node,
                         region_order)
-from . import containers, effects, listbuffer, shrinking, swaps
+from . import containers, effects, listbuffer, pyflags, shrinking, swaps
 from .proxy import as_node, broadcast_node, cast_node, Proxy, SERIALS, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
@@ -57,6 +57,8 @@ class _Slot:
         self.dropped = False        # made afresh in each iteration: not carried
         self.lengths = None         # a shrinking array's length per axis (shrinking.py)
         self.exit = None            # ... and its lengths after the loop
+        self.flag = None            # a Python number on some paths: its flag's slot
+        self.flag_of = None         # (a flag's slot: the value's, pyflags.py)
 
     def describe(self, none=False) -> str:
         if self.name and self.name.startswith("__ccg_ret"):
@@ -140,6 +142,8 @@ class Carried:
                 slot.init._node = p
             else:
                 slot.placeholder = wrap(p, weak=weak, scalar=scalar)
+                if slot.flag is not None:
+                    slot.placeholder.pyflag = slot.flag.proxy
                 state[self._index(slot)] = slot.placeholder
         listbuffer.bind(self, state)
         self.set(tuple(state))
@@ -195,11 +199,15 @@ class Carried:
                     if state[self._index(s)] is not s.init:
                         raise Unroll(self.where, f"variable '{s.name}' is a view updated in "
                                      "place and bound to another array in the loop or branch")
-                values = []
-                for s in self.slots:
+                values = [None] * len(self.slots)
+                for k, s in sorted(enumerate(self.slots), key=lambda e: e[1].flag_of is not None):
+                    if s.flag_of is not None:   # (a flag: set by its value's path)
+                        v = values[self.slots.index(s.flag_of)]
+                        if v is not UNDEFINED:
+                            s.proxy._node = pyflags.start_node(pyflags.flag(v))
                     v = s.proxy if s.proxy is not None else state[self._index(s)]
-                    values.append(Snapshot(v) if isinstance(v, Proxy) and not is_selection(v)
-                                  else v)   # (a lazy x[mask]: kept lazy, never carried)
+                    values[k] = Snapshot(v) if isinstance(v, Proxy) and not is_selection(v) \
+                        else v      # (a lazy x[mask]: kept lazy, never carried)
                 never = False
                 if extra_test:
                     t = truth(extra)
@@ -374,8 +382,11 @@ class Carried:
             bodies = [t for t in bodies if not _raised(t[4])] or bodies[:1]
         for t in bodies:
             self._check_cycles(t)
-        new, solved = [], False
+        new, solved, flags = [], False, []
         for i, slot in enumerate(self.slots):
+            if slot.flag_of is not None:
+                new.append(self.types[i])
+                continue
             results = [type_of(t[2][i]) for t in bodies]
             fresh = slot.init is UNDEFINED or (loop and slot.name in self.fresh)
             t = self.types[i]
@@ -423,12 +434,29 @@ class Carried:
                     slot.name not in self.keep:
                 t = None                        # an if that binds it on one way only
             new.append(t)
+            ends = [pyflags.flag(b[2][i]) for b in bodies if b[2][i] is not UNDEFINED]
+            if slot.flag is None and pyflags.needs_flag(t, ends + (   # (a side that keeps it,
+                    [pyflags.flag(slot.init)] if slot.init is not UNDEFINED else [])):  # too)
+                flags.append(slot)
+        for slot in flags:      # a Python number on some paths only: its flag carried too
+            start = pyflags.flag(slot.init) if slot.init is not UNDEFINED else False
+            f = _Slot(proxy=wrap(pyflags.start_node(start), scalar=True),
+                      init=pyflags.start_node(start))
+            f.flag_of, slot.flag = slot, f
+            self.slots.append(f)
+            self.types.append((pyflags.BOOL, False, (), True))
+            new.append(self.types[-1])
         # a type that changed: traced again with it (a branch's values on entry too: they
         # live in the carried buffer, of the unified type)
-        changed = any(a != b and (loop or b is not None) if a is not None else
-                      b is not None and loop and s.name in self.entry   # (its value on
-                      for a, b, s in zip(self.types, new, self.slots))  # entry is read)
+        unbound = [a is None and not (b is not None and loop and s.name in self.entry)
+                   for a, b, s in zip(self.types, new, self.slots)]
+        changed = any(a != b and (loop or b is not None) if a is not None else not u
+                      for a, b, u in zip(self.types, new, unbound))  # (its value on entry
+        if flags and not changed:   # is read); a flag's retrace: not bound on entry still
+            new = [None if u else b for b, u in zip(new, unbound)]
         self.types = new
+        if flags:
+            return None
         if changed or solved:
             return None
         self.side_values = [t[2] for t in bodies]
@@ -493,6 +521,8 @@ class Carried:
                 if slot.lengths:        # the view of the length after the last iteration
                     out = _prefix(out, slot.exit, self.where)
                 state[self._index(slot)] = wrap(out, weak=t[1], scalar=t[3])
+                if slot.flag is not None:
+                    state[self._index(slot)].pyflag = slot.flag.proxy
                 if node.op != "if":
                     swaps.mark_rebound(slot, state[self._index(slot)], self)
         for slot, t in zip(self.slots, self.types):

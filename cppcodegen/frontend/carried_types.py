@@ -15,6 +15,7 @@ from .bindings import FLAG
 from .capture import UNDEFINED
 from .iteration import symbolic_int
 from .proxy import Proxy
+from .pyflags import flag
 from .selection import is_selection
 from .sizes import same_size
 
@@ -25,6 +26,7 @@ class Snapshot:
     def __init__(self, proxy):
         self.proxy, self.node = proxy, proxy.node
         self.dtype, self.weak, self.scalar = proxy.dtype, proxy.weak, proxy.scalar
+        self.pyflag = flag(proxy)       # (a Python number then? pyflags.py)
 
 
 def type_of(value):

@@ -18,6 +18,7 @@ from .proxy import (as_node, asproxy, broadcast_node, broadcast_operands, cast, 
 from .selection import lift
 from .sizes import fit, is_dim
 from .views import broadcast_to
+from . import pyflags
 
 
 OPERATOR = [False]      # set by a Python operator (ndarray.py) for the ufunc it calls
@@ -95,7 +96,8 @@ def trace_ufunc(ufunc, inputs, kwargs):
         return wrap(own(broadcast_node(args[0], shape)), scalar=not shape)   # whole
     node = make_node(name, args, shape, out_dt, user_location())
     weak = operator and all(is_weak(x) for x in inputs)   # (a comparison of Python
-    return wrap(node, weak, scalar=not weak and not shape)  # numbers: a Python bool)
+    out = wrap(node, weak, scalar=not weak and not shape)   # numbers: a Python bool)
+    return pyflags.pass_on(out, inputs, node.where) if operator else out
 
 
 def loop_dtypes(ufunc, inputs, dtype) -> tuple:

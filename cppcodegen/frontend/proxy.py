@@ -56,6 +56,7 @@ class Proxy:
     ``x[i, j]`` of every axis): a value, not a view, and ``s op= y`` makes a new one."""
 
     __array_priority__ = 1000
+    pyflag = None       # a 0-d bool proxy: is the value a Python number now (pyflags.py)
     _sides = None       # why this name may or may not be the array an update should reach
                         # (a branch chose among arrays, a loop may rebind it: carried.py,
                         # swaps.py, control.py): an update in place through it is refused

@@ -33,6 +33,7 @@ from .elementwise import traced_python_int
 from .raises import error_check
 from .bounds import cannot_overflow
 from .sizes import is_dim
+from . import pyflags
 
 INT64_MIN = np.int64(np.iinfo(np.int64).min)
 
@@ -93,11 +94,15 @@ def _int(v) -> bool:
 def _divided(name: str, args: tuple, result):
     """``result`` of ``/``, ``//``, ``%``, ``divmod`` or ``**`` of Python numbers behind a
     check that raises ZeroDivisionError where Python does."""
-    if len(args) != 2 or not all(map(python_number, args)) or \
-            not any(isinstance(v, Proxy) for v in args):
+    if len(args) != 2 or not all(python_number(v) or pyflags.dynamic(pyflags.flag(v))
+                                 for v in args) or not any(isinstance(v, Proxy) for v in args):
         return result
     a, b = (args[1], args[0]) if DIVIDING[name] else args
     where = user_location()
+    python = pyflags.all_python(args, where)    # (a Python number on some paths only:
+    if pyflags.dynamic(python):                 # Python's rule where both are, NumPy's
+        result = _divided_maybe(name, a, b, result, python, where)  # where not)
+        return result
     if "pow" in name and _int(a) and _int(b) and isinstance(b, Proxy):
         error = (NegativeIntPower, (f"a Python int raised to a negative Python int at {where} "
                                     "is a float, where the compiled function keeps an int; "
@@ -123,6 +128,22 @@ def _divided(name: str, args: tuple, result):
             wrap(r.node, weak=True)
     return wrap(error_check(result, ok, error, where, stop=False).node, weak=result.weak,
                 scalar=result.scalar)
+
+
+def _divided_maybe(name, a, b, result, python, where):
+    """``a / b`` (``//``, ``%``, ``**``) where the operands are Python numbers on some paths
+    and a NumPy scalar on others (``python``: a bool node, True where all are Python's):
+    ZeroDivisionError where Python raises it; NumPy's inf or nan elsewhere."""
+    if "pow" in name or isinstance(result, tuple) or not isinstance(b, Proxy) and b != 0:
+        return result
+    ok = np.logical_or(np.not_equal(b, 0), np.logical_not(wrap(python, scalar=True)))
+    message = "float division by zero" if "truediv" in name else \
+        "integer division or modulo by zero"
+    error = (ZeroDivisionError, (f"{message} (at {where})",))
+    out = wrap(error_check(result, ok, error, where, stop=False).node, weak=result.weak,
+               scalar=result.scalar)
+    out.pyflag = result.pyflag
+    return out
 
 
 def _real_power(a, b, result, where):

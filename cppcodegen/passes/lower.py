@@ -34,6 +34,7 @@ from .lower_counts import CountLowering
 class Lowering(ControlLowering, AssignLowering, CountLowering):
     def __init__(self, graph: Graph):
         self.graph = graph
+        self.live = None        # construct -> its carried values that matter (liveness.py)
         self.eb = ExprBuilder()
         self.buffers: dict[str, Buffer] = {}
         self.stages: list[Stage] = []

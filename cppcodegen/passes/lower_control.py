@@ -27,6 +27,7 @@ from ..ir.loopir import STATUS, Load, Stage, control_reads, index_vars, nested, 
 from ..ir.ufuncs import OPS
 from ..runtime.compiled import SITE
 from .indexing import same_index
+from .liveness import live_carries
 
 LINE = 64           # bytes of a cache line
 SPREAD = 1024       # bytes of each written line run a block of column writes covers
@@ -170,20 +171,12 @@ class ControlLowering:
         return True
 
     def _live_carries(self, node) -> set:
-        """The carried values that matter: read after the construct (a ``loop_out``) or read
-        by one of its regions. Others (a loop's index variable nobody reads) get no buffer."""
-        live = {u.attr("index") for u in self.users.get(id(node), ())
-                if u is not None and u.op == "loop_out"}
-        n = node.attr("ncarry")
-        cond = node.attr("cond") if node.op == "while" else None
-        for region in regions(node):
-            users = users_of(region.nodes, ())
-            live |= {k for k, p in enumerate(region.params) if id(p) in users}
-            # a result that is another one's value, or a test (a while's condition, a loop's
-            # go-on test: `while changed:` reads the carried `changed` itself)
-            live |= {j for k, r in enumerate(region.results) for j, p in enumerate(region.params)
-                     if r is p and (j != k or k >= n or region is cond)}
-        return live
+        """The carried values that matter (``liveness.py``); others (a loop's index variable
+        nobody reads) get no buffer."""
+        if self.live is None:
+            self.live = live_carries(self.graph.nodes, list(self.graph.leaves) +
+                                     [n for _, n in self.graph.mutations])
+        return self.live[id(node)]
 
     def _read_later(self, init, control, hoist=True, at_end=False):
         """The scalars to compute before ``control`` starts so that nothing after it reads
