@@ -33,7 +33,9 @@ class Plan:
                        # | ('output'|'temp', shape, dtype str) | ('scalar', arg index)
                        # | ('cscalar', arg index): a complex scalar, passed as (re, im)
     outputs: object    # tree with leaves ('buf', position in args) | ('py', position: a 0-d
-                       # buffer returned as a Python number) | ('arg', i) | ('value', v)
+                       # buffer returned as a Python number) | ('py?', (position of a 0-d
+                       # bool, position): ... where that bool is True) | ('arg', i) |
+                       # ('value', v)
     hooks: tuple = ()  # (report name, position in args) per materialized buffer, in stage order
     steps: tuple = (("call", 0),)   # ('call', entry i) | ('extern', ExternCall, (arg positions), out position)
     sizes: tuple = ()  # symbolic sizes: (name, arg index, dim, 0 for its size | 1 for its stride
@@ -395,6 +397,9 @@ def _build(tree, values, args):
             return out if tag == "arr" else _result(out)
         if tag == "py":
             return values[v].item()
+        if tag == "py?":        # a Python number on the paths that set its flag
+            flag, v = v
+            return values[v].item() if values[flag][()] else _result(values[v])
         if tag.startswith("list:"):     # a list a compiled loop appended to
             return as_list(values[v], int(tag[5:]))
         if tag == "arg":

@@ -98,8 +98,10 @@ bool read_dims(PyObject* seq, int* ndim, npy_intp* dims) {
 }
 
 // The result codes (fastcall.py's RESULT): (code, output) | (kArg, argument) |
-// (kConstant, object) | (kTuple or kList, (items...))
-enum ResultKind { kBuf = 0, kArr = 1, kItem = 2, kArg = 3, kConstant = 4, kTuple = 5, kList = 6 };
+// (kConstant, object) | (kTuple or kList, (items...)) | (kMaybeItem, (flag output, output)):
+// a Python number where the 0-d bool output `flag` is true, a NumPy scalar where it is not
+enum ResultKind { kBuf = 0, kArr = 1, kItem = 2, kArg = 3, kConstant = 4, kTuple = 5, kList = 6,
+                  kMaybeItem = 7 };
 
 // Is `spec` a well-formed result code over `nouts` outputs and `nargs` arguments?
 bool valid_result(PyObject* spec, Py_ssize_t nouts, Py_ssize_t nargs, int depth = 0) {
@@ -113,6 +115,14 @@ bool valid_result(PyObject* spec, Py_ssize_t nouts, Py_ssize_t nargs, int depth 
     return true;
   }
   if (kind == kConstant) return true;
+  if (kind == kMaybeItem) {
+    if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 2) return false;
+    for (Py_ssize_t i = 0; i < 2; ++i) {
+      const Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(v, i));
+      if (k < 0 || k >= nouts) return false;
+    }
+    return true;
+  }
   if (kind < kBuf || kind > kArg || !PyLong_Check(v)) return false;
   const Py_ssize_t k = PyLong_AsSsize_t(v);
   return k >= 0 && k < (kind == kArg ? nargs : nouts);
@@ -285,6 +295,15 @@ PyObject* build_result(PyObject* spec, PyObject** outs, PyObject* args) {
   if (kind == kConstant) {
     Py_INCREF(v);
     return v;
+  }
+  if (kind == kMaybeItem) {
+    PyArrayObject* flag = reinterpret_cast<PyArrayObject*>(
+        outs[PyLong_AsSsize_t(PyTuple_GET_ITEM(v, 0))]);
+    PyObject* out = outs[PyLong_AsSsize_t(PyTuple_GET_ITEM(v, 1))];
+    if (*static_cast<const npy_bool*>(PyArray_DATA(flag)))
+      return PyObject_CallMethod(out, "item", nullptr);
+    Py_INCREF(out);
+    return PyArray_Return(reinterpret_cast<PyArrayObject*>(out));
   }
   const Py_ssize_t k = PyLong_AsSsize_t(v);
   if (kind == kArg) {

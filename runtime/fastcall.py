@@ -218,7 +218,7 @@ def c_plan(v, args):
 
 # How fastcall.cpp builds a call's result: (code, value) trees, as runtime/compiled._build
 # builds the Python path's from the plan's outputs
-RESULT = {"buf": 0, "arr": 1, "py": 2, "arg": 3, "constant": 4, "tuple": 5, "list": 6}
+RESULT = {"buf": 0, "arr": 1, "py": 2, "arg": 3, "constant": 4, "tuple": 5, "list": 6, "py?": 7}
 _CONSTANTS = (type(None), bool, int, float, str)
 
 
@@ -232,6 +232,9 @@ def _result_spec(tree, made: dict):
             return (RESULT[tag], made[v]) if v in made else None
         if tag == "arg":
             return (RESULT["arg"], v)
+        if tag == "py?":        # (the flag's output, the value's)
+            return (RESULT[tag], tuple(made[b] for b in v)) if all(b in made for b in v) \
+                else None
         return (RESULT["constant"], v) if tag == "value" and type(v) in _CONSTANTS else None
     if type(tree) in (tuple, list):
         items = [_result_spec(t, made) for t in tree]

@@ -72,6 +72,14 @@ def shift(a, b):                            # in place, returns the argument
     return a
 
 
+def largest_drop(p):
+    best = 0.0
+    for i in range(1, p.shape[0]):
+        if p[i - 1] - p[i] > best:
+            best = p[i - 1] - p[i]
+    return best
+
+
 def _same(got, want):
     assert type(got) is type(want), (type(got), type(want))
     if isinstance(want, (tuple, list)):
@@ -88,6 +96,8 @@ RNG = np.random.default_rng(0)
 CASES = [
     (total, (RNG.random(11),)),
     (total, (RNG.random(3).astype(np.float32),)),
+    (largest_drop, (np.arange(5.0),)),      # (Python's 0.0 stays a float)
+    (largest_drop, (np.array([3.0, 1.0, 2.0]),)),
     (axpy, (2.5, RNG.random(5), RNG.random(5))),
     (axpy, (3, RNG.integers(0, 9, 4), RNG.integers(0, 9, 4))),
     (pick, (RNG.random(6), np.array([0, 5, -1, 2]))),

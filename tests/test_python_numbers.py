@@ -261,6 +261,48 @@ def test_python_number_on_some_paths_only_divides_as_python_does(fn, calls):
             np.testing.assert_allclose(g, w, rtol=1e-12)
 
 
+def variance_or_zero(x):
+    n = 0
+    m2 = 0.0
+    for v in x:
+        n += 1
+        m2 += v * v
+    return m2 / (n - 1) if n > 1 else 0.0
+
+
+def largest_drop(p):
+    best = 0.0
+    for i in range(1, len(p)):
+        d = p[i - 1] - p[i]
+        if d > best:
+            best = d
+    return best, best * 2.0
+
+
+def trapezoid(y, dx):
+    s = 0.0
+    for i in range(len(y) - 1):
+        s += 0.5 * dx * (y[i] + y[i + 1])
+    return s
+
+
+@pytest.mark.parametrize("fn,calls", [
+    (variance_or_zero, [(np.array([1.0, 3.0, 2.0]),), (np.ones(1),), (np.zeros(0),)]),
+    (largest_drop, [(np.array([3.0, 1.0, 2.0]),), (np.arange(5.0),), (np.ones(1),)]),
+    (trapezoid, [(np.array([1.0, 2.0, 4.0]), 0.5), (np.ones(1), 0.5)]),
+], ids=["variance_or_zero", "largest_drop", "trapezoid"])
+@pytest.mark.parametrize("backend", ["cpp", "check"])
+def test_python_number_on_some_paths_comes_back_as_python_has_it(fn, calls, backend):
+    """The value is returned as a Python float on the paths where Python's is one (no
+    iteration, no branch side assigned it), and as a NumPy float64 on the others; one
+    build serves both (the first call takes the other path)."""
+    f = cppcodegen.compile(fn, backend=backend)
+    for args in calls:
+        got, want = f(*args), fn(*args)
+        assert _types(got) == _types(want), (args, got, want)
+        np.testing.assert_allclose(_values(got), _values(want), rtol=1e-12)
+
+
 def item_sum(x):
     s = 0.0
     for i in range(x.shape[0]):

@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+from . import pyflags
 from .indexing import guarded
 from .proxy import Proxy, wrap
 from .truth import truth
@@ -83,6 +84,8 @@ class BoolOps:
         out = np.where(t, yes, no)[()]
         if all(_weak(v) for v in (yes, no)) and isinstance(out, Proxy):
             out = wrap(out.node, weak=True, scalar=True)    # one of two Python numbers: still
+        elif isinstance(out, Proxy):        # (a Python number on one side only: pyflags.py)
+            out = pyflags.chosen(t, yes, no, out)
         arrays = [v for v in (yes, no) if isinstance(v, Proxy) and v.ndim and not v.scalar]
         if arrays and isinstance(out, Proxy):   # (one of two arrays: the values are right,
             for v in arrays + [out]:            # an update through either name is not)

@@ -67,6 +67,17 @@ def pass_on(result, inputs, where: str):
     return result
 
 
+def chosen(t, yes, no, out):
+    """``out``, the 0-d value ``yes if t else no``, with the flag it has when one of the two
+    is a Python number and the other is not (``m2 / (n - 1) if n > 1 else 0.0``)."""
+    fy, fn = flag(yes), flag(no)
+    if out.weak or out.node.shape or fy is fn or not any(map(dynamic, (fy, fn))) and fy == fn:
+        return out
+    out.pyflag = np.where(t, wrap(start_node(fy)), wrap(start_node(fn)))[()]
+    out.pyflag.scalar = True
+    return out
+
+
 def start_node(f):
     """A flag slot's value where its construct starts (a node)."""
     return as_node(np.bool_(f)) if not dynamic(f) else f

@@ -114,13 +114,19 @@ def trace(fn, arg_specs, args):
                          and not p.weak and p.arg is None and p.node.op != "scalar")
     list_leaves = tuple((k, listed[id(p)]) for k, p in
                         enumerate(flatten_tree(result, leaf_type=Proxy)) if id(p) in listed)
+    python_flags = tuple((k, p.pyflag.node) for k, p in  # (a Python number on some paths)
+                         enumerate(flatten_tree(result, leaf_type=Proxy))
+                         if isinstance(p, Proxy) and p.pyflag is not None and p.arg is None
+                         and k not in python_leaves and not p.node.shape)
     effects, EFFECTS[:] = list(EFFECTS), []
-    nodes = toposort(leaves + [n for _, n in mutations] + inputs + effects)
+    nodes = toposort(leaves + [n for _, n in mutations] + [n for _, n in python_flags] +
+                     inputs + effects)
     constants = {n.attr("array").key: n.attr("array").array for n in walk(nodes)
                  if n.op == "constant"}
     graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants,
                   mutations=mutations, python_leaves=python_leaves,
-                  array_leaves=array_leaves, list_leaves=list_leaves, raises=tuple(RAISES))
+                  array_leaves=array_leaves, list_leaves=list_leaves, raises=tuple(RAISES),
+                  python_flags=python_flags)
     if env is not None:
         graph.hints, graph.guards = env.hints, tuple(env.guards)
         graph.values = tuple((s.name, i) for s, i in env.values.items())

@@ -173,6 +173,14 @@ class Graph:
     raises: tuple = ()          # the exceptions of the user's raise statements (``RAISES``)
     list_leaves: tuple = ()     # (position, how many first items are Python numbers, -1:
                                 # all) of outputs that are lists a loop appended to
+    python_flags: tuple = ()    # (position, 0-d bool node) of outputs that are Python numbers
+                                # where the node is True (frontend/pyflags.py)
+
+    def roots(self) -> list:
+        """The nodes the program computes for the caller: its outputs, the final values of
+        the arguments it updates in place, and the flags of its maybe-Python numbers."""
+        return list(self.leaves) + [n for _, n in self.mutations] + \
+            [n for _, n in self.python_flags]
 
     def users(self) -> dict:
         out = {id(n): [] for n in self.nodes}

@@ -290,9 +290,11 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
     def run(self, arg_strides: dict) -> LoopProgram:
         graph = self.graph
         self.arg_strides = arg_strides
-        self.users = users_of(graph.nodes, list(graph.leaves) + [n for _, n in graph.mutations])
+        self.users = users_of(graph.nodes, graph.roots())
         checks = {id(n) for n in graph.nodes if n.op == "gather" and not self.users.get(id(n))}
-        self.lower_nodes(graph, {id(n) for n in graph.leaves} | checks)   # (an unused gather:
+        flags = dict(graph.python_flags)
+        self.lower_nodes(graph, {id(n) for n in graph.leaves} | checks |    # (an unused gather:
+                         {id(n) for n in flags.values()})
         self.writebacks()                               # its indices checked, frontend/indexing)
         python = set(graph.python_leaves)
         arrays = set(getattr(graph, "array_leaves", ()))
@@ -304,6 +306,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
             k = next(count)
             if tag == "buf" and k in python:
                 return ("py", v)
+            if tag == "buf" and k in flags:     # a Python number where the flag is set
+                return ("py?", (self._leaf(flags[k])[1], v))
             if tag == "buf" and k in lists:     # a list a loop appended to: its items
                 return (f"list:{lists[k]}", v)
             return ("arr", v) if tag == "buf" and k in arrays else (tag, v)   # a 0-d array

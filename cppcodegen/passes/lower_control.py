@@ -174,8 +174,7 @@ class ControlLowering:
         """The carried values that matter (``liveness.py``); others (a loop's index variable
         nobody reads) get no buffer."""
         if self.live is None:
-            self.live = live_carries(self.graph.nodes, list(self.graph.leaves) +
-                                     [n for _, n in self.graph.mutations])
+            self.live = live_carries(self.graph.nodes, self.graph.roots())
         return self.live[id(node)]
 
     def _read_later(self, init, control, hoist=True, at_end=False):
