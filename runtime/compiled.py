@@ -203,7 +203,8 @@ class CompiledVariant:
         # the C call path (runtime/fastcall.py) runs what needs no Python between the
         # kernel's steps: no extern steps, hooks or Python-only values (arguments written in
         # place are checked there as ``overlapping`` checks them)
-        self.c_ready = type(self) is CompiledVariant and self.multi is None and not python_only
+        self.c_ready = type(self) is CompiledVariant and self.multi is None and not (
+            python_only and self.mutates)
 
     def _marshalling(self):
         """(``run(args) -> values``, ``fast(args) -> result``): marshal the arguments, run the

@@ -53,7 +53,8 @@ struct Entry {
   Py_ssize_t nargs, nslots, nouts, nmut;
   PyObject* result;       // how the result is made (fastcall.py's RESULT codes)
   PyObject* keep;         // what the entry points into: the library, constants, dtypes
-  PyObject* on_error;     // called with the status (4 ints) when the kernel reports one
+  PyObject* on_error;     // called with the status (4 ints) and the arguments when the kernel
+                          // reports one: raises, or returns (result,) of the call run as Python
   Guard guard[kMaxArgs];
   Slot slot[kMaxSlots];
   Output out[kMaxOuts];
@@ -367,10 +368,16 @@ PyObject* run(const Entry* e, PyObject* args) {
   e->fn(slots);
   Py_END_ALLOW_THREADS
   if (status[0] != 0) {
-    PyObject* r = PyObject_CallFunction(e->on_error, "((LLLL))", (long long)status[0],
+    PyObject* r = PyObject_CallFunction(e->on_error, "((LLLL)O)", (long long)status[0],
                                         (long long)status[1], (long long)status[2],
-                                        (long long)status[3]);
+                                        (long long)status[3], args);
     if (r == nullptr) goto done;   // (it raises the program's error)
+    if (PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 1) {   // (the call run as Python instead:
+      result = PyTuple_GET_ITEM(r, 0);                     // its result)
+      Py_INCREF(result);
+      Py_DECREF(r);
+      goto done;
+    }
     Py_DECREF(r);
   }
   result = build_result(e->result, outs, args);

@@ -36,6 +36,7 @@ import numpy as np
 from . import device, sizes
 from .build import compiler_version, resolve_compiler
 from .cachedir import ensure_cache_dir, user_cache_dir
+from ..errors import PythonOnly
 from .compiled import _index_error
 
 SOURCE = Path(__file__).with_name("fastcall.cpp")
@@ -213,7 +214,19 @@ def c_plan(v, args):
         return None
     raises, sites = v.plan.raises, v.plan.sites
     return (tuple(slots), tuple(outputs), result,
-            lambda status: _index_error(status, raises, sites))
+            lambda status, args: _reported(v, status, args, raises, sites))
+
+
+def _reported(v, status, args, raises, sites):
+    """The error the kernel reported raised as Python raises it, or where a Python value left
+    its compiled type (``PythonOnly``: an int past int64; the call wrote no argument) the
+    call's result as Python computes it, as ``(result,)``."""
+    try:
+        _index_error(status, raises, sites)
+    except PythonOnly as e:
+        if v.mutates:
+            raise
+        return (v.run_fallback(args, e.reason),)
 
 
 # How fastcall.cpp builds a call's result: (code, value) trees, as runtime/compiled._build

@@ -222,3 +222,23 @@ def test_in_place_overlap_and_read_only_go_to_python():
     with pytest.raises(ValueError, match="read-only"):
         f(ro, b)
     np.testing.assert_array_equal(ro, a)
+
+
+def factorial(n):
+    p = 1
+    for i in range(1, n + 1):
+        p *= i
+    return p
+
+
+def test_python_int_past_int64_on_the_c_path_runs_as_python():
+    """A call whose Python int leaves int64 (checked, PythonOnly) comes back from the C path
+    with Python's exact result; the other calls stay on the C path."""
+    f = compiled(factorial)
+    assert f(5) == 120 and f(5) == 120
+    assert f._fast_count() >= 1
+    with warnings.catch_warnings():     # (it may say so, once per process)
+        warnings.simplefilter("ignore")
+        assert f(25) == factorial(25)
+        assert f(25) == factorial(25) and type(f(25)) is int
+        assert f(20) == factorial(20)
