@@ -146,7 +146,7 @@ def test_argument_updated_where_it_is():
     memory: no copy of the 30 x 30 array in before the loop or out after it."""
     ex = cppcodegen.explain(row_sweep, np.ones((30, 30)), 2)
     ir = str(ex).split("== loop IR ==")[1].split("== kernels")[0]
-    assert "over [30, 30]" not in ir and "buffer buf1: temp float64" not in ir
+    assert "over [30, 30]" not in ir and "float64[30, 30]" not in ir.split("buffer in0")[1].split("\n", 1)[1]
 
 
 def rebound_not_updated(A, steps):

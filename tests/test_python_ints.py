@@ -53,7 +53,20 @@ def fact_into(x):
     return x
 
 
-CASES = [(fact_mod, (np.ones(3, np.int64), 30)), (fact_mod, (np.ones(3, np.int64), 15)),
+def power_by_steps(x, a, b):
+    p, q = 1, a
+    for i in range(b):
+        p = p * q       # (two ints known when it runs: the multiply's overflow flag)
+        q = q + 0
+    return x * 0 + p % 1000
+
+
+CASES = [(power_by_steps, (np.ones(2, np.int64), 3, 39)),
+         (power_by_steps, (np.ones(2, np.int64), 3, 40)),
+         (power_by_steps, (np.ones(2, np.int64), -2, 63)),
+         (power_by_steps, (np.ones(2, np.int64), -2, 64)),
+         (power_by_steps, (np.ones(2, np.int64), 2, 63)),
+         (fact_mod, (np.ones(3, np.int64), 30)), (fact_mod, (np.ones(3, np.int64), 15)),
          (fact_data, (np.ones(30),)), (fact_data, (-np.ones(30),)),
          (binomial, (np.ones(2, np.int64), 70, 35)), (binomial, (np.ones(2, np.int64), 20, 10)),
          (lcg, (np.zeros(50), 7)), (count_positive, (np.random.default_rng(1).standard_normal(99),))]

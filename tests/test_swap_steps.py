@@ -118,6 +118,25 @@ def relax_until(u0, tol):
     return u, sweeps
 
 
+def poisson_until(b, tol):
+    """A Jacobi sweep, its boundary set after it, and the change reduced over the result:
+    the chain of assignments is computed into a buffer of its own (chain_buffers.py), the
+    reductions read it, and it trades places with ``p``."""
+    p = np.zeros_like(b)
+    err, it = 1.0, 0
+    while err > tol and it < 200:
+        pn = p.copy()
+        p[1:-1, 1:-1] = 0.25 * (pn[1:-1, 2:] + pn[1:-1, :-2] + pn[2:, 1:-1] + pn[:-2, 1:-1]
+                                - 0.01 * b[1:-1, 1:-1])
+        p[:, 0] = p[:, 1]
+        p[:, -1] = 0
+        p[0, :] = 0
+        p[-1, :] = p[-2, :]
+        err = np.sqrt(np.sum((p - pn) ** 2)) / (np.sqrt(np.sum(pn ** 2)) + 1e-30)
+        it += 1
+    return p, it
+
+
 def _r(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
 
@@ -134,6 +153,7 @@ CASES = [
     ("roll_step", roll_step, lambda s: (_r(100), s), False),
     ("convection_loops", convection_loops, lambda s: (_r(13, 17), s), True),
     ("relax_until", relax_until, lambda s: (_r(40), 1e-2 / (s + 1)), True),
+    ("poisson_until", poisson_until, lambda s: (_r(20, 24), 10.0 ** -s), True),
 ]
 
 

@@ -9,7 +9,8 @@ Python int (a weak int64 proxy, ``proxy.weak``) are followed by a check
 - ``a + b``: the operands have one sign and the result the other (not for a constant operand
   of at most 2^20 in magnitude: ``_small``);
 - ``a - b``: the operands differ in sign and the result's differs from ``a``'s;
-- ``a * b``: ``r // a != b`` (the product wrapped), or ``a == -1`` and ``b`` is int64's minimum;
+- ``a * b``: the multiply's overflow flag (``mul_fits``); by a constant, two compares of the
+  other operand;
 - ``-a``: ``a`` is int64's minimum.
 
 NumPy integers (``np.int64(5)``, an element of an int array) wrap as NumPy wraps them: no check.
@@ -28,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ComplexPower, FloatToInt, IntOverflow, NegativeIntPower, user_location
+from ..ir.graph import make_node
 from .proxy import as_node, Proxy, python_number, size_operand, wrap
 from .elementwise import traced_python_int
 from .raises import error_check
@@ -59,11 +61,11 @@ def _ok(kind, a, r, b=None):
             (-((2 ** 63 - 1) // m), 2 ** 63 // m)
         return np.logical_and(np.greater_equal(v, np.int64(lo)),
                               np.less_equal(v, np.int64(min(hi, 2 ** 63 - 1))))
-    if kind == "mul":
-        exact = np.logical_and(np.equal(np.floor_divide(r, a), b),
-                               np.logical_not(np.logical_and(np.equal(a, -1),
-                                                             np.equal(b, INT64_MIN))))
-        return np.logical_or(np.equal(a, 0), exact)
+    if kind == "mul":       # (the multiply's overflow flag, not a division)
+        shape = tuple(r.node.shape) if isinstance(r, Proxy) else ()
+        return wrap(make_node("mul_fits", (as_node(a, np.dtype(np.int64)),
+                                           as_node(b, np.dtype(np.int64))),
+                              shape, np.dtype(bool), user_location()), scalar=not shape)
     return np.not_equal(a, INT64_MIN)
 
 

@@ -162,6 +162,13 @@ _ROWS += [
           "ccg::random_normal<{T}>({0}, {1}, {2})", None),
 ]
 
+_MUL_FITS = np.frompyfunc(lambda a, b: -2 ** 63 <= int(a) * int(b) < 2 ** 63, 2, 1)
+
+# does the product of two Python ints fit int64 (frontend/pyints.py's check; internal)
+_ROWS.append(OpDef("mul_fits", 2, lambda a, b: np.asarray(_MUL_FITS(a, b), dtype=bool),
+                   "ccg::mul_fits({0}, {1})", None))
+
+
 def _python_math(fn):
     """NumPy reference of a ``math`` function NumPy has no ufunc for (element by element)."""
     each = np.frompyfunc(fn, 1, 1)
@@ -196,7 +203,7 @@ ALIASES = {"true_divide": "divide", "mod": "remainder", "abs": "absolute",
            "bitwise_right_shift": "right_shift", "power": "power"}
 
 TRACEABLE = (set(OPS) - {"where", "random_uniform", "random_normal", "real", "imag", "complex",
-                         "mul_naive", "python_round"} - set(PYTHON_MATH)) \
+                         "mul_naive", "python_round", "mul_fits"} - set(PYTHON_MATH)) \
     | set(ALIASES) | {"divmod"}
 LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",

@@ -35,6 +35,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
     def __init__(self, graph: Graph):
         self.graph = graph
         self.live = None        # construct -> its carried values that matter (liveness.py)
+        self.outer_buffers = set()  # the buffers made before the region being lowered
         self.eb = ExprBuilder()
         self.buffers: dict[str, Buffer] = {}
         self.stages: list[Stage] = []

@@ -17,6 +17,7 @@ from ..ir.loopir import FloorDiv, IMod, Load, Stage, index_vars, walk
 from ..ir.ufuncs import OPS
 from . import trades
 from .assign_steps import sequenced
+from .chain_buffers import realize_chain
 from .indexing import broadcast_index, same_index
 
 
@@ -91,6 +92,9 @@ class AssignLowering:
                 stack.extend(n.inputs)
             elif n.op not in LEAF_OPS and not (n.op in VIEW_OPS and self._in_memory(n)):
                 return False                # (a view of a buffer, ``un = u.copy()``: loads)
+        if len(found) == 1 and found[0].inputs[0].op == "setitem" and \
+                len(self.users.get(id(found[0]), ())) > 1 and realize_chain(self, found[0]):
+            return False                    # (a chain stored anyway: into a buffer first)
         if len(found) != 1 or found[0].shape != src.shape or not self._in_memory(found[0].inputs[0]):
             return False
         s = found[0]

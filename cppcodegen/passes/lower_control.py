@@ -255,6 +255,7 @@ class ControlLowering:
         buffers at its end (``write_back``)."""
         saved, self.stages = self.stages, []
         known, names = set(self.buffer_of), set(self.buffers)
+        outer, self.outer_buffers = self.outer_buffers, names
         for p, buf in zip(region.params, carry):
             if buf is not None:
                 self.buffer_of[id(p)] = buf
@@ -273,7 +274,7 @@ class ControlLowering:
             if roles is not None:
                 self._check_shared_arrays(carry, roles, self.stages[before:], where)
         stages, self.stages = self.stages, saved
-        self.users = saved_users
+        self.users, self.outer_buffers = saved_users, outer
         self._forget_outer(region, known, names)
         return stages, tests
 

@@ -133,6 +133,12 @@ template <class T> inline bool signbit(T x) {
 
 // ---------------------------------------------------------------- division
 // Integer floor division: x // 0 == 0, MIN // -1 == MIN (wraps).
+// Does a * b of two Python ints (int64) fit int64? (the overflow flag of one multiply)
+inline bool mul_fits(int64_t a, int64_t b) {
+  int64_t r;
+  return !__builtin_mul_overflow(a, b, &r);
+}
+
 template <class T, enable_int<T> = 0> inline T floordiv(T a, T b) {
   if (b == 0) return 0;
   if constexpr (std::is_signed_v<T>) {
