@@ -22,6 +22,7 @@ from .frontend import signature
 from .errors import DataDependentError, TraceError, UnsupportedError, fall_back
 from .frontend.capture import positional
 from .frontend.control import trace_function
+from .frontend.proxy import Proxy
 from .pipeline import Explanation, build_stages, compile_stages
 from .runtime import fastcall
 from .variants import (choose_specs, fits, Recompile, RecompileLimitWarning, value_sizes,
@@ -109,12 +110,16 @@ class CompiledFunction:
                 fast = self._fast.get(key)
             except (AttributeError, TypeError):     # (not an array, or an array where the
                 key = None                          # first call passed an int)
+            except UnsupportedError:    # traced arrays: a call from a function being traced
+                return self.fn(*args)   # (a compiled helper, or one passed as an argument)
             else:
                 if fast is not None:
                     return fast(args)
         try:
             specs = signature.classify(args)
         except TypeError as e:      # e.g. dask arrays in: a dask array out (integrations/dask.py)
+            if any(isinstance(a, Proxy) for a in args):     # (traced values: inlined)
+                return self.fn(*args)
             for dispatch in ARRAY_DISPATCH:
                 result = dispatch(self, args)
                 if result is not NotImplemented:

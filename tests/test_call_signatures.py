@@ -76,3 +76,59 @@ def test_defaults_bind_as_python(call):
         compiled()                              # Python's missing-argument error
     with pytest.raises(TypeError):
         compiled(x, 1.0, 2.0, 3.0)
+
+
+def rk4(f, y0, dt, n):
+    y, t = y0.copy(), 0.0
+    out = np.zeros((n + 1, y0.shape[0]))
+    out[0] = y
+    for i in range(n):
+        k1 = f(t, y)
+        k2 = f(t + dt / 2, y + dt / 2 * k1)
+        k3 = f(t + dt / 2, y + dt / 2 * k2)
+        k4 = f(t + dt, y + dt * k3)
+        y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        t = t + dt
+        out[i + 1] = y
+    return out
+
+
+def lorenz(t, s):
+    x, y, z = s[0], s[1], s[2]
+    return np.array([10.0 * (y - x), x * (28.0 - z) - y, x * y - 8.0 / 3.0 * z])
+
+
+def decay(t, y):
+    return -0.5 * y
+
+
+def applied(g, x):
+    return g(x) + 1
+
+
+def test_functions_as_arguments_are_traced_where_they_are_called():
+    """An integrator given its right-hand side (a function, a lambda, a compiled function):
+    each function is a constant of its own build, its calls traced into the loop."""
+    f = cppcodegen.compile(rk4, fallback=False)
+    y0 = np.array([1.0, 1.0, 1.0])
+    for rhs in (lorenz, decay, lambda t, y: -y * t, cppcodegen.compile(decay)):
+        np.testing.assert_allclose(f(rhs, y0, 0.01, 100), rk4(rhs, y0, 0.01, 100), rtol=1e-10)
+    assert len(f.variants) == 4
+    g = cppcodegen.compile(applied, fallback=False)
+    for fn in (np.sin, np.exp, abs, np.abs):
+        np.testing.assert_allclose(g(fn, y0 - 2), applied(fn, y0 - 2))
+
+
+@cppcodegen.compile
+def _smooth(x):
+    return 0.25 * x[:-2] + 0.5 * x[1:-1] + 0.25 * x[2:]
+
+
+def smoothed_twice(x):
+    return _smooth(_smooth(x)).sum()
+
+
+def test_a_compiled_helper_called_from_a_compiled_function_is_inlined():
+    x = np.random.default_rng(0).random(50)
+    got = cppcodegen.compile(smoothed_twice, fallback=False)(x)
+    np.testing.assert_allclose(got, smoothed_twice(x), rtol=1e-12)

@@ -7,11 +7,13 @@ No sympy, no compiler: this is on every call's path.
 """
 from __future__ import annotations
 
+import types
 import weakref
 
 import numpy as np
 
 SUPPORTED_KINDS = "biufc"
+FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, np.ufunc, types.MethodType)
 _F8 = np.dtype(np.float64)
 _C16 = np.dtype(np.complex128)
 _SUPPORTED = {}     # dtype -> bool, filled as dtypes are seen
@@ -21,7 +23,8 @@ def classify(args) -> tuple:
     """One spec per argument:
     ('array', dtype, shape, strides)       traced input array
     ('scalar', dtype, weak)                runtime scalar (Python float: weak; NumPy scalar: strong)
-    ('const', type name, value)            compile-time constant guarded by value
+    ('const', type name, value)            compile-time constant guarded by value (a
+                                           function: by identity, its calls traced)
     """
     specs = []
     for a in args:
@@ -49,6 +52,9 @@ def classify(args) -> tuple:
         elif isinstance(a, np.dtype) or isinstance(a, type) and (
                 issubclass(a, np.generic) or a in (int, float, bool, complex)):
             specs.append(("const", "dtype", a))     # (dtype=np.float32: guarded by value)
+        elif isinstance(a, FUNCTIONS) or hasattr(a, "__wrapped__") and callable(a):
+            specs.append(("const", "function", a))  # (a right-hand side passed to an
+                                                    # integrator: called, so traced)
         elif isinstance(a, np.random.Generator):
             specs.append(("generator",))
         elif isinstance(a, (tuple, list)) and all(type(v) in (int, bool, str, float) for v in a):
@@ -59,7 +65,7 @@ def classify(args) -> tuple:
         else:
             raise TypeError(f"cppcodegen cannot take an argument of type {t.__name__}; "
                             "pass arrays, Python/NumPy scalars, ints, bools, strings, None, "
-                            "dtypes or tuples/lists of numbers")
+                            "dtypes, functions or tuples/lists of numbers")
     return tuple(specs)
 
 
