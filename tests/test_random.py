@@ -116,7 +116,11 @@ def test_same_values_for_any_thread_count_and_isa(tmp_path, threads, isa):
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         outs.append(np.load(path))
-    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-15, atol=0)
+    # (the portable build's normal draws take libm's log and cos where SIMD builds take
+    # libmvec's, in vector and scalar code alike: they may differ by an ULP or two, which
+    # exp and the sum carry on; any thread count gives the same values)
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-13 if isa == "scalar" else 1e-15,
+                               atol=0)
 
 
 # ---------------------------------------------------------------- np.random.choice

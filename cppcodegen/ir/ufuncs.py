@@ -152,14 +152,15 @@ def _random_reference(kind):
     return draw
 
 
-# random numbers: operands (flat element index, seed, offset); uniform ones also in vector
-# code (include/cppcodegen/random.h), normal ones scalar (glibc's log and cos)
+# random numbers: operands (flat element index, seed, offset), in scalar and vector code
+# (include/cppcodegen/random.h; normal ones with libmvec's log and cos in both)
 _ROWS += [
     OpDef("random_uniform", 3, _random_reference("uniform"),
           "ccg::random_uniform<{T}>({0}, {1}, {2})",
           "ccg::random_uniform_lanes<{T}>({0}, {1}, {2})", True),
     OpDef("random_normal", 3, _random_reference("normal"),
-          "ccg::random_normal<{T}>({0}, {1}, {2})", None),
+          "ccg::random_normal<{T}>({0}, {1}, {2})",
+          "ccg::random_normal_lanes<{T}>({0}, {1}, {2})", True),
 ]
 
 _MUL_FITS = np.frompyfunc(lambda a, b: -2 ** 63 <= int(a) * int(b) < 2 ** 63, 2, 1)

@@ -44,7 +44,9 @@ template <class T> inline T random_uniform(int64_t index, uint64_t seed, uint64_
   }
 }
 
-// standard normal by Box-Muller (cosine branch), computed in double
+// standard normal by Box-Muller (cosine branch), computed in double; log and cos are the
+// vector loops' (libmvec's, vec.h's scalar forms), so a lane of random_normal_lanes and this
+// draw of the same index are bit-identical
 template <class T> inline T random_normal(int64_t index, uint64_t seed, uint64_t offset) {
   const Philox4 r = philox4x32(uint64_t(index), offset, seed);
   const double two_pi = 6.283185307179586;
@@ -56,13 +58,13 @@ template <class T> inline T random_normal(int64_t index, uint64_t seed, uint64_t
     u1 = (double(((uint64_t(r.w[0]) << 32) | r.w[1]) >> 11) + 1.0) * 1.1102230246251565e-16;
     u2 = double(((uint64_t(r.w[2]) << 32) | r.w[3]) >> 11) * 1.1102230246251565e-16;
   }
-  return T(std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2));
+  return T(std::sqrt(-2.0 * ccg::log(u1)) * ccg::cos(two_pi * u2));
 }
 
 // Uniform draws of a vector's lanes (the vector renderer's random_uniform): the same bits as
 // the scalar draw of each lane's index. The four words are 64-bit lanes holding 32-bit
 // values, so each round's products are vpmuludq's; the 53 bits become a double through
-// int64 lanes (< 2**53: exact). Normal draws stay scalar: their log and cos are glibc's.
+// int64 lanes (< 2**53: exact).
 template <class T, class VI, class VS, class VO>
 inline Vec<T, VI::size> random_uniform_lanes(const VI& index, const VS& seed,
                                              const VO& offset) {
@@ -85,6 +87,42 @@ inline Vec<T, VI::size> random_uniform_lanes(const VI& index, const VS& seed,
   Vec<T, N> r;
   for (int l = 0; l < N; ++l) r.v[l] = random_uniform<T>(int64_t(index.v[l]), uint64_t(seed.v[0]),
                                                          uint64_t(offset.v[0]));
+  return r;
+#endif
+}
+
+// Normal draws of a vector's lanes: random_normal's Box-Muller on each lane's words, the
+// log, sqrt and cos in vector form (in double; a float draw is rounded once at the end).
+template <class T, class VI, class VS, class VO>
+inline Vec<T, VI::size> random_normal_lanes(const VI& index, const VS& seed, const VO& offset) {
+  constexpr int N = VI::size;
+#ifdef CCG_HAVE_SIMD
+  using U = typename Vec<uint64_t, N>::V;
+  using I = typename Vec<int64_t, N>::V;
+  using D = Vec<double, N>;
+  const uint64_t off = uint64_t(offset.v[0]), key = uint64_t(seed.v[0]);
+  const U ix = (U)index.v;
+  U c0 = ix & 0xffffffffull, c1 = ix >> 32;
+  U c2 = detail::splat<U>(off & 0xffffffffull), c3 = detail::splat<U>(off >> 32);
+  philox_rounds(c0, c1, c2, c3, key & 0xffffffffull, key >> 32);
+  D u1, u2;
+  if constexpr (sizeof(T) == 4) {
+    u1 = (convert<double>(Vec<int64_t, N>::from((I)(c0 >> 8))) + D::broadcast(1.0)) *
+         D::broadcast(5.9604644775390625e-08);
+    u2 = convert<double>(Vec<int64_t, N>::from((I)(c1 >> 8))) * D::broadcast(5.9604644775390625e-08);
+  } else {
+    u1 = (convert<double>(Vec<int64_t, N>::from((I)(((c0 << 32) | c1) >> 11))) +
+          D::broadcast(1.0)) * D::broadcast(1.1102230246251565e-16);
+    u2 = convert<double>(Vec<int64_t, N>::from((I)(((c2 << 32) | c3) >> 11))) *
+         D::broadcast(1.1102230246251565e-16);
+  }
+  const D r = sqrt(D::broadcast(-2.0) * log(u1)) * cos(D::broadcast(6.283185307179586) * u2);
+  if constexpr (sizeof(T) == 4) return convert<T>(r);
+  else return r;
+#else
+  Vec<T, N> r;
+  for (int l = 0; l < N; ++l) r.v[l] = random_normal<T>(int64_t(index.v[l]), uint64_t(seed.v[0]),
+                                                        uint64_t(offset.v[0]));
   return r;
 #endif
 }
