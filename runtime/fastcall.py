@@ -42,6 +42,10 @@ from .compiled import _index_error
 SOURCE = Path(__file__).with_name("fastcall.cpp")
 NAME = "ccg_fastcall"
 MAX_ARGS, MAX_SLOTS, MAX_OUTS, MAX_DIMS = 32, 64, 16, 8     # (as fastcall.cpp's k* limits)
+# NumPy scalars the C path passes by value (PyFloat_AsDouble / PyLong_AsLongLong /
+# PyComplex_*AsDouble read them exactly): floats, ints that int64 holds, complex128
+BY_VALUE = frozenset(c for c in "efdbhilqBHILQD" if np.dtype(c).kind != "u" or
+                     np.dtype(c).itemsize < 8)
 SLOT = {"arg": 0, "out": 1, "fixed": 2, "double": 3, "int": 4, "re": 5, "im": 6, "status": 7}
 
 _state = {"module": None, "tried": False, "thread": None, "off": False}
@@ -156,9 +160,13 @@ def entry(variant, args, key, address: int, keep):
         return None
     guards = []
     for i, a in enumerate(args):
-        if i in key.arrays:
+        if i in key.arrays and isinstance(a, np.generic):
+            if a.dtype.char not in BY_VALUE:
+                return None         # (a bool, uint64, complex64, ...: the Python path)
+            guards.append((1, type(a)))     # (passed by value, as a Python number)
+        elif i in key.arrays:
             if type(a) is not np.ndarray or a.ndim > MAX_DIMS:
-                return None         # (a NumPy scalar: the Python path)
+                return None
             guards.append((0, a.dtype, a.shape, a.strides))
         elif i in key.scalars:
             guards.append((1, type(a)))

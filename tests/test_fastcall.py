@@ -96,6 +96,10 @@ RNG = np.random.default_rng(0)
 CASES = [
     (total, (RNG.random(11),)),
     (total, (RNG.random(3).astype(np.float32),)),
+    (axpy, (np.float32(1.5), RNG.random(5).astype(np.float32), RNG.random(5).astype(np.float32))),
+    (axpy, (np.float16(0.5), RNG.random(5), RNG.random(5))),       # (NumPy scalars: by value)
+    (axpy, (np.int16(-3), RNG.integers(0, 9, 4), RNG.integers(0, 9, 4))),
+    (axpy, (np.complex128(1 - 2j), RNG.random(3), RNG.random(3))),
     (largest_drop, (np.arange(5.0),)),      # (Python's 0.0 stays a float)
     (largest_drop, (np.array([3.0, 1.0, 2.0]),)),
     (axpy, (2.5, RNG.random(5), RNG.random(5))),

@@ -392,12 +392,12 @@ COMPLEX_CTYPES = ("ccg::c64", "ccg::c128")
 
 def _abi_type(t: str, kind: str) -> str:
     """The C type an entry point takes an argument as (cffi knows no C++ types): buffers as
-    ``void*``, floats as double, complex scalars as two doubles (re, im), the rest int64."""
+    ``void*``, floats (float16 too) as double, complex scalars as two doubles (re, im), the rest int64."""
     if kind == "buffer":
         return "void*"
     if t in COMPLEX_CTYPES:
         return "double, double"
-    return "double" if t in ("float", "double") else "int64_t"
+    return "double" if t in ("_Float16", "float", "double") else "int64_t"
 
 
 def cdef_for(signature, steps) -> str:
