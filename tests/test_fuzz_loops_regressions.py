@@ -172,8 +172,8 @@ def f_mod_of_int32_carried(x, t):
     return (s2,)
 
 
-@pytest.mark.xfail(strict=True, reason="G since D was fixed: builds, equal value, the unified int32 where Python kept an int")
-def test_loops_mod_of_int32_carried_value():
+def test_loops_mod_of_int32_carried_value():     # (G fixed: returned as Python's int
+    # on the side where Python kept one, frontend/pyflags.py)
     check_loop_function(f_mod_of_int32_carried, [make_input(np.array([3], dtype=np.int32)), -0.5])
 
 

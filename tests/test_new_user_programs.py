@@ -1402,3 +1402,23 @@ def test_two_carries_of_one_value_get_two_buffers(fn, args):
     for g, w in zip(got if isinstance(got, tuple) else (got,),
                     want if isinstance(want, tuple) else (want,)):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+def _leftmost_of_sorted(px, order):
+    xs = px[order]
+    k = 0
+    for i in range(xs.shape[0]):
+        if xs[k] > xs[i]:
+            k = i
+    return k
+
+
+def test_a_gather_read_in_a_loop_is_computed_once_before_it():
+    """``xs = px[order]`` read at ``xs[k]`` in a loop: gathered before the loop starts, not
+    in every iteration (which made a convex hull quadratic: 3.4 s for 20k points)."""
+    rng = np.random.default_rng(0)
+    px, order = rng.random(300), rng.permutation(300)
+    assert cppcodegen.compile(_leftmost_of_sorted)(px, order) == _leftmost_of_sorted(px, order)
+    ir = str(cppcodegen.explain(_leftmost_of_sorted, px, order)).split("== loop IR ==")[1]
+    before, body = ir.split("for lv", 1)
+    assert "over [300]" in before and "over [300]" not in body.split("== kernels")[0]

@@ -53,8 +53,9 @@ class ControlLowering:
             for i in node.inputs[n:]:       # `scale = nbins / (hi - lo)` read in the body,
                 while i.op in VIEW_OPS and id(i) not in self.buffer_of:   # an np.pad read at
                     i = i.inputs[0]                                       # shifted columns)
-                if id(i) not in self.buffer_of and (i.op in ("cast", "setitem") or i.op in OPS):
-                    self.realize(i)
+                if id(i) not in self.buffer_of and (i.op in BEFORE_LOOPS or i.op in OPS):
+                    self.realize(i)     # (a gather ``xs = px[order]`` read at ``xs[k]``:
+                                        # once, not in every iteration)
         self.loop_depth += node.op != "if"
         try:
             control, regions = self._lower_construct(node, carry)
@@ -353,6 +354,11 @@ class ControlLowering:
                     f"the prange loop at {where or 'its line'} writes all of an array it "
                     "shares between iterations (each iteration would store the whole array, "
                     "which threads cannot share); use range for this loop")
+
+
+# ops of values a loop reads from outside computed before it starts (with the pointwise ones)
+BEFORE_LOOPS = ("cast", "setitem", "gather", "reduce", "scan", "sort", "search", "segment",
+                "bincount")
 
 
 def users_of(nodes, results) -> dict:
