@@ -333,3 +333,22 @@ def test_first_store_into_empty_writes_only_its_region():
     np.testing.assert_allclose(compiled(x, 0.1), ema(x, 0.1), rtol=1e-13)
     text = str(cppcodegen.explain(compiled, x, 0.1))
     assert "pointwise over [5000]" not in text, text[:3000]
+
+
+def _kernel_offsets(s):
+    r = int(s)
+    return np.arange(-r, r + 1)
+
+
+def _symmetric_range(n):
+    return np.arange(-n, n + 1) * 2
+
+
+def test_arange_bounds_may_be_negative():
+    """np.arange's start is not a size: ``np.arange(-r, r + 1)`` with ``r = int(s)`` of a
+    float argument (a Gaussian kernel's offsets) or with an int argument ``n``."""
+    got = cppcodegen.compile(_kernel_offsets)(3.0)
+    np.testing.assert_array_equal(got, _kernel_offsets(3.0))
+    f = cppcodegen.compile(_symmetric_range)
+    for n in (3, 0, 5, -2):
+        np.testing.assert_array_equal(f(n), _symmetric_range(n))

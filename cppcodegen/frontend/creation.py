@@ -32,8 +32,9 @@ from .sizes import canon_shape, current_env, is_dim, symbolic
 
 # --------------------------------------------------------------------------- arguments
 
-def _dim(d, what: str):
-    """One size of a shape argument: an int, or a symbolic size (sympy expression)."""
+def _dim(d, what: str, bound: bool = False):
+    """One size of a shape argument: an int, or a symbolic size (sympy expression).
+    ``bound``: np.arange's start or stop, which may be negative."""
     if isinstance(d, (bool, np.bool_)):
         raise TypeError(f"{what}: a bool is not a size (at {user_location()})")
     if isinstance(d, (int, np.integer)):
@@ -45,17 +46,17 @@ def _dim(d, what: str):
             return d.node.attr("expr")
         n = _integer_size(d)                # an integer argument, or n + 1 of one
         if n is not None:
-            if symbolic().less(n, 0):
+            if not bound and symbolic().less(n, 0):
                 raise ValueError(f"{what}: negative dimensions are not allowed "
                                  f"(at {user_location()})")
             return n
         if d.dtype.kind in "iu" and d.ndim == 0:
-            return _speculated(d, what)
+            return _speculated(d, what, bound)
     raise TypeError(f"{what}: {type(d).__name__!r} object cannot be interpreted as an "
                     f"integer (at {user_location()})")
 
 
-def _speculated(d: Proxy, what: str) -> int:
+def _speculated(d: Proxy, what: str, bound: bool = False) -> int:
     """A size from an array's value (``np.zeros(x.max() + 1)``): this call's value, and a
     check that a later call's is the same (one that is not runs again as Python, as a call
     whose Python int overflows does: ``errors.SizeChanged``)."""
@@ -70,7 +71,7 @@ def _speculated(d: Proxy, what: str) -> int:
             "the arguments")
     v = int(values[0])
     where = user_location()
-    if v < 0:
+    if v < 0 and not bound:
         raise ValueError(f"{what}: negative dimensions are not allowed (at {where})")
     error = (SizeChanged, (f"{what}: the size comes from an array's value (at {where}), "
                            f"compiled for {v}; a call that gives another size runs as "
@@ -212,7 +213,7 @@ def arange(*args, original, **kwargs):
         return cast(arange(*args, original=original), dtype)
     sh = symbolic()
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (args + (1,))[:3]
-    start, stop = (sh.canon(_dim(v, "np.arange")) for v in (start, stop))
+    start, stop = (sh.canon(_dim(v, "np.arange", bound=True)) for v in (start, stop))
     step = int(step)
     if step == 0:
         raise ValueError("Maximum allowed size exceeded")
