@@ -235,3 +235,27 @@ def test_none_inside_a_loop_is_refused_never_a_zero_array():
     compiled = cppcodegen.compile(none_bound_in_loop_then_rebound, fallback=False)
     for x in (neg, pos):
         np.testing.assert_array_equal(compiled(x), x * 2)
+
+
+def normalize_unless_zero(x):
+    if x.sum() == 0:
+        return
+    x /= x.sum()
+
+
+def double_until_negative(x):
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            return None
+        x[i] = x[i] * 2
+
+
+@pytest.mark.parametrize("fn", [normalize_unless_zero, double_until_negative])
+def test_none_on_every_path_with_an_early_return_compiles(fn):
+    """An in-place update with an early exit returns None on every path: compiled (it was
+    refused as a mix of None and a value, and ran as Python)."""
+    f = cppcodegen.compile(fn, fallback=False)
+    for x in (np.array([1.0, 2.0, -1.0, 3.0]), np.zeros(3), np.ones(4)):
+        a, b = x.copy(), x.copy()
+        assert f(a) is None and fn(b) is None
+        np.testing.assert_array_equal(a, b)
