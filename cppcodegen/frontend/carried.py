@@ -253,7 +253,7 @@ class Carried:
         for s in self.slots:
             if s.lengths and s.placeholder is not None:
                 p = s.placeholder
-                s.placeholder = wrap(_prefix(p.node, s.lengths, self.where), weak=p.weak,
+                s.placeholder = wrap(shrinking.prefix(p.node, s.lengths, self.where), weak=p.weak,
                                      scalar=p.scalar)
                 state[self._index(s)] = s.placeholder
         self.set(tuple(state))
@@ -305,7 +305,7 @@ class Carried:
             t = self.types[i]
             if not isinstance(v, Snapshot) or not isinstance(t, tuple) or t[3]:
                 continue
-            for k in _passed(v.node, index):
+            for k in swaps.passed(v.node, index):
                 other = self.types[k]
                 if k != i and isinstance(other, tuple) and other[0] != t[0]:
                     raise Unroll(self.where, f"{self.slots[i].describe()} is bound in turns "
@@ -526,7 +526,7 @@ class Carried:
                 target.version += 1
             else:
                 if slot.lengths:        # the view of the length after the last iteration
-                    out = _prefix(out, slot.exit, self.where)
+                    out = shrinking.prefix(out, slot.exit, self.where)
                 state[self._index(slot)] = wrap(out, weak=t[1], scalar=t[3])
                 if slot.flag is not None:
                     state[self._index(slot)].pyflag = slot.flag.proxy
@@ -558,23 +558,6 @@ class Carried:
         return sum(t is not None for t in self.types)
 
 
-def _passed(node, index: dict) -> set:
-    """The carried values (``index``: id of a region parameter -> slot) that ``node`` may be
-    as it was, through the branches that pass values on."""
-    if id(node) in index:
-        return {index[id(node)]}
-    if node.op != "loop_out" or node.inputs[0].op != "if":
-        return set()
-    branch, k = node.inputs[0], node.attr("index")
-    out = set()
-    for name in ("then", "orelse"):
-        region = branch.attr(name)
-        r = region.results[k]
-        m = next((m for m, p in enumerate(region.params) if p is r), None)
-        out |= _passed(branch.inputs[1 + m], index) if m is not None else _passed(r, index)
-    return out
-
-
 def _raised(kept) -> bool:
     """Did a branch end in the user's raise (``raises.py``: a check with its error)?"""
     return any(n.op == "check" and n.attr("ends", False) for n in kept)
@@ -588,13 +571,6 @@ def _taken_over(slot) -> bool:
     init = slot.init
     return isinstance(init, Proxy) and init.arg is None and init._base is None and \
         slot.init_node is not None and slot.init_node.op != "input"
-
-
-def _prefix(node, lengths, where):
-    """The view of ``node``'s first ``lengths`` elements (None: the whole axis)."""
-    shape = tuple(d if n is None else n for n, d in zip(lengths, node.shape))
-    return make_node("slice", (node,), shape, node.dtype, where,
-                     spec=tuple((0, 1, n) for n in shape))
 
 
 def _check_region(nodes, where):

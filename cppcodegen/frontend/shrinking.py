@@ -16,6 +16,7 @@ is refused as before (``carried.py``).
 """
 from __future__ import annotations
 
+from ..ir.graph import make_node
 from .sizes import same_size, symbolic
 
 
@@ -84,3 +85,10 @@ def _same(a, b) -> bool:
         return same_size(a, b)
     except Exception:       # noqa: BLE001 -- not provably equal
         return False
+
+
+def prefix(node, lengths, where):
+    """The view of ``node``'s first ``lengths`` elements (None: the whole axis)."""
+    shape = tuple(d if n is None else n for n, d in zip(lengths, node.shape))
+    return make_node("slice", (node,), shape, node.dtype, where,
+                     spec=tuple((0, 1, n) for n in shape))

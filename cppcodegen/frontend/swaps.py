@@ -189,3 +189,20 @@ def mark_shared(branch, state) -> None:
 
 def _one_side(name, where) -> str:
     return f"{name}, which the branch at {where} makes another array's on one side only,"
+
+
+def passed(node, index: dict) -> set:
+    """The carried values (``index``: id of a region parameter -> slot) that ``node`` may be
+    as it was, through the branches that pass values on."""
+    if id(node) in index:
+        return {index[id(node)]}
+    if node.op != "loop_out" or node.inputs[0].op != "if":
+        return set()
+    branch, k = node.inputs[0], node.attr("index")
+    out = set()
+    for name in ("then", "orelse"):
+        region = branch.attr(name)
+        r = region.results[k]
+        m = next((m for m, p in enumerate(region.params) if p is r), None)
+        out |= passed(branch.inputs[1 + m], index) if m is not None else passed(r, index)
+    return out
