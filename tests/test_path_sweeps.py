@@ -268,8 +268,8 @@ SCALARIZED = {
     "logical_not": "as logical_and",
     "left_shift": "NumPy's out-of-range counts need per-lane branches (scalar.h)",
     "right_shift": "as left_shift",
-    "random_normal": "Box-Muller with glibc's log and cos, one element at a time (uniform "
-                     "draws have a vector form: random.h)",
+    "mul_fits": "the overflow flag of a Python int product: a scalar loop's check "
+                "(scalar.h)",
     "erf": "Python's math.erf of a scalar in a loop body (no NumPy ufunc): libm's, as Python",
     "erfc": "as erf", "gamma": "as erf", "lgamma": "as erf",
     "python_round": "Python's round(x, ndigits) of a Python float: an exact decimal rounding "

@@ -59,7 +59,6 @@ class _Slot:
         self.exit = None            # ... and its lengths after the loop
         self.flag = None            # a Python number on some paths: its flag's slot
         self.flag_of = None         # (a flag's slot: the value's, pyflags.py)
-        self.none = False           # the value returned, None wherever it is bound
 
     def describe(self, none=False) -> str:
         if self.name and self.name.startswith("__ccg_ret"):
@@ -235,8 +234,6 @@ class Carried:
             raise TraceError(listbuffer.refusal(self, changed))
         for name, init, now in zip(self.names, self.init_state, state):
             if type_of(init) == "other" and now is not init and name not in self.lists:
-                if init is None and name.startswith("__ccg_ret"):
-                    refuse_dropped_none(name, [None], self.names, self.where)
                 if init is None:
                     raise TraceError(f"variable '{name}' is None before the loop or branch at "
                                      f"{self.where} and bound to a value in it; {ONE_TYPE}")
@@ -402,13 +399,9 @@ class Carried:
                     run_time_size(d) for d in r[2]) or isinstance(t, tuple) and (
                     len(r[2]) != len(t[2]) or not all(map(same_size_always, r[2], t[2]))))
                     for r in results):
-                ends = [b[2][i] for b in bodies]
-                slot.none = internal_name(slot.name) and slot.init is UNDEFINED and all(
-                    v is None or v is UNDEFINED for v in ends)  # (``return`` on some paths
-                if not slot.none:                               # and None on every one)
-                    refuse_dropped_none(slot.name, ends, self.names, self.where)
-                    self.dropped_fresh |= slot.init is not UNDEFINED
-                    self.dropped_new |= slot.init is UNDEFINED
+                refuse_dropped_none(slot.name, [b[2][i] for b in bodies], self.names, self.where)
+                self.dropped_fresh |= slot.init is not UNDEFINED
+                self.dropped_new |= slot.init is UNDEFINED
                 slot.dropped = True
                 new.append(None)            # `seg = a[lo[i]:hi[i]]`, `j = np.arange(i + 1)`
                 continue                    # made in each iteration: not carried (unbound
@@ -534,7 +527,7 @@ class Carried:
                     swaps.mark_rebound(slot, state[self._index(slot)], self)
         for slot, t in zip(self.slots, self.types):
             if t is None and slot.name is not None:
-                state[self._index(slot)] = None if slot.none else UNDEFINED
+                state[self._index(slot)] = UNDEFINED
             if slot.taken and self._cycled(slot):   # (the array is one of the carried
                 swaps.settle(slot.init, swaps.orbit(self.moves, self.slots.index(slot)),
                              outs, self.induction[0], self.where)   # values: which, by trips)

@@ -37,12 +37,12 @@ class ReturnRewriter:
                         b = tail(s.body + ([] if eb else rest))
                         o = tail(s.orelse + ([] if eo else rest))
                         changed[0] = True
-                        out.append(ast.copy_location(ast.If(test=s.test, body=b, orelse=o), s))
+                        out.append(ast.copy_location(ast.If(
+                            test=s.test, body=b or [set_location(ast.Pass(), s)], orelse=o), s))
                         return out
                 out.append(s)
             last = stmts[-1] if stmts else self.fdef
-            out.append(set_location(assign(ret, ast.Constant(None)), last))
-            return out
+            return out + _store(ret, parts, None, last)
 
         if self.declared:
             return body
@@ -110,8 +110,12 @@ class ReturnRewriter:
 
 def _parts(body):
     """The item count when every ``return`` returns a tuple of that many items (written
-    out, no ``*``) and no path falls off the end; else None."""
+    out, no ``*``) and no path falls off the end; 0 when every one returns None (``return``
+    to leave an update in place early: nothing to carry); else None."""
     returns = [n for n in walk_scope(body) if isinstance(n, ast.Return)]
+    if all(r.value is None or isinstance(r.value, ast.Constant) and r.value.value is None
+           for r in returns):
+        return 0
     arity = {len(r.value.elts) if isinstance(r.value, ast.Tuple) and not any(
         isinstance(e, ast.Starred) for e in r.value.elts) else None for r in returns}
     return arity.pop() if len(arity) == 1 and None not in arity and always_exits(body) \
@@ -123,9 +127,13 @@ def _store(ret, parts, value, s) -> list:
     compiled branch cannot carry, is carried as its items)."""
     if parts is None:
         return [set_location(assign(ret, value or ast.Constant(None)), s)]
+    if parts == 0:
+        return []
     return [set_location(assign(f"{ret}_{k}", v), s) for k, v in enumerate(value.elts)]
 
 
 def _result(ret, parts):
+    if parts == 0:
+        return ast.Constant(None)
     return name_node(ret) if parts is None else ast.Tuple(
         elts=[name_node(f"{ret}_{k}") for k in range(parts)], ctx=ast.Load())
