@@ -101,23 +101,33 @@ template <int N, class U> inline Vec<double, N> exact_double(const U& bits) {
   return Vec<double, N>::from(hi * detail::splat<D>(4294967296.0) + lo);
 #endif
 }
+
+// Philox's four words for each lane's index (the draws' counter: index, offset; key: seed)
+template <class U, class VI, class VS, class VO>
+inline void philox_lanes(const VI& index, const VS& seed, const VO& offset, U& c0, U& c1, U& c2,
+                         U& c3) {
+  const uint64_t off = uint64_t(offset.v[0]), key = uint64_t(seed.v[0]);
+  const U ix = (U)index.v;
+  c0 = ix & 0xffffffffull;
+  c1 = ix >> 32;
+  c2 = detail::splat<U>(off & 0xffffffffull);
+  c3 = detail::splat<U>(off >> 32);
+  philox_rounds(c0, c1, c2, c3, key & 0xffffffffull, key >> 32);
+}
 #endif
 
 // Uniform draws of a vector's lanes (the vector renderer's random_uniform): the same bits as
 // the scalar draw of each lane's index. The four words are 64-bit lanes holding 32-bit
-// values, so each round's products are vpmuludq's; the 53 bits become a double through
-// int64 lanes (< 2**53: exact).
+// values, so each round's products are vpmuludq's (mul32); the 53 bits become a double
+// exactly (exact_double).
 template <class T, class VI, class VS, class VO>
 inline Vec<T, VI::size> random_uniform_lanes(const VI& index, const VS& seed,
                                              const VO& offset) {
   constexpr int N = VI::size;
 #ifdef CCG_HAVE_SIMD
   using U = typename Vec<uint64_t, N>::V;
-  const uint64_t off = uint64_t(offset.v[0]), key = uint64_t(seed.v[0]);
-  const U ix = (U)index.v;
-  U c0 = ix & 0xffffffffull, c1 = ix >> 32;
-  U c2 = detail::splat<U>(off & 0xffffffffull), c3 = detail::splat<U>(off >> 32);
-  philox_rounds(c0, c1, c2, c3, key & 0xffffffffull, key >> 32);
+  U c0, c1, c2, c3;
+  philox_lanes(index, seed, offset, c0, c1, c2, c3);
   if constexpr (sizeof(T) == 4) {
     return convert<T>(exact_double<N>(U(c0 >> 8)) * Vec<double, N>::broadcast(5.9604644775390625e-08));
   } else {
@@ -139,11 +149,8 @@ inline Vec<T, VI::size> random_normal_lanes(const VI& index, const VS& seed, con
 #ifdef CCG_HAVE_SIMD
   using U = typename Vec<uint64_t, N>::V;
   using D = Vec<double, N>;
-  const uint64_t off = uint64_t(offset.v[0]), key = uint64_t(seed.v[0]);
-  const U ix = (U)index.v;
-  U c0 = ix & 0xffffffffull, c1 = ix >> 32;
-  U c2 = detail::splat<U>(off & 0xffffffffull), c3 = detail::splat<U>(off >> 32);
-  philox_rounds(c0, c1, c2, c3, key & 0xffffffffull, key >> 32);
+  U c0, c1, c2, c3;
+  philox_lanes(index, seed, offset, c0, c1, c2, c3);
   D u1, u2;
   if constexpr (sizeof(T) == 4) {
     u1 = (exact_double<N>(U(c0 >> 8)) + D::broadcast(1.0)) * D::broadcast(5.9604644775390625e-08);
