@@ -57,6 +57,13 @@ class FloatToInt(PythonOnly, ValueError):
     reason = "a float made an int was NaN, infinite or out of range"
 
 
+class InexactCarry(PythonOnly, ValueError):
+    """An int a loop or branch carries in a float (a maximum of an int64 array started from
+    ``-np.inf``) past the float's exact integers: Python keeps the int itself."""
+    reason = ("an int a loop or branch keeps in a float was past the float's exact integers "
+              "(2**53 for float64)")
+
+
 class NegativeIntPower(PythonOnly, ValueError):
     """A Python int raised to a negative Python int exponent known only at run time: Python's
     result is a float, the compiled one an int."""

@@ -27,7 +27,7 @@ from .capture import UNDEFINED
 from .selection import is_selection
 from .truth import truth
 from .sizes import loop_dependent, run_time_size
-from .carried_types import (internal_name, kind_of, ONE_TYPE, refuse_dropped_none,
+from .carried_types import (exact_in, internal_name, kind_of, ONE_TYPE, refuse_dropped_none,
                             same_size_always, Snapshot, type_of, unify)
 
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
@@ -497,7 +497,7 @@ class Carried:
         if value is UNDEFINED:
             return param
         node = value.node if isinstance(value, Snapshot) else as_node(value)
-        node = cast_node(node, t[0])
+        node = cast_node(exact_in(node, t[0], self.where), t[0])
         if slot.lengths:        # stored into the first elements of the carry buffer
             region = tuple(shrinking.after(n, self.induction[1], self.induction[0].step)
                            if n is not None else d for n, d in zip(slot.lengths, t[2]))

@@ -82,6 +82,26 @@ ONE_TYPE = ("compiled values keep one type on every path: use a value that stand
             "(np.nan, -1), with a flag if needed, or raise an exception")
 
 
+def exact_in(node, dtype, where):
+    """``node``, an int carried in float ``dtype`` (``m = -np.inf`` then ``m = x[i]`` of an
+    int64 array): behind a check that the float holds it exactly, else the call runs as
+    Python (``InexactCarry``), which keeps the int; ints the float always holds as they are."""
+    from ..errors import InexactCarry
+    from .proxy import wrap
+    from .raises import error_check
+    if node.dtype.kind not in "iu" or np.dtype(dtype).kind != "f":
+        return node
+    limit = 2 ** (np.finfo(dtype).nmant + 1)
+    if np.iinfo(node.dtype).max <= limit:
+        return node
+    v = wrap(node, scalar=True)
+    ok = np.less_equal(v, limit)
+    if node.dtype.kind == "i":
+        ok = np.logical_and(ok, np.greater_equal(v, -limit))
+    error = (InexactCarry, (f"{InexactCarry.reason} (at {where})",))
+    return error_check(v, ok, error, where, stop=False).node
+
+
 def kind_of(v) -> str:
     """What a value is, in an error's words."""
     if v is None:
