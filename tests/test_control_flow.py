@@ -1727,3 +1727,22 @@ def test_and_or_of_values_return_an_operand(a, k):
             assert bool(g) == bool(w), (got, want)
         else:                                       # a number chosen: that number, not a bool
             assert g == w and not isinstance(g, (bool, np.bool_)), (got, want)
+
+
+def _bit_reverse8(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        v = x[i]
+        r = 0
+        for b in range(8):
+            r = (r << 1) | (v & 1)
+            v = v >> 1
+        out[i] = r
+    return out
+
+
+def test_a_short_constant_loop_is_unrolled_whole():
+    x = np.random.default_rng(0).integers(0, 256, 300, dtype=np.uint8)
+    f = cppcodegen.compile(_bit_reverse8)
+    np.testing.assert_array_equal(f(x), _bit_reverse8(x))
+    assert "#pragma GCC unroll 8" in f.explain(x).source

@@ -292,7 +292,9 @@ def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: boo
                 hoisted.append(buf)
                 out += scratch_lines(ctype(b.dtype), buf, count,
                                      "the most any iteration needs, allocated once")
-        out += ["#pragma GCC unroll 4"] if _straight_line(k.regions[0]) else []
+        trips = _constant_trips(c)      # (a few known trips: unrolled whole, bit by bit)
+        out += [f"#pragma GCC unroll {trips if trips and trips <= 16 else 4}"] \
+            if _straight_line(k.regions[0]) else []
         advance = f"{var} += {step}" if _steps_safely(c) else \
             f"{var} = ccg::next_index({var}, {step}, {stop})"
         out += [f"for ({var} = {cindex(c['start'])}; {test}; {advance}) {{",
@@ -388,6 +390,14 @@ def _locals_written(program: LoopProgram, kernels) -> list:
 
 
 COMPLEX_CTYPES = ("ccg::c64", "ccg::c128")
+
+
+def _constant_trips(c) -> int | None:
+    """The trip count of a ``for`` control with int bounds and step, else None."""
+    start, stop, step = c.get("start"), c.get("stop"), c.get("step")
+    if not all(type(v) is int for v in (start, stop, step)) or step == 0:
+        return None
+    return len(range(start, stop, step))
 
 
 def _abi_type(t: str, kind: str) -> str:
