@@ -344,25 +344,16 @@ def test_item_errors_are_numpys():
         cppcodegen.compile(item_out_of_range, fallback=False)(x)
 
 
-def running_max_from_minus_inf(x):
-    out = np.empty_like(x)
-    m = -np.inf
-    for i in range(len(x)):
-        if x[i] > m:
-            m = x[i]
-        out[i] = m
-    return out
-
-
 def test_int_carried_in_a_float_is_exact_or_runs_as_python():
     """``m = -np.inf`` then ``m = x[i]`` of an int64 array: the loop carries a float64; an
     element past 2**53 would be rounded (Python keeps the int itself), so such a call runs
     as Python and its values are exact; smaller ones stay compiled."""
     import warnings
-    f = cppcodegen.compile(running_max_from_minus_inf)
+    from test_new_user_programs import running_max     # (m = -np.inf; if x[i] > m: m = x[i])
+    f = cppcodegen.compile(running_max)
     for x in (np.array([3, 1, 7, 2]), np.array([2 ** 53, 2 ** 53 + 1, 2 ** 62 + 1]),
               np.array([-5, -2 ** 60, 9]), np.array([4, -9, 4])):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             got = f(x)
-        np.testing.assert_array_equal(got, running_max_from_minus_inf(x))
+        np.testing.assert_array_equal(got, running_max(x))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
+from test_auto_parallel import _convection    # u[j, i] from un = u.copy(), element loops
 
 
 def heat(u, steps):
@@ -95,14 +96,7 @@ def roll_step(u, steps):
 def convection_loops(u0, steps):
     """Element loops over a copy of the last step: the inner loops' array (a buffer of the
     body's own) trades places with ``u`` instead of being copied back."""
-    u = u0.copy()
-    ny, nx = u.shape
-    for n in range(steps):
-        un = u.copy()
-        for j in range(1, ny):
-            for i in range(1, nx):
-                u[j, i] = un[j, i] - 0.2 * (un[j, i] - un[j, i - 1]) - 0.3 * (un[j, i] - un[j - 1, i])
-    return u
+    return _convection(u0.copy(), steps, 1.0, 0.2, 1.0, 1.5)
 
 
 def relax_until(u0, tol):
@@ -185,22 +179,14 @@ def test_steps_match_python_for_odd_and_even_counts(name, fn, make, trades):
         assert "std::swap(" in src
 
 
-def convection_in_place(u, steps):
-    for n in range(steps):
-        un = u.copy()
-        for j in range(1, u.shape[0]):
-            for i in range(1, u.shape[1]):
-                u[j, i] = un[j, i] - 0.2 * (un[j, i] - un[j, i - 1]) - 0.3 * (un[j, i] - un[j - 1, i])
-
-
 def test_argument_updated_by_inner_loops_stays_in_its_memory():
     """The caller's array is updated where it is (it cannot trade places with the body's
     copy, which would leave the result in memory the caller does not see)."""
-    f = cppcodegen.compile(convection_in_place)
+    f = cppcodegen.compile(_convection)
     for steps in (0, 1, 2, 5):
         got, want = _r(9, 11), _r(9, 11)
-        assert f(got, steps) is None
-        convection_in_place(want, steps)
+        assert f(got, steps, 1.0, 0.2, 1.0, 1.5) is got
+        _convection(want, steps, 1.0, 0.2, 1.0, 1.5)
         np.testing.assert_array_equal(got, want)
 
 

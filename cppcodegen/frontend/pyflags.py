@@ -58,9 +58,9 @@ def all_python(values, where: str):
 def pass_on(result, inputs, where: str):
     """``result`` of a Python operator on ``inputs`` with the flag it has (a Python number
     when every operand is one) when an operand's is known only when the program runs."""
-    if not isinstance(result, Proxy) or result.weak or result.node.shape or \
-            not any(dynamic(flag(x)) for x in inputs):
-        return result
+    if not any(isinstance(x, Proxy) and x.pyflag is not None for x in inputs) or \
+            not isinstance(result, Proxy) or result.weak or result.node.shape:
+        return result       # (the common case first: no operand's kind is dynamic)
     f = all_python(inputs, where)
     if dynamic(f):
         result.pyflag = wrap(f, scalar=True)
@@ -71,7 +71,7 @@ def chosen(t, yes, no, out):
     """``out``, the 0-d value ``yes if t else no``, with the flag it has when one of the two
     is a Python number and the other is not (``m2 / (n - 1) if n > 1 else 0.0``)."""
     fy, fn = flag(yes), flag(no)
-    if out.weak or out.node.shape or fy is fn or not any(map(dynamic, (fy, fn))) and fy == fn:
+    if out.weak or out.node.shape or fy is fn:
         return out
     out.pyflag = np.where(t, wrap(start_node(fy)), wrap(start_node(fn)))[()]
     out.pyflag.scalar = True

@@ -101,10 +101,8 @@ def _divided(name: str, args: tuple, result):
         return result
     a, b = (args[1], args[0]) if DIVIDING[name] else args
     where = user_location()
-    python = pyflags.all_python(args, where)    # (a Python number on some paths only:
-    if pyflags.dynamic(python):                 # Python's rule where both are, NumPy's
-        result = _divided_maybe(name, a, b, result, python, where)  # where not)
-        return result
+    python = pyflags.all_python(args, where)    # (a Python number on some paths only: a
+                                                # bool node; Python's rule where both are)
     if "pow" in name and _int(a) and _int(b) and isinstance(b, Proxy):
         error = (NegativeIntPower, (f"a Python int raised to a negative Python int at {where} "
                                     "is a float, where the compiled function keeps an int; "
@@ -123,25 +121,13 @@ def _divided(name: str, args: tuple, result):
         ok = np.not_equal(b, 0)         # (a constant 0: False wherever this runs)
         message = "float division by zero" if "truediv" in name else \
             "integer division or modulo by zero"
+    if pyflags.dynamic(python):     # NumPy's inf or nan where an operand is NumPy's
+        ok = np.logical_or(ok, np.logical_not(wrap(python, scalar=True)))
     error = (ZeroDivisionError, (f"{message} (at {where})",))
     if isinstance(result, tuple):       # divmod of Python numbers: Python numbers, the
         q, r = result                   # check on the quotient (kept either way)
         return wrap(error_check(q, ok, error, where, stop=False).node, weak=True), \
             wrap(r.node, weak=True)
-    return wrap(error_check(result, ok, error, where, stop=False).node, weak=result.weak,
-                scalar=result.scalar)
-
-
-def _divided_maybe(name, a, b, result, python, where):
-    """``a / b`` (``//``, ``%``, ``**``) where the operands are Python numbers on some paths
-    and a NumPy scalar on others (``python``: a bool node, True where all are Python's):
-    ZeroDivisionError where Python raises it; NumPy's inf or nan elsewhere."""
-    if "pow" in name or isinstance(result, tuple) or not isinstance(b, Proxy) and b != 0:
-        return result
-    ok = np.logical_or(np.not_equal(b, 0), np.logical_not(wrap(python, scalar=True)))
-    message = "float division by zero" if "truediv" in name else \
-        "integer division or modulo by zero"
-    error = (ZeroDivisionError, (f"{message} (at {where})",))
     out = wrap(error_check(result, ok, error, where, stop=False).node, weak=result.weak,
                scalar=result.scalar)
     out.pyflag = result.pyflag
@@ -159,8 +145,10 @@ def _real_power(a, b, result, where):
                               np.logical_and(np.isfinite(b), np.not_equal(np.floor(b), b)))
     error = (ComplexPower, (f"a negative number raised to a fractional power at {where} is "
                             "complex in Python, where the compiled function keeps a float",))
-    return wrap(error_check(result, np.logical_not(complex_), error, where, stop=False).node,
-                weak=result.weak, scalar=result.scalar)
+    out = wrap(error_check(result, np.logical_not(complex_), error, where, stop=False).node,
+               weak=result.weak, scalar=result.scalar)
+    out.pyflag = result.pyflag
+    return out
 
 
 def checked_int(name: str, args: tuple, result):

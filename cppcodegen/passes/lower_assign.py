@@ -180,8 +180,7 @@ class AssignLowering:
         j and i: the inner loops' ``u`` is a copy, and it becomes the next step's ``u``)."""
         targets = {name for name, _, _ in pairs}
         self._moves = trades.moves(pairs, self.buffer_of, self.buffers) if swap else {}
-        self._local = {b for b in local if self.buffers[b].role == "temp" and b not in self._moves
-                       and swap} - targets
+        self._local = set(local) - targets if swap else set()
         self._traded = {}               # the moves and steps that permute buffers (trades.py)
         planned = []
         for k, (name, start, node) in enumerate(pairs):
@@ -275,8 +274,7 @@ class AssignLowering:
         targets = {n for n, _, _ in pairs}
         links = trades.cycle({**self._moves, name: other}, name) if other in targets else {}
         if a.role not in (trades.SWAPPABLE if links else ("temp",)) or \
-                tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype or \
-                tuple(a.strides) != tuple(b.strides) or not self._mostly(b.shape, name):
+                not trades.alike(a, b) or not self._mostly(b.shape, name):
             return False
         if id(base) in reachable([n for _, _, n in pairs if n is not node]):
             return False

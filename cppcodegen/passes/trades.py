@@ -59,18 +59,23 @@ def swaps(cycle_links: dict) -> list:
     return out
 
 
+def alike(a, b) -> bool:
+    """May buffers ``a`` and ``b`` trade places (one shape, dtype and layout)?"""
+    return tuple(a.shape) == tuple(b.shape) and a.dtype == b.dtype and \
+        tuple(a.strides) == tuple(b.strides)
+
+
 def local(name, node, pairs, own, buffer_of, buffers, moves):
     """The body's own buffer (one of ``own``: made for the body, written before it is read)
     that holds ``node``, when it may trade places with carried buffer ``name`` instead of
     being copied into it: alike in shape, dtype and layout, big enough, and the value of no
     other write-back; None otherwise."""
     other = buffer_of.get(id(node))
-    if other not in own or name in moves or buffers[name].role not in SWAPPABLE:
+    if other not in own or buffers[other].role != "temp" or name in moves or \
+            buffers[name].role not in SWAPPABLE:
         return None
-    a, b = buffers[other], buffers[name]
-    if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype or \
-            tuple(a.strides) != tuple(b.strides) or \
-            bool((sympy.Mul(*b.shape) - SWAP_MIN).is_negative) or \
+    b = buffers[name]
+    if not alike(buffers[other], b) or bool((sympy.Mul(*b.shape) - SWAP_MIN).is_negative) or \
             sum(buffer_of.get(id(n)) == other for _, _, n in pairs) != 1:
         return None
     return other
