@@ -228,6 +228,13 @@ def running_until(a, limit):
     return (s - 1.0) / (i - i)
 
 
+def reciprocal_of_total(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i]
+    return s ** -1
+
+
 def _call(f, *args):
     """(the value or the exception's type) with NumPy's division warnings off."""
     try:
@@ -244,7 +251,8 @@ def _call(f, *args):
                        (np.array([-1.0, 5.0]), -2.0)]),
     (running_until, [(np.array([0.5, 0.7, 0.2]), 1.0), (np.array([0.5, 0.7]), -1.0),
                      (np.zeros(0), 1.0)]),
-], ids=["nan_mean", "largest_or_zero", "running_until"])
+    (reciprocal_of_total, [(np.zeros(0),), (np.zeros(2),), (np.array([2.0]),)]),
+], ids=["nan_mean", "largest_or_zero", "running_until", "reciprocal_of_total"])
 def test_python_number_on_some_paths_only_divides_as_python_does(fn, calls):
     """A value that stays a Python float when no iteration (no branch) assigns it, and is a
     NumPy float64 when one does: divided by zero, it raises ZeroDivisionError on the first
