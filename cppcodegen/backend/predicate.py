@@ -41,31 +41,65 @@ class NotPredicable(Exception):
     """A kernel of the body is not element code ``predicated`` understands."""
 
 
-def predicated(text: str, name: str) -> str:
+def predicated(text: str, name: str, suffix: str = "_when") -> str:
     """``name``'s function text made ``name_when(const bool ccg_when, ...)``: its stores
-    select between the new value and the element's old one. NotPredicable otherwise."""
+    select between the new value and the element's old one. NotPredicable otherwise.
+
+    ``suffix`` ``_sel``: for a serial loop, where the select must not become a branch again
+    (``ccg::select``, a blend), and a store of ``old + v`` / ``old - v`` adds ``v`` or the
+    add's identity (``ccg::add_if``): a loop summing under a condition waits for one add per
+    iteration, not an add and a blend."""
     lines = text.split("\n")
     head = next((i for i, line in enumerate(lines) if _HEAD.match(line)), None)
     if head is None or _HEAD.match(lines[head]).group(1) != name:
         raise NotPredicable(name)
-    out = lines[:head] + [lines[head].replace(f"static void {name}(",
-                                              f"static void {name}_when(const bool ccg_when, ", 1)]
+    out = lines[:head] + [lines[head].replace(
+        f"static void {name}(", f"static void {name}{suffix}(const bool ccg_when, ", 1)]
+    values, stored = {}, set()          # tN -> its expression; the elements stored so far
     for line in lines[head + 1:]:
         m = _STORE.match(line)
         if m:
             pad, buf, index, value = m.groups()
-            out.append(f"{pad}{{ auto& ccg_e = {buf}[{index}]; const auto ccg_old = ccg_e; "
-                       f"ccg_e = ccg_when ? static_cast<decltype(ccg_old)>({value}) : ccg_old; }}")
+            target = f"{buf}[{index}]"
+            update = _update(values, value, target) if suffix == "_sel" and \
+                target not in stored else None
+            stored.add(target)
+            if update is not None:
+                fn, old, v = update
+                out.append(f"{pad}{target} = static_cast<std::remove_reference_t<"
+                           f"decltype({target})>>(ccg::{fn}(ccg_when, {old}, {v}));")
+                continue
+            select = "ccg::select(ccg_when, {}, ccg_old)" if suffix == "_sel" else \
+                "ccg_when ? {} : ccg_old"
+            out.append(f"{pad}{{ auto& ccg_e = {target}; const auto ccg_old = ccg_e; "
+                       f"ccg_e = {select.format(f'static_cast<decltype(ccg_old)>({value})')}; }}")
         elif any(p.match(line) for p in _SAFE) or not line.strip():
+            d = _VALUE.match(line)
+            if d:
+                values[d.group(1)] = d.group(2)
             out.append(line)
         else:
             raise NotPredicable(line)
     return "\n".join(out)
 
 
+_VALUE = re.compile(r"^\s*auto (t\d+) = ([^;]+);$")
+_SUM = re.compile(r"^\((t\d+) ([+-]) ([^()]+|\(.*\))\)$")
+
+
+def _update(values: dict, value: str, target: str):
+    """(``add_if`` or ``sub_if``, old, addend) when the stored ``value`` is the element's
+    value read in this kernel plus or minus an addend (``s += x[i]``), else None."""
+    m = _SUM.match(values.get(value, ""))
+    if m is None or values.get(m.group(1)) != target:
+        return None
+    return ("add_if" if m.group(2) == "+" else "sub_if"), m.group(1), m.group(3)
+
+
 def flat_lines(kernels, call) -> list | None:
-    """The lines of a lane body with its ``if``s flattened (see the module's docstring), or
-    None when some kernel cannot be predicated."""
+    """The lines of a lane body (or a serial loop's cheap ``if``: ``call`` renders blends)
+    with its ``if``s flattened (see the module's docstring), or None when some kernel cannot
+    be predicated."""
     names = itertools.count()
     try:
         return _flat(kernels, call, "", names)

@@ -22,7 +22,7 @@ from .rowlocal import buffer_uses
 from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
 from .predicate import NotPredicable, flat_lines, predicated
-from .simd import few, serial_lines
+from .simd import cheap_branch, few, serial_lines
 from ..passes.schedule import Kernel
 from .sizes import HINTS
 from .writer import CodeWriter
@@ -68,11 +68,12 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     uses = buffer_uses(program)     # (where each buffer is read: row-local temporaries)
 
     texts: dict = {}            # function name -> its text
-    whens: dict = {}            # function name -> its predicated twin's name, or None
+    whens: dict = {}            # (function name, suffix) -> its predicated twin's name, or None
 
-    def call(k, when: str = "") -> str:
+    def call(k, when: str = "", suffix: str = "_when") -> str:
         """Renders kernel ``k`` (once per distinct structure) and returns its call; with
-        ``when``, the call of its predicated twin (``predicate.py``) taking that flag."""
+        ``when``, the call of its predicated twin (``predicate.py``; ``suffix`` ``_sel``: with
+        blends) taking that flag."""
         kw = GemmWriter(program, k, opts) if k.form == "gemm" else \
             KernelWriter(program, k, opts, uses)
         params = kw.params()
@@ -96,15 +97,15 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
         name = rendered[shape]
         if not when:
             return f"{name}({', '.join(names)});"
-        if name not in whens:
+        if (name, suffix) not in whens:
             try:
-                parts.append(predicated(texts[name], name))
-                whens[name] = f"{name}_when"
+                parts.append(predicated(texts[name], name, suffix))
+                whens[name, suffix] = f"{name}{suffix}"
             except NotPredicable:
-                whens[name] = None
-        if whens[name] is None:
+                whens[name, suffix] = None
+        if whens[name, suffix] is None:
             raise NotPredicable(name)
-        return f"{whens[name]}({when}, {', '.join(names)});"
+        return f"{whens[name, suffix]}({when}, {', '.join(names)});"
 
     for k in kernels:
         if k.form == "extern":
@@ -214,9 +215,10 @@ def _slots_entry(signature) -> str:
 
 
 def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
-                   inside: bool = False) -> list:
+                   inside: bool = False, looped: bool = False) -> list:
     """C++ statements for a control kernel: its loop or branch around its bodies' calls
-    (``inside`` a loop that may run on the threads: loops in it stay serial)."""
+    (``inside`` a loop that may run on the threads: loops in it stay serial; ``looped``:
+    inside any loop, where a cheap ``if`` is flattened into predicated stores)."""
     s = k.stages[0]
     c = s.control
     out = [f"// {s.kind} at {s.where or 'no source line'} (graph {s.nodes})"]
@@ -235,7 +237,9 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
                     b = program.buffers[buf]
                     lines += scratch_lines(ctype(b.dtype), buf, element_count(b.shape),
                                            "allocated per iteration")
-            lines += (_control_lines(program, sub, call, opts, inside) if sub.form == "control"
+            lines += (_control_lines(program, sub, call, opts, inside,
+                                     looped or s.kind in ("for", "while"))
+                      if sub.form == "control"
                       else [call(sub)])
             lines += [f"{n} += {cindex(size)};" for n, size in program.counters
                       if sub.form != "control" and _reads_scalar(sub, n)]
@@ -257,6 +261,9 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
         out.append(f"    if (!{c['cond']}[0]) break;")
         out += body(k.regions[1])
         out.append("}")
+    elif looped and not inside and cheap_branch(program, k) and \
+            (flat := flat_lines([k], lambda sub, when: call(sub, when, "_sel"))) is not None:
+        return ["{"] + ["    " + line for line in flat] + ["}"]     # (its own predicates)
     else:
         out.append(f"if ({c['cond']}[0]) {{")
         out += body(k.regions[0])

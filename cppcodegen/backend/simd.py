@@ -26,9 +26,9 @@ from __future__ import annotations
 import math
 import re
 
-from .cexpr import cindex, ctype
+from .cexpr import LIBM, cindex, ctype
 from .combine import COMBINE, identity, lane_reduction
-from ..ir.loopir import Gather, LoopProgram, control_reads, nested, walk
+from ..ir.loopir import Gather, LoopProgram, Op, Scalar, control_reads, nested, walk
 from ..runtime.compiled import stops
 
 
@@ -180,6 +180,31 @@ def _element_code(kernels) -> bool:
                 few(s.domain) and s.kind == "pointwise" for s in k.stages):
             return False
     return True
+
+
+CHEAP_OPS = 16
+
+
+def cheap_branch(program: LoopProgram, k) -> bool:
+    """Is the ``if`` kernel ``k`` of a serial loop better run with both sides' stores
+    predicated (``predicate.py``) than as a branch? Yes when its sides are element code that
+    cannot fail (no checks, no loops, no scratch buffers, no random draws) of at most
+    CHEAP_OPS operations and none of the C library's functions: both sides then cost a few
+    cycles, less than a mispredicted branch (``if x[i] > 0: s += x[i]; n += 1`` over random
+    signs: 4.7 -> 1.3 ns an element, measured), and GCC selects with cmov/blend instead.
+    Writing an element's old value back is safe only where no other thread runs the loop's
+    iterations, so the caller asks only for serial loops."""
+    if not _element_code([k]) or _checks([k]):
+        return False
+    stages = [m for sub in nested([k]) if sub.form != "control"
+              for s in sub.stages for m in (s.members or (s,))]
+    if any(program.buffers[m.name].role == "local" for m in stages):
+        return False
+    exprs = [e for m in stages for e in walk(m.body)]
+    ops = [e for e in exprs if isinstance(e, Op)]
+    counters = {n for n, _ in program.counters}
+    return len(ops) <= CHEAP_OPS and not any(e.name in LIBM or e.name == "power" for e in ops) \
+        and not any(isinstance(e, Scalar) and e.name in counters for e in exprs)
 
 
 def _checks(kernels) -> bool:

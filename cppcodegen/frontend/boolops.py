@@ -23,8 +23,9 @@ class BoolOps:
     """Methods of ``control.TraceOps`` for boolean expressions (mixed in)."""
 
     def not_(self, x):
+        """Python's ``not``: a Python bool, whatever ``x`` is (weak: returned as ``bool``)."""
         t = truth(x)
-        return (not t) if isinstance(t, bool) else np.logical_not(t)
+        return (not t) if isinstance(t, bool) else wrap(np.logical_not(t).node, weak=True)
 
     def and_(self, *thunks):
         """``a and b``: Python's value while operands are concrete; once one is traced, the

@@ -131,6 +131,43 @@ template <class T> inline bool signbit(T x) {
   else return false;
 }
 
+// ---------------------------------------------------------------- selection without a branch
+// c ? a : b as a blend, never a branch: the stores of a flattened `if` in a serial loop
+// (backend/predicate.py), whose condition the data decides (a mispredicted branch costs
+// more than both sides). GCC turns a `?:` back into a branch; a select of one-lane vectors
+// it keeps (blendv with SSE4.1, and/andnot/or before), and integers' masks too.
+template <class T> inline T select(bool c, T a, T b) {
+  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+    using I = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;
+    typedef T V __attribute__((vector_size(16)));
+    typedef I M __attribute__((vector_size(16)));
+    const V va = {a}, vb = {b};
+    const M m = {-I(c)};
+    return (m ? va : vb)[0];
+  } else if constexpr (std::is_integral_v<T>) {     // (bool too)
+    using U = std::make_unsigned_t<std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>>;
+    const U m = U(0) - U(c);
+    return T((U(a) & m) | (U(b) & U(~m)));
+  } else {
+    return c ? a : b;
+  }
+}
+// c ? a + b : a (a conditional sum) with the select on the addend, so that a loop carrying
+// `a` waits for one add per iteration: b or the add's identity in the sum's type (-0.0 for
+// floats: x + -0.0 is x for every x, signed zeros and NaNs included).
+template <class A, class B> inline auto add_if(bool c, A a, B b) {
+  using R = decltype(a + b);
+  if constexpr (std::is_floating_point_v<R>) return a + select(c, R(b), R(-0.0));
+  else if constexpr (std::is_integral_v<R>) return a + select(c, R(b), R(0));
+  else return select(c, R(a + b), R(a));
+}
+// c ? a - b : a likewise (x - +0.0 is x for every x)
+template <class A, class B> inline auto sub_if(bool c, A a, B b) {
+  using R = decltype(a - b);
+  if constexpr (std::is_arithmetic_v<R>) return a - select(c, R(b), R(0));
+  else return select(c, R(a - b), R(a));
+}
+
 // ---------------------------------------------------------------- division
 // Integer floor division: x // 0 == 0, MIN // -1 == MIN (wraps).
 // Does a * b of two Python ints (int64) fit int64? (the overflow flag of one multiply)

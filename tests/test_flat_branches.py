@@ -1,0 +1,131 @@
+"""A cheap ``if`` in a serial loop runs as blends, not a branch (backend/predicate.py ``_sel``,
+scalar.h ``ccg::select``/``add_if``): every result must still be the plain function's, bit
+for bit where Python's is exact (signed zeros, NaN, wrapping ints)."""
+import numpy as np
+import pytest
+
+import cppcodegen
+
+
+def positive_mean(x):
+    s = 0.0
+    n = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            s += x[i]
+            n += 1
+    return s / n if n > 0 else 0.0
+
+
+def signed_sums(x):
+    up = -0.0                   # stays -0.0 when nothing is added: x + -0.0 keeps it
+    down = -0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            up += x[i]
+        else:
+            down -= x[i]
+    return up, down
+
+
+def argmax_loop(x):
+    m = x[0]
+    k = 0
+    for i in range(1, x.shape[0]):
+        if x[i] > m:
+            m = x[i]
+            k = i
+    return m, k
+
+
+def three_way(x, lo, hi):
+    below = 0
+    above = 0
+    total = x[0] * 0
+    for i in range(x.shape[0]):
+        v = x[i]
+        if v < lo:
+            below += 1
+        elif v > hi:
+            above += 1
+        else:
+            total += v
+    return below, above, total
+
+
+def toggled(x):
+    on = False
+    count = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            on = not on
+        if on:
+            count += 1
+    return count, on
+
+
+def clipped_into(x, out):
+    for i in range(x.shape[0]):
+        v = x[i]
+        if v > 1.0:
+            v = 1.0
+        out[i] = v
+    return out
+
+
+FLOATS = [np.random.default_rng(0).standard_normal(1001),
+          np.array([-0.0, -1.0, -2.0]),                 # nothing positive: signed zeros
+          np.array([np.nan, 1.0, -1.0, np.nan, 2.0]),
+          np.random.default_rng(1).standard_normal(64).astype(np.float32)]
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    assert type(got) is type(want), (got, want)
+    if isinstance(want, (float, np.floating)):
+        assert (np.isnan(got) and np.isnan(want)) or \
+            (got == want and np.signbit(got) == np.signbit(want)), (got, want)
+    else:
+        assert got == want
+
+
+@pytest.mark.parametrize("x", FLOATS, ids=["normal", "negative-zeros", "nan", "float32"])
+@pytest.mark.parametrize("fn", [positive_mean, signed_sums, argmax_loop, toggled])
+def test_flattened_branches_give_the_plain_results(fn, x):
+    _same(cppcodegen.compile(fn)(x), fn(x))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.float64])
+def test_elif_chains_and_wrapping_sums(dtype):
+    x = (np.arange(-60, 60) * 3).astype(dtype)
+    lo, hi = dtype(-20), dtype(40)
+    with np.errstate(over="ignore"):            # (int8's sum wraps, as NumPy's does)
+        want = three_way(x, lo, hi)
+    _same(cppcodegen.compile(three_way)(x, lo, hi), want)
+
+
+def test_a_predicated_element_store_writes_every_element():
+    x = np.random.default_rng(2).uniform(0, 2, 500)
+    out, want = np.full(500, -1.0), np.full(500, -1.0)
+    cppcodegen.compile(clipped_into)(x, out)
+    np.testing.assert_array_equal(out, clipped_into(x, want))
+
+
+def test_a_cheap_branch_is_flattened_and_an_expensive_one_is_not():
+    x = np.random.default_rng(3).standard_normal(100)
+    assert "add_if" in cppcodegen.explain(positive_mean, x).source
+
+    def exp_sum(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            if x[i] > 0:
+                s += np.exp(x[i])
+        return s
+
+    text = cppcodegen.explain(exp_sum, x).source
+    assert "_sel(" not in text and "if (" in text
+    assert cppcodegen.compile(exp_sum)(x) == pytest.approx(exp_sum(x), rel=1e-14)
