@@ -129,3 +129,11 @@ def test_a_cheap_branch_is_flattened_and_an_expensive_one_is_not():
     text = cppcodegen.explain(exp_sum, x).source
     assert "_sel(" not in text and "if (" in text
     assert cppcodegen.compile(exp_sum)(x) == pytest.approx(exp_sum(x), rel=1e-14)
+
+
+def test_a_branch_on_the_value_it_updates_stays_a_branch():
+    """``if x[i] > m: m = x[i]``: a blend would put the compare on the carried chain; the
+    branch, rarely taken, is predicted."""
+    x = np.random.default_rng(4).standard_normal(100)
+    assert "_sel(" not in cppcodegen.explain(argmax_loop, x).source
+    assert "_sel(" in cppcodegen.explain(three_way, x, -0.5, 0.5).source     # (elif: nested)

@@ -117,7 +117,8 @@ def _flat(kernels, call, when: str, names) -> list:
         if s.kind != "if":
             raise NotPredicable(s.kind)
         n = next(names)
-        cond, outer = f"{s.control['cond']}[0]", f"{when} && " if when else ""
+        cond, outer = f"{s.control['cond']}[0]", f"{when} & " if when else ""   # (& of bools:
+        # no short circuit, so no branch)
         lines += [f"// if at {s.where or 'no source line'} (graph {s.nodes}), flattened",
                   f"const bool ccg_then{n} = {outer}{cond};",
                   f"const bool ccg_else{n} = {outer}!{cond};"]

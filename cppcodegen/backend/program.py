@@ -228,7 +228,12 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
             lines = flat_lines(kernels, call)
             return None if lines is None else ["    " + line for line in lines]
         lines, made = [], set(made)
-        for sub in kernels:
+        looped_in = looped or s.kind in ("for", "while")
+        for j, sub in enumerate(kernels):
+            if looped_in and not inside and cheap_branch(program, sub, kernels[:j]) and (
+                    flat := flat_lines([sub], lambda k, when: call(k, when, "_sel"))):
+                lines += ["{"] + ["    " + line for line in flat] + ["}"]  # (own predicates)
+                continue
             if sub.form == "extern":
                 raise AssertionError("a NumPy call inside a compiled loop")
             for buf in _locals_written(program, [sub]):     # (after the binds of its size)
@@ -237,8 +242,7 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
                     b = program.buffers[buf]
                     lines += scratch_lines(ctype(b.dtype), buf, element_count(b.shape),
                                            "allocated per iteration")
-            lines += (_control_lines(program, sub, call, opts, inside,
-                                     looped or s.kind in ("for", "while"))
+            lines += (_control_lines(program, sub, call, opts, inside, looped_in)
                       if sub.form == "control"
                       else [call(sub)])
             lines += [f"{n} += {cindex(size)};" for n, size in program.counters
@@ -261,9 +265,6 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
         out.append(f"    if (!{c['cond']}[0]) break;")
         out += body(k.regions[1])
         out.append("}")
-    elif looped and not inside and cheap_branch(program, k) and \
-            (flat := flat_lines([k], lambda sub, when: call(sub, when, "_sel"))) is not None:
-        return ["{"] + ["    " + line for line in flat] + ["}"]     # (its own predicates)
     else:
         out.append(f"if ({c['cond']}[0]) {{")
         out += body(k.regions[0])
