@@ -18,6 +18,7 @@ from .gemmgen import GemmWriter
 from ..ir.loopir import STATUS, Load, LoopProgram, Scalar, control_reads, nested, walk
 from ..runtime.compiled import STEP_ZERO, stops
 from .kernels import KernelWriter
+from .loopsplit import split_for
 from .rowlocal import buffer_uses
 from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
@@ -257,6 +258,12 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
         stop = " return;" if stops(c["code"]) else ""     # (sizes it relies on, a raise)
         out.append(f"if ({c['count']}[0] == 0) {{ ccg::count_error({c['site']}, {STATUS}, {c['code']});"
                    f"{stop} }}")
+    elif s.kind == "for" and (split := split_for(k)) is not None:
+        bounds, pieces = split       # (the iterations with checked accesses, and the rest)
+        out += ["{", *bounds]
+        for piece in pieces:
+            out += _for_lines(program, piece, body, opts, inside)
+        out.append("}")
     elif s.kind == "for":
         out += _for_lines(program, k, body, opts, inside)
     elif s.kind == "while":

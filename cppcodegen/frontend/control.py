@@ -342,8 +342,7 @@ class TraceOps(BoolOps):
         elif extra_test is None and not spec.single_trip() and spec.positive is not None:
             # (not the body of ``ONCE``, not a loop whose direction the run decides)
             confined: dict = {}
-            roles = independent_roles(region, loop, loop.inits(), loop.free, var.expr,
-                                      varying_symbols(), confined)
+            roles = independent_roles(region, loop, var.expr, varying_symbols(), confined)
             if roles is not None:       # proved: the threads may share it (when it pays)
                 attrs = {"parallel": roles, "auto": True, "confined": tuple(
                     (k, d, e) for k, (d, e) in sorted(confined.items()))}

@@ -21,7 +21,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TraceError
-from ..ir.graph import reachable
 
 IN_PLACE = ("setitem", "scatter")
 # op of the body -> (the op that combines two blocks' results, which input is the carried one)
@@ -61,16 +60,18 @@ def parallel_roles(region, loop, has_test: bool, where: str) -> tuple:
     return tuple(roles)
 
 
-def independent_roles(region, loop, init_nodes, free_nodes, var, varying,
-                      confined=None) -> tuple | None:
+def independent_roles(region, loop, var, varying, confined=None) -> tuple | None:
     """The roles of a plain ``range`` loop's carried values when the compiler can prove its
     iterations independent, else None (the loop stays serial). Proved means: no break or
     return, no random draws; every carried value is shared (unchanged), private (assigned
     before it is read) or an array every access of which, in the body and in the loops and
     branches inside it, touches only elements whose index on one axis is the same
     one-to-one function of the loop's variable (``out[i, j] = ...``, ``C[i, :i + 1] += ...``
-    reading ``C[i, ...]`` only), so two iterations never touch the same element; and no
-    value the body reads from outside the loop is made from such an array (a view of it).
+    reading ``C[i, ...]`` only), so two iterations never touch the same element. A value
+    the body reads from outside the loop may be the array's value before it (``un =
+    u.copy()`` then ``u[i] = f(un[i - 1])``): it is a value, and the lowering carries the
+    array in a buffer of its own whenever the loop reads the value it started from
+    (``passes/lower_control._carry_buffer``), so no iteration's store reaches those reads.
     Reductions of integers and bools (``count += 1``, ``m = max(m, k)``) are taken: their
     partial results combine exactly in any grouping; float ones are not (a float sum in
     blocks would not add in Python's order).
@@ -81,7 +82,6 @@ def independent_roles(region, loop, init_nodes, free_nodes, var, varying,
         return None
     users = _readers(region)
     slots = [t for t in loop.types if t is not None]
-    outside = reachable(free_nodes)     # what the body reads from outside, and its sources
     roles = []
     for k, (p, r) in enumerate(zip(region.params, region.results)):
         role = _role(p, r, users.get(id(p), []), users)
@@ -90,8 +90,6 @@ def independent_roles(region, loop, init_nodes, free_nodes, var, varying,
         if role == ("array",):
             axis = {}
             if not _confined(p, region, users, var, varying, axis) or "d" not in axis:
-                return None
-            if id(init_nodes[k]) in outside:
                 return None
             if confined is not None:
                 confined[k] = (axis["d"], axis["e"])

@@ -133,8 +133,8 @@ def specialize(body, known: dict):
 
 
 def _rebuild(e, memo, known):
-    if isinstance(e, Gather):
-        return e                        # (its positions come from array values)
+    if isinstance(e, Gather):           # (positions from array values, or from indices the
+        return decided(e, known) or e   # box may decide in range: a plain load)
     if isinstance(e, Load):
         index = tuple(_clamp(ix, known) for ix in e.index)
         return e if index == e.index else dataclasses.replace(e, index=index)
@@ -166,6 +166,33 @@ def _rebuild(e, memo, known):
     if all(a is b for a, b in zip(args, e.args)):
         return e
     return dataclasses.replace(e, args=args)
+
+
+def decided(e, known):
+    """The gather ``e`` as a plain load where ``known`` decides each of its positions (an
+    index expression of loop variables: ``un[i - 1]``, ``un[(i + 1) % n]``) within its axis,
+    or within NumPy's negative range (it wraps), else None: no check, no wrap."""
+    if type(e) is not Gather or not known:
+        return None
+    subs = {}
+    for name, size, value, _ in e.binds:
+        if not isinstance(value, Index):
+            return None
+        expr = _clamp(value.expr, known)
+        span = _interval(expr, known)
+        if span is None or expr.has(sympy.floor, sympy.Mod, sympy.Min, sympy.Max):
+            return None
+        lo, hi = span
+        if _le(0, lo, known) and _le(hi, size - 1, known):
+            subs[name] = expr
+        elif _le(-size, lo, known) and _le(hi, -1, known):
+            subs[name] = expr + size
+        else:
+            return None
+    index = tuple(sympy.expand(sympy.sympify(ix).xreplace(
+        {v: subs[v.name] for v in sympy.sympify(ix).free_symbols if v.name in subs}))
+        for ix in e.index)
+    return Load(e.buf, index, e.dtype)
 
 
 def _decide(name, args, known):

@@ -1,0 +1,109 @@
+"""Index-set splitting of a serial ``for``: the iterations whose element accesses need
+NumPy's checks or wraps, and the long run between them that needs none.
+
+``for i in range(n): u[i] = un[i] - c * (un[i] - un[i - 1]) + d * (un[(i + 1) % n] - ...)``
+reads ``un[i - 1]`` (which wraps at i = 0) and ``un[(i + 1) % n]`` (a division per element):
+each is a checked gather (``ccg::checked_index``), and a loop with checks stays out of SIMD
+lanes. For i in [1, n - 1) every such position is in range and each ``%`` is its numerator,
+so the loop runs as three: [start, 1) and [n - 1, stop) as written, and the middle with the
+gathers made plain loads and the floor divisions folded (``passes/index_split.decided``,
+``specialize``). The iterations run in the same order, each in one piece, so results and
+errors are the loop's own.
+
+In: a ``for`` kernel. Out: None (nothing to split), or the C++ lines that compute the middle
+piece's bounds and the three pieces, each a ``for`` kernel over its part of the range.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import sympy
+
+from .cexpr import cindex
+from ..ir.loopir import Gather, Index, nested, walk
+from ..passes.index_split import _with_body, specialize
+
+
+def split_for(k):
+    """(bound lines, [first, middle, last] kernels), or None."""
+    c = k.stages[0].control
+    if c.get("up") is not True or c.get("step") != 1 or c.get("test") or \
+            (c.get("parallel") is not None and not c.get("auto")):
+        return None
+    lows, highs, var = [], [], None
+    for g in _gathers(k.regions[0]):
+        for _, size, value, _ in g.binds:
+            mine = [v for v in getattr(value, "expr", sympy.S.Zero).free_symbols
+                    if v.name == c["var"]] if isinstance(value, Index) else []
+            if not mine:
+                continue
+            var = mine[0]
+            good = _good(sympy.expand(value.expr), var, size)
+            if good is None:
+                return None
+            lows += good[0]
+            highs += good[1]
+    if var is None:
+        return None
+    lo, hi = sympy.Max(c["start"], *lows), sympy.Min(c["stop"], *highs)
+    if lo.has(sympy.Max, sympy.Min) or hi.has(sympy.Max, sympy.Min):
+        return None                     # (no order known between the ends)
+    known = {var: tuple(int(e) if e.is_Integer else e for e in (lo, hi - 1))}
+    middle = _specialized(k.regions[0], known)
+    if any(var in v.expr.free_symbols for g in _gathers(middle) for _, _, v, _ in g.binds
+           if isinstance(v, Index)):
+        return None                     # (a position the middle does not decide)
+    a, b = (sympy.Symbol(f"ccg_{c['var']}_{end}", integer=True) for end in ("from", "to"))
+    start, stop = cindex(c["start"]), cindex(c["stop"])
+    lines = [f"const int64_t {a} = std::min<int64_t>(std::max<int64_t>({cindex(lo)}, {start}), "
+             f"{stop});   // iterations whose accesses need no check: [{a}, {b})",
+             f"const int64_t {b} = std::max<int64_t>({a}, std::min<int64_t>({cindex(hi)}, {stop}));"]
+    return lines, [_piece(k, c["start"], a, k.regions[0]), _piece(k, a, b, middle),
+                   _piece(k, b, c["stop"], k.regions[0])]
+
+
+def _gathers(kernels) -> list:
+    return [e for sub in nested(kernels) if sub.form != "control" for s in sub.stages
+            for m in (s.members or (s,)) for e in walk(m.body) if type(e) is Gather]
+
+
+def _good(expr, var, size):
+    """([lower ends], [upper ends]) of the range of ``var`` where the position ``expr``
+    (``var + a``, with floor divisions or modulos of ``var + b`` by a constant) is in
+    [0, size) and each floor is 0, or None for another form."""
+    lows, highs = [], []
+    zero = {}
+    for f in expr.atoms(sympy.floor, sympy.Mod):
+        num, den = (sympy.fraction(sympy.together(f.args[0])) if isinstance(f, sympy.floor)
+                    else (f.args[0], f.args[1]))
+        num = sympy.expand(num)
+        if not den.is_Integer or den <= 0 or num.coeff(var) != 1 or \
+                (num - var).has(var):
+            return None
+        lows.append(var - num)          # num >= 0 and num < den
+        highs.append(den + var - num)
+        zero[f] = 0 if isinstance(f, sympy.floor) else num
+    affine = sympy.expand(expr.xreplace(zero))
+    if affine.coeff(var) != 1 or (affine - var).has(var):
+        return None
+    rest = affine - var
+    return lows + [-rest], highs + [size - rest]
+
+
+def _specialized(kernels, known) -> list:
+    out = []
+    for sub in kernels:
+        if sub.form == "control":
+            out.append(dataclasses.replace(sub, regions=tuple(
+                _specialized(r, known) for r in sub.regions)))
+        else:
+            out.append(dataclasses.replace(sub, stages=[
+                s if s.kind != "pointwise" else _with_body(s, specialize(s.body, known))
+                for s in sub.stages]))
+    return out
+
+
+def _piece(k, start, stop, body):
+    s = k.stages[0]
+    stage = dataclasses.replace(s, control={**s.control, "start": start, "stop": stop})
+    return dataclasses.replace(k, stages=[stage], regions=(list(body),) + tuple(k.regions[1:]))

@@ -1,0 +1,99 @@
+"""A serial loop whose element accesses wrap or are checked only near its ends runs as three
+loops: the ends as written, the middle with plain loads (backend/loopsplit.py); and a loop
+that reads the array's value from before it (``un = u.copy()``) is proved independent
+(frontend/parallel.py). Every result and error must be the plain function's."""
+import numpy as np
+import pytest
+
+import cppcodegen
+
+PROVED = "proved independent"
+
+
+def burgers(u0, nt, dt, dx, nu):
+    """Periodic ends: ``un[i - 1]`` wraps at i = 0 and ``(i + 1) % nx`` at the last i."""
+    nx = len(u0)
+    u = u0.copy()
+    for n in range(nt):
+        un = u.copy()
+        for i in range(nx):
+            ip = (i + 1) % nx
+            u[i] = (un[i] - un[i] * dt / dx * (un[i] - un[i - 1])
+                    + nu * dt / dx**2 * (un[ip] - 2 * un[i] + un[i - 1]))
+    return u
+
+
+def far_reach(x, k):
+    """Positions up to k either side, wrapping: the middle is [k, n - k)."""
+    out = np.empty_like(x)
+    n = x.shape[0]
+    for i in range(n):
+        out[i] = x[i - k] + 2.0 * x[(i + k) % n]
+    return out
+
+
+def out_of_range(x):
+    """``x[i - 5]`` for a short x: NumPy's IndexError at the first iteration that reaches it."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i - 5]
+    return s
+
+
+def upwind(u0, nt, c, dt, dx):
+    u = u0.copy()
+    for n in range(nt):
+        un = u.copy()
+        for i in range(1, u.shape[0]):
+            u[i] = un[i] - c * dt / dx * (un[i] - un[i - 1])
+    return u
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 17, 2001])
+def test_periodic_loop_gives_pythons_values(n):
+    u0 = np.sin(np.linspace(0, 6.28, n)) + 2
+    args = (u0, 5, 2e-5, 0.00314, 0.07)
+    np.testing.assert_allclose(cppcodegen.compile(burgers)(*args), burgers(*args),
+                               rtol=1e-13, atol=0)
+
+
+def test_the_middle_of_a_periodic_loop_has_no_checks():
+    u0 = np.sin(np.linspace(0, 6.28, 200)) + 2
+    text = cppcodegen.explain(burgers, u0, 5, 2e-5, 0.00314, 0.07).source
+    assert "ccg_lv" in text and "need no check" in text
+    assert PROVED in text
+
+
+@pytest.mark.parametrize("n, k", [(40, 3), (7, 3), (6, 3), (5, 3), (4, 3), (1, 0), (9, 0)])
+def test_positions_reaching_either_side(n, k):
+    x = np.arange(n, dtype=np.float64) ** 2
+    f = cppcodegen.compile(far_reach)
+    if n <= k:          # x[i - k] out of range at i = 0
+        with pytest.raises(IndexError):
+            far_reach(x, k)
+        with pytest.raises(IndexError):
+            f(x, k)
+        return
+    np.testing.assert_array_equal(f(x, k), far_reach(x, k))
+
+
+@pytest.mark.parametrize("n", [3, 5, 6, 50])
+def test_index_errors_stay_numpys(n):
+    x = np.arange(float(n))
+    f = cppcodegen.compile(out_of_range)
+    if n < 5:
+        with pytest.raises(IndexError):
+            out_of_range(x)
+        with pytest.raises(IndexError):
+            f(x)
+    else:
+        assert f(x) == out_of_range(x)
+
+
+@pytest.mark.parametrize("sizes", [(50, 51, 7), (3000, 2)])
+def test_later_sizes_and_a_copy_read_in_the_loop(sizes):
+    f = cppcodegen.compile(upwind)
+    for n in sizes:
+        u0 = np.random.default_rng(n).random(n) + 1
+        np.testing.assert_array_equal(f(u0, 4, 1.0, 0.001, 0.01), upwind(u0, 4, 1.0, 0.001, 0.01))
+    assert PROVED in f.explain(u0, 4, 1.0, 0.001, 0.01).source
