@@ -11,6 +11,7 @@ branches of the user's control flow.
 """
 from __future__ import annotations
 
+import dataclasses
 from .cexpr import cindex, ctype
 from ..config import Options
 from .dedup import _canonical, _structure
@@ -23,7 +24,8 @@ from .rowlocal import buffer_uses
 from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
 from .predicate import NotPredicable, flat_lines, predicated
-from .simd import cheap_branch, few, serial_lines
+from .simd import cheap_branch, few, lane_privates, serial_lines
+from .unroll import unrolled
 from ..passes.schedule import Kernel
 from .sizes import HINTS
 from .writer import CodeWriter
@@ -285,6 +287,9 @@ def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: boo
     """A ``for``: a C++ for loop, or a prange's blocks on the threads (``prange.py``); in a
     block of its own that first reads its bounds computed from array values, if any."""
     c = k.stages[0].control
+    if c.get("auto") and (flat := unrolled(k.regions[0])) is not None:
+        wide = dataclasses.replace(k, regions=(flat,) + tuple(k.regions[1:]))
+        k = wide if lane_privates(program, wide) is not None else k     # (lanes, or as it was)
     lanes = serial_lines(program, k, body) if c.get("auto") and (inside or not opts.parallel) \
         else None
     if lanes is not None:

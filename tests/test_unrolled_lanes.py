@@ -1,0 +1,60 @@
+"""A small constant loop inside an independent loop's body is written out, so the outer
+loop's iterations run in SIMD lanes (backend/unroll.py): results must be the plain
+function's, bit for bit."""
+import numpy as np
+import pytest
+
+import cppcodegen
+from test_control_flow import _bit_reverse8 as bit_reverse8
+
+
+def box3(img):
+    h, w = img.shape
+    out = np.zeros_like(img)
+    for i in range(1, h - 1):
+        for j in range(1, w - 1):
+            s = 0.0
+            for di in range(-1, 2):
+                for dj in range(-1, 2):
+                    s += img[i + di, j + dj]
+            out[i, j] = s / 9.0
+    return out
+
+
+def popcount_weights(x, w):
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        t = 0.0
+        for b in range(4):
+            if (x[i] >> b) & 1:
+                t += w[b]
+        out[i] = t
+    return out
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 1000])
+def test_bits_reversed(n):
+    x = np.random.default_rng(n).integers(0, 256, n).astype(np.uint8)
+    f = cppcodegen.compile(bit_reverse8)
+    got, want = f(x), bit_reverse8(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (5, 17), (40, 41)])
+def test_neighbourhood_sums(shape):
+    img = np.random.default_rng(1).random(shape)
+    np.testing.assert_array_equal(cppcodegen.compile(box3)(img), box3(img))
+
+
+def test_branches_in_the_written_out_loop():
+    x = np.arange(100, dtype=np.int64)
+    w = np.array([0.5, 1.5, -2.0, 4.0])
+    np.testing.assert_array_equal(cppcodegen.compile(popcount_weights)(x, w),
+                                  popcount_weights(x, w))
+
+
+def test_the_outer_loop_runs_in_lanes():
+    img = np.random.default_rng(2).random((30, 30))
+    text = cppcodegen.explain(box3, img).source
+    assert "omp simd" in text and "_t2_t2(" in text    # (3 x 3 written out)
