@@ -58,3 +58,19 @@ def test_the_outer_loop_runs_in_lanes():
     img = np.random.default_rng(2).random((30, 30))
     text = cppcodegen.explain(box3, img).source
     assert "omp simd" in text and "_t2_t2(" in text    # (3 x 3 written out)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint8, np.int8])
+def test_bit_tests_of_any_sign(dtype):
+    """``(x & m) != 0`` is rendered ``> 0`` (backend/cexpr.py ``_bit_test``): the same truth
+    for negative x and unsigned types."""
+    def odd_or_even(x):
+        out = np.zeros(x.shape[0], dtype=np.int64)
+        for i in range(x.shape[0]):
+            if x[i] & 1:
+                out[i] = 1
+            if (x[i] & 6) == 0:
+                out[i] += 10
+        return out
+    x = np.arange(-60, 60).astype(dtype)
+    np.testing.assert_array_equal(cppcodegen.compile(odd_or_even)(x), odd_or_even(x))

