@@ -97,3 +97,25 @@ def test_later_sizes_and_a_copy_read_in_the_loop(sizes):
         u0 = np.random.default_rng(n).random(n) + 1
         np.testing.assert_array_equal(f(u0, 4, 1.0, 0.001, 0.01), upwind(u0, 4, 1.0, 0.001, 0.01))
     assert PROVED in f.explain(u0, 4, 1.0, 0.001, 0.01).source
+
+
+def window_mean(x, w):
+    """A running window: ``x[i - w]`` read under ``if i >= w`` (its kernels, specialized for
+    the middle, are functions of their own)."""
+    n = x.shape[0]
+    out = np.full(n, np.nan)
+    s = 0.0
+    for i in range(n):
+        s += x[i]
+        if i >= w:
+            s -= x[i - w]
+        if i >= w - 1:
+            out[i] = s / w
+    return out
+
+
+@pytest.mark.parametrize("n, w", [(20, 4), (3, 4), (50, 1)])
+def test_a_window_read_under_a_branch_on_the_index(n, w):
+    x = np.random.default_rng(n).random(n)
+    np.testing.assert_allclose(cppcodegen.compile(window_mean)(x, w), window_mean(x, w),
+                               rtol=1e-14, equal_nan=True)

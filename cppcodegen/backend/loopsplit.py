@@ -91,13 +91,14 @@ def _good(expr, var, size):
 
 
 def _specialized(kernels, known) -> list:
+    """The middle's kernels: each its own function (``_mid``), its gathers decided."""
     out = []
     for sub in kernels:
         if sub.form == "control":
-            out.append(dataclasses.replace(sub, regions=tuple(
+            out.append(dataclasses.replace(sub, name=sub.name + "_mid", regions=tuple(
                 _specialized(r, known) for r in sub.regions)))
         else:
-            out.append(dataclasses.replace(sub, stages=[
+            out.append(dataclasses.replace(sub, name=sub.name + "_mid", stages=[
                 s if s.kind != "pointwise" else _with_body(s, specialize(s.body, known))
                 for s in sub.stages]))
     return out
