@@ -233,3 +233,41 @@ def test_unbounded_python_ints_are_still_checked():
     with pytest.raises(ValueError, match="math domain error"):
         cppcodegen.compile(root_of_difference, fallback=False)(a)
     assert cppcodegen.compile(root_of_difference)(a[::-1]) == 2.0
+
+
+def _power_of_two(k):
+    return 2 ** k // 3
+
+
+def _shifted(k):
+    return (1 << k) // 3
+
+
+def _cube(n):
+    return n ** 3
+
+
+def _absolute(n):
+    return abs(n) + 0
+
+
+def _bit_masks(n):
+    total = 0
+    for b in range(n):
+        total += 1 << b
+    return total
+
+
+@pytest.mark.parametrize("fn, values", [
+    (_power_of_two, (10, 61, 63, 64, 100)), (_shifted, (10, 62, 63, 70)),
+    (_bit_masks, (8, 63, 64)), (_cube, (10, -3, 2 ** 21 + 1)),
+    (_absolute, (5, -3, -2 ** 63))])
+def test_shifts_powers_and_abs_of_python_ints_never_wrap(fn, values):
+    """Past int64 the call runs as Python (IntOverflow), as for sums and products."""
+    f = cppcodegen.compile(fn, fallback=True)
+    for v in values:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = f(v)
+        want = fn(v)
+        assert got == want and type(got) is type(want), (fn.__name__, v, got, want)

@@ -38,6 +38,13 @@ def _interval(kind, a, b=None, square=False):
         return (a[0] + b[0], a[1] + b[1])
     if kind == "sub":
         return (a[0] - b[1], a[1] - b[0])
+    if kind in ("lshift", "pow"):       # (a shift by 0..62, a power to 0..62: else unknown)
+        if b[0] < 0 or b[1] > 62:
+            return None
+        if kind == "lshift":
+            return (min(a[0] << b[0], a[0] << b[1]), max(a[1] << b[0], a[1] << b[1]))
+        m = max(abs(a[0]), abs(a[1]), 1) ** b[1]
+        return (-m, m)
     if square:
         return (0 if a[0] <= 0 <= a[1] else min(a[0] ** 2, a[1] ** 2), max(a[0] ** 2, a[1] ** 2))
     corners = [x * y for x in a for y in b]

@@ -11,7 +11,10 @@ Python int (a weak int64 proxy, ``proxy.weak``) are followed by a check
 - ``a - b``: the operands differ in sign and the result's differs from ``a``'s;
 - ``a * b``: the multiply's overflow flag (``mul_fits``); by a constant, two compares of the
   other operand;
-- ``-a``: ``a`` is int64's minimum.
+- ``-a``, ``abs(a)``: ``a`` is int64's minimum;
+- ``a << b``: ``b`` in [0, 64) and the result shifted back is ``a``;
+- ``a ** b``: ``|a| ** b`` in float64 below 2^62 (nearer int64's end the call runs as
+  Python too: exact, only slower).
 
 NumPy integers (``np.int64(5)``, an element of an int array) wrap as NumPy wraps them: no check.
 
@@ -43,7 +46,9 @@ INT64_MIN = np.int64(np.iinfo(np.int64).min)
 CHECKED = {"__add__": ("add", False), "__radd__": ("add", True), "__iadd__": ("add", False),
            "__sub__": ("sub", False), "__rsub__": ("sub", True), "__isub__": ("sub", False),
            "__mul__": ("mul", False), "__rmul__": ("mul", True), "__imul__": ("mul", False),
-           "__neg__": ("neg", False)}
+           "__neg__": ("neg", False), "__abs__": ("neg", False),
+           "__lshift__": ("lshift", False), "__rlshift__": ("lshift", True),
+           "__ilshift__": ("lshift", False)}
 
 
 def _ok(kind, a, r, b=None):
@@ -66,6 +71,13 @@ def _ok(kind, a, r, b=None):
         return wrap(make_node("mul_fits", (as_node(a, np.dtype(np.int64)),
                                            as_node(b, np.dtype(np.int64))),
                               shape, np.dtype(bool), user_location()), scalar=not shape)
+    if kind == "lshift":    # (a shift in range whose result shifted back is a)
+        return np.logical_and(np.logical_and(np.greater_equal(b, 0), np.less(b, 64)),
+                              np.equal(np.right_shift(r, np.clip(b, 0, 63)), a))
+    if kind == "pow":       # (|a| ** b below 2**62 in float64, whose error is far smaller:
+        big = np.power(np.abs(np.float64(a) if not isinstance(a, Proxy)     # one nearer
+                              else a.astype(np.float64)), b)            # int64's end runs
+        return np.less(big, 2.0 ** 62)                                  # as Python)
     return np.not_equal(a, INT64_MIN)
 
 
@@ -156,8 +168,12 @@ def checked_int(name: str, args: tuple, result):
     it is a Python int, and a zero-divisor check when it divides Python numbers (see the
     module docstring)."""
     if name in DIVIDING:
-        return _divided(name, args, result)
-    kind, reflected = CHECKED.get(name, (None, False))
+        result = _divided(name, args, result)
+        if "pow" not in name or len(args) != 2:
+            return result
+        kind, reflected = "pow", DIVIDING[name]
+    else:
+        kind, reflected = CHECKED.get(name, (None, False))
     if kind is None or not isinstance(result, Proxy) or not result.weak or \
             result.dtype.kind != "i" or result.shape != () or \
             kind in ("add", "sub") and any(_small(v) for v in args):
