@@ -4,6 +4,8 @@ and a NumPy scalar as a NumPy scalar of the same dtype: the result's types are t
 function's, leaf by leaf, whichever backend runs it."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -365,3 +367,24 @@ def test_int_carried_in_a_float_is_exact_or_runs_as_python():
             warnings.simplefilter("ignore")
             got = f(x)
         np.testing.assert_array_equal(got, running_max(x))
+
+
+def _store_halving(y0, n):
+    ys = np.zeros(n)
+    y = y0
+    for i in range(n):
+        ys[i] = y           # a Python complex when y0 is one
+        y = y * 0.5
+    return ys
+
+
+def test_a_python_complex_stored_into_a_float_array_is_numpys_type_error():
+    f = cppcodegen.compile(_store_halving, fallback=True)
+    with pytest.raises(TypeError):
+        _store_halving(1 + 2j, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(TypeError):
+            f(1 + 2j, 3)
+        np.testing.assert_array_equal(f(1 + 2j, 0), _store_halving(1 + 2j, 0))  # (no store)
+    np.testing.assert_array_equal(f(2.0, 3), _store_halving(2.0, 3))

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ComplexPower, FloatToInt, IntOverflow, NegativeIntPower, user_location
+from ..errors import (ComplexPower, FloatToInt, IntOverflow, NegativeIntPower, TraceError,
+                      user_location)
 from ..ir.graph import make_node
 from .proxy import as_node, Proxy, python_number, size_operand, wrap
 from .elementwise import traced_python_int
@@ -214,7 +215,16 @@ def stored_scalar(value, dtype: np.dtype):
     setitem converts the scalar through a Python int and raises OverflowError out of
     ``dtype``'s range, the store is checked: a Python int or float (a constant, or traced: a
     weak scalar) into any int array, and a NumPy scalar into a signed one; arrays and NumPy
-    scalars into an unsigned array are cast (they wrap, as in NumPy)."""
+    scalars into an unsigned array are cast (they wrap, as in NumPy). A Python complex
+    (constant or traced) into an array that is not complex is NumPy's TypeError (a NumPy
+    complex scalar is cast, with NumPy's ComplexWarning): refused (TraceError, a TypeError),
+    so the call runs as Python, which raises where the store runs."""
+    if dtype.kind in "iuf" and (type(value) is complex or isinstance(value, Proxy) and
+                                value.weak and value.dtype.kind == "c" and not value.shape):
+        what = "float() argument must be a string or a real number" if dtype.kind == "f" \
+            else "int() argument must be a string, a bytes-like object or a real number"
+        raise TraceError(f"{what}, not 'complex' (a Python complex stored into a {dtype} array "
+                         f"at {user_location()}; NumPy raises TypeError where the store runs)")
     if dtype.kind not in "iu":
         return value
     where = user_location()
