@@ -457,3 +457,17 @@ def test_a_slice_step_computed_at_run_time():
         g(x, np.int64(0))                   # NumPy's error
     with pytest.raises(ValueError, match="negative slice step computed from array values"):
         g(x, np.int64(-2))                  # a reversed slice: said, never a wrong result
+
+
+def _fir_slices(x, h):
+    y = np.zeros_like(x)
+    for k in range(h.shape[0]):
+        y[k:] += h[k] * x[:x.shape[0] - k]      # n=2, k=3: y[3:] is (0,), x[:-1] is (1,)
+    return y
+
+
+def test_a_length_one_slice_broadcast_to_an_empty_one():
+    f = cppcodegen.compile(_fir_slices)
+    for n, m in [(20, 5), (20, 3), (2, 5), (1, 4)]:
+        x, h = np.arange(1.0, n + 1), np.ones(m)
+        np.testing.assert_array_equal(f(x, h), _fir_slices(x, h))

@@ -146,8 +146,9 @@ LENGTHS_DIFFER = 12      # check code (runtime/compiled.py CHECK_MESSAGES)
 def checked_equal(node, shape):
     """``node`` broadcast to ``shape`` where a size of each is a length from array values
     that broadcasting took as equal (``np.maximum(dp[w:], dp[:n - w] + v)``, ``ShapeEnv
-    .assumed``): ``node`` behind a check that they are equal when the program runs (else
-    NumPy's ValueError, before anything reads past the shorter one)."""
+    .assumed``): ``node`` behind a check that they are equal, or that ``shape``'s is 0 (NumPy
+    broadcasts a length 1 to 0; nothing is read), when the program runs (else NumPy's
+    ValueError, before anything reads past the shorter one)."""
     assumed = symbolic()._env().assumed
     lead = len(shape) - len(node.shape)
     pairs = [(a, b) for a, b in zip(node.shape, shape[lead:]) if assumed and
@@ -157,8 +158,8 @@ def checked_equal(node, shape):
     from .indexing import checked
     from .proxy import size_operand
     ok = None
-    for a, b in pairs:
-        same = size_operand(a) == size_operand(b)
+    for a, b in pairs:          # (or nothing to compute: NumPy broadcasts a length 1 to 0)
+        same = (size_operand(a) == size_operand(b)) | (size_operand(b) == 0)
         ok = same if ok is None else ok & same
     return checked(wrap(node), ok, LENGTHS_DIFFER).node
 
