@@ -137,3 +137,20 @@ def test_a_branch_on_the_value_it_updates_stays_a_branch():
     x = np.random.default_rng(4).standard_normal(100)
     assert "_sel(" not in cppcodegen.explain(argmax_loop, x).source
     assert "_sel(" in cppcodegen.explain(three_way, x, -0.5, 0.5).source     # (elif: nested)
+
+
+def bubble_pass(x):
+    for i in range(x.shape[0] - 1):
+        a = x[i]
+        if a > x[i + 1]:
+            x[i] = x[i + 1]
+            x[i + 1] = a
+    return x
+
+
+def test_branches_that_store_array_elements_stay_branches():
+    """A swap's condition reads what the branch stores (through a kernel of two stages), and
+    element stores flattened would read, blend and write memory on the loop's chain."""
+    x = np.random.default_rng(5).random(50)
+    assert "_sel(" not in cppcodegen.explain(bubble_pass, x).source
+    np.testing.assert_array_equal(cppcodegen.compile(bubble_pass)(x.copy()), bubble_pass(x.copy()))
