@@ -119,3 +119,23 @@ def test_a_window_read_under_a_branch_on_the_index(n, w):
     x = np.random.default_rng(n).random(n)
     np.testing.assert_allclose(cppcodegen.compile(window_mean)(x, w), window_mean(x, w),
                                rtol=1e-14, equal_nan=True)
+
+
+def centered(u, c, nt):
+    n = u.shape[0]
+    for t in range(nt):
+        un = u.copy()
+        for i in range(n):
+            u[i] = un[i] - 0.5 * c * (un[(i + 1) % n] - un[i - 1])
+    return u
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 40])
+def test_periodic_loop_of_symbolic_size(n):
+    """``(i + 1) % n`` with ``n`` a run-time size: a floor division by a size, folded in the
+    middle too."""
+    f = cppcodegen.compile(centered, dynamic=True)
+    u = np.random.default_rng(n).random(n)
+    np.testing.assert_allclose(f(u.copy(), 0.3, 4), centered(u.copy(), 0.3, 4), rtol=1e-14)
+    if n > 3:
+        assert "need no check" in f.explain(u, 0.3, 4).source

@@ -20,7 +20,7 @@ import dataclasses
 import sympy
 
 from .cexpr import cindex
-from ..ir.loopir import Gather, Index, nested, walk
+from ..ir.loopir import FloorDiv, Gather, Index, nested, walk
 from ..passes.index_split import _with_body, specialize
 
 
@@ -69,20 +69,20 @@ def _gathers(kernels) -> list:
 
 def _good(expr, var, size):
     """([lower ends], [upper ends]) of the range of ``var`` where the position ``expr``
-    (``var + a``, with floor divisions or modulos of ``var + b`` by a constant) is in
+    (``var + a``, with floor divisions or modulos of ``var + b`` by a constant or a size) is in
     [0, size) and each floor is 0, or None for another form."""
     lows, highs = [], []
     zero = {}
-    for f in expr.atoms(sympy.floor, sympy.Mod):
+    for f in expr.atoms(sympy.floor, sympy.Mod, FloorDiv):
         num, den = (sympy.fraction(sympy.together(f.args[0])) if isinstance(f, sympy.floor)
-                    else (f.args[0], f.args[1]))
+                    else (f.args[0], f.args[1]))       # (FloorDiv: a size d > 0)
         num = sympy.expand(num)
-        if not den.is_Integer or den <= 0 or num.coeff(var) != 1 or \
-                (num - var).has(var):
+        if not (den.is_Integer and den > 0 or isinstance(f, FloorDiv) and den.is_Symbol) or \
+                num.coeff(var) != 1 or (num - var).has(var):
             return None
         lows.append(var - num)          # num >= 0 and num < den
         highs.append(den + var - num)
-        zero[f] = 0 if isinstance(f, sympy.floor) else num
+        zero[f] = num if isinstance(f, sympy.Mod) else 0
     affine = sympy.expand(expr.xreplace(zero))
     if affine.coeff(var) != 1 or (affine - var).has(var):
         return None

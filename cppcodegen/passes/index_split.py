@@ -24,7 +24,7 @@ import numpy as np
 import sympy
 
 from ..ir import ufuncs
-from ..ir.loopir import Const, Gather, Index, Load, Op, index_vars, walk
+from ..ir.loopir import Const, FloorDiv, Gather, Index, Load, Op, index_vars, walk
 
 BOOL = np.dtype(bool)
 MAX_PIECES = 27         # 3 per axis on 3 axes: a pad or roll of a 3-D array
@@ -180,7 +180,7 @@ def decided(e, known):
             return None
         expr = _clamp(value.expr, known)
         span = _interval(expr, known)
-        if span is None or expr.has(sympy.floor, sympy.Mod, sympy.Min, sympy.Max):
+        if span is None or expr.has(sympy.floor, sympy.Mod, sympy.Min, sympy.Max, FloorDiv):
             return None
         lo, hi = span
         if _le(0, lo, known) and _le(hi, size - 1, known):
@@ -276,7 +276,7 @@ def _clamp(expr, known):
     replaced by that argument, and each floor division or modulo that ``known`` decides
     (its numerator within one multiple of the divisor) by its value."""
     expr = sympy.sympify(expr)
-    if not expr.has(sympy.Min, sympy.Max, sympy.floor, sympy.Mod):
+    if not expr.has(sympy.Min, sympy.Max, sympy.floor, sympy.Mod, FloorDiv):
         return expr
     return _clamped(expr, tuple(known.items()))
 
@@ -288,8 +288,13 @@ def _clamped(expr, known_items):
     known = dict(known_items)
     args = [_clamp(a, known) for a in expr.args]
     if all(a is b for a, b in zip(args, expr.args)) and not isinstance(
-            expr, (sympy.floor, sympy.Mod, sympy.Min, sympy.Max)):
+            expr, (sympy.floor, sympy.Mod, sympy.Min, sympy.Max, FloorDiv)):
         return expr
+    if isinstance(expr, FloorDiv):     # a symbolic divisor d > 0: 0 where 0 <= num < d
+        span = _interval(args[0], known)
+        if span is not None and _le(0, span[0], known) and _le(span[1], args[1] - 1, known):
+            return sympy.Integer(0)
+        return expr.func(*args)
     if isinstance(expr, sympy.floor):  # floor(e / d) with e in one multiple of d's range
         num, den = sympy.fraction(sympy.together(args[0]))
         span = _interval(num, known) if den.is_Integer and den > 0 else None
