@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
+from test_control_flow import argmax_loop
 
 
 def positive_mean(x):
@@ -26,16 +27,6 @@ def signed_sums(x):
         else:
             down -= x[i]
     return up, down
-
-
-def argmax_loop(x):
-    m = x[0]
-    k = 0
-    for i in range(1, x.shape[0]):
-        if x[i] > m:
-            m = x[i]
-            k = i
-    return m, k
 
 
 def three_way(x, lo, hi):
@@ -80,17 +71,13 @@ FLOATS = [np.random.default_rng(0).standard_normal(1001),
 
 
 def _same(got, want):
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w)
-        return
-    assert type(got) is type(want), (got, want)
-    if isinstance(want, (float, np.floating)):
-        assert (np.isnan(got) and np.isnan(want)) or \
-            (got == want and np.signbit(got) == np.signbit(want)), (got, want)
-    else:
-        assert got == want
+    """Same Python types, and floats equal to the bit (NaN where NaN, the zero's sign)."""
+    for g, w in zip(*((got, want) if isinstance(want, tuple) else ((got,), (want,)))):
+        assert type(g) is type(w) and isinstance(got, tuple) == isinstance(want, tuple), (g, w)
+        if isinstance(w, (float, np.floating)):
+            assert (np.isnan(g) and np.isnan(w)) or (g == w and np.signbit(g) == np.signbit(w))
+        else:
+            assert g == w
 
 
 @pytest.mark.parametrize("x", FLOATS, ids=["normal", "negative-zeros", "nan", "float32"])

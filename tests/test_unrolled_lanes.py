@@ -6,19 +6,7 @@ import pytest
 
 import cppcodegen
 from test_control_flow import _bit_reverse8 as bit_reverse8
-
-
-def box3(img):
-    h, w = img.shape
-    out = np.zeros_like(img)
-    for i in range(1, h - 1):
-        for j in range(1, w - 1):
-            s = 0.0
-            for di in range(-1, 2):
-                for dj in range(-1, 2):
-                    s += img[i + di, j + dj]
-            out[i, j] = s / 9.0
-    return out
+from test_new_user_programs import box3_loops as box3
 
 
 def popcount_weights(x, w):
