@@ -271,3 +271,24 @@ def test_none_on_every_path_with_an_early_return_compiles(fn):
         g = cppcodegen.compile(find_pair, fallback=True)
         assert g(np.array([1.0, 4.0]), 2.5) == (1, 4.0)
     assert g(np.array([1.0, 2.0]), 2.5) is None
+
+
+def _sentinel_or_order(x):
+    k = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            k += 1
+    if k < x.shape[0]:
+        return np.full(1, -1)
+    return x
+
+
+def test_returns_of_two_shapes_name_them_not_a_missing_return():
+    """Every path returns an array, of shape (1,) or (n,): the refusal says so (the fallback
+    runs Python), without guessing at a path that returns None."""
+    x = np.arange(1, 5)
+    with pytest.raises(cppcodegen.errors.TraceError) as e:
+        cppcodegen.compile(_sentinel_or_order, fallback=False)(x)
+    assert "None" not in str(e.value) and "(1,)" in str(e.value) and "(4,)" in str(e.value)
+    with pytest.warns(cppcodegen.FallbackWarning):
+        np.testing.assert_array_equal(cppcodegen.compile(_sentinel_or_order, fallback=True)(x), x)

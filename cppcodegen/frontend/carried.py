@@ -67,6 +67,12 @@ class _Slot:
         return f"variable '{self.name}'" if self.name else "an array updated in place"
 
 
+def _shapes(results) -> str:
+    """The shapes or kinds of a carried value's versions, for an error message."""
+    return ", ".join(dict.fromkeys(f"{r[0]} {r[2]}" if isinstance(r, tuple) and len(r) == 4
+                                   else str(r) for r in results))     # (type_of: dtype, shape)
+
+
 # --------------------------------------------------------------------------- regions
 
 class Carried:
@@ -428,8 +434,9 @@ class Carried:
                     continue
                 t = "shape"
             if "other" in results or "selection" in results or t == "shape":
-                raise TraceError(f"{slot.describe()} changes its shape or kind in the loop or "
-                                 f"branch at {self.where}; a carried value keeps one shape")
+                raise TraceError(f"{slot.describe(none=None not in results)} changes its "
+                                 f"shape or kind in the loop or branch at {self.where} (shapes "
+                                 f"{_shapes(results)}); a carried value keeps one shape")
             if not loop and None in results and not internal_name(slot.name) and \
                     slot.name not in self.keep:
                 t = None                        # an if that binds it on one way only
