@@ -1,6 +1,8 @@
 """Random numbers drawn inside compiled loops: every run of a draw in a loop gets its own
 numbers (element i of its k-th run is element i + k * size of its stream), reproducible under
 cppcodegen.manual_seed, and the distributions hold."""
+import random
+
 import numpy as np
 import pytest
 
@@ -145,3 +147,45 @@ def test_draws_without_size_are_the_python_numbers_numpy_returns():
     got = cppcodegen.compile(scalar_draws)(np.random.default_rng(1))
     want = scalar_draws(np.random.default_rng(1))
     assert [type(v) for v in got] == [type(v) for v in want]
+
+
+def _pi_python_random(n):
+    acc = 0
+    for i in range(n):
+        x = random.random()
+        y = random.random()
+        if (x ** 2 + y ** 2) < 1.0:
+            acc += 1
+    return 4.0 * acc / n
+
+
+def _python_draws():
+    return random.random(), random.uniform(2.0, 3.0), random.gauss(0.0, 1.0), \
+        random.randint(3, 4)
+
+
+def _python_shuffle(x):
+    y = list(x)
+    random.shuffle(y)
+    return np.array(y) * 2
+
+
+def test_pythons_random_module_draws_when_the_program_runs():
+    """random.random() & co. draw in the kernels, anew at every call (they were run while
+    tracing and kept as constants); each draw is a Python number, as the module returns."""
+    f = cppcodegen.compile(_pi_python_random)
+    a, b = f(200_000), f(200_000)
+    assert a != b and abs(a - np.pi) < 0.03 and abs(b - np.pi) < 0.03
+    g = cppcodegen.compile(_python_draws)
+    draws = [g() for _ in range(200)]
+    assert [type(v) for v in draws[0]] == [float, float, float, int]
+    u, w, z, k = (np.array(c) for c in zip(*draws))
+    assert len(set(u)) == 200 and 0 <= u.min() and u.max() < 1 and 2 <= w.min() and w.max() <= 3
+    assert abs(z.mean()) < 0.3 and set(k) == {3, 4}
+
+
+def test_other_functions_of_pythons_random_run_as_python():
+    f = cppcodegen.compile(_python_shuffle, fallback=True)
+    with pytest.warns(cppcodegen.FallbackWarning, match="random.shuffle"):
+        got = f(np.arange(10))
+    assert sorted(got) == list(range(0, 20, 2))

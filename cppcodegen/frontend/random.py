@@ -7,6 +7,8 @@ transforms of them for ``uniform``/``normal`` parameters.
 """
 from __future__ import annotations
 
+import random as _pyrandom
+
 import numpy as np
 
 from ..errors import TraceError, user_location
@@ -211,3 +213,31 @@ class TracedGenerator:
 
 
 replace.register(np.random, RANDOM_FUNCTIONS)
+
+
+def _python_randint(a, b):
+    """``random.randint(a, b)``: an int in [a, b], both ends included."""
+    return _number(_integers(a, b, None, endpoint=True, what="randint"), None)
+
+
+def _python_unsupported(name):
+    def refuse(*args, **kwargs):
+        unsupported(f"random.{name} of Python's random module (at {user_location()}); "
+                    "random.random/uniform/gauss/normalvariate/randint compile")
+    return refuse
+
+
+# Python's ``random`` module: drawn in the kernels like ``np.random`` (its own stream, not the
+# Mersenne Twister's numbers); each draw a Python number, as the module returns. Its other
+# functions are refused (the call runs as Python): run while tracing, their values would be
+# baked into the build as constants, the same at every call.
+PYTHON_RANDOM = {name: _python_unsupported(name) for name in _pyrandom.__all__
+                 if callable(getattr(_pyrandom, name, None)) and name[0].islower()}
+PYTHON_RANDOM.update({
+    "random": lambda: _number(_random_node("uniform", ()), None),
+    "uniform": lambda a, b: _uniform(a, b),
+    "gauss": lambda mu=0.0, sigma=1.0: _normal(mu, sigma),
+    "normalvariate": lambda mu=0.0, sigma=1.0: _normal(mu, sigma),
+    "randint": _python_randint,
+})
+replace.register(_pyrandom, PYTHON_RANDOM)
