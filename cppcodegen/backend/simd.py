@@ -88,7 +88,7 @@ def trip_lines(c) -> list:
 
 
 def lane_privates(program: LoopProgram, k) -> list | None:
-    """The 0-d buffers each iteration of the ``for`` kernel ``k`` has its own copy of in
+    """The 0-d (or one-element) buffers each iteration of the ``for`` kernel ``k`` has its own copy of in
     SIMD lanes, as (buffer, reduction op or None), or None when its iterations cannot run in
     lanes. A reduction's copy starts at the op's identity and is combined into the lanes'
     partial results after the iteration (integers and bools only: ``combine.py``)."""
@@ -104,7 +104,7 @@ def lane_privates(program: LoopProgram, k) -> list | None:
         return None
     shared = {b for b, r in roles.items() if r[0] in ("array", "shared")}
     private = [b for b in written_buffers(program, kernels) if b not in shared]
-    if any(program.buffers[b].shape != () or program.buffers[b].role == "local"
+    if any(program.buffers[b].shape not in ((), (1,)) or program.buffers[b].role == "local"
            for b in private):
         return None
     return [(b, reduce.get(b)) for b in private]
