@@ -405,3 +405,22 @@ def test_branches_in_lanes_are_predicated_stores(n):
         assert "_when(ccg_then" in src and "flattened" in src, src
     g = (_rng(18).random((6, 20)) < 0.4).astype(np.int64)
     assert "_when(ccg_" in cppcodegen.explain(loop_life, g).source
+
+
+def swap_if_greater(a, b):
+    for i in range(a.shape[0]):
+        if a[i] > b[i]:
+            a[i], b[i] = b[i], a[i]
+
+
+@pytest.mark.parametrize("n", [0, 1, 9, 1000])
+def test_a_swap_under_a_branch_runs_in_lanes(n):
+    """The swap saves one element in a one-element buffer: each lane has its own."""
+    a, b = _rng(20).standard_normal(n), _rng(21).standard_normal(n)
+    a1, b1, a2, b2 = a.copy(), b.copy(), a.copy(), b.copy()
+    cppcodegen.compile(swap_if_greater)(a1, b1)
+    swap_if_greater(a2, b2)
+    np.testing.assert_array_equal(a1, a2)
+    np.testing.assert_array_equal(b1, b2)
+    if n > 1:
+        assert "omp simd" in cppcodegen.explain(swap_if_greater, a, b).source
