@@ -141,3 +141,19 @@ def test_branches_that_store_array_elements_stay_branches():
     x = np.random.default_rng(5).random(50)
     assert "_sel(" not in cppcodegen.explain(bubble_pass, x).source
     np.testing.assert_array_equal(cppcodegen.compile(bubble_pass)(x.copy()), bubble_pass(x.copy()))
+
+
+def wrapped_square_sum(x, c, box):
+    s = 0.0
+    for i in range(x.shape[0]):
+        d = x[i] - c
+        if d > 0.5 * box:           # (a minimum image: this iteration's value adjusted)
+            d -= box
+        s += d * d
+    return s
+
+
+def test_a_branch_adjusting_this_iterations_value_stays_a_branch():
+    x = np.random.default_rng(6).uniform(0, 10, 200)
+    assert "_sel(" not in cppcodegen.explain(wrapped_square_sum, x, 1.0, 10.0).source
+    assert cppcodegen.compile(wrapped_square_sum)(x, 1.0, 10.0) == wrapped_square_sum(x, 1.0, 10.0)
