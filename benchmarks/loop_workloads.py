@@ -258,7 +258,51 @@ def loop_primes(n):
     return np.array(primes)
 
 
+def loop_positive_mean(x):
+    """(16) The mean of the positive values: a sum and a count under ``if x[i] > 0`` (the
+    branch goes either way on random signs)."""
+    s = 0.0
+    n = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            s += x[i]
+            n += 1
+    return s / n if n > 0 else 0.0
+
+
+BURGERS_DT, BURGERS_DX, BURGERS_NU, BURGERS_STEPS = 2e-5, 0.00314, 0.07, 100
+
+
+def loop_burgers(u0, nt):
+    """(17) 1-D viscous Burgers with periodic ends, as element loops: ``un[i - 1]`` wraps at
+    i = 0 and ``un[(i + 1) % nx]`` at the last i ("12 steps", step 4)."""
+    dt, dx, nu = BURGERS_DT, BURGERS_DX, BURGERS_NU
+    nx = u0.shape[0]
+    u = u0.copy()
+    for n in range(nt):
+        un = u.copy()
+        for i in range(nx):
+            ip = (i + 1) % nx
+            u[i] = (un[i] - un[i] * dt / dx * (un[i] - un[i - 1])
+                    + nu * dt / dx**2 * (un[ip] - 2 * un[i] + un[i - 1]))
+    return u
+
+
 # ----------------------------------------------------------------------------- vectorized twins
+def vec_positive_mean(x):
+    pos = x[x > 0]
+    return pos.mean() if pos.size else 0.0
+
+
+def vec_burgers(u0, nt):
+    dt, dx, nu = BURGERS_DT, BURGERS_DX, BURGERS_NU
+    u = u0.copy()
+    for n in range(nt):
+        um, up = np.roll(u, 1), np.roll(u, -1)
+        u = u - u * dt / dx * (u - um) + nu * dt / dx**2 * (up - 2 * u + um)
+    return u
+
+
 def vec_dot(a, b):
     return np.dot(a, b)
 
@@ -327,7 +371,8 @@ def vec_primes(n):
 NUMPY_VECTORIZED = {"loop_dot": vec_dot, "loop_drawdown": vec_drawdown, "loop_syrk": vec_syrk,
                     "lu_elim": vec_lu, "loop_matmul": vec_matmul, "loop_life": vec_life,
                     "loop_median3": vec_median3, "loop_convection": vec_convection,
-                    "loop_primes": vec_primes}
+                    "loop_primes": vec_primes, "loop_positive_mean": vec_positive_mean,
+                    "loop_burgers": vec_burgers}
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -426,6 +471,14 @@ def make_primes(n):
     return (n,)
 
 
+def make_signs(n):
+    return (_rng().standard_normal(n),)
+
+
+def make_burgers(n):
+    return np.sin(np.linspace(0.0, 2 * np.pi, n)) + 2.0, BURGERS_STEPS
+
+
 # ----------------------------------------------------------------------------- error scales
 def _dot_magnitude(inputs, ref):
     a, b = inputs
@@ -506,6 +559,12 @@ LOOP_WORKLOADS: dict[str, Workload] = dict([
     _w("loop_primes", loop_primes, make_primes, 2 * 10**6, 100,
        "sieve of Eratosthenes, then primes.append(i) under if sieve[i]; np.array(primes)",
        tags=("loop", "python_loop")),
+    _w("loop_positive_mean", loop_positive_mean, make_signs, 10**7, 10**4,
+       "mean of the positive values: if x[i] > 0: s += x[i]; n += 1 (random signs)",
+       tags=("loop", "python_loop")),
+    _w("loop_burgers", loop_burgers, make_burgers, 20001, 101,
+       f"1-D Burgers with periodic ends, {BURGERS_STEPS} steps of element loops: un[i - 1], "
+       "un[(i + 1) % nx]", tags=("loop", "python_loop")),
 ])
 
 # make bench-quick runs only these of the loop workloads (with their peers)
@@ -560,6 +619,8 @@ def numba_impls() -> dict:
         "loop_median3": njit(loop_median3),
         "loop_convection": njit(loop_convection),
         "loop_primes": njit(loop_primes),
+        "loop_positive_mean": scalar_out(njit(loop_positive_mean)),
+        "loop_burgers": njit(loop_burgers),
     }
 
 
@@ -738,12 +799,26 @@ def jax_impls() -> dict:
                                     - cy * (u[1:, 1:] - u[:-1, 1:]))
         return lax.fori_loop(0, nt, step, u)
 
+    def positive_mean(x):           # (no per-element branch in JAX: a masked sum and count)
+        pos = x > 0
+        n = pos.sum()
+        return jnp.where(n > 0, jnp.where(pos, x, 0.0).sum() / jnp.maximum(n, 1), 0.0)
+
+    def burgers(u, nt):             # (the periodic neighbours as rolls of the previous step)
+        dt, dx, nu = BURGERS_DT, BURGERS_DX, BURGERS_NU
+
+        def step(_, u):
+            um, up = jnp.roll(u, 1), jnp.roll(u, -1)
+            return u - u * dt / dx * (u - um) + nu * dt / dx**2 * (up - 2 * u + um)
+        return lax.fori_loop(0, nt, step, u)
+
     return {"loop_dot": dot, "loop_drawdown": drawdown, "loop_syrk": syrk,
             "loop_jacobi": jacobi, "loop_power": power, "thomas": thomas_,
             "lut_gather": lut, "poisson_while": poisson, "heat_swap": heat, "lu_elim": lu,
             "loop_matmul": matmul, "loop_life": life, "loop_median3": median3,
             "loop_convection": convection,
-            "loop_primes": "the result's length comes from the values (jax.jit: static shapes)"}
+            "loop_primes": "the result's length comes from the values (jax.jit: static shapes)",
+            "loop_positive_mean": positive_mean, "loop_burgers": burgers}
 
 
 SUITE = Suite(tag="loop", title="Loop workloads", note=NOTE, workloads=LOOP_WORKLOADS,
