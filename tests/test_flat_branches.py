@@ -5,17 +5,8 @@ import numpy as np
 import pytest
 
 import cppcodegen
+from benchmarks.loop_workloads import loop_positive_mean as positive_mean
 from test_control_flow import argmax_loop
-
-
-def positive_mean(x):
-    s = 0.0
-    n = 0
-    for i in range(x.shape[0]):
-        if x[i] > 0:
-            s += x[i]
-            n += 1
-    return s / n if n > 0 else 0.0
 
 
 def signed_sums(x):

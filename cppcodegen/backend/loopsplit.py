@@ -21,7 +21,7 @@ import sympy
 
 from .cexpr import cindex
 from ..ir.loopir import FloorDiv, Gather, Index, nested, walk
-from ..passes.index_split import _with_body, specialize
+from ..passes.index_split import specialize, with_body
 
 
 def split_for(k):
@@ -33,8 +33,8 @@ def split_for(k):
     lows, highs, var = [], [], None
     for g in _gathers(k.regions[0]):
         for _, size, value, _ in g.binds:
-            mine = [v for v in getattr(value, "expr", sympy.S.Zero).free_symbols
-                    if v.name == c["var"]] if isinstance(value, Index) else []
+            mine = [v for v in value.expr.free_symbols if v.name == c["var"]] \
+                if isinstance(value, Index) else []
             if not mine:
                 continue
             var = mine[0]
@@ -49,7 +49,8 @@ def split_for(k):
     if lo.has(sympy.Max, sympy.Min) or hi.has(sympy.Max, sympy.Min):
         return None                     # (no order known between the ends)
     known = {var: tuple(int(e) if e.is_Integer else e for e in (lo, hi - 1))}
-    middle = _specialized(k.regions[0], known)
+    middle = [sub.rewritten("_mid", lambda s: s if s.kind != "pointwise" else
+                            with_body(s, specialize(s.body, known))) for sub in k.regions[0]]
     if any(var in v.expr.free_symbols for g in _gathers(middle) for _, _, v, _ in g.binds
            if isinstance(v, Index)):
         return None                     # (a position the middle does not decide)
@@ -88,20 +89,6 @@ def _good(expr, var, size):
         return None
     rest = affine - var
     return lows + [-rest], highs + [size - rest]
-
-
-def _specialized(kernels, known) -> list:
-    """The middle's kernels: each its own function (``_mid``), its gathers decided."""
-    out = []
-    for sub in kernels:
-        if sub.form == "control":
-            out.append(dataclasses.replace(sub, name=sub.name + "_mid", regions=tuple(
-                _specialized(r, known) for r in sub.regions)))
-        else:
-            out.append(dataclasses.replace(sub, name=sub.name + "_mid", stages=[
-                s if s.kind != "pointwise" else _with_body(s, specialize(s.body, known))
-                for s in sub.stages]))
-    return out
 
 
 def _piece(k, start, stop, body):

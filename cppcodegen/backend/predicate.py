@@ -41,36 +41,40 @@ class NotPredicable(Exception):
     """A kernel of the body is not element code ``predicated`` understands."""
 
 
-def predicated(text: str, name: str, suffix: str = "_when") -> str:
+def twin(name: str, blend: bool) -> str:
+    """The name of ``name``'s predicated twin."""
+    return name + ("_sel" if blend else "_when")
+
+
+def predicated(text: str, name: str, blend: bool = False) -> str:
     """``name``'s function text made ``name_when(const bool ccg_when, ...)``: its stores
     select between the new value and the element's old one. NotPredicable otherwise.
 
-    ``suffix`` ``_sel``: for a serial loop, where the select must not become a branch again
-    (``ccg::select``, a blend), and a store of ``old + v`` / ``old - v`` adds ``v`` or the
-    add's identity (``ccg::add_if``): a loop summing under a condition waits for one add per
-    iteration, not an add and a blend."""
+    ``blend`` (``name_sel``): for a serial loop, where the select must not become a branch
+    again (``ccg::select``, a blend), and a store of ``old + v`` / ``old - v`` adds ``v`` or
+    the add's identity (``ccg::add_if``): a loop summing under a condition waits for one add
+    per iteration, not an add and a blend."""
     lines = text.split("\n")
     head = next((i for i, line in enumerate(lines) if _HEAD.match(line)), None)
     if head is None or _HEAD.match(lines[head]).group(1) != name:
         raise NotPredicable(name)
     out = lines[:head] + [lines[head].replace(
-        f"static void {name}(", f"static void {name}{suffix}(const bool ccg_when, ", 1)]
+        f"static void {name}(", f"static void {twin(name, blend)}(const bool ccg_when, ", 1)]
     values, stored = {}, set()          # tN -> its expression; the elements stored so far
     for line in lines[head + 1:]:
         m = _STORE.match(line)
         if m:
             pad, buf, index, value = m.groups()
             target = f"{buf}[{index}]"
-            update = _update(values, value, target) if suffix == "_sel" and \
-                target not in stored else None
+            update = _update(values, value, target) if blend and target not in stored \
+                else None
             stored.add(target)
             if update is not None:
                 fn, old, v = update
                 out.append(f"{pad}{target} = static_cast<std::remove_reference_t<"
                            f"decltype({target})>>(ccg::{fn}(ccg_when, {old}, {v}));")
                 continue
-            select = "ccg::select(ccg_when, {}, ccg_old)" if suffix == "_sel" else \
-                "ccg_when ? {} : ccg_old"
+            select = "ccg::select(ccg_when, {}, ccg_old)" if blend else "ccg_when ? {} : ccg_old"
             out.append(f"{pad}{{ auto& ccg_e = {target}; const auto ccg_old = ccg_e; "
                        f"ccg_e = {select.format(f'static_cast<decltype(ccg_old)>({value})')}; }}")
         elif any(p.match(line) for p in _SAFE) or not line.strip():

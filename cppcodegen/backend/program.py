@@ -23,9 +23,9 @@ from .loopsplit import split_for
 from .rowlocal import buffer_uses
 from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
-from .predicate import NotPredicable, flat_lines, predicated
+from .predicate import NotPredicable, flat_lines, predicated, twin
 from .simd import cheap_branch, few, lane_privates, serial_lines
-from .unroll import unrolled
+from .unroll import constant_range, unrolled
 from ..passes.schedule import Kernel
 from .sizes import HINTS
 from .writer import CodeWriter
@@ -71,11 +71,11 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
     uses = buffer_uses(program)     # (where each buffer is read: row-local temporaries)
 
     texts: dict = {}            # function name -> its text
-    whens: dict = {}            # (function name, suffix) -> its predicated twin's name, or None
+    whens: dict = {}            # (function name, blend) -> its predicated twin's name, or None
 
-    def call(k, when: str = "", suffix: str = "_when") -> str:
+    def call(k, when: str = "", blend: bool = False) -> str:
         """Renders kernel ``k`` (once per distinct structure) and returns its call; with
-        ``when``, the call of its predicated twin (``predicate.py``; ``suffix`` ``_sel``: with
+        ``when``, the call of its predicated twin (``predicate.py``; ``blend``: selecting with
         blends) taking that flag."""
         kw = GemmWriter(program, k, opts) if k.form == "gemm" else \
             KernelWriter(program, k, opts, uses)
@@ -100,15 +100,15 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
         name = rendered[shape]
         if not when:
             return f"{name}({', '.join(names)});"
-        if (name, suffix) not in whens:
+        if (name, blend) not in whens:
             try:
-                parts.append(predicated(texts[name], name, suffix))
-                whens[name, suffix] = f"{name}{suffix}"
+                parts.append(predicated(texts[name], name, blend))
+                whens[name, blend] = twin(name, blend)
             except NotPredicable:
-                whens[name, suffix] = None
-        if whens[name, suffix] is None:
+                whens[name, blend] = None
+        if whens[name, blend] is None:
             raise NotPredicable(name)
-        return f"{whens[name, suffix]}({when}, {', '.join(names)});"
+        return f"{whens[name, blend]}({when}, {', '.join(names)});"
 
     for k in kernels:
         if k.form == "extern":
@@ -234,7 +234,7 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
         looped_in = looped or s.kind in ("for", "while")
         for j, sub in enumerate(kernels):
             if looped_in and not inside and cheap_branch(program, sub, kernels[:j]) and (
-                    flat := flat_lines([sub], lambda k, when: call(k, when, "_sel"))):
+                    flat := flat_lines([sub], lambda k, when: call(k, when, blend=True))):
                 lines += ["{"] + ["    " + line for line in flat] + ["}"]  # (own predicates)
                 continue
             if sub.form == "extern":
@@ -312,8 +312,8 @@ def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: boo
                 hoisted.append(buf)
                 out += scratch_lines(ctype(b.dtype), buf, count,
                                      "the most any iteration needs, allocated once")
-        trips = _constant_trips(c)      # (a few known trips: unrolled whole, bit by bit)
-        out += [f"#pragma GCC unroll {trips if trips and trips <= 16 else 4}"] \
+        trips = len(constant_range(c) or ())   # (a few known trips: unrolled whole)
+        out += [f"#pragma GCC unroll {trips if 0 < trips <= 16 else 4}"] \
             if _straight_line(k.regions[0]) else []
         advance = f"{var} += {step}" if _steps_safely(c) else \
             f"{var} = ccg::next_index({var}, {step}, {stop})"
@@ -410,14 +410,6 @@ def _locals_written(program: LoopProgram, kernels) -> list:
 
 
 COMPLEX_CTYPES = ("ccg::c64", "ccg::c128")
-
-
-def _constant_trips(c) -> int | None:
-    """The trip count of a ``for`` control with int bounds and step, else None."""
-    start, stop, step = c.get("start"), c.get("stop"), c.get("step")
-    if not all(type(v) is int for v in (start, stop, step)) or step == 0:
-        return None
-    return len(range(start, stop, step))
 
 
 def _abi_type(t: str, kind: str) -> str:

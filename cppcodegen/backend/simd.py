@@ -88,9 +88,9 @@ def trip_lines(c) -> list:
 
 
 def lane_privates(program: LoopProgram, k) -> list | None:
-    """The 0-d (or one-element) buffers each iteration of the ``for`` kernel ``k`` has its own copy of in
-    SIMD lanes, as (buffer, reduction op or None), or None when its iterations cannot run in
-    lanes. A reduction's copy starts at the op's identity and is combined into the lanes'
+    """The 0-d (or one-element) buffers each iteration of the ``for`` kernel ``k`` has its own
+    copy of in SIMD lanes, as (buffer, reduction op or None), or None when its iterations
+    cannot run in lanes. A reduction's copy starts at the op's identity and is combined into the lanes'
     partial results after the iteration (integers and bools only: ``combine.py``)."""
     c = k.stages[0].control
     roles = dict(c.get("parallel") or {})
@@ -191,27 +191,28 @@ def cheap_branch(program: LoopProgram, k, before) -> bool:
     before it.) Yes when its sides are element code that cannot fail (no checks, no loops, no
     scratch buffers, no random draws, no element of an array stored: only a loop's scalars)
     of at most CHEAP_OPS operations and none of the C library's functions, and its
-    conditions do not depend on what it writes. Both sides then
-    cost a few cycles, less than a mispredicted branch: ``if x[i] > 0: s += x[i]; n += 1``
-    over random signs 4.9 -> 1.6 ns an element, measured. A condition computed from a value
-    the branch writes (``if x[i] > m: m = x[i]``) is left a branch: the blend would put the
-    compare on the loop's carried chain (1.3 -> 4.5 ns measured), and such a branch is
-    rarely taken, so predicted. Only a branch that updates values carried from the previous
-    iteration (accumulators, counts, flags: none of them written earlier in the body) is
-    flattened: one that adjusts a value of this iteration (a minimum image's ``if dx >
-    half: dx -= L``) is mostly predicted, and blends only add work (a Lennard-Jones loop
-    with three of them 2.3x slower, measured). Writing an element's old value back is safe only where no
-    other thread runs the loop's iterations: the caller asks only in serial loops."""
+    conditions do not depend on what it writes. Both sides then cost a few cycles, less than
+    a mispredicted branch: ``if x[i] > 0: s += x[i]; n += 1`` over random signs 4.9 -> 1.6
+    ns an element, measured. A condition computed from a value the branch writes (``if x[i]
+    > m: m = x[i]``) is left a branch: the blend would put the compare on the loop's carried
+    chain (1.3 -> 4.5 ns measured), and such a branch is rarely taken, so predicted. Only a
+    branch that updates values carried from the previous iteration (accumulators, counts,
+    flags: none of them written earlier in the body) is flattened: one that adjusts a value
+    of this iteration (a minimum image's ``if dx > half: dx -= L``) is mostly predicted, and
+    blends only add work (a Lennard-Jones loop with three of them 2.3x slower, measured).
+    Writing an element's old value back is safe only where no other thread runs the loop's
+    iterations: the caller asks only in serial loops."""
     if k.form != "control" or k.stages[0].kind != "if" or not _element_code([k]) or \
-            _checks([k]) or _condition_inputs(list(before) + nested([k]), k) & _stored([k]) \
-            or _stored([k]) & _stored(before):
+            _checks([k]):
         return False
-    stages = [m for sub in nested([k]) if sub.form != "control"
-              for s in sub.stages for m in (s.members or (s,))]
-    if any(program.buffers[m.name].role == "local" or program.buffers[m.name].shape != ()
-           for m in stages):
+    stored = _stored([k])
+    if stored & _stored(before) or _condition_inputs(list(before) + nested([k]), k) & stored \
+            or any(program.buffers[b].role == "local" or program.buffers[b].shape != ()
+                   for b in stored):
         return False            # (an element store: read, blend and write memory per side,
                                 # on the chain to the next iteration's load: LCS 1.4 -> 3.6 ms)
+    stages = [m for sub in nested([k]) if sub.form != "control"
+              for s in sub.stages for m in (s.members or (s,))]
     exprs = [e for m in stages for e in walk(m.body)]
     ops = [e for e in exprs if isinstance(e, Op)]
     counters = {n for n, _ in program.counters}

@@ -21,6 +21,7 @@ import dataclasses
 import sympy
 
 from ..ir.loopir import Gather, Index, Load, Op, walk
+from ..passes.index_split import with_body
 
 MAX_TRIPS = 16
 MAX_KERNELS = 96
@@ -55,12 +56,23 @@ def _unrolled(kernels) -> tuple:
     return out, changed
 
 
-def _values(c):
+def constant_range(c) -> range | None:
+    """The values of a ``for`` control's variable when its bounds and step are ints, else
+    None (also ``program.py``'s count for its unroll pragma)."""
     start, stop, step = c.get("start"), c.get("stop"), c.get("step")
-    if c.get("auto") or c.get("test") or c.get("bounds") or not all(type(v) is int for v in (start, stop, step)) \
-            or step == 0 or len(range(start, stop, step)) > MAX_TRIPS:
+    if not all(type(v) is int for v in (start, stop, step)) or step == 0:
         return None
     return range(start, stop, step)
+
+
+def _values(c):
+    """A loop to write out: a few constant trips, no break, iterations that depend on each
+    other (an independent one is better the lanes' own loop)."""
+    values = constant_range(c)
+    if values is None or c.get("auto") or c.get("test") or c.get("bounds") or \
+            len(values) > MAX_TRIPS:
+        return None
+    return values
 
 
 def _straight(kernels) -> bool:
@@ -79,28 +91,20 @@ def _straight(kernels) -> bool:
 
 def _with(k, subs, suffix: str):
     """Kernel ``k`` with the loop variable replaced in every index expression."""
-    if k.form == "control":
-        return dataclasses.replace(k, name=k.name + suffix, regions=tuple(
-            [_with(sub, subs, suffix) for sub in r] for r in k.regions))
-    return dataclasses.replace(k, name=k.name + suffix,
-                               stages=[_stage(s, subs) for s in k.stages])
-
-
-def _stage(s, subs):
-    members = tuple(_stage(m, subs) for m in s.members)
-    store = None if s.store is None else tuple(_sub(ix, subs) for ix in s.store)
-    return dataclasses.replace(s, body=_expr(s.body, subs, {}), members=members, store=store)
+    def stage(s):
+        store = None if s.store is None else tuple(_sub(ix, subs) for ix in s.store)
+        return dataclasses.replace(with_body(s, _expr(s.body, subs)), store=store)
+    return k.rewritten(suffix, stage)
 
 
 def _sub(e, subs):
     return sympy.sympify(e).xreplace(subs) if isinstance(e, sympy.Basic) else e
 
 
-def _expr(e, subs, memo):
+def _expr(e, subs):
     """The expression ``e`` with ``subs`` applied to its index expressions (shared parts
     rebuilt once)."""
-    if e is None:
-        return None
+    memo = {}
     for x in walk(e):
         if id(x) in memo:
             continue

@@ -234,7 +234,7 @@ def _python_unsupported(name):
 PYTHON_RANDOM = {name: _python_unsupported(name) for name in _pyrandom.__all__
                  if callable(getattr(_pyrandom, name, None)) and name[0].islower()}
 PYTHON_RANDOM.update({
-    "random": lambda: _number(_random_node("uniform", ()), None),
+    "random": lambda: _uniform(),
     "uniform": lambda a, b: _uniform(a, b),
     "gauss": lambda mu=0.0, sigma=1.0: _normal(mu, sigma),
     "normalvariate": lambda mu=0.0, sigma=1.0: _normal(mu, sigma),

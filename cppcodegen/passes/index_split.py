@@ -48,13 +48,13 @@ def split(stage, axes) -> list | None:
         body = specialize(stage.body, known)    # no cut: the clamps the domain decides
         if body is stage.body:                  # (x[Min(15, i3)] over i3 < 16: x[i3])
             return None
-        return [(_with_body(stage, body), {})]
+        return [(with_body(stage, body), {})]
     out = []
     for box in itertools.product(*cuts.values()):
         ranges = dict(zip(cuts, box))
         here = dict(known)
         here.update({vars_[a]: (lo, hi - 1) for a, (lo, hi) in ranges.items()})
-        out.append((_with_body(stage, specialize(stage.body, here)),
+        out.append((with_body(stage, specialize(stage.body, here)),
                     {a: _bounds(cuts[a], lo, stage.domain[a]) for a, (lo, hi) in ranges.items()}))
     return out
 
@@ -82,7 +82,7 @@ def _large(p):
     return float(p.subs({s: 10 ** 6 for s in p.free_symbols}))
 
 
-def _with_body(stage, body):
+def with_body(stage, body):
     """``stage`` computing ``body`` (a multi-output loop: its members the group's parts)."""
     members = tuple(dataclasses.replace(m, body=b) for m, b in zip(stage.members, body.args)
                     ) if stage.members else ()

@@ -11,7 +11,7 @@ reduced axes loop outside them.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -50,6 +50,16 @@ class Kernel:
 
     def describe(self) -> str:
         return f"{self.name}: {self.form} outer={list(self.outer)} stages={[s.name for s in self.stages]}"
+
+    def rewritten(self, suffix: str, stage) -> "Kernel":
+        """A copy named ``name + suffix`` (a function of its own), each of its stages (and
+        those of the kernels in its branches and loops) replaced by ``stage(s)``: a loop's
+        middle without checks (``backend/loopsplit.py``), an iteration written out
+        (``backend/unroll.py``)."""
+        if self.form == "control":
+            return replace(self, name=self.name + suffix, regions=tuple(
+                [k.rewritten(suffix, stage) for k in r] for r in self.regions))
+        return replace(self, name=self.name + suffix, stages=[stage(s) for s in self.stages])
 
 
 def _loads(stage: Stage):
