@@ -194,6 +194,32 @@ def test_divmod_sign_examples():
     assert (g[2], m[2]) == (3, -1)      # -7 // -2, -7 % -2
 
 
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint64])
+def test_power_of_two_divisor_is_floor_semantics(dt):
+    # x % 2**k and x // 2**k are rendered as a mask and a shift (cexpr.pow2_divisor): NumPy's
+    # floor semantics for negative x, in the vector lanes (x % 8 over an array) and in scalar
+    # code (the loop's carried value, which has no vector form)
+    info = np.iinfo(dt)
+    values = [info.min, info.min + 1, -9, -8, -7, -1, 0, 1, 7, 8, 9, info.max - 1, info.max]
+    x = np.array([v for v in values + list(range(-40, 40)) if info.min <= v <= info.max], dt)
+
+    def f(x):
+        return x % 8, x // 8, np.remainder(x, 64), x // 2, x % 1
+
+    check_against_numpy(f, x)
+
+    def loop(x):
+        out = np.zeros(x.shape[0], dtype=x.dtype)
+        for i in range(x.shape[0]):
+            out[i] = x[i] // 4 + x[i] % 16
+        return out
+
+    got = cppcodegen.compile(loop)(x)
+    expected = loop(x)
+    assert got.dtype == expected.dtype and np.array_equal(got, expected)
+
+
 # Division by zero and INT_MIN // -1: NumPy returns 0 / INT_MIN (with a
 # warning); a naive C++ kernel gets SIGFPE, so these run in a subprocess.
 _ISOLATED = {

@@ -174,10 +174,31 @@ def const_power(e: Op):
     return f"ccg::powc<{int(p)}>({{0}})"
 
 
+def pow2_divisor(e: Op, vector: bool = False):
+    """Integer ``x % 2**k`` as ``x & (2**k - 1)`` and ``x // 2**k`` as ``x >> k`` (scalar
+    code only: the vector table has no shift), else None. Both are NumPy's floor semantics
+    for a positive power-of-two divisor in two's complement, where ``ccg::mod``'s sign fix-up
+    kept GCC from seeing it: a linear congruential generator's ``% 2**31`` carried through a
+    loop cost 10 cycles a step, measured 1.66 -> 0.6 ms for 5*10^5 steps."""
+    if e.name not in ("remainder", "floor_divide") or e.dtype.kind not in "iu" or \
+            any(a.dtype != e.dtype for a in e.args):
+        return None
+    m = e.args[1]
+    if not isinstance(m, Const) or int(m.value) <= 1 or int(m.value) & (int(m.value) - 1):
+        return None
+    m = int(m.value)
+    if e.name == "remainder":
+        mask = literal(m - 1, e.dtype)
+        return f"({{0}} & ccg::Vec<{{T}}, L>::broadcast({mask}))" if vector else f"({{0}} & {mask})"
+    return None if vector else f"({{0}} >> {m.bit_length() - 1})"
+
+
 def vector_template(e: Op):
     """The ccg::Vec template for op ``e``, or None if the vector renderer cannot write it."""
     if e.name == "power" and const_power(e):
         return const_power(e)
+    if pow2_divisor(e, vector=True):
+        return pow2_divisor(e, vector=True)
     if e.name == "group":
         return "group"
     if e.name == "cast":
@@ -298,7 +319,7 @@ class ExprRenderer:
         if dt in COMPLEX_TYPES and e.name in COMPLEX_TEMPLATES:
             template = COMPLEX_TEMPLATES[e.name][0]
         template = const_power(e) or template
-        template = _bit_test(e) or template
+        template = _bit_test(e) or pow2_divisor(e) or template
         if self.exact and e.name in LIBM and e.dtype == np.float64:
             template = template.replace("ccg::", "std::", 1)
         text = template.format(*args, T="float" if e.dtype == HALF else ctype(e.dtype))
