@@ -271,3 +271,31 @@ def test_shifts_powers_and_abs_of_python_ints_never_wrap(fn, values):
             got = f(v)
         want = fn(v)
         assert got == want and type(got) is type(want), (fn.__name__, v, got, want)
+
+
+def sum_below(x, limit):
+    tot = 0
+    for v in x:
+        if v < limit:
+            tot += int(v)       # checked, under a branch flattened into blends
+    return tot
+
+
+def test_checked_sum_under_a_flattened_branch():
+    """The ``if`` runs both sides as blends (backend/simd.cheap_branch), its overflow check a
+    branch taken only where the ``if`` holds: values the ``if`` skips may overflow the blended
+    sum without an error, values it takes still run the call as Python."""
+    from cppcodegen.runtime import compiled
+    from cppcodegen.errors import IntOverflow
+    comp = cppcodegen.compile(sum_below, fallback=False)
+    signs = np.random.default_rng(3).integers(-50, 50, 10_001)
+    skipped = np.array([5, 2 ** 63 - 1, 7, 2 ** 63 - 1, 2 ** 62], np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # compiled: no run as Python
+        assert comp(signs, 0) == sum_below(signs, 0)
+        assert comp(skipped, 2 ** 62) == sum_below(skipped, 2 ** 62) == 12
+    compiled._WARNED.discard(IntOverflow.reason)
+    taken = np.array([2 ** 62, -1, 2 ** 62, 2 ** 62], np.int64)
+    with pytest.warns(UserWarning, match="left the int64"):
+        got = comp(taken, 2 ** 63 - 1)
+    assert got == sum_below(taken, 2 ** 63 - 1) == 3 * 2 ** 62 - 1 and type(got) is int

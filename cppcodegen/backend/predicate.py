@@ -100,24 +100,28 @@ def _update(values: dict, value: str, target: str):
     return ("add_if" if m.group(2) == "+" else "sub_if"), m.group(1), m.group(3)
 
 
-def flat_lines(kernels, call) -> list | None:
+def flat_lines(kernels, call, check=None) -> list | None:
     """The lines of a lane body (or a serial loop's cheap ``if``: ``call`` renders blends)
     with its ``if``s flattened (see the module's docstring), or None when some kernel cannot
-    be predicated."""
+    be predicated. ``check(kernel, when)``, where given, renders a check kernel under its
+    predicate (a serial loop's: a branch that is taken only where the check fails)."""
     names = itertools.count()
     try:
-        return _flat(kernels, call, "", names)
+        return _flat(kernels, call, "", names, check)
     except NotPredicable:
         return None
 
 
-def _flat(kernels, call, when: str, names) -> list:
+def _flat(kernels, call, when: str, names, check=None) -> list:
     lines = []
     for k in kernels:
         if k.form != "control":
             lines.append(call(k, when) if when else call(k))
             continue
         s = k.stages[0]
+        if s.kind == "check" and check is not None:
+            lines.append(check(k, when))
+            continue
         if s.kind != "if":
             raise NotPredicable(s.kind)
         n = next(names)
@@ -126,6 +130,6 @@ def _flat(kernels, call, when: str, names) -> list:
         lines += [f"// if at {s.where or 'no source line'} (graph {s.nodes}), flattened",
                   f"const bool ccg_then{n} = {outer}{cond};",
                   f"const bool ccg_else{n} = {outer}!{cond};"]
-        lines += _flat(k.regions[0], call, f"ccg_then{n}", names)
-        lines += _flat(k.regions[1], call, f"ccg_else{n}", names)
+        lines += _flat(k.regions[0], call, f"ccg_then{n}", names, check)
+        lines += _flat(k.regions[1], call, f"ccg_else{n}", names, check)
     return lines

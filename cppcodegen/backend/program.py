@@ -217,6 +217,14 @@ def _slots_entry(signature) -> str:
             + "".join(doubles) + f"  {ENTRY}0({', '.join(args)});\n}}\n")
 
 
+def _check_line(c: dict, when: str = "") -> str:
+    """A check's error count where its value is 0 (``when``: and its predicate holds), and
+    the program's stop there when the error stops it."""
+    stop = " return;" if stops(c["code"]) else ""
+    cond = f"{when} && {c['count']}[0] == 0" if when else f"{c['count']}[0] == 0"
+    return f"if ({cond}) {{ ccg::count_error({c['site']}, {STATUS}, {c['code']});{stop} }}"
+
+
 def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
                    inside: bool = False, looped: bool = False) -> list:
     """C++ statements for a control kernel: its loop or branch around its bodies' calls
@@ -234,7 +242,8 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
         looped_in = looped or s.kind in ("for", "while")
         for j, sub in enumerate(kernels):
             if looped_in and not inside and cheap_branch(program, sub, kernels[:j]) and (
-                    flat := flat_lines([sub], lambda k, when: call(k, when, blend=True))):
+                    flat := flat_lines([sub], lambda k, when: call(k, when, blend=True),
+                                       lambda k, when: _check_line(k.stages[0].control, when))):
                 lines += ["{"] + ["    " + line for line in flat] + ["}"]  # (own predicates)
                 continue
             if sub.form == "extern":
@@ -257,9 +266,7 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
     elif s.kind == "swap":      # a time step's new array in the other buffer: they trade
         out.append("std::swap({}, {});".format(*c["swap"]))
     elif s.kind == "check":     # np.max of an empty array: NumPy's error when the call returns
-        stop = " return;" if stops(c["code"]) else ""     # (sizes it relies on, a raise)
-        out.append(f"if ({c['count']}[0] == 0) {{ ccg::count_error({c['site']}, {STATUS}, {c['code']});"
-                   f"{stop} }}")
+        out.append(_check_line(c))                      # (sizes it relies on, a raise)
     elif s.kind == "for" and (split := split_for(k)) is not None:
         bounds, pieces = split       # (the iterations with checked accesses, and the rest)
         out += ["{", *bounds]
