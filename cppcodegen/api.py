@@ -56,6 +56,7 @@ class CompiledFunction:
         self.dynamic, self.backend, self._limit_warned = dynamic, backend, False
         self.dynamic_variants: list = []   # (specs, ((guard text, code), ...), values, variant),
         self.recompiles: list = []         # newest first; why each compile after the first
+        self._families: list = []          # variants of one signature traced for other sizes
         self._backend = lookup_backend(backend)
         self.options = dict(options or {})
         config.get_options(self.options)            # validate option names now
@@ -221,6 +222,7 @@ class CompiledFunction:
                         raise
                     self._newest = (specs, None, ())    # (the next call's reason names it)
                     return self.variants.setdefault(specs, fall_back(self.fn, e, opts.fallback))
+            self._adopt(variant, cspecs, [variant])
             values = value_sizes(variant)
             if cspecs == specs and not values:
                 self.variants[cspecs] = variant
@@ -236,6 +238,48 @@ class CompiledFunction:
                 self.dynamic_variants.insert(0, (cspecs, guards, values, variant))
                 self._newest = (cspecs, guards, values)
             return variant
+
+    def _adopt(self, variant, cspecs, family: list):
+        """Let ``variant`` hand a call whose array sizes computed from scalar arguments
+        differ from its own (``np.arange(-r, r + 1)`` with ``r = int(3 * sigma)``:
+        ``errors.ScalarSizeChanged``) to a sibling traced for that call (``family``)."""
+        if hasattr(variant, "attempt"):
+            variant.respecialize = functools.partial(self._respecialize, family, cspecs)
+
+    def _respecialize(self, family: list, cspecs, args):
+        """The call by the first variant of ``family`` (the variants traced for ``cspecs``
+        with other sizes computed from scalar arguments) whose sizes it has; else by a new
+        one traced with this call's values, the same compile as for new argument types
+        (counted by ``recompile_limit``; past it, or where the trace fails, the call runs as
+        Python)."""
+        from .errors import ScalarSizeChanged
+        from .runtime.compiled import MISS
+        for variant in list(family):
+            out = variant.attempt(args)
+            if out is not MISS:
+                return out
+        with self._lock:
+            opts = config.get_options(self.options)
+            count = len(self.variants) + sum(len(f) - 1 for f in self._families)
+            try:
+                if count >= opts.recompile_limit:
+                    raise UnsupportedError(f"recompile limit ({opts.recompile_limit}) reached")
+                reason = Recompile(self.fn.__qualname__, ScalarSizeChanged.reason, dynamic=False,
+                                   variants=count + 1)
+                self.recompiles.append(reason)
+                log.info("%s", reason)
+                with callback_handler.install_callbacks(CompileTrigger.RECOMPILE) as compilation:
+                    variant = self._backend(self.fn, cspecs, args, opts, compilation)
+            except (UnsupportedError, DataDependentError, TraceError) as e:
+                log.info("%s: runs as Python (%s)", self.fn.__qualname__, e)
+                return family[0].run_fallback(args, ScalarSizeChanged.reason, respecialize=False)
+            family.insert(0, variant)
+            if len(family) == 2:
+                self._families.append(family)
+            self._adopt(variant, cspecs, family)
+        out = variant.attempt(args)
+        return family[1].run_fallback(args, ScalarSizeChanged.reason, respecialize=False) \
+            if out is MISS else out
 
     def _choose_specs(self, specs, args):
         return choose_specs(self.variants, self.dynamic, self.backend, specs, args)

@@ -51,6 +51,14 @@ class SizeChanged(PythonOnly, ValueError):
               "another size than on the call the function was compiled for")
 
 
+class ScalarSizeChanged(SizeChanged):
+    """An array made from a size computed from scalar arguments alone (``r = int(3 *
+    sigma)``, ``np.arange(-r, r + 1)``) got another size: a variant is traced for it, as for
+    an argument of another type (``api.CompiledFunction._respecialize``)."""
+    reason = ("an array made with a size computed from a scalar argument (np.arange(-r, r + 1) "
+              "with r = int(3 * sigma)) got another size than on the call it was traced for")
+
+
 class FloatToInt(PythonOnly, ValueError):
     """A float made an int (``int(x)``, a store into an int array) that is NaN, infinite or
     out of range: Python raises ValueError or OverflowError there, or makes a big int."""

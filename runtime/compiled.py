@@ -21,7 +21,7 @@ import numpy as np
 
 from . import device as _device
 from . import sizes
-from ..errors import PythonOnly
+from ..errors import PythonOnly, ScalarSizeChanged
 from ..ir.graph import as_list, SliceOut
 from .extern import ShapeChanged
 from .hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
@@ -190,6 +190,7 @@ class CompiledVariant:
         self.single = out[1] if single and plan.args[out[1]][0] == "output" else None
         self.mutates = plan.mutates
         self.fallback = None        # the Python function, for calls it cannot run compiled
+        self.respecialize = None    # args -> result: the call by a sibling variant (run_fallback)
         self.run, fast = self._marshalling()
         # ``fast(args) -> result``: the whole call, for callers that found this variant by
         # the arguments' layouts (CompiledFunction's fast path); one Python frame instead
@@ -291,8 +292,16 @@ class CompiledVariant:
                     return True
         return False
 
-    def run_fallback(self, args, why="arguments updated in place overlap other arguments"):
-        """The call as NumPy runs it (the compiled code has not written any argument yet)."""
+    def run_fallback(self, args, why="arguments updated in place overlap other arguments",
+                     respecialize: bool = True):
+        """The call as NumPy runs it (the compiled code has not written any argument yet), or
+        where an array's size computed from scalars changed (``ScalarSizeChanged``), the call run by
+        a variant traced for this call's values (``respecialize``, set by the compiled
+        function: ``api.CompiledFunction._respecialize``): sizes computed from scalar arguments
+        take few values (a filter's radius from its sigma); those from array values (a
+        histogram's ``x.max() + 1``) many, and run as Python."""
+        if respecialize and why == ScalarSizeChanged.reason and self.respecialize is not None:
+            return self.respecialize(args)
         if self.fallback is None:
             raise ValueError(f"{why}: compiled code cannot run this call as NumPy would")
         if why not in _WARNED:
@@ -329,10 +338,29 @@ class CompiledVariant:
         values = self.run_checked(args)
         if isinstance(values, str):
             return self.run_fallback(args, values)
+        return self.result(values, args)
+
+    def attempt(self, args):
+        """The call's result, or ``MISS`` where an array's size computed from scalar
+        arguments is not the one this variant was traced with (a sibling may hold it)."""
+        if self.mutates and self.overlapping(args):
+            return self.run_fallback(args)
+        values = self.run_checked(args)
+        if values == ScalarSizeChanged.reason:
+            return MISS
+        if isinstance(values, str):
+            return self.run_fallback(args, values, respecialize=False)
+        return self.result(values, args)
+
+    def result(self, values, args):
+        """What the call returns, from the buffers ``values`` the program filled."""
         if self.single is not None:
             out = values[self.single]
             return out if out.ndim else out[()]
         return _build(self.plan.outputs, values, args)
+
+
+MISS = object()     # (``CompiledVariant.attempt``: not this variant's sizes)
 
 
 class HookedVariant(CompiledVariant):
@@ -341,15 +369,14 @@ class HookedVariant(CompiledVariant):
     def __call__(self, args):
         if not INTERMEDIATE_HOOKS:          # nobody listening: the plain path
             return CompiledVariant.__call__(self, args)
-        if self.mutates and self.overlapping(args):
-            return self.run_fallback(args)
-        values = self.run_checked(args)
-        if isinstance(values, str):
-            return self.run_fallback(args, values)
-        for name, pos in self.plan.hooks:
-            view = values[pos].view()
-            view.flags.writeable = False
-            run_intermediate_hooks(name, view)
+        return super().__call__(args)
+
+    def result(self, values, args):
+        if INTERMEDIATE_HOOKS:
+            for name, pos in self.plan.hooks:
+                view = values[pos].view()
+                view.flags.writeable = False
+                run_intermediate_hooks(name, view)
         return _build(self.plan.outputs, values, args)
 
 

@@ -107,3 +107,59 @@ def test_sizes_from_values_in_a_loop():
     few trips unrolls, each array checked."""
     _calls(sizes_in_a_loop, [(np.array([1, 2, 3]),), (np.array([1, 2, 3]),),
                              (np.array([4, 0, 2]),)])
+
+
+def gaussian_smooth(x, sigma):
+    r = int(3 * sigma)                      # the kernel's size from a float argument
+    k = np.exp(-0.5 * (np.arange(-r, r + 1) / sigma) ** 2)
+    k /= k.sum()
+    out = np.zeros(x.shape[0])
+    for i in range(r, x.shape[0] - r):
+        acc = 0.0
+        for j in range(2 * r + 1):
+            acc += k[j] * x[i - r + j]
+        out[i] = acc
+    return out
+
+
+def scale_then_window(x, out, w):
+    out *= 2.0                              # updates an argument first
+    return np.ones(int(w)) * out.sum()
+
+
+def test_a_size_from_a_float_argument_gets_a_variant_per_value():
+    """``r = int(3 * sigma)`` takes few values: each is traced and compiled once (as an
+    argument of another type would be), not run as Python at every later call."""
+    compiled = cppcodegen.compile(gaussian_smooth, fallback=False)
+    x = RNG.normal(size=500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # no call runs as Python
+        for sigma in (1.0, 2.0, 1.2, 2.1, 1.0, 0.2):
+            got = compiled(x, sigma)
+            np.testing.assert_allclose(got, gaussian_smooth(x, sigma), rtol=1e-12, atol=1e-15)
+    reasons = [str(r) for r in compiled.recompile_reasons]
+    assert len(reasons) == 2 and all("scalar argument" in r for r in reasons)   # r = 6, 3, 0
+    with pytest.raises(IndexError), warnings.catch_warnings():   # (r = -3: out[500] as in
+        warnings.simplefilter("ignore", UserWarning)                # Python, which runs it)
+        compiled(x, -1.0)
+
+
+def test_sizes_from_a_float_past_the_recompile_limit_run_as_python():
+    compiled = cppcodegen.compile(gaussian_smooth, fallback=False, options={"recompile_limit": 2})
+    x = RNG.normal(size=50)
+    from cppcodegen.errors import ScalarSizeChanged
+    from cppcodegen.runtime import compiled as runtime
+    runtime._WARNED.discard(ScalarSizeChanged.reason)
+    compiled(x, 1.0), compiled(x, 2.0)
+    with pytest.warns(UserWarning, match="computed from a scalar argument"):
+        got = compiled(x, 3.0)
+    np.testing.assert_allclose(got, gaussian_smooth(x, 3.0), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(compiled(x, 2.0), gaussian_smooth(x, 2.0), rtol=1e-12, atol=1e-15)
+
+
+def test_a_size_from_a_float_after_an_argument_was_updated_names_the_line():
+    compiled = cppcodegen.compile(scale_then_window, fallback=False)
+    np.testing.assert_allclose(compiled(np.ones(2), np.ones(3), 2.5), np.full(2, 6.0))
+    out = np.ones(3)
+    with pytest.raises(ValueError, match=r"test_value_sizes\.py:\d+"):
+        compiled(np.ones(2), out, 4.0)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataDependentError, SizeChanged, user_location
+from ..errors import DataDependentError, ScalarSizeChanged, SizeChanged, user_location
 from ..ir.graph import make_node
 from . import replace
 from .proxy import (as_node, asproxy, broadcast_node, cast, cast_node, copy_of, Proxy,
@@ -73,11 +73,31 @@ def _speculated(d: Proxy, what: str, bound: bool = False) -> int:
     where = user_location()
     if v < 0 and not bound:
         raise ValueError(f"{what}: negative dimensions are not allowed (at {where})")
-    error = (SizeChanged, (f"{what}: the size comes from an array's value (at {where}), "
-                           f"compiled for {v}; a call that gives another size runs as "
-                           "Python, but this call already updated an argument",))
+    if _of_scalars(d):
+        error = (ScalarSizeChanged, (f"{what}: the size comes from a scalar argument (at "
+                                     f"{where}), traced with {v}; a call that gives another "
+                                     "size is traced again, but this call already updated an "
+                                     "argument",))
+    else:
+        error = (SizeChanged, (f"{what}: the size comes from an array's value (at {where}), "
+                               f"compiled for {v}; a call that gives another size runs as "
+                               "Python, but this call already updated an argument",))
     SIZE_CHECKS.append((np.equal(d, v), error, where))
     return v
+
+
+def _of_scalars(d: Proxy) -> bool:
+    """Is ``d`` computed from scalar (0-d) arguments and constants alone? Such a size takes
+    few values (a filter's radius from its sigma): each gets a variant of its own."""
+    seen, todo = set(), [d.node]
+    while todo:
+        n = todo.pop()
+        if id(n) not in seen:
+            seen.add(id(n))
+            if n.op == "input" and n.shape != ():
+                return False
+            todo.extend(n.inputs)
+    return True
 
 
 SIZE_CHECKS: list = []  # the size checks of the array being made (``_speculated``; cleared
