@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
-from . import solve
+from . import replace, solve
 from .proxy import as_node, cast, cast_node, is_weak, Proxy, unsupported, wrap
 from .reductions import selected_count
 from .selection import is_selection
@@ -240,6 +240,7 @@ class TraceOps(BoolOps):
         if f in (np.linalg.solve, np.linalg.inv) and REGION_EFFECTS and \
                 (operands := solve.prepare(f, args, kwargs)) is not None:
             return convert(solve.solve, self)(*operands)    # (in a loop: compiled code)
+        f = replace.by_name(f)          # (from random import random: ours while tracing)
         return ((convert(f, self) if _user_function(f) else None) or f)(*args, **kwargs)
 
     # ----------------------------------------------------------------- statements

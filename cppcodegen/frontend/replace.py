@@ -29,6 +29,8 @@ _NOT_USER = {"numpy", "cppcodegen", "sympy", "mpmath", "cffi", "dask", "distribu
 _TABLES: list = []          # (module, {name: replacement}, pass_original)
 _OWNER = [None]             # the thread tracing
 _IN_NUMPY = [0]             # > 0 while one of NumPy's own functions runs (_numpy_call)
+_ACTIVE: dict = {}          # id(a replaced function) -> (it, its replacement) during a trace
+_USER_CALL = [False]        # the next replacement called is called by the user's code
 
 
 def register(module, table: dict, pass_original: bool = False):
@@ -41,6 +43,9 @@ def _from_user(depth: int = 2) -> bool:
     """Whether the caller ``depth`` frames up is the user's code on the tracing thread."""
     if _OWNER[0] != threading.get_ident() or _IN_NUMPY[0]:
         return False
+    if _USER_CALL[0]:                   # (``by_name``: called from the tracer's call op)
+        _USER_CALL[0] = False
+        return True
     frame = sys._getframe(depth)
     module = frame.f_globals.get("__name__") or ""
     if module.split(".")[0] in _NOT_USER:
@@ -51,6 +56,26 @@ def _from_user(depth: int = 2) -> bool:
     path = os.path.abspath(fname)
     return not (path.startswith(_NP_DIR) or (path.startswith(_STDLIB_DIR) and
                                              "site-packages" not in path))
+
+
+def by_name(f):
+    """``f`` as the user's code calls it by a name of its own (``from random import random``,
+    ``from numpy import zeros``, ``from math import sqrt``): while a trace runs, a replaced
+    function's replacement (``replaced`` sets module attributes, which such a name, bound at
+    import, does not read; run as NumPy's, a draw would be made once, at trace time, and
+    repeated by every call)."""
+    hit = _ACTIVE.get(id(f))
+    if hit is None or hit[0] is not f:
+        return f
+    replacement = hit[1]
+
+    def user_call(*args, **kwargs):
+        _USER_CALL[0] = True
+        try:
+            return replacement(*args, **kwargs)
+        finally:
+            _USER_CALL[0] = False
+    return user_call
 
 
 def _replacement(name, fn, original, pass_original: bool):
@@ -152,11 +177,13 @@ def replaced():
     saved = [(module, name, getattr(module, name)) for module, table, _ in _TABLES
              for name in table]
     previous, _OWNER[0] = _OWNER[0], threading.get_ident()
+    active = dict(_ACTIVE)
     originals = {(id(m), n): f for m, n, f in saved}
     for module, table, pass_original in _TABLES:
         for name, fn in table.items():
-            setattr(module, name, _replacement(name, fn, originals[id(module), name],
-                                               pass_original))
+            original = originals[id(module), name]
+            setattr(module, name, _replacement(name, fn, original, pass_original))
+            _ACTIVE[id(original)] = (original, getattr(module, name))
     # np.random's other functions (choice, permutation, ...) are compiled code that calls
     # np.empty with no Python frame of its own: marked, so that call gets NumPy's function
     mine = {name for module, table, _ in _TABLES if module is np.random for name in table}
@@ -167,9 +194,12 @@ def replaced():
     saved += [(np.random, name, fn) for name, fn in wrapped]
     for name, fn in wrapped:
         setattr(np.random, name, _numpy_call(name, fn))
+        _ACTIVE[id(fn)] = (fn, getattr(np.random, name))
     try:
         yield
     finally:
         for module, name, fn in reversed(saved):
             setattr(module, name, fn)
         _OWNER[0] = previous
+        _ACTIVE.clear()
+        _ACTIVE.update(active)
