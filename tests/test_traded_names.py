@@ -171,6 +171,40 @@ def test_swap_under_a_branch(fn):
             np.testing.assert_array_equal(g, w)
 
 
+def _sweep(A, Anew):
+    error = 0.0
+    for j in range(1, A.shape[0] - 1):
+        for i in range(1, A.shape[1] - 1):
+            Anew[j, i] = 0.25 * (A[j, i + 1] + A[j, i - 1] + A[j - 1, i] + A[j + 1, i])
+            error = max(error, abs(Anew[j, i] - A[j, i]))
+    return error
+
+
+def jacobi_until_converged(A, tol, itmax):
+    """Numba's Jacobi example: a while loop on the error, the argument traded by name (which
+    array ``A`` ends as depends on the trip count's parity: the loop counts its trips)."""
+    Anew = A.copy()
+    err = 1.0
+    it = 0
+    while err > tol and it < itmax:
+        err = _sweep(A, Anew)
+        A, Anew = Anew, A
+        it += 1
+    return A, it, err
+
+
+def heat_until_still(u, tol, itmax):
+    un = np.empty_like(u)
+    un[0], un[-1] = u[0], u[-1]
+    it, change = 0, tol + 1.0
+    while change > tol and it < itmax:
+        un[1:-1] = 0.5 * (u[2:] + u[:-2])
+        change = np.abs(un - u).max()
+        u, un = un, u
+        it += 1
+    return u, it
+
+
 @pytest.mark.parametrize("steps", [0, 1, 2, 3, 8, 301])
 @pytest.mark.parametrize("fn,make", [
     (swap_copies, lambda s: (U, s)),
@@ -183,6 +217,9 @@ def test_swap_under_a_branch(fn):
     (exchange, lambda s: (U, U[::-1].copy(), s)),
     (counting_down, lambda s: (U, s)),
     (jacobi_elements, lambda s: (rng.random((9, 13)), s)),
+    (jacobi_until_converged, lambda s: (rng.random((9, 13)), 1e-13, s)),
+    (jacobi_until_converged, lambda s: (rng.random((9, 13)), 1e-3, s)),     # (converges)
+    (heat_until_still, lambda s: (U.copy(), 1e-14, s)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_matches_python(fn, make, steps):
     args = make(steps)
@@ -192,7 +229,7 @@ def test_matches_python(fn, make, steps):
     got = cppcodegen.compile(fn, fallback=False)(*got_args)
     for g, w in zip(*(x if isinstance(x, tuple) else (x,) for x in (got, want))):
         np.testing.assert_array_equal(g, w)
-        assert g.dtype == w.dtype
+        assert np.asarray(g).dtype == np.asarray(w).dtype and type(g) is type(w)
     for g, w in zip(got_args, want_args):
         if isinstance(w, np.ndarray):
             np.testing.assert_array_equal(g, w)

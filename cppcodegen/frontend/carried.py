@@ -28,7 +28,7 @@ from .selection import is_selection
 from .truth import truth
 from .sizes import loop_dependent, run_time_size
 from .carried_types import (exact_in, internal_name, kind_of, ONE_TYPE, refuse_dropped_none,
-                            same_size_always, Snapshot, type_of, unify)
+                            same_size_always, Slot, Snapshot, type_of, unify)
 
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
                         # the node); trace_function checks that none is read outside it
@@ -41,30 +41,6 @@ class Unroll(Exception):
     def __init__(self, where: str, reason: str):
         super().__init__(f"{reason} (loop at {where})")
         self.where, self.reason = where, reason
-
-
-class _Slot:
-    """One carried value: a name the body assigns, or an array it updates in place."""
-
-    def __init__(self, name=None, proxy=None, init=None):
-        self.name, self.proxy, self.init = name, proxy, init
-        array = isinstance(init, Proxy)
-        self.alias = name is not None and array and init._base is None
-        self.init_node = init.node if array else None
-        self.placeholder = None     # the fresh proxy bound to the name (not an alias)
-        self.taken = False          # its first array updated in place, then rebound
-        self.kept = False           # an alias rebound on some sides of a branch, not all
-        self.dropped = False        # made afresh in each iteration: not carried
-        self.lengths = None         # a shrinking array's length per axis (shrinking.py)
-        self.exit = None            # ... and its lengths after the loop
-        self.flag = None            # a Python number on some paths: its flag's slot
-        self.flag_of = None         # (a flag's slot: the value's, pyflags.py)
-
-    def describe(self, none=False) -> str:
-        if self.name and self.name.startswith("__ccg_ret"):
-            return "the value returned" + ("" if none else
-                                           " (None on a path without a return?)")
-        return f"variable '{self.name}'" if self.name else "an array updated in place"
 
 
 def _shapes(results) -> str:
@@ -90,13 +66,14 @@ class Carried:
         for name, value in zip(self.names, self.init_state):
             t = type_of(value)
             if t != "other":
-                self.slots.append(_Slot(name=name, init=value))
+                self.slots.append(Slot(name=name, init=value))
                 self.types.append(t)
         self.free = ()              # outer nodes the regions read
         self.views = []             # names of views only updated in place: not carried
         self.never = False          # a while-condition False before any iteration
         self.made = {}              # every node made in the regions (id -> node)
         self.induction = None       # a for loop without a break: (its spec, its symbol)
+        self.counter = None         # a while loop's trip count, carried (``_count_trips``)
         self.moves = {}             # slot -> the slot its array is bound to next (swaps.py)
         self.branch_moves = []      # the moves of each region traced (an if's: each side)
         self.lists = {}             # name -> a list appended to in each iteration (listbuffer)
@@ -185,10 +162,11 @@ class Carried:
         raise TraceError(f"the values carried by the loop at {self.where} do not settle on "
                          "one dtype and shape")
 
-    def _trace(self, fn, extra_test: bool):
+    def _trace(self, fn, extra_test: bool, counts: bool = False):
         """Runs ``fn`` on placeholders: (params, nodes made, carried values at its end,
         its extra result as a bool node or None, the updates it made, whether that extra
-        result is False before anything ran)."""
+        result is False before anything ran). ``counts``: ``fn`` is a while loop's body,
+        which adds one to its trip count."""
         params = self._enter()
         boxes = containers.snapshot(list(self.init_state) + containers.seen_by(fn))
         made, updated, kept = {}, [], []
@@ -199,6 +177,10 @@ class Carried:
             try:
                 self._bind_views()
                 extra = fn()
+                if counts and self.counter is not None:
+                    k = self.slots.index(self.counter)
+                    self.counter.proxy._node = make_node("add", (params[k], as_node(np.int64(1))),
+                                                         (), np.int64, self.where)
                 state = self.get()
                 listbuffer.check(self, self.where, state)
                 for s in self.views:
@@ -316,9 +298,31 @@ class Carried:
 
     def _cycled(self, slot) -> bool:
         """Does ``slot``'s array come back to it after a fixed number of iterations of a
-        loop whose trip count is known when it starts (``u, un = un, u``)?"""
-        return self.induction is not None and \
+        loop whose trip count is known when it starts, or counted (``u, un = un, u``)?"""
+        return (self.induction is not None or self.counter is not None) and \
             swaps.orbit(self.moves, self.slots.index(slot)) is not None
+
+    def _count_trips(self, hit) -> bool:
+        """A while loop whose arrays come back to their names after a fixed number of
+        iterations (``A, Anew = Anew, A`` after a Jacobi sweep into ``Anew``, with ``A`` an
+        argument): which array each name holds at the end depends on the trip count's
+        parity, so the loop counts its trips (a carried int64 the body adds one to). True
+        when it did not count yet and that explains every array of ``hit``."""
+        if self.counter is not None or not all(
+                _taken_over(s) or swaps.orbit(self.moves, self.slots.index(s)) is not None
+                for s in hit):
+            return False
+        zero = wrap(as_node(np.int64(0)))
+        self.counter = Slot(proxy=zero, init=zero.node)
+        self.slots.append(self.counter)
+        self.types.append((np.dtype(np.int64), False, (), False))
+        return True
+
+    def trips(self, outs):
+        """The loop's trip count after it (``outs``: slot -> (loop_out node, type))."""
+        if self.counter is not None:
+            return wrap(outs[self.slots.index(self.counter)][0])
+        return swaps.for_trips(self.induction[0])
 
     def _fitted(self, slot, t, r):
         """A shrinking array's body result as its carried type when it has the length the
@@ -338,7 +342,7 @@ class Carried:
         for k, fn in enumerate(fns):
             is_cond = test_first and k == 0
             params, made, values, extra, updated, never, kept = self._trace(
-                fn, is_cond or continue_test)
+                fn, is_cond or continue_test, counts=test_first and k == 1)
             self.branch_moves.append(swaps.moves(self.slots, values, Snapshot))
             self.shared = swaps.shared(self.slots, values, Snapshot)
             if is_cond and never:
@@ -358,6 +362,8 @@ class Carried:
                 self.moves = self.branch_moves[-1]
                 hit = swaps.reaching(self.slots, hit, self.moves)
             if hit and not all(_taken_over(s) or self._cycled(s) for s in hit):
+                if test_first and self._count_trips(hit):
+                    return None             # (traced again, counting its trips)
                 raise Unroll(self.where, "an array is updated in place through a name that "
                              "the loop binds to another array")
             for s in hit:               # (carried as the name's value; the array it was
@@ -369,7 +375,7 @@ class Carried:
                 if proxy._base is None and id(proxy) not in known and id(before) not in made \
                         and proxy.serial < self.first_serial:   # (a 0-d array made in the body
                                                                 # of a constant: its own)
-                    self.slots.append(_Slot(proxy=proxy, init=before))
+                    self.slots.append(Slot(proxy=proxy, init=before))
                     self.types.append((proxy.dtype, False, tuple(before.shape), False))
                     known.add(id(proxy))
                     settled = False
@@ -447,7 +453,7 @@ class Carried:
                 flags.append(slot)
         for slot in flags:      # a Python number on some paths only: its flag carried too
             start = pyflags.flag(slot.init) if slot.init is not UNDEFINED else False
-            f = _Slot(proxy=wrap(pyflags.start_node(start), scalar=True),
+            f = Slot(proxy=wrap(pyflags.start_node(start), scalar=True),
                       init=pyflags.start_node(start))
             f.flag_of, slot.flag = slot, f
             self.slots.append(f)
@@ -537,7 +543,7 @@ class Carried:
                 state[self._index(slot)] = UNDEFINED
             if slot.taken and self._cycled(slot):   # (the array is one of the carried
                 swaps.settle(slot.init, swaps.orbit(self.moves, self.slots.index(slot)),
-                             outs, self.induction[0], self.where)   # values: which, by trips)
+                             outs, self.trips(outs), self.where)    # values: which, by trips)
             elif slot.taken and not (node.op == "if" and swaps.settle_sides(  # (by side: the
                     slot.init, [m.get(self.slots.index(slot)) for m in self.branch_moves],
                     outs, node.inputs[0], self.where)):     # name an if's side moved it to)

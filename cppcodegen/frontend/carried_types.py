@@ -1,4 +1,6 @@
-"""The types of the values a loop or a branch carries (``carried.py``).
+"""The values a loop or a branch carries (``carried.py``), their slots and their types.
+
+``Slot`` is one carried value: a name the body assigns, or an array it updates in place.
 
 ``type_of`` gives a value's carried type: (dtype, weak, shape, scalar) of a number or an
 array, None for a name not bound yet, "selection" for a lazy ``x[mask]``, "other" for what
@@ -18,6 +20,30 @@ from .proxy import Proxy
 from .pyflags import flag
 from .selection import is_selection
 from .sizes import same_size
+
+
+class Slot:
+    """One carried value: a name the body assigns, or an array it updates in place."""
+
+    def __init__(self, name=None, proxy=None, init=None):
+        self.name, self.proxy, self.init = name, proxy, init
+        array = isinstance(init, Proxy)
+        self.alias = name is not None and array and init._base is None
+        self.init_node = init.node if array else None
+        self.placeholder = None     # the fresh proxy bound to the name (not an alias)
+        self.taken = False          # its first array updated in place, then rebound
+        self.kept = False           # an alias rebound on some sides of a branch, not all
+        self.dropped = False        # made afresh in each iteration: not carried
+        self.lengths = None         # a shrinking array's length per axis (shrinking.py)
+        self.exit = None            # ... and its lengths after the loop
+        self.flag = None            # a Python number on some paths: its flag's slot
+        self.flag_of = None         # (a flag's slot: the value's, pyflags.py)
+
+    def describe(self, none=False) -> str:
+        if self.name and self.name.startswith("__ccg_ret"):
+            return "the value returned" + ("" if none else
+                                           " (None on a path without a return?)")
+        return f"variable '{self.name}'" if self.name else "an array updated in place"
 
 
 class Snapshot:

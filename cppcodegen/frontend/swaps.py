@@ -71,13 +71,13 @@ def orbit(moved, j):
     return path if k == j else None
 
 
-def settle(proxy, path, outs, spec, where) -> None:
+def settle(proxy, path, outs, trips, where) -> None:
     """``proxy`` (the array that started in slot ``path[0]``) after the loop: the final
-    value of slot ``path[trips % len(path)]`` (``outs``: slot -> (loop_out node, type))."""
+    value of slot ``path[trips % len(path)]`` (``outs``: slot -> (loop_out node, type);
+    ``trips``: the loop's trip count, a traced int64)."""
     if len(path) == 1:
         value = outs[path[0]][0]
     else:
-        trips = _trips(spec)
         value = outs[path[0]][0]
         for m in range(1, len(path)):
             pick = np.equal(trips % len(path), m).node
@@ -101,7 +101,7 @@ def settle_sides(proxy, dests, outs, cond, where) -> bool:
     return True
 
 
-def _trips(spec):
+def for_trips(spec):
     """The trip count of ``for`` over ``spec`` (a traced int64)."""
     sh = symbolic()
     step = spec.step
