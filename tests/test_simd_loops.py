@@ -424,3 +424,59 @@ def test_a_swap_under_a_branch_runs_in_lanes(n):
     np.testing.assert_array_equal(b1, b2)
     if n > 1:
         assert "omp simd" in cppcodegen.explain(swap_if_greater, a, b).source
+
+
+# read ahead of the store: an anti-dependence only, kept by SIMD lanes, never on the threads
+def backward_induction(v, disc, p, steps):
+    v = v.copy()
+    for i in range(steps - 1, -1, -1):
+        for j in range(i + 1):
+            v[j] = disc * (p * v[j] + (1.0 - p) * v[j + 1])
+    return v
+
+
+def smooth_ahead(v):                    # top level, long: the threads would race on it
+    for j in range(v.shape[0] - 2):
+        v[j] = 0.25 * v[j] + 0.5 * v[j + 1] + 0.25 * v[j + 2]
+    return v
+
+
+def descending_behind(v):               # descending: j - 1 is stored later
+    for j in range(v.shape[0] - 1, 0, -1):
+        v[j] = v[j] * 0.5 + v[j - 1]
+    return v
+
+
+def recurrence(v):                      # v[j - 1] is this loop's new value: serial
+    for j in range(1, v.shape[0]):
+        v[j] = v[j] * 0.5 + v[j - 1]
+    return v
+
+
+def read_after_store(v, out):           # v[j + 1] read after v[j] is stored: serial
+    for j in range(v.shape[0] - 1):
+        v[j] = v[j + 1] * 2.0
+        out[j] = v[j + 1] + v[j]
+    return v, out
+
+
+AHEAD = [(backward_induction, lambda n: (_rng(20).random(n + 1), 0.999, 0.52, n), True),
+         (smooth_ahead, lambda n: (_rng(21).random(n + 2),), True),
+         (descending_behind, lambda n: (_rng(22).random(n + 1),), True),
+         (recurrence, lambda n: (_rng(23).random(n + 1),), False),
+         (read_after_store, lambda n: (_rng(24).random(n + 1), np.zeros(n + 1)), False)]
+
+
+@pytest.mark.parametrize("fn, make, lanes", AHEAD, ids=[c[0].__name__ for c in AHEAD])
+@pytest.mark.parametrize("n", [1, 2, 7, 17, 300, 100_000])
+def test_reads_ahead_of_the_store_run_in_lanes(fn, make, lanes, n):
+    if fn is backward_induction and n > 1000:
+        n = 1000                        # (n^2 / 2 steps)
+    args = make(n)
+    want = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    f = cppcodegen.compile(fn, options=ALWAYS)      # (the threads at any size, were it allowed)
+    _same(f(*[a.copy() if isinstance(a, np.ndarray) else a for a in args]), want)
+    if n == 300:
+        source = cppcodegen.explain(f, *args).source
+        assert (LANES in source) == lanes
+        assert "on the threads" not in source

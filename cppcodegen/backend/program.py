@@ -297,11 +297,11 @@ def _for_lines(program: LoopProgram, k: Kernel, body, opts: Options, inside: boo
     if c.get("auto") and (flat := unrolled(k.regions[0])) is not None:
         wide = dataclasses.replace(k, regions=(flat,) + tuple(k.regions[1:]))
         k = wide if lane_privates(program, wide) is not None else k     # (lanes, or as it was)
-    lanes = serial_lines(program, k, body) if c.get("auto") and (inside or not opts.parallel) \
-        else None
+    serial = inside or not opts.parallel or c.get("lanes")  # (lanes: never the threads)
+    lanes = serial_lines(program, k, body) if c.get("auto") and serial else None
     if lanes is not None:
         out = lanes
-    elif c.get("parallel") is not None and not (c.get("auto") and (inside or not opts.parallel)):
+    elif c.get("parallel") is not None and not (c.get("auto") and serial):
         out = prange_lines(program, k, body, always=opts.parallel_threshold == 0)
     else:
         var, stop, step = c["var"], cindex(c["stop"]), cindex(c["step"])

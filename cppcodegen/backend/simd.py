@@ -41,7 +41,10 @@ def serial_lines(program: LoopProgram, k, body) -> list | None:
         return None
     c = k.stages[0].control
     lines = body(k.regions[0], True)
-    return ["{   // iterations proved independent",
+    head = ("{   // iterations that read ahead of their stores: in SIMD lanes, whose loads "
+            "come before their stores; no threads, which would race" if c.get("lanes") else
+            "{   // iterations proved independent")
+    return [head,
             *["    " + line for line in trip_lines(c)],
             *["    " + line for line in lane_loop(program, k, lane_lines(k, body, lines),
                                                   private, "ccg_lo", "0", "ccg_trip - 1")],

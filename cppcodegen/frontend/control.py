@@ -343,10 +343,12 @@ class TraceOps(BoolOps):
         elif extra_test is None and not spec.single_trip() and spec.positive is not None:
             # (not the body of ``ONCE``, not a loop whose direction the run decides)
             confined: dict = {}
-            roles = independent_roles(region, loop, var.expr, varying_symbols(), confined)
-            if roles is not None:       # proved: the threads may share it (when it pays)
-                attrs = {"parallel": roles, "auto": True, "confined": tuple(
-                    (k, d, e) for k, (d, e) in sorted(confined.items()))}
+            roles = independent_roles(region, loop, var.expr, varying_symbols(), confined,
+                                      spec.positive)
+            if roles is not None:       # proved: the threads may share it (when it pays;
+                attrs = {"parallel": roles, "auto": True, "confined": tuple(   # an array read
+                    (k, d, e, ahead) for k, (d, e, ahead) in sorted(confined.items())),
+                    "lanes": any(ahead for d, e, ahead in confined.values())}  # ahead: lanes)
         if not isinstance(spec.step, int):  # range(i * i, n + 1, i): its direction
             attrs["up"] = spec.positive
         bounds = _data_bounds(spec)         # range(indptr[i], indptr[i + 1]): read at the start

@@ -60,7 +60,7 @@ def parallel_roles(region, loop, has_test: bool, where: str) -> tuple:
     return tuple(roles)
 
 
-def independent_roles(region, loop, var, varying, confined=None) -> tuple | None:
+def independent_roles(region, loop, var, varying, confined=None, up=None) -> tuple | None:
     """The roles of a plain ``range`` loop's carried values when the compiler can prove its
     iterations independent, else None (the loop stays serial). Proved means: no break or
     return, no random draws; every carried value is shared (unchanged), private (assigned
@@ -77,7 +77,9 @@ def independent_roles(region, loop, var, varying, confined=None) -> tuple | None
     blocks would not add in Python's order).
     ``varying``: the symbols that change inside an iteration (loop variables, bounds read
     from arrays). ``confined`` (a dict) gets, per array's position among the carried
-    values, (axis, index expression): the lowering checks its stages against it."""
+    values, (axis, index expression, ahead): the lowering checks its stages against it.
+    ``ahead``: the array is read ahead of its store (``_ahead``), which SIMD lanes keep
+    and threads would not: such a loop runs in lanes only (``up``: the loop ascends)."""
     if _draws(region) or _stops(region):
         return None
     users = _readers(region)
@@ -88,11 +90,13 @@ def independent_roles(region, loop, var, varying, confined=None) -> tuple | None
         if role is None or role[0] == "reduce" and np.dtype(p.dtype).kind not in "iub":
             return None
         if role == ("array",):
-            axis = {}
+            axis, ahead = {}, False
             if not _confined(p, region, users, var, varying, axis) or "d" not in axis:
-                return None
+                axis, ahead = {}, True
+                if up is None or not _ahead(p, r, users, var, varying, up, axis):
+                    return None
             if confined is not None:
-                confined[k] = (axis["d"], axis["e"])
+                confined[k] = (axis["d"], axis["e"], ahead)
         roles.append(role)
     return tuple(roles) if len(roles) == len(slots) else None
 
@@ -114,6 +118,32 @@ def _confined(p, region, users, var, varying, axis) -> bool:
             if not _confined_inside(p, u, users, region, var, varying, axis):
                 return False
         else:
+            return False
+    return True
+
+
+def _ahead(p, r, users, var, varying, up, axis) -> bool:
+    """Is array ``p`` stored once (``r``), at an index on axis ``axis['d']`` one-to-one in
+    ``var``, after every read of it, each read at an element that this iteration or a later
+    one stores, or none does? ``v[j] = d * (p * v[j] + q * v[j + 1])`` over ascending ``j``
+    (binomial backward induction): only anti-dependences, which SIMD lanes keep (a vector's
+    loads come before its stores, and the next vector reads elements no earlier one stored),
+    where threads would race. A read behind the store (``v[j] = f(v[j - 1])``) is a
+    recurrence: refused."""
+    import sympy                # (a loop is traced: sympy is loaded already)
+    if r.op != "setitem" or r.inputs[0] is not p or p in r.inputs[1:] or users.get(id(r)) \
+            or not _agrees(r.attr("spec"), True, var, varying, axis):
+        return False
+    d, e = axis["d"], axis["e"]
+    slope = e.diff(var) * (1 if up else -1)
+    for u in users.get(id(p), []):
+        if u is r:
+            continue
+        if u.op != "slice" or u.inputs[0] is not p or p in u.inputs[1:]:
+            return False
+        part = u.attr("spec")[d] if len(u.attr("spec")) > d else None
+        ahead = None if part is None or part[2] != 1 else sympy.expand(part[0] - e)
+        if ahead is None or not ahead.is_number or ahead * slope < 0:
             return False
     return True
 

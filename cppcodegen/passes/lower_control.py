@@ -84,7 +84,8 @@ class ControlLowering:
             body, tests = self._lower_region(node.attr("body"), carry,
                                              roles=None if auto else roles,
                                              where=node.where, swap=not auto)
-            if auto and not self._accesses_confined(carry, node.attr("confined"), body):
+            if auto and not self._accesses_confined(carry, node.attr("confined"), body,
+                                                    node.attr("var"), node.attr("step")):
                 roles = None            # proved independent, but not lowered so: serial
             step = node.attr("step")
             control = {"var": node.attr("var"), "start": node.attr("start"),
@@ -101,6 +102,7 @@ class ControlLowering:
                 control["parallel"] = tuple((buf, role) for buf, role in zip(carry, roles)
                                             if buf is not None)
                 control["auto"] = auto  # (not prange: the threads only when it pays)
+                control["lanes"] = node.attr("lanes", False)    # (never the threads)
                 if auto:
                     control["block"] = self._block_floor(carry, node.attr("confined"),
                                                          node.attr("var"))
@@ -296,13 +298,17 @@ class ControlLowering:
         if outer:
             self.memo.clear()
 
-    def _accesses_confined(self, carry, confined, stages) -> bool:
+    def _accesses_confined(self, carry, confined, stages, var, step) -> bool:
         """Do the lowered stages of a loop proved independent (and those of the loops and
         branches inside it) read and write each shared array only where the proof says, at
         index ``e`` on axis ``d``? (An update lowered as a select over the whole array and a
-        copy back would race with the other threads.)"""
-        shared = {carry[k]: (d, e) for k, d, e in confined
+        copy back would race with the other threads.) An array read ahead of its store
+        (``frontend/parallel._ahead``) is read at ``e`` or at elements a later iteration of
+        the loop (``var`` by ``step``) stores, all before its store."""
+        shared = {carry[k]: (d, e) for k, d, e, _ in confined
                   if k < len(carry) and carry[k] is not None}
+        ahead = {carry[k] for k, _, _, a in confined if a and k < len(carry)}
+        stored = set()
         for s in nested(stages):
             if s.control is not None:
                 if set(control_reads(s)) & set(shared):
@@ -312,15 +318,18 @@ class ControlLowering:
                 return False
             for m in (s.members or (s,)):
                 ones = {v: 0 for v, n in zip(index_vars(len(s.domain)), s.domain) if n == 1}
+                for ld in walk(m.body) if m.body is not None else ():
+                    if isinstance(ld, Load) and ld.buf in shared:
+                        d, e = shared[ld.buf]
+                        if len(ld.index) <= d or ld.buf in stored or not (
+                                same_index(ld.index[d], e, ones) or ld.buf in ahead and
+                                _later(ld.index[d], e, ones, var, step)):
+                            return False
                 if m.name in shared:
                     d, e = shared[m.name]
                     if m.store is None or len(m.store) <= d or not same_index(m.store[d], e, ones):
                         return False
-                for ld in walk(m.body) if m.body is not None else ():
-                    if isinstance(ld, Load) and ld.buf in shared:
-                        d, e = shared[ld.buf]
-                        if len(ld.index) <= d or not same_index(ld.index[d], e, ones):
-                            return False
+                    stored |= {m.name} & ahead
         return True
 
     def _block_floor(self, carry, confined, var) -> int:
@@ -330,7 +339,7 @@ class ControlLowering:
         would write the same lines all the time (false sharing), so a block then covers
         ``SPREAD`` bytes of each line it writes; 1 elsewhere."""
         floor = 1
-        for k, d, e in confined:
+        for k, d, e, _ in confined:
             buf = self.buffers.get(carry[k]) if k < len(carry) and carry[k] else None
             slope = e.diff(next((v for v in e.free_symbols if str(v) == var), 0)) \
                 if hasattr(e, "free_symbols") else 0
@@ -380,3 +389,13 @@ def _reads_inside(control, node) -> bool:
     first = 1 if control.op == "if" else 0
     n = control.attr("ncarry")
     return any(i is node for i in control.inputs[:first] + control.inputs[first + n:])
+
+
+def _later(index, e, ones, var, step) -> bool:
+    """Is ``index`` the element ``e`` plus a constant that an iteration after this one (of a
+    loop over ``var`` by ``step``) stores, or that none does?"""
+    import sympy
+    ahead = sympy.expand(sympy.sympify(index - e).subs(ones or {}))
+    sym = next((v for v in getattr(e, "free_symbols", ()) if str(v) == var), None)
+    return sym is not None and ahead.is_number and isinstance(step, int) and \
+        ahead * e.diff(sym) * step >= 0
