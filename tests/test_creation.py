@@ -352,3 +352,38 @@ def test_arange_bounds_may_be_negative():
     f = cppcodegen.compile(_symmetric_range)
     for n in (3, 0, 5, -2):
         np.testing.assert_array_equal(f(n), _symmetric_range(n))
+
+
+def time_axis(T, dt):
+    return np.arange(0, T, dt)
+
+
+def float_range(a, b, step):
+    return np.arange(a, b, step) * 2.0
+
+
+def test_arange_of_float_arguments_is_numpys():
+    """``np.arange(0, T, dt)`` of float arguments: NumPy's count ``ceil((stop - start) /
+    step)`` and values (the second ``start + step``, the others ``start + i * delta``); a
+    call with another count gets a variant of its own; NaN or infinite counts run as Python,
+    which raises NumPy's error."""
+    import warnings
+    t = cppcodegen.compile(time_axis, fallback=False)
+    r = cppcodegen.compile(float_range, fallback=False)
+    for T, dt in ((1.0, 0.25), (1.0, 0.1), (0.3, 0.1), (2.5, 0.25), (-1.0, 0.5), (1e-3, 1e-4)):
+        got, want = t(T, dt), time_axis(T, dt)
+        assert got.dtype == want.dtype and got.shape == want.shape, (T, dt)
+        np.testing.assert_array_equal(got, want)
+    for a, b, step in ((0.5, 4.0, 1.0), (-0.0, 2.0, 0.5), (3.0, -1.0, -0.7), (0.1, 0.9, 0.1),
+                       (5.0, 5.0, 1.0)):
+        got, want = r(a, b, step), float_range(a, b, step)
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for bad in ((0.0, 1.0, 0.0), (0.0, np.nan, 1.0), (0.0, np.inf, 1.0)):
+            with pytest.raises((ValueError, ZeroDivisionError, OverflowError)) as e:
+                float_range(*bad)
+            with pytest.raises(e.type):
+                r(*bad)

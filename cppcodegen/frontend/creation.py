@@ -226,6 +226,9 @@ def arange(*args, original, **kwargs):
     args = tuple(_pinned_float(a) for a in args)
     if not any(is_dim(a) or isinstance(a, Proxy) for a in args):
         return asproxy(original(*args, **kwargs))     # traced: indexable by traced values
+    if not kwargs and 2 <= len(args) <= 3 and any(
+            type(a) is float or isinstance(a, Proxy) and a.dtype.kind == "f" for a in args):
+        return _float_arange(*args)
     dtype = kwargs.pop("dtype", None)
     if len(args) > 3 or kwargs or (dtype is not None and np.dtype(dtype).kind not in "iufc"):
         unsupported(f"np.arange with a symbolic bound and {kwargs or {'dtype': dtype}}")
@@ -243,6 +246,24 @@ def arange(*args, original, **kwargs):
     if abs(step) > 1:
         length = sh.canon(sh.floordiv(length - 1, abs(step)) + 1)
     return _after_size_checks(_iota(length, start, step))
+
+
+def _float_arange(start, stop, step=1):
+    """``np.arange(0.0, T, dt)`` of traced floats, as NumPy makes it: ``ceil((stop - start)
+    / step)`` elements (this call's count, checked at each call: a count from scalar
+    arguments alone gets a variant per value, ``_speculated``), the first ``start``, the
+    second ``start + step``, the others ``start + i * delta`` with ``delta`` their
+    difference. A count NumPy cannot compute (NaN, infinite) runs the call as Python."""
+    from .pyints import int_of_float
+    dt = np.result_type(*[_weak(v) for v in (start, stop, step)])
+    a, b, s = (cast(asproxy(v), np.float64) for v in (start, stop, step))
+    count = np.maximum(int_of_float(np.ceil(np.divide(np.subtract(b, a), s))), 0.0)
+    n = _dim(cast(count, np.int64), "np.arange")
+    second = np.add(a, s)
+    i = cast(_iota(n), np.float64)
+    y = np.where(np.equal(i, 0.0), a, np.where(np.equal(i, 1.0), second, np.add(
+        a, np.multiply(i, np.subtract(second, a)))))      # (the first is start: -0.0 too)
+    return _after_size_checks(cast(y, dt))
 
 
 def _pinned_float(v):
