@@ -13,28 +13,30 @@ import numpy as np
 
 
 class Slot:
-    """Where the k-th input array of an extern call goes in its argument structure."""
-    __slots__ = ("k",)
+    """Where the k-th input array of an extern call goes in its argument structure; ``py``:
+    as the Python number it holds (a Python float argument, weak in NumPy's promotion: a
+    float32 array's np.histogram range or np.percentile q keep float32, NEP 50)."""
+    __slots__ = ("k", "py")
 
-    def __init__(self, k: int):
-        self.k = k
+    def __init__(self, k: int, py: bool = False):
+        self.k, self.py = k, py
 
     def __repr__(self):
-        return f"<in{self.k}>"
+        return f"<in{self.k}>" + (".item()" if self.py else "")
 
     def __eq__(self, other):
-        return isinstance(other, Slot) and other.k == self.k
+        return isinstance(other, Slot) and other.k == self.k and other.py == self.py
 
     def __hash__(self):
-        return hash(("slot", self.k))
+        return hash(("slot", self.k, self.py))
 
     def __reduce__(self):
-        return (Slot, (self.k,))
+        return (Slot, (self.k, self.py))
 
 
 def fill(template, arrays):
     if isinstance(template, Slot):
-        return arrays[template.k]
+        return arrays[template.k].item() if template.py else arrays[template.k]
     if isinstance(template, tuple):
         return tuple(fill(t, arrays) for t in template)
     if isinstance(template, list):

@@ -121,3 +121,26 @@ def test_calls_on_reused_buffers_are_not_shared(fn):
         got = cppcodegen.compile(fn)(x)
     for g, w in zip(got, fn(x)):
         np.testing.assert_array_equal(g, w)
+
+
+def histogram_in_range(x, lo, hi):
+    return np.histogram(x, bins=10, range=(lo, hi))
+
+
+def percentile_at(x, q):
+    return np.percentile(x, q), np.quantile(x, q / 100.0)
+
+
+def test_python_float_arguments_of_numpy_calls_stay_weak():
+    """A Python float reaching a NumPy call between kernels is passed as a Python float (weak,
+    NEP 50), not a float64: float32 data keep float32 edges and quantiles, and the counts
+    at float32 values on the decimal edges are NumPy's."""
+    x = np.linspace(0, 1, 11).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fn, args in ((histogram_in_range, (x, 0.0, 1.0)), (histogram_in_range, (x, 0.1, 0.7)),
+                         (percentile_at, (x, 37.0))):
+            got, want = cppcodegen.compile(fn, fallback=False)(*args), fn(*args)
+            for g, w in zip(got, want):
+                assert np.asarray(g).dtype == np.asarray(w).dtype
+                np.testing.assert_array_equal(g, w)

@@ -70,7 +70,7 @@ def extern_call(func, args, kwargs, speculate=False):
     def template(x):
         if isinstance(x, Proxy):
             proxies.append(x)
-            return Slot(len(proxies) - 1)
+            return Slot(len(proxies) - 1, py=x.weak and not x.shape)
         if isinstance(x, np.ndarray) and x.size > 16:
             proxies.append(asproxy(x))
             return Slot(len(proxies) - 1)
