@@ -674,3 +674,23 @@ def test_masked_complex_product_compiles():
     finite = np.isfinite(want[0])
     np.testing.assert_allclose(got[0][finite], want[0][finite], rtol=1e-12)
     assert got[0].dtype == want[0].dtype
+
+
+def energy_and_overlap(a, b):
+    return np.vdot(a, a), np.vdot(a, b), np.vdot(a.real, b), a.sum().real, np.imag(b.sum())
+
+
+def test_vdot_and_parts_of_complex_scalars_are_numpys():
+    """``np.vdot(a, a)`` has an imaginary part of exactly 0 (four real dot products, as BLAS's
+    zdotc sums them), and the parts of a complex scalar are NumPy float scalars, not 0-d
+    arrays."""
+    rng = np.random.default_rng(5)
+    for n in (1, 7, 1001):
+        a = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+        b = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
+        got = cppcodegen.compile(energy_and_overlap, fallback=False)(a, b)
+        want = energy_and_overlap(a, b)
+        assert got[0].imag == 0.0 == want[0].imag
+        for g, w in zip(got, want):      # (float32 sums in another order: float32's epsilon)
+            assert type(g) is type(w)
+            np.testing.assert_allclose(g, w, rtol=1e-12 if w.itemsize >= 8 else 1e-5)

@@ -30,8 +30,8 @@ def real(x):
     x = asproxy(x)
     if x.dtype.kind != "c":
         return x
-    return view_of(x, make_node("real", (x.node,), x.node.shape, part_dtype(x.dtype),
-                                user_location()))
+    return _scalar_like(x, view_of(x, make_node("real", (x.node,), x.node.shape,
+                                                part_dtype(x.dtype), user_location())))
 
 
 def imag(x):
@@ -44,8 +44,15 @@ def imag(x):
         z = wrap(broadcast_node(zero, x.node.shape), x.weak, x.scalar)
         z.readonly = True               # NumPy: the imaginary part of a real array is read-only
         return z
-    return view_of(x, make_node("imag", (x.node,), x.node.shape, part_dtype(x.dtype),
-                                user_location()))
+    return _scalar_like(x, view_of(x, make_node("imag", (x.node,), x.node.shape,
+                                                part_dtype(x.dtype), user_location())))
+
+
+def _scalar_like(x, part):
+    """A part of a NumPy complex scalar (``z.sum().real``) is a NumPy float scalar, as in
+    NumPy; of an array (a 0-d one too) a view."""
+    part.scalar = x.scalar and not x.node.shape
+    return part
 
 
 def angle(z, deg=False):
