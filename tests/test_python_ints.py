@@ -299,3 +299,26 @@ def test_checked_sum_under_a_flattened_branch():
     with pytest.warns(UserWarning, match="left the int64"):
         got = comp(taken, 2 ** 63 - 1)
     assert got == sum_below(taken, 2 ** 63 - 1) == 3 * 2 ** 62 - 1 and type(got) is int
+
+
+def quotients(a, b):
+    out = np.empty(a.shape[0], dtype=np.int64)
+    q = 0
+    for i in range(a.shape[0]):
+        q = int(a[i]) // int(b[i])
+        out[i] = int(a[i]) // 2
+    return q, out
+
+
+def test_floor_division_of_the_minimum_by_minus_one_never_wraps():
+    comp = cppcodegen.compile(quotients, fallback=False)
+    small = (np.array([7, -7, 2 ** 62]), np.array([2, -1, 3]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got, want = comp(*small), quotients(*small)
+    assert got[0] == want[0] and np.array_equal(got[1], want[1])
+    edge = (np.array([5, -2 ** 63]), np.array([1, -1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = comp(*edge)
+    assert got[0] == 2 ** 63 == quotients(*edge)[0] and type(got[0]) is int

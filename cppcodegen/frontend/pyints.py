@@ -14,7 +14,8 @@ Python int (a weak int64 proxy, ``proxy.weak``) are followed by a check
 - ``-a``, ``abs(a)``: ``a`` is int64's minimum;
 - ``a << b``: ``b`` in [0, 64) and the result shifted back is ``a``;
 - ``a ** b``: ``|a| ** b`` in float64 below 2^62 (nearer int64's end the call runs as
-  Python too: exact, only slower).
+  Python too: exact, only slower);
+- ``a // b``, ``divmod(a, b)``: not int64's minimum over -1.
 
 NumPy integers (``np.int64(5)``, an element of an int array) wrap as NumPy wraps them: no check.
 
@@ -170,6 +171,8 @@ def checked_int(name: str, args: tuple, result):
     module docstring)."""
     if name in DIVIDING:
         result = _divided(name, args, result)
+        if "floordiv" in name or "divmod" in name:
+            return _quotient_fits(name, args, result)
         if "pow" not in name or len(args) != 2:
             return result
         kind, reflected = "pow", DIVIDING[name]
@@ -191,6 +194,24 @@ def checked_int(name: str, args: tuple, result):
                              "compute it with np.int64 values to wrap as NumPy does, or "
                              "with floats",))
     return wrap(error_check(result, _ok(kind, a, result, b), error, where).node, weak=True)
+
+
+def _quotient_fits(name: str, args: tuple, result):
+    """``a // b`` (or ``divmod``) of Python ints behind a check that it is not int64's
+    minimum over -1, whose quotient 2**63 leaves int64 (the call runs as Python)."""
+    q = result[0] if isinstance(result, tuple) else result
+    if len(args) != 2 or not isinstance(q, Proxy) or not q.weak or q.dtype != np.int64 or \
+            q.shape != ():
+        return result
+    a, b = (args[1], args[0]) if DIVIDING[name] else args
+    if _constant(a) and int(a) != INT64_MIN or _constant(b) and int(b) != -1:
+        return result               # (a constant operand that cannot make it: n // 2)
+    where = user_location()
+    error = (IntOverflow, (f"Python int floor division at {where} leaves int64 (the minimum "
+                           "over -1), where the compiled function keeps Python ints",))
+    ok = np.logical_or(np.not_equal(a, INT64_MIN), np.not_equal(b, -1))
+    q = wrap(error_check(q, ok, error, where).node, weak=True)
+    return (q, result[1]) if isinstance(result, tuple) else q
 
 
 def _in_range(x, lo: float, hi: float, what: str, where: str):
