@@ -388,3 +388,36 @@ def test_a_python_complex_stored_into_a_float_array_is_numpys_type_error():
             f(1 + 2j, 3)
         np.testing.assert_array_equal(f(1 + 2j, 0), _store_halving(1 + 2j, 0))  # (no store)
     np.testing.assert_array_equal(f(2.0, 3), _store_halving(2.0, 3))
+
+
+def powers_of_python_floats(x, u, n):
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = u ** i + (u + 0.001 * i) ** 2
+    return x ** 2, out
+
+
+def toeplitz_powers(u, a):
+    n = a.shape[0]
+    out = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = u ** (i - j)       # (an exponent of two loop indices)
+    return out
+
+
+def test_python_float_powers_are_pythons_bits():
+    """``x ** y`` of Python floats in scalar code is the C library's pow, as in Python, even
+    for a constant exponent (``pow(x, 2.0)`` is not always ``x * x``); ``u ** (i - j)`` of
+    loop indices compiles."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = cppcodegen.compile(powers_of_python_floats, fallback=False)(1.885376393636725,
+                                                                           1.0063, 50)
+        want = powers_of_python_floats(1.885376393636725, 1.0063, 50)
+        assert got[0] == want[0] == 3.5546441456826225
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-15)
+        a = np.zeros(30)
+        np.testing.assert_allclose(cppcodegen.compile(toeplitz_powers, fallback=False)(1.01, a),
+                                   toeplitz_powers(1.01, a), rtol=1e-15)

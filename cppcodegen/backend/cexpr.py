@@ -322,6 +322,9 @@ class ExprRenderer:
         template = _bit_test(e) or pow2_divisor(e) or template
         if self.exact and e.name in LIBM and e.dtype == np.float64:
             template = template.replace("ccg::", "std::", 1)
+        elif self.exact and e.name == "power" and e.dtype == np.float64:
+            template = "ccg::libm_pow({0}, {1})"    # (Python's float ** is the C library's
+            # pow, whose x ** 2 is not always x * x: 1.885376393636725 ** 2 ends in ...225)
         text = template.format(*args, T="float" if e.dtype == HALF else ctype(e.dtype))
         text = miscompiled(e, text)
         if e.dtype == HALF:

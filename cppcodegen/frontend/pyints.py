@@ -114,7 +114,8 @@ def _divided(name: str, args: tuple, result):
                                  for v in args) or not any(isinstance(v, Proxy) for v in args):
         return result
     a, b = (args[1], args[0]) if DIVIDING[name] else args
-    where = user_location()
+    a, b = (size_operand(v) if is_dim(v) else v for v in (a, b))  # (u ** (i - j): a loop's
+    where = user_location()                                         # index, a traced int)
     python = pyflags.all_python(args, where)    # (a Python number on some paths only: a
                                                 # bool node; Python's rule where both are)
     if "pow" in name and _int(a) and _int(b) and isinstance(b, Proxy):

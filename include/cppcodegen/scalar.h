@@ -299,6 +299,12 @@ template <class T, enable_int<T> = 0> inline T power(T a, T b) {
 template <class T, enable_float<T> = 0> inline T power(T a, T b) {
   return std::pow(a, b);
 }
+// Python's float ** (scalar code): the C library's pow even for a constant exponent, which GCC
+// would fold (pow(x, 2.0) into x * x, not always pow's bits: 1.885376393636725 ** 2).
+inline double libm_pow(double a, double b) {
+  asm("" : "+x"(b));    // (the exponent hidden from the folding)
+  return std::pow(a, b);
+}
 
 // ---------------------------------------------------------------- min/max
 // maximum: NaN in a -> a, NaN in b -> b, else a > b ? a : b (ties give b).
