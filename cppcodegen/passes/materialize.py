@@ -41,9 +41,12 @@ def materialized(graph: Graph) -> set:
       IndexError even where the region is empty, so the check must not sit inside a loop of
       no iterations;
     - a single value (``s = a[i-1] + a[i] + a[i+1]``) of ``SHARED_MIN`` ops or with an
-      expensive op, read by a construct's body (an ``if``'s branch, an inner loop) and by
-      anything else (the condition, a carried value, another statement): each of those is a
-      kernel of its own, and inlined, each would compute it again.
+      expensive op, read by more than one node: by a construct's body (an ``if``'s branch,
+      an inner loop) and by anything else (the condition, a carried value, another
+      statement), or by the stores of several elements (an N-body step's ``inv = m[j] / (r2
+      * sqrt(r2))`` feeding ``acc[i, 0] += dx * inv`` and its y and z twins): each of those
+      is a kernel of its own, and inlined, each would compute it again (three square roots
+      and divisions per pair: 9.0 -> 3.9 ms for 300 bodies, numba 3.5).
     """
     compute = [n for n in graph.nodes
                if n.op not in LEAF_OPS and n.op not in VIEW_OPS and n.op not in CONTROL_OPS
@@ -86,17 +89,14 @@ def materialized(graph: Graph) -> set:
         terms[id(node)] = mine
     costly = {id(n) for n in compute if n.op in EXPENSIVE}
     readers: dict = {}              # compute node id -> how many nodes (and yields) read it
-    into = set()                    # ... read by a construct (in a region of its own)
     for node in graph.nodes:
         for inp in set(map(id, node.inputs)):
             readers[inp] = readers.get(inp, 0) + 1
-            if node.op in CONTROL_OPS:
-                into.add(inp)
     for leaf in {id(n) for n in graph.leaves}:
         readers[leaf] = readers.get(leaf, 0) + 1
     for node in compute:
         i = id(node)
-        if i in into and readers[i] > 1 and i not in out and node.size == 1 and (
+        if readers.get(i, 0) > 1 and i not in out and node.size == 1 and (
                 len(terms[i]) + 1 >= SHARED_MIN or i in costly or
                 any(j in costly and j not in out for j, _ in terms[i])):
             out.add(i)
