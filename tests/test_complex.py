@@ -694,3 +694,24 @@ def test_vdot_and_parts_of_complex_scalars_are_numpys():
         for g, w in zip(got, want):      # (float32 sums in another order: float32's epsilon)
             assert type(g) is type(w)
             np.testing.assert_allclose(g, w, rtol=1e-12 if w.itemsize >= 8 else 1e-5)
+
+
+def dft_bin(x, k):
+    s = 0j
+    for n in range(x.shape[0]):
+        s += x[n] * np.exp(-2j * np.pi * k * n / x.shape[0])
+    return s
+
+
+def test_a_python_complex_constant_is_returned():
+    """``s = 0j`` left by a loop of no trips (a trace whose result is the constant) and a
+    constant ``1j`` are returned as Python complex numbers, compiled."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f = cppcodegen.compile(dft_bin, fallback=False)
+        x = np.arange(16.0)
+        np.testing.assert_allclose(f(x, 3), dft_bin(x, 3), rtol=1e-13)
+        got = f(np.zeros(0), 1)
+        assert got == 0j and type(got) is complex
+        got = cppcodegen.compile(lambda x: 1j, fallback=False)(x)
+        assert got == 1j and type(got) is complex

@@ -134,7 +134,7 @@ def trace(fn, arg_specs, args):
 
 
 def _check_outputs(result, fn):
-    ok = (Proxy, np.ndarray, np.generic, int, float, bool, str, type(None))
+    ok = (Proxy, np.ndarray, np.generic, int, float, complex, bool, str, type(None))
     if isinstance(result, dict):
         for v in result.values():
             _check_outputs(v, fn)
