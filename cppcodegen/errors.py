@@ -86,11 +86,11 @@ class ComplexPower(PythonOnly, ValueError):
 
 
 class EmptyList(PythonOnly, ValueError):
-    """A list a compiled loop appended ints (or bools, ...) to under a branch got no item:
-    NumPy makes a float64 array of an empty list, the compiled function one of the items'
-    dtype."""
-    reason = ("a list a compiled loop fills under a branch was empty (NumPy's array of an "
-              "empty list is float64, not the items' dtype)")
+    """A list a compiled loop appended ints (or bools, ...) or rows to got no item: NumPy
+    makes a float64 array of shape (0,) of an empty list, the compiled function one of the
+    items' dtype and shape."""
+    reason = ("a list a compiled loop fills was empty (NumPy's array of an empty list is "
+              "float64 of shape (0,), not the items' dtype and shape)")
 
 
 class FallbackWarning(UserWarning):

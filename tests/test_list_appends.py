@@ -339,3 +339,27 @@ def test_the_callers_list_is_never_filled_with_traced_values():
         cppcodegen.compile(extend_callers, fallback=True)(np.arange(4.0), mine)
     extend_callers(np.arange(4.0), theirs)
     assert mine == theirs
+
+
+def rows_history(u0, steps):
+    u = u0.copy()
+    frames = []
+    for t in range(steps):
+        u[1:-1] = 0.5 * (u[:-2] + u[2:])
+        frames.append(u.copy())
+    return np.array(frames)
+
+
+def test_rows_of_a_loop_of_no_trips_are_numpys_empty_array():
+    """``np.array(frames)`` after a loop of no trips is NumPy's float64 array of shape (0,),
+    not (0, n): such a call runs as Python (the compiled one serves every other count)."""
+    import warnings
+    f = cppcodegen.compile(rows_history, fallback=False)
+    u0 = np.linspace(0.0, 1.0, 6)
+    for steps in (4, 0, 1, 0):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = f(u0, steps)
+        want = rows_history(u0, steps)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)

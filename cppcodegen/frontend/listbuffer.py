@@ -270,8 +270,28 @@ class ListBuffer:
             head = array(self.prefix, original=np.array)
             out = join([head, self.buf], 0)
         else:
-            out = self.buf
+            out = self._nonempty(listed, dtype)
         return out if dtype is None else out.astype(dtype)
+
+    def _nonempty(self, listed, dtype):
+        """The buffer of a list with an item per iteration and none before, behind a check
+        that it got one where NumPy's array of an empty list differs from the buffer's empty
+        rows: ``np.array([])`` is float64 of shape (0,), whatever the items would have been
+        (``frames.append(u.copy())`` over a loop of no trips); such a call runs as Python."""
+        n = self.buf.shape[0]
+        if listed or (self.buf.ndim == 1 and (dtype is not None or self.buf.dtype == np.float64)) \
+                or isinstance(n, int) and n > 0:
+            return self.buf
+        if isinstance(n, int):
+            return asproxy(np.zeros(0))
+        from .raises import error_check
+        from .proxy import size_operand
+        where = user_location()
+        count = size_operand(n)
+        return wrap(error_check(self.buf, count > 0, (EmptyList, (
+            f"a list a compiled loop filled got no item (at {where}): NumPy's array of it is "
+            f"float64 of shape (0,), the compiled one {self.buf.dtype} of shape (0, ...); this "
+            "call already updated an argument",)), where).node)
 
     def __len__(self):
         raise TraceError(f"len() of a list a compiled loop filled, outside the rewritten code "
