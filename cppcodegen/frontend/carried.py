@@ -136,6 +136,7 @@ class Carried:
         """One region per function of ``fns`` (a while's condition first with
         ``test_first``; a loop body returning its go-on test with ``continue_test``)."""
         self.loop = len(fns) == 1 or test_first
+        self.appended = listbuffer.counts()     # (what the loops around appended so far)
         for _ in range(8):
             try:
                 if self.loop:
@@ -341,8 +342,12 @@ class Carried:
         self.first_serial = next(SERIALS)       # (proxies made before the construct: less)
         for k, fn in enumerate(fns):
             is_cond = test_first and k == 0
+            if not self.loop:           # (each side appends from the count before the if)
+                listbuffer.restart(self.appended)
             params, made, values, extra, updated, never, kept = self._trace(
                 fn, is_cond or continue_test, counts=test_first and k == 1)
+            if not self.loop:
+                listbuffer.most(self.appended)
             self.branch_moves.append(swaps.moves(self.slots, values, Snapshot))
             self.shared = swaps.shared(self.slots, values, Snapshot)
             if is_cond and never:
@@ -380,6 +385,8 @@ class Carried:
                     known.add(id(proxy))
                     settled = False
             traced.append((params, made, values, extra, kept))
+        if not self.loop:               # (one side runs: the most either appends)
+            listbuffer.settle(self.appended)
         for i, slot in enumerate(self.slots):   # a name bound to another array: a name
             if slot.alias and not all(getattr(t[2][i], "proxy", None) is slot.init
                                       for t in traced):
