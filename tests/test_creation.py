@@ -362,6 +362,10 @@ def float_range(a, b, step):
     return np.arange(a, b, step) * 2.0
 
 
+def float32_range(a, b, step):
+    return np.arange(a, b, step, dtype=np.float32)
+
+
 def test_arange_of_float_arguments_is_numpys():
     """``np.arange(0, T, dt)`` of float arguments: NumPy's count ``ceil((stop - start) /
     step)`` and values (the second ``start + step``, the others ``start + i * delta``); a
@@ -380,6 +384,12 @@ def test_arange_of_float_arguments_is_numpys():
         assert got.shape == want.shape
         np.testing.assert_array_equal(got, want)
         assert np.array_equal(np.signbit(got), np.signbit(want))
+    r32 = cppcodegen.compile(float32_range, fallback=False)
+    for a, b, step in ((1.0, 0.0, -0.1), (-3.3, 2.2, 0.7), (1.0, 2.0, np.inf)):
+        got, want = r32(a, b, step), float32_range(a, b, step)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)    # (float32 arithmetic, as NumPy fills it)
+    np.testing.assert_array_equal(r(1.0, 2.0, np.inf), float_range(1.0, 2.0, np.inf))  # [2.]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for bad in ((0.0, 1.0, 0.0), (0.0, np.nan, 1.0), (0.0, np.inf, 1.0)):

@@ -226,9 +226,9 @@ def arange(*args, original, **kwargs):
     args = tuple(_pinned_float(a) for a in args)
     if not any(is_dim(a) or isinstance(a, Proxy) for a in args):
         return asproxy(original(*args, **kwargs))     # traced: indexable by traced values
-    if not kwargs and 2 <= len(args) <= 3 and any(
+    if set(kwargs) <= {"dtype"} and 2 <= len(args) <= 3 and any(
             type(a) is float or isinstance(a, Proxy) and a.dtype.kind == "f" for a in args):
-        return _float_arange(*args)
+        return _float_arange(*args, dtype=kwargs.get("dtype"))
     dtype = kwargs.pop("dtype", None)
     if len(args) > 3 or kwargs or (dtype is not None and np.dtype(dtype).kind not in "iufc"):
         unsupported(f"np.arange with a symbolic bound and {kwargs or {'dtype': dtype}}")
@@ -248,22 +248,29 @@ def arange(*args, original, **kwargs):
     return _after_size_checks(_iota(length, start, step))
 
 
-def _float_arange(start, stop, step=1):
+def _float_arange(start, stop, step=1, dtype=None):
     """``np.arange(0.0, T, dt)`` of traced floats, as NumPy makes it: ``ceil((stop - start)
-    / step)`` elements (this call's count, checked at each call: a count from scalar
-    arguments alone gets a variant per value, ``_speculated``), the first ``start``, the
-    second ``start + step``, the others ``start + i * delta`` with ``delta`` their
-    difference. A count NumPy cannot compute (NaN, infinite) runs the call as Python."""
+    / step)`` elements (1 where that quotient underflows to +0, a step of inf; this call's
+    count, checked at each call: a count from scalar arguments alone gets a variant per
+    value, ``_speculated``), the first ``start`` and the second ``start + step`` in the
+    result's dtype, the others ``first + i * delta`` with ``delta`` their difference, in
+    that dtype. A count NumPy cannot compute (NaN, infinite) runs the call as Python."""
     from .pyints import int_of_float
-    dt = np.result_type(*[_weak(v) for v in (start, stop, step)])
+    dt = np.dtype(dtype) if dtype is not None else \
+        np.result_type(*[_weak(v) for v in (start, stop, step)])
+    if dt.kind not in "fc":
+        unsupported(f"np.arange of float bounds with dtype={dt}")
     a, b, s = (cast(asproxy(v), np.float64) for v in (start, stop, step))
-    count = np.maximum(int_of_float(np.ceil(np.divide(np.subtract(b, a), s))), 0.0)
-    n = _dim(cast(count, np.int64), "np.arange")
-    second = np.add(a, s)
-    i = cast(_iota(n), np.float64)
-    y = np.where(np.equal(i, 0.0), a, np.where(np.equal(i, 1.0), second, np.add(
-        a, np.multiply(i, np.subtract(second, a)))))      # (the first is start: -0.0 too)
-    return _after_size_checks(cast(y, dt))
+    span = np.subtract(b, a)
+    q = np.divide(span, s)
+    tiny = np.logical_and(np.equal(q, 0.0), np.not_equal(span, 0.0))
+    count = np.where(tiny, np.where(np.signbit(q), 0.0, 1.0), np.maximum(np.ceil(q), 0.0))
+    n = _dim(cast(int_of_float(count), np.int64), "np.arange")
+    first, second = cast(a, dt), cast(np.add(a, s), dt)
+    i = cast(_iota(n), dt)
+    y = np.where(np.equal(i, 0), first, np.where(np.equal(i, 1), second, np.add(
+        first, np.multiply(i, np.subtract(second, first)))))   # (the first is start: -0.0 too)
+    return _after_size_checks(y)
 
 
 def _pinned_float(v):
