@@ -160,3 +160,25 @@ def test_a_function_without_source_warns_and_is_right():
         got = cppcodegen.compile(env["ewma"], fallback=True)(x, 0.1)
     np.testing.assert_allclose(got, env["ewma"](x, 0.1), rtol=1e-12)
     assert any("source of ewma is not available" in str(w.message) for w in seen)
+
+
+def test_a_long_loop_without_source_stops_tracing_and_runs_as_python():
+    """Its loop run by Python while tracing, a recurrence of 10^5 trips would trace and build
+    for minutes: the trace stops past as many operations as an unrolled loop may add, and the
+    call runs as Python, saying why."""
+    import time
+    env = {"np": np}
+    exec("def recur(x):\n"
+         "    s1 = s2 = 0.0\n"
+         "    for n in range(x.shape[0]):\n"
+         "        s0 = x[n] + 1.5 * s1 - s2\n"
+         "        s2, s1 = s1, s0\n"
+         "    return s1\n", env)
+    x = np.random.default_rng(4).random(100_000) * 1e-6
+    t = time.perf_counter()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = cppcodegen.compile(env["recur"], fallback=True)(x)
+    assert got == env["recur"](x)
+    assert time.perf_counter() - t < 60         # (minutes before: a generous bound)
+    assert any("passed 5000 operations" in str(w.message) for w in seen)

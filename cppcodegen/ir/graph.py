@@ -83,6 +83,8 @@ RAISES: list = []   # while a function is traced: the (type, args) of each excep
                     # ``raise`` statements in branches on array values raise (check code
                     # runtime/compiled.USER_CODES + position)
 NODES_MADE = [0]    # nodes made by this process so far (how much a loop run by Python adds)
+NODE_BUDGET = [None]  # while a function without source is traced: (the NODES_MADE past which
+                      # the trace stops, why): its loops run in Python, one step per trip
 EXTERN_WEIGHT = 50  # ... a NumPy call between kernels counting as this many: each splits the
                     # build into another entry (a 1000-row loop of np.bincount took minutes)
 MADE: list = []     # while a region is traced: one dict per open region, id -> node, of the
@@ -111,6 +113,9 @@ def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
         for made in MADE:
             made[id(node)] = node
     NODES_MADE[0] += EXTERN_WEIGHT if op == "extern" else 1
+    if NODE_BUDGET[0] is not None and NODES_MADE[0] > NODE_BUDGET[0][0]:
+        from ..errors import UnsupportedError
+        raise UnsupportedError(NODE_BUDGET[0][1])
     return node
 
 
