@@ -163,3 +163,25 @@ def test_a_size_from_a_float_after_an_argument_was_updated_names_the_line():
     out = np.ones(3)
     with pytest.raises(ValueError, match=r"test_value_sizes\.py:\d+"):
         compiled(np.ones(2), out, 4.0)
+
+
+def blur_rows(img, sigma):
+    r = int(3 * sigma)
+    k = np.exp(-0.5 * (np.arange(-r, r + 1) / sigma) ** 2)
+    k /= k.sum()
+    h, w = img.shape
+    pad = np.zeros((h, w + 2 * r))
+    pad[:, r:r + w] = img                   # a slice's bounds from the float argument
+    out = np.zeros((h, w))
+    for t in range(2 * r + 1):
+        out += k[t] * pad[:, t:t + w]
+    return out
+
+
+def test_slice_bounds_from_a_float_argument_get_a_variant_per_value():
+    compiled = cppcodegen.compile(blur_rows, fallback=False)
+    img = RNG.random((20, 30))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for sigma in (1.0, 2.0, 1.0, 0.4):
+            np.testing.assert_allclose(compiled(img, sigma), blur_rows(img, sigma), rtol=1e-12)

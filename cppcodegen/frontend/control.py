@@ -516,11 +516,30 @@ def trace_function(fn, specs, args):
             try:
                 graph = _trace_captured(trace, fn, once, ops, specs, args, saved)
             except Exception as again:  # the slice's reason first
-                e.add_note(f"(traced again with the function's body in a compiled loop of "
-                           f"one trip, it failed too: {type(again).__name__}: {again})")
-                raise e from None
+                graph = _pinned_bounds(trace, fn, specs, args, saved)
+                if graph is None:
+                    e.add_note(f"(traced again with the function's body in a compiled loop "
+                               f"of one trip, it failed too: {type(again).__name__}: {again})")
+                    raise e from None
             log.debug("%s traced with its body in a loop of one trip", fn.__qualname__)
             return graph
+
+
+def _pinned_bounds(trace, fn, specs, args, saved):
+    """The graph of ``fn`` traced with slice bounds outside loops computed from scalar
+    arguments alone taken at this call's values (``creation.pinned_bound``: a variant per
+    value), where the body could not be traced in a loop of one trip (``pad[:, r:r + w] =
+    img`` with ``r = int(3 * sigma)`` before a loop over ``2 * r + 1`` taps); else None."""
+    from .creation import PIN_BOUNDS
+    ops = TraceOps()
+    captured = convert(fn, ops)
+    PIN_BOUNDS[0] = True
+    try:
+        return _trace_captured(trace, fn, captured, ops, specs, args, saved)
+    except Exception:               # noqa: BLE001 -- the first reason is the one reported
+        return None
+    finally:
+        PIN_BOUNDS[0] = False
 
 
 def _trace_captured(trace, fn, captured, ops, specs, args, saved):

@@ -86,6 +86,25 @@ def _speculated(d: Proxy, what: str, bound: bool = False) -> int:
     return v
 
 
+PIN_BOUNDS = [False]    # slice bounds from scalar arguments pinned (control._pinned_bounds)
+
+
+def pinned_bound(d: Proxy) -> int:
+    """A slice bound outside every loop computed from scalar arguments alone (``pad[:, r:r +
+    w]`` with ``r = int(3 * sigma)``): this call's value, checked at each call as a size from
+    them is (a call with another value gets a variant of its own)."""
+    from ..ir.graph import keep_for_errors
+    from .raises import error_check
+    v = _speculated(d, "a slice's bound", bound=True)
+    ok, error, where = SIZE_CHECKS.pop()
+    keep_for_errors(error_check(asproxy(np.int64(0)), ok, error, where).node)
+    return v
+
+
+def of_scalars(d) -> bool:
+    return PIN_BOUNDS[0] and isinstance(d, Proxy) and d.dtype.kind in "iu" and not d.shape and _of_scalars(d)
+
+
 def _of_scalars(d: Proxy) -> bool:
     """Is ``d`` computed from scalar (0-d) arguments and constants alone? Such a size takes
     few values (a filter's radius from its sigma): each gets a variant of its own."""

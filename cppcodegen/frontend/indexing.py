@@ -15,7 +15,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ..errors import out_of_bounds, user_location
 from ..ir.graph import EFFECTS, keep_for_errors, MADE, make_node
 from .elementwise import loop_dtypes, where
-from .creation import array
+from .creation import array, of_scalars, pinned_bound
 from .externs import extern_call
 from . import replace
 from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, own,
@@ -62,6 +62,9 @@ def _basic_index(a: Proxy, index):
         if any(isinstance(b, Proxy) for b in bounds) and not any(map(is_data_bound, bounds)):
             ix = slice(*(symbolic().SymInt.wrap(value_size(b)) if isinstance(b, Proxy)
                          else b for b in bounds))       # (integer arguments' values)
+        elif bounds and not MADE and any(map(is_data_bound, bounds)) and all(
+                of_scalars(b) for b in bounds if is_data_bound(b)):
+            ix = slice(*(pinned_bound(b) if is_data_bound(b) else b for b in bounds))
         if run_time_slice(ix) or _undecidable(ix, size, dim):
             sp, more = data_slice(ix, size, dim)
             spec.append(sp)
