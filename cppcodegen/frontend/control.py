@@ -27,7 +27,7 @@ from .proxy import as_node, cast, cast_node, is_weak, Proxy, unsupported, wrap
 from .reductions import selected_count
 from .selection import is_selection
 from .sizes import run_time_size
-from .trace import trace, TRACE_LOCK
+from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll
 from .truth import as_scalar, is_traced, truth
@@ -476,25 +476,6 @@ def _user_function(f) -> bool:
 
 # --------------------------------------------------------------------------- the driver
 
-SOURCELESS_NODES = UNROLL_NODES    # a function without source: its trace (its loops run
-                                   # by Python) stops past as many operations as a loop's
-
-
-def _budgeted(trace, fn, specs, args):
-    """``trace`` of a function whose loops Python runs (no source to capture them from),
-    stopped past SOURCELESS_NODES operations: a loop of 10^6 trips would trace for hours."""
-    from ..ir.graph import NODE_BUDGET
-    name = getattr(fn, "__qualname__", "the function")
-    saved = NODE_BUDGET[0]
-    NODE_BUDGET[0] = (NODES_MADE[0] + SOURCELESS_NODES, (
-        f"the source of {name} is not available, so its loops run in Python while tracing, "
-        f"one step per iteration, and its trace passed {SOURCELESS_NODES} operations; define "
-        "it in a file to compile its loops as loops"))
-    try:
-        return trace(fn, specs, args)
-    finally:
-        NODE_BUDGET[0] = saved
-
 def trace_function(fn, specs, args):
     """The Graph of ``fn`` on a call's arguments (``trace``) with its control flow captured;
     a loop that cannot be captured is unrolled (traced again with it marked) where Python can
@@ -506,7 +487,7 @@ def trace_function(fn, specs, args):
     with TRACE_LOCK:         # (INTERNAL is the trace's)
         try:
             if captured is None:
-                return _budgeted(trace, fn, specs, args)
+                return budgeted(fn, specs, args, UNROLL_NODES)
             return _trace_captured(trace, fn, captured, ops, specs, args, saved)
         except OutsideLoop as e:    # a slice of run-time length outside every loop: the
             ops = TraceOps()        # body in a compiled loop of one trip, where it can be

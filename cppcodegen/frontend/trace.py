@@ -29,6 +29,21 @@ from .sizes import current_env, input_shape, shape_env, symbolic
 
 TRACE_LOCK = threading.RLock()
 
+def budgeted(fn, arg_specs, args, budget: int):
+    """``trace`` of a function whose loops Python runs (no source to capture them from),
+    stopped past ``budget`` operations: a loop of 10^6 trips would trace for hours."""
+    from ..ir.graph import NODE_BUDGET, NODES_MADE
+    saved = NODE_BUDGET[0]
+    NODE_BUDGET[0] = (NODES_MADE[0] + budget, (
+        f"the source of {getattr(fn, '__qualname__', 'the function')} is not available, so "
+        f"its loops run in Python while tracing, one step per iteration, and its trace "
+        f"passed {budget} operations; define it in a file to compile its loops as loops"))
+    try:
+        return trace(fn, arg_specs, args)
+    finally:
+        NODE_BUDGET[0] = saved
+
+
 def trace(fn, arg_specs, args):
     """Run ``fn`` on proxies. ``arg_specs`` come from signature.classify(); returns a Graph."""
     inputs, call_args, hints = [], [], {}
