@@ -715,3 +715,20 @@ def test_a_python_complex_constant_is_returned():
         assert got == 0j and type(got) is complex
         got = cppcodegen.compile(lambda x: 1j, fallback=False)(x)
         assert got == 1j and type(got) is complex
+
+
+def complex_products_loop(x, y):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] * y[i]
+    return out
+
+
+def test_complex_scalar_products_in_a_loop_are_pythons_bits():
+    """``x[i] * y[i]`` of complex scalars is NumPy's scalar product (two roundings per part),
+    bit for bit: GCC's vectorizer would fuse it in SIMD lanes, so the loop runs without."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(1000) + 1j * rng.standard_normal(1000)
+    y = rng.standard_normal(1000) + 1j * rng.standard_normal(1000)
+    got = cppcodegen.compile(complex_products_loop, fallback=False)(x, y)
+    np.testing.assert_array_equal(got, complex_products_loop(x, y))

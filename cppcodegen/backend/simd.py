@@ -103,7 +103,7 @@ def lane_privates(program: LoopProgram, k) -> list | None:
                                        for b, op in reduce.items()):
         return None
     kernels = k.regions[0][leading_checks(k.regions[0]):]
-    if not _element_code(kernels) or _checks(kernels):
+    if not _element_code(kernels) or _checks(kernels) or _naive_products(kernels):
         return None
     shared = {b for b, r in roles.items() if r[0] in ("array", "shared")}
     private = [b for b in written_buffers(program, kernels) if b not in shared]
@@ -252,6 +252,15 @@ def _condition_inputs(kernels, k) -> set:
                 carried |= {e.buf for e in walk(m.body) if isinstance(e, Load)} - written
             written.add(m.name)
     return carried
+
+
+def _naive_products(kernels) -> bool:
+    """Does the body multiply complex scalars as Python does (``ccg::mul_naive``, two
+    roundings per part)? GCC's vectorizer finds the complex product in it and makes it
+    fused (vfmaddsub), -ffp-contract=off or not: such a loop stays out of the lanes."""
+    return any(isinstance(e, Op) and e.name == "mul_naive" for k in nested(kernels)
+               if k.form != "control" for s in k.stages for m in (s.members or (s,))
+               for e in walk(m.body))
 
 
 def _checks(kernels, checks_ok: bool = False) -> bool:
