@@ -178,6 +178,25 @@ def _product(a, b):
     return r
 
 
+def _quotient(a, b):
+    """``a / b``. Of two Python numbers one complex, Python's quotient (``_Py_c_quot``: tops
+    and bottom divided by the larger part of ``b``), not NumPy's, which multiplies by a
+    reciprocal: a hand DFT's ``-2j * np.pi * k * n / N`` is then Python's bit for bit."""
+    r = np.true_divide(a, b)
+    if isinstance(r, Proxy) and r.dtype == np.complex128 and r.node.op == "divide" and all(
+            isinstance(v, (int, float, complex)) or isinstance(v, Proxy) and v.weak and
+            not v.node.shape for v in (a, b)):
+        n = r.node
+        return wrap(make_node("div_py", n.inputs, n.shape, n.dtype, n.where), r.weak, r.scalar)
+    return r
+
+
+_itruediv_array = Proxy.__itruediv__
+Proxy.__truediv__ = lambda self, other: _quotient(self, other)
+Proxy.__rtruediv__ = lambda self, other: _quotient(other, self)
+Proxy.__itruediv__ = lambda self, other: (_quotient(self, other) if self.weak or self.scalar
+                                          else _itruediv_array(self, other))
+
 _imul_array = Proxy.__imul__
 Proxy.__mul__ = lambda self, other: _product(self, other)
 Proxy.__rmul__ = lambda self, other: _product(other, self)
@@ -194,6 +213,9 @@ def _abs(self):
 
 
 def _pow(self, other):
+    if self.weak and self.dtype.kind == "c" and not self.node.shape and type(other) is int \
+            and -100 < other < 0:       # Python's w ** -n: 1 / w ** n, its own quotient
+        return _quotient(1.0 + 0j, _pow(self, -other))
     if self.weak and self.dtype.kind in "biu" and not self.node.shape and \
             type(other) is int and other < 0:       # a Python int's n ** -k: a float
         self = wrap(cast_node(self.node, np.dtype(np.float64)), weak=True, scalar=self.scalar)

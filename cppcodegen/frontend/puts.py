@@ -33,7 +33,7 @@ def ufunc_at(ufunc, a, indices, b=None):
 
 
 AT_OPS = frozenset(n for n, op in OPS.items() if op.nin == 2 and n not in BOOL_RESULT
-                   and n not in ("where", "complex", "mul_naive", "arctan2", "hypot",
+                   and n not in ("where", "complex", "mul_naive", "div_py", "arctan2", "hypot",
                                  "copysign", "nextafter", "ldexp", "heaviside"))
 
 

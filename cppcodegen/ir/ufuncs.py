@@ -116,16 +116,40 @@ def _mul_naive(a, b):
     return _make_complex(a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
 
 
+def _div_py(a, b):
+    """Python's complex quotient (CPython's _Py_c_quot), element by element."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.complex128), np.asarray(b, np.complex128))
+    out = np.empty(a.shape, np.complex128)
+    for k in np.ndindex(a.shape):
+        x, y = complex(a[k]), complex(b[k])
+        if abs(y.real) >= abs(y.imag):
+            if y.real == 0.0:
+                out[k] = complex(np.nan, np.nan)
+                continue
+            ratio = y.imag / y.real
+            denom = y.real + y.imag * ratio
+            out[k] = complex((x.real + x.imag * ratio) / denom, (x.imag - x.real * ratio) / denom)
+        elif abs(y.imag) >= abs(y.real):
+            ratio = y.real / y.imag
+            denom = y.real * ratio + y.imag
+            out[k] = complex((x.real * ratio + x.imag) / denom, (x.imag * ratio - x.real) / denom)
+        else:
+            out[k] = complex(np.nan, np.nan)
+    return out
+
+
 # complex parts (include/cppcodegen/complex.h): Re, Im, the conjugate, and the complex number
 # of two parts (internal: what writing x.real / x.imag leaves in x); mul_naive: ``*`` of
 # NumPy (and Python) complex scalars, which NumPy computes naively, while its array loop
-# (multiply) rounds each part once (a fused multiply-add)
+# (multiply) rounds each part once (a fused multiply-add); div_py: ``/`` of Python numbers,
+# one complex (CPython's quotient, not NumPy's reciprocal-multiply)
 _ROWS += [
     OpDef("real", 1, np.real, "ccg::real({0})", "ccg::real({0})"),
     OpDef("imag", 1, np.imag, "ccg::imag({0})", "ccg::imag({0})"),
     OpDef("conjugate", 1, np.conjugate, "ccg::conj({0})", "ccg::conj({0})"),
     OpDef("complex", 2, _make_complex, "{T}({0}, {1})", "ccg::Vec<{T}, L>::from_parts({0}, {1})"),
     OpDef("mul_naive", 2, _mul_naive, "ccg::mul_naive({0}, {1})", "ccg::mul_naive({0}, {1})"),
+    OpDef("div_py", 2, _div_py, "ccg::div_py({0}, {1})", "ccg::div_py({0}, {1})"),
 ]
 
 # complex operands: (scalar, vector) templates where the row's real spelling does not fit
@@ -204,7 +228,7 @@ ALIASES = {"true_divide": "divide", "mod": "remainder", "abs": "absolute",
            "bitwise_right_shift": "right_shift", "power": "power"}
 
 TRACEABLE = (set(OPS) - {"where", "random_uniform", "random_normal", "real", "imag", "complex",
-                         "mul_naive", "python_round", "mul_fits"} - set(PYTHON_MATH)) \
+                         "mul_naive", "div_py", "python_round", "mul_fits"} - set(PYTHON_MATH)) \
     | set(ALIASES) | {"divmod"}
 LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",

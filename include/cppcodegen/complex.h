@@ -276,6 +276,22 @@ template <class T> inline Complex<T> operator*(Complex<T> a, Complex<T> b) {
 template <class T> inline Complex<T> mul_naive(Complex<T> a, Complex<T> b) {
   return Complex<T>(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
 }
+// Python's complex quotient (CPython's _Py_c_quot): tops and bottom divided by the larger
+// part of b (no reciprocal), NaN+NaNj for a zero or NaN divisor (Python raises there first).
+template <class T> inline Complex<T> div_py(Complex<T> a, Complex<T> b) {
+  const T abr = std::fabs(b.re), abi = std::fabs(b.im);
+  if (abr >= abi) {
+    if (abr == T(0)) return Complex<T>(std::numeric_limits<T>::quiet_NaN(),
+                                       std::numeric_limits<T>::quiet_NaN());
+    const T ratio = b.im / b.re, denom = b.re + b.im * ratio;
+    return Complex<T>((a.re + a.im * ratio) / denom, (a.im - a.re * ratio) / denom);
+  }
+  if (abi >= abr) {
+    const T ratio = b.re / b.im, denom = b.re * ratio + b.im;
+    return Complex<T>((a.re * ratio + a.im) / denom, (a.im * ratio - a.re) / denom);
+  }
+  return Complex<T>(std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::quiet_NaN());
+}
 // NumPy's divide loop (loops.c.src @TYPE@_divide), case for case.
 template <class T> inline Complex<T> operator/(Complex<T> a, Complex<T> b) {
   const T in1r = a.re, in1i = a.im, in2r = b.re, in2i = b.im;
@@ -645,6 +661,16 @@ template <class T, int N> inline CVec<T, N> reciprocal(const CVec<T, N>& z) {
   const VT r = num / den;
   const VT d = den + num * r;
   return CVec<T, N>::from_parts(select(le, one, r) / d, -select(le, r, one) / d);
+}
+template <class T, int N> inline CVec<T, N> div_py(const CVec<T, N>& a, const CVec<T, N>& b) {
+  // (lane by lane: Python's scalar quotient, rare in vector loops)
+  alignas(64) T ar[N], ai[N], br[N], bi[N], outr[N], outi[N];
+  a.re.store(ar); a.im.store(ai); b.re.store(br); b.im.store(bi);
+  for (int k = 0; k < N; ++k) {
+    const Complex<T> q = div_py(Complex<T>(ar[k], ai[k]), Complex<T>(br[k], bi[k]));
+    outr[k] = q.re; outi[k] = q.im;
+  }
+  return CVec<T, N>::from_parts(Vec<T, N>::load(outr), Vec<T, N>::load(outi));
 }
 template <class T, int N> inline CVec<T, N> mul_naive(const CVec<T, N>& a, const CVec<T, N>& b) {
   return CVec<T, N>::from_parts(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
