@@ -480,3 +480,27 @@ def test_reads_ahead_of_the_store_run_in_lanes(fn, make, lanes, n):
         source = cppcodegen.explain(f, *args).source
         assert (LANES in source) == lanes
         assert "on the threads" not in source
+
+
+def erode(mask):
+    h, w = mask.shape
+    out = np.zeros_like(mask)
+    for i in range(1, h - 1):
+        for j in range(1, w - 1):
+            keep = True
+            for di in range(-1, 2):
+                for dj in range(-1, 2):
+                    if not mask[i + di, j + dj]:
+                        keep = False
+            out[i, j] = keep
+    return out
+
+
+def test_bool_flags_under_branches_run_in_lanes():
+    """``keep = False`` under a branch: a predicated bool store, written as and/or
+    (``ccg::lane_select``), which GCC vectorizes (a ``?:`` of bools it did not: 12x numba)."""
+    m = _rng(30).random((40, 57)) < 0.8
+    f = cppcodegen.compile(erode)
+    _same(f(m), erode(m))
+    assert "ccg::lane_select" in cppcodegen.explain(f, m).source and \
+        LANES in cppcodegen.explain(f, m).source

@@ -74,7 +74,8 @@ def predicated(text: str, name: str, blend: bool = False) -> str:
                 out.append(f"{pad}{target} = static_cast<std::remove_reference_t<"
                            f"decltype({target})>>(ccg::{fn}(ccg_when, {old}, {v}));")
                 continue
-            select = "ccg::select(ccg_when, {}, ccg_old)" if blend else "ccg_when ? {} : ccg_old"
+            select = "ccg::select(ccg_when, {}, ccg_old)" if blend else \
+                "ccg::lane_select(ccg_when, {}, ccg_old)"
             out.append(f"{pad}{{ auto& ccg_e = {target}; const auto ccg_old = ccg_e; "
                        f"ccg_e = {select.format(f'static_cast<decltype(ccg_old)>({value})')}; }}")
         elif any(p.match(line) for p in _SAFE) or not line.strip():

@@ -152,6 +152,13 @@ template <class T> inline T select(bool c, T a, T b) {
     return c ? a : b;
   }
 }
+// c ? a : b for the predicated stores of SIMD lanes (backend/predicate.py): GCC's vectorizer
+// masks a `?:`, but not one of bools (its bool pattern finds no vector type: a 3x3 erosion's
+// `keep = False` under a branch kept the loop scalar, 12x numba): those as and/or.
+template <class T> inline T lane_select(bool c, T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) return (c & a) | (!c & b);
+  else return c ? a : b;
+}
 // c ? a + b : a (a conditional sum) with the select on the addend, so that a loop carrying
 // `a` waits for one add per iteration: b or the add's identity in the sum's type (-0.0 for
 // floats: x + -0.0 is x for every x, signed zeros and NaNs included).
