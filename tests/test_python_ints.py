@@ -322,3 +322,33 @@ def test_floor_division_of_the_minimum_by_minus_one_never_wraps():
         warnings.simplefilter("ignore")
         got = comp(*edge)
     assert got[0] == 2 ** 63 == quotients(*edge)[0] and type(got[0]) is int
+
+
+def pixel_means(img):
+    out = np.empty((img.shape[0], img.shape[1] - 1), dtype=np.uint8)
+    for i in range(img.shape[0]):
+        for j in range(img.shape[1] - 1):
+            out[i, j] = (int(img[i, j]) + int(img[i, j + 1])) // 2
+    return out
+
+
+def pixel_sums(img):
+    out = np.empty(img.shape[1] - 1, dtype=np.uint8)
+    for j in range(img.shape[1] - 1):
+        out[j] = int(img[0, j]) + int(img[0, j + 1])
+    return out
+
+
+def test_stores_of_bounded_python_ints_need_no_checks():
+    """``(int(a) + int(b)) // 2`` of uint8 values fits uint8 (floor quotients, shifts,
+    remainders and masks by constants are followed): its store is not checked and the loop
+    runs in lanes; a sum of two bytes may not fit, and is still NumPy's OverflowError."""
+    im = np.random.default_rng(6).integers(0, 256, (7, 41)).astype(np.uint8)
+    np.testing.assert_array_equal(cppcodegen.compile(pixel_means)(im), pixel_means(im))
+    src = cppcodegen.explain(pixel_means, im).source
+    assert "ccg_err" not in src and "#pragma omp simd" in src
+    small = (im // 3).astype(np.uint8)
+    np.testing.assert_array_equal(cppcodegen.compile(pixel_sums)(small), pixel_sums(small))
+    big = np.full((1, 5), 200, np.uint8)
+    with pytest.raises(OverflowError):
+        cppcodegen.compile(pixel_sums)(big)

@@ -24,7 +24,8 @@ def bounds(v, depth: int = 0):
     """(lo, hi) that the int value ``v`` (a number, or a traced one) lies in, as far as its
     graph shows: an element of an array of a narrower int type (``int(img[i, j])`` of
     uint8), constants, and sums, differences, products, squares and negations of such whose
-    range fits their dtype (one that may have wrapped says nothing); else None."""
+    range fits their dtype (one that may have wrapped says nothing), their floor quotients,
+    shifts, remainders and masks by constants; else None."""
     if not isinstance(v, Proxy):
         return (int(v), int(v)) if isinstance(v, (int, np.integer)) else None
     return _node_bounds(v.node, depth)
@@ -82,7 +83,35 @@ def _node_bounds(node, depth: int):
         if None not in ops:
             span = _interval(_ARITHMETIC[node.op], *ops,
                              square=len(ops) == 2 and node.inputs[0] is node.inputs[1])
+    elif node.op in _BY_CONSTANT and len(node.inputs) == 2:
+        span = _by_constant(node, depth)
     return span if _fits(span, node.dtype) else None
+
+
+_BY_CONSTANT = ("floor_divide", "right_shift", "remainder", "bitwise_and")
+
+
+def _by_constant(node, depth: int):
+    """The range of ``a // c``, ``a >> c``, ``a % c``, ``a & c`` for a constant ``c`` (the
+    average of two pixels, ``(int(a) + int(b)) // 2``, fits uint8: its store needs no
+    check)."""
+    c = _node_bounds(node.inputs[1], depth + 1)
+    if c is None or c[0] != c[1]:
+        return None
+    c = c[0]
+    if node.op == "remainder":
+        return (0, c - 1) if c > 0 else None
+    if node.op == "bitwise_and":
+        return (0, c) if c >= 0 else None
+    a = _node_bounds(node.inputs[0], depth + 1)
+    if a is None:
+        return None
+    if node.op == "right_shift":
+        return (a[0] >> c, a[1] >> c) if 0 <= c < 64 else None
+    if c == 0:
+        return (0, 0)                   # (NumPy's integer division by zero: 0)
+    ends = (a[0] // c, a[1] // c)
+    return (min(ends), max(ends))
 
 
 _NONNEGATIVE = ("absolute", "sqrt", "exp", "exp2", "square", "cosh", "hypot")

@@ -38,7 +38,7 @@ from ..ir.graph import make_node
 from .proxy import as_node, Proxy, python_number, size_operand, wrap
 from .elementwise import traced_python_int
 from .raises import error_check
-from .bounds import cannot_overflow
+from .bounds import bounds, cannot_overflow
 from .sizes import is_dim
 from . import pyflags
 
@@ -279,6 +279,9 @@ def _fitting(value, dtype: np.dtype, error, where):
     """The int scalar ``value`` behind a check that it is inside ``dtype``'s range, else
     ``error`` when the program returns (a prange loop may hold the check)."""
     info = np.iinfo(dtype)
+    span = bounds(value)
+    if span is not None and info.min <= span[0] and span[1] <= info.max:
+        return value                    # (``(int(a) + int(b)) // 2`` of uint8 into uint8)
     ok = np.logical_and(np.less_equal(value, info.max), np.greater_equal(value, info.min))
     return wrap(error_check(value, ok, error, where, stop=False).node, weak=value.weak,
                 scalar=value.scalar)
