@@ -221,7 +221,9 @@ def _variant(so_path, cdef, plan, constants, specs):
 def _steps(steps, sig):
     """Codegen's steps with buffer names replaced by positions in the entry arguments."""
     position = {name: n for n, (name, *_) in enumerate(sig)}
-    return tuple(st if st[0] == "call" else
+    return tuple((st if len(st) == 2 else   # (a call's writes: those the runtime holds)
+                  (st[0], st[1], tuple(position[a] for a in st[2] if a in position)))
+                 if st[0] == "call" else
                  (st[0], st[1], tuple(position[a] for a in st[2]), position[st[3]], *st[4:])
                  for st in steps)
 

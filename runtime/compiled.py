@@ -117,10 +117,14 @@ def _run_steps(fns, steps):
     """A runner for plans with extern steps: entry points and NumPy calls in order."""
     def run(cargs, values):
         memo = {}           # calls with several outputs: one call (ExternCall._compute),
-        for st in steps:    # while their inputs hold what they held (buffers are reused)
+        for st in steps:    # while their inputs hold what they held (buffers are reused;
+                            # an entry says what it writes)
             if st[0] == "call":
                 fns[st[1]](*cargs)
-                memo.clear()
+                for key in [k for k, (_, read) in memo.items() if len(st) < 3 or any(
+                        np.may_share_memory(a, values[p]) for a in read for p in st[2]
+                        if values[p] is not None)]:
+                    del memo[key]           # (what the entry wrote: another call's inputs)
             else:       # (st[4]: each argument's axes order, a transposed view, or None)
                 args = [values[p] for p in st[2]] if not st[4] else [
                     values[p] if v is None else values[p].transpose(v)

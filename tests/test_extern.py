@@ -144,3 +144,36 @@ def test_python_float_arguments_of_numpy_calls_stay_weak():
             for g, w in zip(got, want):
                 assert np.asarray(g).dtype == np.asarray(w).dtype
                 np.testing.assert_array_equal(g, w)
+
+
+def qr_both(A):
+    Q, R = np.linalg.qr(A)
+    return Q.sum() + R.sum(), Q * 2.0
+
+
+def test_a_call_with_several_outputs_runs_once(monkeypatch):
+    """``Q, R = np.linalg.qr(A)`` with both outputs used, compiled work between their steps:
+    NumPy's qr runs once per call (the entry between says what it writes; it wrote neither
+    of qr's inputs), not once per output."""
+    A = np.random.default_rng(8).random((30, 7))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = cppcodegen.compile(qr_both, fallback=False)
+        want = qr_both(A)
+        f(A)
+        calls = []
+        from cppcodegen.runtime import extern
+        compute = extern.ExternCall._compute
+
+        def counting(self, arrays, memo=None):      # (NumPy's function, each time it runs)
+            func = self.func
+            self.func = lambda *a, **k: calls.append(1) or func(*a, **k)
+            try:
+                return compute(self, arrays, memo)
+            finally:
+                self.func = func
+        monkeypatch.setattr(extern.ExternCall, "_compute", counting)
+        got = f(A)
+    assert len(calls) == 1
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)

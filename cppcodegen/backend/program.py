@@ -24,7 +24,7 @@ from .rowlocal import buffer_uses
 from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
 from .predicate import NotPredicable, flat_lines, predicated, twin
-from .simd import cheap_branch, few, lane_privates, serial_lines
+from .simd import cheap_branch, few, lane_privates, serial_lines, written_buffers
 from .unroll import constant_range, unrolled
 from ..passes.schedule import Kernel
 from .sizes import HINTS
@@ -63,6 +63,7 @@ def generate(program: LoopProgram, kernels: list, opts: Options):
 def _generate(program: LoopProgram, kernels: list, opts: Options):
     parts = [PRELUDE]
     segments, steps = [[]], []
+    parts_of = [[]]             # per segment: its kernels
     rendered: dict = {}         # kernel text with its own names taken out -> function name
     control = any(k.form == "control" for k in kernels)
     shared = {} if opts.generate_intermediate_hooks or control else share_temporaries(program, kernels)
@@ -117,8 +118,10 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
                           shared.get(s.name, s.name), s.views or None))
             used[-1].update(steps[-1][2])
             segments.append([])
+            parts_of.append([])
             used.append(set())
             continue
+        parts_of[-1].append(k)
         segments[-1] += _control_lines(program, k, call, opts) if k.form == "control" else \
             [call(k)]
     steps = _free_outputs(program, steps, used)
@@ -150,7 +153,8 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
         if i:
             ordered.append(steps[i - 1])
         if calls:
-            ordered.append(("call", seg))
+            ordered.append(("call", seg) if not steps else
+                           ("call", seg, _segment_writes(program, parts_of[i], shared)))
             w = CodeWriter()
             with w.indent(f'extern "C" void {ENTRY}{seg}({args or "void"}) {{'):
                 w.line("ccg::TeamCall team;   // at a parallel region: workers off this thread's core")
@@ -365,6 +369,17 @@ def _straight_line(kernels) -> bool:
     return True
 
 
+
+
+def _segment_writes(program, kernels, shared) -> tuple:
+    """The buffers an entry between NumPy calls may write (its kernels' stores, both sides
+    of a pointer swap): the runtime keeps a NumPy call's result for its other outputs' steps
+    while no entry writes what the call read (``Q, R = np.linalg.qr(A)``: one call)."""
+    names = set(written_buffers(program, kernels))
+    for k in nested(kernels):
+        if k.form == "control" and k.stages[0].kind == "swap":
+            names |= set(k.stages[0].control["swap"])
+    return tuple(sorted({shared.get(n, n) for n in names}))
 
 
 def _free_outputs(program, steps, used) -> list:
