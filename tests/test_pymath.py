@@ -253,3 +253,14 @@ def test_sums_of_squares_need_no_domain_check():
     assert f(x, 1.0) == pytest.approx(_unsoftened(x, 1.0), rel=1e-12)
     with pytest.raises(ValueError, match="math domain error"):
         f(x, -1.0)
+
+
+def angles_of(x, z):
+    return math.degrees(x), math.radians(x), math.fabs(-x), math.copysign(x, -1.0), \
+        math.degrees(cmath.phase(z))
+
+
+def test_unchecked_math_functions_return_python_floats():
+    got = cppcodegen.compile(angles_of, fallback=False)(0.5, 1 + 1j)
+    want = angles_of(0.5, 1 + 1j)
+    assert got == want and all(type(g) is float for g in got)

@@ -75,8 +75,8 @@ def _checked(name, r, values):
     ValueError, an infinity from finite arguments an OverflowError (``OVERFLOWS``; else a
     ValueError: ``math.log(0.0)``, or ``math.gamma(0.0)``'s pole)."""
     from .raises import error_check     # (raises.py imports indexing.py, which imports this)
-    if name in UNCHECKED:
-        return r
+    if name in UNCHECKED:               # (a Python float, as math returns)
+        return wrap(r.node, weak=True, scalar=True)
     where = user_location()
     domain = (ValueError, (f"math domain error (at {where})",))
     if name in DOMAINS:                 # one comparison of the argument
