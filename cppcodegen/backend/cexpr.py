@@ -195,10 +195,8 @@ def pow2_divisor(e: Op, vector: bool = False):
 
 def vector_template(e: Op):
     """The ccg::Vec template for op ``e``, or None if the vector renderer cannot write it."""
-    if e.name == "power" and const_power(e):
-        return const_power(e)
-    if pow2_divisor(e, vector=True):
-        return pow2_divisor(e, vector=True)
+    if special := const_power(e) or pow2_divisor(e, vector=True):   # (each None if not its op)
+        return special
     if e.name == "group":
         return "group"
     if e.name == "cast":

@@ -100,21 +100,14 @@ def materialized(graph: Graph) -> set:
                 len(terms[i]) + 1 >= SHARED_MIN or i in costly or
                 any(j in costly and j not in out for j, _ in terms[i])):
             out.add(i)
-    for node in graph.nodes:        # a scan's expensive input: computed once, vectorized (the
-        if node.op == "scan":       # scan reads it twice, its second pass one element at a
-            src, _ = _through_views(node, node.inputs[0])   # time: np.cumsum(np.exp(x))
-            if id(src) in is_compute and id(src) not in out and (  # 1.5-1.7x NumPy)
-                    id(src) in costly or any(i in costly and i not in out
-                                             for i, _ in terms[id(src)])):
-                out.add(id(src))
-    for node in graph.nodes:        # expensive values spread by a broadcast: computed once
-        if node.op in VIEW_OPS:
-            continue
+    for node in graph.nodes:        # expensive values spread by a broadcast, or read by a
+        if node.op in VIEW_OPS:     # scan (in two passes, its second one element at a time:
+            continue                # np.cumsum(np.exp(x)) 1.5-1.7x NumPy): computed once
         for inp in node.inputs:
             src, chain = _through_views(node, inp)
-            if id(src) in is_compute and id(src) not in out and \
-                    any(c[0] in ("broadcast_to", "broadcast") for c in chain) and \
-                    _spread(src, node) and (id(src) in costly or any(
+            if id(src) in is_compute and id(src) not in out and (node.op == "scan" or any(
+                    c[0] in ("broadcast_to", "broadcast") for c in chain) and
+                    _spread(src, node)) and (id(src) in costly or any(
                         i in costly and i not in out for i, _ in terms[id(src)])):
                 out.add(id(src))
     return out
