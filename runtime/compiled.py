@@ -370,13 +370,8 @@ MISS = object()     # (``CompiledVariant.attempt``: not this variant's sizes)
 class HookedVariant(CompiledVariant):
     """A variant that reports every materialized buffer to the intermediate hooks."""
 
-    def __call__(self, args):
-        if not INTERMEDIATE_HOOKS:          # nobody listening: the plain path
-            return CompiledVariant.__call__(self, args)
-        return super().__call__(args)
-
     def result(self, values, args):
-        if INTERMEDIATE_HOOKS:
+        if INTERMEDIATE_HOOKS:              # (nobody listening: the plain result)
             for name, pos in self.plan.hooks:
                 view = values[pos].view()
                 view.flags.writeable = False
