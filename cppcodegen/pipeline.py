@@ -18,7 +18,7 @@ import numpy as np
 from . import autotune, autotune_threshold, config
 from .errors import UnsupportedError
 from .frontend.control import trace_function
-from .ir.graph import SliceOut
+from .ir.graph import COUNTED, SliceOut
 from .runtime import fastcall
 
 log = logging.getLogger("cppcodegen")
@@ -188,10 +188,17 @@ def _symbolic_strides(shape, pattern) -> tuple:
 
 
 def _size_plan(specs, graph) -> dict:
-    """Plan fields of a dynamic variant: where each size/stride name is read, and the guards."""
+    """Plan fields of a dynamic variant: where each size/stride name is read, and the guards
+    (those on counts of the values, ``m0``, checked where the count is known: ``late_guards``)."""
+    counted = [g for g in graph.guards if any(x.name.startswith(COUNTED) for x in g.free_symbols)]
+    late = {}
+    if counted:
+        from .ir.guardtext import guard_text, pyexpr
+        late = {"late_guards": tuple((pyexpr(g), guard_text(g)) for g in counted)}
     if not any(s[0] == "darray" for s in specs) and not graph.values:
-        return {}
+        return late
     from .ir.guardtext import guard_text, pyexpr
+    guards = [g for g in graph.guards if g not in counted]
     sizes = [(name, i, 0, 2) for name, i in graph.values]
     for i, s in enumerate(specs):
         if s[0] == "darray":
@@ -199,9 +206,9 @@ def _size_plan(specs, graph) -> dict:
             sizes += [(n, i, d, 1) for d, n in enumerate(s[3]) if isinstance(n, str) and n != "c"]
     seen = set()
     sizes = [x for x in sizes if not (x[0] in seen or seen.add(x[0]))]
-    return {"sizes": tuple(sizes), "guards": tuple(pyexpr(g) for g in graph.guards),
+    return {"sizes": tuple(sizes), "guards": tuple(pyexpr(g) for g in guards),
             "traced": tuple(sorted((s.name, int(v)) for s, v in graph.hints.items())),
-            "guard_texts": tuple(guard_text(g) for g in graph.guards)}
+            "guard_texts": tuple(guard_text(g) for g in guards), **late}
 
 
 def _variant(so_path, cdef, plan, constants, specs):

@@ -23,6 +23,7 @@ from . import device as _device
 from . import sizes
 from ..errors import PythonOnly, ScalarSizeChanged
 from ..ir.graph import as_list, SliceOut
+from .counts import Counts
 from .extern import ShapeChanged
 from .hooks import INTERMEDIATE_HOOKS, run_intermediate_hooks
 
@@ -46,6 +47,8 @@ class Plan:
     mutates: tuple = ()  # indices of the array arguments the function updates in place
     raises: tuple = ()   # (type, args) of the user's raise statements (check codes USER_CODES+)
     sites: tuple = ()    # the user's file:line of each indexing (an index error's axis // SITE - 1)
+    late_guards: tuple = ()  # (Python expression, text) of the guards on counts (``m0 >= 1``):
+                             # checked after the step that gives the count (counts.py)
 
 
 CHECK_MESSAGES = {       # a check stage's codes: frontend/reductions.py EMPTY_CODES
@@ -113,9 +116,11 @@ def _index_error(status, raises=(), sites=()):
                      f"(at {where})")
 
 
-def _run_steps(fns, steps):
-    """A runner for plans with extern steps: entry points and NumPy calls in order."""
-    def run(cargs, values):
+def _run_steps(fns, steps, counts=None):
+    """A runner for plans with extern steps: entry points and NumPy calls in order.
+    ``counts`` (``counts.Counts``): what a step whose output length is a count of the values
+    settles (sizes, buffers, guards)."""
+    def run(cargs, values, env=None):
         memo = {}           # calls with several outputs: one call (ExternCall._compute),
         for st in steps:    # while their inputs hold what they held (buffers are reused;
                             # an entry says what it writes)
@@ -130,7 +135,9 @@ def _run_steps(fns, steps):
                     values[p] if v is None else values[p].transpose(v)
                     for p, v in zip(st[2], st[4])]
                 out = values[st[3]]
-                if len(st) > 5 and st[5]:   # nothing after it reads it: any shape it returns
+                if st[1].counted:           # x[mask]: its count read from the new array
+                    counts.settle(st, args, memo, cargs, values, env)
+                elif len(st) > 5 and st[5]:     # nothing after it reads it: any shape
                     values[st[3]] = st[1].any_shape(*args, out=out, memo=memo)
                 else:
                     st[1](*args, out=out, memo=memo)
@@ -160,14 +167,18 @@ class CompiledVariant:
     def __init__(self, ffi, fn, plan: Plan, constants: dict, contiguous=None, hook=None):
         """``fn``: the entry point, or a tuple of them when the plan has extern steps."""
         self.ffi, self.fn, self.plan = ffi, fn, plan
-        self.multi = _run_steps(fn, plan.steps) if isinstance(fn, tuple) else None
+        self.counts = Counts(plan) if isinstance(fn, tuple) else None
+        self.multi = _run_steps(fn, plan.steps, self.counts) if isinstance(fn, tuple) else None
         self.constants = constants
         self.hook = hook
         contiguous = contiguous or {}
         steps = []
         self.draws = []             # (slot, source) of each random op
-        for spec in plan.args:
-            if spec[0] == "input":
+        later = self.counts.later if self.counts is not None else ()
+        for j, spec in enumerate(plan.args):
+            if j in later:          # its size is a count: made after that step (counts.py)
+                steps.append((10, j, None))
+            elif spec[0] == "input":
                 steps.append((0 if contiguous.get(spec[1], True) else 4, spec[1], None))
             elif spec[0] == "constant":
                 steps.append((1, constants[spec[1]], None))
@@ -227,8 +238,17 @@ class CompiledVariant:
         checks = []
         if self.plan.sizes:
             lines.append("env = size_env(args)")
+        elif self.counts is not None and self.counts.later:
+            lines.append("env = {}")
         for j, (kind, a, b) in enumerate(self.steps):
             v = f"v{j}"
+            if self.counts is not None:     # (values: one per plan argument)
+                self.counts.position[len(values)] = len(cargs)
+            if kind == 10:                      # set after the step that gives its count
+                cargs.append("0" if self.plan.args[a][0] == "size" else "NULL")
+                env["NULL"] = self.ffi.NULL
+                values.append("None")
+                continue
             if kind in (0, 4):                  # an input: contiguous, or strided by address
                 lines.append(f"{v} = args[{a}]")
                 cargs.append(f"fb({v})" if kind == 0 else
@@ -263,7 +283,7 @@ class CompiledVariant:
         if self.draws:          # every random op's (seed, offset), reserved at once
             lines.insert(0, "draws = rng(sources, args)")
         call = (f"fn({', '.join(cargs)})" if self.multi is None else
-                f"multi([{', '.join(cargs)}], values)")
+                f"multi([{', '.join(cargs)}], values{', env' if 'env = ' in ''.join(lines) else ''})")
         if self.single is not None:
             result = [f"out = v{self.single}", "return out if out.ndim else out[()]"]
         else:
@@ -276,6 +296,8 @@ class CompiledVariant:
             listed = []             # one buffer is the result: no list of the values
         src += "\n" + "\n    ".join(["def fast(args):", *head, *listed, call, *checks, *result])
         exec(compile(src, "<cppcodegen call>", "exec"), env)
+        if self.counts is not None:
+            self.counts.bind(env["fb"], _device.output_empty)
         return env["run"], env["fast"]
 
     def overlapping(self, args) -> bool:
@@ -323,8 +345,8 @@ class CompiledVariant:
         no argument (Python computes it exactly)."""
         try:
             return self.run(args)
-        except ShapeChanged:
-            return SHAPE_CHANGED
+        except ShapeChanged as e:       # (a count that breaks a guard: the guard named)
+            return getattr(e, "reason", SHAPE_CHANGED)
         except PythonOnly as e:
             if self.mutates:
                 raise

@@ -69,18 +69,22 @@ class ExternCall:
     """``func(*args, **kwargs)`` with Slots filled in; ``item`` picks one of a tuple result."""
 
     def __init__(self, func, args: tuple, kwargs: dict, item=None, writes_out: bool = False,
-                 guarded: bool = False):
+                 guarded: bool = False, counted: tuple = ()):
         """``writes_out``: ``func`` takes ``out=`` (a ufunc such as np.matmul) and writes the
         step's output buffer itself, with no temporary. ``guarded``: the call is on one side
         of ``x if c else y`` and its last array is that side's condition; where it is false
-        the call does not run (NumPy's error there is not Python's) and the output is 0."""
+        the call does not run (NumPy's error there is not Python's) and the output is 0.
+        ``counted``: ((count name, axis),) where the output's length along that axis is a
+        count of the values (``x[mask]``): the step makes the output array (``fresh``) and the
+        runtime reads the count from it."""
         self.func, self.args, self.kwargs, self.item = func, args, dict(kwargs), item
-        self.writes_out, self.guarded = writes_out, guarded
+        self.writes_out, self.guarded, self.counted = writes_out, guarded, tuple(counted)
         self.name = qualified_name(func)
         shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
         self._call = f"{self.name}({', '.join(shown)})"
         self._repr = self._call + ("" if item is None else f"[{item}]") + \
-            (" where its side is taken" if guarded else "")
+            (" where its side is taken" if guarded else "") + \
+            "".join(f" (axis {a}: {n})" for n, a in self.counted)
 
     def __repr__(self):
         return self._repr
@@ -93,7 +97,7 @@ class ExternCall:
 
     def __reduce__(self):
         return (ExternCall, (self.func, self.args, self.kwargs, self.item, self.writes_out,
-                             self.guarded))
+                             self.guarded, self.counted))
 
     def _skipped(self, arrays, out) -> bool:
         """On the side of a conditional expression not taken (``guarded``): ``out`` zeroed."""
@@ -116,6 +120,18 @@ class ExternCall:
             if key is not None:         # (the arrays kept alive with it: a temporary freed
                 memo[key] = (result, arrays)    # after the call would give its id to the
         return result if self.item is None else result[self.item]  # next call's operand)
+
+    def fresh(self, *arrays, dtype, ndim: int, memo=None):
+        """The result as a new C-contiguous array of ``dtype`` that no argument shares (a
+        counted output: its length is this call's count)."""
+        result = np.asarray(self._compute(arrays, memo))
+        if result.ndim != ndim:
+            raise ShapeChanged(f"{self.name} returned {result.ndim} dimensions where "
+                               f"{ndim} were traced")
+        if result.dtype != dtype or not result.flags.c_contiguous or not result.flags.writeable \
+                or any(np.may_share_memory(result, a) for a in arrays):
+            result = np.array(result, dtype=dtype, order="C")
+        return result
 
     def any_shape(self, *arrays, out, memo=None):
         """The call into ``out`` when the result has its shape, else the result as a new array

@@ -212,6 +212,12 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
                       _slice([sp[1:]], sizes)[0] for sp in node.attr("spec"))
         out[index] = vals[1]
         return out
+    if op == "extern" and node.attr("call").counted:    # x[mask]: its count read from it
+        call = node.attr("call")
+        out = call.fresh(*vals, dtype=node.dtype, ndim=node.ndim)
+        if sizes is not None:
+            sizes.update((name, out.shape[axis]) for name, axis in call.counted)
+        return out
     if op == "extern":
         out = np.empty(_shape(node.shape, sizes), node.dtype)
         node.attr("call")(*vals, out=out)

@@ -10,7 +10,8 @@ no copy). NumPy's rules: the result dtype (``np.result_type`` of the parts, or `
 checked with ``casting=``), its errors for ranks and sizes that do not match.
 
 ``out=`` and a traced array as the sequence itself (``np.concatenate(a2d)``) run NumPy's own
-function between kernels; so does a part that is a boolean-mask selection.
+function between kernels. A boolean-mask selection's part has the length of its count
+(``frontend/counted.py``).
 """
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ from .creation import zeros
 from .externs import extern_call
 from .indexing import setitem
 from .proxy import Proxy, unsupported, update
-from .selection import is_selection
 from .sizes import same_size
 from .views import expand_dims, ravel, reshape
 
@@ -37,9 +37,6 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         return extern_call(np.concatenate, (arrays,),
                            dict(axis=axis, out=out, dtype=dtype, casting=casting))
     parts = [_part(a) for a in arrays]
-    if any(is_selection(p) for p in parts):
-        return extern_call(np.concatenate, (tuple(parts),),
-                           dict(axis=axis, dtype=dtype, casting=casting))
     if out is None:
         return join(parts, axis, dtype, casting)
     result = join(parts, axis, out.dtype, casting)       # out=: its dtype, its exact shape
@@ -191,7 +188,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 
 def _or_extern(func, tup, parts, axis, dtype, casting):
-    if isinstance(tup, (Proxy, np.ndarray)) or any(is_selection(p) for p in parts):
+    if isinstance(tup, (Proxy, np.ndarray)):
         return extern_call(func, (tup,), {} if dtype is None else dict(dtype=dtype))
     return join(parts, axis, dtype, casting)
 

@@ -15,7 +15,8 @@ import warnings
 import numpy as np
 
 from ..errors import DataDependentError, UnsupportedError, user_location
-from ..ir.graph import keep_for_errors, make_node, toposort
+from ..ir.graph import COUNTED, keep_for_errors, MADE, make_node, toposort
+from .counted import COUNT, counted_shapes
 from .proxy import asproxy, Proxy, unsupported, wrap
 from .extern_shapes import stand_in_call, symbolic_shapes
 from .sizes import current_env
@@ -91,13 +92,19 @@ def extern_call(func, args, kwargs, speculate=False):
     env = current_env()
     symbolic = env is not None and any(not isinstance(d, int) for p in proxies
                                        for d in p.node.shape)
+    counted = None if not speculate or MADE or guard is not None or TraceState.args is None \
+        else counted_shapes(name, targs, tkwargs, proxies)     # (its count: a symbol)
+    if counted is not None:
+        symbolic = False
     if symbolic and (speculate or TraceState.args is None):
         _pin(proxies)
         symbolic = False
     result = None
     if (name in VALUE_FREE or name.startswith("numpy.fft.")) and not speculate:
         try:                            # (shapes that follow from the inputs': stand-ins)
-            result = stand_in_call(func, targs, tkwargs, proxies, [p.shape for p in proxies])
+            result = stand_in_call(func, targs, tkwargs, proxies, [
+                tuple(env.hint(d) if env is not None else d for d in p.node.shape)
+                for p in proxies])      # (symbolic sizes: this call's, not pinned)
         except Exception:               # noqa: BLE001 -- NumPy's error for these values:
             pass                        # from a run on them, below
     if result is None:
@@ -118,6 +125,8 @@ def extern_call(func, args, kwargs, speculate=False):
     several = isinstance(result, (tuple, list))     # np.array_split, np.meshgrid: a list
     results = result if several else (result,)
     shapes = [np.shape(r) for r in results]
+    if counted is not None:             # one count symbol for all outputs (np.nonzero's)
+        counted, shapes = _count_symbol(counted, results), counted
     if symbolic:                        # axes that follow an input size (extern_shapes.py);
         found = symbolic_shapes(func, targs, tkwargs, proxies, shapes)   # else pinned
         if found is None:
@@ -128,22 +137,42 @@ def extern_call(func, args, kwargs, speculate=False):
         r = np.asarray(r)
         if r.dtype.kind not in "biufc" or r.dtype.itemsize > 16:
             unsupported(f"{name} returning {r.dtype}")
+        if counted is not None:
+            axis = shapes[k].index(COUNT)
+            shapes[k] = tuple(counted if d == COUNT else d for d in shapes[k])
         call = ExternCall(func, targs, tkwargs, k if several else None,
-                          guarded=guard is not None)
+                          guarded=guard is not None,
+                          counted=() if counted is None else ((counted.name, axis),))
         inputs = [p.node for p in proxies] + ([asproxy(guard).node] if guard is not None else [])
         node = make_node("extern", inputs, shapes[k], r.dtype, user_location(), call=call)
+        if counted is not None and current_env().counts.get(counted) is None:
+            current_env().counts[counted] = node    # (what uses the count runs after it)
         if speculate:       # run in every call, its shape checked, though only that shape
             keep_for_errors(node)   # be used (``y.shape[0]`` of y = x[mask]: this call's)
         outs.append(wrap(node, scalar=not r.shape))
     if name not in WARNED:
         WARNED.add(name)
         extra = (" (its output shape depends on the values: compiled for this call's shape, "
-                 "other shapes run the function with NumPy)") if speculate else ""
+                 "other shapes run the function with NumPy)") if speculate and counted is None \
+            else ""
         warnings.warn(f"cppcodegen: {name} runs as a NumPy call between compiled kernels"
                       f"{extra} (at {user_location()})", stacklevel=3)
     if not several:
         return outs[0]
     return type(result)(*outs) if hasattr(result, "_fields") else type(result)(outs)
+
+
+def _count_symbol(counted, results):
+    """The count symbol of a call whose outputs' ``counted`` axes are NumPy's count of the
+    values (``counted.py``), with this call's count as its hint."""
+    from .iteration import _env
+    from .sizes import symbolic
+    env = _env()
+    k = len(env.counts)
+    sym = symbolic().size_symbol(f"{COUNTED}{k}")
+    env.hints[sym] = int(np.shape(results[0])[counted[0].index(COUNT)])
+    env.counts[sym] = None
+    return sym
 
 
 def values_now(proxies):

@@ -201,7 +201,7 @@ def getitem(a: Proxy, index):
     spec, out_shape, sliced_shape, ints, binds = basic
     node = a.node
     part = None
-    if any(s != (0, 1, n) for s, n in zip(spec, a.shape)):
+    if any(s != (0, 1, n) for s, n in zip(spec, a.node.shape)):   # (no guard)
         node = make_node("slice", (node,) + binds, sliced_shape, a.dtype, user_location(), spec=tuple(spec))
         part = None if binds else stored_part(a.node, spec, ints)
     parts = index if isinstance(index, tuple) else (index,)

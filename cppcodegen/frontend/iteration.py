@@ -147,6 +147,9 @@ def int_expr(node):
         env.hints[sym] = int(TraceState.args[index])
         env.values[sym] = index
         return sym
+    if node.op == "reduce" and node.dtype == np.int64:  # len(x[mask]) as a size: its count
+        from .counted import count_size
+        return count_size(node)
     if node.op == "check":      # a Python int's overflow check: the value it passes on
         return int_expr(node.inputs[0])     # (the check itself stays: keep_for_errors)
     if node.op == "cast" or node.op in _INT_OPS:

@@ -15,6 +15,7 @@ from ..errors import user_location
 from ..ir.graph import MADE, make_node
 from .creation import full_like
 from .elementwise import isclose, where
+from .counted import SELECTED
 from .externs import extern_call
 from .indexing import checked
 from .proxy import (asproxy, cast, cast_node, own, Proxy, size_operand, unsupported,
@@ -182,8 +183,11 @@ def _selection_extreme(sel, kind) -> Proxy:
 
 
 def selected_count(sel) -> Proxy:
-    """``len(x[mask])``: the number of selected elements (rows), a weak int64."""
-    return _selected(sel, ())
+    """``len(x[mask])``: the number of selected elements (rows), a weak int64 (a size where
+    it is used as one: ``counted.count_size``)."""
+    n = _selected(sel, ())
+    SELECTED[id(n.node)] = (n.node, sel)
+    return n
 
 
 def _selected(sel, axes) -> Proxy:

@@ -13,11 +13,12 @@ import numpy as np
 
 from ..errors import MixedReturns, TraceError
 from ..ir.graph import (EFFECTS, RAISES, flatten_tree, Graph, make_node, map_tree, SliceOut,
-                        toposort, walk)
+                        walk)
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
 from . import containers, creation, replace
 from .capture import UNDEFINED
+from .counted import count_order, SELECTED
 from .dataslice import PendingSlice
 from .listbuffer import ListBuffer
 from .externs import TraceState
@@ -78,6 +79,7 @@ def trace(fn, arg_specs, args):
         EFFECTS.clear()
         RAISES.clear()
         creation.SIZE_CHECKS.clear()
+        SELECTED.clear()
         listed = {}             # a list a compiled loop appended to: its array, made a list
 
         def as_list(b):
@@ -104,8 +106,10 @@ def trace(fn, arg_specs, args):
             for p in flatten_tree(result, leaf_type=Proxy):
                 p.node                  # (a lazy x[mask] returned: computed while the
                                         # call's values are at hand)
-            if env is None and current_env() is not None and current_env().values:
-                env = current_env()     # integer arguments became sizes (``range(n)``)
+            if env is None and current_env() is not None and (current_env().values or
+                                                              current_env().counts):
+                env = current_env()     # integer arguments became sizes (``range(n)``), or
+                                        # counts of the values did (``x[mask]``)
         finally:
             RandomState.slots = None
             TraceState.args = None
@@ -134,8 +138,8 @@ def trace(fn, arg_specs, args):
                          if isinstance(p, Proxy) and p.pyflag is not None and p.arg is None
                          and k not in python_leaves and not p.node.shape)
     effects, EFFECTS[:] = list(EFFECTS), []
-    nodes = toposort(leaves + [n for _, n in mutations] + [n for _, n in python_flags] +
-                     inputs + effects)
+    nodes = count_order(leaves + [n for _, n in mutations] + [n for _, n in python_flags] +
+                        inputs + effects, env.counts if env is not None else {})
     constants = {n.attr("array").key: n.attr("array").array for n in walk(nodes)
                  if n.op == "constant"}
     graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants,

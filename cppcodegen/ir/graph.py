@@ -399,6 +399,8 @@ def node_lines(n: Node, names: dict, indent: str = "", with_locations: bool = Fa
 
 
 RUN_TIME = ("lv", "dv")     # symbols of loop indices and of values read where they run
+COUNTED = "m"               # symbols of counts a NumPy step gives (``x[mask]``'s length: ``m0``),
+                            # read by the runtime after that step (frontend/counted.py)
 
 
 def run_time_size(d) -> bool:

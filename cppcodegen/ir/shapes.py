@@ -100,6 +100,7 @@ class ShapeEnv:
         self.values: dict = {}            # value symbol -> the index of its argument
         self.data: dict = {}              # data symbol -> the graph node that computes it
         self.slices: dict = {}            # a data slice's bounds -> its symbols (dataslice.py)
+        self.counts: dict = {}            # count symbol -> the step giving it (counted.py)
         self.assumed: set = set()         # differences of data sizes taken as 0, both signs
                                           # (broadcast: checked when the program runs)
 
