@@ -38,6 +38,15 @@ class PythonOnly(Exception):
     reason = "a value left what the compiled function was compiled for"
 
 
+class OutOfRange(PythonOnly):
+    """A Python int argument outside the int dtype an operation takes it in (``img += v``
+    with int8 ``img``, ``v = 300``), found as the call starts: nothing has run, and Python
+    runs the call (NumPy's OverflowError where it happens, the arguments as Python leaves
+    them)."""
+    reason = ("a Python int argument is outside the range of the integer dtype it is used "
+              "with (NumPy raises OverflowError there)")
+
+
 class IntOverflow(PythonOnly, OverflowError):
     """A Python int left the int64 it is kept in."""
     reason = ("a Python int left the int64 the compiled function keeps it in (Python's ints "

@@ -160,7 +160,8 @@ def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
     ex.cdef = cdef_for(sig, steps)
     hooked = graph if opts.generate_intermediate_hooks else None
     ex.plan = dataclasses.replace(_plan(program, sig, hooked, graph.raises),
-                                  steps=_steps(steps, sig), **_size_plan(specs, graph))
+                                  steps=_steps(steps, sig), ranges=graph.ranges,
+                                  **_size_plan(specs, graph))
     if cache_dir is None:
         return ex
     t0 = time.perf_counter()

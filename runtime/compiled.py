@@ -21,7 +21,7 @@ import numpy as np
 
 from . import device as _device
 from . import sizes
-from ..errors import PythonOnly, ScalarSizeChanged
+from ..errors import OutOfRange, PythonOnly, ScalarSizeChanged
 from ..ir.graph import as_list, SliceOut
 from .counts import Counts
 from .extern import ShapeChanged
@@ -47,6 +47,8 @@ class Plan:
     mutates: tuple = ()  # indices of the array arguments the function updates in place
     raises: tuple = ()   # (type, args) of the user's raise statements (check codes USER_CODES+)
     sites: tuple = ()    # the user's file:line of each indexing (an index error's axis // SITE - 1)
+    ranges: tuple = ()   # (argument index, lowest, highest): Python int arguments a narrower
+                         # int dtype takes; a call outside runs as Python (NumPy's error)
     late_guards: tuple = ()  # (Python expression, text) of the guards on counts (``m0 >= 1``):
                              # checked after the step that gives the count (counts.py)
 
@@ -211,7 +213,7 @@ class CompiledVariant:
         # the arguments' layouts (CompiledFunction's fast path); one Python frame instead
         # of three where nothing is written in place and no NumPy step runs between kernels
         plain = type(self) is CompiledVariant and not self.mutates and self.multi is None
-        python_only = any(issubclass(e[0], PythonOnly) for e in plan.raises)
+        python_only = any(issubclass(e[0], PythonOnly) for e in plan.raises) or bool(plan.ranges)
         if plain and python_only:
             fast = _or_python(fast, self.__call__)
         self.fast = fast if plain else self.__call__
@@ -220,7 +222,7 @@ class CompiledVariant:
         # kernel's steps: no extern steps, hooks or Python-only values (arguments written in
         # place are checked there as ``overlapping`` checks them)
         self.c_ready = type(self) is CompiledVariant and self.multi is None and not (
-            python_only and self.mutates)
+            python_only and self.mutates) and not plan.ranges
 
     def _marshalling(self):
         """(``run(args) -> values``, ``fast(args) -> result``): marshal the arguments, run the
@@ -236,6 +238,9 @@ class CompiledVariant:
                "failed": lambda status: _index_error(status, self.plan.raises,
                                                               self.plan.sites)}
         checks = []
+        for i, lo, hi in self.plan.ranges:     # before anything runs: outside, Python runs it
+            lines.append(f"if not {lo} <= args[{i}] <= {hi}: raise OutOfRange()")
+        env["OutOfRange"] = OutOfRange
         if self.plan.sizes:
             lines.append("env = size_env(args)")
         elif self.counts is not None and self.counts.later:
@@ -348,7 +353,7 @@ class CompiledVariant:
         except ShapeChanged as e:       # (a count that breaks a guard: the guard named)
             return getattr(e, "reason", SHAPE_CHANGED)
         except PythonOnly as e:
-            if self.mutates:
+            if self.mutates and not isinstance(e, OutOfRange):    # (written: too late)
                 raise
             return e.reason
 

@@ -117,3 +117,26 @@ def test_a_size_from_sizes_and_an_int_argument_follows_every_call():
         for n, w in ((3, 2), (100, 7), (5, 5), (40, 1)):
             x = np.arange(float(n))
             np.testing.assert_array_equal(f(x, w), sliding_sums(x, w))
+
+
+def _xorshift(seed, n):
+    out = np.empty(n, dtype=np.uint64)
+    s = np.uint64(seed)
+    for i in range(n):
+        s ^= s << np.uint64(13)
+        s ^= s >> np.uint64(7)
+        s ^= s << np.uint64(17)
+        out[i] = s
+    return out
+
+
+def test_uint64_scalars_past_int64_are_passed_whole():
+    """An np.uint64 argument of 2**63 or more is passed as uint64 (it was an int64, and cffi
+    refused it: OverflowError), on the first call and on the later ones."""
+    add = cppcodegen.compile(lambda x, s: x + s, fallback=False)
+    f = cppcodegen.compile(_xorshift, fallback=False)
+    x = np.arange(3, dtype=np.uint64)
+    for s in (np.uint64(2 ** 64 - 1), np.uint64(2 ** 63 + 5), np.uint64(7)):
+        np.testing.assert_array_equal(add(x, s), x + s)
+        np.testing.assert_array_equal(f(s, 5), _xorshift(s, 5))
+        np.testing.assert_array_equal(f(s, 5), _xorshift(s, 5))

@@ -8,6 +8,8 @@ import pytest
 from helpers import check_against_numpy, int_mixed_1d, rng
 import narrow_int_programs as P
 
+import cppcodegen
+
 NARROW = ["int8", "int16", "uint8", "uint16", "uint32", "uint64"]
 
 
@@ -46,3 +48,31 @@ def test_condition_on_outer_axis(dt):
     computed once per row and broadcast; values as NumPy's."""
     x = rng(16).integers(0, 100, (23, 70)).astype(dt)
     check_against_numpy(P.frame_scale, x, 1.5)
+
+
+def _add_rows(img, v):
+    for i in range(img.shape[0]):
+        img[i] += v
+    return img
+
+
+def _add_all(img, v):
+    img += v
+    return img
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("fn", [_add_rows, _add_all])
+def test_an_int_argument_out_of_range_writes_nothing(fn):
+    """``img += v`` with int8 ``img`` and ``v = 300``: NumPy raises OverflowError before it
+    writes. The range of ``v`` is checked as the call starts (the call then runs as Python),
+    so the caller's array is left as NumPy leaves it; it was left holding the wrapped sums."""
+    f = cppcodegen.compile(fn)
+    np.testing.assert_array_equal(f(np.zeros((3, 2), np.int8), 100), np.full((3, 2), 100))
+    for v in (300, -129):
+        img = np.ones((3, 2), np.int8)
+        with pytest.raises(OverflowError, match=f"Python integer {v} out of bounds for int8"):
+            f(img, v)
+        np.testing.assert_array_equal(img, np.ones((3, 2), np.int8))
+    img = np.ones((3, 2), np.int8)
+    np.testing.assert_array_equal(f(img, -1), np.zeros((3, 2)))

@@ -436,18 +436,22 @@ COMPLEX_CTYPES = ("ccg::c64", "ccg::c128")
 
 def _abi_type(t: str, kind: str) -> str:
     """The C type an entry point takes an argument as (cffi knows no C++ types): buffers as
-    ``void*``, floats (float16 too) as double, complex scalars as two doubles (re, im), the rest int64."""
+    ``void*``, floats (float16 too) as double, complex scalars as two doubles (re, im), uint64
+    as uint64 (an np.uint64 past 2**63), the rest int64."""
     if kind == "buffer":
         return "void*"
     if t in COMPLEX_CTYPES:
         return "double, double"
+    if t == "uint64_t":
+        return t
     return "double" if t in ("_Float16", "float", "double") else "int64_t"
 
 
 def cdef_for(signature, steps) -> str:
     args = ", ".join(_abi_type(t, kind) for _, t, kind, _ in signature) or "void"
     entries = sorted({st[1] for st in steps if st[0] == "call"})
-    slots = [f"void {SLOTS}0(const uint64_t*);"] if entries == [0] else []
+    slots = [f"void {SLOTS}0(const uint64_t*);"] if entries == [0] and \
+        "uint64_t" not in args else []      # (the C call path passes Python ints as int64)
     return "\n".join([*(f"void {ENTRY}{i}({args});" for i in entries), *slots])
 
 

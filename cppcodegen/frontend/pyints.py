@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import (ComplexPower, FloatToInt, IntOverflow, NegativeIntPower, TraceError,
                       user_location)
-from ..ir.graph import make_node
+from ..ir.graph import make_node, RANGES
 from .proxy import as_node, Proxy, python_number, size_operand, wrap
 from .elementwise import traced_python_int
 from .raises import error_check
@@ -282,6 +282,9 @@ def _fitting(value, dtype: np.dtype, error, where):
     span = bounds(value)
     if span is not None and info.min <= span[0] and span[1] <= info.max:
         return value                    # (``(int(a) + int(b)) // 2`` of uint8 into uint8)
+    if value.node.op == "scalar" and value.dtype.kind in "iu":     # an argument: checked as
+        RANGES.append((value.node.attr("index"), int(info.min), int(info.max)))  # a call
+        return value                    # starts, before anything is written (``img += v``)
     ok = np.logical_and(np.less_equal(value, info.max), np.greater_equal(value, info.min))
     return wrap(error_check(value, ok, error, where, stop=False).node, weak=value.weak,
                 scalar=value.scalar)

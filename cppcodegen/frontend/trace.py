@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from ..errors import MixedReturns, TraceError
-from ..ir.graph import (EFFECTS, RAISES, flatten_tree, Graph, make_node, map_tree, SliceOut,
+from ..ir.graph import (EFFECTS, RAISES, RANGES, flatten_tree, Graph, make_node, map_tree, SliceOut,
                         walk)
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
@@ -78,6 +78,7 @@ def trace(fn, arg_specs, args):
         TraceState.args = args
         EFFECTS.clear()
         RAISES.clear()
+        RANGES.clear()
         creation.SIZE_CHECKS.clear()
         SELECTED.clear()
         listed = {}             # a list a compiled loop appended to: its array, made a list
@@ -145,6 +146,7 @@ def trace(fn, arg_specs, args):
     graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants,
                   mutations=mutations, python_leaves=python_leaves,
                   array_leaves=array_leaves, list_leaves=list_leaves, raises=tuple(RAISES),
+                  ranges=tuple(sorted(set(RANGES))),
                   python_flags=python_flags)
     if env is not None:
         graph.hints, graph.guards = env.hints, tuple(env.guards)

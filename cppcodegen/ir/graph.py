@@ -79,6 +79,9 @@ class Node:
 EFFECTS: list = []  # while a function is traced: its constructs whose regions can raise NumPy's
                     # errors (an index out of range, np.max of an empty array), kept in the graph
                     # where nothing reads their values (``for ...: if a[lo:hi][-1] > t: break``)
+RANGES: list = []   # while a function is traced: (argument index, lowest, highest) of the Python
+                    # int arguments a narrower int dtype takes (``pyints._fitting``): checked as
+                    # a call starts (one outside runs as Python, which raises NumPy's error)
 RAISES: list = []   # while a function is traced: the (type, args) of each exception its own
                     # ``raise`` statements in branches on array values raise (check code
                     # runtime/compiled.USER_CODES + position)
@@ -176,6 +179,7 @@ class Graph:
     array_leaves: tuple = ()    # ... of 0-d outputs that are arrays (np.asarray(x.max()))
                                 # in the function (``c = 0; c += 1``): returned as int/float
     raises: tuple = ()          # the exceptions of the user's raise statements (``RAISES``)
+    ranges: tuple = ()          # Python int arguments' ranges (``RANGES``)
     list_leaves: tuple = ()     # (position, how many first items are Python numbers, -1:
                                 # all) of outputs that are lists a loop appended to
     python_flags: tuple = ()    # (position, 0-d bool node) of outputs that are Python numbers
