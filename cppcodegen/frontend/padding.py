@@ -21,7 +21,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from .concat import join
-from .creation import _iota as arange, full
+from .creation import _iota as arange, _of_scalars, full, pinned_bound
 from .externs import extern_call
 from .indexing import flip
 from .iteration import concrete_int, symbolic_int
@@ -92,6 +92,9 @@ def _decided(width):
     argument) as the ints of this call, guarded: the border's shape depends on them."""
     if symbolic_int(width):
         return concrete_int(width)
+    if isinstance(width, Proxy) and width.dtype.kind in "iu" and not width.shape and \
+            _of_scalars(width):         # ``r = int(3 * sigma)``: this call's, checked at each
+        return pinned_bound(width)      # call (another value: a variant of its own)
     if isinstance(width, (tuple, list)):
         return type(width)(_decided(w) for w in width)
     return width
