@@ -2,6 +2,8 @@
 every result equal to NumPy's, bit for bit, on rows long enough for the vector loops, with
 their partial tails (37 = 2 vectors of 16 + 5), NumPy's edge values (MIN, MAX, 0, -1) and
 zero divisors (NumPy gives 0)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -76,3 +78,34 @@ def test_an_int_argument_out_of_range_writes_nothing(fn):
         np.testing.assert_array_equal(img, np.ones((3, 2), np.int8))
     img = np.ones((3, 2), np.int8)
     np.testing.assert_array_equal(f(img, -1), np.zeros((3, 2)))
+
+
+def _crc_table():
+    table = np.zeros(256, dtype=np.uint32)
+    for i in range(256):
+        c = np.uint32(i)
+        for _ in range(8):
+            c = (np.uint32(0xEDB88320) ^ (c >> np.uint32(1))) if c & np.uint32(1) else \
+                (c >> np.uint32(1))
+        table[i] = c
+    return table
+
+
+def _shifted_bytes(n):
+    out = np.zeros(n, np.uint8)
+    for i in range(n):
+        out[i] = np.uint8(i + 250)
+    return out
+
+
+def test_numpy_scalar_of_a_loop_index():
+    """``np.uint32(i)`` of a compiled loop's index is a cast of it with NumPy's range check
+    (the loop ran as Python: "the loop variable is used where a Python int is needed")."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(cppcodegen.compile(_crc_table)(), _crc_table())
+    f = cppcodegen.compile(_shifted_bytes)
+    for n in (0, 1, 6):
+        np.testing.assert_array_equal(f(n), _shifted_bytes(n))
+    with pytest.raises(OverflowError, match="out of bounds for uint8"):
+        f(7)

@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
 from . import replace, solve
-from .proxy import as_node, cast, cast_node, is_weak, Proxy, unsupported, wrap
+from .proxy import as_node, cast, cast_node, is_weak, Proxy, size_operand, unsupported, wrap
 from .reductions import selected_count
 from .selection import is_selection
 from .sizes import run_time_size
@@ -31,7 +31,7 @@ from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll
 from .truth import as_scalar, is_traced, truth
-from .pyints import int_of_float
+from .pyints import int_of_float, operand
 from .creation import ndarray_new
 from .dataslice import OutsideLoop
 from .listbuffer import CountAppends
@@ -227,6 +227,9 @@ class TraceOps(BoolOps):
     def call(self, f, *args, **kwargs):
         if _is_prange(f):               # ours, or Numba's: the same promise
             return prange(*args, **kwargs)
+        if isinstance(f, type) and issubclass(f, np.number) and len(args) == 1 and \
+                not kwargs and symbolic_int(args[0]):   # np.uint32(i) of a loop's index:
+            args = (operand(size_operand(args[0]), np.dtype(f)),)     # NumPy's range check
         if isinstance(f, type) and issubclass(f, np.number) and len(args) == 1 and \
                 not kwargs and isinstance(args[0], Proxy):
             if args[0].ndim:            # np.float64(x) of a traced value: a cast of it
