@@ -302,3 +302,23 @@ def test_bincount_of_unknown_values_in_a_loop():
     v, w = rng.integers(0, 6, (50, 4)), rng.random((50, 4))
     np.testing.assert_allclose(cppcodegen.compile(weighted_per_row, fallback=False)(v, w),
                                weighted_per_row(v, w), rtol=1e-12)
+
+
+def _right_bins(edges, x):
+    return np.searchsorted(edges, x, side="right") - 1
+
+
+def test_searchsorted_stays_native_with_symbolic_sizes():
+    """After a call with other sizes (a build with symbolic sizes) the binary search is still
+    compiled, over a sorted array of run-time length (it became NumPy's call between kernels)."""
+    f = cppcodegen.compile(_right_bins, fallback=False)
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for ne, nx in ((11, 50), (5, 7), (0, 3), (1, 9), (300, 1000), (300, 0)):
+            e, x = np.sort(rng.random(ne)), rng.random(nx)
+            k = min(nx // 3, ne)
+            x[:k] = e[:k]                   # (ties: the side decides)
+            got = f(e, x)
+            assert got.dtype == np.int64
+            np.testing.assert_array_equal(got, _right_bins(e, x))

@@ -66,8 +66,7 @@ def _search_node(a, v, side: str, dt: np.dtype):
 def searchsorted(a, v, side="left", sorter=None):
     a = _array(a)
     dt = np.promote_types(a.dtype, _dtype_of(v))
-    if sorter is not None or side not in ("left", "right") or a.ndim != 1 or dt.kind not in REAL \
-            or not isinstance(a.shape[0], int):
+    if sorter is not None or side not in ("left", "right") or a.ndim != 1 or dt.kind not in REAL:
         return extern_call(np.searchsorted, (a, v), dict(side=side, sorter=sorter))
     node = _search_node(a, v, side, dt)
     return wrap(node, scalar=not node.shape)
