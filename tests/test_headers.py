@@ -285,6 +285,13 @@ def test_int_ops(lib, dt, N):
              "square": np.square}
     for op, f in unary.items():
         assert_close(vec(lib, op, N, a), f(a), 0, (a,), f"{op} {dt} N={N}")
+    # shifts: NumPy's results for counts past the width and (signed) negative counts
+    counts = np.arange(-3 if "u" not in dt else 0, 70)
+    vals = np.array([1, 5, np.iinfo(dt).max] + ([-1, -8, np.iinfo(dt).min] if "u" not in dt
+                                                  else []), dtype=dt)
+    x, s = (np.array(t, dtype=dt) for t in zip(*itertools.product(vals, counts.astype(dt))))
+    for op, f in {"left_shift": np.left_shift, "right_shift": np.right_shift}.items():
+        assert_close(vec(lib, op, N, x, s), f(x, s), 0, (x, s), f"{op} {dt} N={N}")
 
 
 @pytest.mark.parametrize("src", FLOATS + INTS)

@@ -266,8 +266,6 @@ SCALARIZED = {
     "logical_or": "as logical_and",
     "logical_xor": "as logical_and",
     "logical_not": "as logical_and",
-    "left_shift": "NumPy's out-of-range counts need per-lane branches (scalar.h)",
-    "right_shift": "as left_shift",
     "mul_fits": "the overflow flag of a Python int product: a scalar loop's check "
                 "(scalar.h)",
     "erf": "Python's math.erf of a scalar in a loop body (no NumPy ufunc): libm's, as Python",

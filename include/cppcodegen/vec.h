@@ -689,6 +689,79 @@ CCG_VEC_BITOP(&) CCG_VEC_BITOP(|) CCG_VEC_BITOP(^)
 template <class T, int N> inline Vec<T, N> operator-(const Vec<T, N>& a) {
   return Vec<T, N>::from(-a.v);
 }
+// NumPy's shifts (scalar.h): a count outside [0, bits) gives 0 for a left shift; for a right
+// shift, -1 where a < 0 and 0 elsewhere. The count is brought into range before the vector
+// shift. AVX2 shifts lanes by lane counts of 32 and 64 bits only: 8- and 16-bit lanes are
+// shifted by one count for all lanes where it is one (``x >> 3``, ``x >> k``), else as
+// 32-bit lanes (a count of 8..31 gives the same 0 or sign there) and narrowed.
+namespace detail {
+template <bool Left, class T, int N, class F>
+inline Vec<T, N> shift_narrow(const Vec<T, N>& a, const Vec<T, N>& b, F shift) {
+  const T c = b.v[0];
+  if ((b == Vec<T, N>::broadcast(c)).all()) {     // one count for every lane
+    using U = std::make_unsigned_t<T>;
+    using UV = typename reg<U, N>::type;
+    using V = typename Vec<T, N>::V;
+    constexpr int bits = int(sizeof(T) * 8);
+    const bool in = c >= T(0) && int(c) < bits;
+    if (Left) return in ? Vec<T, N>::from((V)(((UV)a.v) << int(c))) : Vec<T, N>::broadcast(T(0));
+    if (in) return Vec<T, N>::from(a.v >> int(c));
+    return std::is_signed_v<T> ? Vec<T, N>::from(a.v >> (bits - 1)) : Vec<T, N>::broadcast(T(0));
+  }
+  using W = std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>;
+  using WV = typename reg<W, N>::type;
+  const auto r = shift(Vec<W, N>::from(__builtin_convertvector(a.v, WV)),
+                       Vec<W, N>::from(__builtin_convertvector(b.v, WV)));
+  return Vec<T, N>::from(__builtin_convertvector(r.v, typename Vec<T, N>::V));
+}
+}  // namespace detail
+template <class T, int N> inline Vec<T, N> right_shift(const Vec<T, N>& a, const Vec<T, N>& b);
+template <class T, int N> inline Vec<T, N> left_shift(const Vec<T, N>& a, const Vec<T, N>& b) {
+  static_assert(std::is_integral_v<T>, "shifts need integer Vec");
+#if defined(CCG_HAVE_SIMD) && !defined(CCG_HAVE_AVX512)
+  if constexpr (sizeof(T) <= 2)
+    return detail::shift_narrow<true>(a, b, [](const auto& x, const auto& y) { return left_shift(x, y); });
+#endif
+#ifdef CCG_HAVE_SIMD
+  using U = std::make_unsigned_t<T>;
+  using UV = typename detail::reg<U, N>::type;
+  using V = typename Vec<T, N>::V;
+  constexpr U bits = U(sizeof(T) * 8);
+  const UV count = (UV)b.v;                     // (a negative count: past the width)
+  const UV in = (UV)(count < detail::splat<UV>(bits));
+  return Vec<T, N>::from((V)((((UV)a.v) << (count & detail::splat<UV>(U(bits - 1)))) & in));
+#else
+  Vec<T, N> r;
+  for (int i = 0; i < N; ++i) r.v[i] = left_shift(a.v[i], b.v[i]);
+  return r;
+#endif
+}
+template <class T, int N> inline Vec<T, N> right_shift(const Vec<T, N>& a, const Vec<T, N>& b) {
+  static_assert(std::is_integral_v<T>, "shifts need integer Vec");
+#if defined(CCG_HAVE_SIMD) && !defined(CCG_HAVE_AVX512)
+  if constexpr (sizeof(T) <= 2)
+    return detail::shift_narrow<false>(a, b, [](const auto& x, const auto& y) { return right_shift(x, y); });
+#endif
+#ifdef CCG_HAVE_SIMD
+  using U = std::make_unsigned_t<T>;
+  using UV = typename detail::reg<U, N>::type;
+  using V = typename Vec<T, N>::V;
+  constexpr U bits = U(sizeof(T) * 8);
+  const UV count = (UV)b.v;
+  if constexpr (std::is_signed_v<T>) {          // past the width: by bits - 1 (-1 or 0)
+    const UV c = detail::blend(count < detail::splat<UV>(bits), count,
+                               detail::splat<UV>(U(bits - 1)));
+    return Vec<T, N>::from(a.v >> (V)c);
+  } else {
+    const UV in = (UV)(count < detail::splat<UV>(bits));
+    return Vec<T, N>::from((V)((a.v >> (count & detail::splat<UV>(U(bits - 1)))) & in));
+  }
+#else
+  Vec<T, N> r;
+  for (int i = 0; i < N; ++i) r.v[i] = right_shift(a.v[i], b.v[i]);
+  return r;
+#endif
+}
 template <class T, int N> inline Vec<T, N> operator~(const Vec<T, N>& a) {
   static_assert(std::is_integral_v<T>, "bitwise ops need integer Vec");
   return Vec<T, N>::from(~a.v);

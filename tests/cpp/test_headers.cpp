@@ -114,7 +114,7 @@ int run_vec(sv op, const void* av, const void* bv, void* out, int64_t n, int64_t
     U2("arctan2", atan2(x, y)) U2("hypot", hypot(x, y)) U2("power", pow(x, y))
   } else {
     U2("bitwise_and", x & y) U2("bitwise_or", x | y) U2("bitwise_xor", x ^ y)
-    U1("invert", ~x)
+    U1("invert", ~x) U2("left_shift", left_shift(x, y)) U2("right_shift", right_shift(x, y))
   }
   return -1;
 }
