@@ -458,7 +458,8 @@ def _build(tree, values, args):
             return as_list(values[v], int(tag[5:]))
         if tag == "arg":
             return args[v]
-        return v
+        return v.copy() if isinstance(v, np.ndarray) else v  # (a constant result: the
+                                                             # caller's own, each call)
     if isinstance(tree, SliceOut):      # out[:k]: a view with bounds of this run
         return tree.take(_build(tree.base, values, args),
                          [_build(b, values, args) for b in tree.bounds])

@@ -182,3 +182,19 @@ def test_a_long_loop_without_source_stops_tracing_and_runs_as_python():
     assert got == env["recur"](x)
     assert time.perf_counter() - t < 60         # (minutes before: a generous bound)
     assert any("passed 5000 operations" in str(w.message) for w in seen)
+
+
+def _squares_table(n):
+    return np.array([k * k for k in range(n)])
+
+
+def test_a_constant_result_is_a_new_array_each_call():
+    """A function whose loops see no array values returns a constant of its build: each call
+    gets its own copy (every call returned the same array, so a caller that changed it
+    changed what later calls returned)."""
+    f = cppcodegen.compile(_squares_table)
+    first = f(5)
+    first[0] = -7
+    second = f(5)
+    assert second is not first
+    np.testing.assert_array_equal(second, _squares_table(5))
