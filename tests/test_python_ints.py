@@ -352,3 +352,21 @@ def test_stores_of_bounded_python_ints_need_no_checks():
     big = np.full((1, 5), 200, np.uint8)
     with pytest.raises(OverflowError):
         cppcodegen.compile(pixel_sums)(big)
+
+
+def _uint64_total(x):
+    s = 0
+    for i in range(x.shape[0]):
+        s += int(x[i])
+    return s
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_int_of_a_uint64_past_int64_is_pythons():
+    """``int(x[i])`` of a uint64 element of 2**63 or more: the call runs as Python, which
+    makes the big int (it wrapped to a negative int64)."""
+    f = cppcodegen.compile(_uint64_total)
+    for x in (np.array([5, 1], np.uint64), np.array([2 ** 63 + 5, 1], np.uint64),
+              np.array([2 ** 64 - 1], np.uint64), np.array([2 ** 63 - 1, 0], np.uint64)):
+        got = f(x)
+        assert type(got) is int and got == _uint64_total(x)

@@ -31,7 +31,7 @@ from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll
 from .truth import as_scalar, is_traced, truth
-from .pyints import int_of_float, operand
+from .pyints import int_of_float, int_of_uint64, operand
 from .creation import ndarray_new
 from .dataslice import OutsideLoop
 from .listbuffer import CountAppends
@@ -171,6 +171,8 @@ class TraceOps(BoolOps):
             return builtins.int(x, *base)
         if isinstance(x, Proxy) and x.dtype.kind == "f" and not x.node.shape:
             x = int_of_float(x)         # (NaN, infinity: Python's errors)
+        elif isinstance(x, Proxy) and x.dtype == np.uint64 and not x.node.shape:
+            x = int_of_uint64(x)        # (past 2**63: Python's big int)
         elif isinstance(x, Proxy) and x.dtype.kind == "f":
             x = np.trunc(x)
         return _scalar(x, np.int64, int)

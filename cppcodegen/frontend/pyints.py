@@ -232,6 +232,15 @@ def int_of_float(x):
     return np.trunc(_in_range(x, -float(2 ** 63), float(2 ** 63), "int()", user_location()))
 
 
+def int_of_uint64(x):
+    """Python's ``int(x)`` of a uint64 scalar, behind a check that it fits the int64 a Python
+    int is kept in (past 2**63 the call runs again as Python: ``IntOverflow``)."""
+    where = user_location()
+    ok = np.less_equal(x, np.uint64(2 ** 63 - 1))
+    error = (IntOverflow, (f"int() at {where} of a uint64 of 2**63 or more",))
+    return wrap(error_check(x, ok, error, where, stop=False).node, weak=x.weak, scalar=x.scalar)
+
+
 def stored_scalar(value, dtype: np.dtype):
     """``value`` stored by ``x[...] = value`` into an int array of ``dtype``: where NumPy's
     setitem converts the scalar through a Python int and raises OverflowError out of
