@@ -421,3 +421,21 @@ def test_python_float_powers_are_pythons_bits():
         a = np.zeros(30)
         np.testing.assert_allclose(cppcodegen.compile(toeplitz_powers, fallback=False)(1.01, a),
                                    toeplitz_powers(1.01, a), rtol=1e-15)
+
+
+def _square_n(x0, n):
+    x = x0
+    for i in range(n):
+        x = x ** 2.0
+    return x
+
+
+def test_python_float_power_overflow_raises_as_python():
+    """A Python float ``**`` whose result overflows raises OverflowError, as Python does
+    (it returned inf); an infinite operand still gives inf."""
+    f = cppcodegen.compile(_square_n)
+    assert f(1.5, 3) == _square_n(1.5, 3)
+    with pytest.raises(OverflowError, match="Numerical result out of range"):
+        f(1e10, 5)
+    assert f(float("inf"), 2) == float("inf")
+    assert f(1e300, 0) == 1e300

@@ -125,7 +125,7 @@ def _divided(name: str, args: tuple, result):
         return wrap(error_check(result, np.greater_equal(b, 0), error, where,
                                 stop=False).node, weak=True, scalar=result.scalar)
     if "pow" in name:
-        result = _real_power(a, b, result, where)
+        result = _finite_power(a, b, _real_power(a, b, result, where), where, python)
         if not isinstance(a, Proxy) and a != 0 or not isinstance(b, Proxy) and b >= 0:
             return result
         ok = np.logical_not(np.logical_and(np.equal(a, 0), np.less(b, 0)))
@@ -162,6 +162,23 @@ def _real_power(a, b, result, where):
                             "complex in Python, where the compiled function keeps a float",))
     out = wrap(error_check(result, np.logical_not(complex_), error, where, stop=False).node,
                weak=result.weak, scalar=result.scalar)
+    out.pyflag = result.pyflag
+    return out
+
+
+def _finite_power(a, b, result, where, python):
+    """``a ** b`` of Python floats behind a check that a finite base and exponent give a
+    finite result: Python raises OverflowError there (NumPy's inf)."""
+    if result.dtype.kind != "f" or result.shape != ():
+        return result
+    finite = np.logical_and(np.logical_and(np.isfinite(a), np.isfinite(b)),
+                            np.not_equal(a, 0))     # (0.0 ** -1: ZeroDivisionError)
+    ok = np.logical_or(np.isfinite(result), np.logical_not(finite))
+    if pyflags.dynamic(python):     # (a NumPy number on some paths: NumPy's inf there)
+        ok = np.logical_or(ok, np.logical_not(wrap(python, scalar=True)))
+    error = (OverflowError, (34, "Numerical result out of range"))
+    out = wrap(error_check(result, ok, error, where, stop=False).node, weak=result.weak,
+               scalar=result.scalar)
     out.pyflag = result.pyflag
     return out
 
