@@ -6,6 +6,8 @@ call fail). In loops and in chains of elif too; the NumPy reference and the chec
 agree."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -163,3 +165,38 @@ def test_an_exception_class_made_inside_a_function():
     np.testing.assert_array_equal(f(np.ones(3)), np.full(3, 2.0))
     with pytest.raises(LocalError, match="negative sum"):
         f(-np.ones(3))
+
+
+class _NotPD(Exception):
+    pass
+
+
+def _diag_roots(A):
+    out = np.zeros(A.shape[0])
+    for i in range(A.shape[0]):
+        d = A[i, i] - 0.0
+        if d <= 0:
+            raise _NotPD("not positive definite")
+        out[i] = math.sqrt(d)
+    return out
+
+
+def _roots_then_check(A):
+    out = np.zeros(A.shape[0])
+    for i in range(A.shape[0]):
+        out[i] = math.sqrt(A[i, i])
+        if A[i, i] <= 0:
+            raise _NotPD("not positive definite")
+    return out
+
+
+@pytest.mark.parametrize("fn, error", [(_diag_roots, _NotPD), (_roots_then_check, ValueError)])
+def test_the_first_error_in_statement_order_is_raised(fn, error):
+    """A user's raise before ``math.sqrt(d)`` in the loop body is the error Python raises (the
+    square root's domain check ran first: ValueError); after it, the domain error is."""
+    f = cppcodegen.compile(fn)
+    np.testing.assert_array_equal(f(np.eye(3) * 4.0), fn(np.eye(3) * 4.0))
+    with pytest.raises(error):
+        fn(-np.eye(3))
+    with pytest.raises(error):
+        f(-np.eye(3))

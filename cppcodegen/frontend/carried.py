@@ -502,7 +502,8 @@ class Carried:
                 if extra is not None:
                     results.append(extra)
             params = [p for p in params if p is not None]
-            nodes = region_order(results + kept, params, lambda n, made=made: id(n) not in made)
+            nodes = region_order(results + kept, params, lambda n, made=made: id(n) not in made,
+                                 made)
             mine = {id(n) for n in nodes} | {id(p) for p in params}
             for n in list(nodes) + results:
                 for i in (n.inputs if id(n) in mine else (n,)):

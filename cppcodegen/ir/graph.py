@@ -426,12 +426,25 @@ def walk(nodes):
             yield from walk(region.nodes)
 
 
-def region_order(results, params, outer) -> list:
+def region_order(results, params, outer, made=None) -> list:
     """A region's own nodes, operands first: those between ``params`` (and the nodes
-    ``outer(node)`` says are computed outside) and ``results``."""
+    ``outer(node)`` says are computed outside) and ``results``. With ``made`` (the region's
+    nodes in the order the trace made them), its checks and control nodes run in that order
+    where their operands allow (``if d <= 0: raise E`` before ``math.sqrt(d)``'s domain
+    check: Python's first error is the one raised)."""
     stop = {id(p) for p in params}
 
     def inside(n):
         return id(n) not in stop and not outer(n)
-    return postorder([r for r in results if inside(r)],
-                     lambda n: [i for i in n.inputs if inside(i)])
+
+    def operands(n):
+        return [i for i in n.inputs if inside(i)]
+    roots = [r for r in results if inside(r)]
+    order = postorder(roots, operands)
+    if made:
+        mine = {id(n) for n in order}
+        steps = [n for n in made.values() if id(n) in mine and (n.op == "check" or
+                                                               n.op in CONTROL_OPS)]
+        if len(steps) > 1:
+            order = postorder(steps + roots, operands)
+    return order
