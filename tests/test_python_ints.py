@@ -370,3 +370,18 @@ def test_int_of_a_uint64_past_int64_is_pythons():
               np.array([2 ** 64 - 1], np.uint64), np.array([2 ** 63 - 1, 0], np.uint64)):
         got = f(x)
         assert type(got) is int and got == _uint64_total(x)
+
+
+def _gcd_loop(a, b):
+    while b != 0:
+        a, b = b, a % b
+    return a
+
+
+def test_a_python_int_argument_past_int64_runs_as_python():
+    """``gcd(2**70, 6)`` after calls with small ints: the call runs as Python, with a
+    warning that says why (it crashed with a bare OverflowError in the tracer)."""
+    f = cppcodegen.compile(_gcd_loop, options={"fallback": True})
+    assert (f(48, 18), f(0, 5)) == (6, 5)
+    with pytest.warns(UserWarning, match="past the int64"):
+        assert f(2 ** 70, 6) == _gcd_loop(2 ** 70, 6)

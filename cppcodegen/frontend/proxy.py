@@ -254,7 +254,13 @@ def cast_node(node: Node, dtype: np.dtype) -> Node:
             complex_warning()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-            value = np.array(node.attr("value"), dtype=node.dtype).astype(dtype).item()
+            try:
+                value = np.array(node.attr("value"), dtype=node.dtype).astype(dtype).item()
+            except OverflowError:       # (a Python int argument past int64: 2**70)
+                raise UnsupportedError(
+                    f"the Python int {node.attr('value')} is past the int64 that compiled "
+                    f"code keeps Python ints in (at {user_location()}); Python's have no "
+                    "limit") from None
         return make_node("const", (), (), dtype, node.where, value=value)
     return make_node("cast", (node,), node.shape, dtype, user_location())
 
