@@ -85,7 +85,96 @@ def _node_bounds(node, depth: int):
                              square=len(ops) == 2 and node.inputs[0] is node.inputs[1])
     elif node.op in _BY_CONSTANT and len(node.inputs) == 2:
         span = _by_constant(node, depth)
+    elif node.op == "absolute":
+        a = _node_bounds(node.inputs[0], depth + 1)
+        if a is not None:
+            span = (0 if a[0] <= 0 <= a[1] else min(abs(a[0]), abs(a[1])),
+                    max(abs(a[0]), abs(a[1])))
+    elif node.op in ("maximum", "minimum") and len(node.inputs) == 2:
+        ops = [_node_bounds(i, depth + 1) for i in node.inputs]
+        if None not in ops:
+            pick = max if node.op == "maximum" else min
+            span = (pick(ops[0][0], ops[1][0]), pick(ops[0][1], ops[1][1]))
+    elif node.op == "where" and len(node.inputs) == 3:
+        span = _where(node, depth)
+    if _ASSUMED and id(_base(node)) in _ASSUMED:   # (on a side of a comparison with it)
+        a = _ASSUMED[id(_base(node))]
+        span = a if span is None or max(span[0], a[0]) > min(span[1], a[1]) else \
+            (max(span[0], a[0]), min(span[1], a[1]))
     return span if _fits(span, node.dtype) else None
+
+
+_COMPARES = {"greater": "less", "greater_equal": "less_equal", "less": "greater",
+             "less_equal": "greater_equal"}      # (each with its operands swapped)
+_ASSUMED: dict = {}     # id(value) -> its range on the side of a ``where`` being followed
+
+
+def _where(node, depth: int):
+    """The range of ``where(c, a, b)``: either side's; where ``c`` compares a value with a
+    constant (``255 if m > 255 else m``, ``min(d, 7)``), each side's range with that value
+    in the range the comparison leaves it on that side (``m <= 255`` on the else side)."""
+    cond, sides = node.inputs[0], node.inputs[1:]
+    fact = _comparison(cond, depth)
+    spans = []
+    for k, side in enumerate(sides):
+        if fact is None:
+            spans.append(_node_bounds(side, depth + 1))
+            continue
+        key, op, c, span = fact
+        saved = _ASSUMED.get(key)
+        _ASSUMED[key] = _refined(span, op, c, k == 0)
+        try:
+            spans.append(_node_bounds(side, depth + 1))
+        finally:
+            if saved is None:
+                del _ASSUMED[key]
+            else:
+                _ASSUMED[key] = saved
+    if None in spans:
+        return None
+    return (min(spans[0][0], spans[1][0]), max(spans[0][1], spans[1][1]))
+
+
+def _comparison(cond, depth: int):
+    """(id of the value compared, the comparison as ``value <op> c``, c, the value's range)
+    of a comparison of a bounded int with an int constant; else None."""
+    if cond.op not in _COMPARES or len(cond.inputs) != 2 or \
+            any(i.dtype.kind not in "iu" for i in cond.inputs):
+        return None
+    (x, c), op = cond.inputs, cond.op
+    limit = _node_bounds(c, depth + 1)
+    if limit is None or limit[0] != limit[1]:
+        (c, x), op = cond.inputs, _COMPARES[cond.op]       # (7 < d: d > 7)
+        limit = _node_bounds(c, depth + 1)
+    span = _node_bounds(x, depth + 1)
+    if limit is None or limit[0] != limit[1] or span is None:
+        return None
+    return id(_base(x)), op, limit[0], span
+
+
+def _refined(span, op: str, c: int, holds: bool):
+    """``span`` of ``x`` where ``x <op> c`` holds (or fails)."""
+    lo, hi = span
+    if not holds:
+        op = {"greater": "less_equal", "greater_equal": "less", "less": "greater_equal",
+              "less_equal": "greater"}[op]
+    if op == "greater":
+        lo = max(lo, c + 1)
+    elif op == "greater_equal":
+        lo = max(lo, c)
+    elif op == "less":
+        hi = min(hi, c - 1)
+    else:
+        hi = min(hi, c)
+    return (lo, hi) if lo <= hi else span     # (a side never taken: its own range)
+
+
+def _base(n):
+    """The value ``n`` holds, seen through checks and casts that keep every value."""
+    while n.inputs and (n.op == "check" or n.op == "cast" and n.dtype.kind in "iu" and
+                        np.can_cast(n.inputs[0].dtype, n.dtype, "safe")):
+        n = n.inputs[0]
+    return n
 
 
 _BY_CONSTANT = ("floor_divide", "right_shift", "remainder", "bitwise_and")
