@@ -441,6 +441,19 @@ def _result(arr):
 
 
 
+def _view(a, steps):
+    """``a`` seen through the slices, transposes and reshapes of a result that is a view of
+    an argument (``passes/lower.argument_view``)."""
+    for op, arg in steps:
+        if op == "slice":
+            a = a[tuple(slice(s, s + st * n if s + st * n >= 0 else None, st) for s, st, n in arg)]
+        elif op == "transpose":
+            a = a.transpose(arg)
+        else:
+            a = a.reshape(arg)
+    return a
+
+
 def _build(tree, values, args):
     if type(tree) is tuple and tree and isinstance(tree[0], str):
         tag, v = tree
@@ -458,6 +471,8 @@ def _build(tree, values, args):
             return as_list(values[v], int(tag[5:]))
         if tag == "arg":
             return args[v]
+        if tag == "view":               # x[::2], x.T of an argument: a view of it, as NumPy's
+            return _view(args[v[0]], v[1])
         return v.copy() if isinstance(v, np.ndarray) else v  # (a constant result: the
                                                              # caller's own, each call)
     if isinstance(tree, SliceOut):      # out[:k]: a view with bounds of this run

@@ -7,6 +7,8 @@ checked for shape and dtype.  Compilations in this module: ~12.
 import numpy as np
 import pytest
 
+import cppcodegen
+
 from helpers import ARITH, EXACT, Batch, assert_matches_numpy, check_against_numpy, rng
 
 RESHAPE = {
@@ -144,3 +146,49 @@ def test_results_survive_next_call():
     check_against_numpy(view_then_scale, x2, **EXACT)
     for i, (g, s) in enumerate(zip(got1, snapshot)):
         assert np.array_equal(np.asarray(g), s), f"result [{i}] of the first call changed"
+
+
+def _evens(x):
+    return x[::2]
+
+
+def _transposed_rows(a):
+    return a.T[::2]
+
+
+def _reversed_after_update(x):
+    x += 1
+    return x[::-3]
+
+
+def _view_then_update(x):
+    v = x[1:]
+    x *= 2
+    return v
+
+
+def _copies(x):
+    return x[:, ::2].copy(), x.flatten(), x.astype(x.dtype)
+
+
+@pytest.mark.parametrize("fn, writes", [(_evens, ()), (_transposed_rows, ()),
+                                        (_reversed_after_update, (0,)),
+                                        (_view_then_update, (0,))])
+def test_a_view_of_an_argument_is_returned_as_a_view(fn, writes):
+    """``return x[::2]``, ``a.T[::2]``: NumPy returns views of the caller's array (a write
+    through the result reaches it; an update of the argument after the view was taken shows
+    in it). The compiled function returned copies."""
+    x = np.arange(24.0).reshape(4, 6) if fn is _transposed_rows else np.arange(10.0)
+    want, got_arg = fn(x.copy()), x.copy()
+    got = cppcodegen.compile(fn)(got_arg)
+    np.testing.assert_array_equal(got, want)
+    assert np.shares_memory(got, got_arg)
+    got[...] = -1                               # a write through the result
+    assert (got_arg == -1).sum() == got.size
+
+
+def test_copies_of_argument_views_stay_copies():
+    x = np.arange(12.0).reshape(3, 4)
+    for got, want in zip(cppcodegen.compile(_copies)(x), _copies(x)):
+        np.testing.assert_array_equal(got, want)
+        assert not np.shares_memory(got, x)

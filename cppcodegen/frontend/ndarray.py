@@ -345,7 +345,7 @@ Proxy.trace = lambda self, offset=0, axis1=0, axis2=1, dtype=None, out=None: tra
     self, offset, axis1, axis2, dtype, out)
 Proxy.swapaxes = lambda self, a, b: swapaxes(self, a, b)
 Proxy.ravel = lambda self, order="C": reshape(self, (-1,), order=order)
-Proxy.flatten = lambda self, order="C": reshape(self, (-1,), order=order)
+Proxy.flatten = lambda self, order="C": reshape(copy_of(self), (-1,), order=order)   # (a copy)
 Proxy.take = lambda self, indices, axis=None, out=None, mode="raise": take(
     self, indices, axis, out, mode)
 Proxy.squeeze = lambda self, axis=None: squeeze(self, axis)

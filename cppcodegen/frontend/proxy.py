@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from ..errors import DataDependentError, TraceError, UnsupportedError, user_location
-from ..ir.graph import complex_warning, MADE, make_node, Node
+from ..ir.graph import complex_warning, MADE, make_node, Node, VIEW_OPS
 from . import effects
 from .sizes import (as_int, broadcast_sizes, canon_shape, fit, is_dim, same_size, symbolic,
                     user_dim, user_shape)
@@ -339,7 +339,17 @@ def copy_of(a: Proxy, scalar=None) -> Proxy:
     node = own(a.node)
     if MADE and node is a.node and a.node.shape and not any(id(node) in m for m in MADE):
         node = _identity(node)
+    elif node is a.node and node.op in VIEW_OPS and node.shape and _of_argument(node):
+        node = _identity(node)      # (x[:, ::2].copy() returned: not a view of x)
     return wrap(node, a.weak, a.scalar if scalar is None else scalar)
+
+
+def _of_argument(node: Node) -> bool:
+    """Is ``node`` a chain of views of an argument (returned, a view of the caller's array:
+    ``passes/lower.argument_view``)?"""
+    while node.op in VIEW_OPS and node.inputs:
+        node = node.inputs[0]
+    return node.op == "input"
 
 
 def view_of(base: Proxy, node: Node) -> Proxy:

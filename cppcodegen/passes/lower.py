@@ -294,17 +294,22 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         self.users = users_of(graph.nodes, graph.roots())
         checks = {id(n) for n in graph.nodes if n.op == "gather" and not self.users.get(id(n))}
         flags = dict(graph.python_flags)
-        self.lower_nodes(graph, {id(n) for n in graph.leaves} | checks |    # (an unused gather:
+        python = set(graph.python_leaves)
+        final = {id(n): i for i, n in graph.mutations}     # (an argument updated in place)
+        views = {id(n): v for k, n in enumerate(graph.leaves)    # x[::2], x.T of an argument:
+                 if k not in python and (v := argument_view(n, final)) is not None}  # views
+        self.lower_nodes(graph, {id(n) for n in graph.leaves if id(n) not in views} | checks |
                          {id(n) for n in flags.values()})
         self.writebacks()                               # its indices checked, frontend/indexing)
-        python = set(graph.python_leaves)
         arrays = set(getattr(graph, "array_leaves", ()))
         lists = dict(getattr(graph, "list_leaves", ()))
         count = iter(range(len(graph.leaves)))
 
         def leaf(node):             # ('py', name): a Python number in the function
-            tag, v = self._leaf(node)
             k = next(count)
+            if id(node) in views and k not in flags and k not in lists and k not in arrays:
+                return views[id(node)]
+            tag, v = self._leaf(node)
             if tag == "buf" and k in python:
                 return ("py", v)
             if tag == "buf" and k in flags:     # a Python number where the flag is set
@@ -397,6 +402,32 @@ def _untransposed(node):
         perm = tuple(inner[k] for k in perm)
         node = node.inputs[0]
     return node, (None if perm == tuple(range(node.ndim)) else perm)
+
+
+def argument_view(node, final=None):
+    """``('view', argument index, steps)`` when ``node`` is a view of an argument made by
+    slices, transposes and reshapes of static sizes (``x[::2]``, ``a.T``, ``x[1:-1, 0]``; of
+    its value after the function updated it in place: ``final``, id(node) -> index):
+    returned as NumPy makes it, a view of the caller's array (``runtime.compiled._view``);
+    else None (and it is computed into an output of its own)."""
+    steps = []
+    while node.op in ("slice", "transpose", "reshape") and len(node.inputs) == 1 and \
+            node.ndim and all(type(d) is int for d in node.shape):
+        if node.op == "slice":
+            spec = node.attr("spec")
+            if not all(type(x) is int for s in spec for x in s):
+                return None
+            steps.append(("slice", tuple(spec)))
+        elif node.op == "transpose" and tuple(node.attr("perm")) == tuple(range(node.ndim)):
+            return None                 # (an identity transpose: a copy, proxy.own)
+        else:
+            steps.append(("transpose", tuple(node.attr("perm"))) if node.op == "transpose"
+                         else ("reshape", tuple(node.shape)))
+        node = node.inputs[0]
+    if not steps or node.op != "input" and id(node) not in (final or {}):
+        return None
+    index = node.attr("index") if node.op == "input" else final[id(node)]
+    return ("view", (index, tuple(reversed(steps))))
 
 
 def _map_leaves(tree, fn):
