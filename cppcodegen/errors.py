@@ -65,7 +65,8 @@ class ScalarSizeChanged(SizeChanged):
     sigma)``, ``np.arange(-r, r + 1)``) got another size: a variant is traced for it, as for
     an argument of another type (``api.CompiledFunction._respecialize``)."""
     reason = ("an array made with a size computed from a scalar argument (np.arange(-r, r + 1) "
-              "with r = int(3 * sigma)) got another size than on the call it was traced for")
+              "with r = int(3 * sigma)), or with a count of the values (x[mask]), got another "
+              "size than on the call it was traced for")
 
 
 class FloatToInt(PythonOnly, ValueError):

@@ -350,7 +350,9 @@ class CompiledVariant:
         no argument (Python computes it exactly)."""
         try:
             return self.run(args)
-        except ShapeChanged as e:       # (a count that breaks a guard: the guard named)
+        except ShapeChanged as e:       # (a count that breaks a guard: traced again; other
+            if e.respecialize:          # shapes: the guard named, the call run with NumPy)
+                return ScalarSizeChanged.reason
             return getattr(e, "reason", SHAPE_CHANGED)
         except PythonOnly as e:
             if self.mutates and not isinstance(e, OutOfRange):    # (written: too late)

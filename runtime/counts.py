@@ -74,6 +74,7 @@ class Counts:
         for code, text in checks:
             if not evaluate(code, env):
                 e = ShapeChanged(text)
+                e.respecialize = True       # (traced again for this call's count)
                 what = "x[mask]" if call.name.endswith("advanced_index") else call.name
                 found = ", ".join(f"{n} = {env[n]}" for n, _ in call.counted)
                 e.reason = (f"a count of the values ({found}, the length of {what}) breaks "

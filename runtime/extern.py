@@ -57,7 +57,10 @@ def qualified_name(func) -> str:
 
 class ShapeChanged(RuntimeError):
     """A NumPy call between kernels gave another shape than the traced one (its output shape
-    depends on the values: np.nonzero, x[mask], ...)."""
+    depends on the values: np.nonzero, x[mask], ...). ``respecialize``: a count the build
+    took as it was (0 or 1), or one that breaks a guard: the function is traced again for
+    it (``api.CompiledFunction._respecialize``), else the call runs with NumPy."""
+    respecialize = False
 
 
 def advanced_index(a, key):
@@ -69,22 +72,25 @@ class ExternCall:
     """``func(*args, **kwargs)`` with Slots filled in; ``item`` picks one of a tuple result."""
 
     def __init__(self, func, args: tuple, kwargs: dict, item=None, writes_out: bool = False,
-                 guarded: bool = False, counted: tuple = ()):
+                 guarded: bool = False, counted: tuple = (), recount: bool = False):
         """``writes_out``: ``func`` takes ``out=`` (a ufunc such as np.matmul) and writes the
         step's output buffer itself, with no temporary. ``guarded``: the call is on one side
         of ``x if c else y`` and its last array is that side's condition; where it is false
         the call does not run (NumPy's error there is not Python's) and the output is 0.
         ``counted``: ((count name, axis),) where the output's length along that axis is a
         count of the values (``x[mask]``): the step makes the output array (``fresh``) and the
-        runtime reads the count from it."""
+        runtime reads the count from it. ``recount``: a count of 0 or 1 the build is for;
+        another count traces the function again (``ShapeChanged.respecialize``)."""
         self.func, self.args, self.kwargs, self.item = func, args, dict(kwargs), item
         self.writes_out, self.guarded, self.counted = writes_out, guarded, tuple(counted)
+        self.recount = recount
         self.name = qualified_name(func)
         shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
         self._call = f"{self.name}({', '.join(shown)})"
         self._repr = self._call + ("" if item is None else f"[{item}]") + \
             (" where its side is taken" if guarded else "") + \
-            "".join(f" (axis {a}: {n})" for n, a in self.counted)
+            "".join(f" (axis {a}: {n})" for n, a in self.counted) + \
+            (" (a count of 0 or 1)" if recount else "")
 
     def __repr__(self):
         return self._repr
@@ -97,7 +103,12 @@ class ExternCall:
 
     def __reduce__(self):
         return (ExternCall, (self.func, self.args, self.kwargs, self.item, self.writes_out,
-                             self.guarded, self.counted))
+                             self.guarded, self.counted, self.recount))
+
+    def _changed(self, message: str) -> ShapeChanged:
+        e = ShapeChanged(message)
+        e.respecialize = self.recount
+        return e
 
     def _skipped(self, arrays, out) -> bool:
         """On the side of a conditional expression not taken (``guarded``): ``out`` zeroed."""
@@ -126,8 +137,8 @@ class ExternCall:
         counted output: its length is this call's count)."""
         result = np.asarray(self._compute(arrays, memo))
         if result.ndim != ndim:
-            raise ShapeChanged(f"{self.name} returned {result.ndim} dimensions where "
-                               f"{ndim} were traced")
+            raise self._changed(f"{self.name} returned {result.ndim} dimensions where "
+                                f"{ndim} were traced")
         if result.dtype != dtype or not result.flags.c_contiguous or not result.flags.writeable \
                 or any(np.may_share_memory(result, a) for a in arrays):
             result = np.array(result, dtype=dtype, order="C")
@@ -146,8 +157,8 @@ class ExternCall:
             np.copyto(out, result, casting="unsafe")
             return out
         if result.ndim != out.ndim:
-            raise ShapeChanged(f"{self.name} returned {result.ndim} dimensions where "
-                               f"{out.ndim} were traced")
+            raise self._changed(f"{self.name} returned {result.ndim} dimensions where "
+                                f"{out.ndim} were traced")
         return result.astype(out.dtype, copy=False)
 
     def __call__(self, *arrays, out, memo=None):
@@ -159,7 +170,7 @@ class ExternCall:
             return
         result = self._compute(arrays, memo)
         if np.shape(result) != out.shape:
-            raise ShapeChanged(
+            raise self._changed(
                 f"{self.name} returned shape {np.shape(result)} where {out.shape} was traced: "
                 "its output shape depends on the values")
         np.copyto(out, result, casting="unsafe")

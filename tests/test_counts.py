@@ -151,16 +151,14 @@ def first_and_last(x):
     return y[0] + y[-1]
 
 
-def test_a_count_that_breaks_a_guard_runs_as_numpy():
+def test_a_count_that_breaks_a_guard_is_traced_again():
     """``y[0]`` needs a count of at least 1 (a guard checked right after the step): an empty
-    selection runs the call with NumPy, which raises NumPy's IndexError; the warning names
-    the count and the guard."""
+    selection traces the function again for its count, which raises NumPy's IndexError."""
     f = cppcodegen.compile(first_and_last)
     x = np.linspace(-1, 1, 50)
     assert f(x) == first_and_last(x)
-    with pytest.warns(UserWarning, match=r"count of the values \(m0 = 0.*breaks m0 > 0"):
-        with pytest.raises(IndexError, match="index 0 is out of bounds"):
-            f(np.zeros(50))
+    with pytest.raises(IndexError, match="index 0 is out of bounds"):
+        f(np.zeros(50))
     x = np.linspace(-1, 2, 50)              # another count: compiled again, no warning
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -171,3 +169,29 @@ def test_a_count_that_breaks_a_guard_runs_as_numpy():
 def test_explain_names_the_count():
     text = str(cppcodegen.compile(scaled_selection).explain(np.arange(-3.0, 5.0)))
     assert "(axis 0: m0)" in text and "float64[m0]" in text
+
+
+def _products_of_selections(a):
+    return a[a > 0] * a[a < 0], a[a > 0] + np.arange(3.0)[:1]
+
+
+def median_of_selection(x):
+    return np.median(x[x > 0])
+
+
+@pytest.mark.parametrize("fn, values", [
+    (_products_of_selections, ([1.0, -1.0, -2.0], [1.0, 2.0, -1.0], [3.0, -4.0, 0.0])),
+    (median_of_selection, ([1.0, 2.0, 3.0, -1.0], [1.0, 2.0, -3.0, -1.0], [4.0, 1.0, 2.0, 3.0],
+                           [-1.0, -2.0, -3.0, -4.0], [5.0, 1.0, 2.0, -3.0]))])
+def test_counts_of_0_and_1_and_changing_parity_are_traced_again(fn, values):
+    """A count of 0 or 1 is the build's own (it broadcasts: ``a[a > 0] * a[a < 0]`` with one
+    positive value), as sizes 0 and 1 are; a call with another count, or one that breaks a
+    guard (np.median's parity), is traced again for it, not run with NumPy."""
+    f = cppcodegen.compile(fn)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for v in values:
+            x = np.array(v)
+            with np.errstate(all="ignore"):
+                assert_matches_numpy(f(x), run_numpy(fn, x), rtol=1e-12)
+    assert _calls_as_numpy(caught) == []

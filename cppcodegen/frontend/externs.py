@@ -125,8 +125,11 @@ def extern_call(func, args, kwargs, speculate=False):
     several = isinstance(result, (tuple, list))     # np.array_split, np.meshgrid: a list
     results = result if several else (result,)
     shapes = [np.shape(r) for r in results]
-    if counted is not None:             # one count symbol for all outputs (np.nonzero's)
-        counted, shapes = _count_symbol(counted, results), counted
+    recount = False
+    if counted is not None:             # one count symbol for all outputs (np.nonzero's);
+        sym = _count_symbol(counted, results)   # a count of 0 or 1 stays this call's (as
+        recount = sym is None                   # sizes 0 and 1 do), and another count
+        counted, shapes = (None, shapes) if recount else (sym, counted)   # traces again
     if symbolic:                        # axes that follow an input size (extern_shapes.py);
         found = symbolic_shapes(func, targs, tkwargs, proxies, shapes)   # else pinned
         if found is None:
@@ -142,7 +145,8 @@ def extern_call(func, args, kwargs, speculate=False):
             shapes[k] = tuple(counted if d == COUNT else d for d in shapes[k])
         call = ExternCall(func, targs, tkwargs, k if several else None,
                           guarded=guard is not None,
-                          counted=() if counted is None else ((counted.name, axis),))
+                          counted=() if counted is None else ((counted.name, axis),),
+                          recount=recount)
         inputs = [p.node for p in proxies] + ([asproxy(guard).node] if guard is not None else [])
         node = make_node("extern", inputs, shapes[k], r.dtype, user_location(), call=call)
         if counted is not None and current_env().counts.get(counted) is None:
@@ -164,13 +168,17 @@ def extern_call(func, args, kwargs, speculate=False):
 
 def _count_symbol(counted, results):
     """The count symbol of a call whose outputs' ``counted`` axes are NumPy's count of the
-    values (``counted.py``), with this call's count as its hint."""
+    values (``counted.py``), with this call's count as its hint; None for a count of 0 or 1
+    (broadcasting depends on them: the build is for that count)."""
     from .iteration import _env
     from .sizes import symbolic
+    count = int(np.shape(results[0])[counted[0].index(COUNT)])
+    if count < 2:
+        return None
     env = _env()
     k = len(env.counts)
     sym = symbolic().size_symbol(f"{COUNTED}{k}")
-    env.hints[sym] = int(np.shape(results[0])[counted[0].index(COUNT)])
+    env.hints[sym] = count
     env.counts[sym] = None
     return sym
 
