@@ -419,3 +419,19 @@ def test_a_python_int_argument_past_int64_runs_as_python():
     assert (f(48, 18), f(0, 5)) == (6, 5)
     with pytest.warns(UserWarning, match="past the int64"):
         assert f(2 ** 70, 6) == _gcd_loop(2 ** 70, 6)
+
+
+def _reversed_where_root(a):
+    x = a.astype(np.int64)
+    t = np.where(x > 0, x[::-1], 1)
+    return math.sqrt(int(t[0]))
+
+
+def test_a_comparison_bounds_its_own_elements_only():
+    """``where(x > 0, x[::-1], 1)``: the comparison says nothing of the reversed view (other
+    elements): its square root keeps its domain check."""
+    f = cppcodegen.compile(_reversed_where_root)
+    a = np.array([3, 50, 4], np.int32)
+    assert f(a) == _reversed_where_root(a)
+    with pytest.raises(ValueError, match="math domain error"):
+        f(np.array([3, 50, -7], np.int32))

@@ -76,6 +76,13 @@ def _node_bounds(node, depth: int):
     if node.op == "const":
         value = node.attr("value")
         span = (int(value), int(value)) if isinstance(value, (int, np.integer)) else None
+    elif node.op in _VALUE_OPS and node.op != "check" and _ASSUMED:
+        saved = dict(_ASSUMED)          # (other elements, or the same ones elsewhere: what
+        _ASSUMED.clear()                # a comparison said of the value's own no longer holds)
+        try:
+            span = _node_bounds(node.inputs[0], depth + 1)
+        finally:
+            _ASSUMED.update(saved)
     elif node.op in _VALUE_OPS or node.op == "cast":
         span = _node_bounds(node.inputs[0], depth + 1)
     elif node.op in _ARITHMETIC and len(node.inputs) == (1 if node.op == "negative" else 2):
