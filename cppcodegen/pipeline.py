@@ -282,7 +282,7 @@ def _plan(program, sig, graph=None, raises=()):
 
     def leaf(x):
         if isinstance(x, tuple) and x and isinstance(x[0], str) and \
-                (x[0] in ("buf", "py", "arr") or x[0].startswith("list:")):
+                (x[0] in ("buf", "py", "arr", "copy") or x[0].startswith("list:")):
             return (x[0], position[x[1]])
         if isinstance(x, tuple) and x and x[0] == "py?":    # (its flag's buffer, its own)
             return (x[0], tuple(position[b] for b in x[1]))

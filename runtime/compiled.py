@@ -459,6 +459,8 @@ def _view(a, steps):
 def _build(tree, values, args):
     if type(tree) is tuple and tree and isinstance(tree[0], str):
         tag, v = tree
+        if tag == "copy":               # (an argument's value after an update in place)
+            return _result(values[v].copy())
         if tag in ("buf", "arr"):       # (arr: a 0-d array returned as one)
             out = values[v]
             if out is not None and not out.flags.writeable:     # a constant: hand out a copy

@@ -192,3 +192,28 @@ def test_copies_of_argument_views_stay_copies():
     for got, want in zip(cppcodegen.compile(_copies)(x), _copies(x)):
         np.testing.assert_array_equal(got, want)
         assert not np.shares_memory(got, x)
+
+
+def _copy_after_update(x):
+    x *= 2
+    return x[1:].copy(), x.copy()
+
+
+def _contiguous(x):
+    return np.ascontiguousarray(x), np.asarray(x, order="C"), x.astype(x.dtype, order="C", copy=False)
+
+
+def test_copies_after_updates_and_layout_requests_are_copies():
+    """``x *= 2; return x.copy()`` returned the caller's array (the buffer the update was
+    written into); ``np.ascontiguousarray(x)`` of a strided argument returned x itself. NumPy
+    copies both; a diagonal (NumPy's read-only view) is returned as a copy."""
+    x = np.arange(6.0)
+    for got in cppcodegen.compile(_copy_after_update)(x):
+        assert not np.shares_memory(got, x)
+    strided = np.arange(96.0).reshape(8, 12)[::2, ::2]
+    for got, want in zip(cppcodegen.compile(_contiguous)(strided), _contiguous(strided)):
+        np.testing.assert_array_equal(got, want)
+        assert got.flags.c_contiguous and not np.shares_memory(got, strided)
+    plain = np.arange(12.0).reshape(3, 4)
+    assert all(np.shares_memory(got, plain) for got in cppcodegen.compile(_contiguous)(plain))
+    assert not np.shares_memory(cppcodegen.compile(lambda a: np.diagonal(a))(plain), plain)

@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import DataDependentError, ScalarSizeChanged, SizeChanged, user_location
 from ..ir.graph import make_node
 from . import replace
-from .proxy import (as_node, asproxy, broadcast_node, cast, cast_node, copy_of, Proxy,
+from .proxy import (as_node, asproxy, broadcast_node, cast, cast_node, copy_of, laid_out, Proxy,
                     size_operand, unsupported, wrap)
 from .dataslice import PendingSlice
 from .iteration import size_proxy, value_size
@@ -360,8 +360,9 @@ def array(obj, dtype=None, *, original, **kw):
             r = cast(obj, dtype)
             return copy_of(r, scalar=False) if r.scalar else r
         copy = kw.get("copy", original.__name__ == "array")
-        return copy_of(obj, scalar=False) if copy or obj.scalar else obj   # (a NumPy scalar:
-                                                                         # a 0-d array)
+        return copy_of(obj, scalar=False) if copy or obj.scalar else \
+            laid_out(obj, kw.get("order"))      # (a NumPy scalar: a 0-d array; a strided
+                                                # argument asked for order="C": a copy)
     if not _holds_proxy(obj):
         return original(obj, dtype, **kw) if dtype is not None else original(obj, **kw)
     items = [asproxy(v) if isinstance(v, Proxy) else array(v, original=original)
@@ -382,7 +383,7 @@ def ascontiguousarray(a, dtype=None, *, original, **kw):
     not contiguous, so an update through the result of a view's is refused (proxy.update)."""
     if not _holds_proxy(a):
         return original(a, dtype, **kw)
-    r = array(a, dtype, original=np.asarray)
+    r = laid_out(array(a, dtype, original=np.asarray), "C")
     if isinstance(a, Proxy) and a._base is not None and r is a:
         r = copy_of(a, scalar=False)
         r._sides = (f"the result of np.ascontiguousarray of a view (at {user_location()}: "

@@ -18,7 +18,7 @@ from .elementwise import loop_dtypes, where
 from .creation import array, of_scalars, pinned_bound
 from .externs import extern_call
 from . import replace
-from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, own,
+from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, copy_of, own,
                     Proxy, unsupported, update, view_of, wrap)
 from .dataslice import data_slice, is_data_bound, OutsideLoop, pending, run_time_slice
 from .iteration import size_proxy, value_size
@@ -564,4 +564,6 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     flat = reshape(t, t.shape[:-2] + (n * m,))
     if length == 0:
         return getitem(flat, (Ellipsis, slice(0, 0)))
-    return getitem(flat, (Ellipsis, slice(start, start + (length - 1) * (m + 1) + 1, m + 1)))
+    d = getitem(flat, (Ellipsis, slice(start, start + (length - 1) * (m + 1) + 1, m + 1)))
+    return copy_of(d)       # (NumPy's is a read-only view: returned, a copy, not a view
+                            # the caller could write into)

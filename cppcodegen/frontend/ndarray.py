@@ -22,7 +22,7 @@ from .indexing import diagonal, flip, getitem, setitem, take
 from .puts import copyto, fill_diagonal, put, ufunc_at
 from .linalg import dot, matmul, norm, outer, trace_, tril, triu
 from ..ir.graph import make_node
-from .proxy import (Proxy, asproxy, cast, cast_node, copy_of, descriptor, store_result, unsupported,
+from .proxy import (Proxy, asproxy, cast, cast_node, copy_of, descriptor, laid_out, store_result, unsupported,
                     wrap)
 from .pyints import checked_int
 from .raises import error_check
@@ -318,7 +318,7 @@ def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
     if is_selection(self):              # x[m].astype(t): the selection of the cast
         return lift(lambda xs: cast(xs[0], np.dtype(dtype)), [self])
     if np.dtype(dtype) == self.dtype:       # NumPy copies: a later update of self
-        return copy_of(self) if copy else self      # must not show in the result
+        return copy_of(self) if copy else laid_out(self, order)  # must not show in it
     return cast(self, np.dtype(dtype))
 
 
@@ -398,8 +398,8 @@ def _size_of(a, axis=None):
     return a.size if axis is None else a.shape[axis]
 
 
-def _as_array(a, dtype=None, **kw):
-    return asproxy(a) if dtype is None else cast(a, dtype)
+def _as_array(a, dtype=None, order=None, **kw):
+    return laid_out(asproxy(a), order) if dtype is None else cast(a, dtype)
 
 
 def _array(a, dtype=None, copy=True, **kw):

@@ -339,17 +339,22 @@ def copy_of(a: Proxy, scalar=None) -> Proxy:
     node = own(a.node)
     if MADE and node is a.node and a.node.shape and not any(id(node) in m for m in MADE):
         node = _identity(node)
-    elif node is a.node and node.op in VIEW_OPS and node.shape and _of_argument(node):
+    elif node is a.node and node.op in VIEW_OPS and node.shape:
         node = _identity(node)      # (x[:, ::2].copy() returned: not a view of x)
     return wrap(node, a.weak, a.scalar if scalar is None else scalar)
 
 
-def _of_argument(node: Node) -> bool:
-    """Is ``node`` a chain of views of an argument (returned, a view of the caller's array:
-    ``passes/lower.argument_view``)?"""
-    while node.op in VIEW_OPS and node.inputs:
-        node = node.inputs[0]
-    return node.op == "input"
+def laid_out(a, order="K"):
+    """``a``, or a copy of it where ``a`` is an argument whose layout is not the one ``order``
+    asks for ("C", "F"; NumPy copies then: ``np.ascontiguousarray(x)`` of a strided x is
+    not x). The build is for the argument's layout, so this is decided while tracing."""
+    from .externs import TraceState
+    if order not in ("C", "F") or not isinstance(a, Proxy) or a.arg is None or \
+            TraceState.args is None or not isinstance(TraceState.args[a.arg], np.ndarray):
+        return a
+    flags = TraceState.args[a.arg].flags
+    return a if (flags.c_contiguous if order == "C" else flags.f_contiguous) else \
+        copy_of(a, scalar=False)
 
 
 def view_of(base: Proxy, node: Node) -> Proxy:

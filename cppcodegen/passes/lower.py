@@ -310,6 +310,9 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
             if id(node) in views and k not in flags and k not in lists and k not in arrays:
                 return views[id(node)]
             tag, v = self._leaf(node)
+            if tag == "buf" and node.op != "input" and self.buffers[v].role == "input":
+                tag = "copy"    # (x.copy() after x was updated in place: the caller's array
+                                # holds its value; the result is a copy of it)
             if tag == "buf" and k in python:
                 return ("py", v)
             if tag == "buf" and k in flags:     # a Python number where the flag is set
