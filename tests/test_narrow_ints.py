@@ -109,3 +109,23 @@ def test_numpy_scalar_of_a_loop_index():
         np.testing.assert_array_equal(f(n), _shifted_bytes(n))
     with pytest.raises(OverflowError, match="out of bounds for uint8"):
         f(7)
+
+
+def _clipped_store(a, out):
+    for i in range(a.shape[0]):
+        m = int(a[i])
+        out[i] = m if m >= -1 else 0
+    return out
+
+
+def test_a_bad_store_into_an_argument_stops_there():
+    """``out[i] = m`` of a Python int out of uint8's range, ``out`` an argument: Python raises
+    at the first bad store, with nothing after it written; the compiled loop stored the
+    wrapped values of every iteration and raised when it returned."""
+    a = np.array([-1, 3, 7], np.int16)
+    out = np.zeros(3, np.uint8)
+    with pytest.raises(OverflowError, match="out of bounds for uint8"):
+        cppcodegen.compile(_clipped_store)(a, out)
+    np.testing.assert_array_equal(out, np.zeros(3, np.uint8))
+    good = np.array([1, 3, 7], np.int16)
+    np.testing.assert_array_equal(cppcodegen.compile(_clipped_store)(good, out), good)

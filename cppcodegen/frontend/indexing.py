@@ -239,6 +239,13 @@ def _select_rows(a, index):
     return Selection(whole, a.mask)
 
 
+def _of_argument(a: Proxy) -> bool:
+    """Is ``a`` an argument, or a view of one (a store into it reaches the caller's array)?"""
+    while a._base is not None:
+        a = a._base[0]
+    return a.arg is not None
+
+
 def advanced_getitem(a: Proxy, index):
     """``x[idx]``, ``x[i_arr, j_arr]``, ``x[:, idx]``, ``x[k]`` with a traced int ``k``: a
     gather, loaded inside the fused kernels (negative indices wrap, an out-of-range one raises
@@ -524,7 +531,7 @@ def setitem(a: Proxy, index, value):
         return _scatter(a, traced, value)
     spec, region, _, ints, binds = basic
     from .pyints import stored_scalar       # (raises.py, which pyints uses, imports this)
-    v = as_node(stored_scalar(value, a.dtype))
+    v = as_node(stored_scalar(value, a.dtype, into_argument=_of_argument(a)))
     want = canon_shape(region)
     if not broadcasts_to(v.shape, want):
         raise ValueError(f"could not broadcast input array from shape {v.shape} into shape "

@@ -258,7 +258,7 @@ def int_of_uint64(x):
     return wrap(error_check(x, ok, error, where, stop=False).node, weak=x.weak, scalar=x.scalar)
 
 
-def stored_scalar(value, dtype: np.dtype):
+def stored_scalar(value, dtype: np.dtype, into_argument: bool = False):
     """``value`` stored by ``x[...] = value`` into an int array of ``dtype``: where NumPy's
     setitem converts the scalar through a Python int and raises OverflowError out of
     ``dtype``'s range, the store is checked: a Python int or float (a constant, or traced: a
@@ -295,15 +295,16 @@ def stored_scalar(value, dtype: np.dtype):
     message = ("Python int too large to convert to C long" if dtype == np.int64 else
                f"Python integer out of bounds for {dtype}")
     error = (OverflowError, (f"{message} (at {where})",))
-    if value.dtype.kind != "f":
-        return _fitting(value, dtype, error, where)
+    if value.dtype.kind != "f":         # (into the caller's array: the program stops at
+        return _fitting(value, dtype, error, where, stop=into_argument)    # the bad store)
     return _in_range(value, float(info.min), float(info.max) + 1.0, f"a store into {dtype}",
                      where)
 
 
-def _fitting(value, dtype: np.dtype, error, where):
+def _fitting(value, dtype: np.dtype, error, where, stop: bool = False):
     """The int scalar ``value`` behind a check that it is inside ``dtype``'s range, else
-    ``error`` when the program returns (a prange loop may hold the check)."""
+    ``error`` when the program returns (a prange loop may hold the check), or with ``stop``
+    where the check fails (a store into an argument: nothing after it is written)."""
     info = np.iinfo(dtype)
     span = bounds(value)
     if span is not None and info.min <= span[0] and span[1] <= info.max:
@@ -312,7 +313,7 @@ def _fitting(value, dtype: np.dtype, error, where):
         RANGES.append((value.node.attr("index"), int(info.min), int(info.max)))  # a call
         return value                    # starts, before anything is written (``img += v``)
     ok = np.logical_and(np.less_equal(value, info.max), np.greater_equal(value, info.min))
-    return wrap(error_check(value, ok, error, where, stop=False).node, weak=value.weak,
+    return wrap(error_check(value, ok, error, where, stop=stop).node, weak=value.weak,
                 scalar=value.scalar)
 
 
