@@ -129,3 +129,38 @@ def test_a_bad_store_into_an_argument_stops_there():
     np.testing.assert_array_equal(out, np.zeros(3, np.uint8))
     good = np.array([1, 3, 7], np.int16)
     np.testing.assert_array_equal(cppcodegen.compile(_clipped_store)(good, out), good)
+
+
+def _mask_store(img, v):
+    img[img > 1] = v
+    return img
+
+
+def _fancy_store(img, v):
+    img[[0, 1]] = v
+    return img
+
+
+def _filled(img, v):
+    return np.full(3, v, dtype=img.dtype), np.full_like(img, v), np.uint8(v) + img
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("fn", [_mask_store, _fancy_store, _filled])
+def test_python_int_arguments_out_of_range_in_stores_and_fills(fn):
+    """``img[mask] = v``, ``img[[0, 1]] = v``, ``np.full(n, v, uint8)``, ``np.full_like``,
+    ``np.uint8(v)`` with ``v`` outside uint8: NumPy's OverflowError, the argument untouched
+    (the compiled code wrapped v)."""
+    f = cppcodegen.compile(fn)
+    for v in (1, 256, -1):
+        want, got = np.array([1, 2, 3, 100], np.uint8), np.array([1, 2, 3, 100], np.uint8)
+        try:
+            expected = fn(want, v)
+        except OverflowError:
+            with pytest.raises(OverflowError):
+                f(got, v)
+        else:
+            for g, e in zip(f(got, v) if isinstance(expected, tuple) else (f(got, v),),
+                            expected if isinstance(expected, tuple) else (expected,)):
+                np.testing.assert_array_equal(g, e)
+        np.testing.assert_array_equal(got, want)

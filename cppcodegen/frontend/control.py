@@ -237,6 +237,8 @@ class TraceOps(BoolOps):
             if args[0].ndim:            # np.float64(x) of a traced value: a cast of it
                 raise TypeError(f"only 0-dimensional arrays can be converted to "
                                 f"{f.__name__} (at {user_location()})")
+            if issubclass(f, np.integer) and args[0].weak and args[0].dtype.kind in "iu":
+                args = (operand(args[0], np.dtype(f)),)     # np.uint8(v): NumPy's range check
             r = cast(args[0], f)
             r.scalar = True
             return r

@@ -208,12 +208,20 @@ def _full(shape, fill_value, dtype, order, what):
     _order(order, what)
     if isinstance(fill_value, Proxy):
         dt = _dtype(dtype, fill_value.dtype, what)
-        value = cast_node(fill_value.node, dt)
+        value = cast_node(_int_fill(fill_value, dt).node, dt)
     else:
         arr = np.asarray(fill_value)
         dt = _dtype(dtype, arr.dtype, what)
         value = as_node(arr.astype(dt)[()])
     return wrap(broadcast_node(_after_size_checks(wrap(value)).node, shp))
+
+
+def _int_fill(value: Proxy, dt: np.dtype) -> Proxy:
+    """A Python int fill value of an int array, behind NumPy's OverflowError check."""
+    if value.weak and not value.shape and value.dtype.kind in "iu" and dt.kind in "iu":
+        from .pyints import stored_scalar
+        return stored_scalar(value, dt)
+    return value
 
 
 def _iota(n, start=0, step=1):
@@ -434,7 +442,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw
     a = asproxy(a)
     dt = np.dtype(dtype) if dtype is not None else a.dtype
     shp = a.shape if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
-    value = fill_value.node if isinstance(fill_value, Proxy) else None
+    value = _int_fill(fill_value, dt).node if isinstance(fill_value, Proxy) else None
     if value is not None:
         return wrap(broadcast_node(cast_node(value, dt), shp))
     scalar = make_node("const", (), (), dt, user_location(),

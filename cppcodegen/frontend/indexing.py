@@ -239,6 +239,16 @@ def _select_rows(a, index):
     return Selection(whole, a.mask)
 
 
+def _int_checked(a: Proxy, value):
+    """A Python int (constant or traced) stored by ``x[mask] = v`` or ``x[idx] = v`` into an
+    int array, behind NumPy's OverflowError check (``pyints.stored_scalar``)."""
+    if a.dtype.kind in "iu" and (type(value) is int or isinstance(value, Proxy) and
+                                 value.weak and not value.shape):
+        from .pyints import stored_scalar
+        return stored_scalar(value, a.dtype, into_argument=_of_argument(a))
+    return value
+
+
 def _of_argument(a: Proxy) -> bool:
     """Is ``a`` an argument, or a view of one (a store into it reaches the caller's array)?"""
     while a._base is not None:
@@ -521,14 +531,14 @@ def setitem(a: Proxy, index, value):
     if isinstance(value, (tuple, list)):    # out[0] = (x0, y0): an array of the items
         value = array(value, original=_ASARRAY)
     if _is_advanced(index):
-        return _scatter(a, index, value)
+        return _scatter(a, index, _int_checked(a, value))
     if isinstance(index, tuple) and any(ix is None for ix in index) or index is None:
         unsupported("np.newaxis in an assignment index")
     if _same_view(a, index, value):     # `x[i, :k] += v` stores x[i, :k] back into itself
         return
     basic, traced = _basic_or_checked(a, index)
     if basic is None:
-        return _scatter(a, traced, value)
+        return _scatter(a, traced, _int_checked(a, value))
     spec, region, _, ints, binds = basic
     from .pyints import stored_scalar       # (raises.py, which pyints uses, imports this)
     v = as_node(stored_scalar(value, a.dtype, into_argument=_of_argument(a)))
