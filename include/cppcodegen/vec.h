@@ -714,53 +714,40 @@ inline Vec<T, N> shift_narrow(const Vec<T, N>& a, const Vec<T, N>& b, F shift) {
                        Vec<W, N>::from(__builtin_convertvector(b.v, WV)));
   return Vec<T, N>::from(__builtin_convertvector(r.v, typename Vec<T, N>::V));
 }
-}  // namespace detail
-template <class T, int N> inline Vec<T, N> right_shift(const Vec<T, N>& a, const Vec<T, N>& b);
-template <class T, int N> inline Vec<T, N> left_shift(const Vec<T, N>& a, const Vec<T, N>& b) {
+template <bool Left, class T, int N> inline Vec<T, N> shift(const Vec<T, N>& a, const Vec<T, N>& b) {
   static_assert(std::is_integral_v<T>, "shifts need integer Vec");
 #if defined(CCG_HAVE_SIMD) && !defined(CCG_HAVE_AVX512)
   if constexpr (sizeof(T) <= 2)
-    return detail::shift_narrow<true>(a, b, [](const auto& x, const auto& y) { return left_shift(x, y); });
+    return shift_narrow<Left>(a, b, [](const auto& x, const auto& y) { return shift<Left>(x, y); });
 #endif
 #ifdef CCG_HAVE_SIMD
   using U = std::make_unsigned_t<T>;
-  using UV = typename detail::reg<U, N>::type;
+  using UV = typename reg<U, N>::type;
   using V = typename Vec<T, N>::V;
   constexpr U bits = U(sizeof(T) * 8);
   const UV count = (UV)b.v;                     // (a negative count: past the width)
-  const UV in = (UV)(count < detail::splat<UV>(bits));
-  return Vec<T, N>::from((V)((((UV)a.v) << (count & detail::splat<UV>(U(bits - 1)))) & in));
-#else
-  Vec<T, N> r;
-  for (int i = 0; i < N; ++i) r.v[i] = left_shift(a.v[i], b.v[i]);
-  return r;
-#endif
-}
-template <class T, int N> inline Vec<T, N> right_shift(const Vec<T, N>& a, const Vec<T, N>& b) {
-  static_assert(std::is_integral_v<T>, "shifts need integer Vec");
-#if defined(CCG_HAVE_SIMD) && !defined(CCG_HAVE_AVX512)
-  if constexpr (sizeof(T) <= 2)
-    return detail::shift_narrow<false>(a, b, [](const auto& x, const auto& y) { return right_shift(x, y); });
-#endif
-#ifdef CCG_HAVE_SIMD
-  using U = std::make_unsigned_t<T>;
-  using UV = typename detail::reg<U, N>::type;
-  using V = typename Vec<T, N>::V;
-  constexpr U bits = U(sizeof(T) * 8);
-  const UV count = (UV)b.v;
-  if constexpr (std::is_signed_v<T>) {          // past the width: by bits - 1 (-1 or 0)
-    const UV c = detail::blend(count < detail::splat<UV>(bits), count,
-                               detail::splat<UV>(U(bits - 1)));
-    return Vec<T, N>::from(a.v >> (V)c);
+  const UV in = (UV)(count < splat<UV>(bits));
+  const UV c = count & splat<UV>(U(bits - 1));
+  if constexpr (Left) {
+    return Vec<T, N>::from((V)((((UV)a.v) << c) & in));
+  } else if constexpr (std::is_signed_v<T>) {   // past the width: by bits - 1 (-1 or 0)
+    return Vec<T, N>::from(a.v >> (V)blend(count < splat<UV>(bits), count,
+                                             splat<UV>(U(bits - 1))));
   } else {
-    const UV in = (UV)(count < detail::splat<UV>(bits));
-    return Vec<T, N>::from((V)((a.v >> (count & detail::splat<UV>(U(bits - 1)))) & in));
+    return Vec<T, N>::from((V)((a.v >> c) & in));
   }
 #else
   Vec<T, N> r;
-  for (int i = 0; i < N; ++i) r.v[i] = right_shift(a.v[i], b.v[i]);
+  for (int i = 0; i < N; ++i) r.v[i] = Left ? left_shift(a.v[i], b.v[i]) : right_shift(a.v[i], b.v[i]);
   return r;
 #endif
+}
+}  // namespace detail
+template <class T, int N> inline Vec<T, N> left_shift(const Vec<T, N>& a, const Vec<T, N>& b) {
+  return detail::shift<true>(a, b);
+}
+template <class T, int N> inline Vec<T, N> right_shift(const Vec<T, N>& a, const Vec<T, N>& b) {
+  return detail::shift<false>(a, b);
 }
 template <class T, int N> inline Vec<T, N> operator~(const Vec<T, N>& a) {
   static_assert(std::is_integral_v<T>, "bitwise ops need integer Vec");
