@@ -34,7 +34,7 @@ VAR = {"?": "b", "i": "i", "l": "l", "f": "f", "d": "d"}     # argument-name suf
 TRANSCENDENTAL_ULP = 4
 ULP = dict.fromkeys(
     "exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh "
-    "arcsinh arccosh arctanh power arctan2 hypot".split(), TRANSCENDENTAL_ULP)
+    "arcsinh arccosh arctanh power arctan2 hypot cbrt".split(), TRANSCENDENTAL_ULP)
 # the sign of a zero result is checked except where NumPy's own answer depends on the path
 # it takes: clip(x, lo, hi) at x == lo or x == hi with zeros of both signs gives x, lo or hi
 # depending on the array length and on whether the bounds are scalars (NumPy 2.4)

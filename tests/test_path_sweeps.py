@@ -262,6 +262,7 @@ def test_builds_agree():
 # Ops the vector renderer deliberately leaves to scalar loops, and why.
 SCALARIZED = {
     "fmod": "no SIMD remainder; lane-wise std::fmod would be no faster than the scalar loop",
+    "cbrt": "no libmvec cube root: the C library's per element, as NumPy's loop",
     "logical_and": "bool operands use the Mask form (vector_bool); others run scalar",
     "logical_or": "as logical_and",
     "logical_xor": "as logical_and",

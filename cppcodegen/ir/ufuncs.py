@@ -44,6 +44,7 @@ _ROWS = [
     OpDef("remainder", 2, np.remainder, "ccg::mod({0}, {1})", "ccg::mod({0}, {1})",
           True),
     OpDef("fmod", 2, np.fmod, "ccg::fmod({0}, {1})", None),
+    OpDef("cbrt", 1, np.cbrt, "std::cbrt({0})", None),     # (the C library's, as NumPy's)
     OpDef("power", 2, np.power, "ccg::power({0}, {1})", "ccg::pow({0}, {1})"),
     OpDef("negative", 1, np.negative, "(-{0})", "(-{0})", True),
     OpDef("positive", 1, np.positive, "(+{0})", "({0})", True),
