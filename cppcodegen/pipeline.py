@@ -191,14 +191,13 @@ def _symbolic_strides(shape, pattern) -> tuple:
 def _size_plan(specs, graph) -> dict:
     """Plan fields of a dynamic variant: where each size/stride name is read, and the guards
     (those on counts of the values, ``m0``, checked where the count is known: ``late_guards``)."""
+    if not graph.guards and not graph.values and not any(s[0] == "darray" for s in specs):
+        return {}
+    from .ir.guardtext import guard_text, pyexpr
     counted = [g for g in graph.guards if any(x.name.startswith(COUNTED) for x in g.free_symbols)]
-    late = {}
-    if counted:
-        from .ir.guardtext import guard_text, pyexpr
-        late = {"late_guards": tuple((pyexpr(g), guard_text(g)) for g in counted)}
+    late = {"late_guards": tuple((pyexpr(g), guard_text(g)) for g in counted)}
     if not any(s[0] == "darray" for s in specs) and not graph.values:
         return late
-    from .ir.guardtext import guard_text, pyexpr
     guards = [g for g in graph.guards if g not in counted]
     sizes = [(name, i, 0, 2) for name, i in graph.values]
     for i, s in enumerate(specs):

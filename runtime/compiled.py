@@ -169,14 +169,14 @@ class CompiledVariant:
     def __init__(self, ffi, fn, plan: Plan, constants: dict, contiguous=None, hook=None):
         """``fn``: the entry point, or a tuple of them when the plan has extern steps."""
         self.ffi, self.fn, self.plan = ffi, fn, plan
-        self.counts = Counts(plan) if isinstance(fn, tuple) else None
+        self.counts = Counts.of(plan)      # (None: no step gives a count)
         self.multi = _run_steps(fn, plan.steps, self.counts) if isinstance(fn, tuple) else None
         self.constants = constants
         self.hook = hook
         contiguous = contiguous or {}
         steps = []
         self.draws = []             # (slot, source) of each random op
-        later = self.counts.later if self.counts is not None else ()
+        later = self.counts.later if self.counts is not None else set()
         for j, spec in enumerate(plan.args):
             if j in later:          # its size is a count: made after that step (counts.py)
                 steps.append((10, j, None))
@@ -241,17 +241,16 @@ class CompiledVariant:
         for i, lo, hi in self.plan.ranges:     # before anything runs: outside, Python runs it
             lines.append(f"if not {lo} <= args[{i}] <= {hi}: raise OutOfRange()")
         env["OutOfRange"] = OutOfRange
-        if self.plan.sizes:
-            lines.append("env = size_env(args)")
-        elif self.counts is not None and self.counts.later:
-            lines.append("env = {}")
+        sized = bool(self.plan.sizes) or self.counts is not None   # (an env of sizes)
+        if sized:
+            lines.append("env = size_env(args)" if self.plan.sizes else "env = {}")
+        env["NULL"] = self.ffi.NULL
         for j, (kind, a, b) in enumerate(self.steps):
             v = f"v{j}"
             if self.counts is not None:     # (values: one per plan argument)
                 self.counts.position[len(values)] = len(cargs)
             if kind == 10:                      # set after the step that gives its count
                 cargs.append("0" if self.plan.args[a][0] == "size" else "NULL")
-                env["NULL"] = self.ffi.NULL
                 values.append("None")
                 continue
             if kind in (0, 4):                  # an input: contiguous, or strided by address
@@ -288,7 +287,7 @@ class CompiledVariant:
         if self.draws:          # every random op's (seed, offset), reserved at once
             lines.insert(0, "draws = rng(sources, args)")
         call = (f"fn({', '.join(cargs)})" if self.multi is None else
-                f"multi([{', '.join(cargs)}], values{', env' if 'env = ' in ''.join(lines) else ''})")
+                f"multi([{', '.join(cargs)}], values{', env' if sized else ''})")
         if self.single is not None:
             result = [f"out = v{self.single}", "return out if out.ndim else out[()]"]
         else:
@@ -350,10 +349,8 @@ class CompiledVariant:
         no argument (Python computes it exactly)."""
         try:
             return self.run(args)
-        except ShapeChanged as e:       # (a count that breaks a guard: traced again; other
-            if e.respecialize:          # shapes: the guard named, the call run with NumPy)
-                return ScalarSizeChanged.reason
-            return getattr(e, "reason", SHAPE_CHANGED)
+        except ShapeChanged as e:       # (a count: traced again; other shapes: NumPy)
+            return ScalarSizeChanged.reason if e.respecialize else SHAPE_CHANGED
         except PythonOnly as e:
             if self.mutates and not isinstance(e, OutOfRange):    # (written: too late)
                 raise
@@ -459,13 +456,13 @@ def _view(a, steps):
 def _build(tree, values, args):
     if type(tree) is tuple and tree and isinstance(tree[0], str):
         tag, v = tree
-        if tag == "copy":               # (an argument's value after an update in place)
-            return _result(values[v].copy())
         if tag in ("buf", "arr"):       # (arr: a 0-d array returned as one)
             out = values[v]
             if out is not None and not out.flags.writeable:     # a constant: hand out a copy
                 out = out.copy()
             return out if tag == "arr" else _result(out)
+        if tag == "copy":               # (an argument's value after an update in place)
+            return _result(values[v].copy())
         if tag == "py":
             return values[v].item()
         if tag == "py?":        # a Python number on the paths that set its flag

@@ -5,7 +5,7 @@ In: a plan whose extern steps have *counted* outputs (``ExternCall.counted``: ``
 compiled code). Out: ``Counts``, which the call runner (``compiled._run_steps``) hands each
 such step: the step's array made by NumPy (``ExternCall.fresh``), the count read from its
 shape, the guards on counts checked (``m0 >= 1`` where the trace took ``y[0]``: a call that
-breaks one raises ``ShapeChanged``, and NumPy runs the function), then the buffers whose
+breaks one raises ``ShapeChanged`` and is traced again for its count), then the buffers whose
 shapes use the count allocated and the count passed to the kernels after the step (their
 arguments are placeholders until then). No compiler imports.
 """
@@ -24,8 +24,13 @@ def _names(text: str) -> set:
 class Counts:
     """What each counted step of ``plan`` settles."""
 
-    def __init__(self, plan):
+    @classmethod
+    def of(cls, plan):
+        """``plan``'s counts, or None when no step of it gives one."""
         counted = [st for st in plan.steps if st[0] == "extern" and st[1].counted]
+        return cls(plan, counted) if counted else None
+
+    def __init__(self, plan, counted: list):
         names = {n for st in counted for n, _ in st[1].counted}
         outs = {st[3] for st in counted}
         need = {}                   # plan argument -> the counts its size uses
@@ -71,15 +76,9 @@ class Counts:
         for name, axis in call.counted:
             env[name] = result.shape[axis]
         sizes, buffers, checks = self.ready[id(step)]
-        for code, text in checks:
+        for code, text in checks:       # (one broken: traced again for this call's count)
             if not evaluate(code, env):
-                e = ShapeChanged(text)
-                e.respecialize = True       # (traced again for this call's count)
-                what = "x[mask]" if call.name.endswith("advanced_index") else call.name
-                found = ", ".join(f"{n} = {env[n]}" for n, _ in call.counted)
-                e.reason = (f"a count of the values ({found}, the length of {what}) breaks "
-                            f"{text}, which the compiled code relies on")
-                raise e
+                raise ShapeChanged(f"{call.name}: the count breaks {text}", respecialize=True)
         for j, name in sizes:
             cargs[self.position[j]] = env[name]
         for j, shape, dt in buffers:

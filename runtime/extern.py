@@ -60,7 +60,10 @@ class ShapeChanged(RuntimeError):
     depends on the values: np.nonzero, x[mask], ...). ``respecialize``: a count the build
     took as it was (0 or 1), or one that breaks a guard: the function is traced again for
     it (``api.CompiledFunction._respecialize``), else the call runs with NumPy."""
-    respecialize = False
+
+    def __init__(self, message: str, respecialize: bool = False):
+        super().__init__(message)
+        self.respecialize = respecialize
 
 
 def advanced_index(a, key):
@@ -105,11 +108,6 @@ class ExternCall:
         return (ExternCall, (self.func, self.args, self.kwargs, self.item, self.writes_out,
                              self.guarded, self.counted, self.recount))
 
-    def _changed(self, message: str) -> ShapeChanged:
-        e = ShapeChanged(message)
-        e.respecialize = self.recount
-        return e
-
     def _skipped(self, arrays, out) -> bool:
         """On the side of a conditional expression not taken (``guarded``): ``out`` zeroed."""
         if self.guarded and not arrays[-1]:
@@ -137,8 +135,8 @@ class ExternCall:
         counted output: its length is this call's count)."""
         result = np.asarray(self._compute(arrays, memo))
         if result.ndim != ndim:
-            raise self._changed(f"{self.name} returned {result.ndim} dimensions where "
-                                f"{ndim} were traced")
+            raise ShapeChanged(f"{self.name} returned {result.ndim} dimensions where "
+                               f"{ndim} were traced", self.recount)
         if result.dtype != dtype or not result.flags.c_contiguous or not result.flags.writeable \
                 or any(np.may_share_memory(result, a) for a in arrays):
             result = np.array(result, dtype=dtype, order="C")
@@ -157,8 +155,8 @@ class ExternCall:
             np.copyto(out, result, casting="unsafe")
             return out
         if result.ndim != out.ndim:
-            raise self._changed(f"{self.name} returned {result.ndim} dimensions where "
-                                f"{out.ndim} were traced")
+            raise ShapeChanged(f"{self.name} returned {result.ndim} dimensions where "
+                               f"{out.ndim} were traced", self.recount)
         return result.astype(out.dtype, copy=False)
 
     def __call__(self, *arrays, out, memo=None):
@@ -170,7 +168,7 @@ class ExternCall:
             return
         result = self._compute(arrays, memo)
         if np.shape(result) != out.shape:
-            raise self._changed(
+            raise ShapeChanged(
                 f"{self.name} returned shape {np.shape(result)} where {out.shape} was traced: "
-                "its output shape depends on the values")
+                "its output shape depends on the values", self.recount)
         np.copyto(out, result, casting="unsafe")

@@ -113,6 +113,8 @@ def _node_bounds(node, depth: int):
 
 _COMPARES = {"greater": "less", "greater_equal": "less_equal", "less": "greater",
              "less_equal": "greater_equal"}      # (each with its operands swapped)
+_NEGATED = {"greater": "less_equal", "greater_equal": "less", "less": "greater_equal",
+            "less_equal": "greater"}
 _ASSUMED: dict = {}     # id(value) -> its range on the side of a ``where`` being followed
 
 
@@ -163,8 +165,7 @@ def _refined(span, op: str, c: int, holds: bool):
     """``span`` of ``x`` where ``x <op> c`` holds (or fails)."""
     lo, hi = span
     if not holds:
-        op = {"greater": "less_equal", "greater_equal": "less", "less": "greater_equal",
-              "less_equal": "greater"}[op]
+        op = _NEGATED[op]
     if op == "greater":
         lo = max(lo, c + 1)
     elif op == "greater_equal":

@@ -229,17 +229,17 @@ class TraceOps(BoolOps):
     def call(self, f, *args, **kwargs):
         if _is_prange(f):               # ours, or Numba's: the same promise
             return prange(*args, **kwargs)
-        if isinstance(f, type) and issubclass(f, np.number) and len(args) == 1 and \
-                not kwargs and symbolic_int(args[0]):   # np.uint32(i) of a loop's index:
-            args = (operand(size_operand(args[0]), np.dtype(f)),)     # NumPy's range check
-        if isinstance(f, type) and issubclass(f, np.number) and len(args) == 1 and \
-                not kwargs and isinstance(args[0], Proxy):
-            if args[0].ndim:            # np.float64(x) of a traced value: a cast of it
+        scalar_type = isinstance(f, type) and issubclass(f, np.number) and len(args) == 1 \
+            and not kwargs
+        x = size_operand(args[0]) if scalar_type and symbolic_int(args[0]) else \
+            args[0] if scalar_type else None                # (np.uint32(i) of a loop's index)
+        if isinstance(x, Proxy):
+            if x.ndim:                  # np.float64(x) of a traced value: a cast of it
                 raise TypeError(f"only 0-dimensional arrays can be converted to "
                                 f"{f.__name__} (at {user_location()})")
-            if issubclass(f, np.integer) and args[0].weak and args[0].dtype.kind in "iu":
-                args = (operand(args[0], np.dtype(f)),)     # np.uint8(v): NumPy's range check
-            r = cast(args[0], f)
+            if issubclass(f, np.integer) and x.weak and x.dtype.kind in "iu":
+                x = operand(x, np.dtype(f))     # np.uint8(v): NumPy's range check
+            r = cast(x, f)
             r.scalar = True
             return r
         if f is np.ndarray:             # np.ndarray(shape, dtype): np.empty

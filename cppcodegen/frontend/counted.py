@@ -10,8 +10,8 @@ The caller (``externs.extern_call``) makes that axis a *count symbol* (``m0``, `
 ``ir.graph.COUNTED``): the runtime reads its value from the array NumPy's step returns,
 then allocates the buffers whose shapes use it and passes it to the kernels after the step
 (``runtime.compiled``). A fact the trace relied on (``y[0]`` needs ``m0 >= 1``) is a guard
-checked right after the step; a call that breaks it runs with NumPy. So one build serves
-every count, where it used to serve the first call's count only.
+checked right after the step; a call that breaks it is traced again for its count. So one
+build serves every count, where it used to serve the first call's count only.
 """
 from __future__ import annotations
 

@@ -208,7 +208,7 @@ def _full(shape, fill_value, dtype, order, what):
     _order(order, what)
     if isinstance(fill_value, Proxy):
         dt = _dtype(dtype, fill_value.dtype, what)
-        value = cast_node(_int_fill(fill_value, dt).node, dt)
+        value = cast_node(as_node(_int_fill(fill_value, dt)), dt)
     else:
         arr = np.asarray(fill_value)
         dt = _dtype(dtype, arr.dtype, what)
@@ -216,12 +216,10 @@ def _full(shape, fill_value, dtype, order, what):
     return wrap(broadcast_node(_after_size_checks(wrap(value)).node, shp))
 
 
-def _int_fill(value: Proxy, dt: np.dtype) -> Proxy:
-    """A Python int fill value of an int array, behind NumPy's OverflowError check."""
-    if value.weak and not value.shape and value.dtype.kind in "iu" and dt.kind in "iu":
-        from .pyints import stored_scalar
-        return stored_scalar(value, dt)
-    return value
+def _int_fill(value, dt: np.dtype):
+    """A fill value of an array of ``dt`` (a Python int: NumPy's OverflowError check)."""
+    from .pyints import python_int_into     # (pyints imports this module's users)
+    return python_int_into(value, dt)
 
 
 def _iota(n, start=0, step=1):
@@ -442,7 +440,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw
     a = asproxy(a)
     dt = np.dtype(dtype) if dtype is not None else a.dtype
     shp = a.shape if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
-    value = _int_fill(fill_value, dt).node if isinstance(fill_value, Proxy) else None
+    value = as_node(_int_fill(fill_value, dt)) if isinstance(fill_value, Proxy) else None
     if value is not None:
         return wrap(broadcast_node(cast_node(value, dt), shp))
     scalar = make_node("const", (), (), dt, user_location(),

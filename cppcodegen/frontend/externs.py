@@ -92,9 +92,9 @@ def extern_call(func, args, kwargs, speculate=False):
     env = current_env()
     symbolic = env is not None and any(not isinstance(d, int) for p in proxies
                                        for d in p.node.shape)
-    counted = None if not speculate or MADE or guard is not None or TraceState.args is None \
+    rule = None if not speculate or MADE or guard is not None or TraceState.args is None \
         else counted_shapes(name, targs, tkwargs, proxies)     # (its count: a symbol)
-    if counted is not None:
+    if rule is not None:
         symbolic = False
     if symbolic and (speculate or TraceState.args is None):
         _pin(proxies)
@@ -125,11 +125,11 @@ def extern_call(func, args, kwargs, speculate=False):
     several = isinstance(result, (tuple, list))     # np.array_split, np.meshgrid: a list
     results = result if several else (result,)
     shapes = [np.shape(r) for r in results]
-    recount = False
-    if counted is not None:             # one count symbol for all outputs (np.nonzero's);
-        sym = _count_symbol(counted, results)   # a count of 0 or 1 stays this call's (as
-        recount = sym is None                   # sizes 0 and 1 do), and another count
-        counted, shapes = (None, shapes) if recount else (sym, counted)   # traces again
+    count = None if rule is None else _count_symbol(rule, results)    # (one for all outputs:
+    recount = rule is not None and count is None    # np.nonzero's; a count of 0 or 1 stays
+    if count is not None:                           # this call's, as sizes 0 and 1 do, and
+        shapes = [tuple(count if d == COUNT else d for d in s) for s in rule]   # another
+                                                    # count traces again)
     if symbolic:                        # axes that follow an input size (extern_shapes.py);
         found = symbolic_shapes(func, targs, tkwargs, proxies, shapes)   # else pinned
         if found is None:
@@ -140,24 +140,21 @@ def extern_call(func, args, kwargs, speculate=False):
         r = np.asarray(r)
         if r.dtype.kind not in "biufc" or r.dtype.itemsize > 16:
             unsupported(f"{name} returning {r.dtype}")
-        if counted is not None:
-            axis = shapes[k].index(COUNT)
-            shapes[k] = tuple(counted if d == COUNT else d for d in shapes[k])
         call = ExternCall(func, targs, tkwargs, k if several else None,
                           guarded=guard is not None,
-                          counted=() if counted is None else ((counted.name, axis),),
+                          counted=() if count is None else ((count.name, rule[k].index(COUNT)),),
                           recount=recount)
         inputs = [p.node for p in proxies] + ([asproxy(guard).node] if guard is not None else [])
         node = make_node("extern", inputs, shapes[k], r.dtype, user_location(), call=call)
-        if counted is not None and current_env().counts.get(counted) is None:
-            current_env().counts[counted] = node    # (what uses the count runs after it)
+        if count is not None and current_env().counts.get(count) is None:
+            current_env().counts[count] = node      # (what uses the count runs after it)
         if speculate:       # run in every call, its shape checked, though only that shape
             keep_for_errors(node)   # be used (``y.shape[0]`` of y = x[mask]: this call's)
         outs.append(wrap(node, scalar=not r.shape))
     if name not in WARNED:
         WARNED.add(name)
         extra = (" (its output shape depends on the values: compiled for this call's shape, "
-                 "other shapes run the function with NumPy)") if speculate and counted is None \
+                 "other shapes run the function with NumPy)") if speculate and count is None \
             else ""
         warnings.warn(f"cppcodegen: {name} runs as a NumPy call between compiled kernels"
                       f"{extra} (at {user_location()})", stacklevel=3)
@@ -166,13 +163,13 @@ def extern_call(func, args, kwargs, speculate=False):
     return type(result)(*outs) if hasattr(result, "_fields") else type(result)(outs)
 
 
-def _count_symbol(counted, results):
-    """The count symbol of a call whose outputs' ``counted`` axes are NumPy's count of the
+def _count_symbol(rule, results):
+    """The count symbol of a call whose outputs' ``rule`` axes (COUNT) are NumPy's count of the
     values (``counted.py``), with this call's count as its hint; None for a count of 0 or 1
     (broadcasting depends on them: the build is for that count)."""
     from .iteration import _env
     from .sizes import symbolic
-    count = int(np.shape(results[0])[counted[0].index(COUNT)])
+    count = int(np.shape(results[0])[rule[0].index(COUNT)])
     if count < 2:
         return None
     env = _env()

@@ -240,13 +240,9 @@ def _select_rows(a, index):
 
 
 def _int_checked(a: Proxy, value):
-    """A Python int (constant or traced) stored by ``x[mask] = v`` or ``x[idx] = v`` into an
-    int array, behind NumPy's OverflowError check (``pyints.stored_scalar``)."""
-    if a.dtype.kind in "iu" and (type(value) is int or isinstance(value, Proxy) and
-                                 value.weak and not value.shape):
-        from .pyints import stored_scalar
-        return stored_scalar(value, a.dtype, into_argument=_of_argument(a))
-    return value
+    """``value`` stored by ``x[mask] = v`` or ``x[idx] = v`` (a Python int: checked)."""
+    from .pyints import python_int_into     # (raises.py, which pyints uses, imports this)
+    return python_int_into(value, a.dtype, _of_argument(a))
 
 
 def _of_argument(a: Proxy) -> bool:

@@ -301,6 +301,17 @@ def stored_scalar(value, dtype: np.dtype, into_argument: bool = False):
                      where)
 
 
+def python_int_into(value, dtype: np.dtype, into_argument: bool = False):
+    """``value``, or where it is a Python int (a constant, or traced: a weak int scalar) and
+    ``dtype`` an int type, behind NumPy's OverflowError check (``stored_scalar``): the value
+    of ``x[mask] = v``, ``x[idx] = v``, ``np.full(n, v, dtype)``. (A NumPy scalar is cast
+    there, as NumPy casts it.)"""
+    if dtype.kind in "iu" and (type(value) is int or isinstance(value, Proxy) and
+                               value.weak and not value.shape and value.dtype.kind in "iu"):
+        return stored_scalar(value, dtype, into_argument)
+    return value
+
+
 def _fitting(value, dtype: np.dtype, error, where, stop: bool = False):
     """The int scalar ``value`` behind a check that it is inside ``dtype``'s range, else
     ``error`` when the program returns (a prange loop may hold the check), or with ``stop``

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.graph import MADE
 from .externs import extern_call
-from .iteration import _env
 from .proxy import Proxy, wrap
 
 
@@ -28,8 +26,6 @@ class Selection(Proxy):
         super().__init__(None)
         # their values now (NumPy's x[mask] is a copy: a later x += 1 does not show in it)
         self.base, self.mask, self.mask_node = wrap(base.node), wrap(mask.node), mask.node
-        if not MADE:        # its count may become a size symbol (counted.py): the helpers
-            _env()          # that ask ``sizes.dynamic()`` before its node must see symbols
 
     @property
     def node(self):

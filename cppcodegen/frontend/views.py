@@ -22,7 +22,8 @@ def reshape(a, shape, order="C", **kw):
         return transpose(reshape(transpose(a), tuple(shape)[::-1]))
     if order != "C":
         unsupported(f"reshape with order={order!r}")
-    if dynamic() and (is_dim(shape) or not all(type(d) is int for d in a.node.shape)
+    dims = a.node.shape                 # (first: a selection's count may make the trace's
+    if dynamic() and (is_dim(shape) or not all(type(d) is int for d in dims)   # sizes symbolic)
                        or any(is_dim(s) for s in shape)):
         single = is_dim(shape) or isinstance(shape, (int, np.integer))
         return _reshape_symbolic(a, (shape,) if single else tuple(shape))
