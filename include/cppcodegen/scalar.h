@@ -60,11 +60,14 @@ template <class T> inline void st(T* p, T v) { std::memcpy(p, &v, sizeof(T)); }
 // call returns.
 struct Stop {};
 
-__attribute__((cold, noinline)) inline int64_t checked_index_rare(int64_t i, int64_t n,
-                                                                  int64_t* err, int64_t axis,
-                                                                  bool counts) {
-  if (i < 0 && i + n >= 0) return i + n;
-  if (!counts) return 0;
+// The OpenMP nesting level, declared const: it is the same wherever one function's serial
+// code asks (a parallel region's body is a function of its own), so the rare path of a check
+// calls nothing the optimizer must assume writes memory, and a load of a loop (an element
+// read at each iteration, `w = weights[k]` in the loop around) stays out of it.
+__attribute__((const, noinline, cold)) inline int team_level() { return omp_get_level(); }
+
+// err = {1, index, n, axis}, by the first thread to get there.
+inline void index_record(int64_t i, int64_t n, int64_t* err, int64_t axis) {
   int64_t zero = 0;
   if (__atomic_compare_exchange_n(err, &zero, int64_t(1), false, __ATOMIC_RELAXED,
                                   __ATOMIC_RELAXED)) {
@@ -72,8 +75,12 @@ __attribute__((cold, noinline)) inline int64_t checked_index_rare(int64_t i, int
     err[2] = n;
     err[3] = axis;
   }
-  if (omp_get_level() == 0) throw Stop{};
-  return 0;
+}
+
+[[noreturn]] __attribute__((cold, noinline)) inline void index_stop(int64_t i, int64_t n,
+                                                                    int64_t* err, int64_t axis) {
+  index_record(i, n, err, axis);
+  throw Stop{};
 }
 
 // The index of one element stored (``x[i] = v`` in a loop): -1 where it is out of range, so
@@ -82,13 +89,18 @@ __attribute__((cold, noinline)) inline int64_t checked_index_rare(int64_t i, int
 inline int64_t checked_store_index(int64_t i, int64_t n, int64_t* err, int64_t axis) {
   if (__builtin_expect(static_cast<uint64_t>(i) < static_cast<uint64_t>(n), 1)) return i;
   if (i < 0 && i + n >= 0) return i + n;
-  checked_index_rare(i, n, err, axis, true);
+  if (team_level() == 0) index_stop(i, n, err, axis);
+  index_record(i, n, err, axis);
   return -1;
 }
 inline int64_t checked_index(int64_t i, int64_t n, int64_t* err, int64_t axis,
                              bool counts = true) {
   if (__builtin_expect(static_cast<uint64_t>(i) < static_cast<uint64_t>(n), 1)) return i;
-  return checked_index_rare(i, n, err, axis, counts);
+  if (i < 0 && i + n >= 0) return i + n;
+  if (!counts) return 0;
+  if (team_level() == 0) index_stop(i, n, err, axis);
+  index_record(i, n, err, axis);
+  return 0;
 }
 
 // Arrays of a loop that traded buffers (``u, un = un, u``): when the entry ends, each one the
