@@ -6,7 +6,7 @@ PYTHON ?= python3
 PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
 export CPPCODEGEN_CACHE_DIR ?= $(CURDIR)/.cache/kernels
 
-.PHONY: install install-test install-bench test bench bench-quick bench-loops
+.PHONY: install install-test install-bench test bench bench-quick bench-loops bench-avx2
 
 install:
 	$(PIP) -e .
@@ -29,6 +29,10 @@ bench-quick: install
 
 bench-loops: install-bench
 	$(PYTHON) -m benchmarks.run --tag loop --no-dask --readme
+
+# make bench-avx2 -- every workload with AVX2 kernels (on an AVX-512 machine: README's bench-avx2 section)
+bench-avx2: install-bench
+	CPPCODEGEN_ISA=avx2 $(PYTHON) -m benchmarks.run --no-dask --readme --json bench-results/avx2/results.json
 
 # make fuzz [N=2000] [S=0]  -- N random graphs of seed S against NumPy (tests/fuzz/)
 N ?= 2000

@@ -87,6 +87,16 @@ class NumPy(System):
 
 
 # ----------------------------------------------------------------------------- cppcodegen
+def _decisions(cache) -> list[str]:
+    """The choices cppcodegen measured while compiling into ``cache`` (its GEMM path per shape
+    class, its parallel threshold: ``python -m cppcodegen cache info``), one line each."""
+    try:
+        from cppcodegen.runtime import tuning
+        return [line.strip() for line in tuning.describe(cache) if line.startswith(" ")]
+    except Exception:                     # an older cppcodegen: nothing to report
+        return []
+
+
 @contextlib.contextmanager
 def cold_cache():
     """An empty kernel cache for this block: cppcodegen.fresh_cache() if it exists, else a
@@ -156,7 +166,8 @@ class CppCodegen(System):
             f = compile_fn(wl.fn, options=self.options) if self.options else compile_fn(wl.fn)
             first = f(*inputs)
             cold = time.perf_counter() - t0
-            info = {"compile_cold_s": cold, "cache_dir_files": _count_files(cache)}
+            info = {"compile_cold_s": cold, "cache_dir_files": _count_files(cache),
+                    "tuning": _decisions(cache)}
             if self.warm_probe is not None:
                 info.update(self.warm_probe(wl.name, cache))
             if self.single_probe is not None:

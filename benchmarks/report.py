@@ -78,6 +78,16 @@ def machine_info(threads: int, versions: dict) -> dict:
             "load_avg_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
 
 
+def tuning_lines(doc: dict) -> list[str]:
+    """The measured choices cppcodegen made in the run's workloads (each compiles in a cache
+    of its own), each once."""
+    seen = {}
+    for w in doc.get("workloads", []):
+        for line in ((w.get("systems") or {}).get(COMPILER) or {}).get("tuning") or []:
+            seen.setdefault(line, w["name"])
+    return [f"{line} ({name})" for line, name in seen.items()]
+
+
 def format_header(doc: dict) -> str:
     m, bw = doc["machine"], doc.get("bandwidth") or {}
     vers = ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()) or "none"
@@ -89,6 +99,13 @@ def format_header(doc: dict) -> str:
     lines = [f"cpu: {m['cpu']}{isa}  cores: {m['cores']}  threads used: {m['threads']}{busy}",
              f"python {m['python']}  numpy {m['numpy']}  cxx: {m['cxx']}",
              f"systems: {vers}"]
+    if m.get("isa"):
+        forced = (f" (CPPCODEGEN_ISA={m['isa_forced']}; the peers use what the CPU has)"
+                  if m.get("isa_forced") else " (the CPU's best)")
+        lines.append(f"cppcodegen kernels: {m['isa']}{forced}")
+    tuned = tuning_lines(doc)
+    if tuned:
+        lines.append("choices measured on this machine: " + "; ".join(tuned))
     if bw:
         note = f" ({bw['note']})" if bw.get("note") else ""
         lines.append(f"memory bandwidth: {bw['gbps']:.1f} GB/s via {bw['kernel']}{note}")
@@ -590,21 +607,30 @@ def suite_readme_section(text: str, suite, doc: dict) -> str:
     return text[:body_start] + "\n" + md + text[end:]
 
 
-def update_readme(path: str, doc: dict) -> None:
+def update_readme(path: str, doc: dict) -> list[str]:
     """The bench-table section from the workloads of no suite, each suite's section from its
-    workloads; a run without any workload of a kind leaves that section as it was."""
+    workloads; a run without any workload of a kind leaves that section as it was. A run whose
+    kernels were built for less than the CPU has writes a section of its own instead. Returns
+    the names of the sections written."""
     with open(path) as f:
         text = f.read()
-    main, parts = split_suites(doc)
-    new = text
-    if main["workloads"] or not parts:
-        new = readme_section(new, main)
-    for suite, d in parts:
-        new = suite_readme_section(new, suite, d)
+    m = doc.get("machine") or {}
+    if m.get("isa") and m.get("isa") != m.get("isa_native", m["isa"]):
+        from benchmarks import forced_isa        # a section of its own (forced_isa.py)
+        new, which = forced_isa.update(text, doc), [f"bench-{m['isa']}"]
+    else:
+        main, parts = split_suites(doc)
+        new, which = text, []
+        if main["workloads"] or not parts:
+            new, which = readme_section(new, main), ["bench-table"]
+        for suite, d in parts:
+            new = suite_readme_section(new, suite, d)
+            which.append(suite.markers[0][5:-4])
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         f.write(new)
     os.replace(tmp, path)
+    return which
 
 
 def write_markdown(doc: dict, path: str) -> None:

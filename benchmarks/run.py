@@ -217,6 +217,9 @@ def main(argv=None) -> int:
             bw = measure.bandwidth(n_bw, repeats, None)
             bw["note"] = f"compiled triad {describe_exit(rc)}"
         doc["bandwidth"] = bw
+        doc["machine"]["isa"] = state.get("isa")
+        doc["machine"]["isa_native"] = state.get("isa_native")
+        doc["machine"]["isa_forced"] = os.environ.get("CPPCODEGEN_ISA") or None
         print(report.format_header(doc).splitlines()[-1], flush=True)
         progress("import cppcodegen time (fresh processes)")
         from benchmarks import measure
@@ -258,10 +261,7 @@ def main(argv=None) -> int:
 
 def _write_readme(report, path, doc) -> None:
     try:
-        report.update_readme(path, doc)
-        main, parts = report.split_suites(doc)
-        which = (["bench-table"] if main["workloads"] or not parts else []) + \
-            [s.markers[0][5:-4] for s, _ in parts]
+        which = report.update_readme(path, doc)
         print(f"wrote the {', '.join(which)} section(s) of {path}")
     except (OSError, ValueError) as e:
         print(f"README not updated: {e}", file=sys.stderr)

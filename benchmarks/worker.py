@@ -111,6 +111,9 @@ def run_job(job: dict, state: State) -> None:
         except Exception:
             cpp = None
         state.data["bandwidth"] = measure.bandwidth(job["n"], job["repeats"], cpp)
+        if cpp is not None:     # the ISA the kernels are built for (CPPCODEGEN_ISA or the CPU's)
+            state.data["isa"] = cpp.config.get_options().resolved_isa()
+            state.data["isa_native"] = cpp.config.get_options({"isa": "native"}).resolved_isa()
         state.data["in_progress"] = None
         state.save()
         return

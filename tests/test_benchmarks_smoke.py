@@ -419,6 +419,34 @@ def test_readme_loop_section(tmp_path):
     assert "8.00x" in newer.split(LOOPS_START)[0]
 
 
+def test_forced_isa_run_has_a_section_of_its_own(tmp_path):
+    """CPPCODEGEN_ISA=avx2 make bench on an AVX-512 machine: its figures go between their own
+    markers (after the other sections), the CPU's own tables stay, and its header names the
+    ISA the kernels were built for and the choices measured in its workloads."""
+    path = tmp_path / "README.md"
+    path.write_text(README_TEXT.format(end="<!-- /bench-table -->\n"))
+    report.update_readme(str(path), fake_doc_extras())
+    native = path.read_text()
+    doc = fake_doc()
+    doc["machine"].update(isa="avx2", isa_native="avx512", isa_forced="avx2")
+    doc["workloads"][0]["systems"]["cppcodegen"]["tuning"] = ["matmul float32 64: NumPy"]
+    assert report.update_readme(str(path), doc) == ["bench-avx2"]
+    text = path.read_text()
+    start, end = "<!-- bench-avx2 -->", "<!-- /bench-avx2 -->"
+    a, b = text.index(start), text.index(end) + len(end)
+    assert text[:a].rstrip() + text[b:] == native.rstrip() + "\n"   # the rest as it was
+    assert text.index(report.README_END) < a < text.index("## Next section")
+    section = text[a:b]
+    assert "cppcodegen kernels: avx2 (CPPCODEGEN_ISA=avx2" in section
+    assert "matmul float32 64: NumPy (chain)" in section
+    assert "| chain | 400.0 ms | 100.0 ms | 4.00x | numexpr | 2.00x |" in section
+    assert "| softmax | 300.0 ms | failed | - | - | - |" in section
+    report.update_readme(str(path), doc)                 # idempotent
+    assert path.read_text() == text
+    doc["machine"]["isa"] = "avx512"                     # forced to what the CPU has: the tables
+    assert report.update_readme(str(path), doc) == ["bench-table"]
+
+
 def test_readme_without_marker_is_an_error(tmp_path):
     path = tmp_path / "README.md"
     path.write_text("# nothing here\n")
