@@ -185,6 +185,38 @@ def test_python_int_operands_out_of_the_arrays_range(dtype):
     assert got is want if isinstance(want, type) else np.array_equal(got, want)
 
 
+def where_constants(img):
+    return (np.where(img > 1, img, 300), np.where(img > 1, -1, img),
+            np.where(img > 1, img, 2 ** 63), np.where(img > 1, img, 7.5))
+
+
+def where_int_argument(img, v):
+    return np.where(img > 1, img, v)
+
+
+def where_too_big(img):
+    return np.where(img > 1, img, 2 ** 64 + 3)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.uint32])
+def test_python_ints_of_where_wrap_as_numpys_do(dtype):
+    """np.where converts a Python int into the result dtype the way NumPy does, by wrapping
+    (uint8: 300 -> 44, -1 -> 255), unlike a ufunc, which raises; past 64 bits it raises
+    NumPy's OverflowError at the user's line (the compiled where raised for any int out of
+    the dtype's range)."""
+    img = np.array([0, 1, 2, 100], dtype)
+    for got, want in zip(cppcodegen.compile(where_constants)(img), where_constants(img)):
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
+    f = cppcodegen.compile(where_int_argument)
+    for v in (3, 300, -1, 70000):           # a constant of the build, then a run-time value
+        got, want = f(img, v), where_int_argument(img, v)
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
+    with pytest.raises(OverflowError, match="test_python_ints.py"):
+        cppcodegen.compile(where_too_big)(img)
+
+
 def sobel_magnitude(im):
     """Python ints of uint8 pixels: their sums and squares stay far inside int64."""
     h, w = im.shape

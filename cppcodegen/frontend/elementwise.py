@@ -14,7 +14,8 @@ from ..ir import ufuncs
 from ..ir.graph import make_node
 from .externs import extern_call
 from .proxy import (as_node, asproxy, broadcast_node, broadcast_operands, cast, cast_node,
-                    copy_of, descriptor, is_weak, own, Proxy, store_result, unsupported, wrap)
+                    copy_of, descriptor, is_weak, own, Proxy, store_result, unsupported, wrap,
+                    WEAK_TYPES)
 from .selection import lift
 from .sizes import fit, is_dim
 from .views import broadcast_to
@@ -258,8 +259,21 @@ def where(cond, x=None, y=None):
                    for d in descs]
     dt = np.result_type(*weak_values)
     shape = broadcast_operands((cond, x, y), "np.where")
+    x, y = (_where_scalar(v, dt) for v in (x, y))
     args = [fit(as_node(cond, bool), shape), fit(as_node(x, dt), shape), fit(as_node(y, dt), shape)]
     return wrap(make_node("where", args, shape, dt, user_location()))
+
+
+def _where_scalar(v, dt):
+    """A Python number operand of np.where as NumPy converts it: unlike a ufunc's, it wraps
+    into the result dtype (np.where(img > 1, img, 300) on uint8 puts 44) and only a value
+    beyond 64 bits raises (NumPy's own OverflowError, at the user's line)."""
+    if type(v) not in WEAK_TYPES:
+        return v
+    try:
+        return np.where(True, v, np.zeros((), dt))[()]
+    except OverflowError as e:
+        raise OverflowError(f"{e} (at {user_location()})") from None
 
 
 def clip(a, a_min=None, a_max=None, out=None, **kw):
