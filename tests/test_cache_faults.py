@@ -11,7 +11,10 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import cppcodegen
 
 # the precompiled header may still be being written in the background: never copy it
 _NO_PCH = shutil.ignore_patterns("pch")
@@ -217,3 +220,24 @@ def test_noexec_cache_dir_is_named_in_the_error(toolbox, tmp_path):
         assert compiles(tmp_path / "log") == 0         # refused before compiling anything
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def element(x):
+    return x[0, 0]
+
+
+def zero_d_view(x):
+    return x[0:1, 0:1].reshape(())
+
+
+def test_graphs_alike_but_for_the_result_kind_are_two_entries():
+    """x[0, 0] (a NumPy scalar) and x[0:1, 0:1].reshape(()) (a 0-d array) trace to the same
+    nodes: the graph cache's key tells them apart, so neither takes the other's result kind,
+    in either order (the second one compiled returned the first one's kind)."""
+    x = np.arange(24.0).reshape(4, 6)
+    for order in ((element, zero_d_view), (zero_d_view, element)):
+        with cppcodegen.fresh_cache():
+            for fn in order:
+                got, want = cppcodegen.compile(fn)(x), fn(x)
+                assert type(got) is type(want), (fn.__name__, type(got))
+                assert got == want

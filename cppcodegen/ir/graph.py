@@ -176,8 +176,8 @@ class Graph:
     mutations: list = field(default_factory=list)   # (argument index, its final value node):
                                                     # arguments the function updated in place
     python_leaves: tuple = ()   # flat positions (tree order) of outputs that are Python numbers
-    array_leaves: tuple = ()    # ... of 0-d outputs that are arrays (np.asarray(x.max()))
                                 # in the function (``c = 0; c += 1``): returned as int/float
+    array_leaves: tuple = ()    # ... of 0-d outputs that are arrays (np.asarray(x.max()))
     raises: tuple = ()          # the exceptions of the user's raise statements (``RAISES``)
     ranges: tuple = ()          # Python int arguments' ranges (``RANGES``)
     list_leaves: tuple = ()     # (position, how many first items are Python numbers, -1:
@@ -223,6 +223,17 @@ class Graph:
         lines.append("return " + _tree_text(self.outputs, names))
         if self.python_leaves:
             lines.append(f"python numbers at {self.python_leaves}")
+        if self.array_leaves:       # (x[0, 0] and x[0:1, 0:1].reshape(()) trace alike)
+            lines.append(f"0-d arrays at {self.array_leaves}")
+        if self.list_leaves:
+            lines.append(f"lists at {self.list_leaves}")
+        if self.python_flags:
+            lines.append("python numbers where " + ", ".join(
+                f"{k}: {names[id(n)]}" for k, n in self.python_flags))
+        if self.raises:
+            lines.append(f"raises {self.raises!r}")
+        if self.ranges:
+            lines.append(f"int ranges {self.ranges}")
         if self.guards:
             from .guardtext import guard_text
             lines += [f"guard {guard_text(g)}" for g in self.guards]
