@@ -200,3 +200,51 @@ def test_the_first_error_in_statement_order_is_raised(fn, error):
         fn(-np.eye(3))
     with pytest.raises(error):
         f(-np.eye(3))
+
+
+def _sum_at_then_check(a, idx):
+    s = 0.0
+    for i in range(idx.shape[0]):
+        s += a[idx[i]]                      # IndexError first where idx[i] is out of range
+        if idx[i] > 3:
+            raise KeyError("idx big")
+    return s
+
+
+def _read_ahead_then_check(a, idx):
+    s = 0.0
+    for i in range(a.shape[0]):
+        v = a[i + 1]
+        if a[i] < 0:
+            raise KeyError("negative")
+        s += v
+    return s
+
+
+def _between_two_checks(a, idx):
+    s = 0.0
+    for i in range(idx.shape[0]):
+        if a[i] > 100:
+            raise OSError("too big")
+        v = a[idx[i]]
+        if a[i] < 0:
+            raise KeyError("negative")
+        s += v
+    return s
+
+
+@pytest.mark.parametrize("fn, a, idx", [
+    (_sum_at_then_check, [1.0, -2.0, 3.0, 4.0, 5.0], [1, 7, 4]),
+    (_read_ahead_then_check, [1.0, 2.0, -3.0], [0]),
+    (_between_two_checks, [1.0, -2.0, 3.0], [0, 5, 1])])
+def test_an_index_error_before_a_raise_in_the_same_iteration_wins(fn, a, idx):
+    """An element read out of range (``a[idx[i]]``, ``a[i + 1]``) raises its IndexError before
+    a user's raise later in the same iteration, as in Python (the read was computed where its
+    value was used, after the raise's check: the user's exception came out instead)."""
+    f = cppcodegen.compile(fn)
+    a, idx = np.array(a), np.array(idx)
+    assert _outcome(fn, a, idx)[0] is IndexError
+    assert _outcome(f, a, idx)[0] is IndexError
+    if fn is not _read_ahead_then_check:           # (that one reads past the end at the last)
+        ok = (np.abs(a), np.zeros_like(idx))
+        assert f(*ok) == fn(*ok)

@@ -440,9 +440,10 @@ def walk(nodes):
 def region_order(results, params, outer, made=None) -> list:
     """A region's own nodes, operands first: those between ``params`` (and the nodes
     ``outer(node)`` says are computed outside) and ``results``. With ``made`` (the region's
-    nodes in the order the trace made them), its checks and control nodes run in that order
-    where their operands allow (``if d <= 0: raise E`` before ``math.sqrt(d)``'s domain
-    check: Python's first error is the one raised)."""
+    nodes in the order the trace made them), its checks, control nodes and element reads at
+    checked positions run in that order where their operands allow (``if d <= 0: raise E``
+    before ``math.sqrt(d)``'s domain check, ``a[idx[i]]``'s IndexError before a later
+    ``raise``: Python's first error is the one raised)."""
     stop = {id(p) for p in params}
 
     def inside(n):
@@ -454,8 +455,8 @@ def region_order(results, params, outer, made=None) -> list:
     order = postorder(roots, operands)
     if made:
         mine = {id(n) for n in order}
-        steps = [n for n in made.values() if id(n) in mine and (n.op == "check" or
-                                                               n.op in CONTROL_OPS)]
+        steps = [n for n in made.values() if id(n) in mine and (
+            n.op == "check" or n.op in CONTROL_OPS or (n.op == "gather" and not n.shape))]
         if len(steps) > 1:
             order = postorder(steps + roots, operands)
     return order

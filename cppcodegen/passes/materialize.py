@@ -40,6 +40,10 @@ def materialized(graph: Graph) -> set:
       (``Z[i, lo:hi] = a[lo:hi][-1]``) is read once into its own value: NumPy raises its
       IndexError even where the region is empty, so the check must not sit inside a loop of
       no iterations;
+    - an element read at a checked position (a 0-d gather, ``a[idx[i]]``) before a check or
+      a control node of the same region (``if idx[i] > 3: raise ...``) is read there, in its
+      own value: inlined into a reader after it (``s += a[idx[i]]``, a carried value updated
+      at the end of the body), its IndexError came after the user's raise;
     - a single value (``s = a[i-1] + a[i] + a[i+1]``) of ``SHARED_MIN`` ops or with an
       expensive op, read by more than one node: by a construct's body (an ``if``'s branch,
       an inner loop) and by anything else (the condition, a carried value, another
@@ -73,6 +77,9 @@ def materialized(graph: Graph) -> set:
                 src = src.inputs[0]
             if src.op == "gather" and src.size == 1:
                 spread.add(id(src))
+    steps = [k for k, n in enumerate(graph.nodes) if n.op == "check" or n.op in CONTROL_OPS]
+    spread |= {id(n) for k, n in enumerate(graph.nodes)
+               if n.op == "gather" and not n.shape and steps and k < steps[-1]}
     terms, out = {}, set()        # compute node id -> its inlined terms {(node id, chain)}
     for node in compute:
         mine = set()
