@@ -34,6 +34,7 @@ from .truth import as_scalar, is_traced, truth
 from .pyints import int_of_float, int_of_uint64, operand
 from .creation import ndarray_new
 from .dataslice import OutsideLoop
+from .listargs import one_array_arguments
 from .listbuffer import CountAppends
 from .raises import bound, catching, user_error
 from .parallel import independent_roles, parallel_roles
@@ -248,6 +249,7 @@ class TraceOps(BoolOps):
                 (operands := solve.prepare(f, args, kwargs)) is not None:
             return convert(solve.solve, self)(*operands)    # (in a loop: compiled code)
         f = replace.by_name(f)          # (from random import random: ours while tracing)
+        args = one_array_arguments(f, args)     # (np.mean([a, b, c], axis=0))
         return ((convert(f, self) if _user_function(f) else None) or f)(*args, **kwargs)
 
     # ----------------------------------------------------------------- statements

@@ -182,8 +182,11 @@ def replaced():
     for module, table, pass_original in _TABLES:
         for name, fn in table.items():
             original = originals[id(module), name]
-            setattr(module, name, _replacement(name, fn, original, pass_original))
-            _ACTIVE[id(original)] = (original, getattr(module, name))
+            rep = _replacement(name, fn, original, pass_original)
+            setattr(module, name, rep)
+            _ACTIVE[id(original)] = (original, rep)
+            _ACTIVE[id(rep)] = (rep, rep)       # (np.array read as an attribute: the call
+                                                # hook calls it for the user, ``by_name``)
     # np.random's other functions (choice, permutation, ...) are compiled code that calls
     # np.empty with no Python frame of its own: marked, so that call gets NumPy's function
     mine = {name for module, table, _ in _TABLES if module is np.random for name in table}
