@@ -135,9 +135,18 @@ def lane_loop(program: LoopProgram, k, lines, private, base: str, first: str,
     declared = set(re.findall(r"\bconst bool (\w+) =", " ".join(lines)))    # (predicates)
     names = _names_read(before + lines,
                         {c["var"]} | declared | {b for b, op in private if op is None})
+    # a value the body reads and no iteration writes (2 * L of ``x[i] = 2 * L - x[i]``): a
+    # copy of its own, which every lane may read whatever its branch (from the buffer, a read
+    # under a branch is a masked load of one address, and the loop stayed scalar)
+    written = set(written_buffers(program, k.regions[0]))
+    fixed = [n for n in names if n in program.buffers and program.buffers[n].shape == ()
+             and n not in written]
     params = ", ".join(["const int64_t ccg_base", "const int64_t ccg_first",
-                        "const int64_t ccg_end"] + [f"auto {n}" for n in names])
+                        "const int64_t ccg_end"] + [f"auto {'ccg_at_' * (n in fixed)}{n}"
+                                                    for n in names])
     return [f'[]({params}) __attribute__((optimize("tree-loop-vectorize"))) {{   // several at once',
+            *[f"    auto ccg_fixed_{n} = ccg_at_{n}[0];   // the same in every iteration\n"
+              f"    auto* {n} = &ccg_fixed_{n};" for n in fixed],
             *start,
             *(["    if (ccg_first < ccg_end) {"] + ["    " + line for line in before] + ["    }"]
               if before else []),
