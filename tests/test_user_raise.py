@@ -248,3 +248,26 @@ def test_an_index_error_before_a_raise_in_the_same_iteration_wins(fn, a, idx):
     if fn is not _read_ahead_then_check:           # (that one reads past the end at the last)
         ok = (np.abs(a), np.zeros_like(idx))
         assert f(*ok) == fn(*ok)
+
+
+def _asserted_step(a, k):
+    assert k > 0, "k must be positive"
+    s = 0
+    i = 0
+    while i < a.shape[0]:
+        s += a[i]
+        i += k
+    return s
+
+
+def test_an_assert_on_an_int_argument_runs_before_the_loop_it_guards():
+    """``assert k > 0`` before ``while ...: i += k``: once k is read at run time (a second
+    value), the assert is a check of the function's own statements, which run in the order
+    Python runs them (the loop ran first: k = -1 gave an IndexError, k = 0 never ended)."""
+    f = cppcodegen.compile(_asserted_step)
+    a = np.arange(10)
+    for k in (3, 2, 5):
+        assert f(a, k) == _asserted_step(a, k)
+    for k in (-1, 0):
+        with pytest.raises(AssertionError, match="k must be positive"):
+            f(a, k)

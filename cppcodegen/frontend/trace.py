@@ -12,8 +12,8 @@ import threading
 import numpy as np
 
 from ..errors import MixedReturns, TraceError
-from ..ir.graph import (EFFECTS, RAISES, RANGES, flatten_tree, Graph, make_node, map_tree, SliceOut,
-                        walk)
+from ..ir.graph import (EFFECTS, RAISES, RANGES, STEPS, flatten_tree, Graph, make_node,
+                        map_tree, SliceOut, walk)
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
 from . import containers, creation, replace
@@ -77,6 +77,7 @@ def trace(fn, arg_specs, args):
         RandomState.slots, RandomState.seeded = 0, None
         TraceState.args = args
         EFFECTS.clear()
+        STEPS.clear()
         RAISES.clear()
         RANGES.clear()
         creation.SIZE_CHECKS.clear()
@@ -139,8 +140,13 @@ def trace(fn, arg_specs, args):
                          if isinstance(p, Proxy) and p.pyflag is not None and p.arg is None
                          and k not in python_leaves and not p.node.shape)
     effects, EFFECTS[:] = list(EFFECTS), []
-    nodes = count_order(leaves + [n for _, n in mutations] + [n for _, n in python_flags] +
-                        inputs + effects, env.counts if env is not None else {})
+    roots = leaves + [n for _, n in mutations] + [n for _, n in python_flags] + inputs + effects
+    counts = env.counts if env is not None else {}
+    nodes = count_order(roots, counts)
+    mine = {id(n) for n in nodes}
+    steps, STEPS[:] = [n for n in STEPS if id(n) in mine], []
+    if len(steps) > 1:      # in the order Python runs them (``assert k > 0`` before a loop
+        nodes = count_order(steps + roots, counts)      # whose step is k)
     constants = {n.attr("array").key: n.attr("array").array for n in walk(nodes)
                  if n.op == "constant"}
     graph = Graph(inputs=inputs, nodes=nodes, outputs=outputs, leaves=leaves, constants=constants,

@@ -90,6 +90,8 @@ NODE_BUDGET = [None]  # while a function without source is traced: (the NODES_MA
                       # the trace stops, why): its loops run in Python, one step per trip
 EXTERN_WEIGHT = 50  # ... a NumPy call between kernels counting as this many: each splits the
                     # build into another entry (a 1000-row loop of np.bincount took minutes)
+STEPS: list = []    # while a function is traced: its own checks, control nodes and element
+                    # reads at checked positions (outside every region), in the order made
 MADE: list = []     # while a region is traced: one dict per open region, id -> node, of the
                     # nodes made since it opened (frontend/carried.py reads them; the dict
                     # keeps them alive, so an id is never reused for another node meanwhile)
@@ -115,6 +117,8 @@ def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
     else:
         for made in MADE:
             made[id(node)] = node
+    if not MADE and is_step(node):
+        STEPS.append(node)
     NODES_MADE[0] += EXTERN_WEIGHT if op == "extern" else 1
     if NODE_BUDGET[0] is not None and NODES_MADE[0] > NODE_BUDGET[0][0]:
         from ..errors import UnsupportedError
@@ -437,6 +441,12 @@ def walk(nodes):
             yield from walk(region.nodes)
 
 
+def is_step(n) -> bool:
+    """Does ``n`` keep its place among the statements (an error it raises comes where Python
+    raises it): a check, a loop or branch, an element read at a checked position."""
+    return n.op == "check" or n.op in CONTROL_OPS or (n.op == "gather" and not n.shape)
+
+
 def region_order(results, params, outer, made=None) -> list:
     """A region's own nodes, operands first: those between ``params`` (and the nodes
     ``outer(node)`` says are computed outside) and ``results``. With ``made`` (the region's
@@ -455,8 +465,7 @@ def region_order(results, params, outer, made=None) -> list:
     order = postorder(roots, operands)
     if made:
         mine = {id(n) for n in order}
-        steps = [n for n in made.values() if id(n) in mine and (
-            n.op == "check" or n.op in CONTROL_OPS or (n.op == "gather" and not n.shape))]
+        steps = [n for n in made.values() if id(n) in mine and is_step(n)]
         if len(steps) > 1:
             order = postorder(steps + roots, operands)
     return order
