@@ -140,3 +140,21 @@ def test_uint64_scalars_past_int64_are_passed_whole():
         np.testing.assert_array_equal(add(x, s), x + s)
         np.testing.assert_array_equal(f(s, 5), _xorshift(s, 5))
         np.testing.assert_array_equal(f(s, 5), _xorshift(s, 5))
+
+
+def max_pool(x, k):
+    H, W = x.shape
+    h, w = H // k, W // k
+    return x[:h * k, :w * k].reshape(h, k, w, k).max(axis=(1, 3))
+
+
+@pytest.mark.parametrize("kind", [int, np.int64])
+def test_block_pooling_by_an_int_argument(kind):
+    """A slice whose length is computed from an int argument, reshaped into blocks: the
+    loads' positions name the argument's value (the kernel was built without it and the
+    C++ did not compile, with np.int64 k at once, with a Python int at its second value)."""
+    f = cppcodegen.compile(max_pool)
+    rng = np.random.default_rng(3)
+    for shape, k in (((16, 16), 4), ((16, 16), 4), ((13, 9), 2), ((16, 16), 3)):
+        x = rng.random(shape)
+        np.testing.assert_array_equal(f(x, kind(k)), max_pool(x, kind(k)))

@@ -10,6 +10,7 @@ that write the caller's array last (``Lowering.writebacks``).
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import sympy
@@ -17,8 +18,8 @@ import sympy
 from ..ir.graph import (CONTROL_OPS, RUN_TIME, VIEW_OPS, Graph, Node, SliceOut,
                         run_time_size)
 from ..ir.shapes import prod
-from ..ir.loopir import (STATUS, Buffer, ExprBuilder, Gather, Load, LoopProgram, Stage,
-                         index_vars, nested)
+from ..ir.loopir import (STATUS, Buffer, ExprBuilder, Gather, Index, Load, LoopProgram, Op,
+                         Stage, index_vars, nested, walk)
 from ..ir.ufuncs import OPS
 from ..runtime.compiled import SITE
 from .indexing import broadcast_index, contiguous_strides, view_index
@@ -455,13 +456,34 @@ def _size_symbols(buffers, stages) -> tuple:
         nonlocal names
         for s in stages:
             bounds = [s.control[k] for k in ("start", "stop", "step") if s.kind == "for"]
-            for d in tuple(s.domain) + tuple(bounds):     # (a loop's bounds: ``range(n)``)
+            # (a loop's bounds: ``range(n)``; a load's position: a view of a slice whose
+            # length is an int argument's, reshaped, ``x[:h * k].reshape(h, k)``)
+            for d in tuple(s.domain) + tuple(bounds) + tuple(s.store or ()) + _positions(s):
                 names |= {x.name for x in sympy.sympify(d).free_symbols}
             for region in s.regions:
                 visit(region)
     visit(stages)
-    names = {n for n in names if not n.startswith(RUN_TIME)}   # loops' own: local
+    names = {n for n in names if not n.startswith(RUN_TIME)   # loops' own: local
+             and not _LOCAL_NAME.match(n)}
     return tuple(sorted(names, key=lambda n: (n[0], int(n[1:].split("_")[0]), n)))
+
+
+_LOCAL_NAME = re.compile(r"(i|lv)\d+$|g\d+_\d+$|sk$")
+"""Symbols of a kernel's own in a load's position: a domain's index, a loop's induction
+variable, a gathered index, the position of a search."""
+
+
+def _positions(s) -> tuple:
+    """The index expressions of ``s``'s loads."""
+    if not isinstance(s.body, (Load, Op, Index)):
+        return ()
+    out = ()
+    for e in walk(s.body):
+        if isinstance(e, Load):
+            out += tuple(e.index)
+        elif isinstance(e, Index):
+            out += (e.expr,)
+    return out
 
 
 def _bound_symbols(stages) -> tuple:
