@@ -218,7 +218,7 @@ class CompiledFunction:
                                              "itself, or a long chain of values from a loop "
                                              "that ran in Python while tracing")
                     if not isinstance(e, (UnsupportedError, DataDependentError, TraceError,
-                                          AssertionError)):
+                                          AssertionError)) and not _rejected(e):
                         raise
                     self._newest = (specs, None, ())    # (the next call's reason names it)
                     return self.variants.setdefault(specs, fall_back(self.fn, e, opts.fallback))
@@ -389,3 +389,12 @@ def explain(fn, *args, **kwargs) -> Explanation:
     if not isinstance(fn, CompiledFunction):
         fn = CompiledFunction(fn)
     return fn.explain(*args, **kwargs)
+
+
+def _rejected(error) -> bool:
+    """Did the C++ compiler run and reject the code cppcodegen wrote (a bug of ours: with the
+    fallback on, the call runs as Python, the compiler's message in the warning)? A missing
+    or broken compiler is the user's to fix and raises."""
+    from .runtime.build import CompileError
+    return isinstance(error, CompileError) and error.source_path is not None and \
+        bool(error.stderr) and " error: " in error.stderr

@@ -152,6 +152,24 @@ def test_compile_error_carries_compiler_message_and_source(tmp_path):
     assert os.path.exists(info.value.source_path)
 
 
+def test_code_the_compiler_rejects_runs_as_python_with_the_fallback_on(tmp_path):
+    """The C++ compiler rejecting the code cppcodegen wrote is a bug of ours: with the
+    fallback on, the call runs as plain Python with the compiler's message in the warning
+    (it raised CompileError at every call); off, it raises."""
+    fake = tmp_path / "rejecting"
+    fake.write_text("#!/bin/sh\nif [ \"$1\" = --version ]; then echo fake 1.0; exit 0; fi\n"
+                    "echo \"k.cpp:23:63: error: 'v1' was not declared in this scope\" >&2\n"
+                    "exit 1\n")
+    fake.chmod(0o755)
+    opts = {"cxx": str(fake), "cache_dir": str(tmp_path / "c")}
+    f = cppcodegen.compile(lambda x: x + 1, options=dict(opts, fallback=True))
+    x = F32(3)
+    with pytest.warns(cppcodegen.FallbackWarning, match="v1"):
+        np.testing.assert_array_equal(f(x), x + 1)
+    with pytest.raises(cppcodegen.CompileError):
+        cppcodegen.compile(lambda x: x + 2, options=dict(opts, fallback=False))(F32(3))
+
+
 def test_second_process_runs_no_compiler(tmp_path):
     log = tmp_path / "cxx.log"
     wrapper = tmp_path / "cxx"
