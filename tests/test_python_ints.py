@@ -467,3 +467,24 @@ def test_a_comparison_bounds_its_own_elements_only():
     assert f(a) == _reversed_where_root(a)
     with pytest.raises(ValueError, match="math domain error"):
         f(np.array([3, 50, -7], np.int32))
+
+
+CLIP_BOUNDS = [(-5, 300), (2, 300), (-5, 7), (300, 400), (-10, -5), (5, -3), (-2 ** 70, 5),
+               (1, 2 ** 70), (-1000, 50)]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_clip_by_python_ints_past_the_dtype(dtype):
+    """np.clip compares a Python int bound by value: past the dtype's range on its own side it
+    clamps nothing (np.clip(u8, -5, 300) is u8; the compiled clip raised OverflowError),
+    past it on the other side NumPy's OverflowError."""
+    x = np.array([0, 3, 100], dtype)
+    for lo, hi in CLIP_BOUNDS:
+        def clip(x, lo=lo, hi=hi):
+            return np.clip(x, lo, hi)
+        want, got = _outcome(clip, x), _outcome(cppcodegen.compile(clip), x)
+        if isinstance(want, type):
+            assert got is want, (lo, hi, got)
+        else:
+            np.testing.assert_array_equal(got, want)
+            assert got.dtype == want.dtype

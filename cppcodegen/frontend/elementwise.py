@@ -297,6 +297,10 @@ def clip(a, a_min=None, a_max=None, out=None, **kw):
             return np.maximum(x, a_min)
     lo = a_min if a_min is not None else _extreme(x, a_max, low=True)
     hi = a_max if a_max is not None else _extreme(x, a_min, low=False)
+    if x.dtype.kind in "iu":    # a Python int bound is compared by value, as NumPy's clip
+        info = np.iinfo(x.dtype)    # does: past the dtype's range on its own side it clamps
+        lo = max(lo, info.min) if type(lo) is int else lo       # nothing (np.clip(u8, -5,
+        hi = min(hi, info.max) if type(hi) is int else hi       # 300)); on the other, raises
     return trace_ufunc(np._core.umath.clip, (x, lo, hi), {})
 
 
