@@ -264,3 +264,41 @@ def test_unchecked_math_functions_return_python_floats():
     got = cppcodegen.compile(angles_of, fallback=False)(0.5, 1 + 1j)
     want = angles_of(0.5, 1 + 1j)
     assert got == want and all(type(g) is float for g in got)
+
+
+def _fermat_count(a):
+    c = 0
+    for i in range(a.shape[0]):
+        n = int(a[i])
+        if pow(2, n - 1, n) == 1:
+            c += 1
+    return c
+
+
+def _gcd_all(a, b):
+    g = np.zeros(a.shape[0], dtype=np.int64)
+    for i in range(a.shape[0]):
+        g[i] = math.gcd(int(a[i]), int(b[i]))
+    return g
+
+
+def _pow_two_args(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += pow(a[i], 2) + pow(2.0, a[i])
+    return s
+
+
+def test_functions_without_a_compiled_form_name_themselves():
+    """pow(b, e, m) and math.gcd of traced values are not compiled: the error names them and
+    their line (pow raised TypeError; math.gcd a DataDependentError about an index), and with
+    the fallback on the call runs as Python. Two-argument pow is ``**``."""
+    a = np.array([7, 9, 11, 15])
+    with pytest.raises(cppcodegen.UnsupportedError, match=r"pow\(base, exp, mod\).*test_pymath"):
+        cppcodegen.compile(_fermat_count)(a)
+    with pytest.raises(cppcodegen.UnsupportedError, match=r"math\.gcd.*test_pymath"):
+        cppcodegen.compile(_gcd_all)(a, a + 3)
+    with pytest.warns(cppcodegen.FallbackWarning):
+        assert cppcodegen.compile(_fermat_count, options={"fallback": True})(a) == _fermat_count(a)
+    x = np.linspace(-2, 2, 9)
+    assert cppcodegen.compile(_pow_two_args)(x) == _pow_two_args(x)

@@ -35,6 +35,7 @@ from .pyints import int_of_float, int_of_uint64, operand
 from .creation import ndarray_new
 from .dataslice import OutsideLoop
 from .listargs import one_array_arguments
+from .pymath import builtin_pow
 from .listbuffer import CountAppends
 from .raises import bound, catching, user_error
 from .parallel import independent_roles, parallel_roles
@@ -251,6 +252,8 @@ class TraceOps(BoolOps):
         f = replace.by_name(f)          # (from random import random: ours while tracing)
         args = one_array_arguments(f, args)     # (np.mean([a, b, c], axis=0))
         return ((convert(f, self) if _user_function(f) else None) or f)(*args, **kwargs)
+
+    pow_ = staticmethod(builtin_pow)
 
     # ----------------------------------------------------------------- statements
     user_error = staticmethod(user_error)      # ``raise E`` (raises.py)

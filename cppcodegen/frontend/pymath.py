@@ -23,7 +23,7 @@ import numpy as np
 
 from ..ir.graph import make_node
 from ..ir.ufuncs import PYTHON_MATH
-from ..errors import user_location
+from ..errors import UnsupportedError, user_location
 from .iteration import has_loop_symbol, size_proxy, symbolic_int
 from .bounds import bounds
 from .proxy import cast_node, Proxy, wrap
@@ -162,7 +162,35 @@ TABLE.update({"floor": _integral(np.floor), "ceil": _integral(np.ceil),
               "trunc": _integral(np.trunc), "isnan": _test(np.isnan),
               "isinf": _test(np.isinf), "isfinite": _test(np.isfinite), "log": _log})
 
+
+
+def _not_compiled(name):
+    """math.gcd and the like, which have no compiled form: of a traced value, a clear error
+    naming the function (with the fallback on, the call runs as Python)."""
+    def fn(*args, original, **kw):
+        if any(_traced(a) for a in args):
+            raise UnsupportedError(f"math.{name} of a value computed from arrays (at "
+                                   f"{user_location()}) is not compiled")
+        return original(*args, **kw)
+    return fn
+
+
+TABLE.update({name: _not_compiled(name) for name in ("gcd", "lcm", "comb", "perm", "factorial",
+                                                     "isqrt", "prod", "fsum", "dist", "nextafter",
+                                                     "ulp", "frexp", "ldexp", "modf", "remainder")
+              if hasattr(math, name)})
 replace.register(math, TABLE, pass_original=True)
+
+
+def builtin_pow(base, exp, mod=None):
+    """Python's ``pow``: ``base ** exp``; with ``mod`` of traced values, not compiled (a clear
+    error; it raised TypeError)."""
+    if mod is None:
+        return base ** exp
+    if any(_traced(v) for v in (base, exp, mod)):
+        raise UnsupportedError(f"pow(base, exp, mod) of values computed from arrays (at "
+                               f"{user_location()}) is not compiled")
+    return pow(base, exp, mod)
 
 
 def _complex(ufunc, dtype=np.complex128):

@@ -27,7 +27,7 @@ _SCALAR_TYPES = {"float64", "float32", "float16", "double", "single", "int64", "
                  "int8", "uint64", "uint32", "uint16", "uint8", "intp", "uintp",
                  "complex128", "complex64", "cdouble", "csingle"}
 _BUILTIN_OPS = {"max", "min", "abs", "float", "int", "bool", "complex", "len", "print", "any",
-                "all"}
+                "all", "pow"}
 _CHAINED = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
             ast.NotEq: "ne"}       # comparisons a chain of which is rewritten
 # builtins rewritten to ops.<name>_ when they are a for's iterable (or nested in one's arguments)
