@@ -268,6 +268,16 @@ def test_interp_is_a_search_and_numpys_arithmetic(fn):
     assert all(k.form != "extern" for k in kernels)
 
 
+def test_interp_at_one_point_is_a_numpy_scalar():
+    """np.interp of a Python float, a NumPy scalar or a 0-d array is a NumPy float64, as
+    NumPy's is (it came back as a 0-d array)."""
+    xp, fp = np.linspace(0, 1, 7), np.linspace(0, 1, 7) ** 2
+    f = cppcodegen.compile(interp_default)
+    for x in (0.3, np.float64(0.45), np.array(0.9), np.array([0.3])):
+        got, want = f(x, xp, fp), interp_default(x, xp, fp)
+        assert type(got) is type(want) and got == want
+
+
 def vote_per_row(votes, n_classes):
     pred = np.zeros(votes.shape[0], dtype=np.int64)
     for i in range(votes.shape[0]):

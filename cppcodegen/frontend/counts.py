@@ -303,7 +303,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     r = np.where(j == n - 1, np.where(xs > xa[n - 1], hi, fa[n - 1]), r)
     r = np.where(j < 0, lo, r)
     r = np.where(np.isnan(xs), xs, r)
-    return r if isinstance(x, (Proxy, np.ndarray)) else r[()]
+    if r.ndim == 0:             # a NumPy scalar, as NumPy's interp returns for any 0-d x
+        r.scalar = True
+    return r
 
 
 FUNCTIONS = {np.searchsorted: searchsorted, np.digitize: digitize, np.bincount: bincount,
