@@ -53,3 +53,36 @@ def test_index_error_only_where_python_raises(fn, text):
     with pytest.raises(IndexError, match=f"index 5 is out of bounds for axis 0 with size 5 "
                                          f".at .*test_index_errors.py:{_line(fn, text)}"):
         comp(loud.copy())
+
+
+def _sieve(n):
+    flags = np.ones(n + 1, dtype=np.bool_)
+    flags[:2] = False
+    for i in range(2, int(n ** 0.5) + 1):
+        if flags[i]:
+            for j in range(i * i, n + 1, i):
+                flags[j] = False
+    return flags
+
+
+def _past_the_end(x, n):
+    s = 0.0
+    for i in range(n, n + 3):
+        s += x[i]
+    return s
+
+
+def test_an_index_past_the_end_in_every_iteration_of_a_loop_that_may_not_run():
+    """``flags[i]`` with i >= 2 of a 1-element array (n = 0): out of range in every iteration
+    of a loop that runs none this call, so nothing is raised (the trace raised, its message
+    failed on the loop's index, and the call ran as Python); where the loop runs, NumPy's
+    IndexError, when it runs."""
+    f = cppcodegen.compile(_sieve)
+    for n in (100, 0, 1, 37, 0):
+        np.testing.assert_array_equal(f(np.int64(n)), _sieve(np.int64(n)))
+    g = cppcodegen.compile(_past_the_end)
+    x = np.arange(4.0)
+    assert g(x, 1) == _past_the_end(x, 1)
+    for n in (3, 7):
+        with pytest.raises(IndexError):
+            g(x, n)

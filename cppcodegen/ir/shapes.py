@@ -510,7 +510,11 @@ class SymInt:
 
     def __repr__(self):
         env = current()
-        return f"{self.expr}" + (f" (= {env.hint(self.expr)} now)" if env else "")
+        try:
+            now = f" (= {env.hint(self.expr)} now)" if env else ""
+        except (TypeError, ValueError):     # (a loop's index: no value while tracing)
+            now = ""
+        return f"{self.expr}{now}"
 
 
 TRACED_VALUE = None     # set by the tracer: a size expression -> a traced int64 value
