@@ -151,7 +151,7 @@ class ExternCall:
             return out
         arrays = arrays[:-1] if self.guarded else arrays
         result = np.asarray(self._compute(arrays, memo))
-        if result.shape == out.shape:
+        if result.shape == out.shape and not _own(result, out.dtype, arrays):
             np.copyto(out, result, casting="unsafe")
             return out
         if result.ndim != out.ndim:
@@ -172,3 +172,12 @@ class ExternCall:
                 f"{self.name} returned shape {np.shape(result)} where {out.shape} was traced: "
                 "its output shape depends on the values", self.recount)
         np.copyto(out, result, casting="unsafe")
+
+
+def _own(result, dtype, arrays) -> bool:
+    """Is ``result`` an array of ``dtype`` in C order that nothing else holds, so an output
+    nothing after the step reads can be it (``np.sort(x, axis=1)`` returned: no copy of its
+    result into the buffer made for it, a third of the call)?"""
+    return type(result) is np.ndarray and result.dtype == dtype and result.flags.c_contiguous \
+        and result.flags.writeable and result.flags.owndata and \
+        not any(np.may_share_memory(result, a) for a in arrays)
