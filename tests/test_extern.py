@@ -194,3 +194,22 @@ def test_a_returned_numpy_step_result_is_the_array_numpy_made():
     assert a is not b and not np.may_share_memory(a, b) and not np.may_share_memory(a, x)
     a[:] = -1.0
     np.testing.assert_array_equal(f(x), np.sort(x, axis=1))
+
+
+def test_numpy_step_arguments_are_filled_as_traced():
+    """A NumPy step's arguments (arrays in place of the traced ones, constants, keywords that
+    are None by default left out) reach the function as the traced call gave them."""
+    from cppcodegen.runtime.extern import ExternCall, Slot
+    seen = []
+
+    def probe(a, b, *, axis=None, kind=None, scale=1.0):
+        seen.append((a, b, axis, kind, scale))
+        return a
+
+    call = ExternCall(probe, (Slot(0), (1, Slot(1))), {"axis": 0, "kind": None,
+                                                      "scale": Slot(0, py=True)})
+    x, y = np.array(2.5), np.array([1, 2])
+    assert call._compute((x, y)) is x
+    a, b, axis, kind, scale = seen[0]
+    assert a is x and b[0] == 1 and b[1] is y and axis == 0 and kind is None
+    assert scale == 2.5 and type(scale) is float
