@@ -146,9 +146,6 @@ def symbolic_index(ix, size, dim):
         if sh.less(i, 0):
             i = sh.canon(size + i)
         if sh.less(i, 0) or not sh.less(i, size):
-            env = sh.current()      # out of range in every iteration of a loop that may
-            if env is not None and getattr(i, "free_symbols", set()) & set(env.loops):
-                raise sh.LoopDependent(i)   # run none: checked where it runs
             raise out_of_bounds(ix, dim, size)
         return i, 1, 1
     if not isinstance(ix, slice):
