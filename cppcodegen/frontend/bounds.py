@@ -104,11 +104,53 @@ def _node_bounds(node, depth: int):
             span = (pick(ops[0][0], ops[1][0]), pick(ops[0][1], ops[1][1]))
     elif node.op == "where" and len(node.inputs) == 3:
         span = _where(node, depth)
+    elif node.op == "carry":
+        span = _CARRIED.get(id(node))
+    elif node.op == "loop_out":
+        span = _carried(node, depth)
     if _ASSUMED and id(_base(node)) in _ASSUMED:   # (on a side of a comparison with it)
         a = _ASSUMED[id(_base(node))]
         span = a if span is None or max(span[0], a[0]) > min(span[1], a[1]) else \
             (max(span[0], a[0]), min(span[1], a[1]))
     return span if _fits(span, node.dtype) else None
+
+
+_CARRIED: dict = {}     # id(a region's parameter) -> its range while its construct is followed
+_REGIONS = {"for": ("body",), "while": ("body",), "if": ("then", "orelse")}
+_NESTED = 6             # constructs followed inside one another at most
+
+
+def _carried(node, depth: int):
+    """The range of a value a loop or a branch carries out: its value before it and every
+    value its regions give it, each computed with the parameter in the range found so far,
+    until that range stops growing (a flag set to 0 or 1 in a window loop: [0, 1]); one
+    that keeps growing (an accumulator) is unknown."""
+    ctrl, k = node.inputs[0], node.attr("index")
+    names = _REGIONS.get(ctrl.op)
+    if names is None or k >= ctrl.attr("ncarry") or len(_CARRIED) >= _NESTED:
+        return None             # (each level follows its regions up to three times)
+    regions = [ctrl.attr(n) for n in names]
+    if any(len(r.params) != ctrl.attr("ncarry") or len(r.results) != len(r.params)
+           for r in regions):
+        return None
+    span = _node_bounds(ctrl.inputs[(ctrl.op == "if") + k], depth + 1)
+    for _ in range(3):
+        if span is None:
+            return None
+        grown = span
+        for r in regions:
+            _CARRIED[id(r.params[k])] = span
+            try:
+                b = _node_bounds(r.results[k], depth + 1)
+            finally:
+                del _CARRIED[id(r.params[k])]
+            if b is None:
+                return None
+            grown = (min(grown[0], b[0]), max(grown[1], b[1]))
+        if grown == span:
+            return span
+        span = grown
+    return None
 
 
 _COMPARES = {"greater": "less", "greater_equal": "less_equal", "less": "greater",
