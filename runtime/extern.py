@@ -9,6 +9,7 @@ graph cache.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 
 import numpy as np
@@ -37,50 +38,41 @@ class Slot:
 
 
 def filler(template):
-    """``arrays -> fill(template, arrays)``, decided once: a call's arguments are mostly its
-    arrays and constants, and walking the template at every call cost several microseconds."""
+    """``arrays -> template`` with its Slots filled, decided once (a call's arguments are
+    mostly its arrays and constants: walking the template at every call cost microseconds);
+    None where the template holds no Slot (it is its own value)."""
     if isinstance(template, Slot):
         k = template.k
         return (lambda arrays: arrays[k].item()) if template.py else (lambda arrays: arrays[k])
-    if isinstance(template, (tuple, list, dict)) and not _holds_slot(template):
-        return lambda arrays: template
-    if isinstance(template, tuple):
-        parts = [filler(t) for t in template]
-        return lambda arrays: tuple([p(arrays) for p in parts])
-    return lambda arrays: fill(template, arrays)
-
-
-def _not_defaults(func, kwargs: dict) -> dict:
-    """``kwargs`` without the None ones the function takes None for by default (each keyword
-    passed costs the call time: np.sort's four took it from 0.8 to 1.5 us)."""
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return dict(kwargs)
-    return {k: v for k, v in kwargs.items()
-            if not (v is None and k in params and params[k].default is None)}
-
-
-def _holds_slot(template) -> bool:
-    if isinstance(template, Slot):
-        return True
-    if isinstance(template, (tuple, list)):
-        return any(_holds_slot(t) for t in template)
     if isinstance(template, dict):
-        return any(_holds_slot(t) for t in template.values())
-    return False
+        parts = {k: filler(v) for k, v in template.items()}
+        if all(p is None for p in parts.values()):
+            return None
+        return lambda arrays: {k: v if p is None else p(arrays)
+                               for (k, v), p in zip(template.items(), parts.values())}
+    if isinstance(template, (tuple, list)):
+        parts = [filler(t) for t in template]
+        if all(p is None for p in parts):
+            return None
+        kind = type(template)
+        return lambda arrays: kind([t if p is None else p(arrays)
+                                    for t, p in zip(template, parts)])
+    return None
 
 
 def fill(template, arrays):
-    if isinstance(template, Slot):
-        return arrays[template.k].item() if template.py else arrays[template.k]
-    if isinstance(template, tuple):
-        return tuple(fill(t, arrays) for t in template)
-    if isinstance(template, list):
-        return [fill(t, arrays) for t in template]
-    if isinstance(template, dict):
-        return {k: fill(v, arrays) for k, v in template.items()}
-    return template
+    f = filler(template)
+    return template if f is None else f(arrays)
+
+
+@functools.lru_cache(maxsize=None)
+def _none_by_default(func) -> frozenset:
+    """The keywords ``func`` takes None for by default (np.sort's kind, order, stable)."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return frozenset()
+    return frozenset(k for k, p in params.items() if p.default is None)
 
 
 def qualified_name(func) -> str:
@@ -125,10 +117,15 @@ class ExternCall:
         self.writes_out, self.guarded, self.counted = writes_out, guarded, tuple(counted)
         self.recount = recount
         self.name = qualified_name(func)
-        self._args = filler(tuple(args))
-        passed = _not_defaults(func, self.kwargs)       # (np.sort's kind=None, order=None...)
-        self._kwargs = None if _holds_slot(passed) else passed      # (constant: one dict)
-        self._kwfill = {k: filler(v) for k, v in passed.items()}
+        # what the call passes: each keyword costs the call time (np.sort's four None ones
+        # took it from 0.8 to 1.5 us), so those that are None by default are left out
+        try:
+            none = _none_by_default(func)
+        except TypeError:               # (an unhashable callable: every keyword passed)
+            none = frozenset()
+        self._passed = (tuple(args), {k: v for k, v in self.kwargs.items()
+                                      if not (v is None and k in none)})
+        self._fill = tuple(filler(t) for t in self._passed)
         shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
         self._call = f"{self.name}({', '.join(shown)})"
         self._repr = self._call + ("" if item is None else f"[{item}]") + \
@@ -149,6 +146,11 @@ class ExternCall:
         return (ExternCall, (self.func, self.args, self.kwargs, self.item, self.writes_out,
                              self.guarded, self.counted, self.recount))
 
+    def _arguments(self, arrays) -> tuple:
+        """(args, kwargs) of the call on ``arrays``."""
+        (args, kwargs), (fa, fk) = self._passed, self._fill
+        return (args if fa is None else fa(arrays)), (kwargs if fk is None else fk(arrays))
+
     def _skipped(self, arrays, out) -> bool:
         """On the side of a conditional expression not taken (``guarded``): ``out`` zeroed."""
         if self.guarded and not arrays[-1]:
@@ -165,10 +167,9 @@ class ExternCall:
             (self._call, tuple(id(a) for a in arrays))     # (the call, whatever item)
         result = memo[key][0] if key is not None and key in memo else None
         if result is None:
-            kwargs = self._kwargs if self._kwargs is not None else \
-                {k: f(arrays) for k, f in self._kwfill.items()}
+            args, kwargs = self._arguments(arrays)
             with np.errstate(all="ignore"):
-                result = self.func(*self._args(arrays), **kwargs)
+                result = self.func(*args, **kwargs)
             if key is not None:         # (the arrays kept alive with it: a temporary freed
                 memo[key] = (result, arrays)    # after the call would give its id to the
         return result if self.item is None else result[self.item]  # next call's operand)
@@ -207,9 +208,8 @@ class ExternCall:
             return
         arrays = arrays[:-1] if self.guarded else arrays
         if self.writes_out:
-            kwargs = self._kwargs if self._kwargs is not None else \
-                {k: f(arrays) for k, f in self._kwfill.items()}
-            self.func(*self._args(arrays), **kwargs, out=out)
+            args, kwargs = self._arguments(arrays)
+            self.func(*args, **kwargs, out=out)
             return
         result = self._compute(arrays, memo)
         if np.shape(result) != out.shape:

@@ -69,17 +69,17 @@ def materialized(graph: Graph) -> set:
         if len(specs) > 1:              # np.concatenate(([0], row))): read two ways
             paths[i] |= {("at", spec) for spec in specs}
     is_compute = {id(n) for n in compute}
-    spread = set()
+    read_once = set()     # element reads at checked positions given a value of their own
     for n in graph.nodes:
         if n.op in ("broadcast_to", "setitem"):        # (a setitem broadcasts its value)
             src = n.inputs[0 if n.op == "broadcast_to" else 1]
             while src.op in VIEW_OPS:
                 src = src.inputs[0]
             if src.op == "gather" and src.size == 1:
-                spread.add(id(src))
-    steps = [k for k, n in enumerate(graph.nodes) if n.op == "check" or n.op in CONTROL_OPS]
-    spread |= {id(n) for k, n in enumerate(graph.nodes)
-               if n.op == "gather" and not n.shape and steps and k < steps[-1]}
+                read_once.add(id(src))
+    last = max((k for k, n in enumerate(graph.nodes) if n.op == "check" or n.op in CONTROL_OPS),
+               default=0)      # (a read before the region's last check or construct)
+    read_once |= {id(n) for n in list(graph.nodes)[:last] if n.op == "gather" and not n.shape}
     terms, out = {}, set()        # compute node id -> its inlined terms {(node id, chain)}
     for node in compute:
         mine = set()
@@ -90,7 +90,7 @@ def materialized(graph: Graph) -> set:
                 mine.update((i, chain + c) for i, c in terms[id(src)])
         if len(mine) >= INLINE_LIMIT or (len(paths.get(id(node), ())) > 1
                                          and len(mine) + 1 >= SHARED_MIN) or \
-                id(node) in spread:
+                id(node) in read_once:
             out.add(id(node))
             mine = set()
         terms[id(node)] = mine
