@@ -2,8 +2,9 @@
 
 In:  the options of one compilation (``tuning(opts)`` makes a :class:`Tuner` current while
      it traces, lowers and schedules) and the question lowering and scheduling ask of every
-     ``np.matmul`` (:func:`matmul_native`: our ``ccg::gemm`` kernel, or NumPy's matmul, i.e.
-     the BLAS NumPy links, as an extern step).
+     ``np.matmul`` (:func:`matmul_path`: our ``ccg::gemm``, or the BLAS NumPy links called
+     from the kernel, include/cppcodegen/blas.h; or NumPy's matmul as a step when the product
+     is not one a kernel computes).
 Out: the answer; per compilation the :class:`Choice` of every product and why
      (``current_choices()``, shown by ``cppcodegen.explain``), and the paths as cache-key text
      (``key_part(graph)``: a changed decision never loads a kernel built for the other).
@@ -13,8 +14,8 @@ The static rule (``eligible``): float32/float64 products whose two matrix dimens
 literally 1 may run ``ccg::gemm``; matrix-vector and integer products always stay NumPy calls.
 With the option ``tune`` on (the default; ``CPPCODEGEN_TUNE=0`` turns it off, and then the
 static rule alone decides: every eligible product runs ``ccg::gemm``), an eligible product
-runs ``ccg::gemm`` unless a measurement on this machine found NumPy's matmul faster for its
-shape class (dtype, M, N, K and batch bucketed to powers of 2, thread count; see
+runs ``ccg::gemm`` unless a measurement on this machine found BLAS (the library NumPy's
+matmul calls, found by runtime/blas.py and called from the kernel) faster for its shape class (dtype, M, N, K and batch bucketed to powers of 2, thread count; see
 ``runtime/tuning.py``, which stores the decisions in the cache directory per machine). The
 first compilation that needs a class measures it (:func:`measure_matmul`: a few runs of
 ``a @ b`` compiled both ways on the same arrays, ours first, in two rounds, minimum of each,
@@ -41,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from . import config
+from .runtime import blas
 from .runtime import tuning as stored     # the decisions file (runtime/tuning.py)
 from .runtime.cachedir import MemoDict, clear_on_fresh_cache
 
@@ -49,7 +51,7 @@ MAX_WORK = 1 << 30          # multiply-adds of the largest product timed (1024^3
 BUDGET_S = 0.1              # timing per decision (at least MIN_SAMPLES per candidate)
 MIN_SAMPLES, MAX_SAMPLES = 5, 50
 SAMPLE_S = 2e-4             # calls are repeated so that one sample lasts at least this long
-MARGIN = 0.95               # NumPy's matmul is chosen only when it takes < 95% of ccg::gemm's time
+MARGIN = 0.95               # BLAS is chosen only when it takes < 95% of ccg::gemm's time
 ROUNDS = 2                  # the candidates are timed in turn this many times (budget shared)
 PAUSE_S = 0.12              # between rounds: OpenBLAS's threads spin ~0.1 s after a call
 UNSTEADY = 1.5              # a candidate's best time in one round over its best in another above
@@ -59,12 +61,15 @@ UNSTEADY = 1.5              # a candidate's best time in one round over its best
 @dataclass(frozen=True)
 class Choice:
     what: str       # "matmul 256x256x256 float32 at file.py:12"
-    path: str       # 'gemm' (ccg::gemm) or 'blas' (NumPy's matmul, an extern step)
+    path: str       # 'gemm' (ccg::gemm), 'blas' (BLAS called from the kernel) or 'numpy'
     why: str
 
     def __str__(self):
-        name = "ccg::gemm" if self.path == "gemm" else "NumPy's matmul (BLAS)"
-        return f"{self.what}: {name}: {self.why}"
+        return f"{self.what}: {PATH_NAMES[self.path]}: {self.why}"
+
+
+PATH_NAMES = {"gemm": "ccg::gemm", "blas": "BLAS called from the kernel (cblas_?gemm)",
+              "numpy": "NumPy's matmul (a step between kernels)"}
 
 
 ACTIVE: contextvars.ContextVar = contextvars.ContextVar("cppcodegen_tuner", default=None)
@@ -79,26 +84,34 @@ def eligible(func, dtype, in_dtypes, shape) -> bool:
             and not any(isinstance(s, int) and s == 1 for s in shape[-2:]))
 
 
-def matmul_native(func, dtype, in_dtypes, shape, k, where: str = "") -> bool:
-    """Whether this product (output ``shape`` = batch + (M, N), inner size ``k``) runs
-    ``ccg::gemm``: the static rule, then the current Tuner's decision (none: static)."""
+def matmul_path(func, dtype, in_dtypes, shape, k, where: str = ""):
+    """How this product (output ``shape`` = batch + (M, N), inner size ``k``) is computed:
+    'gemm' (``ccg::gemm``), 'blas' (the BLAS NumPy links, called from the kernel:
+    include/cppcodegen/blas.h) or None (NumPy's matmul as a step). The static rule, then the
+    current Tuner's decision (no Tuner: 'gemm' for every eligible product)."""
     ok = eligible(func, dtype, in_dtypes, shape)
-    if ok and FORCED.get() is not None:
-        return FORCED.get() == "gemm"
     tuner = ACTIVE.get()
-    if tuner is None or func is not np.matmul:
-        return ok
     if not ok:
-        kind = ("a matrix-vector product (memory bound: BLAS's GEMV)"
-                if np.dtype(dtype) in GEMM_DTYPES else f"a {np.dtype(dtype)} product")
-        tuner.record(dtype, shape, k, where, "blas", f"static rule: {kind}")
-        return False
-    return tuner.matmul(np.dtype(dtype), shape, k, where) == "gemm"
+        if tuner is not None and func is np.matmul and FORCED.get() is None:
+            kind = ("a matrix-vector product (memory bound: BLAS's GEMV)"
+                    if np.dtype(dtype) in GEMM_DTYPES else f"a {np.dtype(dtype)} product")
+            tuner.record(dtype, shape, k, where, "numpy", f"static rule: {kind}")
+        return None
+    if FORCED.get() is not None:
+        return FORCED.get()
+    if tuner is None:
+        return "gemm"
+    return tuner.matmul(np.dtype(dtype), shape, k, where)
+
+
+def matmul_native(func, dtype, in_dtypes, shape, k, where: str = "") -> bool:
+    """Whether this product runs in a kernel (``ccg::gemm`` or BLAS called from it)."""
+    return matmul_path(func, dtype, in_dtypes, shape, k, where) is not None
 
 
 def native_in_loop(node) -> bool:
-    """An eligible product met in a compiled loop's body: ccg::gemm whatever BLAS's timing
-    (the loop stays compiled); False for a product ccg::gemm cannot compute."""
+    """An eligible product met in a compiled loop's body: ``ccg::gemm`` whatever the timing
+    (a loop's body may run on the threads, where BLAS's own threads would be nested)."""
     func = getattr(node.attr("call"), "func", None)
     tuner = ACTIVE.get()
     if tuner is None or FORCED.get() is not None or not eligible(
@@ -108,13 +121,17 @@ def native_in_loop(node) -> bool:
     return node_native(node)
 
 
-def node_native(node) -> bool:
-    """:func:`matmul_native` of a graph node (op 'extern')."""
+def node_path(node):
+    """:func:`matmul_path` of a graph node (op 'extern')."""
     func = getattr(node.attr("call"), "func", None)
     if func is not np.matmul or not node.inputs or not node.inputs[0].shape:
-        return False                    # (np.unravel_index of an argmax: not a product)
-    return matmul_native(func, node.dtype, [i.dtype for i in node.inputs], node.shape,
-                         node.inputs[0].shape[-1], node.where)
+        return None                     # (np.unravel_index of an argmax: not a product)
+    return matmul_path(func, node.dtype, [i.dtype for i in node.inputs], node.shape,
+                       node.inputs[0].shape[-1], node.where)
+
+
+def node_native(node) -> bool:
+    return node_path(node) is not None
 
 
 class Tuner:
@@ -161,7 +178,7 @@ class Tuner:
         return path
 
     def matmul(self, dtype, shape, k, where) -> str:
-        """'gemm' or 'blas' for an eligible product."""
+        """'gemm' or 'blas' for an eligible product (runtime/tuning.py stores the choice)."""
         sizes = [self._size(d) for d in tuple(shape) + (k,)]
         if where in self.in_loops:
             return self.record(dtype, shape, k, where, "gemm", "inside a compiled loop, where "
@@ -172,6 +189,9 @@ class Tuner:
         if None in sizes:
             return self.record(dtype, shape, k, where, "gemm",
                                "static rule (sizes not known when compiling)")
+        if not blas.available():
+            return self.record(dtype, shape, k, where, "gemm",
+                               "static rule (no BLAS library found in NumPy to call)")
         *batch, m, n, kk = sizes
         count = math.prod(batch) if batch else 0
         nthreads = stored.threads() if self.opts.parallel else 1
@@ -274,7 +294,7 @@ def key_part(graph) -> str:
     order, as the current Tuner decides them (deciding them now if need be)."""
     from .ir.graph import walk
     use(graph)
-    return ",".join("gemm" if node_native(n) else "numpy" for n in walk(graph.nodes)
+    return ",".join(node_path(n) or "numpy" for n in walk(graph.nodes)
                     if n.op == "extern" and getattr(n.attr("call"), "func", None) is np.matmul)
 
 
@@ -319,7 +339,7 @@ def representative(m, n, k, batch) -> tuple:
 
 def candidate(path: str, opts, ndim: int, dtype):
     """``a @ b`` compiled (with symbolic sizes: one build per dtype and batch rank serves every
-    class) so that the product takes ``path``: 'gemm' or 'blas' (an extern NumPy step). Built
+    class) so that the product takes ``path``: 'gemm' or 'blas' (BLAS called from the kernel). Built
     on 2x2 operands: a BLAS call that small runs on the calling thread and wakes no others."""
     from .api import CompiledFunction
     options = {name: getattr(opts, name) for name in
@@ -336,22 +356,22 @@ def candidate(path: str, opts, ndim: int, dtype):
 
 def measure_matmul(dtype, m, n, k, batch, opts) -> dict:
     """Time the two paths of a product in a compiled program, on the same arrays: ``a @ b``
-    compiled to ``ccg::gemm`` and compiled to an extern ``np.matmul`` step (so each pays what
+    compiled to ``ccg::gemm`` and compiled to a call of NumPy's BLAS (so each pays what
     it pays inside a compiled function: the call, the output, the step); the decision.
 
-    ccg::gemm is timed first, NumPy's matmul after it, not interleaved: OpenBLAS's threads
+    ccg::gemm is timed first, BLAS after it, not interleaved: OpenBLAS's threads
     keep spinning for ~0.1 s after a call, and OpenMP code that runs meanwhile gets half the
     cores (measured here, 2 threads: a 1024^3 float32 ccg::gemm took 14 ms alone, 20-26 ms
     within 50 ms of a BLAS call), while our idle OpenMP threads sleep and slow nothing."""
     dtype = np.dtype(dtype)
     b, mm, nn, kk = representative(m, n, k, batch)
     lead = (b,) if b else ()
-    native, extern = (candidate(p, opts, len(lead) + 2, dtype) for p in ("gemm", "blas"))
+    native, called = (candidate(p, opts, len(lead) + 2, dtype) for p in ("gemm", "blas"))
     rng = np.random.default_rng(0)
     x = (rng.random(lead + (mm, kk)) - 0.5).astype(dtype)
     y = (rng.random(lead + (kk, nn)) - 0.5).astype(dtype)
     load = stored.load()
-    (gemm_s, blas_s), steady = time_rounds([lambda: native(x, y), lambda: extern(x, y)])
+    (gemm_s, blas_s), steady = time_rounds([lambda: native(x, y), lambda: called(x, y)])
     shape = f"{mm}x{nn}x{kk}" if not b else f"{b} x {mm}x{nn}x{kk}"
     b0 = stored.bucket(batch) if batch > 1 else 0
     cls = (f"{stored.bucket(m)}x{stored.bucket(n)}x{stored.bucket(k)}" if not b0 else

@@ -69,7 +69,8 @@ class Options:
     tune: bool = True
     """Measured choices (cppcodegen/autotune.py): a float32/float64 matrix product runs our
     ccg::gemm unless a short measurement on this machine (made once per shape class, kept in
-    the cache directory's tuning/) found NumPy's matmul faster. Off (CPPCODEGEN_TUNE=0): the
+    the cache directory's tuning/) found the BLAS NumPy links, called from the kernel,
+    faster. Off (CPPCODEGEN_TUNE=0): the
     static rule alone, every such product runs ccg::gemm (reproducible builds). The paths
     chosen are part of the graph-cache key, so this option itself is not."""
 

@@ -157,7 +157,7 @@ def build_stages(fn, graph, specs, opts, cache_dir, times) -> Explanation:
                     getattr(fn, "__qualname__", fn), graph, program, source)
     ex = Explanation(graph, program, kernels, source, sig, seconds=times,
                      choices=autotune.current_choices())
-    ex.cdef = cdef_for(sig, steps)
+    ex.cdef = cdef_for(sig, steps, source)
     hooked = graph if opts.generate_intermediate_hooks else None
     ex.plan = dataclasses.replace(_plan(program, sig, hooked, graph.raises),
                                   steps=_steps(steps, sig), ranges=graph.ranges,
@@ -214,6 +214,12 @@ def _size_plan(specs, graph) -> dict:
 def _variant(so_path, cdef, plan, constants, specs):
     from .runtime import load_library, make_variant
     lib = load_library(so_path, cdef)
+    if "ccg_use_blas" in cdef:             # (NumPy's BLAS: include/cppcodegen/blas.h)
+        from .runtime import blas
+        found = blas.functions()
+        if found is not None:
+            lib.lib.ccg_use_blas(lib.ffi.cast("void*", found.sgemm),
+                                 lib.ffi.cast("void*", found.dgemm), int(found.int64))
     contiguous = {i: _c_contiguous(s) for i, s in enumerate(specs) if s[0] in ("array", "darray")}
     calls = [st[1] for st in plan.steps if st[0] == "call"]
     fn = lib.lib.ccg_run0 if plan.steps == (("call", 0),) else tuple(

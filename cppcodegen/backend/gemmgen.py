@@ -1,20 +1,22 @@
-"""Matrix products as native kernels: an np.matmul extern stage -> a call into ``ccg::gemm``.
+"""Matrix products as native kernels: an np.matmul extern stage -> a call into ``ccg::gemm``
+or into the BLAS NumPy links.
 
 In: a loop-IR ``Stage`` of kind 'extern' whose call is ``np.matmul`` (the graph keeps the
 product as an extern op, so the NumPy reference, the Dask code and dtype rules see it
-unchanged). Out: whether it runs natively (``native_matmul``; lowering asks the same of the
-graph node, ``native_matmul_node``, to read transposed operands in place) and, for kernels
-of form 'gemm', the C++ function (``GemmWriter``): loops over the broadcast batch
-dimensions around ``ccg::gemm<T>(M, N, K, A, rsa, csa, B, rsb, csb, C, rsc, csc, threads)``
-from include/cppcodegen/gemm.h, with every size and stride taken from the buffers, so
-symbolic sizes, strided arguments and transposed operands (``x @ w.T``) need no copy.
+unchanged). Out: how it runs (``stage_path``: 'gemm', 'blas' or None for a NumPy step;
+lowering asks the same of the graph node, ``native_matmul_node``, to read transposed
+operands in place) and, for kernels of form 'gemm', the C++ function (``GemmWriter``): loops
+over the broadcast batch dimensions around ``ccg::gemm<T>(M, N, K, A, rsa, csa, B, rsb, csb,
+C, rsc, csc, threads)`` from include/cppcodegen/gemm.h, or ``ccg::blas_gemm<T>`` (the same
+arguments; include/cppcodegen/blas.h), with every size and stride taken from the buffers,
+so symbolic sizes, strided arguments and transposed operands (``x @ w.T``) need no copy.
 
-Native: float32 and float64 products whose two matrix dimensions are not literally 1, unless
-a measurement on this machine found NumPy's matmul faster for the product's shape class
-(``cppcodegen/autotune.py``, option ``tune``). Matrix-vector and vector-matrix products (a 1-D
-operand becomes a 1-row or 1-column matrix at trace time) and integer products stay NumPy
-calls: the former are memory bound (BLAS' GEMV is as good as it gets there), the latter are
-not BLAS work.
+Native: float32 and float64 products whose two matrix dimensions are not literally 1; BLAS
+computes them where a measurement on this machine found it faster for the product's shape
+class (``cppcodegen/autotune.py``, option ``tune``). Matrix-vector and vector-matrix products
+(a 1-D operand becomes a 1-row or 1-column matrix at trace time) and integer products stay
+NumPy calls: the former are memory bound (BLAS' GEMV is as good as it gets there), the
+latter are not BLAS work.
 """
 from __future__ import annotations
 
@@ -24,21 +26,27 @@ import numpy as np
 
 from .cexpr import cindex, ctype
 from .writer import CodeWriter, omp_parallel_for
-from ..autotune import GEMM_DTYPES, matmul_native, node_native  # noqa: F401
+from ..autotune import GEMM_DTYPES, matmul_path, node_native  # noqa: F401
 # multiply-adds up to which one product runs on one thread (ccg::gemm's own rule,
 # gemm_detail::kParallelWork); a batch of such products runs its batch loop in parallel
 PARALLEL_WORK = 1 << 22
 
 
-def native_matmul(stage, buffers) -> bool:
-    """Whether the extern ``stage`` is an np.matmul that ``ccg::gemm`` computes."""
+def stage_path(stage, buffers):
+    """How the extern ``stage`` is computed in a kernel: 'gemm' (``ccg::gemm``), 'blas' (the
+    BLAS NumPy links, include/cppcodegen/blas.h), or None: a NumPy step."""
     if getattr(stage.extern, "func", None) is not np.matmul or len(stage.args) != 2 or \
             stage.views:        # (lowering chose NumPy's call for it: its operands are views)
-        return False
+        return None
     a = buffers[stage.args[0]].shape
     k = a[-2] if stage.transposed and stage.transposed[0] else a[-1]
-    return matmul_native(np.matmul, buffers[stage.name].dtype,
-                         [buffers[a].dtype for a in stage.args], stage.domain, k, stage.where)
+    return matmul_path(np.matmul, buffers[stage.name].dtype,
+                       [buffers[a].dtype for a in stage.args], stage.domain, k, stage.where)
+
+
+def native_matmul(stage, buffers) -> bool:
+    """Whether the extern ``stage`` is an np.matmul that a kernel computes."""
+    return stage_path(stage, buffers) is not None
 
 
 def native_matmul_node(node) -> bool:
@@ -107,8 +115,10 @@ class GemmWriter:
         rsb, csb, _ = self._operand(1)
         w = CodeWriter()
         ops = [f"{n}{'.T' if s.transposed and s.transposed[i] else ''}" for i, n in enumerate(s.args)]
-        w.line(f"// {self.k.name}: gemm kernel: {s.name} = {ops[0]} @ {ops[1]} over "
-               f"{list(s.domain)}  (graph {s.nodes}, {s.where or 'no source line'})")
+        blas = stage_path(s, bufs) == "blas"
+        w.line(f"// {self.k.name}: gemm kernel{' (BLAS)' if blas else ''}: {s.name} = "
+               f"{ops[0]} @ {ops[1]} over {list(s.domain)}  "
+               f"(graph {s.nodes}, {s.where or 'no source line'})")
         params = ", ".join(f"{ty} {n}" for n, ty in self.params())
         with w.indent(f"static void {self.k.name}({params}) {{"):
             threads = "0" if self.opts.parallel else "1"
@@ -121,7 +131,7 @@ class GemmWriter:
                          if not (_is_one(buf.shape[d]) or _is_zero(buf.strides[d]))]
                 offsets[key] = f" + ({' + '.join(terms)})" if terms else ""
             work = f"int64_t({_c(M)}) * {_c(N)} * {_c(K)}"
-            if nb and self.opts.parallel:
+            if nb and self.opts.parallel and not blas:
                 # many small products: the batch loop runs in parallel, each product on one
                 # thread (the same sums either way: ccg::gemm never depends on threads)
                 batch = " * ".join(f"int64_t({_c(d)})" for d in c.shape[:nb])
@@ -131,7 +141,9 @@ class GemmWriter:
                 w.line(omp_parallel_for(nb, 1 << 14, condition="batch_parallel"))
                 threads = "batch_parallel ? 1 : 0"
             # sizes known when compiling: the register tile that pads them less (gemm.h)
-            fn = (f"ccg::gemm_sized<{t}, {M}, {N}>" if isinstance(M, int) and isinstance(N, int)
+            # (BLAS: a batch runs one product after another, each on BLAS's threads)
+            fn = (f"ccg::blas_gemm<{t}>" if blas else
+                  f"ccg::gemm_sized<{t}, {M}, {N}>" if isinstance(M, int) and isinstance(N, int)
                   else f"ccg::gemm<{t}>")
             call = (f"{fn}({_c(M)}, {_c(N)}, {_c(K)}, "
                     f"{s.args[0]}{offsets['a']}, {rsa}, {csa}, "

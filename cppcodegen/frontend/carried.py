@@ -592,5 +592,5 @@ def _check_region(nodes, where):
         if n.op == "extern":
             from ..autotune import native_in_loop
             from ..backend.gemmgen import native_matmul_node    # (sympy: lazily)
-            if not native_matmul_node(n) and not native_in_loop(n):
+            if not native_in_loop(n) and not native_matmul_node(n):
                 raise Unroll(where, f"{n.attr('call')} runs as a NumPy call")

@@ -14,6 +14,7 @@
 #include "cppcodegen/complex.h"
 #include "cppcodegen/random.h"
 #include "cppcodegen/gemm.h"
+#include "cppcodegen/blas.h"
 #include "cppcodegen/placement.h"
 #include "cppcodegen/probe.h"
 #include "cppcodegen/ranges.h"
