@@ -11,7 +11,8 @@ inlines). Every lane computes the same operations as the scalar loop in the same
 the results are the same bits. Inside the lanes each iteration has its own copy of the
 values the body assigns (``t = a[i] * 2``, a branch's condition, the loop's index); the last
 iteration runs on its own after them, on the real buffers, so after the loop they hold its
-values, as in Python. Not taken: a body that checks indices or values (the first error in
+values, as in Python (a body that assigns no such value runs every iteration in lanes: a
+127-iteration remainder loop cost more than the 15 vectors before it). Not taken: a body that checks indices or values (the first error in
 Python's order must be the one reported), draws random numbers, combines a float reduction
 (integer and bool ones combine exactly in any order: each lane keeps a share), or needs
 memory of its own per iteration.
@@ -44,12 +45,20 @@ def serial_lines(program: LoopProgram, k, body) -> list | None:
     head = ("{   // iterations that read ahead of their stores: in SIMD lanes, whose loads "
             "come before their stores; no threads, which would race" if c.get("lanes") else
             "{   // iterations proved independent")
+    last = f"{c['var']} = ccg_lo + (ccg_trip - 1) * ({cindex(c['step'])});"
+    if not private:     # (nothing of an iteration's own outlives it: every one in lanes)
+        return [head,
+                *["    " + line for line in trip_lines(c)],
+                *["    " + line for line in lane_loop(program, k, lane_lines(k, body, lines),
+                                                      private, "ccg_lo", "0", "ccg_trip")],
+                f"    if (ccg_trip > 0) {last}   // (the index Python keeps after the loop)",
+                "}"]
     return [head,
             *["    " + line for line in trip_lines(c)],
             *["    " + line for line in lane_loop(program, k, lane_lines(k, body, lines),
                                                   private, "ccg_lo", "0", "ccg_trip - 1")],
             "    if (ccg_trip > 0) {   // the last iteration: the values Python keeps after the loop",
-            f"        {c['var']} = ccg_lo + (ccg_trip - 1) * ({cindex(c['step'])});",
+            f"        {last}",
             *["    " + line for line in lines],
             "    }",
             "}"]

@@ -52,6 +52,15 @@ template <bool Right, class T> inline int64_t count_before(const T* a, int64_t n
 #if defined(__AVX512F__) && !defined(CCG_NO_SIMD)
   if constexpr (std::is_same_v<T, double>) {
     const __m512d vv = _mm512_set1_pd(v);
+    const __m512i one = _mm512_set1_epi64(1);   // (two sums: two compares in flight)
+    __m512i acc = _mm512_setzero_si512(), acc2 = _mm512_setzero_si512();
+    for (; k + 16 <= n; k += 16) {
+      acc = _mm512_mask_add_epi64(acc, _mm512_cmp_pd_mask(_mm512_loadu_pd(a + k), vv,
+                                  Right ? _CMP_LE_OQ : _CMP_LT_OQ), acc, one);
+      acc2 = _mm512_mask_add_epi64(acc2, _mm512_cmp_pd_mask(_mm512_loadu_pd(a + k + 8), vv,
+                                   Right ? _CMP_LE_OQ : _CMP_LT_OQ), acc2, one);
+    }
+    c = _mm512_reduce_add_epi64(_mm512_add_epi64(acc, acc2));
     for (; k + 8 <= n; k += 8)
       c += __builtin_popcount(_mm512_cmp_pd_mask(_mm512_loadu_pd(a + k), vv,
                                                  Right ? _CMP_LE_OQ : _CMP_LT_OQ));
@@ -62,16 +71,33 @@ template <bool Right, class T> inline int64_t count_before(const T* a, int64_t n
                                                  Right ? _CMP_LE_OQ : _CMP_LT_OQ));
   }
 #elif defined(__AVX2__) && !defined(CCG_NO_SIMD)
+  // (a true compare is all ones, -1 as an integer: subtracted, the lanes count; one
+  // horizontal sum at the end instead of a movemask and a popcount per compare)
   if constexpr (std::is_same_v<T, double>) {
     const __m256d vv = _mm256_set1_pd(v);
-    for (; k + 4 <= n; k += 4)
-      c += __builtin_popcount(_mm256_movemask_pd(_mm256_cmp_pd(
+    __m256i acc = _mm256_setzero_si256(), acc2 = _mm256_setzero_si256();
+    for (; k + 8 <= n; k += 8) {
+      acc = _mm256_sub_epi64(acc, _mm256_castpd_si256(_mm256_cmp_pd(
           _mm256_loadu_pd(a + k), vv, Right ? _CMP_LE_OQ : _CMP_LT_OQ)));
+      acc2 = _mm256_sub_epi64(acc2, _mm256_castpd_si256(_mm256_cmp_pd(
+          _mm256_loadu_pd(a + k + 4), vv, Right ? _CMP_LE_OQ : _CMP_LT_OQ)));
+    }
+    for (; k + 4 <= n; k += 4)
+      acc = _mm256_sub_epi64(acc, _mm256_castpd_si256(_mm256_cmp_pd(
+          _mm256_loadu_pd(a + k), vv, Right ? _CMP_LE_OQ : _CMP_LT_OQ)));
+    acc = _mm256_add_epi64(acc, acc2);
+    alignas(32) int64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+    c = lanes[0] + lanes[1] + lanes[2] + lanes[3];
   } else if constexpr (std::is_same_v<T, float>) {
     const __m256 vv = _mm256_set1_ps(v);
+    __m256i acc = _mm256_setzero_si256();
     for (; k + 8 <= n; k += 8)
-      c += __builtin_popcount(_mm256_movemask_ps(_mm256_cmp_ps(
+      acc = _mm256_sub_epi32(acc, _mm256_castps_si256(_mm256_cmp_ps(
           _mm256_loadu_ps(a + k), vv, Right ? _CMP_LE_OQ : _CMP_LT_OQ)));
+    alignas(32) int32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+    for (int j = 0; j < 8; ++j) c += lanes[j];
   }
 #endif
   for (; k < n; ++k) c += Right ? (a[k] <= v) : (a[k] < v);
