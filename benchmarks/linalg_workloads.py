@@ -279,8 +279,9 @@ def jax_impls() -> dict:
 NOTE = ("Matrix products and the programs around them. NumPy runs the function as written "
         "(its products are OpenBLAS calls, threaded: the \"1 thread\" column gives NumPy on one "
         "thread too); cppcodegen compiles the same function (each product runs its own GEMM "
-        "kernel or NumPy's BLAS call, whichever a measurement on this machine found faster for "
-        "the product's shape class, with the epilogue fused either way); Numba runs njit of the "
+        "kernel or calls the BLAS NumPy links from the kernel, whichever a measurement on this "
+        "machine found faster for the product's shape class, with the epilogue fused either "
+        "way); Numba runs njit of the "
         "same source (its @ is a BLAS call); jax.jit the same function on jax.numpy. "
         "NPBench-style programs are float64 as NumPy writes them; gelu_cube is the gelu "
         "workload with x ** 3 for x * x * x.")
