@@ -468,6 +468,10 @@ def _build(tree, values, args):
         if tag == "py?":        # a Python number on the paths that set its flag
             flag, v = v
             return values[v].item() if values[flag][()] else _result(values[v])
+        if tag == "int?":       # a Python int on the paths that set its flag
+            flag, tree = v
+            out = _build(tree, values, args)
+            return int(out) if values[flag][()] else out
         if tag.startswith("list:"):     # a list a compiled loop appended to
             return as_list(values[v], int(tag[5:]))
         if tag == "arg":

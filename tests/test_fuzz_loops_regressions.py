@@ -177,8 +177,8 @@ def test_loops_mod_of_int32_carried_value():     # (G fixed: returned as Python'
     check_loop_function(f_mod_of_int32_carried, [make_input(np.array([3], dtype=np.int32)), -0.5])
 
 
-@pytest.mark.xfail(strict=True, reason="G since D was fixed: builds, equal value, the unified float32 where Python kept an int")
-def test_loops_mod_of_float32_carried_value():
+def test_loops_mod_of_float32_carried_value():     # (G fixed for floats too: a Python int
+    # on the side that kept one, its int flag, frontend/pyflags.py)
     check_loop_function(f_mod_of_int32_carried, [make_input(np.array([3.0], dtype=np.float32)), -0.5])
 
 
@@ -234,10 +234,10 @@ def test_loops_while_counter_as_range_bound():
     check_loop_function(f_while_counter_as_bound, [make_input(np.array([0.5, -1.0, 0.25, 2.0])), 1.0])
 
 
-# -- G (documented divergence): a scalar whose Python type depends on the path (s = 0 stays
-# a Python int when the loop runs 0 times, becomes an np.float32 after s += x[i]) comes back
-# with ONE dtype, unified as the README says; the oracle sees int64 vs float32. The fuzzer
-# counts these as known-type (loopcheck.judge, ``mixed``) rather than failures.
+# -- G (fixed): a scalar whose Python type depends on the path (s = 0 stays a Python int when
+# the loop runs 0 times, becomes an np.float32 after s += x[i]) came back with ONE dtype; its
+# flags (a Python number? a Python int? frontend/pyflags.py) now give Python's type. The
+# fuzzer still counts other mixed types as known-type (loopcheck.judge, ``mixed``).
 def f_zero_trip_int_init(x, n):
     s = 0
     for i in range(n):
@@ -245,7 +245,6 @@ def f_zero_trip_int_init(x, n):
     return (s,)
 
 
-@pytest.mark.xfail(strict=True, reason="G: path-dependent Python type unified to one dtype")
 def test_loops_zero_trip_keeps_python_int():
     check_loop_function(f_zero_trip_int_init, [make_input(np.array([1.0, 2.0], dtype=np.float32)),
                                                np.int64(0)])

@@ -439,3 +439,43 @@ def test_python_float_power_overflow_raises_as_python():
         f(1e10, 5)
     assert f(float("inf"), 2) == float("inf")
     assert f(1e300, 0) == 1e300
+
+
+def running_max(x0, steps, rate):
+    """A Python int argument kept as the maximum unless a step passes it (a float then)."""
+    x, xmax = x0, x0
+    for _ in range(steps):
+        x = x * rate
+        if x > xmax:
+            xmax = x
+    return xmax, xmax + 1, -xmax, xmax // 2, xmax / 2, (xmax if steps > 2 else 7)
+
+
+def total_of(a, n):
+    s = 0                       # an int until the loop adds a float: 0 when it adds nothing
+    for i in range(n):
+        s += 0.5 * a[i]
+    return s
+
+
+def positive_total(a):
+    t = 0                       # a Python int, or a NumPy float64 once a value was added
+    for v in a:
+        if v > 0:
+            t += v
+    return t, t * 2
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("fn,args", [
+    (running_max, (10, 5, 0.5)), (running_max, (10, 5, 1.5)), (running_max, (10.0, 5, 0.5)),
+    (running_max, (3, 0, 2.0)), (total_of, (A, 0)), (total_of, (A, 7)),
+    (positive_total, (-np.abs(A),)), (positive_total, (A,)), (positive_total, (A[:0],))])
+def test_an_int_on_some_paths_is_returned_as_the_int_python_has(fn, args, dynamic):
+    """A carried value that is a Python int on some paths and a float on others (its flag:
+    frontend/pyflags.py) has Python's type on the path this call took."""
+    expected = fn(*args)
+    got = cppcodegen.compile(fn, dynamic=dynamic)(*args)
+    assert _types(got) == _types(expected), (got, expected)
+    for g, e in zip(_values(got), _values(expected)):
+        assert g == pytest.approx(e, rel=1e-12, abs=1e-300)

@@ -125,8 +125,8 @@ class Carried:
                 slot.init._node = p
             else:
                 slot.placeholder = wrap(p, weak=weak, scalar=scalar)
-                if slot.flag is not None:
-                    slot.placeholder.pyflag = slot.flag.proxy
+                for kind, f in slot.flags.items():
+                    setattr(slot.placeholder, pyflags.KINDS[kind][2], f.proxy)
                 state[self._index(slot)] = slot.placeholder
         listbuffer.bind(self, state)
         self.set(tuple(state))
@@ -193,7 +193,7 @@ class Carried:
                     if s.flag_of is not None:   # (a flag: set by its value's path)
                         v = values[self.slots.index(s.flag_of)]
                         if v is not UNDEFINED:
-                            s.proxy._node = pyflags.start_node(pyflags.flag(v))
+                            s.proxy._node = pyflags.start_node(pyflags.KINDS[s.flag_kind][0](v))
                     v = s.proxy if s.proxy is not None else state[self._index(s)]
                     values[k] = Snapshot(v) if isinstance(v, Proxy) and not is_selection(v) \
                         else v      # (a lazy x[mask]: kept lazy, never carried)
@@ -454,15 +454,14 @@ class Carried:
                     slot.name not in self.keep:
                 t = None                        # an if that binds it on one way only
             new.append(t)
-            ends = [pyflags.flag(b[2][i]) for b in bodies if b[2][i] is not UNDEFINED]
-            if slot.flag is None and pyflags.needs_flag(t, ends + (   # (a side that keeps it,
-                    [pyflags.flag(slot.init)] if slot.init is not UNDEFINED else [])):  # too)
-                flags.append(slot)
-        for slot in flags:      # a Python number on some paths only: its flag carried too
-            start = pyflags.flag(slot.init) if slot.init is not UNDEFINED else False
+            ends = [b[2][i] for b in bodies if b[2][i] is not UNDEFINED] + (
+                [slot.init] if slot.init is not UNDEFINED else [])  # (a side that keeps it)
+            flags += [(slot, kind) for kind in pyflags.needed(t, ends, slot.flags)]
+        for slot, kind in flags:    # a Python number (int) on some paths only: a flag too
+            start = pyflags.KINDS[kind][0](slot.init) if slot.init is not UNDEFINED else False
             f = Slot(proxy=wrap(pyflags.start_node(start), scalar=True),
                       init=pyflags.start_node(start))
-            f.flag_of, slot.flag = slot, f
+            f.flag_of, f.flag_kind, slot.flags[kind] = slot, kind, f
             self.slots.append(f)
             self.types.append((pyflags.BOOL, False, (), True))
             new.append(self.types[-1])
@@ -542,8 +541,8 @@ class Carried:
                 if slot.lengths:        # the view of the length after the last iteration
                     out = shrinking.prefix(out, slot.exit, self.where)
                 state[self._index(slot)] = wrap(out, weak=t[1], scalar=t[3])
-                if slot.flag is not None:
-                    state[self._index(slot)].pyflag = slot.flag.proxy
+                for kind, f in slot.flags.items():
+                    setattr(state[self._index(slot)], pyflags.KINDS[kind][2], f.proxy)
                 if node.op != "if":
                     swaps.mark_rebound(slot, state[self._index(slot)], self)
         for slot, t in zip(self.slots, self.types):

@@ -17,7 +17,7 @@ from .bindings import FLAG
 from .capture import UNDEFINED
 from .iteration import symbolic_int
 from .proxy import Proxy
-from .pyflags import flag
+from .pyflags import flag, int_flag
 from .selection import is_selection
 from .sizes import same_size
 
@@ -36,8 +36,10 @@ class Slot:
         self.dropped = False        # made afresh in each iteration: not carried
         self.lengths = None         # a shrinking array's length per axis (shrinking.py)
         self.exit = None            # ... and its lengths after the loop
-        self.flag = None            # a Python number on some paths: its flag's slot
+        self.flags = {}             # kind -> its flag's slot (a Python number on some paths,
+                                    # a Python int on some: pyflags.KINDS)
         self.flag_of = None         # (a flag's slot: the value's, pyflags.py)
+        self.flag_kind = None       # (... and which kind of flag it is)
 
     def describe(self, none=False) -> str:
         if self.name and self.name.startswith("__ccg_ret"):
@@ -53,6 +55,7 @@ class Snapshot:
         self.proxy, self.node = proxy, proxy.node
         self.dtype, self.weak, self.scalar = proxy.dtype, proxy.weak, proxy.scalar
         self.pyflag = flag(proxy)       # (a Python number then? pyflags.py)
+        self.intflag = int_flag(proxy)  # (a Python int then?)
 
 
 def type_of(value):

@@ -98,7 +98,7 @@ def trace_ufunc(ufunc, inputs, kwargs):
     node = make_node(name, args, shape, out_dt, user_location())
     weak = operator and all(is_weak(x) for x in inputs)   # (a comparison of Python
     out = wrap(node, weak, scalar=not weak and not shape)   # numbers: a Python bool)
-    return pyflags.pass_on(out, inputs, node.where) if operator else out
+    return pyflags.pass_on(out, inputs, node.where, name) if operator else out
 
 
 def loop_dtypes(ufunc, inputs, dtype) -> tuple:

@@ -57,6 +57,7 @@ class Proxy:
 
     __array_priority__ = 1000
     pyflag = None       # a 0-d bool proxy: is the value a Python number now (pyflags.py)
+    intflag = None      # ... is the value a Python int now (a float that may hold one)
     _sides = None       # why this name may or may not be the array an update should reach
                         # (a branch chose among arrays, a loop may rebind it: carried.py,
                         # swaps.py, control.py): an update in place through it is refused

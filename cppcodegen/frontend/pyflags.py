@@ -12,6 +12,12 @@ are), and a division of Python numbers by zero raises ``ZeroDivisionError`` only
 the flag says both are (``pyints._divided``): with an all-NaN input, ``total / count``
 after a loop that counted nothing raises, as in Python; after one that counted, a NumPy
 scalar divided by ``0`` gives NaN, as NumPy's does.
+
+A second kind of flag says whether such a value is a Python *int* now (``int_flag``): a
+carried float that starts as ``xmax = x0`` of an int argument and becomes a float only on
+some paths (or ``s = 0`` before a loop that may add nothing) is returned as the int Python
+has there. Python's arithmetic keeps it (``+ - * // %``, unary minus, ``abs``: an int when
+every operand is one), a true division drops it.
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ import numpy as np
 
 from ..ir.graph import make_node
 from .proxy import Proxy, as_node, python_number, wrap
+from .sizes import is_dim
 
 BOOL = np.dtype(bool)
 
@@ -34,6 +41,18 @@ def flag(v):
     if hasattr(v, "pyflag") and not isinstance(v, type):    # (a Snapshot: as it was then)
         return v.pyflag
     return python_number(v)
+
+
+def int_flag(v):
+    """True (a Python int now), False (a Python float, a NumPy value), or a 0-d bool node."""
+    if isinstance(v, Proxy):
+        f = getattr(v, "intflag", None)
+        if f is not None:
+            return f.node
+        return bool(v.weak and not v.node.shape and v.dtype.kind in "iu")
+    if hasattr(v, "intflag") and not isinstance(v, type):    # (a Snapshot: as it was then)
+        return v.intflag
+    return type(v) is int or is_dim(v)
 
 
 def dynamic(f) -> bool:
@@ -55,26 +74,58 @@ def all_python(values, where: str):
     return out
 
 
-def pass_on(result, inputs, where: str):
-    """``result`` of a Python operator on ``inputs`` with the flag it has (a Python number
-    when every operand is one) when an operand's is known only when the program runs."""
-    if not any(isinstance(x, Proxy) and x.pyflag is not None for x in inputs) or \
-            not isinstance(result, Proxy) or result.weak or result.node.shape:
+def pass_on(result, inputs, where: str, op: str = ""):
+    """``result`` of a Python operator ``op`` on ``inputs`` with the flags it has (a Python
+    number when every operand is one; a Python int when every operand is one and ``op``
+    keeps ints) when an operand's is known only when the program runs."""
+    if not any(isinstance(x, Proxy) and (x.pyflag is not None or x.intflag is not None)
+               for x in inputs) or not isinstance(result, Proxy) or result.node.shape:
         return result       # (the common case first: no operand's kind is dynamic)
     f = all_python(inputs, where)
-    if dynamic(f):
+    if dynamic(f) and not result.weak:
         result.pyflag = wrap(f, scalar=True)
+    if op in INT_OPS and result.dtype.kind == "f":
+        f = all_of([int_flag(x) for x in inputs], where)
+        if dynamic(f):
+            result.intflag = wrap(f, scalar=True)
     return result
 
 
+INT_OPS = frozenset({"add", "subtract", "multiply", "floor_divide", "remainder", "negative",
+                     "positive", "absolute"})   # (Python ints in, a Python int out)
+
+
+def all_of(flags, where: str):
+    """True, False, or a 0-d bool node: the flags all hold."""
+    if False in flags:
+        return False
+    nodes = [f for f in flags if dynamic(f)]
+    out = True
+    for n in nodes:
+        out = n if out is True else make_node("logical_and", (out, n), (), BOOL, where)
+    return out
+
+
+def keep(out, result):
+    """``out``, computed from ``result`` (a check around it), with its flags."""
+    out.pyflag, out.intflag = result.pyflag, result.intflag
+    return out
+
+
 def chosen(t, yes, no, out):
-    """``out``, the 0-d value ``yes if t else no``, with the flag it has when one of the two
-    is a Python number and the other is not (``m2 / (n - 1) if n > 1 else 0.0``)."""
-    fy, fn = flag(yes), flag(no)
-    if out.weak or out.node.shape or fy is fn:
+    """``out``, the 0-d value ``yes if t else no``, with the flags it has when one of the two
+    is a Python number and the other is not (``m2 / (n - 1) if n > 1 else 0.0``), or one a
+    Python int and the other not (``x if x > 0 else 0.5``)."""
+    if out.node.shape:
         return out
-    out.pyflag = np.where(t, wrap(start_node(fy)), wrap(start_node(fn)))[()]
-    out.pyflag.scalar = True
+    fy, fn = flag(yes), flag(no)
+    if not out.weak and fy is not fn:
+        out.pyflag = np.where(t, wrap(start_node(fy)), wrap(start_node(fn)))[()]
+        out.pyflag.scalar = True
+    iy, ino = int_flag(yes), int_flag(no)
+    if out.dtype.kind == "f" and iy is not ino and (iy is not False or ino is not False):
+        out.intflag = np.where(t, wrap(start_node(iy)), wrap(start_node(ino)))[()]
+        out.intflag.scalar = True
     return out
 
 
@@ -88,3 +139,23 @@ def needs_flag(t, flags) -> bool:
     if not isinstance(t, tuple) or t[1] or not t[3] or t[2] != ():
         return False
     return any(map(dynamic, flags)) or len(set(flags)) > 1
+
+
+def needs_int_flag(t, flags) -> bool:
+    """... an int flag slot (``flags``: the paths' int flags)? A float that is a Python int
+    on some paths."""
+    if not isinstance(t, tuple) or not t[3] or t[2] != () or t[0].kind != "f":
+        return False
+    return any(map(dynamic, flags)) or True in flags
+
+
+# the kinds of flag a carried value may need: (its flag of a value, whether its paths' flags
+# need a slot, the proxy attribute that holds it)
+KINDS = {"python": (flag, needs_flag, "pyflag"), "int": (int_flag, needs_int_flag, "intflag")}
+
+
+def needed(t, values, have) -> list:
+    """The kinds of flag (``KINDS``) a carried value of type ``t`` whose paths end with
+    ``values`` needs and does not have yet (``have``)."""
+    return [kind for kind, (of, needs, _) in KINDS.items()
+            if kind not in have and needs(t, [of(v) for v in values])]

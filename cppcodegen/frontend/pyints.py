@@ -145,8 +145,7 @@ def _divided(name: str, args: tuple, result):
             wrap(r.node, weak=True)
     out = wrap(error_check(result, ok, error, where, stop=False).node, weak=result.weak,
                scalar=result.scalar)
-    out.pyflag = result.pyflag
-    return out
+    return pyflags.keep(out, result)
 
 
 def _real_power(a, b, result, where):
@@ -162,8 +161,7 @@ def _real_power(a, b, result, where):
                             "complex in Python, where the compiled function keeps a float",))
     out = wrap(error_check(result, np.logical_not(complex_), error, where, stop=False).node,
                weak=result.weak, scalar=result.scalar)
-    out.pyflag = result.pyflag
-    return out
+    return pyflags.keep(out, result)
 
 
 def _finite_power(a, b, result, where, python):
@@ -179,8 +177,7 @@ def _finite_power(a, b, result, where, python):
     error = (OverflowError, (34, "Numerical result out of range"))
     out = wrap(error_check(result, ok, error, where, stop=False).node, weak=result.weak,
                scalar=result.scalar)
-    out.pyflag = result.pyflag
-    return out
+    return pyflags.keep(out, result)
 
 
 def checked_int(name: str, args: tuple, result):

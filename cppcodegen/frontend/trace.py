@@ -139,8 +139,13 @@ def trace(fn, arg_specs, args):
                          enumerate(flatten_tree(result, leaf_type=Proxy))
                          if isinstance(p, Proxy) and p.pyflag is not None and p.arg is None
                          and k not in python_leaves and not p.node.shape)
+    int_flags = tuple((k, p.intflag.node) for k, p in  # (a Python int on some paths)
+                      enumerate(flatten_tree(result, leaf_type=Proxy))
+                      if isinstance(p, Proxy) and p.intflag is not None and p.arg is None
+                      and not p.node.shape)
     effects, EFFECTS[:] = list(EFFECTS), []
-    roots = leaves + [n for _, n in mutations] + [n for _, n in python_flags] + inputs + effects
+    roots = leaves + [n for _, n in mutations] + [n for _, n in python_flags + int_flags] + \
+        inputs + effects
     counts = env.counts if env is not None else {}
     nodes = count_order(roots, counts)
     mine = {id(n) for n in nodes}
@@ -153,7 +158,7 @@ def trace(fn, arg_specs, args):
                   mutations=mutations, python_leaves=python_leaves,
                   array_leaves=array_leaves, list_leaves=list_leaves, raises=tuple(RAISES),
                   ranges=tuple(sorted(set(RANGES))),
-                  python_flags=python_flags)
+                  python_flags=python_flags, int_flags=int_flags)
     if env is not None:
         graph.hints, graph.guards = env.hints, tuple(env.guards)
         graph.values = tuple((s.name, i) for s, i in env.values.items())

@@ -188,12 +188,13 @@ class Graph:
                                 # all) of outputs that are lists a loop appended to
     python_flags: tuple = ()    # (position, 0-d bool node) of outputs that are Python numbers
                                 # where the node is True (frontend/pyflags.py)
+    int_flags: tuple = ()       # ... Python ints where the node is True (floats elsewhere)
 
     def roots(self) -> list:
         """The nodes the program computes for the caller: its outputs, the final values of
         the arguments it updates in place, and the flags of its maybe-Python numbers."""
         return list(self.leaves) + [n for _, n in self.mutations] + \
-            [n for _, n in self.python_flags]
+            [n for _, n in self.python_flags + self.int_flags]
 
     def users(self) -> dict:
         out = {id(n): [] for n in self.nodes}
@@ -234,6 +235,9 @@ class Graph:
         if self.python_flags:
             lines.append("python numbers where " + ", ".join(
                 f"{k}: {names[id(n)]}" for k, n in self.python_flags))
+        if self.int_flags:
+            lines.append("python ints where " + ", ".join(
+                f"{k}: {names[id(n)]}" for k, n in self.int_flags))
         if self.raises:
             lines.append(f"raises {self.raises!r}")
         if self.ranges:

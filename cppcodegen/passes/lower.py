@@ -294,13 +294,13 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         self.arg_strides = arg_strides
         self.users = users_of(graph.nodes, graph.roots())
         checks = {id(n) for n in graph.nodes if n.op == "gather" and not self.users.get(id(n))}
-        flags = dict(graph.python_flags)
+        flags, ints = dict(graph.python_flags), dict(graph.int_flags)
         python = set(graph.python_leaves)
         final = {id(n): i for i, n in graph.mutations}     # (an argument updated in place)
         views = {id(n): v for k, n in enumerate(graph.leaves)    # x[::2], x.T of an argument:
                  if k not in python and (v := argument_view(n, final)) is not None}  # views
         self.lower_nodes(graph, {id(n) for n in graph.leaves if id(n) not in views} | checks |
-                         {id(n) for n in flags.values()})
+                         {id(n) for n in (*flags.values(), *ints.values())})
         self.writebacks()                               # its indices checked, frontend/indexing)
         arrays = set(getattr(graph, "array_leaves", ()))
         lists = dict(getattr(graph, "list_leaves", ()))
@@ -308,6 +308,11 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
 
         def leaf(node):             # ('py', name): a Python number in the function
             k = next(count)
+            if k in ints:           # a Python int where its flag is set (frontend/pyflags.py)
+                return ("int?", (self._leaf(ints[k])[1], kind(node, k)))
+            return kind(node, k)
+
+        def kind(node, k):
             if id(node) in views and k not in flags and k not in lists and k not in arrays:
                 return views[id(node)]
             tag, v = self._leaf(node)
