@@ -218,8 +218,8 @@ def _variant(so_path, cdef, plan, constants, specs):
         from .runtime import blas
         found = blas.functions()
         if found is not None:
-            lib.lib.ccg_use_blas(lib.ffi.cast("void*", found.sgemm),
-                                 lib.ffi.cast("void*", found.dgemm), int(found.int64))
+            lib.lib.ccg_use_blas(*(lib.ffi.cast("void*", f) for f in found[:4]),
+                                 int(found.int64))
     contiguous = {i: _c_contiguous(s) for i, s in enumerate(specs) if s[0] in ("array", "darray")}
     calls = [st[1] for st in plan.steps if st[0] == "call"]
     fn = lib.lib.ccg_run0 if plan.steps == (("call", 0),) else tuple(

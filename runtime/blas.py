@@ -1,8 +1,8 @@
-"""The BLAS NumPy links: the addresses of its ``cblas_sgemm`` and ``cblas_dgemm``.
+"""The BLAS NumPy links: the addresses of its ``cblas_?gemm`` and ``cblas_?syrk``.
 
-In:  the running NumPy. Out: :func:`functions` -> ``Functions(sgemm, dgemm, int64)`` (addresses
-as ints, and whether the library takes 64-bit integers), or None when no such library is
-found; kernels that compute a product with BLAS (include/cppcodegen/blas.h) are handed them
+In:  the running NumPy. Out: :func:`functions` -> ``Functions(sgemm, dgemm, ssyrk, dsyrk,
+int64)`` (addresses as ints, and whether the library takes 64-bit integers), or None when no
+such library is found; kernels that compute a product with BLAS (include/cppcodegen/blas.h) are handed them
 once after loading (``ccg_use_blas``), and compute with ``ccg::gemm`` without them.
 
 How: NumPy's extension module is opened again (the dynamic linker returns the library already
@@ -17,14 +17,18 @@ import ctypes
 import functools
 from typing import NamedTuple
 
-# (name pattern, integers are 64-bit): the first pattern whose two functions exist wins
-NAMES = (("scipy_cblas_{}gemm64_", True), ("cblas_{}gemm64_", True),
-         ("scipy_cblas_{}gemm", False), ("cblas_{}gemm", False))
+# (name pattern, integers are 64-bit): the first pattern whose functions all exist wins
+NAMES = (("scipy_cblas_{}64_", True), ("cblas_{}64_", True),
+         ("scipy_cblas_{}", False), ("cblas_{}", False))
+WANTED = ("sgemm", "dgemm", "ssyrk", "dsyrk")     # (syrk: a product of a matrix with its
+                                                 # own transpose, as NumPy's matmul does)
 
 
 class Functions(NamedTuple):
     sgemm: int
     dgemm: int
+    ssyrk: int
+    dsyrk: int
     int64: bool
 
 
@@ -44,11 +48,10 @@ def functions() -> Functions | None:
         return None
     for pattern, int64 in NAMES:
         try:
-            s, d = (getattr(lib, pattern.format(t)) for t in "sd")
+            found = [getattr(lib, pattern.format(name)) for name in WANTED]
         except AttributeError:
             continue
-        return Functions(ctypes.cast(s, ctypes.c_void_p).value,
-                         ctypes.cast(d, ctypes.c_void_p).value, int64)
+        return Functions(*(ctypes.cast(f, ctypes.c_void_p).value for f in found), int64)
     return None
 
 

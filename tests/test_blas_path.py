@@ -88,3 +88,20 @@ def test_a_symbolic_size_product_calls_blas_for_every_size():
         for m, n, k in [(10, 12, 14), (50, 3, 70), (1, 8, 8)]:
             a, b = _r((m, k), np.float64, m), _r((k, n), np.float64, n)
             np.testing.assert_allclose(f(a, b), a @ b, **TOL[np.float64])
+
+
+def gram(x):
+    return x.T @ x, x @ x.T
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_matrix_times_its_transpose_is_syrk_and_exactly_symmetric(dtype, order):
+    """x.T @ x reads one memory twice: BLAS's syrk computes one triangle (as NumPy's matmul
+    does) and the other is its mirror."""
+    x = np.asarray(_r((300, 40), dtype, 9), order=order)
+    with path("blas"):
+        f = cppcodegen.compile(gram)
+        for got, want in zip(f(x), gram(x)):
+            np.testing.assert_allclose(got, want, **TOL[dtype])
+            np.testing.assert_array_equal(got, got.T)

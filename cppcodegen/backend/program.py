@@ -34,8 +34,9 @@ ENTRY = "ccg_run"
 SLOTS = "ccg_slots"
 USE_BLAS = "ccg_use_blas"
 # the addresses of NumPy's cblas_sgemm and cblas_dgemm, set once after loading (runtime/blas.py)
-BLAS_ENTRY = f"""extern "C" void {USE_BLAS}(void* sgemm, void* dgemm, int64_t int64) {{
-  ccg::blas_detail::use(sgemm, dgemm, int64 != 0);
+BLAS_ENTRY = f"""extern "C" void {USE_BLAS}(void* sgemm, void* dgemm, void* ssyrk, void* dsyrk,
+                                   int64_t int64) {{
+  ccg::blas_detail::use(sgemm, dgemm, ssyrk, dsyrk, int64 != 0);
 }}
 """
 PRELUDE = """\
@@ -460,7 +461,8 @@ def cdef_for(signature, steps, source: str = "") -> str:
     entries = sorted({st[1] for st in steps if st[0] == "call"})
     slots = [f"void {SLOTS}0(const uint64_t*);"] if entries == [0] and \
         "uint64_t" not in args else []      # (the C call path passes Python ints as int64)
-    blas = [f"void {USE_BLAS}(void*, void*, int64_t);"] if USE_BLAS in source else []
+    blas = [f"void {USE_BLAS}(void*, void*, void*, void*, int64_t);"] if USE_BLAS in source \
+        else []
     return "\n".join([*(f"void {ENTRY}{i}({args});" for i in entries), *slots, *blas])
 
 
