@@ -104,3 +104,17 @@ def test_a_product_lowered_as_numpys_call_stays_one(monkeypatch):
     monkeypatch.setattr(gemmgen, "matmul_path", by_inner_size)
     X = np.random.default_rng(95).random((500, 20))
     np.testing.assert_allclose(cppcodegen.compile(gram)(X), X.T @ X, rtol=1e-12)
+
+
+def dot_scalar_left(y):
+    return np.dot(3.0, y), np.inner(y, 3.0), np.dot(300, y.astype(np.int8)), np.dot(2.0, 0.5)
+
+
+def test_dot_and_inner_of_a_python_number_convert_it_as_numpy_does():
+    """np.dot/np.inner take their operands through np.asarray: a Python float is a float64
+    array (no weak-scalar promotion), a Python int an int64 one."""
+    y = np.linspace(0.1, 1.7, 5, dtype=np.float32)
+    got, want = cppcodegen.compile(dot_scalar_left)(y), dot_scalar_left(y)
+    for g, w in zip(got, want):
+        assert type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)

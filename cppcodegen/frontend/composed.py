@@ -25,7 +25,7 @@ from .creation import _iota, eye, ones_like, zeros, zeros_like
 from .elementwise import where
 from .externs import extern_call
 from .indexing import checked, diagonal
-from .linalg import dot, matmul
+from .linalg import as_array, dot, matmul
 from .proxy import asproxy, cast, copy_of, Proxy, wrap
 from .reductions import all_, amax, amin, sum_
 from .sizes import is_int
@@ -114,7 +114,7 @@ def count_nonzero(a, axis=None, *, keepdims=False):
 
 
 def inner(a, b):
-    x, y = asproxy(a), asproxy(b)
+    x, y = as_array(a), as_array(b)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     if x.ndim <= 2 and y.ndim <= 2:     # contract the last axes: a @ b.T

@@ -199,8 +199,16 @@ def _vector_norm(x, ord, axis, keep, numpy_norm):
     return total ** np.reciprocal(np.asarray(ord, dtype=total.dtype))
 
 
+def as_array(x) -> Proxy:
+    """An operand as ``np.asarray`` has it: a Python number is an array of its own dtype
+    (np.dot and np.inner convert their operands, no weak-scalar rule: ``np.dot(3.0, x)`` of
+    float32 ``x`` is float64, ``np.dot(300, x)`` of int8 ``x`` is int64)."""
+    p = asproxy(x)
+    return wrap(p.node, scalar=p.scalar) if p.weak else p
+
+
 def dot(a, b, out=None):
-    a, b = asproxy(a), asproxy(b)
+    a, b = as_array(a), as_array(b)
     if a.ndim <= 2 and b.ndim <= 2 and a.ndim and b.ndim:
         return matmul(a, b, out=out)
     if a.ndim == 0 or b.ndim == 0:
