@@ -479,3 +479,21 @@ def test_an_int_on_some_paths_is_returned_as_the_int_python_has(fn, args, dynami
     assert _types(got) == _types(expected), (got, expected)
     for g, e in zip(_values(got), _values(expected)):
         assert g == pytest.approx(e, rel=1e-12, abs=1e-300)
+
+
+def float_or_numpy(a, n):
+    r = 2.675                   # a Python float, or an np.float64 once the loop ran
+    for i in range(n):
+        r = a[i] * 1.0
+    return abs(r), -r, r ** 2, r ** 0.5, round(r, 2), r * 2
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_a_maybe_python_float_keeps_its_kind_through_pow_abs_and_round(n):
+    """``**``, ``abs`` and ``round(x, k)`` of a value that is a Python float on some paths
+    only: Python's type there (and Python's decimal rounding: 2.675 -> 2.67, NumPy 2.68)."""
+    a = np.array([2.675, 2.0])
+    expected = float_or_numpy(a, n)
+    got = cppcodegen.compile(float_or_numpy)(a, n)
+    assert _types(got) == _types(expected)
+    assert list(got) == pytest.approx(list(expected), rel=1e-15)

@@ -24,6 +24,7 @@ from .linalg import dot, matmul, norm, outer, trace_, tril, triu
 from ..ir.graph import make_node
 from .proxy import (Proxy, asproxy, cast, cast_node, copy_of, descriptor, laid_out, store_result, unsupported,
                     wrap)
+from . import pyflags
 from .pyints import checked_int
 from .raises import error_check
 from .segments import reduceat
@@ -213,9 +214,17 @@ def _abs(self):
 
 
 def _pow(self, other):
+    """``self ** other``, with the flag of a value that is a Python number on some paths only
+    (``res ** 0.5`` of a carried ``res = 0.0``: a Python float there, frontend/pyflags.py)."""
+    out = _power(self, other)
+    return pyflags.pass_on(out, (self, other), user_location(), "power") \
+        if self.pyflag is not None else out
+
+
+def _power(self, other):
     if self.weak and self.dtype.kind == "c" and not self.node.shape and type(other) is int \
             and -100 < other < 0:       # Python's w ** -n: 1 / w ** n, its own quotient
-        return _quotient(1.0 + 0j, _pow(self, -other))
+        return _quotient(1.0 + 0j, _power(self, -other))
     if self.weak and self.dtype.kind in "biu" and not self.node.shape and \
             type(other) is int and other < 0:       # a Python int's n ** -k: a float
         self = wrap(cast_node(self.node, np.dtype(np.float64)), weak=True, scalar=self.scalar)
@@ -274,6 +283,12 @@ def _round(self, ndigits=None):
         raise TypeError("type numpy.ndarray doesn't define __round__ method")
     if ndigits is not None and self.weak and self.dtype.kind == "f":
         return _python_round(self, ndigits)
+    if ndigits is not None and self.pyflag is not None and self.dtype.kind == "f":
+        # a Python float on some paths only: Python's round there, NumPy's elsewhere
+        python = _python_round(wrap(self.node, weak=True, scalar=True), ndigits)
+        out = np.where(self.pyflag, python, round_(self, ndigits))[()]
+        out.scalar, out.pyflag = True, self.pyflag
+        return out
     if ndigits is not None:
         r = round_(self, ndigits)
         r.scalar = True
