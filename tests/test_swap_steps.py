@@ -226,3 +226,51 @@ def test_swap_at_a_traced_index_stores_two_elements(fn, make):
     ir = str(cppcodegen.explain(fn, *make(64))).split("== loop IR ==")[1].split("== kernels")[0]
     body = ir.split("for lv", 1)[1]
     assert "scatter in0" in body and "over [64]" not in body and "over [5, 64]" not in body
+
+
+def update_then_swap(a, reps):
+    for _ in range(reps):
+        a[2] += 1.0
+        a[0], a[1] = a[1], a[0]
+    return a
+
+
+def quicksort(a):
+    """An iterative quicksort: a swap in the partition loop, and one after it."""
+    n = a.shape[0]
+    stack = np.empty(2 * n + 2, dtype=np.int64)
+    top = 2
+    stack[0], stack[1] = 0, n - 1
+    while top > 0:
+        top -= 2
+        lo, hi = stack[top], stack[top + 1]
+        if lo >= hi:
+            continue
+        p = a[hi]
+        i = lo
+        for j in range(lo, hi):
+            if a[j] < p:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+        a[i], a[hi] = a[hi], a[i]
+        stack[top], stack[top + 1], stack[top + 2], stack[top + 3] = lo, i - 1, i + 1, hi
+        top += 4
+    return a
+
+
+@pytest.mark.parametrize("fn,make", [
+    (update_then_swap, lambda n: (np.arange(float(n)), 7)),
+    (quicksort, lambda n: (np.random.default_rng(n).random(n),)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_swaps_after_other_stores_stay_element_stores(fn, make):
+    """A swap after another store to the array (``a[2] += 1`` in place), or after the loop
+    that partitioned it: the two elements read first, then stored; no copy of the whole
+    array (it made an iterative quicksort quadratic, slower than Python)."""
+    for n in (9, 64):
+        args = make(n)
+        want = fn(*[a.copy() if hasattr(a, "copy") else a for a in args])
+        got = cppcodegen.compile(fn, fallback=False)(*[a.copy() if hasattr(a, "copy") else a
+                                                        for a in args])
+        np.testing.assert_array_equal(got, want)
+    ir = str(cppcodegen.explain(fn, *make(64))).split("== loop IR ==")[1].split("== kernels")[0]
+    assert "over [64]" not in ir

@@ -27,13 +27,19 @@ def sequenced(low, node, start, name, targets):
     while node.op in STEPS and id(node) not in low.buffer_of:
         chain.append(node)
         node = node.inputs[0]
-    if node is not start or len(chain) < 2:
+    if len(chain) < 2:
         return None
     chain.reverse()
+    early = []
+    if node is not start:       # the chain goes on from a value stored in the buffer already
+        if low.buffer_of.get(id(node)) != name:     # (``a[2] += 1`` in place, then a swap
+            return None                             # ``a[0], a[1] = a[1], a[0]``): what else
+        early = low._read_later(node, chain[0])     # reads that value are scalars, read
+        if early is None:                           # before the first store
+            return None
     if not all(_feeds_only(low.users, state, nxt) for state, nxt in zip(chain, chain[1:])):
         return None
-    states = [start] + chain
-    early = []
+    states = [node] + chain
     for j, step in enumerate(chain):    # each value reads the array as the store before it
         others = {id(s) for k, s in enumerate(states) if k != j}    # left it, no older one
         for v in step.inputs[1:]:

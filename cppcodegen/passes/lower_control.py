@@ -241,9 +241,10 @@ class ControlLowering:
         stack, seen = list(node.inputs), set()
         while stack:
             n = stack.pop()
-            if n is control or n.op in CONTROL_OPS or n.op == "loop_out":
-                return True
-            if id(n) in seen or id(n) in self.buffer_of:
+            if n is control or n.op in CONTROL_OPS or n.op == "loop_out" and \
+                    id(n) not in self.buffer_of:    # (a loop lowered already: its value is
+                return True                         # there, ``a[i], a[hi] = a[hi], a[i]``
+            if id(n) in seen or id(n) in self.buffer_of:    # after a partition loop)
                 continue
             seen.add(id(n))
             stack.extend(n.inputs)
