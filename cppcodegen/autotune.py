@@ -84,11 +84,12 @@ def eligible(func, dtype, in_dtypes, shape) -> bool:
             and not any(isinstance(s, int) and s == 1 for s in shape[-2:]))
 
 
-def matmul_path(func, dtype, in_dtypes, shape, k, where: str = ""):
+def matmul_path(func, dtype, in_dtypes, shape, k, where: str = "", gram: bool = False):
     """How this product (output ``shape`` = batch + (M, N), inner size ``k``) is computed:
     'gemm' (``ccg::gemm``), 'blas' (the BLAS NumPy links, called from the kernel:
     include/cppcodegen/blas.h) or None (NumPy's matmul as a step). The static rule, then the
-    current Tuner's decision (no Tuner: 'gemm' for every eligible product)."""
+    current Tuner's decision (no Tuner: 'gemm' for every eligible product). ``gram``: a
+    matrix times its own transpose, which BLAS computes with half the multiplies (syrk)."""
     ok = eligible(func, dtype, in_dtypes, shape)
     tuner = ACTIVE.get()
     if not ok:
@@ -101,7 +102,7 @@ def matmul_path(func, dtype, in_dtypes, shape, k, where: str = ""):
         return FORCED.get()
     if tuner is None:
         return "gemm"
-    return tuner.matmul(np.dtype(dtype), shape, k, where)
+    return tuner.matmul(np.dtype(dtype), shape, k, where, gram)
 
 
 def matmul_native(func, dtype, in_dtypes, shape, k, where: str = "") -> bool:
@@ -126,8 +127,20 @@ def node_path(node):
     func = getattr(node.attr("call"), "func", None)
     if func is not np.matmul or not node.inputs or not node.inputs[0].shape:
         return None                     # (np.unravel_index of an argmax: not a product)
+    (a, ta), (b, tb) = (unswapped(i) for i in node.inputs[:2]) if len(node.inputs) > 1 \
+        else ((None, 0), (None, 1))
     return matmul_path(func, node.dtype, [i.dtype for i in node.inputs], node.shape,
-                       node.inputs[0].shape[-1], node.where)
+                       node.inputs[0].shape[-1], node.where, a is b and ta != tb)
+
+
+def unswapped(node):
+    """(the array under a swap of the last two axes, True), or (node, False)."""
+    if node.op == "transpose" and node.ndim >= 2:
+        perm, n = tuple(node.attr("perm")), node.ndim
+        src = node.inputs[0]
+        if perm == tuple(range(n - 2)) + (n - 1, n - 2) and src.dtype == node.dtype:
+            return src, True
+    return node, False
 
 
 def node_native(node) -> bool:
@@ -177,7 +190,7 @@ class Tuner:
         self.choices[(where, what)] = Choice(what, path, why)
         return path
 
-    def matmul(self, dtype, shape, k, where) -> str:
+    def matmul(self, dtype, shape, k, where, gram: bool = False) -> str:
         """'gemm' or 'blas' for an eligible product (runtime/tuning.py stores the choice)."""
         sizes = [self._size(d) for d in tuple(shape) + (k,)]
         if where in self.in_loops:
@@ -192,6 +205,9 @@ class Tuner:
         if not blas.available():
             return self.record(dtype, shape, k, where, "gemm",
                                "static rule (no BLAS library found in NumPy to call)")
+        if gram:
+            return self.record(dtype, shape, k, where, "blas", "a matrix times its own "
+                               "transpose: BLAS's syrk, half the multiplies (as NumPy's matmul)")
         *batch, m, n, kk = sizes
         count = math.prod(batch) if batch else 0
         nthreads = stored.threads() if self.opts.parallel else 1

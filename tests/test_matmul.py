@@ -97,8 +97,8 @@ def test_a_product_lowered_as_numpys_call_stays_one(monkeypatch):
     from cppcodegen.backend import gemmgen
     real = autotune.matmul_path
 
-    def by_inner_size(func, dtype, in_dtypes, shape, k, where=""):
-        path = real(func, dtype, in_dtypes, shape, k, where)
+    def by_inner_size(func, dtype, in_dtypes, shape, k, where="", gram=False):
+        path = real(func, dtype, in_dtypes, shape, k, where, gram)
         return path if k == 20 else None
     monkeypatch.setattr(autotune, "matmul_path", by_inner_size)
     monkeypatch.setattr(gemmgen, "matmul_path", by_inner_size)

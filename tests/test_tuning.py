@@ -425,3 +425,19 @@ def test_a_product_inside_a_compiled_loop_is_ours_whatever_blas_measures(fake_me
         assert ex.choices and all(c.path == "gemm" and "inside a compiled loop" in c.why
                                   for c in ex.choices)
         assert not _calls_blas(f, A, np.int64(13))
+
+
+def gram_of(x):
+    return x.T @ x
+
+
+def test_a_matrix_times_its_transpose_calls_blas_syrk_without_measuring(fake_measure):
+    """x.T @ x: BLAS's syrk does half the multiplies (NumPy's matmul calls it), so the
+    product calls BLAS whatever a measurement of a general product would find."""
+    x = np.random.default_rng(4).standard_normal((300, 64))
+    with cppcodegen.fresh_cache():
+        f = cppcodegen.compile(gram_of, options=ON)
+        np.testing.assert_allclose(f(x), x.T @ x, rtol=1e-12, atol=1e-12)
+        ex = cppcodegen.explain(f, x)
+    assert not fake_measure
+    assert "ccg::blas_gemm" in ex.source and "its own transpose" in str(ex.choices[0])

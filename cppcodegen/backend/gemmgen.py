@@ -26,7 +26,7 @@ import numpy as np
 
 from .cexpr import cindex, ctype
 from .writer import CodeWriter, omp_parallel_for
-from ..autotune import GEMM_DTYPES, matmul_path, node_native  # noqa: F401
+from ..autotune import GEMM_DTYPES, matmul_path, node_native, unswapped  # noqa: F401
 # multiply-adds up to which one product runs on one thread (ccg::gemm's own rule,
 # gemm_detail::kParallelWork); a batch of such products runs its batch loop in parallel
 PARALLEL_WORK = 1 << 22
@@ -40,8 +40,10 @@ def stage_path(stage, buffers):
         return None
     a = buffers[stage.args[0]].shape
     k = a[-2] if stage.transposed and stage.transposed[0] else a[-1]
+    gram = stage.args[0] == stage.args[1] and len(set(stage.transposed or (0, 0))) == 2
     return matmul_path(np.matmul, buffers[stage.name].dtype,
-                       [buffers[a].dtype for a in stage.args], stage.domain, k, stage.where)
+                       [buffers[a].dtype for a in stage.args], stage.domain, k, stage.where,
+                       gram)
 
 
 def native_matmul(stage, buffers) -> bool:
@@ -52,16 +54,6 @@ def native_matmul(stage, buffers) -> bool:
 def native_matmul_node(node) -> bool:
     """The same question for the graph's extern node."""
     return node_native(node)
-
-
-def unswapped(node):
-    """(the array under a swap of the last two axes, True), or (node, False)."""
-    if node.op == "transpose" and node.ndim >= 2:
-        perm, n = tuple(node.attr("perm")), node.ndim
-        src = node.inputs[0]
-        if perm == tuple(range(n - 2)) + (n - 1, n - 2) and src.dtype == node.dtype:
-            return src, True
-    return node, False
 
 
 def _c(size) -> str:
