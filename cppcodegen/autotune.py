@@ -127,10 +127,16 @@ def node_path(node):
     func = getattr(node.attr("call"), "func", None)
     if func is not np.matmul or not node.inputs or not node.inputs[0].shape:
         return None                     # (np.unravel_index of an argmax: not a product)
-    (a, ta), (b, tb) = (unswapped(i) for i in node.inputs[:2]) if len(node.inputs) > 1 \
-        else ((None, 0), (None, 1))
     return matmul_path(func, node.dtype, [i.dtype for i in node.inputs], node.shape,
-                       node.inputs[0].shape[-1], node.where, a is b and ta != tb)
+                       node.inputs[0].shape[-1], node.where, gram(node.inputs))
+
+
+def gram(operands) -> bool:
+    """Are the two operands one array and its transpose (``x.T @ x``, ``x @ x.T``)?"""
+    if len(operands) != 2:
+        return False
+    (a, ta), (b, tb) = map(unswapped, operands)
+    return a is b and ta != tb
 
 
 def unswapped(node):

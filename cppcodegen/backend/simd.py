@@ -46,21 +46,17 @@ def serial_lines(program: LoopProgram, k, body) -> list | None:
             "come before their stores; no threads, which would race" if c.get("lanes") else
             "{   // iterations proved independent")
     last = f"{c['var']} = ccg_lo + (ccg_trip - 1) * ({cindex(c['step'])});"
-    if not private:     # (nothing of an iteration's own outlives it: every one in lanes)
-        return [head,
-                *["    " + line for line in trip_lines(c)],
-                *["    " + line for line in lane_loop(program, k, lane_lines(k, body, lines),
-                                                      private, "ccg_lo", "0", "ccg_trip")],
-                f"    if (ccg_trip > 0) {last}   // (the index Python keeps after the loop)",
-                "}"]
+    # (a body that keeps no value of its own: every iteration in lanes, then the index)
+    tail = [f"    if (ccg_trip > 0) {last}   // the index Python keeps after the loop"] \
+        if not private else \
+        ["    if (ccg_trip > 0) {   // the last iteration: the values Python keeps after the loop",
+         f"        {last}", *["    " + line for line in lines], "    }"]
     return [head,
             *["    " + line for line in trip_lines(c)],
-            *["    " + line for line in lane_loop(program, k, lane_lines(k, body, lines),
-                                                  private, "ccg_lo", "0", "ccg_trip - 1")],
-            "    if (ccg_trip > 0) {   // the last iteration: the values Python keeps after the loop",
-            f"        {last}",
-            *["    " + line for line in lines],
-            "    }",
+            *["    " + line for line in lane_loop(program, k, lane_lines(k, body, lines), private,
+                                                  "ccg_lo", "0",
+                                                  "ccg_trip - 1" if private else "ccg_trip")],
+            *tail,
             "}"]
 
 
