@@ -164,3 +164,68 @@ def test_python_int_arguments_out_of_range_in_stores_and_fills(fn):
                             expected if isinstance(expected, tuple) else (expected,)):
                 np.testing.assert_array_equal(g, e)
         np.testing.assert_array_equal(got, want)
+
+
+def _index_store(a, k):
+    for i in range(a.shape[0]):
+        a[i] = k + i
+    return a
+
+
+@pytest.mark.parametrize("dt, k", [(np.int8, 126), (np.int32, 2 ** 31 - 2), (np.uint8, 254),
+                                   (np.uint8, -1), (np.int8, 3), (np.int64, 5)])
+def test_a_loop_index_stored_out_of_range(dt, k):
+    """``a[i] = k + i``: a Python int made of the loop's index, stored past the array's int
+    range, is NumPy's OverflowError at that store, the stores before it kept (the compiled
+    loop wrapped it: 127 + 1 stored -128)."""
+    want, got = np.zeros(3, dt), np.zeros(3, dt)
+    try:
+        _index_store(want, k)
+    except OverflowError:
+        with pytest.raises(OverflowError, match=f"out of bounds for {np.dtype(dt).name}"):
+            cppcodegen.compile(_index_store)(got, k)
+    else:
+        np.testing.assert_array_equal(cppcodegen.compile(_index_store)(got, k), want)
+    np.testing.assert_array_equal(got, want)
+
+
+def _float_store(a, v):
+    for i in range(a.shape[0]):
+        a[i] = v[i]
+    return a
+
+
+def _float_store_parallel(a, v):
+    for i in cppcodegen.prange(a.shape[0]):
+        a[i] = v[i]
+    return a
+
+
+@pytest.mark.parametrize("dt, bad, exc", [(np.int16, 1e6, OverflowError),
+                                          (np.int64, np.nan, ValueError),
+                                          (np.int32, -np.inf, OverflowError)])
+def test_a_float_stored_out_of_range_stops_there(dt, bad, exc):
+    """``a[i] = v[i]`` of a float NaN (ValueError), infinite or out of range (OverflowError)
+    into the caller's int array: Python's error at the first bad store, nothing after it
+    written (the compiled loop wrote every element and raised a ValueError at the end)."""
+    v = np.array([2.5, -3.0, bad, 4.0])
+    want, got = np.zeros(4, dt), np.zeros(4, dt)
+    with pytest.raises(exc):
+        _float_store(want, v)
+    with pytest.raises(exc):
+        cppcodegen.compile(_float_store)(got, v)
+    np.testing.assert_array_equal(got, want)
+    good = np.array([2.5, -3.0, 7.9, 4.0])
+    np.testing.assert_array_equal(cppcodegen.compile(_float_store)(got, good),
+                                  good.astype(dt))
+
+
+def test_a_float_stored_out_of_range_in_a_prange():
+    """In a prange the threads cannot stop one another: the bad store is found when the
+    program returns (a ValueError), and the good values all arrive."""
+    v = np.arange(5000.0)
+    f = cppcodegen.compile(_float_store_parallel)
+    np.testing.assert_array_equal(f(np.zeros(5000, np.int32), v), v.astype(np.int32))
+    v[4321] = np.nan
+    with pytest.raises(ValueError):
+        f(np.zeros(5000, np.int32), v)

@@ -407,16 +407,20 @@ def toeplitz_powers(u, a):
 
 
 def test_python_float_powers_are_pythons_bits():
-    """``x ** y`` of Python floats in scalar code is the C library's pow, as in Python, even
-    for a constant exponent (``pow(x, 2.0)`` is not always ``x * x``); ``u ** (i - j)`` of
-    loop indices compiles."""
+    """``x ** y`` of Python floats in scalar code is the C library's pow, as in Python, for an
+    exponent known only at run time (``u ** i``); a constant integer exponent is multiplies
+    rounded once, the correctly rounded power (``1.885376393636725 ** 2`` is ``x * x``,
+    ...623, one unit in the last place from pow's ...6225); ``u ** (i - j)`` of loop indices
+    compiles."""
     import warnings
+    from fractions import Fraction
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        got = cppcodegen.compile(powers_of_python_floats, fallback=False)(1.885376393636725,
-                                                                           1.0063, 50)
-        want = powers_of_python_floats(1.885376393636725, 1.0063, 50)
-        assert got[0] == want[0] == 3.5546441456826225
+        x = 1.885376393636725
+        got = cppcodegen.compile(powers_of_python_floats, fallback=False)(x, 1.0063, 50)
+        want = powers_of_python_floats(x, 1.0063, 50)
+        assert want[0] == 3.5546441456826225 and got[0] == x * x == float(Fraction(x) ** 2)
+        assert abs(got[0] - want[0]) == np.spacing(want[0])
         np.testing.assert_allclose(got[1], want[1], rtol=1e-15)
         a = np.zeros(30)
         np.testing.assert_allclose(cppcodegen.compile(toeplitz_powers, fallback=False)(1.01, a),
@@ -497,3 +501,28 @@ def test_a_maybe_python_float_keeps_its_kind_through_pow_abs_and_round(n):
     got = cppcodegen.compile(float_or_numpy)(a, n)
     assert _types(got) == _types(expected)
     assert list(got) == pytest.approx(list(expected), rel=1e-15)
+
+
+def constant_powers_of_python_floats(v, out):
+    for i in range(v.shape[0]):
+        x = float(v[i])
+        out[i, 0] = x ** 3
+        out[i, 1] = x ** 4
+        out[i, 2] = x ** 5
+        out[i, 3] = x ** -2
+        out[i, 4] = abs(x) ** 1.5
+    return out
+
+
+def test_constant_powers_of_python_floats_within_a_unit_of_pythons():
+    """A constant integer or half exponent of a Python float in scalar code (multiplies in
+    double-double, rounded once) is within one unit in the last place of Python's pow, and
+    equal to it almost always (pow itself is not always correctly rounded)."""
+    rng = np.random.default_rng(7)
+    v = np.concatenate([rng.uniform(-10, 10, 3000),
+                        np.exp(rng.uniform(-60, 60, 3000)) * rng.choice([-1, 1], 3000)])
+    got = cppcodegen.compile(constant_powers_of_python_floats, fallback=False)(
+        v, np.zeros((v.size, 5)))
+    want = constant_powers_of_python_floats(v, np.zeros((v.size, 5)))
+    assert np.all(np.abs(got - want) <= np.spacing(np.abs(want)))
+    assert np.mean(got == want) > 0.99

@@ -320,9 +320,12 @@ class ExprRenderer:
         template = _bit_test(e) or pow2_divisor(e) or template
         if self.exact and e.name in LIBM and e.dtype == np.float64:
             template = template.replace("ccg::", "std::", 1)
-        elif self.exact and e.name == "power" and e.dtype == np.float64:
+        elif self.exact and e.name == "power" and e.dtype == np.float64 and \
+                not const_power(e):
             template = "ccg::libm_pow({0}, {1})"    # (Python's float ** is the C library's
-            # pow, whose x ** 2 is not always x * x: 1.885376393636725 ** 2 ends in ...225)
+            # pow, whose x ** 2 is not always x * x: 1.885376393636725 ** 2 ends in ...225;
+            # a constant integer or half exponent is powc's multiplies, rounded once: within
+            # a unit in the last place of pow's, at the cost of the multiplies)
         text = template.format(*args, T="float" if e.dtype == HALF else ctype(e.dtype))
         text = miscompiled(e, text)
         if e.dtype == HALF:

@@ -40,9 +40,9 @@ from .listbuffer import CountAppends
 from .raises import bound, catching, user_error
 from .parallel import independent_roles, parallel_roles
 from .boolops import BoolOps
-from .iteration import (prange, ConstantIter, constant_items, constant_numbers, LoopRange, Enumerate, Zip,
-                        enter_loop, leave_loop, loop_spec, size_proxy,
-                        spec_of, symbolic_int, varying_symbols)
+from .iteration import (PARALLEL_BODIES, prange, ConstantIter, constant_items,
+                        constant_numbers, LoopRange, Enumerate, Zip, enter_loop, leave_loop,
+                        loop_spec, size_proxy, spec_of, symbolic_int, varying_symbols)
 
 log = logging.getLogger("cppcodegen")
 _SHAPES = __package__.rpartition(".")[0] + ".ir.shapes"
@@ -341,11 +341,13 @@ class TraceOps(BoolOps):
         def run_body():
             body(spec.item(var))
             return None if extra_test is None else extra_test()
+        PARALLEL_BODIES[0] += spec.parallel
         try:
             (region,) = self._inside(where, lambda: loop.run(
                 [run_body], continue_test=extra_test is not None))
         finally:
             leave_loop(var)
+            PARALLEL_BODIES[0] -= spec.parallel
         attrs = {}
         if spec.parallel and spec.positive is None:
             raise UnsupportedError(f"prange at {where} with a step whose sign only the run "

@@ -191,6 +191,15 @@ def enter_loop(spec):
     return sh.SymInt(sym)
 
 
+PARALLEL_BODIES = [0]       # prange bodies being traced now (a check in one cannot stop it)
+
+
+def in_prange() -> bool:
+    """Is a ``prange`` body being traced? Its iterations run at the same time, so a failed
+    check there is raised when the program returns, not where it fails."""
+    return PARALLEL_BODIES[0] > 0
+
+
 def varying_symbols() -> set:
     """The symbols whose value changes while a loop runs: induction variables (of the loops
     open now and of those already closed) and bounds read from array values."""

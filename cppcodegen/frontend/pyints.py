@@ -40,6 +40,7 @@ from .elementwise import traced_python_int
 from .raises import error_check
 from .bounds import bounds, cannot_overflow
 from .sizes import is_dim
+from .iteration import in_prange
 from . import pyflags
 
 INT64_MIN = np.int64(np.iinfo(np.int64).min)
@@ -272,6 +273,11 @@ def stored_scalar(value, dtype: np.dtype, into_argument: bool = False):
                          f"at {user_location()}; NumPy raises TypeError where the store runs)")
     if dtype.kind not in "iu":
         return value
+    into_argument = into_argument and not in_prange()   # (threads cannot stop one another)
+    if is_dim(value) and type(value) is not int:     # (a loop's index or a size, ``a[i] =
+        if dtype == np.int64:                           # k + i``: it is an int64 already)
+            return value
+        value = size_operand(value)
     where = user_location()
     info = np.iinfo(dtype)
     if type(value) in (int, float):         # a constant: NumPy's error where the store runs
@@ -294,8 +300,25 @@ def stored_scalar(value, dtype: np.dtype, into_argument: bool = False):
     error = (OverflowError, (f"{message} (at {where})",))
     if value.dtype.kind != "f":         # (into the caller's array: the program stops at
         return _fitting(value, dtype, error, where, stop=into_argument)    # the bad store)
+    if into_argument:                   # (the caller's array: Python's error at the bad
+        return _stored_float(value, info, dtype, where)         # store, nothing after it)
     return _in_range(value, float(info.min), float(info.max) + 1.0, f"a store into {dtype}",
                      where)
+
+
+def _stored_float(x, info, dtype: np.dtype, where: str):
+    """A float scalar ``x`` stored into the caller's int array of ``dtype``: behind Python's
+    checks where the store runs (NaN: ValueError; infinite or out of range after truncation:
+    OverflowError), so the program stops there and writes nothing after it, as Python does."""
+    nan = (ValueError, (f"cannot convert float NaN to integer (a store into {dtype} at "
+                        f"{where})",))
+    x = wrap(error_check(x, np.logical_not(np.isnan(x)), nan, where).node, weak=x.weak,
+             scalar=x.scalar)
+    t = np.trunc(x)
+    ok = np.logical_and(np.less(t, float(info.max) + 1.0), np.greater_equal(t, float(info.min)))
+    out = (OverflowError, (f"a float out of range of {dtype} (or infinite) stored into {dtype} "
+                           f"at {where}: Python integer out of bounds",))
+    return wrap(error_check(x, ok, out, where).node, weak=x.weak, scalar=x.scalar)
 
 
 def python_int_into(value, dtype: np.dtype, into_argument: bool = False):
@@ -303,8 +326,8 @@ def python_int_into(value, dtype: np.dtype, into_argument: bool = False):
     ``dtype`` an int type, behind NumPy's OverflowError check (``stored_scalar``): the value
     of ``x[mask] = v``, ``x[idx] = v``, ``np.full(n, v, dtype)``. (A NumPy scalar is cast
     there, as NumPy casts it.)"""
-    if dtype.kind in "iu" and (type(value) is int or isinstance(value, Proxy) and
-                               value.weak and not value.shape and value.dtype.kind in "iu"):
+    if dtype.kind in "iu" and (type(value) is int or is_dim(value) or isinstance(value, Proxy)
+                               and value.weak and not value.shape and value.dtype.kind in "iu"):
         return stored_scalar(value, dtype, into_argument)
     return value
 

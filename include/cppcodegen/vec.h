@@ -1723,7 +1723,24 @@ template <int P, class T, int N> inline Vec<T, N> powc(const Vec<T, N>& x) {
   }
 }
 template <int P> inline float powc(float x) { return powc<P>(Vec<float, 1>::broadcast(x)).v[0]; }
-template <int P> inline double powc(double x) { return powc<P>(Vec<double, 1>::broadcast(x)).v[0]; }
+// A scalar double positive integer power (loops of scalar code, where the chain's latency is
+// the cost): the same double-double products as the vector form, with the last product's
+// low part tested by a branch (predicted, off the chain) instead of clamped.
+template <int P> inline double powc(double x) {
+  if constexpr (P > 4 && P % 2 == 0) {
+    double hi = x * x, lo = std::fma(x, x, -hi);
+    for (int k = 2; k < P / 2 - 1; ++k) {
+      double p = hi * x;
+      lo = std::fma(lo, x, std::fma(hi, x, -p));
+      hi = p;
+    }
+    const double t = lo * x;
+    if (__builtin_expect(std::isfinite(t), 1)) return std::fma(hi, x, t);
+    return hi * x;
+  } else {
+    return powc<P>(Vec<double, 1>::broadcast(x)).v[0];
+  }
+}
 
 }  // namespace ccg
 
