@@ -21,7 +21,7 @@ import numpy as np
 
 from . import device as _device
 from . import sizes
-from ..errors import OutOfRange, PythonOnly, ScalarSizeChanged
+from ..errors import FallbackWarning, OutOfRange, PythonOnly, ScalarSizeChanged
 from ..ir.graph import as_list, SliceOut
 from .counts import Counts
 from .extern import ShapeChanged
@@ -334,12 +334,12 @@ class CompiledVariant:
             return self.respecialize(args)
         if self.fallback is None:
             raise ValueError(f"{why}: compiled code cannot run this call as NumPy would")
-        if why not in _WARNED:
-            _WARNED.add(why)
+        name = getattr(self.fallback, '__qualname__', 'the function')
+        if (name, why) not in _WARNED:
+            _WARNED.add((name, why))
             import warnings
-            warnings.warn(f"cppcodegen: {why} (in "
-                          f"{getattr(self.fallback, '__qualname__', 'the function')}); "
-                          "such calls run with NumPy", stacklevel=4)
+            warnings.warn(f"cppcodegen: {why} (in {name}); such calls run as plain Python",
+                          FallbackWarning, stacklevel=4)
         return self.fallback(*args)
 
     def run_checked(self, args):
