@@ -185,7 +185,7 @@ def test_slice_bounds_from_a_float_argument_get_a_variant_per_value():
             np.testing.assert_allclose(compiled(img, sigma), blur_rows(img, sigma), rtol=1e-12)
 
 
-def blur_rows(img, sigma):
+def blur_rows_padded(img, sigma):
     r = int(3 * sigma)
     x = np.arange(-r, r + 1)
     k = np.exp(-x ** 2 / (2 * sigma ** 2))
@@ -201,10 +201,10 @@ def test_pad_widths_from_a_float_argument_get_a_variant_per_value():
     """``np.pad(img, ((0, 0), (r, r)))`` with ``r = int(3 * sigma)``: the widths are this
     call's, each value compiled once (the whole function ran as Python, with a message about
     an array converted to a NumPy array)."""
-    compiled = cppcodegen.compile(blur_rows, fallback=False)
+    compiled = cppcodegen.compile(blur_rows_padded, fallback=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")      # no call runs as Python
         for sigma in (1.0, 2.0, 1.0, 0.2):
             img = RNG.random((6, 20))
-            np.testing.assert_allclose(compiled(img, sigma), blur_rows(img, sigma),
+            np.testing.assert_allclose(compiled(img, sigma), blur_rows_padded(img, sigma),
                                        rtol=1e-12, atol=1e-15)
