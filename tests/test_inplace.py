@@ -129,10 +129,6 @@ def test_assignment_into_argument(fn, args):
     check_inplace(fn, *args)
 
 
-def iadd(x, y):
-    x += y
-    return x
-
 
 def test_stencil_reads_old_values():
     """The direct rule must send a stencil through a temporary (it reads neighbours it also
