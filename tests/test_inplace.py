@@ -129,7 +129,6 @@ def test_assignment_into_argument(fn, args):
     check_inplace(fn, *args)
 
 
-
 def test_stencil_reads_old_values():
     """The direct rule must send a stencil through a temporary (it reads neighbours it also
     writes), and send `x += y` straight into the argument."""
