@@ -296,11 +296,40 @@ def trapezoid(y, dx):
     return s
 
 
+def clipped_positive_sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            s += x[i]
+    return max(s, 1.0), min(s, -1.0)
+
+
+def capped_count(x):
+    c = 0
+    for i in range(x.shape[0]):
+        if x[i] > 2:
+            c += x[i]
+    return max(c, 1), min(3, c)
+
+
+def complex_total(z):
+    acc = 0j
+    for i in range(z.shape[0]):
+        if abs(z[i]) > 0.5:
+            acc += z[i]
+    return acc * 2, abs(acc), acc.real, acc.imag, acc.conjugate(), acc / 2
+
+
 @pytest.mark.parametrize("fn,calls", [
     (variance_or_zero, [(np.array([1.0, 3.0, 2.0]),), (np.ones(1),), (np.zeros(0),)]),
     (largest_drop, [(np.array([3.0, 1.0, 2.0]),), (np.arange(5.0),), (np.ones(1),)]),
     (trapezoid, [(np.array([1.0, 2.0, 4.0]), 0.5), (np.ones(1), 0.5)]),
-], ids=["variance_or_zero", "largest_drop", "trapezoid"])
+    (clipped_positive_sum, [(np.array([-1.0, -2.0]),), (np.array([1.5, -2.0]),),
+                            (np.array([0.5, 3.0]),)]),
+    (capped_count, [(np.array([1, 2]),), (np.array([5, 1]),)]),
+    (complex_total, [(np.array([0.1 + 0j]),), (np.array([0.9 + 1j, 0.2j]),)]),
+], ids=["variance_or_zero", "largest_drop", "trapezoid", "max_min_builtins", "int_max_min",
+        "complex_ops"])
 @pytest.mark.parametrize("backend", ["cpp", "check"])
 def test_python_number_on_some_paths_comes_back_as_python_has_it(fn, calls, backend):
     """The value is returned as a Python float on the paths where Python's is one (no

@@ -52,6 +52,8 @@ def _scalar_like(x, part):
     """A part of a NumPy complex scalar (``z.sum().real``) is a NumPy float scalar, as in
     NumPy; of an array (a 0-d one too) a view."""
     part.scalar = x.scalar and not x.node.shape
+    if x.pyflag is not None and not x.node.shape:   # (a Python complex on some paths: a
+        part.pyflag = x.pyflag                      # Python float there)
     return part
 
 
@@ -88,7 +90,7 @@ def _conjugate(self):
     if self.dtype.kind != "c":
         return self
     r = np.conjugate(self)
-    r.weak = self.weak
+    r.weak, r.pyflag = self.weak, self.pyflag
     return r
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
-from . import replace, solve
+from . import pyflags, replace, solve
 from .proxy import as_node, cast, cast_node, is_weak, Proxy, size_operand, unsupported, wrap
 from .reductions import selected_count
 from .selection import is_selection
@@ -113,8 +113,9 @@ class TraceOps(BoolOps):
         if all(symbolic_int(v) or isinstance(v, (int, np.integer)) for v in items):
             return _symbolic(py, items)     # min(i + 1, n - 1): still an index expression
         best = items[0]
-        for v in items[1:]:          # Python keeps the first of equal values
-            best = np.where(better(v, best), v, best)[()]
+        for v in items[1:]:          # Python keeps the first of equal values, and the kind of
+            t = better(v, best)      # number the winner is (max(s, 1.0): a Python float)
+            best = pyflags.chosen(t, v, best, np.where(t, v, best)[()])
         if all(is_weak(v) for v in items):
             best.weak = True            # of Python numbers: a Python number
         return best

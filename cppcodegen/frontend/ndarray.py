@@ -175,7 +175,8 @@ def _product(a, b):
     if isinstance(r, Proxy) and r.dtype.kind == "c" and _scalar_like(a) and \
             _scalar_like(b) and r.node.op == "multiply":     # (not .node of a lazy z[m] * w)
         n = r.node
-        return wrap(make_node("mul_naive", n.inputs, n.shape, n.dtype, n.where), r.weak, r.scalar)
+        return pyflags.keep(wrap(make_node("mul_naive", n.inputs, n.shape, n.dtype, n.where),
+                                 r.weak, r.scalar), r)
     return r
 
 
@@ -188,7 +189,8 @@ def _quotient(a, b):
             isinstance(v, (int, float, complex)) or isinstance(v, Proxy) and v.weak and
             not v.node.shape for v in (a, b)):
         n = r.node
-        return wrap(make_node("div_py", n.inputs, n.shape, n.dtype, n.where), r.weak, r.scalar)
+        return pyflags.keep(wrap(make_node("div_py", n.inputs, n.shape, n.dtype, n.where),
+                                 r.weak, r.scalar), r)
     return r
 
 
@@ -209,7 +211,9 @@ def _abs(self):
     """abs(): of a complex scalar, NumPy's scalar math (and Python) take glibc's cabs, i.e.
     hypot; np.absolute of arrays runs NumPy's own SIMD algorithm (they differ by an ULP)."""
     if self.dtype.kind == "c" and _scalar_like(self):
-        return np.hypot(complexes.real(self), complexes.imag(self))
+        r = np.hypot(complexes.real(self), complexes.imag(self))
+        r.pyflag = self.pyflag          # (of a Python complex: a Python float)
+        return r
     return np.absolute(self)
 
 
