@@ -555,3 +555,25 @@ def test_constant_powers_of_python_floats_within_a_unit_of_pythons():
     want = constant_powers_of_python_floats(v, np.zeros((v.size, 5)))
     assert np.all(np.abs(got - want) <= np.spacing(np.abs(want)))
     assert np.mean(got == want) > 0.99
+
+
+def shifted_count(x):
+    c = 0
+    for i in range(x.shape[0]):
+        if x[i] > 2:
+            c += x[i]
+    return c << 1, ~c, 5 & c
+
+
+def test_bitwise_operators_of_an_int_on_some_paths_only():
+    """``c << 1`` where ``c`` is the Python int 0 unless a float element was added: the int
+    Python computes on that path, and a TypeError where ``c`` became a float (the trace
+    refused the float operand and the whole call failed)."""
+    f = cppcodegen.compile(shifted_count, fallback=False)
+    for x in (np.array([1.0, 2.0]), np.zeros(0)):
+        got, want = f(x), shifted_count(x)
+        assert got == want and _types(got) == _types(want)
+    with pytest.raises(TypeError):
+        shifted_count(np.array([3.0]))
+    with pytest.raises(TypeError, match="<<"):
+        f(np.array([3.0]))

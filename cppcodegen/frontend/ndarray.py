@@ -25,7 +25,7 @@ from ..ir.graph import make_node
 from .proxy import (Proxy, asproxy, cast, cast_node, copy_of, descriptor, laid_out, store_result, unsupported,
                     wrap)
 from . import pyflags
-from .pyints import checked_int
+from .pyints import checked_int, int_operands
 from .raises import error_check
 from .segments import reduceat
 from .selection import is_selection, lift
@@ -316,6 +316,7 @@ def _operator(fn, name):
     explicit np.<ufunc> call gives a NumPy scalar (``elementwise.OPERATOR``); a Python int's
     sums and products are checked for overflow (``pyints.py``)."""
     def op(*args):
+        args = int_operands(name, args)     # (c << 1 of a float that may be a Python int)
         OPERATOR[0] = True
         try:
             result = fn(*args)

@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import (ComplexPower, FloatToInt, IntOverflow, NegativeIntPower, TraceError,
                       user_location)
 from ..ir.graph import make_node, RANGES
-from .proxy import as_node, Proxy, python_number, size_operand, wrap
+from .proxy import as_node, cast_node, Proxy, python_number, size_operand, wrap
 from .elementwise import traced_python_int
 from .raises import error_check
 from .bounds import bounds, cannot_overflow
@@ -179,6 +179,32 @@ def _finite_power(a, b, result, where, python):
     out = wrap(error_check(result, ok, error, where, stop=False).node, weak=result.weak,
                scalar=result.scalar)
     return pyflags.keep(out, result)
+
+
+BITWISE = {"and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>", "invert": "~"}
+
+
+def int_operands(name: str, args: tuple) -> tuple:
+    """``args`` of the Python bitwise operator ``name`` (``c << 1``, ``~c``), where one is a
+    float carried for a value that is a Python int on some paths only (``c = 0`` before a
+    loop that may add float elements: its int flag, frontend/pyflags.py): that value as the
+    Python int it is, behind a check that it is one where the operator runs (Python's
+    TypeError on a float there)."""
+    core = name.strip("_")
+    symbol = next((sym for op, sym in BITWISE.items() if core in (op, "r" + op, "i" + op)), None)
+    if symbol is None or not any(isinstance(a, Proxy) and a.intflag is not None and
+                                 a.dtype.kind == "f" for a in args):
+        return args
+    where = user_location()
+    out = []
+    for a in args:
+        if isinstance(a, Proxy) and a.intflag is not None and a.dtype.kind == "f":
+            error = (TypeError, (f"unsupported operand type(s) for {symbol}: 'float' (a value "
+                                 f"that is a float on the path this call took, at {where})",))
+            a = wrap(error_check(a, a.intflag, error, where).node, weak=True, scalar=a.scalar)
+            a = wrap(cast_node(a.node, np.dtype(np.int64)), weak=True)
+        out.append(a)
+    return tuple(out)
 
 
 def checked_int(name: str, args: tuple, result):
