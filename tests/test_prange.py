@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -166,10 +167,50 @@ def previous_value(x):
     return out
 
 
+def row_histograms(img, nb):
+    h, w = img.shape
+    out = np.zeros((h, nb), dtype=np.int64)
+    for i in prange(h):
+        loc = np.zeros(nb, dtype=np.int64)
+        for j in range(w):
+            b = int(img[i, j] * nb)
+            if b >= nb:
+                b = nb - 1
+            loc[b] += 1
+        for b in range(nb):         # (the row's temporary again, as a loop's variable)
+            out[i, b] = loc[b]
+    return out
+
+
+def last_bin_read_after(x):
+    out = np.zeros(x.shape[0], dtype=np.int64)
+    b = 0
+    for i in prange(x.shape[0]):
+        for j in range(i % 3):
+            b = int(x[i] * 8) + j
+        out[i] = b          # (the previous iteration's where the inner loop ran none)
+    return out
+
+
+def test_a_name_reused_in_the_body_and_read_nowhere_after_is_private():
+    """A name the body assigns only inside inner loops (a temporary, then another loop's
+    variable) holds the previous iteration's value only where those loops run no
+    iteration; nothing after the prange reads it, so each iteration has its own (the call
+    ran as Python: 'carries a value from one iteration to the next')."""
+    img = np.random.default_rng(3).random((30, 41))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f = cppcodegen.compile(row_histograms, fallback=False)
+        for shape in ((30, 41), (5, 0), (0, 3)):
+            x = img[:shape[0], :shape[1]]
+            np.testing.assert_array_equal(f(x, 8), row_histograms(x, 8))
+
+
 @pytest.mark.parametrize("fn,words", [
     (carried_recurrence, ["variable 's'", "prange loop at", "test_prange.py"]),
     (early_exit, ["break or a return", "test_prange.py"]),
     (previous_value, ["variable 'prev'", "prange loop at"]),
+    (last_bin_read_after, ["variable 'b'", "prange loop at"]),
 ])
 def test_dependences_between_iterations_are_refused_with_the_line(fn, words):
     x = np.linspace(0, 1, 10)
@@ -234,3 +275,23 @@ def test_a_buffer_written_twice_in_a_parallel_body_is_declared_once():
     for got, want in zip(f(x, lo, 0.5), rewritten_twice(x, lo, 0.5)):
         np.testing.assert_allclose(got, want, rtol=1e-13)
     assert "iterations proved independent" in f.explain(x, lo, 0.5).source
+
+
+def shifted_bins(x, k):
+    out = np.zeros(x.shape[0], dtype=np.int64)
+    for i in prange(x.shape[0]):
+        out[i] = int(x[i] * 8) + k
+    return out
+
+
+def test_python_int_arithmetic_in_a_prange_body():
+    """``int(x[i] * 8) + k``: a Python int sum, checked for leaving int64; in a prange the
+    check is found when the program returns (threads cannot stop one another), so the loop
+    compiles (it was refused: 'may stop the program'); past int64 the call runs as Python,
+    which raises NumPy's OverflowError at the store."""
+    x = np.linspace(0, 1, 1000)
+    f = cppcodegen.compile(shifted_bins, fallback=False)
+    np.testing.assert_array_equal(f(x, 3), shifted_bins(x, 3))
+    with pytest.warns(cppcodegen.FallbackWarning, match="left the int64"):
+        with pytest.raises(OverflowError):
+            f(x, 2 ** 63 - 1)

@@ -297,7 +297,7 @@ class TraceOps(BoolOps):
         loop.finish(node)
 
     def for_stmt(self, iterable, body, get_state, set_state, names, extra_test=None, where="",
-                 slices=False, fresh=(), entry=(), lists=()):
+                 slices=False, fresh=(), entry=(), lists=(), unread=()):
         spec = loop_spec(iterable)
         if spec is None and where in self.unroll and constant_numbers(iterable):
             spec = ConstantIter(iterable)   # Python could not run it: a compiled loop
@@ -354,7 +354,7 @@ class TraceOps(BoolOps):
             raise UnsupportedError(f"prange at {where} with a step whose sign only the run "
                                    "decides; use range")
         if spec.parallel:
-            attrs = {"parallel": parallel_roles(region, loop, extra_test is not None, where)}
+            attrs = {"parallel": parallel_roles(region, loop, extra_test, where, unread)}
         elif extra_test is None and not spec.single_trip() and spec.positive is not None:
             # (not the body of ``ONCE``, not a loop whose direction the run decides)
             confined: dict = {}

@@ -32,8 +32,9 @@ COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "fmax", "fmin", "logical
                "logical_and", "bitwise_or", "bitwise_and"}
 
 
-def parallel_roles(region, loop, has_test: bool, where: str) -> tuple:
-    if has_test:
+def parallel_roles(region, loop, test, where: str, unread=()) -> tuple:
+    """``unread``: the names nothing after the loop reads (``rewrite._unread_after``)."""
+    if test is not None:
         raise TraceError(f"the prange loop at {where} has a break or a return: its iterations "
                          "run at the same time, so none can stop the others (use range)")
     if _draws(region):
@@ -49,7 +50,9 @@ def parallel_roles(region, loop, has_test: bool, where: str) -> tuple:
     roles = []
     for slot, p, r in zip(slots, region.params, region.results):
         role = _role(p, r, users.get(id(p), []), users)
-        if role is None:
+        if role is None and slot.name in unread and _unread(p, users):
+            role = ("private",)     # (a value from the previous iteration only where an inner
+        if role is None:            # loop ran no iteration, and nothing reads it: dead)
             raise TraceError(
                 f"{slot.describe()} carries a value from one iteration of the prange loop at "
                 f"{where} to the next ({_describe(r)}): prange iterations run at the same "
@@ -266,6 +269,27 @@ def _through(p, r, readers):
     if role[0] == "reduce" and readers == [node]:
         return role
     return None
+
+
+REGIONS = {"if": ("then", "orelse"), "while": ("cond", "body"), "for": ("body",)}
+
+
+def _unread(v, users) -> bool:
+    """Is ``v`` read by nothing but loops and branches that pass it on unread (their regions
+    assign it before any read, or leave it as it is) to values that nothing reads either?"""
+    for n in users.get(id(v), []):
+        if n.op not in ("for", "while", "if"):
+            return False
+        first = 1 if n.op == "if" else 0
+        for k in (k for k, x in enumerate(n.inputs[first:first + n.attr("ncarry")]) if x is v):
+            for name in REGIONS[n.op]:
+                region = n.attr(name)
+                if not _unread(region.params[k], _readers(region)):
+                    return False
+            if any(o.op == "loop_out" and o.attr("index") == k and not _unread(o, users)
+                   for o in users.get(id(n), [])):
+                return False
+    return True
 
 
 def _always_runs(node) -> bool:

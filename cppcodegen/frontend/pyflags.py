@@ -120,13 +120,27 @@ def chosen(t, yes, no, out):
         return out
     fy, fn = flag(yes), flag(no)
     if not out.weak and fy is not fn:
-        out.pyflag = np.where(t, wrap(start_node(fy)), wrap(start_node(fn)))[()]
-        out.pyflag.scalar = True
+        out.pyflag = _either(t, fy, fn)
     iy, ino = int_flag(yes), int_flag(no)
     if out.dtype.kind == "f" and iy is not ino and (iy is not False or ino is not False):
-        out.intflag = np.where(t, wrap(start_node(iy)), wrap(start_node(ino)))[()]
-        out.intflag.scalar = True
+        out.intflag = _either(t, iy, ino)
     return out
+
+
+def _either(t, a, b):
+    """The flag ``a if t else b``: with a constant one, ``and``/``or`` of the other (``m =
+    max(m, x[i])`` carries ``m``'s flag as ``flag and not t``, a reduction a prange loop
+    takes), else a select."""
+    a_, b_ = wrap(start_node(a)), wrap(start_node(b))
+    if dynamic(a) and dynamic(b):
+        r = np.where(t, a_, b_)
+    elif not dynamic(a):
+        r = np.logical_or(t, b_) if a else np.logical_and(np.logical_not(t), b_)
+    else:
+        r = np.logical_and(t, a_) if not b else np.logical_or(np.logical_not(t), a_)
+    r = r[()]
+    r.scalar = True
+    return r
 
 
 def start_node(f):

@@ -201,7 +201,8 @@ def int_operands(name: str, args: tuple) -> tuple:
         if isinstance(a, Proxy) and a.intflag is not None and a.dtype.kind == "f":
             error = (TypeError, (f"unsupported operand type(s) for {symbol}: 'float' (a value "
                                  f"that is a float on the path this call took, at {where})",))
-            a = wrap(error_check(a, a.intflag, error, where).node, weak=True, scalar=a.scalar)
+            a = wrap(error_check(a, a.intflag, error, where, stop=not in_prange()).node,
+                     weak=True, scalar=a.scalar)
             a = wrap(cast_node(a.node, np.dtype(np.int64)), weak=True)
         out.append(a)
     return tuple(out)
@@ -235,7 +236,8 @@ def checked_int(name: str, args: tuple, result):
                              "compiled function keeps Python ints (Python's have no limit); "
                              "compute it with np.int64 values to wrap as NumPy does, or "
                              "with floats",))
-    return wrap(error_check(result, _ok(kind, a, result, b), error, where).node, weak=True)
+    return wrap(error_check(result, _ok(kind, a, result, b), error, where,   # (a prange's
+                            stop=not in_prange()).node, weak=True)  # threads go on)
 
 
 def _quotient_fits(name: str, args: tuple, result):
@@ -252,7 +254,7 @@ def _quotient_fits(name: str, args: tuple, result):
     error = (IntOverflow, (f"Python int floor division at {where} leaves int64 (the minimum "
                            "over -1), where the compiled function keeps Python ints",))
     ok = np.logical_or(np.not_equal(a, INT64_MIN), np.not_equal(b, -1))
-    q = wrap(error_check(q, ok, error, where).node, weak=True)
+    q = wrap(error_check(q, ok, error, where, stop=not in_prange()).node, weak=True)
     return (q, result[1]) if isinstance(result, tuple) else q
 
 

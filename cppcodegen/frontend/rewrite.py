@@ -275,8 +275,16 @@ class Converter(ReturnRewriter):
             extra, self.where(s), ast.Constant(_slices_with(s.target, s.body)),
             ast.Tuple([ast.Constant(x) for x in names if _written_first(x, s.body)],
                       ast.Load()), self.names_tuple(entry),
-            self.names_tuple([x for x in names if x in self.private])]))
+            self.names_tuple([x for x in names if x in self.private]),
+            self.names_tuple(self._unread_after(s, names))]))
         return self.finish(s, pre + [body] + state + [call])
+
+    def _unread_after(self, s, names) -> list:
+        """The ``names`` a loop assigns that nothing outside it reads (``b`` that is first a
+        row's temporary, then the variable of a second inner loop): a prange loop need not
+        give them a value after it, so each iteration may have its own."""
+        inside = {id(n) for n in ast.walk(s)}
+        return [x for x in names if x not in self.params and not self.loads.get(x, set()) - inside]
 
     def iterable(self, it):
         """A ``for``'s iterable: ``range``/``enumerate``/``zip``/``reversed`` calls, and
