@@ -111,14 +111,14 @@ def matmul_native(func, dtype, in_dtypes, shape, k, where: str = "") -> bool:
 
 
 def native_in_loop(node) -> bool:
-    """An eligible product met in a compiled loop's body: ``ccg::gemm`` whatever the timing
-    (a loop's body may run on the threads, where BLAS's own threads would be nested)."""
+    """An eligible product met in a compiled loop's body: it runs in the kernel (a NumPy
+    step cannot run there), on the path the measurement chose for its shape. (A body that
+    runs on the threads calls ccg::gemm: include/cppcodegen/blas.h nests no BLAS threads.)"""
     func = getattr(node.attr("call"), "func", None)
     tuner = ACTIVE.get()
     if tuner is None or FORCED.get() is not None or not eligible(
             func, node.dtype, [i.dtype for i in node.inputs], node.shape):
         return False
-    tuner.in_loops.add(node.where)
     return node_native(node)
 
 
@@ -162,7 +162,6 @@ class Tuner:
         self.choices: dict = {}     # (where, what) -> Choice
         self._decided: dict = {}    # decision key -> (path, why): one answer per compilation
         self._cache_dir = None
-        self.in_loops: set = set()  # products (where) inside compiled loops: ccg::gemm always
 
     def use(self, graph) -> None:
         """Resolve symbolic sizes from ``graph``'s traced values from now on."""
@@ -199,9 +198,6 @@ class Tuner:
     def matmul(self, dtype, shape, k, where, gram: bool = False) -> str:
         """'gemm' or 'blas' for an eligible product (runtime/tuning.py stores the choice)."""
         sizes = [self._size(d) for d in tuple(shape) + (k,)]
-        if where in self.in_loops:
-            return self.record(dtype, shape, k, where, "gemm", "inside a compiled loop, where "
-                               "a NumPy call cannot run")
         if not self.opts.tune:
             return self.record(dtype, shape, k, where, "gemm",
                                "static rule (tuning off: option tune, CPPCODEGEN_TUNE=0)")

@@ -412,19 +412,37 @@ def matrix_power_by_squaring(A, p):
     return result
 
 
-def test_a_product_inside_a_compiled_loop_is_ours_whatever_blas_measures(fake_measure):
-    """BLAS 'wins' the timing, but a NumPy call cannot run inside a compiled while loop: the
-    product there is ccg::gemm (the loop stays compiled; it raised UnsupportedError), and
-    explain says why."""
+def test_a_product_inside_a_compiled_loop_takes_the_measured_path(fake_measure):
+    """BLAS 'wins' the timing: the product inside the compiled while loop calls it from the
+    kernel too (it was ccg::gemm whatever the measurement: a NumPy step cannot run there, but
+    BLAS is called from the kernel), the loop stays compiled, and explain says why."""
     with cppcodegen.fresh_cache():
         A = np.random.default_rng(1).standard_normal((48, 48)) / 48
         f = cppcodegen.compile(matrix_power_by_squaring, options=ON)
         np.testing.assert_allclose(f(A, np.int64(13)), matrix_power_by_squaring(A, 13),
                                    rtol=1e-12, atol=1e-15)
         ex = cppcodegen.explain(f, A, np.int64(13))
-        assert ex.choices and all(c.path == "gemm" and "inside a compiled loop" in c.why
-                                  for c in ex.choices)
-        assert not _calls_blas(f, A, np.int64(13))
+        assert ex.choices and all(c.path == "blas" for c in ex.choices)
+        assert _calls_blas(f, A, np.int64(13))
+        assert [k.form for k in ex.kernels].count("control") >= 1
+
+
+def blocks_times_matrix(x, w):
+    out = np.empty((x.shape[0], x.shape[1], w.shape[1]))
+    for b in cppcodegen.prange(x.shape[0]):
+        out[b] = np.tanh(x[b] @ w)
+    return out
+
+
+def test_a_product_in_a_prange_body_is_right_on_the_threads(fake_measure):
+    """A product whose measured path is BLAS, in a loop body the threads share: each call
+    inside the parallel region computes with ccg::gemm (no BLAS threads nested in OpenMP's);
+    the results are NumPy's."""
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((8, 40, 48)), rng.standard_normal((48, 40))
+    with cppcodegen.fresh_cache():
+        f = cppcodegen.compile(blocks_times_matrix, options=ON)
+        np.testing.assert_allclose(f(x, w), blocks_times_matrix(x, w), rtol=1e-12, atol=1e-14)
 
 
 def gram_of(x):

@@ -98,7 +98,8 @@ void blas_gemm(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t
   const bool fits = g_int64 || (M < INT32_MAX && N < INT32_MAX && K < INT32_MAX &&
                                 rsa < INT32_MAX && csa < INT32_MAX && rsb < INT32_MAX &&
                                 csb < INT32_MAX && rsc < INT32_MAX);
-  if (fn == nullptr || !fits || M <= 0 || N <= 0 || K <= 0 ||
+  // (inside a parallel region, a loop body on the threads: ccg::gemm, no nested BLAS threads)
+  if (fn == nullptr || !fits || M <= 0 || N <= 0 || K <= 0 || omp_in_parallel() ||
       !layout(M, K, rsa, csa, ta, lda) || !layout(K, N, rsb, csb, tb, ldb) ||
       !layout(M, N, rsc, csc, tc, ldc) || tc != kNoTrans) {
     gemm<T>(M, N, K, A, rsa, csa, B, rsb, csb, C, rsc, csc, nthreads);
