@@ -118,3 +118,32 @@ def test_dot_and_inner_of_a_python_number_convert_it_as_numpy_does():
     for g, w in zip(got, want):
         assert type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
         np.testing.assert_array_equal(g, w)
+
+
+def stack_times_matrix(x, w):
+    return x @ w
+
+
+def moved_stack_times_matrix(x, w):
+    return x.transpose(1, 0, 2) @ w
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_stack_in_one_run_of_memory_is_one_product_read_in_place(dynamic):
+    """``x @ w`` of a 3-D ``x`` (an activation batch times weights): one product of all the
+    rows, reading ``x`` and writing the result where they are (the stack was reshaped to
+    rows, which copied ``x`` into a temporary and the product into the output); a strided
+    ``x`` keeps one product per matrix; ``x.transpose(1, 0, 2) @ w`` is ``(x @ w)``
+    transposed (its rows were gathered first)."""
+    f = cppcodegen.compile(stack_times_matrix, dynamic=dynamic)
+    for dt in (np.float32, np.float64):
+        x = RNG.standard_normal((16, 24, 40)).astype(dt)
+        w = RNG.standard_normal((40, 12)).astype(dt)
+        tol = 1e-5 if dt == np.float32 else 1e-12
+        np.testing.assert_allclose(f(x, w), x @ w, rtol=tol, atol=tol)
+        ex = cppcodegen.explain(f, x, w)
+        assert not [s for s in ex.program.stages if s.kind != "extern"], str(ex.program)
+        assert "the batch's rows are one matrix" in ex.source
+        np.testing.assert_allclose(f(x[:, ::2], w), x[:, ::2] @ w, rtol=tol, atol=tol)
+        g = cppcodegen.compile(moved_stack_times_matrix, dynamic=dynamic)
+        np.testing.assert_allclose(g(x, w), x.transpose(1, 0, 2) @ w, rtol=tol, atol=tol)

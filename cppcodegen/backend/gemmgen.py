@@ -57,11 +57,19 @@ def native_matmul_node(node) -> bool:
 
 
 def _c(size) -> str:
-    return str(size) if isinstance(size, int) else cindex(size)
+    return str(size) if isinstance(size, (int, str)) else cindex(size)
 
 
 def _is_one(size) -> bool:
     return isinstance(size, int) and size == 1
+
+
+def _same(x, y) -> bool:
+    """Are the sizes (ints or sympy expressions) equal for every value of their symbols?"""
+    try:
+        return bool(x == y) or (x - y).expand() == 0
+    except (TypeError, AttributeError):
+        return False
 
 
 def _is_zero(x) -> bool:
@@ -97,6 +105,19 @@ class GemmWriter:
             rs, cs, rows, cols = cs, rs, cols, rows
         return _c(rs), _c(cs), (cols if i == 0 else rows)
 
+    def _folds(self, a, b, c, nb) -> bool:
+        """Is this batch of products one product: ``b`` one matrix for all, and the rows of
+        ``a`` and of ``c`` each one run of memory over the batch (``x @ w`` of a 3-D ``x``: one
+        call, where the frontend's reshape to rows would copy ``x`` and the product)?"""
+        s = self.stage
+        if len(b.shape) > 2 and not all(_is_one(d) or _is_zero(st) for d, st in
+                                        zip(b.shape[:-2], b.strides[:-2])) or \
+                s.transposed and s.transposed[0] or len(a.shape) != len(c.shape) or \
+                any(not _same(x, y) for x, y in zip(a.shape[:nb], c.shape[:nb])):
+            return False
+        return all(_same(buf.strides[d], buf.shape[d + 1] * buf.strides[d + 1])
+                   for buf in (a, c) for d in range(nb))
+
     def render(self) -> str:
         s, bufs = self.stage, self.p.buffers
         a, b, c = bufs[s.args[0]], bufs[s.args[1]], bufs[s.name]
@@ -122,6 +143,12 @@ class GemmWriter:
                 terms = [f"b{d + nb - nbo} * {_c(buf.strides[d])}" for d in range(nbo)
                          if not (_is_one(buf.shape[d]) or _is_zero(buf.strides[d]))]
                 offsets[key] = f" + ({' + '.join(terms)})" if terms else ""
+            if nb and self._folds(a, b, c, nb):     # (a stack @ one matrix, both stacks
+                sizes = c.shape[:nb + 1]                                      # one run)
+                M = int(np.prod(sizes)) if all(type(d) is int for d in sizes) else \
+                    "(" + " * ".join(f"int64_t({_c(d)})" for d in sizes) + ")"
+                w.line(f"// the batch's rows are one matrix of {M} rows")
+                nb, offsets = 0, {"a": "", "b": "", "c": ""}
             work = f"int64_t({_c(M)}) * {_c(N)} * {_c(K)}"
             if nb and self.opts.parallel and not blas:
                 # many small products: the batch loop runs in parallel, each product on one
@@ -135,7 +162,7 @@ class GemmWriter:
             # sizes known when compiling: the register tile that pads them less (gemm.h)
             # (BLAS: a batch runs one product after another, each on BLAS's threads)
             fn = (f"ccg::blas_gemm<{t}>" if blas else
-                  f"ccg::gemm_sized<{t}, {M}, {N}>" if isinstance(M, int) and isinstance(N, int)
+                  f"ccg::gemm_sized<{t}, {M}, {N}>" if type(M) is int and isinstance(N, int)
                   else f"ccg::gemm<{t}>")
             call = (f"{fn}({_c(M)}, {_c(N)}, {_c(K)}, "
                     f"{s.args[0]}{offsets['a']}, {rsa}, {csa}, "

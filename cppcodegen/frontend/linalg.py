@@ -62,12 +62,17 @@ def matmul(a, b, out=None, **kw):
             return expand_dims(sum_(np.multiply(a3, x), axis=-1, dtype=dt), -1)
         return sum_(np.multiply(expand_dims(a3, -1), expand_dims(b3, -3)), axis=-2, dtype=dt)
     if a.ndim > 2 and b.ndim == 2 and all(isinstance(d, int) for d in batch) \
-            and int(np.prod(batch)) >= FLATTEN_BATCH:
+            and int(np.prod(batch)) >= FLATTEN_BATCH and a.node.op in ("slice", "transpose"):
         # a stack of matrices times one matrix is one product of all their rows: one GEMM
         # instead of a small one per matrix (a convolution's x[:, i:i+H, j:j+W, :] @ w[i, j]:
         # 496 products of 62x32 @ 32x64 float32, 1.33 ms in NumPy's batched loop, 0.58 ms as
         # one 30752x32 @ 32x64 on the EPYC); a few matrices keep their batched call (the
-        # flattened result is a copy when it is the function's value)
+        # flattened result is a copy when it is the function's value). A stack in one run of
+        # memory (an argument, a computed value) stays a batch: the kernel multiplies all its
+        # rows in one call, reading and writing them in place (backend/gemmgen.py)
+        below, perm = _moved_rows(a)
+        if below is not None:       # x.transpose(1, 0, 2) @ w: (x @ w).transpose(1, 0, 2),
+            return np.transpose(matmul(below, b), perm)     # whose rows need no gather
         rows = matmul(reshape(a, (-1, a.shape[-1])), b)
         return reshape(rows, tuple(a.shape[:-1]) + (b.shape[-1],))
     from ..runtime.extern import ExternCall, Slot
@@ -87,6 +92,18 @@ FUSED_COMPLEX = 1 << 15     # multiply-adds of a complex product fused rather th
 
 
 TINY_MATRIX = 64     # multiply-adds per product of a batch fused rather than NumPy's call
+
+
+def _moved_rows(a):
+    """(x, perm) where ``a`` is ``x.transpose(perm)`` with the last axis kept last and the
+    others moved (a stack whose rows are not one run of memory), else (None, None)."""
+    n = a.node
+    if n.op != "transpose" or n.inputs[0].dtype != n.dtype:
+        return None, None
+    perm = tuple(n.attr("perm"))
+    if perm[-1] != len(perm) - 1 or perm == tuple(range(len(perm))):
+        return None, None
+    return wrap(n.inputs[0]), perm
 
 
 def _fused(shape, k, dt) -> bool:
