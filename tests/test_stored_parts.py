@@ -68,3 +68,30 @@ def test_median_filter_reads_one_sorted_row():
     text = str(cppcodegen.explain(median3x3, img))
     loops = text[text.index("== loop IR"):text.index("== kernels")]
     assert "[9, 39, 27]" not in loops      # (no buffer of the nine sorted rows)
+
+
+def classical_gram_schmidt(a):
+    m, n = a.shape
+    q = np.zeros((m, n))
+    r = np.zeros((n, n))
+    for k in range(n):
+        v = a[:, k].copy()
+        if k > 0:
+            r[:k, k] = q[:, :k].T @ a[:, k]
+            v = v - q[:, :k] @ r[:k, k]
+        r[k, k] = np.linalg.norm(v)
+        q[:, k] = v / r[k, k]
+    return q, r
+
+
+def test_a_part_stored_then_read_in_a_loop_reads_it_without_selects():
+    """``r[:k, k] = ...`` then ``q[:, :k] @ r[:k, k]`` in the same iteration: the product reads
+    the part just computed; the select between it and ``r`` per element (``where(i1 - k + 1 <=
+    0, part[Min(i1, k - 1)], r[i1, k])``) is decided by the loop's domain ``i1 < k`` and
+    folded away (it ran the loop at 2.3x NumPy's time)."""
+    a = np.random.default_rng(5).random((60, 17))
+    f = cppcodegen.compile(classical_gram_schmidt, fallback=False)
+    for got, want in zip(f(a), classical_gram_schmidt(a)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    ir = str(cppcodegen.explain(f, a).program)
+    assert not [line for line in ir.splitlines() if "reduction" in line and "where(" in line], ir

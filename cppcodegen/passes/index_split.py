@@ -27,6 +27,7 @@ from ..ir import ufuncs
 from ..ir.loopir import Const, FloorDiv, Gather, Index, Load, Op, index_vars, walk
 
 BOOL = np.dtype(bool)
+COMPARISONS = frozenset(ufuncs.MIRRORED) | {"equal", "not_equal"}
 MAX_PIECES = 27         # 3 per axis on 3 axes: a pad or roll of a 3-D array
 
 
@@ -144,7 +145,7 @@ def _rebuild(e, memo, known):
     if not isinstance(e, Op):
         return e
     args = tuple(memo[id(a)] for a in e.args)
-    if e.name in ufuncs.MIRRORED and len(args) == 2:
+    if e.name in COMPARISONS and len(args) == 2:
         truth = _decide(e.name, args, known)
         if truth is not None:
             return Const(truth, BOOL)
@@ -206,6 +207,10 @@ def _decide(name, args, known):
     (alo, ahi), (blo, bhi) = ia, ib
     le = lambda x, y: _le(x, y, known)
     lt = lambda x, y: _le(x + 1, y, known)
+    if name in ("equal", "not_equal"):      # (one point each, the same one; or apart)
+        same = le(ahi, alo) and le(bhi, blo) and le(ahi, blo) and le(blo, ahi)
+        apart = lt(ahi, blo) or lt(bhi, alo)
+        return None if not (same or apart) else same == (name == "equal")
     holds = {"greater_equal": le(bhi, alo), "greater": lt(bhi, alo),
              "less_equal": le(ahi, blo), "less": lt(ahi, blo)}[name]
     fails = {"greater_equal": lt(ahi, blo), "greater": le(ahi, blo),
@@ -319,3 +324,23 @@ def _clamped(expr, known_items):
                 if isinstance(expr, sympy.Max) and all(_le(p[1], lo, known) for p in others):
                     return args[k]
     return expr.func(*args)
+
+
+def within_domains(stages) -> list:
+    """``stages`` (and those of the loops and branches among them) with each pointwise or
+    reduction body specialized to its own domain where it compares a loop index: a stage
+    that reads back a part just stored (``R[:k, k] = Q[:, :k].T @ a`` then ``Q[:, :k] @ R[:k,
+    k]``) selects per element between the part and the array, ``where(i1 - k + 1 <= 0,
+    part[Min(i1, k - 1)], R[i1, lv0])``, which its domain ``i1 < k`` decides once."""
+    out = []
+    for s in stages:
+        if s.regions:
+            s = dataclasses.replace(s, regions=tuple(within_domains(r) for r in s.regions))
+        elif s.kind in ("pointwise", "reduction") and s.body is not None and not s.members \
+                and any(isinstance(e, Op) and e.name in COMPARISONS and
+                        any(isinstance(a, Index) for a in e.args) for e in walk(s.body)):
+            known = {v: (0, n - 1) for v, n in zip(index_vars(len(s.domain)), s.domain)}
+            body = specialize(s.body, known)
+            s = s if body is s.body else with_body(s, body)
+        out.append(s)
+    return out

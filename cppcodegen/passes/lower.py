@@ -508,7 +508,10 @@ def lower(graph: Graph, arg_strides: dict, copies: bool = True) -> LoopProgram:
     report the graph's buffers only)."""
     from .bool_bytes import bool_bytes
     from .column_copies import column_copies
-    program = bool_bytes(Lowering(graph).run(arg_strides))
+    from .index_split import within_domains
+    program = Lowering(graph).run(arg_strides)
+    program.stages = within_domains(program.stages)
+    program = bool_bytes(program)
     return column_copies(program) if copies else program
 
 
