@@ -89,13 +89,16 @@ def predicated(text: str, name: str, blend: bool = False) -> str:
 
 
 _VALUE = re.compile(r"^\s*auto (t\d+) = ([^;]+);$")
-_SUM = re.compile(r"^\((t\d+) ([+-]) ([^()]+|\(.*\))\)$")
+_SUM = re.compile(r"^\((t\d+) ([+-]) ([^()]+|\(.*\)|[\w:]+\([^()]*\))\)$")
+_INT_CAST = re.compile(r"^static_cast<u?int(?:64|32)_t>\((\(.*\))\)$")
 
 
 def _update(values: dict, value: str, target: str):
     """(``add_if`` or ``sub_if``, old, addend) when the stored ``value`` is the element's
     value read in this kernel plus or minus an addend (``s += x[i]``), else None."""
-    m = _SUM.match(values.get(value, ""))
+    text = values.get(value, "")
+    cast = _INT_CAST.match(text)        # (``n += 1`` of an int64: the sum cast to its type)
+    m = _SUM.match(cast.group(1) if cast else text)
     if m is None or values.get(m.group(1)) != target:
         return None
     return ("add_if" if m.group(2) == "+" else "sub_if"), m.group(1), m.group(3)
