@@ -65,13 +65,16 @@ class Choice:
     why: str
 
     def __str__(self):
-        return f"{self.what}: {PATH_NAMES[self.path]}: {self.why}"
+        name = "syrk" if self.path == "blas" and self.why.startswith(GRAM_WHY) else self.path
+        return f"{self.what}: {PATH_NAMES[name]}: {self.why}"
 
 
 PATH_NAMES = {"gemm": "ccg::gemm", "blas": "BLAS called from the kernel (cblas_?gemm)",
+              "syrk": "BLAS called from the kernel (cblas_?syrk)",
               "numpy": "NumPy's matmul (a step between kernels)"}
 
 
+GRAM_WHY = "a matrix times its own transpose: half the multiplies (as NumPy's matmul)"
 ACTIVE: contextvars.ContextVar = contextvars.ContextVar("cppcodegen_tuner", default=None)
 # set while measure_matmul builds its candidates: every eligible product takes this path
 FORCED: contextvars.ContextVar = contextvars.ContextVar("cppcodegen_forced_path", default=None)
@@ -192,6 +195,11 @@ class Tuner:
         if batch:
             text = "x".join("?" if s is None else str(s) for s in batch) + " batch of " + text
         what = f"matmul {text} {np.dtype(dtype).name}" + (f" at {where}" if where else "")
+        n = 1               # (another product of this shape on the line, decided otherwise:
+        while (where, what) in self.choices and \
+                self.choices[(where, what)] != Choice(what, path, why):     # a line of its own)
+            n += 1
+            what = what.split(" #")[0] + f" #{n}"
         self.choices[(where, what)] = Choice(what, path, why)
         return path
 
@@ -208,8 +216,7 @@ class Tuner:
             return self.record(dtype, shape, k, where, "gemm",
                                "static rule (no BLAS library found in NumPy to call)")
         if gram:
-            return self.record(dtype, shape, k, where, "blas", "a matrix times its own "
-                               "transpose: BLAS's syrk, half the multiplies (as NumPy's matmul)")
+            return self.record(dtype, shape, k, where, "blas", GRAM_WHY)
         *batch, m, n, kk = sizes
         count = math.prod(batch) if batch else 0
         nthreads = stored.threads() if self.opts.parallel else 1

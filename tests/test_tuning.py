@@ -459,3 +459,20 @@ def test_a_matrix_times_its_transpose_calls_blas_syrk_without_measuring(fake_mea
         ex = cppcodegen.explain(f, x)
     assert not fake_measure
     assert "ccg::blas_gemm" in ex.source and "its own transpose" in str(ex.choices[0])
+    assert "cblas_?syrk" in str(ex.choices[0])
+
+
+def product_and_gram(a, b):
+    return a @ b, a.T @ a
+
+
+def test_two_products_of_one_shape_on_one_line_are_both_explained(fake_measure):
+    """``a @ b, a.T @ a``: one line, one shape, two decisions (measured; syrk): a choice line
+    each (explain showed the last one only)."""
+    a, b = np.random.default_rng(6).standard_normal((2, 40, 40))
+    with cppcodegen.fresh_cache():
+        f = cppcodegen.compile(product_and_gram, options=ON)
+        for got, want in zip(f(a, b), product_and_gram(a, b)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        lines = [str(c) for c in cppcodegen.explain(f, a, b).choices]
+    assert len(lines) == 2 and sum("cblas_?syrk" in t for t in lines) == 1, lines
