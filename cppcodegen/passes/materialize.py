@@ -19,6 +19,8 @@ INLINE_LIMIT = 256      # ops in one inlined expression before a producer gets a
 SHARED_MIN = 4          # ops a producer read through several views must have to get one
 SPREAD_MIN = 4          # times a broadcast repeats an expensive producer's elements before it
                         # gets a buffer (``np.exp(-1j * np.pi * k / n)[:, None] * X``)
+SPREAD_DIVIDE = 16      # ... a producer that divides or takes a square root (``A @ (w / nrm)``
+DIVIDING = frozenset({"divide", "sqrt", "cbrt", "floor_divide", "remainder", "reciprocal"})
 
 
 def materialized(graph: Graph) -> set:
@@ -107,25 +109,30 @@ def materialized(graph: Graph) -> set:
                 len(terms[i]) + 1 >= SHARED_MIN or i in costly or
                 any(j in costly and j not in out for j, _ in terms[i])):
             out.add(i)
+    divides = {id(n) for n in compute if n.op in DIVIDING}
+
+    def has(src, ops):
+        return id(src) in ops or any(i in ops and i not in out for i, _ in terms[id(src)])
     for node in graph.nodes:        # expensive values spread by a broadcast, or read by a
         if node.op in VIEW_OPS:     # scan (in two passes, its second one element at a time:
-            continue                # np.cumsum(np.exp(x)) 1.5-1.7x NumPy): computed once
-        for inp in node.inputs:
-            src, chain = _through_views(node, inp)
-            if id(src) in is_compute and id(src) not in out and (node.op == "scan" or any(
-                    c[0] in ("broadcast_to", "broadcast") for c in chain) and
-                    _spread(src, node)) and (id(src) in costly or any(
-                        i in costly and i not in out for i, _ in terms[id(src)])):
+            continue                # np.cumsum(np.exp(x)) 1.5-1.7x NumPy): computed once;
+        for inp in node.inputs:     # quotients and roots spread wide (a matrix-vector
+            src, chain = _through_views(node, inp)  # product's ``A @ (w / nrm)``: each
+            if id(src) not in is_compute or id(src) in out:     # divided once, not per row)
+                continue
+            spread = any(c[0] in ("broadcast_to", "broadcast") for c in chain)
+            if (node.op == "scan" or spread and _spread(src, node)) and has(src, costly) or \
+                    spread and _spread(src, node, SPREAD_DIVIDE) and has(src, divides):
                 out.add(id(src))
     return out
 
 
-def _spread(src: Node, node: Node) -> bool:
-    """Does ``node`` have SPREAD_MIN times as many elements as ``src`` (static sizes)?"""
+def _spread(src: Node, node: Node, times: int = SPREAD_MIN) -> bool:
+    """Does ``node`` have ``times`` as many elements as ``src`` (static sizes)?"""
     if not all(isinstance(d, int) for d in tuple(src.shape) + tuple(node.shape)):
         return False
     return int(np.prod(node.shape, dtype=np.int64)) >= \
-        SPREAD_MIN * max(int(np.prod(src.shape, dtype=np.int64)), 1)
+        times * max(int(np.prod(src.shape, dtype=np.int64)), 1)
 
 
 def _through_views(node: Node, inp: Node) -> tuple:
