@@ -513,3 +513,26 @@ ASTYPE_BATCHES = {
                                       for op in ops])
 def test_astype(batch, op):
     batch.check(op, **EXACT)  # conversions are exact / correctly rounded
+
+
+def _int_quotients(a, b):
+    return np.floor_divide(a, b), np.remainder(a, b), np.fmod(a, b), a // 7, a % 7
+
+
+@pytest.mark.parametrize("dt", [np.int64, np.uint64])
+def test_64_bit_quotients_on_both_sides_of_32_bits(dt):
+    """64-bit quotients and remainders take a 32-bit divide where both operands fit 32
+    unsigned bits (include/cppcodegen/scalar.h ``detail::divide``): NumPy's values for
+    operands below, at and above 2**32, negative ones, the minimum over -1 and zero."""
+    import cppcodegen
+    info = np.iinfo(dt)
+    edges = [0, 1, 2, 3, 7, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1,
+             2 ** 40 + 3, int(info.max)]
+    if dt == np.int64:
+        edges += [-1, -2, -7, -2 ** 32, -2 ** 32 - 1, int(info.min)]
+    a, b = np.meshgrid(np.array(edges, dtype=dt), np.array(edges, dtype=dt))
+    with np.errstate(all="ignore"):
+        want = _int_quotients(a.ravel(), b.ravel())
+    got = cppcodegen.compile(_int_quotients)(a.ravel(), b.ravel())
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

@@ -226,7 +226,8 @@ def cheap_branch(program: LoopProgram, k, before) -> bool:
             _checks([k], checks_ok=True):
         return False
     stored = _stored([k])
-    if stored & _stored(before) or _condition_inputs(list(before) + nested([k]), k) & stored \
+    if stored & _stored(before) or _condition_inputs(nested(list(before)) + nested([k]), k) \
+            & stored \
             or any(program.buffers[b].role == "local" or program.buffers[b].shape != ()
                    for b in stored):
         return False            # (an element store: read, blend and write memory per side,
@@ -250,7 +251,11 @@ def _condition_inputs(kernels, k) -> set:
     # are what it checks, read where it runs: not a condition)
     need = {b for reads in conds.values() for b in reads}
     feeding = set()                     # the stages the conditions are computed with
-    for sub in reversed(kernels):       # (and each kernel's stages from its last one)
+    for sub in reversed(kernels):       # (and each kernel's stages from its last one; an
+        if sub.form == "control" and sub.stages[0].kind == "if" and any(    # earlier branch
+                id(m) in feeding for inner in sub.regions for x in nested(inner)   # that
+                if x.form != "control" for st in x.stages for m in (st.members or (st,))):
+            need |= set(control_reads(sub.stages[0]))       # sets one: its condition too)
         for m in () if sub.form == "control" else reversed(
                 [m for s in sub.stages for m in (s.members or (s,))]):
             if m.name in need:

@@ -195,16 +195,38 @@ inline bool mul_fits(int64_t a, int64_t b) {
   return !__builtin_mul_overflow(a, b, &r);
 }
 
+namespace detail {
+// a / b and a % b (b != 0, not MIN / -1) of 64-bit integers that both fit 32 unsigned bits
+// with the 32-bit divide: a 64-bit idiv takes 40 to 90 cycles on Intel cores before Ice
+// Lake, the 32-bit one about 26 (a trial division loop, primes to 2*10^5: 24.6 -> 15.0 ms,
+// Numba 15.1, which LLVM gives the same test).
+// The test is one OR and a shift; other types divide as they are.
+template <class T> inline void divide(T a, T b, T& q, T& r) {
+  if constexpr (sizeof(T) == 8) {
+    using U = std::make_unsigned_t<T>;
+    if (((U(a) | U(b)) >> 32) == 0) {
+      const uint32_t a32 = uint32_t(a), b32 = uint32_t(b);
+      q = T(a32 / b32);
+      r = T(a32 % b32);
+      return;
+    }
+  }
+  q = T(a / b);
+  r = T(a % b);
+}
+}  // namespace detail
+
 template <class T, enable_int<T> = 0> inline T floordiv(T a, T b) {
   if (b == 0) return 0;
   if constexpr (std::is_signed_v<T>) {
     if (b == T(-1)) return T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(a));
-    T q = T(a / b);
-    if ((a % b != 0) && ((a < 0) != (b < 0))) q = T(q - 1);
-    return q;
-  } else {
-    return T(a / b);
   }
+  T q, r;
+  detail::divide(a, b, q, r);
+  if constexpr (std::is_signed_v<T>) {
+    if (r != 0 && ((a < 0) != (b < 0))) q = T(q - 1);
+  }
+  return q;
 }
 
 // Integer remainder with the sign of the divisor: x % 0 == 0.
@@ -212,12 +234,13 @@ template <class T, enable_int<T> = 0> inline T mod(T a, T b) {
   if (b == 0) return 0;
   if constexpr (std::is_signed_v<T>) {
     if (b == T(-1)) return 0;
-    T r = T(a % b);
-    if (r != 0 && ((r < 0) != (b < 0))) r = T(r + b);
-    return r;
-  } else {
-    return T(a % b);
   }
+  T q, r;
+  detail::divide(a, b, q, r);
+  if constexpr (std::is_signed_v<T>) {
+    if (r != 0 && ((r < 0) != (b < 0))) r = T(r + b);
+  }
+  return r;
 }
 
 namespace detail {
@@ -269,7 +292,9 @@ template <class T, enable_int<T> = 0> inline T fmod(T a, T b) {
   if constexpr (std::is_signed_v<T>) {
     if (b == T(-1)) return T(0);
   }
-  return static_cast<T>(a % b);
+  T q, r;
+  detail::divide(a, b, q, r);
+  return r;
 }
 template <class T, enable_float<T> = 0> inline T fmod(T a, T b) { return std::fmod(a, b); }
 
