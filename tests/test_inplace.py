@@ -663,3 +663,45 @@ def test_element_stores_before_a_loop_stay_in_place(n):
     src = cppcodegen.explain(column_sweep, p, q).source
     assert "where" not in src, src
     assert cppcodegen.check(column_sweep, p, q).ok          # (hooks see the same values)
+
+
+def negate_through_a_view(x):
+    y = x[1:]
+    for i in range(y.shape[0]):
+        y[i] = -y[i]
+    z = x[::2]
+    for i in range(z.shape[0]):
+        z[i] = z[i] * 2.0
+    return x
+
+
+def lu_by_row_views(a):
+    a = a.copy()
+    n = a.shape[0]
+    for k in range(n):
+        piv = a[k]
+        for i in range(k + 1, n):
+            row = a[i]
+            f = row[k] / piv[k]
+            row[k:] -= f * piv[k:]
+    return a
+
+
+def test_element_stores_through_a_view_are_stores_into_the_array():
+    """``y = x[1:]; y[i] = -y[i]`` and a row ``r = A[i]`` updated ``r[k:] -= f * p[k:]`` store
+    into the array under the view, where the store lands (each store rebuilt the whole
+    view and copied it back: an element loop took time quadratic in the length, LU by row
+    views 400 ms at n=200 against 0.8 ms written A[i, k:])."""
+    x = R.standard_normal(501)
+    want = negate_through_a_view(x.copy())
+    got = x.copy()
+    f = cppcodegen.compile(negate_through_a_view, fallback=False)
+    np.testing.assert_array_equal(f(got), want)
+    np.testing.assert_array_equal(got, want)
+    ir = str(cppcodegen.explain(f, x.copy()).program)
+    assert "over [500]" not in ir and "over [251]" not in ir, ir    # (no whole-view pass)
+    a = R.standard_normal((30, 30)) + 30 * np.eye(30)
+    g = cppcodegen.compile(lu_by_row_views, fallback=False)
+    np.testing.assert_allclose(g(a), lu_by_row_views(a), rtol=1e-12, atol=1e-12)
+    ir = str(cppcodegen.explain(g, a).program)
+    assert "over [30, 30]" not in ir.split("for lv0")[1], ir        # (no whole-matrix pass)

@@ -320,6 +320,15 @@ def complex_total(z):
     return acc * 2, abs(acc), acc.real, acc.imag, acc.conjugate(), acc / 2
 
 
+def running_max_of_ints(x):
+    best = 0
+    low = 10
+    for i in range(x.shape[0]):
+        best = max(best, x[i])
+        low = min(low, x[i])
+    return best, low
+
+
 @pytest.mark.parametrize("fn,calls", [
     (variance_or_zero, [(np.array([1.0, 3.0, 2.0]),), (np.ones(1),), (np.zeros(0),)]),
     (largest_drop, [(np.array([3.0, 1.0, 2.0]),), (np.arange(5.0),), (np.ones(1),)]),
@@ -328,8 +337,10 @@ def complex_total(z):
                             (np.array([0.5, 3.0]),)]),
     (capped_count, [(np.array([1, 2]),), (np.array([5, 1]),)]),
     (complex_total, [(np.array([0.1 + 0j]),), (np.array([0.9 + 1j, 0.2j]),)]),
+    (running_max_of_ints, [(np.array([0, 0]),), (np.array([-1, -2] * 3000),),
+                           (np.array([3, 1]),), (np.array([10, 10]),)]),
 ], ids=["variance_or_zero", "largest_drop", "trapezoid", "max_min_builtins", "int_max_min",
-        "complex_ops"])
+        "complex_ops", "running_max_of_ints"])
 @pytest.mark.parametrize("backend", ["cpp", "check"])
 def test_python_number_on_some_paths_comes_back_as_python_has_it(fn, calls, backend):
     """The value is returned as a Python float on the paths where Python's is one (no

@@ -40,9 +40,9 @@ from .listbuffer import CountAppends
 from .raises import bound, catching, user_error
 from .parallel import independent_roles, parallel_roles
 from .boolops import BoolOps
-from .iteration import (PARALLEL_BODIES, prange, ConstantIter, constant_items,
-                        constant_numbers, LoopRange, Enumerate, Zip, enter_loop, leave_loop,
-                        loop_spec, size_proxy, spec_of, symbolic_int, varying_symbols)
+from .iteration import (PARALLEL_BODIES, prange, ConstantIter, constant_items, constant_numbers,
+                        LoopRange, Enumerate, Zip, enter_loop, leave_loop, loop_spec,
+                        size_proxy, spec_of, symbolic_int, varying_symbols)
 
 log = logging.getLogger("cppcodegen")
 _SHAPES = __package__.rpartition(".")[0] + ".ir.shapes"
@@ -114,8 +114,9 @@ class TraceOps(BoolOps):
             return _symbolic(py, items)     # min(i + 1, n - 1): still an index expression
         best = items[0]
         for v in items[1:]:          # Python keeps the first of equal values, and the kind of
-            t = better(v, best)      # number the winner is (max(s, 1.0): a Python float)
-            best = pyflags.chosen(t, v, best, np.where(t, v, best)[()])
+            t = better(v, best)      # number the winner is (max(s, 1.0): a Python float; in a
+            out = np.where(t, v, best)[()]      # prange, a NumPy value, as in Numba: blocks
+            best = out if PARALLEL_BODIES[0] else pyflags.chosen(t, v, best, out)   # reduce)
         if all(is_weak(v) for v in items):
             best.weak = True            # of Python numbers: a Python number
         return best
@@ -127,9 +128,8 @@ class TraceOps(BoolOps):
         return self._truth_of_items(it, builtins.all, np.all)
 
     def _truth_of_items(self, it, py, reduce):
-        """``any(x)`` / ``all(x)`` of a traced array: Python iterates its first axis and asks
-        each item's truth, so a 1-D array (or rows of one element) is ``bool(x.any())``, a
-        bool; rows of several elements raise NumPy's ValueError at the first row."""
+        """``any(x)`` / ``all(x)`` of a traced array: Python asks each row's truth, so a 1-D
+        array (rows of one element) is ``bool(x.any())``; longer rows raise NumPy's error."""
         if not isinstance(it, Proxy):
             return py(it)
         if not it.ndim:

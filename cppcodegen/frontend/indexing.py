@@ -495,8 +495,8 @@ def _same_view(a: Proxy, index, value) -> bool:
     if not isinstance(value, Proxy) or value._base is None:
         return False
     mine, root = _views_to_root(value)
-    if root is not a or mine is None:
-        return False
+    if mine is None or root is not (_views_to_root(a)[1] if a._base is not None else a):
+        return False                # (``a`` a view itself: a row ``r = A[i]``, ``r[k:] -= v``)
     again = getitem(a, index)
     if not isinstance(again, Proxy) or again.scalar:
         return False

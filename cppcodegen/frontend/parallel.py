@@ -60,7 +60,42 @@ def parallel_roles(region, loop, test, where: str, unread=()) -> tuple:
                 "s *= v, m = max(m, v)) and element-wise updates of arrays (out[i] = ...) "
                 "may cross iterations (use range for this loop)")
         roles.append(role)
+    crossed = _crossed(region, roles)
+    if crossed is not None:
+        slot = slots[crossed]
+        raise TraceError(
+            f"{slot.describe()} combines, in each iteration of the prange loop at {where}, a "
+            "value computed from another reduction's running value (a flag of whether "
+            "max(m, v) kept m): blocks of iterations cannot compute it apart (use range)")
     return tuple(roles)
+
+
+def _crossed(region, roles):
+    """The position of a reduction whose per-iteration operand reads another reduction's
+    running value (``flag = flag and not (v > m)`` beside ``m = max(m, v)``: in blocks,
+    ``m`` starts from the identity and the flag reads it), else None."""
+    running = {id(p) for p, role in zip(region.params, roles) if role and role[0] == "reduce"}
+    for k, (p, r, role) in enumerate(zip(region.params, region.results, roles)):
+        if not role or role[0] != "reduce":
+            continue
+        operands = [r.inputs[1]] if role[1] in ("max_first", "min_first") else \
+            [x for x in r.inputs if x is not p]
+        others = running - {id(p)}
+        if any(_reaches(x, others) for x in operands):
+            return k
+    return None
+
+
+def _reaches(node, targets) -> bool:
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in targets:
+            return True
+        if id(n) not in seen:
+            seen.add(id(n))
+            stack.extend(n.inputs)
+    return False
 
 
 def independent_roles(region, loop, var, varying, confined=None, up=None) -> tuple | None:
@@ -101,6 +136,8 @@ def independent_roles(region, loop, var, varying, confined=None, up=None) -> tup
             if confined is not None:
                 confined[k] = (axis["d"], axis["e"], ahead)
         roles.append(role)
+    if _crossed(region, roles) is not None:
+        return None
     return tuple(roles) if len(roles) == len(slots) else None
 
 

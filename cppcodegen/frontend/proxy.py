@@ -410,6 +410,54 @@ def _unview(v: Node, below: Node, new: Node) -> Node:
                      f"(at {user_location()})")
 
 
+def _store_through(v: Node, below: Node, new: Node, view: Node):
+    """``new``, a store into a region of the view (``y[i] = -y[i]`` with ``y = x[1:]``, a
+    row ``r = A[i]`` with ``r[k:] -= f * p[k:]``), as the same store into the array under a
+    slice or under a reshape that only drops unit axes, else None. Written as "the view with
+    its region replaced, stored over the view's region" it copies the whole view per
+    store: an element loop through a view took time quadratic in its length."""
+    if new.op != "setitem" or not _same_value(new.inputs[0], view):
+        return None
+    spec = list(new.attr("spec"))
+    if v.op == "reshape":               # (A[i]: a slice of one row, its unit axis dropped)
+        full, sizes = [], list(v.shape)
+        for d in below.shape:
+            if sizes and _equal(d, sizes[0]):
+                full.append(spec.pop(0))
+                sizes.pop(0)
+            elif d == 1:
+                full.append(("i", 0))
+            else:
+                return None
+        if sizes:
+            return None
+        spec = full
+    elif v.op == "slice":
+        spec = [(("i", s0 + st0 * sp[1]) if sp[0] == "i" else
+                 ("s", s0 + st0 * sp[1], st0 * sp[2], sp[3]))
+                for (s0, st0, _), sp in zip(v.attr("spec"), spec)]
+    else:
+        return None
+    binds = tuple(dict.fromkeys(v.inputs[1:] + new.inputs[2:]))
+    return make_node("setitem", (below, new.inputs[1]) + binds, below.shape, below.dtype,
+                     new.where, spec=tuple(spec), region=new.attr("region"))
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except TypeError:
+        return False
+
+
+def _same_value(a: Node, b: Node) -> bool:
+    """Are ``a`` and ``b`` one value: the same node, or the same views of one node?"""
+    return a is b or (a.op == b.op and a.op in ("slice", "reshape", "transpose") and
+                      a.shape == b.shape and dict(a.attrs) == dict(b.attrs) and
+                      len(a.inputs) == len(b.inputs) and
+                      all(_same_value(x, y) for x, y in zip(a.inputs, b.inputs)))
+
+
 def update(a: Proxy, node: Node):
     """``a`` now holds ``node`` (its shape and dtype): an in-place update. Through a view it
     updates the viewed array (and so every other view of it); on an argument the caller's
@@ -428,11 +476,15 @@ def update(a: Proxy, node: Node):
         levels = [base.node]
         for v in chain:
             levels.append(_replay((v,), levels[-1]))
-        new = node
+        new, direct = node, True
         for k in reversed(range(len(chain))):
-            new = _unview(chain[k], levels[k], new)
+            through = _store_through(chain[k], levels[k], new, levels[k + 1])
+            direct = direct and through is not None
+            new = through if through is not None else _unview(chain[k], levels[k], new)
         update(base, new)
         a._base = (base, base.node, chain)
+        if direct:                  # (the store reached the array itself: the view is its
+            node = _replay(chain, base.node)    # view again, for the next store through it)
     if effects.UPDATED:           # (a loop body or branch being traced records it)
         effects.note_update(a, a._node)
     a._node = node
