@@ -295,3 +295,21 @@ def test_python_int_arithmetic_in_a_prange_body():
     with pytest.warns(cppcodegen.FallbackWarning, match="left the int64"):
         with pytest.raises(OverflowError):
             f(x, 2 ** 63 - 1)
+
+
+def max_of_ints_from_minus_inf(x):
+    m = -np.inf
+    for i in prange(x.shape[0]):
+        m = max(m, x[i])
+    return m
+
+
+def test_a_max_reduction_of_ints_from_a_float_start():
+    """``m = -np.inf; m = max(m, x[i])`` over an int array: the test and the select cast
+    ``x[i]`` each, one value (the call ran as Python: 'carries a value'). ``m`` is a float64
+    on every path (Python's is the int element where one wins: the unified dtype, as Numba's)."""
+    f = cppcodegen.compile(max_of_ints_from_minus_inf, fallback=False)
+    rng = np.random.default_rng(8)
+    for x in (rng.permutation(5000), -rng.integers(1, 100, 3000), np.zeros(0, np.int64)):
+        got = f(x)
+        assert isinstance(got, float) and got == max_of_ints_from_minus_inf(x)

@@ -273,9 +273,16 @@ def _kind(p, r, readers):
         # max(m, v) / min(m, v): where(v > m, v, m), m read by the test and by the where
         test, a, b = r.inputs
         if b is p and test in readers and test.op in ("greater", "less") \
-                and test.inputs[0] is a and test.inputs[1] is p:
+                and _same(test.inputs[0], a) and test.inputs[1] is p:
             return ("reduce", "max_first" if test.op == "greater" else "min_first")
     return None
+
+
+def _same(x, y) -> bool:
+    """One value: the same node, or casts of one node to one dtype (``max(m, x[i])`` of a
+    float ``m`` and an int ``x``: the test and the select cast ``x[i]`` each)."""
+    return x is y or (x.op == y.op == "cast" and x.dtype == y.dtype and
+                      x.inputs[0] is y.inputs[0])
 
 
 def _through(p, r, readers):
