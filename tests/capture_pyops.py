@@ -22,7 +22,7 @@ class PythonOps:
 
     # -- statements -----------------------------------------------------------
     def for_stmt(self, iter_, body, get_state, set_state, names, extra_test, where, slices=False,
-                 fresh=(), entry=(), lists=()):
+                 fresh=(), entry=(), lists=(), unread=()):
         it = iter(iter_)
         # extra_test is checked before pulling the next item (exact `break` semantics)
         while extra_test is None or extra_test():

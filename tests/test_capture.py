@@ -634,7 +634,7 @@ def test_where_names_user_file_and_line():
 
     class Spy(PythonOps):
         def for_stmt(self, it, body, get, set_, names, extra, where, slices=False, fresh=(), entry=(),
-                     lists=()):
+                     lists=(), unread=()):
             seen.append((where, names))
             return super().for_stmt(it, body, get, set_, names, extra, where, slices)
 
@@ -664,7 +664,7 @@ def test_get_set_state_roundtrip():
 
     class Spy(PythonOps):
         def for_stmt(self, it, body, get, set_, names, extra, where, slices=False, fresh=(), entry=(),
-                     lists=()):
+                     lists=(), unread=()):
             before = get()
             set_(before)
             assert get() == before
