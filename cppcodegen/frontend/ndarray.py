@@ -25,7 +25,7 @@ from ..ir.graph import make_node
 from .proxy import (Proxy, asproxy, cast, cast_node, copy_of, descriptor, laid_out, store_result, unsupported,
                     wrap)
 from . import pyflags
-from .pyints import checked_int, int_operands
+from .pyints import bitwise_symbol, checked_int, int_operands
 from .raises import error_check
 from .segments import reduceat
 from .selection import is_selection, lift
@@ -315,8 +315,11 @@ def _operator(fn, name):
     """A Python operator: of Python scalars (weak) its result is a Python scalar, where an
     explicit np.<ufunc> call gives a NumPy scalar (``elementwise.OPERATOR``); a Python int's
     sums and products are checked for overflow (``pyints.py``)."""
+    symbol = bitwise_symbol(name)
+
     def op(*args):
-        args = int_operands(name, args)     # (c << 1 of a float that may be a Python int)
+        if symbol is not None:          # (c << 1 of a float that may be a Python int)
+            args = int_operands(symbol, args)
         OPERATOR[0] = True
         try:
             result = fn(*args)

@@ -184,15 +184,20 @@ def _finite_power(a, b, result, where, python):
 BITWISE = {"and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>", "invert": "~"}
 
 
-def int_operands(name: str, args: tuple) -> tuple:
-    """``args`` of the Python bitwise operator ``name`` (``c << 1``, ``~c``), where one is a
+def bitwise_symbol(name: str):
+    """The symbol of the Python bitwise operator method ``name`` (``__rlshift__``: ``<<``), else
+    None: asked once per operator method, when ndarray.py wraps it."""
+    core = name.strip("_")
+    return next((sym for op, sym in BITWISE.items() if core in (op, "r" + op, "i" + op)), None)
+
+
+def int_operands(symbol: str, args: tuple) -> tuple:
+    """``args`` of the Python bitwise operator ``symbol`` (``c << 1``, ``~c``), where one is a
     float carried for a value that is a Python int on some paths only (``c = 0`` before a
     loop that may add float elements: its int flag, frontend/pyflags.py): that value as the
     Python int it is, behind a check that it is one where the operator runs (Python's
     TypeError on a float there)."""
-    core = name.strip("_")
-    symbol = next((sym for op, sym in BITWISE.items() if core in (op, "r" + op, "i" + op)), None)
-    if symbol is None or not any(isinstance(a, Proxy) and a.intflag is not None and
+    if not any(isinstance(a, Proxy) and a.intflag is not None and
                                  a.dtype.kind == "f" for a in args):
         return args
     where = user_location()
