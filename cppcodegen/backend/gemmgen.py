@@ -26,6 +26,7 @@ import numpy as np
 
 from .cexpr import cindex, ctype
 from .writer import CodeWriter, omp_parallel_for
+from ..ir.shapes import identical
 from ..autotune import GEMM_DTYPES, matmul_path, node_native, unswapped  # noqa: F401
 # multiply-adds up to which one product runs on one thread (ccg::gemm's own rule,
 # gemm_detail::kParallelWork); a batch of such products runs its batch loop in parallel
@@ -62,14 +63,6 @@ def _c(size) -> str:
 
 def _is_one(size) -> bool:
     return isinstance(size, int) and size == 1
-
-
-def _same(x, y) -> bool:
-    """Are the sizes (ints or sympy expressions) equal for every value of their symbols?"""
-    try:
-        return bool(x == y) or (x - y).expand() == 0
-    except (TypeError, AttributeError):
-        return False
 
 
 def _is_zero(x) -> bool:
@@ -113,9 +106,9 @@ class GemmWriter:
         if len(b.shape) > 2 and not all(_is_one(d) or _is_zero(st) for d, st in
                                         zip(b.shape[:-2], b.strides[:-2])) or \
                 s.transposed and s.transposed[0] or len(a.shape) != len(c.shape) or \
-                any(not _same(x, y) for x, y in zip(a.shape[:nb], c.shape[:nb])):
+                any(not identical(x, y) for x, y in zip(a.shape[:nb], c.shape[:nb])):
             return False
-        return all(_same(buf.strides[d], buf.shape[d + 1] * buf.strides[d + 1])
+        return all(identical(buf.strides[d], buf.shape[d + 1] * buf.strides[d + 1])
                    for buf in (a, c) for d in range(nb))
 
     def render(self) -> str:

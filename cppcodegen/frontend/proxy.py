@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import DataDependentError, TraceError, UnsupportedError, user_location
 from ..ir.graph import complex_warning, MADE, make_node, Node, VIEW_OPS
+from ..ir.shapes import identical
 from . import effects
 from .sizes import (as_int, broadcast_sizes, canon_shape, fit, is_dim, same_size, symbolic,
                     user_dim, user_shape)
@@ -422,7 +423,7 @@ def _store_through(v: Node, below: Node, new: Node, view: Node):
     if v.op == "reshape":               # (A[i]: a slice of one row, its unit axis dropped)
         full, sizes = [], list(v.shape)
         for d in below.shape:
-            if sizes and _equal(d, sizes[0]):
+            if sizes and identical(d, sizes[0]):
                 full.append(spec.pop(0))
                 sizes.pop(0)
             elif d == 1:
@@ -441,13 +442,6 @@ def _store_through(v: Node, below: Node, new: Node, view: Node):
     binds = tuple(dict.fromkeys(v.inputs[1:] + new.inputs[2:]))
     return make_node("setitem", (below, new.inputs[1]) + binds, below.shape, below.dtype,
                      new.where, spec=tuple(spec), region=new.attr("region"))
-
-
-def _equal(a, b) -> bool:
-    try:
-        return bool(a == b)
-    except TypeError:
-        return False
 
 
 def _same_value(a: Node, b: Node) -> bool:

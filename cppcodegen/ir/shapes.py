@@ -271,6 +271,16 @@ def _env() -> ShapeEnv:
     return env
 
 
+def identical(a, b) -> bool:
+    """Are two sizes (ints or sympy expressions) equal for every value of their symbols? No
+    guard is recorded: a size that is only equal for the traced values is not identical."""
+    try:
+        a, b = canon(a), canon(b)
+        return a == b or sympy.expand(a - b) == 0
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
 def equal(a, b) -> bool:
     """a == b for sizes, guarded when it depends on the symbols' values."""
     a, b = canon(a), canon(b)
