@@ -181,3 +181,51 @@ def test_count_of_a_selection_is_this_calls(fn):
     for _ in range(4):
         x = rng.random(1000)
         assert f(x) == pytest.approx(fn(x), rel=1e-12)
+
+
+def kmeans_guarded(X, centers, iters):
+    """The textbook k-means: an empty cluster keeps its center (``shape[0] > 0``)."""
+    k = centers.shape[0]
+    for it in range(iters):
+        d = ((X[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
+        labels = np.argmin(d, axis=1)
+        new = np.zeros_like(centers)
+        for j in range(k):
+            members = X[labels == j]
+            if members.shape[0] > 0:
+                new[j] = members.mean(axis=0)
+            else:
+                new[j] = centers[j]
+        centers = new
+    return centers, labels
+
+
+def selection_sizes(x, t):
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        sel = x[i][x[i] > t]
+        if sel.size >= 2 and sel.ndim == 1:
+            out[i] = sel.sum() / sel.shape[0]
+    return out
+
+
+def test_shape_of_a_selection_in_a_loop_is_its_count_computed_there():
+    """``X[labels == j].shape[0]`` in a compiled loop is the mask's count, computed in the
+    loop: no NumPy call between kernels (which would unroll the loop), one build for every
+    count, an empty cluster (count 0) taking the other branch."""
+    r = np.random.default_rng(3)
+    X = np.concatenate([r.standard_normal((300, 3)) + 4, r.standard_normal((300, 3)) - 4])
+    starts = [X[[0, 1, 300]].copy(), np.array([[4.0, 4, 4], [-4, -4, -4], [50, 50, 50]])]
+    cf = cppcodegen.compile(kmeans_guarded)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)          # no NumPy step, no fallback
+        for c0 in starts:                                     # the second: cluster 2 empty
+            got = cf(X, c0.copy(), 6)
+            want = kmeans_guarded(X, c0.copy(), 6)
+            np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-12)
+            np.testing.assert_array_equal(got[1], want[1])
+            assert got[1].dtype == want[1].dtype
+    assert len(cf.variants) == 1
+    x = r.standard_normal((9, 7))
+    x[2] = -5.0                                              # a row selecting nothing
+    check_against_numpy(selection_sizes, x, 0.3, rtol=1e-12, atol=1e-12)

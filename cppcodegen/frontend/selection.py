@@ -6,16 +6,21 @@ selection of the operation on the whole arrays (``f(x[m]) == f(x)[m]``); reducti
 (``sum``, ``prod``, ``any``, ``all``, ``mean``, and ``max``/``min`` with ``initial=``) reduce
 ``where(mask, x, identity)`` (``reductions.py``); ``y[m] = <selection of m>`` (so ``x[m] *= 2``) is
 ``where(m, value, y)``. None of them needs the number of selected elements, so the compiled
-code serves every mask (a count is a reduction of the mask). Any other use (its shape, a
-return, an index) asks for ``node``: NumPy's own indexing between kernels, with the count of
+code serves every mask (a count is a reduction of the mask). In a compiled loop or branch its
+shape is the mask's count, computed there (``data_length``). Any other use (its shape
+elsewhere, a return, an index) asks for ``node``: NumPy's own indexing between kernels, with the count of
 this call (speculated, checked at run time: ``externs.extern_call``).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..ir.graph import MADE
+from ..ir.shapes import prod
+from .dataslice import data_length
 from .externs import extern_call
 from .proxy import Proxy, wrap
+from .sizes import user_dim, user_shape
 
 
 class Selection(Proxy):
@@ -26,6 +31,7 @@ class Selection(Proxy):
         super().__init__(None)
         # their values now (NumPy's x[mask] is a copy: a later x += 1 does not show in it)
         self.base, self.mask, self.mask_node = wrap(base.node), wrap(mask.node), mask.node
+        self._count = None              # (the data symbol of its length: ``shape``)
 
     @property
     def node(self):
@@ -40,6 +46,23 @@ class Selection(Proxy):
         self._node = value
 
     dtype = property(lambda self: self.base.dtype)
+    ndim = property(lambda self: self.base.ndim - self.mask.ndim + 1)
+
+    @property
+    def shape(self):
+        """In a compiled loop or branch, the count of the mask's True elements as a length
+        the compiled code computes (``if X[labels == j].shape[0] > 0:``), the selection kept
+        lazy; elsewhere the shape of NumPy's indexing (``externs``: one build serves every
+        count)."""
+        if self._node is None and MADE:
+            if self._count is None:
+                self._count = data_length(np.count_nonzero(self.mask))[0]
+            return user_shape((self._count,) + tuple(self.base.node.shape[self.mask.ndim:]))
+        return user_shape(self.node.shape)
+
+    @property
+    def size(self):
+        return user_dim(prod(self.shape))
 
     def same_mask(self, other) -> bool:
         return isinstance(other, Selection) and same_value(other.mask_node, self.mask_node)
