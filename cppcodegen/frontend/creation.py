@@ -27,7 +27,7 @@ from . import replace
 from .proxy import (as_node, asproxy, broadcast_node, cast, cast_node, copy_of, laid_out, Proxy,
                     size_operand, unsupported, wrap)
 from .dataslice import PendingSlice
-from .iteration import size_proxy, value_size
+from .iteration import concrete_int, size_proxy, symbolic_int, value_size
 from .sizes import canon_shape, current_env, is_dim, symbolic
 
 # --------------------------------------------------------------------------- arguments
@@ -99,6 +99,21 @@ def pinned_bound(d: Proxy) -> int:
     ok, error, where = SIZE_CHECKS.pop()
     keep_for_errors(error_check(asproxy(np.int64(0)), ok, error, where).node)
     return v
+
+
+def decided_ints(x):
+    """Ints a shape depends on (a pad width, a window), or tuples and lists of them, as the
+    ints of this call, guarded: symbolic sizes in them (``kernel.shape[0] // 2`` of a
+    dynamic argument) and ints computed from scalar arguments (``r = int(3 * sigma)``, an
+    int argument read at each call) are checked at each call, another value getting a
+    variant of its own. Anything else is returned as it is."""
+    if symbolic_int(x):
+        return concrete_int(x)
+    if isinstance(x, Proxy) and x.dtype.kind in "iu" and not x.shape and _of_scalars(x):
+        return pinned_bound(x)
+    if isinstance(x, (tuple, list)):
+        return type(x)(decided_ints(v) for v in x)
+    return x
 
 
 def of_scalars(d) -> bool:

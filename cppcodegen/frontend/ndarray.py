@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import DataDependentError, UnsupportedError, user_location
 from . import (complexes, composed, concat, counts, differences, einsum, nanfunctions, padding,
-               sorting, statistics)
+               sorting, statistics, windows)
 from .creation import empty_like, full_like, ones_like, zeros_like
 from .elementwise import (OPERATOR, clip, isclose, loop_dtypes, round_, select, trace_ufunc,
                           where)
@@ -450,7 +450,7 @@ FUNCTIONS = {
     np.asarray: _as_array, np.ascontiguousarray: _as_array, np.array: _array,
     **complexes.FUNCTIONS, **composed.FUNCTIONS, **concat.FUNCTIONS, **counts.FUNCTIONS, **differences.FUNCTIONS,
     **einsum.FUNCTIONS, **nanfunctions.FUNCTIONS, **sorting.FUNCTIONS, **statistics.FUNCTIONS,
-    **padding.FUNCTIONS,
+    **padding.FUNCTIONS, **windows.FUNCTIONS,
     np.result_type: lambda *args: np.result_type(*[descriptor(a) if isinstance(a, Proxy) else a
                                                    for a in args]),
 }

@@ -21,10 +21,9 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from .concat import join
-from .creation import _iota as arange, _of_scalars, full, pinned_bound
+from .creation import _iota as arange, decided_ints, full
 from .externs import extern_call
 from .indexing import flip
-from .iteration import concrete_int, symbolic_int
 from .proxy import cast, copy_of, Proxy, size_operand
 from .sizes import is_int, symbolic
 from .views import axis_slice, broadcast_to, ravel, reshape
@@ -87,21 +86,8 @@ def _fits(mode, w, n) -> bool:
     return n >= need if type(n) is int else not symbolic().less(n, need)   # (guarded)
 
 
-def _decided(width):
-    """Pad widths with symbolic sizes in them (``kernel.shape[0] // 2`` of a dynamic
-    argument) as the ints of this call, guarded: the border's shape depends on them."""
-    if symbolic_int(width):
-        return concrete_int(width)
-    if isinstance(width, Proxy) and width.dtype.kind in "iu" and not width.shape and \
-            _of_scalars(width):         # ``r = int(3 * sigma)``: this call's, checked at each
-        return pinned_bound(width)      # call (another value: a variant of its own)
-    if isinstance(width, (tuple, list)):
-        return type(width)(_decided(w) for w in width)
-    return width
-
-
 def pad(array, pad_width, mode="constant", **kwargs):
-    pad_width = _decided(pad_width)
+    pad_width = decided_ints(pad_width)
 
     def numpy_pad():
         return extern_call(np.pad, (array, pad_width), dict(mode=mode, **kwargs))
