@@ -1,7 +1,7 @@
-"""np.linalg.solve and np.linalg.inv inside compiled loops (Newton's method for a system,
+"""np.linalg.solve, np.linalg.inv and np.linalg.det inside compiled loops (Newton's method for a system,
 implicit time steps, one small system per row): compiled as elimination with partial
 pivoting (frontend/solve.py), equal to LAPACK's results within the solve's rounding, with
-NumPy's LinAlgError for a singular or non-square matrix; the loop around them compiles (it
+NumPy's LinAlgError for a singular or non-square matrix (det: 0, as NumPy's); the loop around them compiles (it
 ran in Python while tracing, or was refused under a branch on values)."""
 import numpy as np
 import pytest
@@ -54,6 +54,30 @@ def many_right_hand_sides(As, B):
     return s
 
 
+def det_each(As):
+    out = np.empty(As.shape[0])
+    for i in range(As.shape[0]):
+        out[i] = np.linalg.det(As[i])
+    return out
+
+
+def det_sum(As):
+    s = 0.0
+    for i in range(As.shape[0]):
+        if np.linalg.det(As[i]) > 0:
+            s += np.linalg.det(As[i])
+    return s
+
+
+def _singular_and_permuted(n):
+    As = rng.standard_normal((6, n, n))
+    As[1] = np.array([[1.0, 2.0, 3.0, 4.0][:n]] * n)            # equal rows: a zero pivot
+    As[2] = np.eye(n)[rng.permutation(n)]                       # det +-1 from the exchanges
+    As[3, :, 0] = 0.0                                           # a zero column: 0 at once
+    As[4] = np.triu(As[4])
+    return As
+
+
 def well_conditioned(batch, n, dtype=np.float64):
     return (rng.standard_normal((batch, n, n)) + n * np.eye(n)).astype(dtype)
 
@@ -80,6 +104,11 @@ def same(got, want, rtol):
     (solve_each, (well_conditioned(6, 1), rng.standard_normal((6, 1))), 1e-12),
     (inv_each, (well_conditioned(20, 6),), 1e-10),
     (many_right_hand_sides, (well_conditioned(8, 5), rng.standard_normal((5, 3))), 1e-10),
+    (det_each, (rng.standard_normal((12, 5, 5)),), 1e-9),
+    (det_each, (_singular_and_permuted(4),), 1e-10),
+    (det_each, (rng.integers(-4, 5, (9, 3, 3)),), 1e-10),
+    (det_each, (well_conditioned(0, 3),), 0),
+    (det_sum, (well_conditioned(7, 3, np.float32) - 3 * np.eye(3, dtype=np.float32),), 1e-5),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_like_numpy(fn, args, rtol):
     compiled = cppcodegen.compile(fn, options={"fallback": False})
@@ -108,3 +137,12 @@ def test_non_square_matrix():
     As, bs = well_conditioned(3, 4)[:, :, :3], rng.standard_normal((3, 4))
     with pytest.raises(np.linalg.LinAlgError, match="must be square"):
         cppcodegen.compile(solve_each, options={"fallback": False})(As, bs)
+
+
+def test_det_in_a_loop_is_compiled_code_not_a_numpy_step():
+    import warnings
+    As = rng.standard_normal((5, 3, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)         # "runs as a NumPy call between..."
+        got = cppcodegen.compile(det_each, options={"fallback": False})(As)
+    same(got, det_each(As), 1e-10)

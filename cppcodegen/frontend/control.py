@@ -247,9 +247,9 @@ class TraceOps(BoolOps):
             return r
         if f is np.ndarray:             # np.ndarray(shape, dtype): np.empty
             return ndarray_new(*args, **kwargs)
-        if f in (np.linalg.solve, np.linalg.inv) and REGION_EFFECTS and \
+        if f in solve.ROUTINES and REGION_EFFECTS and \
                 (operands := solve.prepare(f, args, kwargs)) is not None:
-            return convert(solve.solve, self)(*operands)    # (in a loop: compiled code)
+            return convert(solve.ROUTINES[f], self)(*operands)  # (in a loop: compiled code)
         f = replace.by_name(f)          # (from random import random: ours while tracing)
         args = one_array_arguments(f, args)     # (np.mean([a, b, c], axis=0))
         return ((convert(f, self) if _user_function(f) else None) or f)(*args, **kwargs)

@@ -471,11 +471,11 @@ class _ExprConv(ast.NodeTransformer):
         self.generic_visit(node)
         f = node.func
         if isinstance(f, ast.Attribute) and (f.attr in _SCALAR_TYPES and len(node.args) == 1
-                                             or f.attr in ("ndarray", "solve", "inv") or any(
+                                             or f.attr in _OURS_IN_LOOPS or any(
                                                  isinstance(a, (ast.List, ast.Tuple))
                                                  for a in node.args)):
             self.c.changed = True       # np.float64(a) of a traced value: a cast; np.ndarray(
-                                        # shape): np.empty; np.linalg.solve in a loop: ours;
+                                        # shape): np.empty; np.linalg.solve/inv/det in a loop: ours;
                                         # np.mean([a, b, c], axis=0): of one array (listargs.py)
                                         # (TraceOps.call)
             return located(ast.Call(func=self.c.op("call"), args=[f] + node.args,
@@ -490,6 +490,9 @@ class _ExprConv(ast.NodeTransformer):
         self.c.changed = True
         return located(ast.Call(func=self.c.op("call"), args=[f] + node.args,
                                           keywords=node.keywords), node)
+
+
+_OURS_IN_LOOPS = ("ndarray", "solve", "inv", "det")
 
 
 def _written_first(name, body) -> bool:

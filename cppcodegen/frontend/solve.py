@@ -1,4 +1,5 @@
-"""``np.linalg.solve`` and ``np.linalg.inv`` inside compiled loops and branches.
+"""``np.linalg.solve``, ``np.linalg.inv`` and ``np.linalg.det`` inside compiled loops and
+branches.
 
 Outside every loop they are NumPy (LAPACK) calls between kernels. Inside a loop the
 compiled loop cannot stop for a NumPy call, so the loop ran in Python while tracing or was
@@ -9,6 +10,10 @@ first of equal ones; an exactly zero pivot raises LinAlgError('Singular matrix')
 through the capture (``control.Ops.call``) like a helper of the user's: its loops become
 compiled loops of the program. The result differs from LAPACK's only by rounding (LAPACK
 blocks the elimination), within the solve's own error bound.
+
+``det`` is the same elimination, the product of the pivots with the sign of the row
+exchanges (LAPACK's getrf, which NumPy's det calls): a zero pivot gives 0, as NumPy's, and
+the elimination goes on past it (no LinAlgError).
 
 Taken: float32/float64 (anything else with them, integers, bools: float64, as NumPy's), one
 square matrix and a vector or a matrix of right-hand sides; anything else stays NumPy's.
@@ -49,6 +54,8 @@ def prepare(f, args, kwargs):
         raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
     if f is np.linalg.inv:
         return A.astype(dt), asproxy(np.eye(A.shape[0], dtype=dt))
+    if f is np.linalg.det:
+        return (A.astype(dt),)
     b = args[1]
     if b.shape[0] != A.shape[0]:
         raise ValueError(f"solve: Input operand 1 has a mismatch in its core dimension 0, "
@@ -76,3 +83,25 @@ def solve(M, x):
     for k in range(n - 1, -1, -1):
         x[k] = (x[k] - M[k, k + 1:] @ x[k + 1:]) / M[k, k]
     return x
+
+
+def det(M):
+    """The determinant of M by elimination with partial pivoting, in place on the copy M."""
+    n = M.shape[0]
+    d = np.ones((), dtype=M.dtype)
+    for k in range(n):
+        p = k + np.argmax(np.abs(M[k:, k]))
+        if p != k:
+            row = M[k].copy()
+            M[k] = M[p]
+            M[p] = row
+            d = -d
+        d = d * M[k, k]
+        if M[k, k] != 0:
+            f = M[k + 1:, k] / M[k, k]
+            M[k + 1:, k:] -= np.multiply.outer(f, M[k, k:])
+    return d
+
+
+ROUTINES = {np.linalg.solve: solve, np.linalg.inv: solve, np.linalg.det: det}
+"""NumPy function -> the code above that computes it on ``prepare``'s operands."""
