@@ -42,6 +42,14 @@ class PythonOps:
         else:
             else_()
 
+    # counting while loops (whileloops.py) as for loops when the counter is a Python int
+    def counted_while(self, i, bound):
+        return type(i) is int and isinstance(bound, int)
+
+    def while_exit(self, start, stop, step):
+        from cppcodegen.frontend.whileloops import while_exit
+        return while_exit(start, stop, step)
+
     # -- expressions ----------------------------------------------------------
     def bound(self, value, flag, name, where):
         if not flag:

@@ -1329,6 +1329,194 @@ def einsum_mix(A, B, x):
             np.einsum("bi,bi->b", A, A), np.einsum("i,i->", x, x))
 
 
+# ============================================================================ more styles
+# (Numba's examples, textbook DP, ODE integrators, image filters, HMMs: each run as a new user
+#  would, first call compiled, compared with the plain function)
+
+def _bytes(text):
+    return np.frombuffer(text.encode(), dtype=np.uint8)
+
+
+@program((_bytes("kitten sitting on the mat"), _bytes("sitting kitten on a hat")),
+         (_bytes("abc"), _bytes("")), (_bytes("flaw"), _bytes("lawn")))
+def levenshtein(a, b):
+    n, m = len(a), len(b)
+    d = np.zeros((n + 1, m + 1), dtype=np.int64)
+    for i in range(n + 1):
+        d[i, 0] = i
+    for j in range(m + 1):
+        d[0, j] = j
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + cost)
+    return d[n, m]
+
+
+@program((R.integers(0, 4, 60).astype(np.int8), R.integers(0, 4, 50).astype(np.int8)),
+         (np.zeros(5, np.int8), np.ones(7, np.int8)))
+def smith_waterman(s, t):
+    H = np.zeros((s.shape[0] + 1, t.shape[0] + 1))
+    best = 0.0
+    for i in range(1, s.shape[0] + 1):
+        for j in range(1, t.shape[0] + 1):
+            match = H[i - 1, j - 1] + (2.0 if s[i - 1] == t[j - 1] else -1.0)
+            h = max(0.0, match, H[i - 1, j] - 1.5, H[i, j - 1] - 1.5)
+            H[i, j] = h
+            if h > best:
+                best = h
+    return best, H
+
+
+def _lorenz(x, y, z, s=10.0, r=28.0, b=8.0 / 3.0):
+    return s * (y - x), r * x - y - x * z, x * y - b * z
+
+
+@program((1.0, 1.0, 1.0, 0.01, 500), (0.5, -1.0, 20.0, 0.005, 0), **ITER)
+def lorenz_rk4(x, y, z, dt, n):
+    out = np.empty((n, 3))
+    for i in range(n):
+        k1 = _lorenz(x, y, z)
+        k2 = _lorenz(x + dt / 2 * k1[0], y + dt / 2 * k1[1], z + dt / 2 * k1[2])
+        k3 = _lorenz(x + dt / 2 * k2[0], y + dt / 2 * k2[1], z + dt / 2 * k2[2])
+        k4 = _lorenz(x + dt * k3[0], y + dt * k3[1], z + dt * k3[2])
+        x += dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
+        y += dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+        z += dt / 6 * (k1[2] + 2 * k2[2] + 2 * k3[2] + k4[2])
+        out[i, 0] = x
+        out[i, 1] = y
+        out[i, 2] = z
+    return out, x
+
+
+def _logreg_data(n, d, seed):
+    r = np.random.default_rng(seed)
+    X = r.standard_normal((n, d))
+    y = (X @ r.standard_normal(d) + 0.3 * r.standard_normal(n) > 0).astype(np.float64)
+    return X, y
+
+
+@program((*_logreg_data(300, 4, 3), 0.5, 1e-5), (*_logreg_data(50, 2, 4), 0.1, 1e-3),
+         rtol=1e-8, atol=1e-10)
+def logreg_until_small_gradient(X, y, lr, tol):
+    w = np.zeros(X.shape[1])
+    it = 0
+    while True:
+        p = 1.0 / (1.0 + np.exp(-(X @ w)))
+        g = X.T @ (p - y) / X.shape[0]
+        w -= lr * g
+        it += 1
+        if np.linalg.norm(g) < tol or it >= 3000:
+            break
+    return w, it
+
+
+@program(((R.random((24, 20)) < 0.35).astype(np.uint8), 4),
+         ((R.random((9, 31)) < 0.5).astype(np.uint8), 1))
+def life_periodic_loops(grid, steps):
+    h, w = grid.shape
+    for s in range(steps):
+        new = np.zeros_like(grid)
+        for i in range(h):
+            for j in range(w):
+                c = 0
+                for di in range(-1, 2):
+                    for dj in range(-1, 2):
+                        if di != 0 or dj != 0:
+                            c += grid[(i + di) % h, (j + dj) % w]
+                if grid[i, j] == 1 and (c == 2 or c == 3):
+                    new[i, j] = 1
+                elif grid[i, j] == 0 and c == 3:
+                    new[i, j] = 1
+        grid = new
+    return grid
+
+
+def _hmm(T, S, seed):
+    r = np.random.default_rng(seed)
+    A = r.random((S, S))
+    A /= A.sum(1, keepdims=True)
+    B = r.random((S, 6))
+    B /= B.sum(1, keepdims=True)
+    return np.log(A), np.log(B), np.log(np.full(S, 1.0 / S)), r.integers(0, 6, T)
+
+
+@program(_hmm(60, 4, 9), _hmm(1, 3, 2))
+def viterbi(logA, logB, logpi, obs):
+    T = obs.shape[0]
+    S = logA.shape[0]
+    delta = np.zeros((T, S))
+    psi = np.zeros((T, S), dtype=np.int64)
+    delta[0] = logpi + logB[:, obs[0]]
+    for t in range(1, T):
+        for j in range(S):
+            scores = delta[t - 1] + logA[:, j]
+            psi[t, j] = np.argmax(scores)
+            delta[t, j] = scores[psi[t, j]] + logB[j, obs[t]]
+    path = np.zeros(T, dtype=np.int64)
+    path[T - 1] = np.argmax(delta[T - 1])
+    for t in range(T - 2, -1, -1):
+        path[t] = psi[t + 1, path[t + 1]]
+    return path
+
+
+@program((R.random((20, 23)).astype(np.float32), (np.ones((3, 5)) / 15).astype(np.float32)),
+         rtol=1e-5, atol=1e-6)
+def conv2d_loops(img, k):
+    kh, kw = k.shape
+    out = np.zeros((img.shape[0] - kh + 1, img.shape[1] - kw + 1), dtype=img.dtype)
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            acc = 0.0
+            for a in range(kh):
+                for b in range(kw):
+                    acc += img[i + a, j + b] * k[a, b]
+            out[i, j] = acc
+    return out
+
+
+@program((_img_u8(30, 40, 3),), (_img_u8(3, 3, 4),))
+def erode3_loops(img):
+    h, w = img.shape
+    out = img.copy()
+    for i in range(1, h - 1):
+        for j in range(1, w - 1):
+            m = img[i, j]
+            for di in range(-1, 2):
+                for dj in range(-1, 2):
+                    v = img[i + di, j + dj]
+                    if v < m:
+                        m = v
+            out[i, j] = m
+    return out
+
+
+@program((-0.8 + 0.156j, 40, 30, 60), (0.285 + 0.01j, 5, 4, 200))
+def julia_escape(c, w, h, maxit):
+    out = np.zeros((h, w), dtype=np.int64)
+    for i in range(h):
+        for j in range(w):
+            z = complex(-1.5 + 3.0 * j / w, -1.0 + 2.0 * i / h)
+            n = 0
+            while abs(z) <= 2.0 and n < maxit:
+                z = z * z + c
+                n += 1
+            out[i, j] = n
+    return out
+
+
+@program((R.random(5000), R.random(5000)), (R.random(3), R.random(3)), (np.ones(1), np.ones(1)))
+def mc_area_while(xs, ys):
+    inside = 0
+    i = 0
+    n = xs.shape[0]
+    while i < n:
+        if xs[i] ** 2 + ys[i] ** 2 <= 1.0:
+            inside += 1
+        i += 1
+    return 4.0 * inside / n, i
+
+
 # ============================================================================ the test
 
 def _params():

@@ -23,6 +23,7 @@ from .bindings import guard_unbound
 from .generators import hoist
 from .tuplenames import split
 from .rewrite import Converter
+from .whileloops import counted_whiles
 
 __all__ = ["convert", "convert_source", "Undefined", "UNDEFINED"]
 
@@ -163,6 +164,7 @@ def _transform(fn, ops_name, once=False):
     declared = {x for n in walk_scope(fdef.body) if isinstance(n, (ast.Global, ast.Nonlocal))
                 for x in n.names}
     split(fdef)         # (names bound only to tuples: a name per element, tuplenames.py)
+    counted_whiles(fdef, ops_name)      # (``while i < n: ...; i += 1``: a for, whileloops.py)
     hoist(fdef, ops_name + "_", lambda name: hasattr(builtins, name) and name not in params
           and name not in fn.__globals__ and name not in fn.__code__.co_freevars
           and not _bound_in(fdef, name))

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
-from . import pyflags, replace, solve
+from . import pyflags, replace, solve, whileloops
 from .proxy import as_node, cast, cast_node, is_weak, Proxy, size_operand, unsupported, wrap
 from .reductions import selected_count
 from .selection import is_selection
@@ -59,11 +59,8 @@ UNROLL_NODES = 5000     # a loop that could not be compiled, run by Python while
 
 class KeepLoop(Exception):
     """A small loop Python ran while tracing failed where a compiled one may not: traced
-    again with it compiled."""
-
-    def __init__(self, where):
-        super().__init__(where)
-        self.where = where
+    again with it compiled (``where``: the loop's file:line, the exception's argument)."""
+    where = property(lambda self: self.args[0])
 
 
 def _small_trips(spec, extra_test, slices: bool) -> int:
@@ -144,9 +141,8 @@ class TraceOps(BoolOps):
 
     @staticmethod
     def print_(*args, **kw):
-        """``print`` of Python values prints while tracing, as before; of traced values
-        (known only when the compiled code runs) it is refused, so the function runs as
-        plain Python (option ``fallback``) and prints what Python prints."""
+        """``print`` of Python values prints while tracing; of traced ones it is refused
+        (the fallback runs the function as plain Python, which prints them)."""
         if any(is_traced(a) or symbolic_int(a) for a in args):
             raise UnsupportedError(f"print() of array values inside a compiled function (at "
                                    f"{user_location()}): compiled code does not print")
@@ -255,10 +251,13 @@ class TraceOps(BoolOps):
         return ((convert(f, self) if _user_function(f) else None) or f)(*args, **kwargs)
 
     pow_ = staticmethod(builtin_pow)
-
     # ----------------------------------------------------------------- statements
     user_error = staticmethod(user_error)      # ``raise E`` (raises.py)
     bound = staticmethod(bound)                 # a read of a name that may be unbound
+    counted_while = staticmethod(whileloops.counted_while)     # ``while i < n: ...; i += 1``
+
+    def while_exit(self, start, stop, step):                    # (as a for: whileloops.py)
+        return whileloops.while_exit(start, stop, step, self.max_)
 
     def if_stmt(self, test, then, orelse, get_state, set_state, names, where="", keep=()):
         t = truth(test)
