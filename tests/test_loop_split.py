@@ -127,3 +127,27 @@ def test_periodic_loop_of_symbolic_size(n):
     np.testing.assert_allclose(f(u.copy(), 0.3, 4), centered(u.copy(), 0.3, 4), rtol=1e-14)
     if n > 3:
         assert "need no check" in f.explain(u, 0.3, 4).source
+
+
+def neighbours_mod(grid):
+    """Game of Life's neighbour count with periodic ends written with ``%`` in a 3x3 loop."""
+    h, w = grid.shape
+    out = np.zeros_like(grid)
+    for i in range(h):
+        for j in range(w):
+            c = 0
+            for di in range(-1, 2):
+                for dj in range(-1, 2):
+                    if di != 0 or dj != 0:
+                        c += grid[(i + di) % h, (j + dj) % w]
+            out[i, j] = c
+    return out
+
+
+@pytest.mark.parametrize("shape", [(7, 9), (1, 1), (2, 5)])
+def test_a_remainder_by_the_length_needs_no_check(shape):
+    """``grid[(i + di) % h, ...]`` is in range in every iteration (a remainder by the axis
+    length): plain loads, no check per read, and Python's values."""
+    g = (np.random.default_rng(1).random(shape) < 0.4).astype(np.int64)
+    np.testing.assert_array_equal(cppcodegen.compile(neighbours_mod)(g), neighbours_mod(g))
+    assert "checked_index" not in cppcodegen.explain(neighbours_mod, g).source

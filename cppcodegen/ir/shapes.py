@@ -145,7 +145,12 @@ class ShapeEnv:
     def _extreme(self, e, high: bool):
         """The least (greatest) value of ``e`` over the loops' ranges: each induction variable
         (innermost first) replaced by the end of its range that makes ``e`` least (greatest).
-        None when ``e`` is not linear in them with constant coefficients."""
+        None when ``e`` is not linear in them with constant coefficients, once each
+        ``u - m * floor(u / m)`` in it (``(i + di) % h`` of a periodic stencil) is taken for the
+        remainder it is, between 0 and m - 1."""
+        e = sympy.expand(e)
+        if e.has(sympy.floor):
+            e = _remainders_at(e, high)
         for sym in reversed(list(self.loops)):
             if sym not in e.free_symbols:
                 continue
@@ -203,6 +208,25 @@ class ShapeEnv:
         if is_symbolic(canon(expr)):
             self.decide(sympy.Eq(canon(expr), value))
         return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _remainders_at(e, high: bool):
+    """``e`` with each ``c * (u - m * floor(u / m))`` in it (an integer ``u``, a constant
+    ``m > 0``: the remainder ``u % m``) replaced by its greatest (``high``) or least value."""
+    for f in sorted(e.atoms(sympy.floor), key=str):
+        u, m = sympy.fraction(sympy.together(f.args[0]))
+        k = e.coeff(f)
+        if not (m.is_Integer and m > 0 and k.is_Integer and k % m == 0) or \
+                not all(c.is_Integer for c in sympy.Poly(u, *u.free_symbols).coeffs()
+                        if u.free_symbols) or not u.free_symbols:
+            continue
+        c = -k // m
+        rest = sympy.expand(e - c * (u - m * f))
+        if rest.has(f):
+            continue
+        e = rest + c * ((m - 1) if (c > 0) == high else 0)
+    return e
 
 
 @functools.lru_cache(maxsize=8192)
