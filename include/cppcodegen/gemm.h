@@ -291,6 +291,50 @@ constexpr int64_t kParallelWork = int64_t(1) << 22;
 // elements is used too few times to pay for the copy.
 constexpr int64_t kDirectRows = 128;
 
+// Products of at most this many multiply-adds skip the blocking: no packing, no buffer, no
+// parallel region, each row of C a few vector accumulators over B's rows (gemm_small). A 4x4
+// or 8x8 product in a loop (a rotation, a Jacobi sweep's J.T @ A @ J) took 0.75 us in the
+// blocked path, most of it the buffer and the region; 32^3 is where packing starts to pay.
+constexpr int64_t kSmallWork = int64_t(1) << 15;
+
+// C = A @ B directly: each element's products added in k order with one rounding each
+// (fma), as the blocked path adds them when K fits one K-block: the same results.
+template <class T>
+void gemm_small(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa,
+                const T* B, int64_t rsb, int64_t csb, T* C, int64_t rsc, int64_t csc) {
+  using S = Simd<T>;
+  using V = typename S::V;
+  constexpr int L = S::L;
+  alignas(64) T row[L];
+  alignas(64) T out[L];
+  for (int64_t i = 0; i < M; ++i) {
+    const T* a = A + i * rsa;
+    int64_t j = 0;
+    if (csb == 1 && csc == 1) {
+      for (; j + 2 * L <= N; j += 2 * L) {
+        V c0 = S::zero(), c1 = S::zero();
+        for (int64_t k = 0; k < K; ++k) {
+          const V x = S::bcast(a + k * csa);
+          c0 = S::fma(x, S::loadu(B + k * rsb + j), c0);
+          c1 = S::fma(x, S::loadu(B + k * rsb + j + L), c1);
+        }
+        S::storeu(C + i * rsc + j, c0);
+        S::storeu(C + i * rsc + j + L, c1);
+      }
+    }
+    for (; j < N; j += L) {     // the last columns, or strided B / C: through padded rows
+      const int64_t w = std::min<int64_t>(L, N - j);
+      V c0 = S::zero();
+      for (int64_t k = 0; k < K; ++k) {
+        for (int64_t t = 0; t < L; ++t) row[t] = t < w ? B[k * rsb + (j + t) * csb] : T(0);
+        c0 = S::fma(S::bcast(a + k * csa), S::loadu(row), c0);
+      }
+      S::storeu(out, c0);
+      for (int64_t t = 0; t < w; ++t) C[i * rsc + (j + t) * csc] = out[t];
+    }
+  }
+}
+
 // Slabs of the inner dimension computed apart (their partial products added in slab order)
 // when the product is too small to give every thread row and column items of its own but
 // its inner dimension is long: X.T @ X of a 50000 x 50 X is 2 items of 98 K-blocks each,
@@ -311,6 +355,10 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int6
   if (K <= 0) {
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) C[i * rsc + j * csc] = T(0);
+    return;
+  }
+  if (M * N * K <= kSmallWork) {
+    gemm_small<T>(M, N, K, A, rsa, csa, B, rsb, csb, C, rsc, csc);
     return;
   }
   if (nthreads < 1 || M * N * K <= kParallelWork) nthreads = 1;
