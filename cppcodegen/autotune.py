@@ -275,10 +275,14 @@ def machine(opts, cache_dir) -> dict:
     isa = opts.resolved_isa()
     memo = (isa, opts.cxx, str(cache_dir))
     if memo not in _MACHINES:
-        from .pipeline import PACKAGE_VERSION
+        import hashlib
+        from .pipeline import INCLUDE_DIR, PACKAGE_VERSION
         from .runtime.build import compiler_version
+        code = hashlib.sha256(b"".join((INCLUDE_DIR / "cppcodegen" / name).read_bytes()
+                                       for name in ("gemm.h", "blas.h"))).hexdigest()[:12]
         _MACHINES[memo] = stored.machine(isa, compiler_version(opts.cxx, cache_dir),
-                                         PACKAGE_VERSION)
+                                         f"{PACKAGE_VERSION}+{code}")   # (the candidates'
+        # code: a decision measured with an earlier ccg::gemm is measured again)
     return _MACHINES[memo]
 
 
