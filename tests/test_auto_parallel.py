@@ -247,6 +247,39 @@ CASES = [
 ]
 
 
+def lu_rows(A0):
+    """Polybench's LU: the j loop reads the pivot column ``A[i, k]`` and row ``A[k, :]``,
+    which no iteration of it (nor of the i loop) stores: both loops are independent."""
+    A = A0.copy()
+    n = A.shape[0]
+    for k in range(n):
+        for i in range(k + 1, n):
+            A[i, k] = A[i, k] / A[k, k]
+            for j in range(k + 1, n):
+                A[i, j] -= A[i, k] * A[k, j]
+    return A
+
+
+def lu_including_pivot(A0):
+    """The j loop starts at k: its first iteration stores the column the others read."""
+    A = A0.copy()
+    n = A.shape[0]
+    for k in range(n):
+        for i in range(k + 1, n):
+            f = A[i, k] / A[k, k]
+            for j in range(k, n):
+                A[i, j] -= f * A[k, j] + 0.01 * A[i, k]
+    return A
+
+
+def _diagonal_heavy(n, seed):
+    return np.random.default_rng(seed).random((n, n)) + n * np.eye(n)
+
+
+CASES += [("lu_rows", lu_rows, lambda: (_diagonal_heavy(40, 6),)),
+          ("lu_rows_small", lu_rows, lambda: (_diagonal_heavy(3, 7),))]
+
+
 @pytest.mark.parametrize("name,fn,make", CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("options", [ALWAYS, None], ids=["threads-from-start", "probed"])
 def test_independent_loops_match_python_bit_for_bit(name, fn, make, options):
@@ -275,6 +308,16 @@ def test_dependent_loops_stay_serial(fn, make):
     source = f.explain(*args).source
     assert PROVED not in source and "on the threads" not in source    # (reads_neighbour_row
     # reads ahead of its store: SIMD lanes keep that, tests/test_simd_loops.py)
+
+
+@pytest.mark.parametrize("n", [12, 2])
+def test_a_read_of_an_element_the_loop_stores_keeps_it_serial(n):
+    """``A[i, k]`` read in ``for j in range(k, n)``, which stores column k at j = k: the j
+    loop stays serial (the i loop, one row per iteration, is still proved)."""
+    A = _diagonal_heavy(n, 9)
+    f = cppcodegen.compile(lu_including_pivot, options=ALWAYS)
+    np.testing.assert_array_equal(f(A), lu_including_pivot(A))
+    assert f.explain(A).source.count(PROVED) == 1
 
 
 def test_long_loop_switches_to_threads_midway_and_matches():

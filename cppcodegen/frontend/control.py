@@ -358,11 +358,11 @@ class TraceOps(BoolOps):
             # (not the body of ``ONCE``, not a loop whose direction the run decides)
             confined: dict = {}
             roles = independent_roles(region, loop, var.expr, varying_symbols(), confined,
-                                      spec.positive)
+                                      spec)
             if roles is not None:       # proved: the threads may share it (when it pays;
                 attrs = {"parallel": roles, "auto": True, "confined": tuple(   # an array read
-                    (k, d, e, ahead) for k, (d, e, ahead) in sorted(confined.items())),
-                    "lanes": any(ahead for d, e, ahead in confined.values())}  # ahead: lanes)
+                    (k,) + c for k, c in sorted(confined.items())),
+                    "lanes": any(c[2] for c in confined.values())}  # ahead: lanes)
         if not isinstance(spec.step, int):  # range(i * i, n + 1, i): its direction
             attrs["up"] = spec.positive
         bounds = _data_bounds(spec)         # range(indptr[i], indptr[i + 1]): read at the start

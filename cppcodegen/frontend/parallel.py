@@ -98,7 +98,7 @@ def _reaches(node, targets) -> bool:
     return False
 
 
-def independent_roles(region, loop, var, varying, confined=None, up=None) -> tuple | None:
+def independent_roles(region, loop, var, varying, confined=None, spec=None) -> tuple | None:
     """The roles of a plain ``range`` loop's carried values when the compiler can prove its
     iterations independent, else None (the loop stays serial). Proved means: no break or
     return, no random draws; every carried value is shared (unchanged), private (assigned
@@ -117,7 +117,11 @@ def independent_roles(region, loop, var, varying, confined=None, up=None) -> tup
     from arrays). ``confined`` (a dict) gets, per array's position among the carried
     values, (axis, index expression, ahead): the lowering checks its stages against it.
     ``ahead``: the array is read ahead of its store (``_ahead``), which SIMD lanes keep
-    and threads would not: such a loop runs in lanes only (``up``: the loop ascends)."""
+    and threads would not: such a loop runs in lanes only. An element read at an index on
+    that axis which no iteration stores (LU's pivot column ``A[i, k]`` beside
+    ``A[i, j] -= A[i, k] * A[k, j]`` over ``j > k``) is taken too (``_outside``: the range
+    of the loop, ``spec``, proves it); its index is the tuple's fourth item."""
+    up = None if spec is None else spec.positive
     if _draws(region) or _stops(region):
         return None
     users = _readers(region)
@@ -128,13 +132,14 @@ def independent_roles(region, loop, var, varying, confined=None, up=None) -> tup
         if role is None or role[0] == "reduce" and np.dtype(p.dtype).kind not in "iub":
             return None
         if role == ("array",):
-            axis, ahead = {}, False
-            if not _confined(p, region, users, var, varying, axis) or "d" not in axis:
-                axis, ahead = {}, True
+            axis, ahead = {"outside": []}, False
+            if not _confined(p, region, users, var, varying, axis) or "d" not in axis or \
+                    not _outside(axis, var, varying, spec):
+                axis, ahead = {"outside": []}, True
                 if up is None or not _ahead(p, r, users, var, varying, up, axis):
                     return None
             if confined is not None:
-                confined[k] = (axis["d"], axis["e"], ahead)
+                confined[k] = (axis["d"], axis["e"], ahead, tuple(axis["outside"]))
         roles.append(role)
     if _crossed(region, roles) is not None:
         return None
@@ -153,7 +158,7 @@ def _confined(p, region, users, var, varying, axis) -> bool:
                 return False
         elif u.op == "slice" and u.inputs[0] is p and p not in u.inputs[1:]:
             if not _agrees(u.attr("spec"), False, var, varying, axis):
-                return False
+                axis["outside"].append(u.attr("spec"))  # (proved or refused by _outside)
         elif u.op in ("for", "while", "if"):
             if not _confined_inside(p, u, users, region, var, varying, axis):
                 return False
@@ -185,6 +190,38 @@ def _ahead(p, r, users, var, varying, up, axis) -> bool:
         ahead = None if part is None or part[2] != 1 else sympy.expand(part[0] - e)
         if ahead is None or not ahead.is_number or ahead * slope < 0:
             return False
+    return True
+
+
+def _outside(axis, var, varying, spec) -> bool:
+    """Is every read ``_confined`` set aside (``axis['outside']``: slice specs) one element
+    on axis ``axis['d']`` at an index that no iteration stores, that is outside the range of
+    the stores' index ``axis['e']`` over the loop's range (``spec``)? Each is replaced by its
+    index on that axis. Proved over the enclosing loops' ranges (``shapes.less``), or not
+    taken."""
+    specs, axis["outside"] = axis["outside"], []
+    if not specs:
+        return True
+    if spec is None:
+        return False
+    from ..ir import shapes
+    d, e = axis["d"], axis["e"]
+    ends = [e.subs(var, shapes.canon(spec.first)), e.subs(var, shapes.canon(spec.last))]
+    if (e.diff(var) > 0) != bool(spec.positive):
+        ends.reverse()                  # (the lowest store first: an empty loop stores none)
+    for sp in specs:
+        if len(sp) <= d or sp[d][2] != 1:
+            return False
+        c = sp[d][0]
+        syms = getattr(c, "free_symbols", set())
+        if var in syms or syms & (varying - set(shapes.current().loops)):
+            return False                # (the loops around it: constant while it runs)
+        try:
+            if not (shapes.less(c, ends[0]) or shapes.less(ends[1], c)):
+                return False
+        except Exception:               # noqa: BLE001 -- undecided over the loops' ranges
+            return False
+        axis["outside"].append(c)
     return True
 
 

@@ -306,9 +306,10 @@ class ControlLowering:
         copy back would race with the other threads.) An array read ahead of its store
         (``frontend/parallel._ahead``) is read at ``e`` or at elements a later iteration of
         the loop (``var`` by ``step``) stores, all before its store."""
-        shared = {carry[k]: (d, e) for k, d, e, _ in confined
+        shared = {carry[k]: (d, e) for k, d, e, _, _ in confined
                   if k < len(carry) and carry[k] is not None}
-        ahead = {carry[k] for k, _, _, a in confined if a and k < len(carry)}
+        ahead = {carry[k] for k, _, _, a, _ in confined if a and k < len(carry)}
+        outside = {carry[k]: others for k, _, _, _, others in confined if k < len(carry)}
         stored = set()
         for s in nested(stages):
             if s.control is not None:
@@ -322,9 +323,11 @@ class ControlLowering:
                 for ld in walk(m.body) if m.body is not None else ():
                     if isinstance(ld, Load) and ld.buf in shared:
                         d, e = shared[ld.buf]
-                        if len(ld.index) <= d or ld.buf in stored or not (
-                                same_index(ld.index[d], e, ones) or ld.buf in ahead and
-                                _later(ld.index[d], e, ones, var, step)):
+                        if len(ld.index) <= d or not (
+                                any(same_index(ld.index[d], c, ones) for c in outside[ld.buf])
+                                or ld.buf not in stored and (
+                                    same_index(ld.index[d], e, ones) or ld.buf in ahead and
+                                    _later(ld.index[d], e, ones, var, step))):
                             return False
                 if m.name in shared:
                     d, e = shared[m.name]
@@ -340,7 +343,7 @@ class ControlLowering:
         would write the same lines all the time (false sharing), so a block then covers
         ``SPREAD`` bytes of each line it writes; 1 elsewhere."""
         floor = 1
-        for k, d, e, _ in confined:
+        for k, d, e, _, _ in confined:
             buf = self.buffers.get(carry[k]) if k < len(carry) and carry[k] else None
             slope = e.diff(next((v for v in e.free_symbols if str(v) == var), 0)) \
                 if hasattr(e, "free_symbols") else 0
