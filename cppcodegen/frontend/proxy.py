@@ -20,7 +20,6 @@ import numpy as np
 
 from ..errors import DataDependentError, TraceError, UnsupportedError, user_location
 from ..ir.graph import complex_warning, MADE, make_node, Node, VIEW_OPS
-from ..ir.shapes import identical
 from . import effects
 from .sizes import (as_int, broadcast_sizes, canon_shape, fit, is_dim, same_size, symbolic,
                     user_dim, user_shape)
@@ -417,6 +416,7 @@ def _store_through(v: Node, below: Node, new: Node, view: Node):
     slice or under a reshape that only drops unit axes, else None. Written as "the view with
     its region replaced, stored over the view's region" it copies the whole view per
     store: an element loop through a view took time quadratic in its length."""
+    from ..ir.shapes import identical   # (while tracing: import cppcodegen loads no sympy)
     if new.op != "setitem" or not _same_value(new.inputs[0], view):
         return None
     spec = list(new.attr("spec"))

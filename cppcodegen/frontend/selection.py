@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.graph import MADE
-from ..ir.shapes import prod
 from .dataslice import data_length
 from .externs import extern_call
 from .proxy import Proxy, wrap
@@ -62,6 +61,7 @@ class Selection(Proxy):
 
     @property
     def size(self):
+        from ..ir.shapes import prod    # (while tracing: import cppcodegen loads no sympy)
         return user_dim(prod(self.shape))
 
     def same_mask(self, other) -> bool:

@@ -26,6 +26,9 @@ import threading
 import numpy as np
 import sympy
 
+from .relations import known as _known, less_than as _less, normalize as _normalize, \
+    remainders_at as _remainders_at
+
 
 
 def size_symbol(name: str) -> sympy.Symbol:
@@ -210,57 +213,6 @@ class ShapeEnv:
         return value
 
 
-@functools.lru_cache(maxsize=4096)
-def _remainders_at(e, high: bool):
-    """``e`` with each ``c * (u - m * floor(u / m))`` in it (an integer ``u``, a constant
-    ``m > 0``: the remainder ``u % m``) replaced by its greatest (``high``) or least value."""
-    for f in sorted(e.atoms(sympy.floor), key=str):
-        u, m = sympy.fraction(sympy.together(f.args[0]))
-        k = e.coeff(f)
-        if not (m.is_Integer and m > 0 and k.is_Integer and k % m == 0) or \
-                not all(c.is_Integer for c in sympy.Poly(u, *u.free_symbols).coeffs()
-                        if u.free_symbols) or not u.free_symbols:
-            continue
-        c = -k // m
-        rest = sympy.expand(e - c * (u - m * f))
-        if rest.has(f):
-            continue
-        e = rest + c * ((m - 1) if (c > 0) == high else 0)
-    return e
-
-
-@functools.lru_cache(maxsize=8192)
-def _known(rel) -> bool | None:
-    """``ShapeEnv.known``: a fact of the symbols' assumptions alone, so asked once per
-    relation (sympy's assumptions are slow; a program asks the same ones many times)."""
-    e = sympy.expand(rel.lhs)
-    pos, nonneg = e.is_positive, e.is_nonnegative
-    neg, nonpos = (-e).is_positive, (-e).is_nonnegative
-    if isinstance(rel, sympy.GreaterThan):
-        return True if nonneg else False if neg else None
-    if isinstance(rel, sympy.StrictGreaterThan):
-        return True if pos else False if nonpos else None
-    if isinstance(rel, (sympy.Eq, sympy.Ne)):
-        same = True if e == 0 else False if (pos or neg) else None
-        if same is None:
-            return None
-        return same if isinstance(rel, sympy.Eq) else not same
-    return None
-
-
-@functools.lru_cache(maxsize=8192)
-def _normalize(rel):
-    """Relations as ``lhs - rhs OP 0`` with < and <= turned around, so equal facts compare equal."""
-    if rel in (sympy.true, sympy.false) or not isinstance(rel, sympy.Rel):
-        return rel
-    if isinstance(rel, sympy.StrictLessThan):
-        rel = sympy.Gt(rel.rhs, rel.lhs, evaluate=False)
-    elif isinstance(rel, sympy.LessThan):
-        rel = sympy.Ge(rel.rhs, rel.lhs, evaluate=False)
-    diff = sympy.expand(rel.lhs - rel.rhs)
-    return type(rel)(diff, 0)
-
-
 _LOCAL = threading.local()
 
 
@@ -321,10 +273,6 @@ def less(a, b) -> bool:
         return a < b
     return _env().decide(_less(a, b))
 
-
-@functools.lru_cache(maxsize=8192)
-def _less(a, b):
-    return _normalize(sympy.Lt(a, b))
 
 
 def as_int(d) -> int:
