@@ -11,6 +11,7 @@ import cppcodegen
 from test_control_flow import syrk                  # C[i, :i + 1] updated in place
 from test_data_bounds import csr_matvec             # y[i] from range(indptr[i], indptr[i + 1])
 from test_new_user_programs import nbody_accel      # acc[i, 0..2] += ... in an inner loop
+from benchmarks.loop_workloads import lu_elim as lu_rows  # j loop: pivot column and row
 
 ALWAYS = {"parallel_threshold": 0}
 PROVED = "iterations proved independent"
@@ -245,19 +246,6 @@ CASES = [
               np.random.default_rng(4).standard_normal(17))),
     ("shifted_rows", shifted_rows, lambda: (np.random.default_rng(5).standard_normal((64, 9)),)),
 ]
-
-
-def lu_rows(A0):
-    """Polybench's LU: the j loop reads the pivot column ``A[i, k]`` and row ``A[k, :]``,
-    which no iteration of it (nor of the i loop) stores: both loops are independent."""
-    A = A0.copy()
-    n = A.shape[0]
-    for k in range(n):
-        for i in range(k + 1, n):
-            A[i, k] = A[i, k] / A[k, k]
-            for j in range(k + 1, n):
-                A[i, j] -= A[i, k] * A[k, j]
-    return A
 
 
 def lu_including_pivot(A0):
