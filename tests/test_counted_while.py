@@ -113,6 +113,19 @@ def from_argmax(x):
     return s, i
 
 
+def list_shrinks(x):
+    """The bound is ``len`` of a list the body deletes from or slices: a while loop."""
+    lst = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    i = 0
+    s = 0.0
+    while i < len(lst):
+        s += lst[i] * x[i]
+        del lst[-1]
+        lst[1:2] = []
+        i += 1
+    return s, i
+
+
 X = R.standard_normal(37)
 CASES = [
     (inside_circle, (R.random(1000), R.random(1000))),
@@ -124,7 +137,7 @@ CASES = [
     (shrinking_bound, (X,)), (with_continue, (X,)),
     (counter_kind, (np.array([250, 3, 7], dtype=np.uint8), 2)),
     (counter_kind, (np.array([250, 3, 7], dtype=np.uint8), 12)),
-    (numpy_int_counter, (X,)), (from_argmax, (X,)),
+    (numpy_int_counter, (X,)), (from_argmax, (X,)), (list_shrinks, (X,)),
 ]
 
 
@@ -150,6 +163,12 @@ def test_a_counting_while_is_a_for_loop(fn, args, line):
 def test_loops_that_do_not_count_stay_while_loops():
     src = cppcodegen.explain(shrinking_bound, X).source
     assert "// while at" in src and "// for at" not in src
+    import ast
+    import inspect
+    import textwrap
+    from cppcodegen.frontend.whileloops import _counting
+    tree = ast.parse(textwrap.dedent(inspect.getsource(list_shrinks)))
+    assert _counting(next(n for n in ast.walk(tree) if isinstance(n, ast.While))) is None
 
 
 def test_a_counter_never_bound_is_python_s_error():

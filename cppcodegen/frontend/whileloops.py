@@ -22,7 +22,8 @@ Taken: a test ``i < e``, ``i <= e``, ``i > e`` or ``i >= e`` on a name ``i`` who
 statement in the body, and only assignment there, is ``i += c`` / ``i -= c`` / ``i = i + c``
 with an int constant ``c`` of the test's direction; no ``continue`` of the loop (it would
 skip the increment); a bound ``e`` the body cannot change (names, constants, attributes,
-subscripts, arithmetic and ``len`` of names the body neither binds nor calls methods of).
+subscripts, arithmetic and ``len`` of names the body neither binds, calls methods of, stores
+attributes or slices of, nor deletes from).
 ``counted_while`` takes Python ints and traced ints that are Python ints (sizes, loop
 indices, ``int(x[k])``), so the body sees the same kinds as in the ``while``: an ``np.int64``
 counter keeps the loop as written.
@@ -94,7 +95,12 @@ def _counting(loop):
         return None
     called = {n.func.value.id for n in walk_scope(body) if isinstance(n, ast.Call) and
               isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)}
-    if not _invariant(bound, stores | declared | called | {name}):
+    resized = {n.value.id for n in walk_scope(body)     # (del x[k], x[a:b] = ..., x.n = ...:
+               if isinstance(n, (ast.Subscript, ast.Attribute)) and    # a list's length, an
+               isinstance(n.value, ast.Name) and not isinstance(n.ctx, ast.Load) and  # attribute)
+               (isinstance(n, ast.Attribute) or isinstance(n.ctx, ast.Del) or
+                any(isinstance(k, ast.Slice) for k in ast.walk(n.slice)))}
+    if not _invariant(bound, stores | declared | called | resized | {name}):
         return None
     return name, bound, step, shift
 
