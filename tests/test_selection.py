@@ -229,3 +229,25 @@ def test_shape_of_a_selection_in_a_loop_is_its_count_computed_there():
     x = r.standard_normal((9, 7))
     x[2] = -5.0                                              # a row selecting nothing
     check_against_numpy(selection_sizes, x, 0.3, rtol=1e-12, atol=1e-12)
+
+
+def count_in_a_branch(x, t):
+    s = 0.0
+    if x.sum() > t:
+        m = x[x > 0]
+        if m.shape[0] > 2:
+            s = m.mean() * m.shape[0]
+        else:
+            s = -1.0
+    return s
+
+
+@pytest.mark.parametrize("x, t", [(R.standard_normal(20), -100.0),
+                                  (np.array([-1.0, 2.0, -3.0, 5.0]), -100.0),
+                                  (R.standard_normal(20), 100.0), (-np.ones(5), -100.0)])
+def test_shape_of_a_selection_in_a_branch_outside_loops(x, t):
+    """Outside compiled loops the shape is NumPy's indexing's (in a branch on values the
+    function then runs as Python): Python's values, never a crash of the tracer."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cppcodegen.compile(count_in_a_branch)(x, t) == count_in_a_branch(x, t)

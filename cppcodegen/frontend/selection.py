@@ -6,8 +6,8 @@ selection of the operation on the whole arrays (``f(x[m]) == f(x)[m]``); reducti
 (``sum``, ``prod``, ``any``, ``all``, ``mean``, and ``max``/``min`` with ``initial=``) reduce
 ``where(mask, x, identity)`` (``reductions.py``); ``y[m] = <selection of m>`` (so ``x[m] *= 2``) is
 ``where(m, value, y)``. None of them needs the number of selected elements, so the compiled
-code serves every mask (a count is a reduction of the mask). In a compiled loop or branch its
-shape is the mask's count, computed there (``data_length``). Any other use (its shape
+code serves every mask (a count is a reduction of the mask). In a compiled loop its shape is
+the mask's count, computed there (``data_length``). Any other use (its shape
 elsewhere, a return, an index) asks for ``node``: NumPy's own indexing between kernels, with the count of
 this call (speculated, checked at run time: ``externs.extern_call``).
 """
@@ -19,7 +19,7 @@ from ..ir.graph import MADE
 from .dataslice import data_length
 from .externs import extern_call
 from .proxy import Proxy, wrap
-from .sizes import user_dim, user_shape
+from .sizes import symbolic, user_dim, user_shape
 
 
 class Selection(Proxy):
@@ -49,11 +49,12 @@ class Selection(Proxy):
 
     @property
     def shape(self):
-        """In a compiled loop or branch, the count of the mask's True elements as a length
-        the compiled code computes (``if X[labels == j].shape[0] > 0:``), the selection kept
+        """In a compiled loop, the count of the mask's True elements as a length the
+        compiled code computes (``if X[labels == j].shape[0] > 0:``), the selection kept
         lazy; elsewhere the shape of NumPy's indexing (``externs``: one build serves every
         count)."""
-        if self._node is None and MADE:
+        env = symbolic().current() if MADE else None
+        if self._node is None and env is not None and env.loops:
             if self._count is None:
                 self._count = data_length(np.count_nonzero(self.mask))[0]
             return user_shape((self._count,) + tuple(self.base.node.shape[self.mask.ndim:]))
