@@ -50,6 +50,8 @@ def test_the_middle_of_a_periodic_loop_has_no_checks():
     text = cppcodegen.explain(burgers, u0, 5).source
     assert "ccg_lv" in text and "need no check" in text
     assert PROVED in text
+    middle = text.split("_mid(", 1)[1].split("\n}\n", 1)[0]     # (the middle's kernel)
+    assert "idx_div" not in middle and "checked_index" not in middle, middle
 
 
 @pytest.mark.parametrize("n, k", [(40, 3), (7, 3), (6, 3), (5, 3), (4, 3), (1, 0), (9, 0)])

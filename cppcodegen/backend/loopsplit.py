@@ -20,7 +20,7 @@ import dataclasses
 import sympy
 
 from .cexpr import cindex
-from ..ir.loopir import FloorDiv, Gather, Index, nested, walk
+from ..ir.loopir import FloorDiv, Gather, Index, Load, nested, walk
 from ..passes.index_split import specialize, with_body
 
 
@@ -43,6 +43,14 @@ def split_for(k):
                 return None
             lows += good[0]
             highs += good[1]
+    for ix in _wrapped_indices(k.regions[0], c["var"]):     # (wraps known to be in range:
+        v = next(v for v in ix.free_symbols if v.name == c["var"])  # plain loads with floors)
+        floors = _floors(ix, v)
+        if floors is None:
+            return None
+        var = v
+        lows += floors[0]
+        highs += floors[1]
     if var is None:
         return None
     lo, hi = sympy.Max(c["start"], *lows), sympy.Min(c["stop"], *highs)
@@ -68,10 +76,27 @@ def _gathers(kernels) -> list:
             for m in (s.members or (s,)) for e in walk(m.body) if type(e) is Gather]
 
 
-def _good(expr, var, size):
+def _wrapped_indices(kernels, var: str) -> list:
+    """The index expressions of plain loads (positions proved in range) with a floor
+    division or modulo of the loop's variable in them (``un[(i + 1) % n]``)."""
+    return [ix for sub in nested(kernels) if sub.form != "control" for s in sub.stages
+            for m in (s.members or (s,)) for e in walk(m.body) if type(e) is Load
+            for ix in map(sympy.sympify, e.index)
+            if any(v.name == var for v in ix.free_symbols) and
+            ix.has(sympy.floor, sympy.Mod, FloorDiv)]
+
+
+def _floors(expr, var):
+    """([lower ends], [upper ends]) of the range of ``var`` where each floor division or
+    modulo of ``var + b`` in ``expr`` is 0 (its numerator), or None for another form."""
+    return _good(sympy.expand(expr), var, None, affine=False)
+
+
+def _good(expr, var, size, affine=True):
     """([lower ends], [upper ends]) of the range of ``var`` where the position ``expr``
     (``var + a``, with floor divisions or modulos of ``var + b`` by a constant or a size) is in
-    [0, size) and each floor is 0, or None for another form."""
+    [0, size) and each floor is 0, or None for another form (``affine=False``: only the
+    floors' conditions)."""
     lows, highs = [], []
     zero = {}
     for f in expr.atoms(sympy.floor, sympy.Mod, FloorDiv):
@@ -84,6 +109,8 @@ def _good(expr, var, size):
         lows.append(var - num)          # num >= 0 and num < den
         highs.append(den + var - num)
         zero[f] = num if isinstance(f, sympy.Mod) else 0
+    if not affine:
+        return lows, highs
     affine = sympy.expand(expr.xreplace(zero))
     if affine.coeff(var) != 1 or (affine - var).has(var):
         return None
