@@ -78,8 +78,9 @@ def _gathers(kernels) -> list:
 
 def _wrapped_indices(kernels, var: str) -> list:
     """The index expressions of plain loads (positions proved in range) with a floor
-    division or modulo of the loop's variable in them (``un[(i + 1) % n]``)."""
-    return [ix for sub in nested(kernels) if sub.form != "control" for s in sub.stages
+    division or modulo of the loop's variable in them (``un[(i + 1) % n]``), in the loop's
+    own kernels (a loop inside it splits on its own: its middle would be written twice)."""
+    return [ix for sub in kernels if sub.form != "control" for s in sub.stages
             for m in (s.members or (s,)) for e in walk(m.body) if type(e) is Load
             for ix in map(sympy.sympify, e.index)
             if any(v.name == var for v in ix.free_symbols) and
