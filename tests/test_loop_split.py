@@ -7,6 +7,7 @@ import pytest
 
 import cppcodegen
 from benchmarks.loop_workloads import loop_burgers as burgers   # (periodic ends)
+from test_new_user_programs import life_periodic_loops as life  # (neighbours with %)
 
 PROVED = "proved independent"
 
@@ -131,25 +132,11 @@ def test_periodic_loop_of_symbolic_size(n):
         assert "need no check" in f.explain(u, 0.3, 4).source
 
 
-def neighbours_mod(grid):
-    """Game of Life's neighbour count with periodic ends written with ``%`` in a 3x3 loop."""
-    h, w = grid.shape
-    out = np.zeros_like(grid)
-    for i in range(h):
-        for j in range(w):
-            c = 0
-            for di in range(-1, 2):
-                for dj in range(-1, 2):
-                    if di != 0 or dj != 0:
-                        c += grid[(i + di) % h, (j + dj) % w]
-            out[i, j] = c
-    return out
-
-
 @pytest.mark.parametrize("shape", [(7, 9), (1, 1), (2, 5)])
 def test_a_remainder_by_the_length_needs_no_check(shape):
-    """``grid[(i + di) % h, ...]`` is in range in every iteration (a remainder by the axis
+    """Life's ``grid[(i + di) % h, (j + dj) % w]`` is in range in every iteration (a remainder by the axis
     length): plain loads, no check per read, and Python's values."""
-    g = (np.random.default_rng(1).random(shape) < 0.4).astype(np.int64)
-    np.testing.assert_array_equal(cppcodegen.compile(neighbours_mod)(g), neighbours_mod(g))
-    assert "checked_index" not in cppcodegen.explain(neighbours_mod, g).source
+    g = (np.random.default_rng(1).random(shape) < 0.4).astype(np.uint8)
+    f = cppcodegen.compile(life)
+    np.testing.assert_array_equal(f(g, 2), life(g, 2))
+    assert "checked_index" not in cppcodegen.explain(life, g, 2).source

@@ -45,7 +45,7 @@ def split_for(k):
             highs += good[1]
     for ix in _wrapped_indices(k.regions[0], c["var"]):     # (wraps known to be in range:
         v = next(v for v in ix.free_symbols if v.name == c["var"])  # plain loads with floors)
-        floors = _floors(ix, v)
+        floors = _good(sympy.expand(ix), v, None, affine=False)
         if floors is None:
             return None
         var = v
@@ -71,26 +71,24 @@ def split_for(k):
                    _piece(k, b, c["stop"], k.regions[0])]
 
 
+def _elements(kernels):
+    """The expressions of the element code of ``kernels`` (not of their control kernels)."""
+    return [e for sub in kernels if sub.form != "control" for s in sub.stages
+            for m in (s.members or (s,)) for e in walk(m.body)]
+
+
 def _gathers(kernels) -> list:
-    return [e for sub in nested(kernels) if sub.form != "control" for s in sub.stages
-            for m in (s.members or (s,)) for e in walk(m.body) if type(e) is Gather]
+    return [e for e in _elements(nested(kernels)) if type(e) is Gather]
 
 
 def _wrapped_indices(kernels, var: str) -> list:
     """The index expressions of plain loads (positions proved in range) with a floor
     division or modulo of the loop's variable in them (``un[(i + 1) % n]``), in the loop's
     own kernels (a loop inside it splits on its own: its middle would be written twice)."""
-    return [ix for sub in kernels if sub.form != "control" for s in sub.stages
-            for m in (s.members or (s,)) for e in walk(m.body) if type(e) is Load
+    return [ix for e in _elements(kernels) if type(e) is Load
             for ix in map(sympy.sympify, e.index)
             if any(v.name == var for v in ix.free_symbols) and
             ix.has(sympy.floor, sympy.Mod, FloorDiv)]
-
-
-def _floors(expr, var):
-    """([lower ends], [upper ends]) of the range of ``var`` where each floor division or
-    modulo of ``var + b`` in ``expr`` is 0 (its numerator), or None for another form."""
-    return _good(sympy.expand(expr), var, None, affine=False)
 
 
 def _good(expr, var, size, affine=True):
