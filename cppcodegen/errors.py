@@ -1,6 +1,7 @@
 """The errors cppcodegen raises, and how they find the user's file:line."""
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -146,16 +147,24 @@ def internal(error: BaseException) -> bool:
 
 def user_location() -> str:
     """file:line of the innermost frame outside cppcodegen and NumPy (the user's code)."""
-    import numpy
-    np_dir = os.path.dirname(os.path.abspath(numpy.__file__))
     frame = sys._getframe(1)
     while frame is not None:
         fname = frame.f_code.co_filename
-        path = os.path.abspath(fname) if not fname.startswith("<") else fname
-        if not (path.startswith(_PKG_DIR) or path.startswith(np_dir) or fname.startswith("<frozen")):
+        if _users(fname):
             return f"{fname}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>:0"
+
+
+@functools.lru_cache(maxsize=1024)
+def _users(fname: str) -> bool:
+    """Is the code of file ``fname`` the user's (not cppcodegen's, NumPy's or frozen)?
+    Asked for every frame of every node a trace makes: once per file."""
+    import numpy
+    np_dir = os.path.dirname(os.path.abspath(numpy.__file__))
+    path = os.path.abspath(fname) if not fname.startswith("<") else fname
+    return not (path.startswith(_PKG_DIR) or path.startswith(np_dir) or
+                fname.startswith("<frozen"))
 
 
 RAISE_MARK = "_cppcodegen_raise"

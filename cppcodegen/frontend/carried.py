@@ -27,6 +27,7 @@ from .capture import UNDEFINED
 from .selection import is_selection
 from .truth import truth
 from .sizes import loop_dependent, run_time_size
+from .iteration import forget_loops, loops_mark
 from .carried_types import (exact_in, internal_name, kind_of, ONE_TYPE, refuse_dropped_none,
                             same_size_always, Slot, Snapshot, type_of, unify)
 
@@ -137,6 +138,7 @@ class Carried:
         ``test_first``; a loop body returning its go-on test with ``continue_test``)."""
         self.loop = len(fns) == 1 or test_first
         self.appended = listbuffer.counts()     # (what the loops around appended so far)
+        mark = loops_mark()
         for _ in range(8):
             try:
                 if self.loop:
@@ -160,6 +162,7 @@ class Carried:
             if regions is not None:
                 return regions
             self.restore()
+            forget_loops(mark)
         raise TraceError(f"the values carried by the loop at {self.where} do not settle on "
                          "one dtype and shape")
 

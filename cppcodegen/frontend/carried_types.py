@@ -28,7 +28,8 @@ class Slot:
     def __init__(self, name=None, proxy=None, init=None):
         self.name, self.proxy, self.init = name, proxy, init
         array = isinstance(init, Proxy)
-        self.alias = name is not None and array and init._base is None
+        self.alias = name is not None and array and init._base is None and \
+            not (init.scalar or init.weak)     # (a number: no update in place reaches it)
         self.init_node = init.node if array else None
         self.placeholder = None     # the fresh proxy bound to the name (not an alias)
         self.taken = False          # its first array updated in place, then rebound

@@ -212,6 +212,22 @@ def leave_loop(var) -> None:
     env.retired[var.expr] = env.loops.pop(var.expr)
 
 
+def loops_mark():
+    """How many loops were traced so far (``forget_loops`` goes back to it)."""
+    env = _shapes().current()
+    return None if env is None else len(env.retired)
+
+
+def forget_loops(mark) -> None:
+    """A trace of a loop body or branch was dropped (traced again): the loops traced in it
+    are forgotten, so the next trace names its loops' induction variables as it did. The
+    same index expressions then come back, and what was decided of them is remembered."""
+    env = _shapes().current()
+    if env is not None and mark is not None:
+        for sym in list(env.retired)[mark:]:
+            del env.retired[sym]
+
+
 class LoopSpec:
     """An induction variable's range (start, stop, step) and the body's item at each value;
     ``parallel``: its iterations may run at the same time (``prange``)."""

@@ -2,7 +2,7 @@
 
 In: sympy expressions and relations of size, loop and data symbols. Out: a relation in one
 normal form (``lhs - rhs OP 0``), what the symbols' assumptions alone say of it, and an
-expression's remainders by constants at their extremes (for ranges over a loop). Each is
+expression's extremes over loop ranges (its remainders by constants at theirs too). Each is
 a pure function of its arguments, cached: a program asks the same ones many times.
 """
 from __future__ import annotations
@@ -67,3 +67,35 @@ def normalize(rel):
 def less_than(a, b):
     """``a < b`` in normal form."""
     return normalize(sympy.Lt(a, b))
+
+
+@functools.lru_cache(maxsize=8192)
+def extreme(e, ranges: tuple, high: bool):
+    """The least (greatest) value of ``e`` over the loops' ranges (``ranges``: (induction
+    variable, (lowest, highest)) from the outermost loop in): each variable, innermost first,
+    replaced by the end of its range that makes ``e`` least (greatest). None when ``e`` is
+    not linear in them with constant coefficients, once each ``u - m * floor(u / m)`` in it
+    (``(i + di) % h`` of a periodic stencil) is taken for the remainder it is, between 0 and
+    m - 1."""
+    e = sympy.expand(e)
+    if e.has(sympy.floor):
+        e = remainders_at(e, high)
+    for sym, (lo, hi) in reversed(ranges):
+        if sym not in e.free_symbols:
+            continue
+        c = sympy.expand(e).coeff(sym)
+        if not c.is_Integer or sympy.expand(e - c * sym).has(sym):
+            return None
+        e = sympy.expand(e.subs(sym, hi if (c > 0) == high else lo))
+    return e
+
+
+def memo_key(rel, ranges: tuple, data: dict):
+    """``rel`` with the ranges of the loops open around it: ``ShapeEnv.decide``'s question,
+    asked again when a loop body is traced again. None (not remembered) when a data symbol
+    is involved (what is assumed of those grows) or there is nothing to decide."""
+    if not isinstance(rel, sympy.Basic) or rel in (sympy.true, sympy.false):
+        return None
+    if data and sympy.Tuple(rel, *(b for _, r in ranges for b in r)).free_symbols & set(data):
+        return None
+    return rel, ranges

@@ -26,8 +26,8 @@ import threading
 import numpy as np
 import sympy
 
-from .relations import known as _known, less_than as _less, normalize as _normalize, \
-    remainders_at as _remainders_at
+from .relations import extreme as _extreme, known as _known, less_than as _less, \
+    memo_key as _memo_key, normalize as _normalize
 
 
 
@@ -106,6 +106,7 @@ class ShapeEnv:
         self.counts: dict = {}            # count symbol -> the step giving it (counted.py)
         self.assumed: set = set()         # differences of data sizes taken as 0, both signs
                                           # (broadcast: checked when the program runs)
+        self.decided: dict = {}           # decide's answers and the guards they recorded
 
     def hint(self, expr) -> int:
         expr = canon(expr)
@@ -122,7 +123,25 @@ class ShapeEnv:
         return _known(rel)
 
     def decide(self, rel) -> bool:
-        """The truth of ``rel`` in the traced call; recorded as a guard unless it is implied."""
+        """The truth of ``rel`` in the traced call; recorded as a guard unless it is implied.
+        Asked again (the same index checked in each trace of a loop body), the answer and
+        the guards it recorded are replayed."""
+        key = _memo_key(rel, tuple(self.loops.items()), self.data)
+        if key is None:
+            return self._decide(rel)
+        if key not in self.decided:
+            start = len(self.guards)
+            try:
+                self.decided[key] = (self._decide(rel), self.guards[start:])
+            except LoopDependent:
+                self.decided[key] = (None, self.guards[start:])
+        value, guards = self.decided[key]
+        self.guards += [g for g in guards if g not in self.guards]
+        if value is None:
+            raise LoopDependent(rel)
+        return value
+
+    def _decide(self, rel) -> bool:
         rel = _normalize(rel)
         if rel in (sympy.true, sympy.false):
             return bool(rel)
@@ -145,30 +164,12 @@ class ShapeEnv:
             self.guards.append(guard)
         return value
 
-    def _extreme(self, e, high: bool):
-        """The least (greatest) value of ``e`` over the loops' ranges: each induction variable
-        (innermost first) replaced by the end of its range that makes ``e`` least (greatest).
-        None when ``e`` is not linear in them with constant coefficients, once each
-        ``u - m * floor(u / m)`` in it (``(i + di) % h`` of a periodic stencil) is taken for the
-        remainder it is, between 0 and m - 1."""
-        e = sympy.expand(e)
-        if e.has(sympy.floor):
-            e = _remainders_at(e, high)
-        for sym in reversed(list(self.loops)):
-            if sym not in e.free_symbols:
-                continue
-            c = sympy.expand(e).coeff(sym)
-            if not c.is_Integer or sympy.expand(e - c * sym).has(sym):
-                return None
-            lo, hi = self.loops[sym]
-            e = sympy.expand(e.subs(sym, hi if (c > 0) == high else lo))
-        return e
-
     def _decide_for_all(self, rel) -> bool:
         """``rel`` in every iteration of the enclosing compiled loops (an empty iteration
         decides nothing): True or False when it is the same for all, guarded on the sizes;
         otherwise ``LoopDependent``."""
-        lo, hi = self._extreme(rel.lhs, False), self._extreme(rel.lhs, True)
+        ranges = tuple(self.loops.items())
+        lo, hi = _extreme(rel.lhs, ranges, False), _extreme(rel.lhs, ranges, True)
         if lo is None or hi is None:
             raise LoopDependent(rel)
         negate = isinstance(rel, sympy.Ne)
@@ -184,7 +185,7 @@ class ShapeEnv:
         if len(holding) > 1:            # only in a loop empty in this call (lo > hi): the
             holding.sort(key=lambda c: not self._implied(c[1]))     # answer that needs no
         for value, fact in holding[:1]:                             # guard, if one does
-            self.decide(fact)           # (recorded as a guard unless implied)
+            self._decide(fact)          # (recorded as a guard unless implied)
             return value != negate
         raise LoopDependent(rel)
 
