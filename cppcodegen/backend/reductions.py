@@ -51,6 +51,15 @@ def hreduce(kind: str, dtype) -> str:
     return HREDUCE[kind]
 
 
+def _sum_type(kind: str, dtype) -> str | None:
+    """The type a sum of ``dtype`` accumulates in when it is wider: float16 in float, as
+    NumPy adds float16 (its pairwise sum in float32, rounded to float16 once); float32 partial
+    sums in double (``chunked_reduction``)."""
+    if kind != "sum":
+        return None
+    return {np.dtype(np.float16): "float", np.dtype(np.float32): "double"}.get(np.dtype(dtype))
+
+
 def init_value(kind: str, dtype) -> str:
     dtype = np.dtype(dtype)
     t = ctype(dtype)
@@ -125,7 +134,8 @@ class ReductionWriter(SegmentWriter, CountWriter):
             # was seen (ccg::ExtremeLanes: one compare per vector, not two)
             lanes = (f"ccg::ExtremeLanes<{'true' if kind == 'max' else 'false'}, {t}, L>"
                      if vec and kind in ("max", "min") and s.body.dtype.kind == "f" else None)
-            w.line(f"{'double' if wide else t} acc = {init_value(kind, s.body.dtype)};")
+            half = s.body.dtype == np.float16 and _sum_type(kind, s.body.dtype)
+            w.line(f"{'double' if wide else half or t} acc = {init_value(kind, s.body.dtype)};")
             if vec:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
                 vacc = "ccg::WideSum<L>::broadcast(0.0)" if wide else \
@@ -192,7 +202,7 @@ class ReductionWriter(SegmentWriter, CountWriter):
         if s.name not in self.locals:
             w.line(f"{t} {result};")
         with w.indent("{"):
-            pt = "double" if s.reduction == "sum" and s.body.dtype == np.float32 else t
+            pt = _sum_type(s.reduction, s.body.dtype) or t
             w.line(f"{pt} partial[{CHUNKS if symbolic else chunks}];")
             if symbolic:        # the chunks depend on the size only, never on the threads
                 w.line(f"const int64_t nchunks = std::min<int64_t>({CHUNKS}, {n0});")
@@ -200,12 +210,12 @@ class ReductionWriter(SegmentWriter, CountWriter):
             with w.indent(f"for (int64_t chunk = 0; chunk < {chunks}; ++chunk) {{"):
                 w.line(_chunk_bounds(n0, chunks))
                 self.reduction(s, list(range(len(s.domain))), {0: ("lo", "hi")}, target="partial[chunk]")
-            if s.reduction == "sum" and s.body.dtype == np.float32:
+            if pt != t:
                 # the chunks' float sums are added in double: the running total is the
                 # largest value of the whole sum, where float32 rounding would cost most
-                w.line("double total = 0;")
+                w.line(f"{pt} total = 0;")
                 w.line(f"for (int64_t c = 0; c < {chunks}; ++c) total += partial[c];")
-                w.line(f"{result} = static_cast<float>(total);")
+                w.line(f"{result} = static_cast<{t}>(total);")
             else:
                 w.line(f"{result} = {init_value(s.reduction, s.body.dtype)};")
                 w.line(f"for (int64_t c = 0; c < {chunks}; ++c) {result} = "

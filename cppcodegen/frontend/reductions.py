@@ -366,6 +366,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VALUE)
             dtype = np.dtype(np.float64)
         total = sum_(x, axis=axes, dtype=dtype, out=out, keepdims=keepdims)
         return _reduce_into(out, np.true_divide(total, count), np.add)
+    if dtype is None and x.dtype == np.float16:     # NumPy's: summed and divided in float32
+        total = _reduce_node(x, "sum", axes, bool(keepdims), np.dtype(np.float32))
+        return cast(np.true_divide(total, count), np.float16)
     dtype = np.mean(np.ones(1, x.dtype), dtype=dtype).dtype
     total = _reduce_node(x, "sum", axes, bool(keepdims), dtype)
     return np.true_divide(total, count)
