@@ -43,10 +43,40 @@ def rows_all_below(x, t):
     return hits
 
 
+def while_else_returns(x, t):
+    i = 0
+    while i < x.shape[0]:
+        if x[i] > t:
+            break
+        i += 1
+    else:
+        return -1           # (an ``if`` that returns on one path inside one that does not)
+    return i
+
+
+def for_else_returns_then_more(x, t, mode):
+    if mode > 0:
+        for i in range(x.shape[0]):
+            if x[i] > t:
+                break
+        else:
+            return -1.0
+        s = x[i] * 2
+    else:
+        s = x[0]
+        if s > t:
+            return -2.0
+    y = s + 1               # (after an if neither side of which always returns: written
+    return y * 3            # into both)
+
+
 X = np.array([0.1, 0.5, 0.95, 0.2])
 M = np.random.default_rng(0).random((3000, 4))
 CASES = [(first_above, (X, 0.9)), (first_above, (X, 2.0)), (while_else, (X, 0.55)),
-         (while_else, (X, 5.0)), (rows_all_below, (M, 0.8)), (rows_all_below, (M, 2.0))]
+         (while_else, (X, 5.0)), (rows_all_below, (M, 0.8)), (rows_all_below, (M, 2.0)),
+         (while_else_returns, (X, 0.9)), (while_else_returns, (X, 2.0)),
+         (for_else_returns_then_more, (X, 0.9, 1)), (for_else_returns_then_more, (X, 2.0, 1)),
+         (for_else_returns_then_more, (X, 0.0, 0)), (for_else_returns_then_more, (X, 2.0, 0))]
 
 
 @pytest.mark.parametrize("fn,args", CASES, ids=[f"{f.__name__}-{k}" for k, (f, _) in enumerate(CASES)])

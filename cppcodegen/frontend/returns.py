@@ -1,8 +1,8 @@
 """``return`` statements the control-flow rewriting must move (``rewrite.Converter``).
 
 In: the body of the function being rewritten. Out: the same body where a ``return`` inside
-an ``if`` (at the top level) becomes an assignment on each path (the tail after the ``if``
-copied into the paths that fall through), and a ``return`` inside loops becomes an
+an ``if`` (at the top level, or in ifs inside it) becomes an assignment on each path (the
+tail after the ``if`` copied into the paths that fall through), and a ``return`` inside loops becomes an
 assignment, a flag and a ``break`` out of every enclosing loop, the statements after a loop
 guarded by the flag; the function then returns the variable. Loops and branches with no
 ``return`` left can be captured as control flow.
@@ -10,6 +10,7 @@ guarded by the flag; the function then returns the variable. Loops and branches 
 from __future__ import annotations
 
 import ast
+import copy
 
 from .astutil import (always_exits, assign, has_return, LOOPS, name_node, SCOPES,
                       set_location, walk_scope)
@@ -32,10 +33,11 @@ class ReturnRewriter:
                     return out
                 if isinstance(s, ast.If) and has_return([s]):
                     eb, eo = always_exits(s.body), always_exits(s.orelse)
-                    if eb or eo:
-                        rest = stmts[i + 1:]
+                    rest = stmts[i + 1:]
+                    if eb or eo or _small(rest):    # (neither side always returns: the
+                                                    # statements after it copied into both)
                         b = tail(s.body + ([] if eb else rest))
-                        o = tail(s.orelse + ([] if eo else rest))
+                        o = tail(s.orelse + ([] if eo else rest if eb else copy.deepcopy(rest)))
                         changed[0] = True
                         out.append(ast.copy_location(ast.If(
                             test=s.test, body=b or [set_location(ast.Pass(), s)], orelse=o), s))
@@ -106,6 +108,11 @@ class ReturnRewriter:
             body = body + [set_location(ast.Return(value=None), body[-1])]
         new = head + lower(body, False)
         return new + [set_location(ast.Return(value=_result(ret, parts)), body[-1])]
+
+
+def _small(stmts, most: int = 300) -> bool:
+    """Are ``stmts`` small enough to be written out twice (at most ``most`` AST nodes)?"""
+    return sum(1 for s in stmts for _ in ast.walk(s)) <= most
 
 
 def _parts(body):
