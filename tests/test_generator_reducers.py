@@ -1,6 +1,8 @@
-"""any(), all() and sum() of a generator expression over traced values compile as loops
+"""any(), all(), sum(), min() and max() of a generator expression over traced values compile as loops
 (frontend/generators.py): results and Python types equal the plain function's, the
 generator's names do not leak, and a module's own ``any`` is left alone."""
+import re
+
 import numpy as np
 import pytest
 
@@ -66,6 +68,24 @@ def with_start(x):
     return sum((v * v for v in x), 10.0)
 
 
+def smallest_magnitude(x):
+    return min(abs(v) for v in x)
+
+
+def largest_gap(x):
+    g = max(x[i + 1] - x[i] for i in range(len(x) - 1) if x[i] > 0)
+    return g
+
+
+def widest_square(n):
+    return max(i * (n - i) for i in range(n))     # (Python ints: a Python int)
+
+
+def first_of_equal_zeros(x):
+    return min(v for v in x), max(v for v in x)
+
+
+SIGNED = np.array([0.0, -0.0, 0.0])
 CASES = [
     (above, (np.array([1.0, 5.0, 2.0]), 3.0)), (above, (np.array([1.0, 2.0]), 3.0)),
     (above, (np.zeros(0), 3.0)), (is_sorted, (np.array([1.0, 2.0, 2.0, 3.0]),)),
@@ -75,6 +95,10 @@ CASES = [
     (finite_sum, (np.arange(3.0),)), (finite_sum, (np.array([1.0, np.nan]),)),
     (no_match_in_elif, (np.array([1.0, 2.0]), 3.0)), (no_match_in_elif, (np.array([1.0, 5.0]), 3.0)),
     (with_start, (np.arange(5.0),)), (two_filtered_sums, (np.array([1.0, -2.0, 3.0, 4.0]),)),
+    (smallest_magnitude, (rng.standard_normal(50),)),
+    (smallest_magnitude, (np.array([2.0, np.nan, 1.0]),)),     # (NaN never less: 1.0)
+    (smallest_magnitude, (np.array([np.nan, 2.0, 1.0]),)),     # (NaN first: kept)
+    (largest_gap, (np.cumsum(rng.random(40)) - 5,)), (widest_square, (9,)),
 ]
 
 
@@ -135,3 +159,19 @@ def test_any_of_rows_of_several_elements_raises_as_python():
     with pytest.raises(ValueError, match="ambiguous"):
         cppcodegen.compile(any_of_rows, fallback=False)(m)
     assert cppcodegen.compile(any_of_rows, fallback=False)(np.ones((0, 3))) is False
+
+
+def test_min_and_max_keep_the_first_of_equal_items():
+    lo, hi = cppcodegen.compile(first_of_equal_zeros, options={"fallback": False})(SIGNED)
+    assert lo == 0.0 and hi == 0.0
+    assert not np.signbit(lo) and not np.signbit(hi)      # Python's: the first 0.0, not -0.0
+    assert type(lo) is np.float64
+
+
+@pytest.mark.parametrize("fn, args", [(smallest_magnitude, (np.zeros(0),)),
+                                      (largest_gap, (-np.arange(5.0),))])
+def test_min_and_max_of_no_items_raise_as_python(fn, args):
+    with pytest.raises(ValueError, match=r"arg is an empty sequence") as want:
+        fn(*args)
+    with pytest.raises(ValueError, match=re.escape(str(want.value))):
+        cppcodegen.compile(fn, options={"fallback": False})(*args)

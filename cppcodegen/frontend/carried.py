@@ -79,6 +79,7 @@ class Carried:
         self.branch_moves = []      # the moves of each region traced (an if's: each side)
         self.lists = {}             # name -> a list appended to in each iteration (listbuffer)
         self.private = ()           # the names of lists only the function sees (escapes.py)
+        self.learned = {}           # a name without a type here -> the type a side binds
 
     def _index(self, slot) -> int:
         return self.names.index(slot.name)
@@ -156,7 +157,7 @@ class Carried:
                 regions = None
             except Exception as e:      # noqa: BLE001 -- re-raised unless a shrink explains it
                 if not (isinstance(e, ValueError) or loop_dependent(e)) or \
-                        not self._shrunk_when_failed():
+                        not shrinking.shrunk_when_failed(self):
                     raise
                 regions = None
             if regions is not None:
@@ -215,10 +216,10 @@ class Carried:
             if changed and not self.loop and listbuffer.growing(changed):
                 raise listbuffer.CountAppends(listbuffer.refusal(self, changed), changed)
             planned = bool(changed) and listbuffer.plan(self, changed)
-        except listbuffer.Retrace:      # this trace is dropped (traced again, maybe by a loop
-            containers.undo_changes(boxes)      # around it): its appends and its updates in
-            for proxy, before in reversed(updated):     # place with it
-                proxy._node = before
+        except (listbuffer.Retrace, UnboundLocalError):     # this trace is dropped
+            containers.undo_changes(boxes)      # (traced again, maybe by a loop around it):
+            for proxy, before in reversed(updated):     # its appends and its updates in
+                proxy._node = before                    # place with it
             raise
         if changed and not planned:                             # (an append per iteration:
             if self.loop:                                       # an array, traced again)
@@ -247,41 +248,10 @@ class Carried:
                 state[self._index(s)] = s.placeholder
         self.set(tuple(state))
 
-    def _shrinks(self, slot, t, results) -> bool:
-        """Does ``slot`` (an array of type ``t`` whose body results ``results`` have another
-        shape) shrink by a fixed amount per iteration? Then its lengths are solved and the
-        body is traced again with them (``shrinking.py``)."""
-        if self.induction is None or slot.lengths or slot.name is None or t is None \
-                or t[3] or len(results) != 1 or not isinstance(results[0], tuple) or \
-                results[0][0] != t[0] and np.result_type(results[0][0], t[0]) != t[0]:
-            return False
-        spec, var = self.induction
-        lens = shrinking.lengths(t[2], results[0][2], var, spec.start, spec.step)
-        if lens is None:
-            return False
-        exit_ = [n if n is None else shrinking.at_exit(n, var, spec.start, spec.stop, spec.step)
-                 for n in lens]
-        if any(e is None and n is not None for e, n in zip(exit_, lens)):
-            return False
-        slot.lengths, slot.exit = lens, tuple(exit_)
-        return True
-
-    def _shrunk_when_failed(self) -> bool:
-        """The body failed at the first shape (``C = C[:-1]; C = np.maximum(C, K - S)`` with
-        ``S`` made shorter each iteration): the arrays it had already rebound shorter are
-        taken to shrink at that rate, and the body is traced again with them (a guess the
-        next trace verifies)."""
-        if self.induction is None or any(s.lengths for s in self.slots):
-            return False
-        state, found = self.get(), False
-        for slot, t in zip(self.slots, self.types):
-            now = state[self._index(slot)] if slot.name in self.names else None
-            if isinstance(now, Proxy) and not is_selection(now) and t is not None and \
-                    not (slot.alias and now is slot.init) and \
-                    self._shrinks(slot, t, [type_of(now)]):
-                slot.alias = False          # (a name rebound: carried as its value)
-                found = True
-        return found
+    def _unbound(self, error) -> bool:
+        """Is ``error`` (``raises.bound``'s) a read of a name carried here without a type?"""
+        return any(s.name == getattr(error, "name", None) and t is None
+                   for s, t in zip(self.slots, self.types))
 
     def _check_cycles(self, traced):
         """An array name whose value at the end of the body (or branch) may be another
@@ -328,29 +298,28 @@ class Carried:
             return wrap(outs[self.slots.index(self.counter)][0])
         return swaps.for_trips(self.induction[0])
 
-    def _fitted(self, slot, t, r):
-        """A shrinking array's body result as its carried type when it has the length the
-        solution says (then it is stored into the carry buffer's first elements)."""
-        if not slot.lengths or not isinstance(r, tuple) or t is None:
-            return r
-        spec, var = self.induction
-        if not shrinking.fits(slot.lengths, r[2], var, spec.step):
-            return r
-        return (r[0], r[1], t[2], r[3])
-
     def _attempt(self, fns, test_first, continue_test):
         """The regions, or None when the carried values or their types changed."""
-        traced, settled = [], True
+        traced, settled, unbound = [], True, None
         self.branch_moves = []
         self.first_serial = next(SERIALS)       # (proxies made before the construct: less)
         for k, fn in enumerate(fns):
             is_cond = test_first and k == 0
             if not self.loop:           # (each side appends from the count before the if)
                 listbuffer.restart(self.appended)
-            params, made, values, extra, updated, never, kept = self._trace(
-                fn, is_cond or continue_test, counts=test_first and k == 1)
+            try:
+                params, made, values, extra, updated, never, kept = self._trace(
+                    fn, is_cond or continue_test, counts=test_first and k == 1)
+            except UnboundLocalError as e:  # a side reads a name only another side binds
+                if self.loop or unbound is not None or not self._unbound(e):
+                    raise                   # (``if first: best = v`` / ``elif v < best``):
+                unbound = e                 # traced again with the type the other side
+                self.restore()              # gives it (the read is checked when it runs)
+                continue
             if not self.loop:
                 listbuffer.most(self.appended)
+            self.learned.update((s.name, type_of(v)) for s, v, t in zip(
+                self.slots, values, self.types) if t is None and isinstance(type_of(v), tuple))
             self.branch_moves.append(swaps.moves(self.slots, values, Snapshot))
             self.shared = swaps.shared(self.slots, values, Snapshot)
             if is_cond and never:
@@ -388,6 +357,12 @@ class Carried:
                     known.add(id(proxy))
                     settled = False
             traced.append((params, made, values, extra, kept))
+        if unbound is not None:
+            if unbound.name not in self.learned:
+                raise unbound
+            self.types[[s.name for s in self.slots].index(unbound.name)] = \
+                self.learned[unbound.name]
+            return None
         if not self.loop:               # (one side runs: the most either appends)
             listbuffer.settle(self.appended)
         for i, slot in enumerate(self.slots):   # a name bound to another array: a name
@@ -439,12 +414,12 @@ class Carried:
                     f"branch at {self.where}, so its dtype would depend on the values; the "
                     "compiled function gives an array one dtype: make both sides one (e.g. "
                     ".astype() on one side)")
-            results = [self._fitted(slot, t, r) for r in results]
+            results = [shrinking.fitted(self, slot, t, r) for r in results]
             try:
                 for r in results:
                     t = unify(t, r)
             except ValueError:
-                if loop and self._shrinks(slot, t, results):
+                if loop and shrinking.shrinks(self, slot, t, results):
                     solved = True               # traced again with the solved lengths
                     new.append(self.types[i])
                     continue

@@ -1,4 +1,5 @@
-"""``any()``, ``all()`` and ``sum()`` of a generator expression, as loops the capture compiles.
+"""``any()``, ``all()``, ``sum()``, ``min()`` and ``max()`` of a generator expression, as loops
+the capture compiles.
 
 ``if any(x[i] > t for i in range(n)):`` hands a generator to a builtin, which calls bool()
 of each traced item while Python iterates (a traced array, or a range of a traced size,
@@ -16,7 +17,8 @@ just before the statement, its target renamed so that it does not leak:
 
 and the call becomes the result's name: the capture compiles the loop (with its break) as
 any other. ``all``: True, and False at the first false item; ``sum``: the start (0) plus each
-item in order, as Python adds them. One ``for`` clause; anywhere else (a while's test, inside
+item in order, as Python adds them; ``min``/``max``: the first item, replaced by each later one
+less (greater) than it, ValueError when there is none. One ``for`` clause; anywhere else (a while's test, inside
 ``and``/``or`` or a conditional expression, a lambda) the call is left as Python runs it.
 The builtins only: a module's own ``any`` (``from numpy import any``) is not touched.
 """
@@ -27,7 +29,7 @@ import copy
 
 from .astutil import name_node, set_location
 
-REDUCERS = ("any", "all", "sum")
+REDUCERS = ("any", "all", "sum", "min", "max")
 
 
 def hoist(fdef, prefix: str, is_builtin) -> None:
@@ -60,7 +62,7 @@ def hoist(fdef, prefix: str, is_builtin) -> None:
                 for n in _loop(call, result):
                     set_location(n, s)
                     out.append(n)
-                replacement = name_node(result)
+                replacement = set_location(name_node(result), s)
                 if parent is None:
                     setattr(s, field, replacement)
                 elif parent[2] is None:
@@ -139,6 +141,8 @@ def _loop(call, result):
     target = _renamed(comp.target, renamed, ast.Store)
     item = _renamed(gen.elt, renamed)
     ifs = [_renamed(c, renamed) for c in comp.ifs]
+    if kind in ("min", "max"):
+        return _extreme(kind, result, target, item, ifs, comp.iter)
     if kind == "sum":
         start = call.args[1] if len(call.args) == 2 else ast.Constant(0)
         init = start
@@ -155,6 +159,28 @@ def _loop(call, result):
         body = [ast.If(test=cond, body=body, orelse=[])]
     return [ast.Assign(targets=[name_node(result, True)], value=init),
             ast.For(target=target, iter=comp.iter, body=body, orelse=[])]
+
+
+def _extreme(kind, result, target, item, ifs, iterable):
+    """``min``/``max`` as Python computes them: the first item, then each later one that is
+    less (greater) than the best so far, so the first of equal items and, after a NaN, the
+    NaN stay; no item raises Python's ValueError."""
+    first, value = f"{result}_first", f"{result}_v"
+    better = ast.Compare(left=name_node(value), ops=[ast.Lt() if kind == "min" else ast.Gt()],
+                         comparators=[name_node(result)])
+    body = [ast.If(test=name_node(first), body=[
+        ast.Assign(targets=[name_node(result, True)], value=item),
+        ast.Assign(targets=[name_node(first, True)], value=ast.Constant(False))], orelse=[
+        ast.Assign(targets=[name_node(value, True)], value=copy.deepcopy(item)),
+        ast.If(test=better, body=[ast.Assign(targets=[name_node(result, True)],
+                                             value=name_node(value))], orelse=[])])]
+    for cond in reversed(ifs):
+        body = [ast.If(test=cond, body=body, orelse=[])]
+    error = ast.Call(func=name_node("ValueError"), keywords=[],
+                     args=[ast.Constant(f"{kind}() arg is an empty sequence")])
+    return [ast.Assign(targets=[name_node(first, True)], value=ast.Constant(True)),
+            ast.For(target=target, iter=iterable, body=body, orelse=[]),
+            ast.If(test=name_node(first), body=[ast.Raise(exc=error, cause=None)], orelse=[])]
 
 
 def _renamed(node, renamed, ctx=None):

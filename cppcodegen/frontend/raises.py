@@ -76,8 +76,10 @@ def bound(value, flag, name, where):
     message = (f"cannot access local variable '{name}' where it is not associated with a "
                f"value (at {where})")
     if value is UNDEFINED or not isinstance(flag, Proxy) and not flag:
-        raise UnboundLocalError(message)    # (a construct that did not carry it: tried
-    if isinstance(flag, Proxy):             # again carrying it, control.py)
+        e = UnboundLocalError(message)      # (a construct that did not carry it: tried
+        e.name = name                       # again carrying it, control.py, or with the
+        raise e                             # type its other side gives, carried.py)
+    if isinstance(flag, Proxy):
         zero = asproxy(np.int64(0))
         keep_for_errors(error_check(zero, flag.astype(np.int64),
                                     (UnboundLocalError, (message,)), where).node)

@@ -16,7 +16,12 @@ is refused as before (``carried.py``).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir.graph import make_node
+from .carried_types import type_of
+from .proxy import Proxy
+from .selection import is_selection
 from .sizes import same_size, symbolic
 
 
@@ -92,3 +97,54 @@ def prefix(node, lengths, where):
     shape = tuple(d if n is None else n for n, d in zip(lengths, node.shape))
     return make_node("slice", (node,), shape, node.dtype, where,
                      spec=tuple((0, 1, n) for n in shape))
+
+
+# ----------------------------------------------------------------------------- in Carried
+
+def shrinks(loop, slot, t, results) -> bool:
+    """Does ``slot`` of ``loop`` (a ``Carried``: an array of type ``t`` whose body results
+    ``results`` have another shape) shrink by a fixed amount per iteration? Then its lengths
+    are solved and the body is traced again with them."""
+    if loop.induction is None or slot.lengths or slot.name is None or t is None \
+            or t[3] or len(results) != 1 or not isinstance(results[0], tuple) or \
+            results[0][0] != t[0] and np.result_type(results[0][0], t[0]) != t[0]:
+        return False
+    spec, var = loop.induction
+    lens = lengths(t[2], results[0][2], var, spec.start, spec.step)
+    if lens is None:
+        return False
+    exit_ = [n if n is None else at_exit(n, var, spec.start, spec.stop, spec.step)
+             for n in lens]
+    if any(e is None and n is not None for e, n in zip(exit_, lens)):
+        return False
+    slot.lengths, slot.exit = lens, tuple(exit_)
+    return True
+
+
+def shrunk_when_failed(loop) -> bool:
+    """The body failed at the first shape (``C = C[:-1]; C = np.maximum(C, K - S)`` with
+    ``S`` made shorter each iteration): the arrays ``loop`` had already rebound shorter are
+    taken to shrink at that rate, and the body is traced again with them (a guess the next
+    trace verifies)."""
+    if loop.induction is None or any(s.lengths for s in loop.slots):
+        return False
+    state, found = loop.get(), False
+    for slot, t in zip(loop.slots, loop.types):
+        now = state[loop._index(slot)] if slot.name in loop.names else None
+        if isinstance(now, Proxy) and not is_selection(now) and t is not None and \
+                not (slot.alias and now is slot.init) and \
+                shrinks(loop, slot, t, [type_of(now)]):
+            slot.alias = False          # (a name rebound: carried as its value)
+            found = True
+    return found
+
+
+def fitted(loop, slot, t, r):
+    """A shrinking array's body result as its carried type when it has the length the
+    solution says (then it is stored into the carry buffer's first elements)."""
+    if not slot.lengths or not isinstance(r, tuple) or t is None:
+        return r
+    spec, var = loop.induction
+    if not fits(slot.lengths, r[2], var, spec.step):
+        return r
+    return (r[0], r[1], t[2], r[3])
