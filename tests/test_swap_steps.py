@@ -197,6 +197,39 @@ def test_dynamic_sizes_still_right():
         _same(f(u, 5), heat(u, 5))
 
 
+def edge_from_itself(u, steps):
+    """Ping-pong buffers (``u, v = v, u``) whose edge row is updated from itself after the
+    interior: the edge store reads what it writes, so it cannot go into the other buffer
+    before the trade; it was dropped with the trade (a wrong edge at every size)."""
+    v = np.zeros_like(u)
+    for _ in range(steps):
+        v[1:-1, 1:-1] = u[:-2, 1:-1] + u[2:, 1:-1]
+        v[0, :] = v[0, :] + v[1, :]
+        u, v = v, u
+    return u
+
+
+def edge_copied(u, steps):
+    """The same with the edge copied from the next row (apart from what it writes: stored
+    into the other buffer, then the trade); its build for symbolic sizes lost the copy."""
+    v = np.zeros_like(u)
+    for _ in range(steps):
+        v[1:-1, 1:-1] = u[:-2, 1:-1] + u[2:, 1:-1]
+        v[0, :] = v[1, :]
+        u, v = v, u
+    return u
+
+
+@pytest.mark.parametrize("fn", [edge_from_itself, edge_copied])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_ping_pong_edges_stored_after_the_interior(fn, dynamic):
+    f = cppcodegen.compile(fn, dynamic=dynamic)
+    for n in (5, 6, 9):
+        for steps in (1, 2, 3):
+            u = np.arange(n * n, dtype=float).reshape(n, n)
+            np.testing.assert_array_equal(f(u.copy(), steps), fn(u.copy(), steps))
+
+
 def reverse_to(x, last):
     for j in range(x.shape[0] // 2):
         x[j], x[last - j] = x[last - j], x[j]

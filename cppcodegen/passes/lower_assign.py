@@ -280,7 +280,6 @@ class AssignLowering:
             return False
         if links is None:   # (another write-back's target, not passed on round a cycle of
             return False    # moves: ``u, un = un, u`` is, and those trade buffers)
-        self._traded.update(links)
         chain = []
         while node is not base:
             chain.append(node)
@@ -298,7 +297,8 @@ class AssignLowering:
             if 0 not in domain:
                 stores.append(Stage(other, "pointwise", domain, body, (), None, label,
                                     c.where, store=tuple(store)))
-        self.stages += stores
+        self._traded.update(links)      # (only now: a chain refused above is stored by a
+        self.stages += stores           # plan, which a trade would drop)
         return True
 
     def _mostly(self, domain, name) -> bool:
@@ -535,8 +535,6 @@ def _apart(index, domain, box) -> bool:
     nvars = index_vars(len(domain))
     for e, (lo, length) in zip(index, box):
         e = sympy.sympify(e)
-        if not all(isinstance(n, (int, sympy.Integer)) for n in domain):
-            continue                # (other symbols: a loop's index, same on both sides)
         try:
             poly = sympy.Poly(e, *nvars) if e.free_symbols else None
         except sympy.PolynomialError:
@@ -546,11 +544,14 @@ def _apart(index, domain, box) -> bool:
         emin = emax = e.subs({v: 0 for v in nvars})
         if not all(e.diff(v).is_Number for v in nvars):
             continue
-        for v, n in zip(nvars, domain):
-            c = e.diff(v)
-            emin, emax = emin + min(0, c * (int(n) - 1)), emax + max(0, c * (int(n) - 1))
+        for v, n in zip(nvars, domain):     # (a size may be a symbol: what is shown for
+            c = e.diff(v)                   # every value of it >= 0 holds)
+            if c > 0:
+                emax += c * (n - 1)
+            else:
+                emin += c * (n - 1)
         rlo, rhi = sympy.sympify(lo), sympy.sympify(lo + length - 1)
-        if (emax - rlo).is_negative or (emin - rhi).is_positive:
+        if sympy.expand(emax - rlo).is_negative or sympy.expand(emin - rhi).is_positive:
             return True
     return False
 
