@@ -79,6 +79,10 @@ class CompiledFunction:
             p.default for p in params if p.kind == p.KEYWORD_ONLY) if fixed and all(
             p.default is not p.empty for p in params[self._required:]) else None
         self._layout_key = None     # chosen by the first call (its Python floats: by type)
+        # calls with keywords: per (positional count, keyword names) the position of each
+        # keyword's argument, learned from the first such call inspect binds
+        self._names = tuple(p.name for p in ordered) + self._kwonly
+        self._keyword_plans: dict = {}
         functools.update_wrapper(self, fn)
 
     def _bind(self, args, kwargs):
@@ -87,15 +91,26 @@ class CompiledFunction:
         if not kwargs and self._filled is not None and \
                 self._required <= len(args) <= self._nargs - len(self._kwonly):
             return args + self._filled[len(args):]
+        plan = self._keyword_plans.get((len(args), tuple(kwargs)))
+        if plan is not None:
+            out = list(args) + list(self._filled[len(args):])
+            for k, value in zip(plan, kwargs.values()):
+                out[k] = value
+            return tuple(out)
         bound = self._sig.bind(*args, **kwargs)
         bound.apply_defaults()
         if self.fn is not self.__wrapped__:         # keyword-only parameters: positional
-            return bound.args + tuple(bound.kwargs[k] for k in self._kwonly)
-        if bound.kwargs:
+            out = bound.args + tuple(bound.kwargs[k] for k in self._kwonly)
+        elif bound.kwargs:
             raise TypeError(f"cppcodegen: **kwargs parameters (and keyword-only ones of a "
                             f"method or callable object) of "
                             f"{self.fn.__name__} are not supported")
-        return bound.args
+        else:
+            out = bound.args
+        if kwargs and self._filled is not None and len(self._keyword_plans) < 64:
+            self._keyword_plans[(len(args), tuple(kwargs))] = tuple(
+                self._names.index(k) for k in kwargs)
+        return out
 
     def __call__(self, *args, **kwargs):
         # fast path: arrays and NumPy scalars only; equal (type, dtype, shape, strides) give
@@ -135,10 +150,13 @@ class CompiledFunction:
             variant = self._compile(specs, args)
             if variant is None:             # past the recompile limit: plain NumPy
                 return self.fn(*args)
-        if key is not None and all(     # (the key holds the ints' values, no float's)
+        # (the key holds the ints' values, no float's; a NumPy scalar where the first call
+        # had a float: the key holds its class, which says its dtype)
+        if key is not None and all(
                 type(args[i]) is int and i in self._layout_key.ints
                 for _, i in value_sizes(variant)) and all(
-                type(args[i]) in (float, complex) for i in self._layout_key.scalars) and all(
+                type(args[i]) in (float, complex) or isinstance(args[i], np.generic)
+                for i in self._layout_key.scalars) and all(
                 isinstance(args[i], (np.ndarray, np.generic)) for i in self._layout_key.arrays):
             if len(self._fast) >= FAST_PATH_ENTRIES:
                 self._fast.clear()

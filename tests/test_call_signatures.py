@@ -132,3 +132,35 @@ def test_a_compiled_helper_called_from_a_compiled_function_is_inlined():
     x = np.random.default_rng(0).random(50)
     got = cppcodegen.compile(smoothed_twice, fallback=False)(x)
     np.testing.assert_allclose(got, smoothed_twice(x), rtol=1e-12)
+
+
+def test_keyword_calls_bind_by_a_plan_learned_once():
+    """The first call with a set of keywords binds with inspect (its errors are Python's);
+    later calls with the same keywords place them by position (8 us -> 3 us a call), in
+    whatever order they come, with defaults for the rest."""
+    x = np.arange(5.0)
+    compiled = cppcodegen.compile(with_defaults)
+    calls = [dict(shift=0.5, power=2), dict(power=2, shift=0.5), dict(power=3),
+             dict(scale=-1.0, shift=0.5, power=2), dict(shift=2.0)]
+    for _ in range(2):
+        for kw in calls:
+            np.testing.assert_array_equal(compiled(x, **kw), with_defaults(x, **kw))
+            np.testing.assert_array_equal(compiled(x=x, **kw), with_defaults(x=x, **kw))
+    assert (1, ("shift", "power")) in compiled._keyword_plans
+    assert (1, ("power", "shift")) in compiled._keyword_plans
+    with pytest.raises(TypeError):
+        compiled(x, scale=1.0, x=x)             # Python's "multiple values" error, each time
+    with pytest.raises(TypeError):
+        compiled(x, bogus=1.0)
+
+
+def test_numpy_scalars_where_a_float_was_take_the_fast_path():
+    x = np.arange(6.0)
+    compiled = cppcodegen.compile(with_defaults, fallback=False)
+    compiled(x, 2.0, 1.0)
+    for s in (np.float64(3.0), np.float32(0.5), np.float64(-1.0)):
+        got = compiled(x, s, 1.0)
+        want = with_defaults(x, s, 1.0)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    assert len(compiled._fast) == 3          # float, np.float64, np.float32: one entry each
