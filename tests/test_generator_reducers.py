@@ -85,6 +85,10 @@ def first_of_equal_zeros(x):
     return min(v for v in x), max(v for v in x)
 
 
+def mixed_tuple(x):
+    return sum(v * v for v in x), sum(x), max(x), min(abs(v) for v in x), x.mean()
+
+
 SIGNED = np.array([0.0, -0.0, 0.0])
 CASES = [
     (above, (np.array([1.0, 5.0, 2.0]), 3.0)), (above, (np.array([1.0, 2.0]), 3.0)),
@@ -99,6 +103,7 @@ CASES = [
     (smallest_magnitude, (np.array([2.0, np.nan, 1.0]),)),     # (NaN never less: 1.0)
     (smallest_magnitude, (np.array([np.nan, 2.0, 1.0]),)),     # (NaN first: kept)
     (largest_gap, (np.cumsum(rng.random(40)) - 5,)), (widest_square, (9,)),
+    (mixed_tuple, (rng.standard_normal(30),)),
 ]
 
 

@@ -51,6 +51,16 @@ def hoist(fdef, prefix: str, is_builtin) -> None:
                 h.body = block(h.body)
             field = "test" if isinstance(s, ast.If) else "value" if isinstance(
                 s, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)) else None
+            items = getattr(s, "value", None) if field == "value" else None
+            if isinstance(items, ast.Tuple) and _mixed(items, is_builtin):
+                for k, e in enumerate(items.elts):  # (``return sum(g), max(x)``: each item
+                    if _simple(e):                  # into a name first, in their order)
+                        continue
+                    counter[0] += 1
+                    name = f"{prefix}t{counter[0]}"
+                    out += block([set_location(ast.Assign(targets=[name_node(name, True)],
+                                                          value=e), s)])
+                    items.elts[k] = set_location(name_node(name), s)
             while field is not None:        # (a tuple of them: each, left to right)
                 expr = getattr(s, field, None)
                 call, parent = _reducer_call(expr, is_builtin) if expr is not None else \
@@ -97,6 +107,13 @@ def _reducer_call(expr, is_builtin):
         if _is_reducer(expr.comparators[0], is_builtin) and _simple(expr.left):
             return expr.comparators[0], (expr, "comparators", True)
     return None, None
+
+
+def _mixed(items, is_builtin) -> bool:
+    """A tuple with a reducer call and other items that are not ``_simple``?"""
+    return any(_is_reducer(e, is_builtin) for e in items.elts) and not any(
+        isinstance(e, ast.Starred) for e in items.elts) and not all(
+        _simple(e) or _is_reducer(e, is_builtin) for e in items.elts)
 
 
 def _simple(node) -> bool:
