@@ -292,3 +292,49 @@ def test_returns_of_two_shapes_name_them_not_a_missing_return():
     assert "None" not in str(e.value) and "(1,)" in str(e.value) and "(4,)" in str(e.value)
     with pytest.warns(cppcodegen.FallbackWarning):
         np.testing.assert_array_equal(cppcodegen.compile(_sentinel_or_order, fallback=True)(x), x)
+
+
+def first_above_2d(A, t):
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            if A[i, j] > t:
+                return (i, j), A[i, j]
+    return (-1, -1), np.nan
+
+
+def stats_or_flag(x, t):
+    if x[0] > t:
+        return (x.min(), (x.max(), x.sum())), True
+    return (x[0], (x[1], x[2])), False
+
+
+def pair_or_name(x, t):
+    p = (0, 0.0)
+    if x[0] > t:
+        return p, 1
+    return (1, x[0]), 2
+
+
+@pytest.mark.parametrize("fn, args", [
+    (first_above_2d, (np.arange(12.0).reshape(3, 4) / 12, 0.5)),
+    (first_above_2d, (np.arange(12.0).reshape(3, 4) / 12, 2.0)),
+    (stats_or_flag, (np.array([0.9, 0.2, 0.4]), 0.5)),
+    (stats_or_flag, (np.array([0.1, 0.2, 0.4]), 0.5)),
+    (pair_or_name, (np.array([0.9]), 0.5)), (pair_or_name, (np.array([0.9]), 2.0)),
+])
+def test_nested_tuples_returned_on_every_path(fn, args):
+    """``return (i, j), v`` on one path and ``return (-1, -1), np.nan`` on another: each
+    item of the nested tuples is carried on its own, the tuple built at the end."""
+    got = cppcodegen.compile(fn, options={"fallback": False})(*args)
+    want = fn(*args)
+
+    def same(g, w):
+        assert type(g) is type(w) or isinstance(w, (int, float)) and isinstance(g, type(w))
+        if isinstance(w, tuple):
+            assert len(g) == len(w)
+            for a, b in zip(g, w):
+                same(a, b)
+        else:
+            np.testing.assert_array_equal(g, w)
+    same(got, want)
+

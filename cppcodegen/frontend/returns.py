@@ -116,31 +116,66 @@ def _small(stmts, most: int = 300) -> bool:
 
 
 def _parts(body):
-    """The item count when every ``return`` returns a tuple of that many items (written
-    out, no ``*``) and no path falls off the end; 0 when every one returns None (``return``
-    to leave an update in place early: nothing to carry); else None."""
+    """The structure every ``return`` returns when each is a tuple written out (no ``*``) and
+    no path falls off the end: per item None (a value) or, for a tuple written out in every
+    return, its own structure (``return (i, j), v``: ``((None, None), None)``); 0 when every
+    one returns None (``return`` to leave an update in place early: nothing to carry); else
+    None."""
     returns = [n for n in walk_scope(body) if isinstance(n, ast.Return)]
     if all(r.value is None or isinstance(r.value, ast.Constant) and r.value.value is None
            for r in returns):
         return 0
-    arity = {len(r.value.elts) if isinstance(r.value, ast.Tuple) and not any(
-        isinstance(e, ast.Starred) for e in r.value.elts) else None for r in returns}
-    return arity.pop() if len(arity) == 1 and None not in arity and always_exits(body) \
-        else None
+    if not always_exits(body):
+        return None
+    shapes = [_shape(r.value) for r in returns]
+    common = shapes[0]
+    for other in shapes[1:]:
+        common = _meet(common, other)
+    return common if isinstance(common, tuple) else None
+
+
+def _shape(value):
+    """None for a value, or per item of a tuple written out its own shape."""
+    if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts):
+        return tuple(_shape(e) for e in value.elts)
+    return None
+
+
+def _meet(a, b):
+    """The structure two returns share: a value where they differ."""
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return tuple(_meet(x, y) for x, y in zip(a, b))
+    return None
+
+
+def _leaves(value, shape) -> list:
+    """The items of ``value`` down to ``shape``'s values, in order."""
+    if shape is None:
+        return [value]
+    return [leaf for e, sub in zip(value.elts, shape) for leaf in _leaves(e, sub)]
 
 
 def _store(ret, parts, value, s) -> list:
     """``return value`` as assignments: to ``ret``, or item by item (a tuple, which a
-    compiled branch cannot carry, is carried as its items)."""
+    compiled branch cannot carry, is carried as its items; a tuple in it too)."""
     if parts is None:
         return [set_location(assign(ret, value or ast.Constant(None)), s)]
     if parts == 0:
         return []
-    return [set_location(assign(f"{ret}_{k}", v), s) for k, v in enumerate(value.elts)]
+    return [set_location(assign(f"{ret}_{k}", v), s)
+            for k, v in enumerate(_leaves(value, parts))]
 
 
 def _result(ret, parts):
     if parts == 0:
         return ast.Constant(None)
-    return name_node(ret) if parts is None else ast.Tuple(
-        elts=[name_node(f"{ret}_{k}") for k in range(parts)], ctx=ast.Load())
+    if parts is None:
+        return name_node(ret)
+    count = [0]
+
+    def build(shape):
+        if shape is None:
+            count[0] += 1
+            return name_node(f"{ret}_{count[0] - 1}")
+        return ast.Tuple(elts=[build(sub) for sub in shape], ctx=ast.Load())
+    return build(parts)
