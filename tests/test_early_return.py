@@ -338,3 +338,36 @@ def test_nested_tuples_returned_on_every_path(fn, args):
             np.testing.assert_array_equal(g, w)
     same(got, want)
 
+
+
+def updated_or_not(a, t):
+    if a[0] > t:
+        return a, 0
+    a[0] = 5.0
+    return a, 1
+
+
+def chosen_array(a, b, t):
+    if a.sum() > t:
+        out = a
+    else:
+        out = a
+        out[1] = -1.0
+    return out
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0])
+def test_an_argument_returned_on_every_path_is_the_argument(t):
+    """Python returns the argument object itself (``res[0] is a``), updated or not; it was a
+    copy when the return went through a branch."""
+    f = cppcodegen.compile(updated_or_not, options={"fallback": False})
+    a, want = np.ones(8), np.ones(8)
+    res = f(a, t)
+    ref = updated_or_not(want, t)
+    assert res[0] is a and res[1] == ref[1]
+    np.testing.assert_array_equal(a, want)
+    g = cppcodegen.compile(chosen_array, options={"fallback": False})
+    a, want = np.ones(4), np.ones(4)
+    assert g(a, np.zeros(4), t + 2.5) is a
+    chosen_array(want, np.zeros(4), t + 2.5)
+    np.testing.assert_array_equal(a, want)

@@ -248,6 +248,18 @@ class Carried:
                 state[self._index(s)] = s.placeholder
         self.set(tuple(state))
 
+    def _one_array(self, slot):
+        """The array made before a branch that every side binds ``slot``'s name to, then
+        bound to the name after it (Python's: that array, not a copy), else None."""
+        i = self.slots.index(slot)
+        values = [side[i] for side in getattr(self, "side_values", ())]
+        first = values[0].proxy if values and isinstance(values[0], Snapshot) else None
+        if not isinstance(first, Proxy) or first.scalar or first.weak or \
+                first.serial >= self.first_serial or is_selection(first):
+            return None
+        return first if all(isinstance(v, Snapshot) and v.proxy is first for v in values) \
+            else None
+
     def _unbound(self, error) -> bool:
         """Is ``error`` (``raises.bound``'s) a read of a name carried here without a type?"""
         return any(s.name == getattr(error, "name", None) and t is None
@@ -515,6 +527,8 @@ class Carried:
             if target is not None:
                 target._node = out
                 target.version += 1
+            elif node.op == "if" and (same := self._one_array(slot)) is not None:
+                state[self._index(slot)] = same     # (``return a, 0`` on each side: ``a``)
             else:
                 if slot.lengths:        # the view of the length after the last iteration
                     out = shrinking.prefix(out, slot.exit, self.where)

@@ -177,13 +177,15 @@ def mark_shared(branch, state) -> None:
             p = v.proxy if isinstance(v, Snapshot) else None
             if p is None or id(p) in moved or not own or not slot.name:
                 continue
+            merged = state[branch._index(slot)]
             earlier = p is not slot.init and p.serial < branch.first_serial and \
-                p._node is not None and p._node.shape and not (p.scalar or p.weak)
+                p._node is not None and p._node.shape and not (p.scalar or p.weak) and \
+                merged is not p             # (every side binds it: the name is it after)
             if earlier:         # an array made before the branch, bound to the name here
                 p._sides = _one_side(f"the array '{slot.name}' is bound to", branch.where)
-            merged = state[branch._index(slot)]     # (or a view on one side: an update
             if (earlier or p._base is not None) and isinstance(merged, Proxy) and \
-                    merged is not p:                # through the name writes where it views)
+                    merged is not p:        # (or a view on one side: an update through the
+                                            # name writes where it views)
                 merged._sides = _one_side(f"'{slot.name}'", branch.where)
 
 
