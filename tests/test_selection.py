@@ -252,3 +252,27 @@ def test_shape_of_a_selection_in_a_branch_outside_loops(x, t):
         warnings.simplefilter("ignore")
         f = cppcodegen.compile(count_in_a_branch, options={"fallback": True})
         assert f(x, t) == count_in_a_branch(x, t)
+
+
+def rows_with_positive_sum(A):
+    keep = A.sum(axis=1) > 0
+    B = A[keep]                                 # (the line the warning must name)
+    return B, B.mean(axis=0)
+
+
+def test_a_selection_computed_later_is_named_by_the_line_that_wrote_it():
+    import inspect
+    import warnings
+    from cppcodegen.frontend import externs
+    externs.WARNED.discard("cppcodegen.runtime.extern.advanced_index")
+    A = np.random.default_rng(0).standard_normal((20, 4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = cppcodegen.compile(rows_with_positive_sum)(A)
+    want = rows_with_positive_sum(A)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+    lines, first = inspect.getsourcelines(rows_with_positive_sum)
+    line = first + next(k for k, s in enumerate(lines) if "A[keep]" in s)
+    messages = [str(w.message) for w in caught if "advanced_index" in str(w.message)]
+    assert messages and all(m.endswith(f"test_selection.py:{line})") for m in messages), messages

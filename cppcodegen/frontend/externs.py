@@ -45,7 +45,7 @@ VALUE_FREE = {f"numpy.{f}" for f in (
 WARNED: set = set()
 
 
-def extern_call(func, args, kwargs, speculate=False):
+def extern_call(func, args, kwargs, speculate=False, where=None):
     """Any other NumPy function on traced arrays: a call to NumPy itself between compiled
     kernels, when its output shapes and dtypes follow from its inputs' (found by running it
     once on this call's values, the trace so far evaluated with NumPy, so preconditions on
@@ -55,7 +55,8 @@ def extern_call(func, args, kwargs, speculate=False):
     values) the shapes are those of this call: the traced graph so far is run with NumPy on
     the call's arguments. The compiled code is right for every call whose values give the
     same shapes; a call that gives others is detected at the step and runs the whole function
-    with NumPy instead (``runtime.compiled``), with a warning."""
+    with NumPy instead (``runtime.compiled``), with a warning. ``where``: the user's line the
+    call is made for (a lazy ``x[mask]`` computed later: the line that wrote it)."""
     from ..runtime.extern import ExternCall, Slot, qualified_name
     from .iteration import symbolic_int
     name = qualified_name(func)
@@ -145,7 +146,8 @@ def extern_call(func, args, kwargs, speculate=False):
                           counted=() if count is None else ((count.name, rule[k].index(COUNT)),),
                           recount=recount)
         inputs = [p.node for p in proxies] + ([asproxy(guard).node] if guard is not None else [])
-        node = make_node("extern", inputs, shapes[k], r.dtype, user_location(), call=call)
+        node = make_node("extern", inputs, shapes[k], r.dtype, where or user_location(),
+                         call=call)
         if count is not None and current_env().counts.get(count) is None:
             current_env().counts[count] = node      # (what uses the count runs after it)
         if speculate:       # run in every call, its shape checked, though only that shape
@@ -157,7 +159,7 @@ def extern_call(func, args, kwargs, speculate=False):
                  "other shapes run the function with NumPy)") if speculate and count is None \
             else ""
         warnings.warn(f"cppcodegen: {name} runs as a NumPy call between compiled kernels"
-                      f"{extra} (at {user_location()})", stacklevel=3)
+                      f"{extra} (at {where or user_location()})", stacklevel=3)
     if not several:
         return outs[0]
     return type(result)(*outs) if hasattr(result, "_fields") else type(result)(outs)

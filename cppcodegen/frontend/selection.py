@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import user_location
 from ..ir.graph import MADE
 from .dataslice import data_length
 from .externs import extern_call
@@ -31,13 +32,14 @@ class Selection(Proxy):
         # their values now (NumPy's x[mask] is a copy: a later x += 1 does not show in it)
         self.base, self.mask, self.mask_node = wrap(base.node), wrap(mask.node), mask.node
         self._count = None              # (the data symbol of its length: ``shape``)
+        self.where = user_location()    # (computed later: named by the line that wrote it)
 
     @property
     def node(self):
         if self._node is None:          # its values are needed: NumPy's indexing
             from ..runtime.extern import advanced_index
             self._node = extern_call(advanced_index, (self.base, self.mask), {},
-                                     speculate=True).node
+                                     speculate=True, where=self.where).node
         return self._node
 
     @node.setter
