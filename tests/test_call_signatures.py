@@ -164,3 +164,50 @@ def test_numpy_scalars_where_a_float_was_take_the_fast_path():
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
     assert len(compiled._fast) == 3          # float, np.float64, np.float32: one entry each
+
+
+def quicksorted(a):
+    b = a.copy()
+    _quicksort(b, 0, b.shape[0] - 1)
+    return b
+
+
+def _quicksort(b, lo, hi):
+    if lo >= hi:
+        return
+    p = b[(lo + hi) // 2]
+    i, j = lo, hi
+    while i <= j:
+        while b[i] < p:
+            i += 1
+        while b[j] > p:
+            j -= 1
+        if i <= j:
+            b[i], b[j] = b[j], b[i]
+            i += 1
+            j -= 1
+    _quicksort(b, lo, j)
+    _quicksort(b, i, hi)
+
+
+def _fib(n):
+    return n if n < 2 else _fib(n - 1) + _fib(n - 2)
+
+
+def scaled_by_fib(x):
+    return x * _fib(10)
+
+
+def test_recursion_on_values_is_a_clear_error_and_python_runs_it():
+    x = np.random.default_rng(5).random(40)
+    with pytest.raises(cppcodegen.UnsupportedError, match=r"_quicksort calls itself .* loop"):
+        cppcodegen.compile(quicksorted, options={"fallback": False})(x)
+    with pytest.warns(cppcodegen.FallbackWarning):
+        np.testing.assert_array_equal(
+            cppcodegen.compile(quicksorted, options={"fallback": True})(x), np.sort(x))
+
+
+def test_recursion_on_python_ints_is_traced_through():
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(
+        cppcodegen.compile(scaled_by_fib, options={"fallback": False})(x), x * 55)

@@ -22,16 +22,13 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
-from . import pyflags, replace, solve, whileloops
-from .proxy import as_node, cast, cast_node, is_weak, Proxy, size_operand, unsupported, wrap
-from .reductions import selected_count
-from .selection import is_selection
-from .sizes import run_time_size
+from . import replace, solve, whileloops
+from .proxy import as_node, cast, Proxy, size_operand, wrap
 from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
 from .carried import INTERNAL, Carried, Unroll
-from .truth import as_scalar, is_traced, truth
-from .pyints import int_of_float, int_of_uint64, operand
+from .truth import is_traced, truth
+from .pyints import operand
 from .creation import ndarray_new
 from .dataslice import OutsideLoop
 from .listargs import one_array_arguments
@@ -40,9 +37,10 @@ from .listbuffer import CountAppends
 from .raises import bound, catching, user_error
 from .parallel import independent_roles, parallel_roles
 from .boolops import BoolOps
+from .builtin_calls import BuiltinCalls
 from .iteration import (PARALLEL_BODIES, prange, ConstantIter, constant_items, constant_numbers,
                         LoopRange, Enumerate, Zip, enter_loop, leave_loop, loop_spec,
-                        size_proxy, spec_of, symbolic_int, varying_symbols)
+                        spec_of, symbolic_int, varying_symbols)
 
 log = logging.getLogger("cppcodegen")
 _SHAPES = __package__.rpartition(".")[0] + ".ir.shapes"
@@ -51,6 +49,7 @@ _SHAPES = __package__.rpartition(".")[0] + ".ir.shapes"
 UNROLL_TRIPS = 8        # a range of at most this many iterations, known when compiling,
 UNROLL_BODIES = 16      # whose variable bounds slices is run by Python while tracing, while
                         # nested ones make at most this many copies of the innermost body
+MAX_RECURSION = 24      # calls of a function inside itself while tracing (fib(10) of an int)
 UNROLL_NODES = 5000     # a loop that could not be compiled, run by Python while tracing,
                         # may add this many graph nodes (a 300-step binomial tree that
                         # shrinks its array each step: ~2400 nodes, a 4 s build); beyond,
@@ -77,7 +76,7 @@ def _small_trips(spec, extra_test, slices: bool) -> int:
     return n if 1 < n <= UNROLL_BODIES and constant_items(spec) else 0
 
 
-class TraceOps(BoolOps):
+class TraceOps(BuiltinCalls, BoolOps):
     """What a captured function calls (as ``__ccg``) while it is traced."""
 
     UNDEFINED = UNDEFINED
@@ -92,109 +91,7 @@ class TraceOps(BoolOps):
         self.parent = {}            # a construct (file:line) -> the compiled loop around it
         self.copies = 1             # bodies the small loops Python runs make of one body
         self.keep = set()           # small loops (file:line) compiled as loops all the same
-
-    # ----------------------------------------------------------------- builtins
-    def max_(self, *args, **kw):
-        return self._extreme(builtins.max, np.greater, args, kw)
-
-    def min_(self, *args, **kw):
-        return self._extreme(builtins.min, np.less, args, kw)
-
-    @staticmethod
-    def _extreme(py, better, args, kw):
-        items = args[0] if len(args) == 1 else args
-        if isinstance(items, Proxy) and items.ndim == 1 and not kw:
-            return _extreme_of_elements(items, py is builtins.max)
-        if kw or not isinstance(items, (list, tuple)) or not any(map(is_traced, items)):
-            return py(*args, **kw)
-        if all(symbolic_int(v) or isinstance(v, (int, np.integer)) for v in items):
-            return _symbolic(py, items)     # min(i + 1, n - 1): still an index expression
-        best = items[0]
-        for v in items[1:]:          # Python keeps the first of equal values, and the kind of
-            t = better(v, best)      # number the winner is (max(s, 1.0): a Python float; in a
-            out = np.where(t, v, best)[()]      # prange, a NumPy value, as in Numba: blocks
-            best = out if PARALLEL_BODIES[0] else pyflags.chosen(t, v, best, out)   # reduce)
-        if all(is_weak(v) for v in items):
-            best.weak = True            # of Python numbers: a Python number
-        return best
-
-    def any_(self, it):
-        return self._truth_of_items(it, builtins.any, np.any)
-
-    def all_(self, it):
-        return self._truth_of_items(it, builtins.all, np.all)
-
-    def _truth_of_items(self, it, py, reduce):
-        """``any(x)`` / ``all(x)`` of a traced array: Python asks each row's truth, so a 1-D
-        array (rows of one element) is ``bool(x.any())``; longer rows raise NumPy's error."""
-        if not isinstance(it, Proxy):
-            return py(it)
-        if not it.ndim:
-            raise TypeError("iteration over a 0-d array")
-        rows, inner = it.shape[0], it.shape[1:]
-        if any(d != 1 for d in inner) and rows != 0:
-            if not all(isinstance(d, int) for d in (rows, *inner)):
-                unsupported(f"{py.__name__}() of a traced array with rows of run-time size")
-            raise ValueError("The truth value of an array with more than one element is "
-                             "ambiguous. Use a.any() or a.all()")
-        return self.bool_(reduce(it))
-
-    @staticmethod
-    def print_(*args, **kw):
-        """``print`` of Python values prints while tracing; of traced ones it is refused
-        (the fallback runs the function as plain Python, which prints them)."""
-        if any(is_traced(a) or symbolic_int(a) for a in args):
-            raise UnsupportedError(f"print() of array values inside a compiled function (at "
-                                   f"{user_location()}): compiled code does not print")
-        builtins.print(*args, **kw)
-
-    @staticmethod
-    def abs_(x):
-        return _symbolic(builtins.abs, (x,)) if symbolic_int(x) else builtins.abs(x)
-
-    @staticmethod
-    def len_(x):
-        if is_selection(x):             # len(x[mask]): the mask's count, a traced int
-            return selected_count(x)
-        if hasattr(type(x), "traced_array"):    # a list a compiled loop filled
-            return x.length()
-        if isinstance(x, Proxy) and x.ndim:
-            return x.shape[0]           # a symbolic size (a dynamic argument, len(a[lo:hi]) in
-        return builtins.len(x)          # a loop) stays one: len() would pin it to an int
-
-    def float_(self, x=0.0):
-        return _scalar(x, np.float64, float)
-
-    def int_(self, x=0, *base):
-        if base or not is_traced(x):
-            return builtins.int(x, *base)
-        if isinstance(x, Proxy) and x.dtype.kind == "f" and not x.node.shape:
-            x = int_of_float(x)         # (NaN, infinity: Python's errors)
-        elif isinstance(x, Proxy) and x.dtype == np.uint64 and not x.node.shape:
-            x = int_of_uint64(x)        # (past 2**63: Python's big int)
-        elif isinstance(x, Proxy) and x.dtype.kind == "f":
-            x = np.trunc(x)
-        return _scalar(x, np.int64, int)
-
-    def bool_(self, x=False):
-        t = truth(x)        # (a Python bool of a traced value: weak, returned as a bool)
-        return wrap(t.node, weak=True, scalar=True) if isinstance(t, Proxy) else t
-
-    def complex_(self, real=0.0, imag=None):
-        """complex(re, im) of traced real scalars: a complex128 value made of its two parts
-        (re + 1j * im would multiply: 1j * inf is nan+infj); complex(z) of a complex one."""
-        if not is_traced(real) and not is_traced(imag):
-            return builtins.complex(real) if imag is None else builtins.complex(real, imag)
-        parts = []
-        for x in (real, 0.0 if imag is None else imag):
-            if isinstance(x, Proxy) and x.dtype.kind == "c":
-                if imag is not None:
-                    unsupported("complex(a, b) with a complex part")
-                return _scalar(x, np.complex128, builtins.complex)
-            parts.append(_scalar(x, np.float64, float))
-        nodes = [as_node(p, np.float64) for p in parts]
-        return wrap(make_node("complex", tuple(nodes), (), np.dtype(np.complex128),
-                              user_location()), weak=True, scalar=True)
+        self.inlined = {}           # the user's functions being traced now: how many calls deep
 
     def range_(self, *args):
         if any(is_traced(a) or symbolic_int(a) for a in args):
@@ -248,7 +145,20 @@ class TraceOps(BoolOps):
             return convert(solve.ROUTINES[f], self)(*operands)  # (in a loop: compiled code)
         f = replace.by_name(f)          # (from random import random: ours while tracing)
         args = one_array_arguments(f, args)     # (np.mean([a, b, c], axis=0))
-        return ((convert(f, self) if _user_function(f) else None) or f)(*args, **kwargs)
+        if not _user_function(f):
+            return f(*args, **kwargs)
+        depth = self.inlined.get(f, 0)      # (a helper is traced where it is called)
+        if depth >= MAX_RECURSION:
+            raise UnsupportedError(
+                f"{f.__qualname__} calls itself more than {MAX_RECURSION} levels deep (at "
+                f"{user_location()}): the functions a compiled function calls are traced "
+                "into it, so a recursion whose depth depends on values cannot be compiled; "
+                "write it as a loop (with an explicit stack of the pending calls)")
+        self.inlined[f] = depth + 1
+        try:
+            return (convert(f, self) or f)(*args, **kwargs)
+        finally:
+            self.inlined[f] = depth
 
     pow_ = staticmethod(builtin_pow)
     # ----------------------------------------------------------------- statements
@@ -379,19 +289,6 @@ class TraceOps(BoolOps):
             self.dropped_new.append(where)
 
 
-def _symbolic(py, items):
-    """min/max/abs of loop indices and sizes (ints among them) as a symbolic int: sympy's
-    Min/Max (abs(x) = Max(x, -x)), rendered std::min/std::max. (As a traced value, each use
-    as an index or a bound would be a value known only when the loop runs: a loop around it
-    was unrolled instead.)"""
-    import sympy
-    sh = sys.modules[_SHAPES]
-    exprs = [sh.canon(v) for v in items]
-    if py is builtins.abs:
-        return sh.SymInt.wrap(sympy.Max(exprs[0], -exprs[0]))
-    return sh.SymInt.wrap((sympy.Max if py is builtins.max else sympy.Min)(*exprs))
-
-
 def _data_bounds(spec) -> list:
     """(data symbol, the node computing it) of each bound of ``spec`` computed from array
     values (``iteration.data_size``)."""
@@ -402,19 +299,6 @@ def _data_bounds(spec) -> list:
     for b in (spec.start, spec.stop, spec.step):
         syms |= getattr(b, "free_symbols", set()) & set(env.data)
     return [(sym, env.data[sym]) for sym in sorted(syms, key=str)]
-
-
-def _extreme_of_elements(x, largest: bool):
-    """Python's max(x)/min(x) of a 1-d array's elements: the first one, replaced by each
-    greater (smaller) one, so a NaN first stays and any other NaN is passed over: NumPy's
-    nanmax/nanmin of the elements unless the first is NaN."""
-    if x.node.shape[0] == 0:
-        raise ValueError(f"{'max' if largest else 'min'}() iterable argument is empty")
-    best = (np.max if largest else np.min)(x) if x.dtype.kind not in "fc" else \
-        np.where(np.isnan(x[0]), x[0], (np.nanmax if largest else np.nanmin)(x))
-    r = best[()] if isinstance(best, Proxy) else best
-    r.scalar = True
-    return r
 
 
 def _inside_of(parent: dict, where, outer) -> bool:
@@ -443,27 +327,6 @@ def _concrete(value, where) -> bool:
     if not isinstance(t, bool):
         raise Unroll(where, "a traced condition in a loop that Python runs")
     return t
-
-
-def _scalar(x, dtype, py):
-    """float(x) / int(x): a Python number of a concrete value, a traced scalar otherwise."""
-    if symbolic_int(x) and run_time_size(x.expr):     # (a loop index, a run-time length)
-        x = size_proxy(x.expr)
-    if not isinstance(x, Proxy):
-        return py(x)
-    if x.node.shape and any(d != 1 for d in x.node.shape):
-        raise TypeError("only length-1 arrays can be converted to Python scalars")
-    return wrap(cast_node(as_scalar(x).node, np.dtype(dtype)), weak=True, scalar=True)
-
-
-def python_number(x):
-    """``x.item()``: the Python number of a one-element traced array, by its kind (bool, int,
-    float or complex), as ``bool()``/``int()``/``float()``/``complex()`` make it."""
-    kind = x.dtype.kind
-    if kind == "b":
-        return wrap(as_scalar(x).node, weak=True, scalar=True)
-    return _scalar(x, {"c": np.complex128, "f": np.float64}.get(kind, np.int64),
-                   {"c": builtins.complex, "f": float}.get(kind, int))
 
 
 def _compiled_iterable(it) -> bool:

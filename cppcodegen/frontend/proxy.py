@@ -144,7 +144,7 @@ class Proxy:
     def item(self, *args):
         """The Python number of one element: all of a one-element array, the ``k``-th in C
         order, or the one at an index tuple (NumPy's errors for other sizes and indices)."""
-        from .control import python_number
+        from .builtin_calls import python_number
         if len(args) == 1 and isinstance(args[0], tuple):
             args = args[0]
         if not args:

@@ -63,10 +63,10 @@ def _random_node(dist: str, shape, dtype=np.float64, source=None) -> Proxy:
 def _number(p, size):
     """A draw without ``size`` whose result is one value: the Python number NumPy returns
     (``np.random.random()`` is a float, ``np.random.randint(5)`` an int), as ``.item()``
-    makes it (``control.python_number``)."""
+    makes it (``builtin_calls.python_number``)."""
     if size is not None or not isinstance(p, Proxy) or p.node.shape != ():
         return p
-    from .control import python_number      # (control.py imports the tracer, which imports this)
+    from .builtin_calls import python_number      # (control.py imports the tracer, which imports this)
     return python_number(p)
 
 
