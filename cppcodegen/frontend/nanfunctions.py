@@ -1,5 +1,5 @@
 """NaN-ignoring reductions: ``np.nansum``, ``np.nanprod``, ``np.nanmean``, ``np.nanmax``,
-``np.nanmin``, traced as NumPy writes them (NaN replaced by the reduction's identity, then the
+``np.nanmin``, ``np.nanargmax``, ``np.nanargmin``, traced as NumPy writes them (NaN replaced by the reduction's identity, then the
 plain reduction), so they fuse into one pass like ``sum``.
 
 In: NumPy's arguments. Out: proxies. NumPy's results: ``nanmean`` divides the sum of the kept
@@ -16,7 +16,9 @@ import numpy as np
 from .elementwise import where as _where
 from .externs import extern_call
 from .proxy import asproxy, cast
-from .reductions import all_, amax, amin, mean, prod, sum_
+from ..errors import user_location
+from .raises import error_check
+from .reductions import all_, amax, amin, any_, argmax, argmin, mean, prod, sum_
 
 _NO = np._NoValue
 
@@ -73,11 +75,36 @@ def _nan_extreme(name, fn, fill):
     return reduce
 
 
+def _nan_arg(name, fn, fill):
+    numpy_fn = getattr(np, name)
+
+    def arg(a, axis=None, out=None, *, keepdims=_NO):
+        """As NumPy computes it: NaN replaced by -inf (inf), then argmax (argmin); a slice of
+        NaN only raises NumPy's ValueError where the program meets it."""
+        t = asproxy(a)
+        if out is not None or t.dtype.kind == "c":
+            return extern_call(numpy_fn, (a,), dict(axis=axis, out=out, keepdims=keepdims))
+        keep = False if keepdims is _NO else keepdims
+        if t.dtype.kind != "f":
+            return fn(t, axis=axis, keepdims=keep)
+        nan = np.isnan(t)
+        r = fn(_where(nan, fill, t), axis=axis, keepdims=keep)
+        ok = ~any_(all_(nan, axis=axis)) if t.node.shape and all(t.node.shape) else True
+        if ok is True:
+            return r
+        return error_check(r, cast(ok, np.int64), (ValueError, ("All-NaN slice encountered",)),
+                           user_location())
+    return arg
+
+
 nansum = _nan_sum_prod("nansum", sum_, 0)
 nanprod = _nan_sum_prod("nanprod", prod, 1)
 nanmax = _nan_extreme("nanmax", amax, -np.inf)
 nanmin = _nan_extreme("nanmin", amin, np.inf)
+nanargmax = _nan_arg("nanargmax", argmax, -np.inf)
+nanargmin = _nan_arg("nanargmin", argmin, np.inf)
 
 FUNCTIONS = {np.nansum: nansum, np.nanprod: nanprod, np.nanmean: nanmean,
-             np.nanmax: nanmax, np.nanmin: nanmin}
+             np.nanmax: nanmax, np.nanmin: nanmin, np.nanargmax: nanargmax,
+             np.nanargmin: nanargmin}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""
