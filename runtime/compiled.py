@@ -292,7 +292,7 @@ class CompiledVariant:
             result = [f"out = v{self.single}", "return out if out.ndim else out[()]"]
         else:
             env["build"], env["outputs"] = _build, self.plan.outputs
-            result = ["return build(outputs, values, args)"]
+            result = [f"return build(outputs, values, args{', env' if sized else ''})"]
         head = ["empty = _device.output_empty", *lines]
         listed = [f"values = [{', '.join(values)}]"]
         src = "\n    ".join(["def run(args):", *head, *listed, call, *checks, "return values"])
@@ -387,7 +387,8 @@ class CompiledVariant:
         if self.single is not None:
             out = values[self.single]
             return out if out.ndim else out[()]
-        return _build(self.plan.outputs, values, args)
+        return _build(self.plan.outputs, values, args,
+                      self.size_env(args) if self.plan.sizes else None)
 
 
 MISS = object()     # (``CompiledVariant.attempt``: not this variant's sizes)
@@ -402,7 +403,8 @@ class HookedVariant(CompiledVariant):
                 view = values[pos].view()
                 view.flags.writeable = False
                 run_intermediate_hooks(name, view)
-        return _build(self.plan.outputs, values, args)
+        return _build(self.plan.outputs, values, args,
+                      self.size_env(args) if self.plan.sizes else None)
 
 
 _WARNED: set = set()
@@ -440,20 +442,24 @@ def _result(arr):
 
 
 
-def _view(a, steps):
+def _view(a, steps, env):
     """``a`` seen through the slices, transposes and reshapes of a result that is a view of
-    an argument (``passes/lower.argument_view``)."""
+    an argument (``passes/lower.argument_view``; a size written as text: evaluated with the
+    call's sizes ``env``)."""
+    def size(x):
+        return x if type(x) is int else int(sizes.evaluate(x, env))
     for op, arg in steps:
         if op == "slice":
+            arg = [tuple(map(size, sp)) for sp in arg]
             a = a[tuple(slice(s, s + st * n if s + st * n >= 0 else None, st) for s, st, n in arg)]
         elif op == "transpose":
             a = a.transpose(arg)
         else:
-            a = a.reshape(arg)
+            a = a.reshape(tuple(map(size, arg)))
     return a
 
 
-def _build(tree, values, args):
+def _build(tree, values, args, env=None):
     if type(tree) is tuple and tree and isinstance(tree[0], str):
         tag, v = tree
         if tag in ("buf", "arr"):       # (arr: a 0-d array returned as one)
@@ -470,21 +476,21 @@ def _build(tree, values, args):
             return values[v].item() if values[flag][()] else _result(values[v])
         if tag == "int?":       # a Python int on the paths that set its flag
             flag, tree = v
-            out = _build(tree, values, args)
+            out = _build(tree, values, args, env)
             return int(out) if values[flag][()] else out
         if tag.startswith("list:"):     # a list a compiled loop appended to
             return as_list(values[v], int(tag[5:]))
         if tag == "arg":
             return args[v]
         if tag == "view":               # x[::2], x.T of an argument: a view of it, as NumPy's
-            return _view(args[v[0]], v[1])
+            return _view(args[v[0]], v[1], env)
         return v.copy() if isinstance(v, np.ndarray) else v  # (a constant result: the
                                                              # caller's own, each call)
     if isinstance(tree, SliceOut):      # out[:k]: a view with bounds of this run
-        return tree.take(_build(tree.base, values, args),
-                         [_build(b, values, args) for b in tree.bounds])
+        return tree.take(_build(tree.base, values, args, env),
+                         [_build(b, values, args, env) for b in tree.bounds])
     if isinstance(tree, dict):
-        return {k: _build(v, values, args) for k, v in tree.items()}
+        return {k: _build(v, values, args, env) for k, v in tree.items()}
     if isinstance(tree, list):
-        return [_build(v, values, args) for v in tree]
-    return tuple(_build(v, values, args) for v in tree)
+        return [_build(v, values, args, env) for v in tree]
+    return tuple(_build(v, values, args, env) for v in tree)

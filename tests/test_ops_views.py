@@ -187,6 +187,31 @@ def test_a_view_of_an_argument_is_returned_as_a_view(fn, writes):
     assert (got_arg == -1).sum() == got.size
 
 
+def _rows_reshaped(a):
+    a[0, 0] = -1.0
+    return a[1:].reshape(-1), a[:, 1:].T
+
+
+@pytest.mark.parametrize("fn", [_evens, _transposed_rows, _reversed_after_update,
+                                _view_then_update, _rows_reshaped])
+def test_views_of_arguments_stay_views_for_every_size_and_layout(fn):
+    """After a call of another size (a build for symbolic sizes) or with a strided argument,
+    a returned view of the argument was a copy; its sizes are now evaluated when it runs."""
+    f = cppcodegen.compile(fn)
+    shapes = [(4, 6), (6, 8), (3, 5)] if fn in (_transposed_rows, _rows_reshaped) else \
+        [(10,), (14,), (9,)]
+    for k, shape in enumerate(shapes):
+        base = np.arange(float(np.prod(shape) * 2)).reshape(*shape[:-1], shape[-1] * 2)
+        x = base[..., ::2] if k == 2 else np.ascontiguousarray(base[..., :shape[-1]])
+        want_arg, got_arg = x.copy(), x
+        want, got = fn(want_arg), f(got_arg)
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            np.testing.assert_array_equal(g, w)
+            assert np.shares_memory(g, got_arg)
+        np.testing.assert_array_equal(got_arg, want_arg)
+
+
 def test_copies_of_argument_views_stay_copies():
     x = np.arange(12.0).reshape(3, 4)
     for got, want in zip(cppcodegen.compile(_copies)(x), _copies(x)):

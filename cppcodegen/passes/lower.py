@@ -297,8 +297,10 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         flags, ints = dict(graph.python_flags), dict(graph.int_flags)
         python = set(graph.python_leaves)
         final = {id(n): i for i, n in graph.mutations}     # (an argument updated in place)
+        known = {sym for n in graph.inputs for d in n.shape if isinstance(d, sympy.Basic)
+                 for sym in d.free_symbols} | {sym for sym, _ in graph.values}
         views = {id(n): v for k, n in enumerate(graph.leaves)    # x[::2], x.T of an argument:
-                 if k not in python and (v := argument_view(n, final)) is not None}  # views
+                 if k not in python and (v := argument_view(n, final, known)) is not None}
         self.lower_nodes(graph, {id(n) for n in graph.leaves if id(n) not in views} | checks |
                          {id(n) for n in (*flags.values(), *ints.values())})
         self.writebacks()                               # its indices checked, frontend/indexing)
@@ -413,26 +415,36 @@ def _untransposed(node):
     return node, (None if perm == tuple(range(node.ndim)) else perm)
 
 
-def argument_view(node, final=None):
+def argument_view(node, final=None, known=frozenset()):
     """``('view', argument index, steps)`` when ``node`` is a view of an argument made by
-    slices, transposes and reshapes of static sizes (``x[::2]``, ``a.T``, ``x[1:-1, 0]``; of
-    its value after the function updated it in place: ``final``, id(node) -> index):
-    returned as NumPy makes it, a view of the caller's array (``runtime.compiled._view``);
-    else None (and it is computed into an output of its own)."""
+    slices, transposes and reshapes (``x[::2]``, ``a.T``, ``x[1:-1, 0]``; of its value after
+    the function updated it in place: ``final``, id(node) -> index) whose sizes are ints or
+    expressions of the call's sizes (``known``: symbols the runtime reads from the arguments;
+    written as text it evaluates): returned as NumPy makes it, a view of the caller's array
+    (``runtime.compiled._view``); else None (and it is computed into an output of its own)."""
+    def size(d):
+        if type(d) is int:
+            return d
+        if isinstance(d, sympy.Basic) and d.free_symbols <= set(known):
+            from ..ir.guardtext import pyexpr
+            return pyexpr(d)
+        raise ValueError(d)
     steps = []
-    while node.op in ("slice", "transpose", "reshape") and len(node.inputs) == 1 and \
-            node.ndim and all(type(d) is int for d in node.shape):
-        if node.op == "slice":
-            spec = node.attr("spec")
-            if not all(type(x) is int for s in spec for x in s):
-                return None
-            steps.append(("slice", tuple(spec)))
-        elif node.op == "transpose" and tuple(node.attr("perm")) == tuple(range(node.ndim)):
-            return None                 # (an identity transpose: a copy, proxy.own)
-        else:
-            steps.append(("transpose", tuple(node.attr("perm"))) if node.op == "transpose"
-                         else ("reshape", tuple(node.shape)))
-        node = node.inputs[0]
+    try:
+        while node.op in ("slice", "transpose", "reshape") and len(node.inputs) == 1 and \
+                node.ndim:
+            shape = tuple(size(d) for d in node.shape)
+            if node.op == "slice":
+                steps.append(("slice", tuple(tuple(size(x) for x in sp)
+                                             for sp in node.attr("spec"))))
+            elif node.op == "transpose" and tuple(node.attr("perm")) == tuple(range(node.ndim)):
+                return None                 # (an identity transpose: a copy, proxy.own)
+            else:
+                steps.append(("transpose", tuple(node.attr("perm"))) if node.op == "transpose"
+                             else ("reshape", shape))
+            node = node.inputs[0]
+    except ValueError:                      # (a size known only inside the program)
+        return None
     if not steps or node.op != "input" and id(node) not in (final or {}):
         return None
     index = node.attr("index") if node.op == "input" else final[id(node)]
