@@ -297,3 +297,24 @@ def test_loops_s2031_61(c):
     check_loop_function(f_s2031_61, [make_input(np.array([1.0])), make_input(np.array([1])),
                                      make_input(np.array([-2], dtype=np.int32)),
                                      make_input(np.array([c]))])
+
+
+# -- J (fixed): a running minimum updated under a branch (``m1 = min(m1, ...)`` inside an
+# ``if``) reached the independence check as the branch's result, one input where a min's
+# result has two: IndexError while tracing (seed 4242 #50).
+def f_s4242_50(x, t, k):
+    n = x.shape[0]
+    m1 = x[0]
+    s2 = 0
+    for i in range(k):
+        if x[n - 1 - i] > t or i % 3 == 0:
+            m1 = min(m1, x[x.shape[0] - 1 - i])
+            continue
+        s2 += (x[i] if x[i] < 0 else 2)
+    return (m1, s2,)
+
+
+@pytest.mark.parametrize("k", [1, 5])
+def test_loops_s4242_50(k):
+    check_loop_function(f_s4242_50, [make_input(np.array([3, 1, 4, 1, 5], dtype=np.int32)),
+                                     0.25, np.int64(k)])

@@ -78,8 +78,9 @@ def _crossed(region, roles):
     for k, (p, r, role) in enumerate(zip(region.params, region.results, roles)):
         if not role or role[0] != "reduce":
             continue
-        operands = [r.inputs[1]] if role[1] in ("max_first", "min_first") else \
-            [x for x in r.inputs if x is not p]
+        operands = [r.inputs[1]] if role[1] in ("max_first", "min_first") and \
+            len(r.inputs) > 1 else [x for x in r.inputs if x is not p]   # (a branch's
+                                                        # result: all it reads, to be sure)
         others = running - {id(p)}
         if any(_reaches(x, others) for x in operands):
             return k
