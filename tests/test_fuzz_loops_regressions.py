@@ -318,3 +318,26 @@ def f_s4242_50(x, t, k):
 def test_loops_s4242_50(k):
     check_loop_function(f_s4242_50, [make_input(np.array([3, 1, 4, 1, 5], dtype=np.int32)),
                                      0.25, np.int64(k)])
+
+
+# -- K (open): a float32 scalar that a path makes float64 (``s1 += w[i] if w[i] < 0 else
+# 0.25`` with float64 ``w``: the weak 0.25 keeps float32, w[i] makes it float64) is carried as
+# float64 from the start, where Python rounds it to float32 until the first float64 path: a
+# difference in the 8th digit (seed 777 #81). It needs a flag of the kind the value is now,
+# as Python numbers have (pyflags.py), and a rounding to float32 while it holds.
+def f_s777_81(x, w):
+    s1 = x.dtype.type(0)
+    s2 = 0.0
+    for i in range(len(x) - 1, 0, -2):
+        s1 += (w[i] if w[i] < 0 else 0.25)
+        s2 += x[i] * 0.5 + s1 * 0.25
+    return (s2,)
+
+
+@pytest.mark.xfail(strict=True, reason="float32 rounding until a path makes it float64")
+def test_loops_s777_81():
+    check_loop_function(f_s777_81, [
+        make_input(np.array([-0.3183601498603821, -2.4396634101867676, 1.5889548063278198,
+                             1.131982445716858, 2.6867587566375732, 1.2484712600708008, 0.0,
+                             0.9767687916755676], dtype=np.float32)),
+        make_input(np.array([1.0, 1.0, 1.0, 2.0, 1.0, -3.0, -1.0, 1.0]))], mixed=(0,))
