@@ -444,19 +444,23 @@ def _result(arr):
 
 def _view(a, steps, env):
     """``a`` seen through the slices, transposes and reshapes of a result that is a view of
-    an argument (``passes/lower.argument_view``; a size written as text: evaluated with the
-    call's sizes ``env``)."""
+    an argument (``passes/lower.argument_view``; in a variant of symbolic sizes, ``env``, a
+    size may be text: evaluated with the call's sizes, compiled once)."""
     def size(x):
-        return x if type(x) is int else int(sizes.evaluate(x, env))
+        return x if type(x) is int else int(sizes.evaluate(_size_code(x), env))
     for op, arg in steps:
         if op == "slice":
-            arg = [tuple(map(size, sp)) for sp in arg]
+            if env is not None:
+                arg = [tuple(map(size, sp)) for sp in arg]
             a = a[tuple(slice(s, s + st * n if s + st * n >= 0 else None, st) for s, st, n in arg)]
         elif op == "transpose":
             a = a.transpose(arg)
         else:
-            a = a.reshape(tuple(map(size, arg)))
+            a = a.reshape(arg if env is None else tuple(map(size, arg)))
     return a
+
+
+_size_code = functools.lru_cache(maxsize=512)(sizes.compile_expr)
 
 
 def _build(tree, values, args, env=None):

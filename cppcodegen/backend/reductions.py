@@ -134,8 +134,10 @@ class ReductionWriter(SegmentWriter, CountWriter):
             # was seen (ccg::ExtremeLanes: one compare per vector, not two)
             lanes = (f"ccg::ExtremeLanes<{'true' if kind == 'max' else 'false'}, {t}, L>"
                      if vec and kind in ("max", "min") and s.body.dtype.kind == "f" else None)
-            half = s.body.dtype == np.float16 and _sum_type(kind, s.body.dtype)
-            w.line(f"{'double' if wide else half or t} acc = {init_value(kind, s.body.dtype)};")
+            # (float16 adds in float: _sum_type; float32 does so only in blocks, ``wide``)
+            acc_t = "double" if wide else _sum_type(kind, s.body.dtype) \
+                if s.body.dtype == np.float16 else t
+            w.line(f"{acc_t} acc = {init_value(kind, s.body.dtype)};")
             if vec:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
                 vacc = "ccg::WideSum<L>::broadcast(0.0)" if wide else \

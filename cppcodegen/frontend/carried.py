@@ -330,8 +330,9 @@ class Carried:
                 continue
             if not self.loop:
                 listbuffer.most(self.appended)
-            self.learned.update((s.name, type_of(v)) for s, v, t in zip(
-                self.slots, values, self.types) if t is None and isinstance(type_of(v), tuple))
+                for s, v, t in zip(self.slots, values, self.types):
+                    if t is None and isinstance(bound_to := type_of(v), tuple):
+                        self.learned[s.name] = bound_to     # (for a side that reads it)
             self.branch_moves.append(swaps.moves(self.slots, values, Snapshot))
             self.shared = swaps.shared(self.slots, values, Snapshot)
             if is_cond and never:

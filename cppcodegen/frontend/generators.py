@@ -17,9 +17,10 @@ just before the statement, its target renamed so that it does not leak:
 
 and the call becomes the result's name: the capture compiles the loop (with its break) as
 any other. ``all``: True, and False at the first false item; ``sum``: the start (0) plus each
-item in order, as Python adds them; ``min``/``max``: the first item, replaced by each later one
-less (greater) than it, ValueError when there is none. One ``for`` clause; anywhere else (a while's test, inside
-``and``/``or`` or a conditional expression, a lambda) the call is left as Python runs it.
+item in order, as Python adds them; ``min``/``max``: the first item, replaced by each later
+one less (greater) than it, ValueError when there is none. One ``for`` clause; anywhere else
+(a while's test, inside ``and``/``or`` or a conditional expression, a lambda) the call is
+left as Python runs it.
 The builtins only: a module's own ``any`` (``from numpy import any``) is not touched.
 """
 from __future__ import annotations

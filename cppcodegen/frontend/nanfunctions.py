@@ -1,6 +1,7 @@
 """NaN-ignoring reductions: ``np.nansum``, ``np.nanprod``, ``np.nanmean``, ``np.nanmax``,
-``np.nanmin``, ``np.nanargmax``, ``np.nanargmin``, traced as NumPy writes them (NaN replaced by the reduction's identity, then the
-plain reduction), so they fuse into one pass like ``sum``.
+``np.nanmin``, ``np.nanargmax``, ``np.nanargmin``, traced as NumPy writes them (NaN replaced
+by the reduction's identity, then the plain reduction), so they fuse into one pass like
+``sum``.
 
 In: NumPy's arguments. Out: proxies. NumPy's results: ``nanmean`` divides the sum of the kept
 values by their count in float64 and rounds to the sum's dtype (float32 stays float32);

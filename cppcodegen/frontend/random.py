@@ -66,7 +66,7 @@ def _number(p, size):
     makes it (``builtin_calls.python_number``)."""
     if size is not None or not isinstance(p, Proxy) or p.node.shape != ():
         return p
-    from .builtin_calls import python_number      # (control.py imports the tracer, which imports this)
+    from .builtin_calls import python_number      # (it imports the tracer, which imports this)
     return python_number(p)
 
 

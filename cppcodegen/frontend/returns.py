@@ -2,10 +2,10 @@
 
 In: the body of the function being rewritten. Out: the same body where a ``return`` inside
 an ``if`` (at the top level, or in ifs inside it) becomes an assignment on each path (the
-tail after the ``if`` copied into the paths that fall through), and a ``return`` inside loops becomes an
-assignment, a flag and a ``break`` out of every enclosing loop, the statements after a loop
-guarded by the flag; the function then returns the variable. Loops and branches with no
-``return`` left can be captured as control flow.
+tail after the ``if`` copied into the paths that fall through), and a ``return`` inside loops
+becomes an assignment, a flag and a ``break`` out of every enclosing loop, the statements
+after a loop guarded by the flag; the function then returns the variable. Loops and branches
+with no ``return`` left can be captured as control flow.
 """
 from __future__ import annotations
 

@@ -96,6 +96,7 @@ def memo_key(rel, ranges: tuple, data: dict):
     is involved (what is assumed of those grows) or there is nothing to decide."""
     if not isinstance(rel, sympy.Basic) or rel in (sympy.true, sympy.false):
         return None
-    if data and sympy.Tuple(rel, *(b for _, r in ranges for b in r)).free_symbols & set(data):
+    if data and any(getattr(e, "free_symbols", set()) & data.keys()
+                    for e in (rel, *(b for _, r in ranges for b in r))):
         return None
     return rel, ranges

@@ -17,6 +17,7 @@ import sympy
 
 from ..ir.graph import (CONTROL_OPS, RUN_TIME, VIEW_OPS, Graph, Node, SliceOut,
                         run_time_size)
+from ..ir.guardtext import pyexpr
 from ..ir.shapes import prod
 from ..ir.loopir import (STATUS, Buffer, ExprBuilder, Gather, Index, Load, LoopProgram, Op,
                          Stage, index_vars, nested, walk)
@@ -425,8 +426,7 @@ def argument_view(node, final=None, known=frozenset()):
     def size(d):
         if type(d) is int:
             return d
-        if isinstance(d, sympy.Basic) and d.free_symbols <= set(known):
-            from ..ir.guardtext import pyexpr
+        if isinstance(d, sympy.Basic) and d.free_symbols <= known:
             return pyexpr(d)
         raise ValueError(d)
     steps = []
