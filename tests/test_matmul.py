@@ -167,12 +167,14 @@ def test_a_quotient_read_by_every_row_of_a_product_is_computed_once():
     inner loop: a division and a square root per element of ``a`` (500 per element of
     ``w``); the quotient gets a buffer of its own (power iteration 1.6x -> 0.8x NumPy's
     time)."""
-    m = RNG.random((200, 200))
+    m = np.random.default_rng(152).random((200, 200))
     m = m + m.T
     f = cppcodegen.compile(power_iteration, fallback=False)
-    got, want = f(m, 1e-12, 500), power_iteration(m, 1e-12, 500)
+    # The tolerance sits far above rounding (the eigenvalue is about 200, its last bit 3e-14),
+    # so both runs stop at the same step on every ISA and every test order.
+    got, want = f(m, 1e-8, 500), power_iteration(m, 1e-8, 500)
     assert got[2] == want[2]
     np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-10, atol=1e-13)
-    ir = str(cppcodegen.explain(f, m, 1e-12, 500).program)
+    ir = str(cppcodegen.explain(f, m, 1e-8, 500).program)
     assert not [ln for ln in ir.splitlines() if "reduction" in ln and "sqrt" in ln], ir
