@@ -478,6 +478,9 @@ def _build(tree, values, args, env=None):
         if tag == "py?":        # a Python number on the paths that set its flag
             flag, v = v
             return values[v].item() if values[flag][()] else _result(values[v])
+        if tag == "none?":      # None on the paths that set its flag
+            flag, tree = v
+            return None if values[flag][()] else _build(tree, values, args, env)
         if tag == "int?":       # a Python int on the paths that set its flag
             flag, tree = v
             out = _build(tree, values, args, env)

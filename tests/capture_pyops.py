@@ -57,6 +57,15 @@ class PythonOps:
                                     f"associated with a value (at {where})")
         return value
 
+    def is_none(self, value, flag, negate=False):
+        return (value is not None if negate else value is None) if flag else not negate
+
+    def maybe_none(self, value, flag, name):
+        return value if flag else None
+
+    def some(self, value, flag, name, where, raising):
+        return value if flag else None
+
     def if_exp(self, cond, a, b, where):
         return a() if cond else b()
 

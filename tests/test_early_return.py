@@ -176,18 +176,15 @@ def best_or_none(x):
     return best
 
 
-def test_none_on_one_path_is_a_clear_error_and_python_runs_it():
-    """``return None`` on one path and a value on another (a new user's probe: the message
-    spoke of run-time shapes): the error names None and the line; with the fallback on,
-    Python runs the function."""
-    from cppcodegen.errors import TraceError
-    for fn, args, line in ((ratio_or_none, (np.ones(3), np.ones(3)), "None and a number"),
-                           (best_or_none, (np.ones(3),), "'best' is None before")):
-        with pytest.raises(TraceError, match=f"{line}.*test_early_return.py:\\d+"):
-            cppcodegen.compile(fn, fallback=False)(*args)
-        with pytest.warns(cppcodegen.FallbackWarning):
-            assert cppcodegen.compile(fn, fallback=True)(*args) == fn(*args)
-    assert cppcodegen.compile(ratio_or_none, fallback=True)(np.ones(3), np.zeros(3)) is None
+def test_none_on_one_path_is_none_where_python_returns_it():
+    """``return None`` on one path and a value on another, and a name bound to None on one
+    side of a branch on values: compiled (a flag beside the value, ``optionals.py``), None
+    where Python returns None."""
+    for fn, args in ((ratio_or_none, (np.ones(3), np.ones(3))),
+                     (ratio_or_none, (np.ones(3), np.zeros(3))),
+                     (best_or_none, (np.ones(3),)), (best_or_none, (-np.ones(3),))):
+        got, want = cppcodegen.compile(fn, fallback=False)(*args), fn(*args)
+        assert type(got) is type(want) and got == want
 
 
 def none_inside_loop(x):
@@ -218,20 +215,23 @@ def none_bound_in_loop_then_rebound(x):
     return r
 
 
-def test_none_inside_a_loop_is_refused_never_a_zero_array():
-    """``return None`` (or a name bound to None) inside a compiled loop, a value elsewhere:
-    the name was not carried while its bound-flag was, so the call returned the placeholder
-    (zeros) where Python returns None. Now refused, naming the line; Python runs it with the
-    fallback on. A None that is rebound before any read still compiles."""
+def test_none_inside_a_loop_is_none_or_refused_never_a_zero_array():
+    """``return None`` inside a compiled loop, a value elsewhere: None where Python returns
+    it. A name bound to None inside the loop that may also be unbound after it is refused,
+    naming the line (it was once returned as the placeholder, zeros); Python runs it with
+    the fallback on. A None that is rebound before any read compiles."""
     from cppcodegen.errors import TraceError
     neg, pos = np.array([1.0, -1.0]), np.array([1.0, 2.0])
-    for fn in (none_inside_loop, none_bound_in_loop_then_read):
-        with pytest.raises(TraceError, match="None on a path .*test_early_return.py:\\d+"):
-            cppcodegen.compile(fn, fallback=False)(neg)
-        with pytest.warns(cppcodegen.FallbackWarning):
-            compiled = cppcodegen.compile(fn, fallback=True)
-            assert compiled(neg) is None
-        np.testing.assert_array_equal(compiled(pos), fn(pos))
+    compiled = cppcodegen.compile(none_inside_loop, fallback=False)
+    assert compiled(neg) is None
+    np.testing.assert_array_equal(compiled(pos), pos * 2)
+    fn = none_bound_in_loop_then_read
+    with pytest.raises(TraceError, match="None on a path .*test_early_return.py:\\d+"):
+        cppcodegen.compile(fn, fallback=False)(neg)
+    with pytest.warns(cppcodegen.FallbackWarning):
+        compiled = cppcodegen.compile(fn, fallback=True)
+        assert compiled(neg) is None
+    np.testing.assert_array_equal(compiled(pos), fn(pos))
     compiled = cppcodegen.compile(none_bound_in_loop_then_rebound, fallback=False)
     for x in (neg, pos):
         np.testing.assert_array_equal(compiled(x), x * 2)

@@ -20,6 +20,7 @@ import types
 from ..errors import user_location
 from .astutil import function_def, loop_else, mangle, name_node, set_location, walk_scope
 from .bindings import guard_unbound
+from .optionals import guard_none
 from .generators import hoist
 from .tuplenames import split
 from .rewrite import Converter
@@ -168,8 +169,9 @@ def _transform(fn, ops_name, once=False):
     hoist(fdef, ops_name + "_", lambda name: hasattr(builtins, name) and name not in params
           and name not in fn.__globals__ and name not in fn.__code__.co_freevars
           and not _bound_in(fdef, name))
-    guard_unbound(fdef, ops_name, filename, params,
-                  set(fn.__code__.co_cellvars) | set(fn.__code__.co_freevars) | declared)
+    cells = set(fn.__code__.co_cellvars) | set(fn.__code__.co_freevars) | declared
+    maybe_unbound = guard_unbound(fdef, ops_name, filename, params, cells)
+    guard_none(fdef, ops_name, filename, params, cells | maybe_unbound)
     loop_else(fdef, ops_name + "_")
     conv = Converter(fdef, fn, ops_name, filename, once)
     if not conv.run():

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
-from . import replace, solve, whileloops
+from . import nones, replace, solve, whileloops
 from .proxy import as_node, cast, Proxy, size_operand, wrap
 from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
@@ -164,6 +164,9 @@ class TraceOps(BuiltinCalls, BoolOps):
     # ----------------------------------------------------------------- statements
     user_error = staticmethod(user_error)      # ``raise E`` (raises.py)
     bound = staticmethod(bound)                 # a read of a name that may be unbound
+    is_none = staticmethod(nones.is_none)       # reads of a name that may be None
+    maybe_none = staticmethod(nones.maybe_none)
+    some = staticmethod(nones.some)
     counted_while = staticmethod(whileloops.counted_while)     # ``while i < n: ...; i += 1``
 
     def while_exit(self, start, stop, step):                    # (as a for: whileloops.py)

@@ -58,6 +58,7 @@ class Proxy:
     __array_priority__ = 1000
     pyflag = None       # a 0-d bool proxy: is the value a Python number now (pyflags.py)
     intflag = None      # ... is the value a Python int now (a float that may hold one)
+    noneflag = None     # a 0-d bool proxy: is a returned value None (nones.py)
     _sides = None       # why this name may or may not be the array an update should reach
                         # (a branch chose among arrays, a loop may rebind it: carried.py,
                         # swaps.py, control.py): an update in place through it is refused

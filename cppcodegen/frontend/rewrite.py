@@ -20,6 +20,7 @@ from .astutil import (assign, BAD_EXPRS, BAD_STMTS, bound_names, function_def, h
 from .bindings import flag_name
 from .containers import MUTATORS
 from .escapes import private_lists
+from .optionals import none_returns
 from .returns import ReturnRewriter
 
 # builtins rewritten to ops.<name>_ wherever they are called
@@ -335,9 +336,9 @@ class Converter(ReturnRewriter):
         """The names of a loop whose value on entry to an iteration may be read or passed
         on though no binding came before (an if inside binds them on one side; a read
         checked by a flag, ``bindings.py``): carried into every iteration, the first with
-        any value."""
+        any value; likewise a name that may hold None, ``optionals.py``)."""
         checked = {n.args[0].id for n in ast.walk(s) if isinstance(n, ast.Call)
-                   and isinstance(n.func, ast.Attribute) and n.func.attr == "bound"
+                   and isinstance(n.func, ast.Attribute) and n.func.attr in CHECKED_READS
                    and isinstance(n.func.value, ast.Name) and n.func.value.id == self.ops}
         return [x for x in names if x in self.kept[start:] or x in checked]
 
@@ -393,7 +394,8 @@ class Converter(ReturnRewriter):
             doc, body = body[:1], body[1:]
         if not body:
             body = [ast.copy_location(ast.Pass(), f)]
-        body = self.rewrite_returns(body)
+        body = none_returns(self.rewrite_returns(body), self.pre + "ret", self.ops,
+                            self.filename)
         if self.once:
             body = self.in_one_trip(body)
             if body is None:
@@ -404,6 +406,9 @@ class Converter(ReturnRewriter):
             init.append(set_location(assign(x, self.op("UNDEFINED")), body[0]))
         f.body = doc + init + body
         return self.changed
+
+
+CHECKED_READS = ("bound", "some", "is_none", "maybe_none")    # (bindings.py, optionals.py)
 
 
 class _ExprConv(ast.NodeTransformer):

@@ -143,9 +143,12 @@ def trace(fn, arg_specs, args):
                       enumerate(flatten_tree(result, leaf_type=Proxy))
                       if isinstance(p, Proxy) and p.intflag is not None and p.arg is None
                       and not p.node.shape)
+    none_flags = tuple((k, p.noneflag.node) for k, p in     # (None on some paths)
+                       enumerate(flatten_tree(result, leaf_type=Proxy))
+                       if isinstance(p, Proxy) and p.noneflag is not None)
     effects, EFFECTS[:] = list(EFFECTS), []
-    roots = leaves + [n for _, n in mutations] + [n for _, n in python_flags + int_flags] + \
-        inputs + effects
+    roots = leaves + [n for _, n in mutations] + \
+        [n for _, n in python_flags + int_flags + none_flags] + inputs + effects
     counts = env.counts if env is not None else {}
     nodes = count_order(roots, counts)
     mine = {id(n) for n in nodes}
@@ -158,7 +161,7 @@ def trace(fn, arg_specs, args):
                   mutations=mutations, python_leaves=python_leaves,
                   array_leaves=array_leaves, list_leaves=list_leaves, raises=tuple(RAISES),
                   ranges=tuple(sorted(set(RANGES))),
-                  python_flags=python_flags, int_flags=int_flags)
+                  python_flags=python_flags, int_flags=int_flags, none_flags=none_flags)
     if env is not None:
         graph.hints, graph.guards = env.hints, tuple(env.guards)
         graph.values = tuple((s.name, i) for s, i in env.values.items())

@@ -189,12 +189,13 @@ class Graph:
     python_flags: tuple = ()    # (position, 0-d bool node) of outputs that are Python numbers
                                 # where the node is True (frontend/pyflags.py)
     int_flags: tuple = ()       # ... Python ints where the node is True (floats elsewhere)
+    none_flags: tuple = ()      # ... None where the node is True (frontend/nones.py)
 
     def roots(self) -> list:
         """The nodes the program computes for the caller: its outputs, the final values of
         the arguments it updates in place, and the flags of its maybe-Python numbers."""
         return list(self.leaves) + [n for _, n in self.mutations] + \
-            [n for _, n in self.python_flags + self.int_flags]
+            [n for _, n in self.python_flags + self.int_flags + self.none_flags]
 
     def users(self) -> dict:
         out = {id(n): [] for n in self.nodes}
@@ -238,6 +239,9 @@ class Graph:
         if self.int_flags:
             lines.append("python ints where " + ", ".join(
                 f"{k}: {names[id(n)]}" for k, n in self.int_flags))
+        if self.none_flags:
+            lines.append("None where " + ", ".join(
+                f"{k}: {names[id(n)]}" for k, n in self.none_flags))
         if self.raises:
             lines.append(f"raises {self.raises!r}")
         if self.ranges:

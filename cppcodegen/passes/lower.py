@@ -296,6 +296,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         self.users = users_of(graph.nodes, graph.roots())
         checks = {id(n) for n in graph.nodes if n.op == "gather" and not self.users.get(id(n))}
         flags, ints = dict(graph.python_flags), dict(graph.int_flags)
+        nones = dict(graph.none_flags)
         python = set(graph.python_leaves)
         final = {id(n): i for i, n in graph.mutations}     # (an argument updated in place)
         known = {sym for n in graph.inputs for d in n.shape if isinstance(d, sympy.Basic)
@@ -303,7 +304,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         views = {id(n): v for k, n in enumerate(graph.leaves)    # x[::2], x.T of an argument:
                  if k not in python and (v := argument_view(n, final, known)) is not None}
         self.lower_nodes(graph, {id(n) for n in graph.leaves if id(n) not in views} | checks |
-                         {id(n) for n in (*flags.values(), *ints.values())})
+                         {id(n) for n in (*flags.values(), *ints.values(), *nones.values())})
         self.writebacks()                               # its indices checked, frontend/indexing)
         arrays = set(getattr(graph, "array_leaves", ()))
         lists = dict(getattr(graph, "list_leaves", ()))
@@ -311,6 +312,11 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
 
         def leaf(node):             # ('py', name): a Python number in the function
             k = next(count)
+            if k in nones:          # None where its flag is set (frontend/nones.py)
+                return ("none?", (self._leaf(nones[k])[1], value(node, k)))
+            return value(node, k)
+
+        def value(node, k):
             if k in ints:           # a Python int where its flag is set (frontend/pyflags.py)
                 return ("int?", (self._leaf(ints[k])[1], kind(node, k)))
             return kind(node, k)

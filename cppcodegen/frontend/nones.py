@@ -1,0 +1,67 @@
+"""Reads of a name that may hold None (``optionals.py`` rewrites them into these calls).
+
+In: the name's value and its flag: a Python bool (True: it holds a value), or a 0-d bool
+proxy when a compiled loop or branch decided it. Out: while the flag is a Python bool,
+Python's own value of the expression. Once it is traced: ``x is None`` is the flag's
+negation; a returned ``x`` is the value with a ``noneflag`` (the runtime returns None where it
+is set, ``trace.py``); an operand read is the value behind a check that raises Python's
+TypeError where the flag is False when the program runs; any other read is refused.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir.graph import keep_for_errors
+from .capture import UNDEFINED
+from .proxy import asproxy, Proxy, wrap
+from .raises import error_check
+
+
+def _typed(value, name, where):
+    """``value``, which a flag known only when the program runs says may hold a value: it
+    has none yet while the construct that binds it learns its type (``Carried``)."""
+    if value is UNDEFINED:
+        e = UnboundLocalError(f"variable '{name}' has no type yet at {where}")
+        e.name = name
+        raise e
+    return value
+
+
+def is_none(value, flag, negate=False):
+    """``value is None`` (``is not`` with ``negate``)."""
+    if isinstance(flag, Proxy):
+        return wrap((flag if negate else np.logical_not(flag)).node, weak=True)
+    if not flag:
+        return not negate
+    return (value is not None) if negate else (value is None)
+
+
+def maybe_none(value, flag, name):
+    """``value`` returned: None where the flag is False."""
+    if not isinstance(flag, Proxy):
+        return value if flag else None
+    p = asproxy(_typed(value, name, "a return"))
+    out = wrap(p.node, weak=p.weak, scalar=p.scalar)
+    out.pyflag, out.intflag = p.pyflag, p.intflag
+    out.noneflag = wrap(np.logical_not(flag).node, scalar=True)
+    return out
+
+
+def some(value, flag, name, where, raising):
+    """Another read of ``value``: None where it is None (``raising``: an operand where None
+    raises TypeError)."""
+    if not isinstance(flag, Proxy):
+        return value if flag else None
+    if not raising:
+        raise UnsupportedError(
+            f"variable '{name}' may be None at {where}, known only when the program runs; "
+            "the compiled function reads such a name in `is None` tests, as an operand of "
+            "arithmetic, order comparisons and indexing, and in a return (copy it after an "
+            "`is None` test, or give it a value that stands for none, e.g. np.nan)")
+    _typed(value, name, where)
+    zero = asproxy(np.int64(0))
+    keep_for_errors(error_check(zero, flag.astype(np.int64),
+                                (TypeError, (f"variable '{name}' is None where it is used as "
+                                             f"an operand (at {where})",)), where).node)
+    return value
