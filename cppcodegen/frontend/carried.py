@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import TraceError
 from ..ir.graph import (keep_for_errors, MADE, Region, REGION_EFFECTS, make_node,
                         region_order)
-from . import containers, effects, listbuffer, optionals, pyflags, shrinking, swaps
+from . import containers, effects, listbuffer, nones, pyflags, shrinking, swaps
 from .proxy import as_node, broadcast_node, cast_node, Proxy, SERIALS, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
@@ -80,7 +80,7 @@ class Carried:
         self.lists = {}             # name -> a list appended to in each iteration (listbuffer)
         self.private = ()           # the names of lists only the function sees (escapes.py)
         self.learned = {}           # a name without a type here -> the type a side binds
-        self.pinned = {}            # name -> its value in a probe's trace (``_probe``)
+        self.pinned = {}            # name -> its value in a probe's trace (nones.probe)
 
     def _index(self, slot) -> int:
         return self.names.index(slot.name)
@@ -263,31 +263,6 @@ class Carried:
         return first if all(isinstance(v, Snapshot) and v.proxy is first for v in values) \
             else None
 
-    def _probe(self, fn, error, extra_test, counts) -> bool:
-        """A loop (its condition or its body ``fn``) that reads a name that may hold None
-        (``optionals.py``) where its flag is known only when the program runs, before the
-        name has a type: the body traced once with the flag False (as in an iteration where
-        the name is None) gives the type it binds. True when it did (the loop is traced
-        again with it)."""
-        flag = optionals.flag_name(getattr(error, "name", ""))
-        if flag not in self.names or not self._unbound(error):
-            return False
-        self.restore()
-        self.pinned = {flag: False}
-        try:
-            values = self._trace(fn, extra_test, counts)[2]
-        except Exception:       # noqa: BLE001 -- the first error is the one reported
-            return False
-        finally:
-            self.pinned = {}
-            self.restore()
-        i = [s.name for s in self.slots].index(error.name)
-        t = type_of(values[i])
-        if not isinstance(t, tuple):
-            return False
-        self.types[i] = t
-        return True
-
     def _unbound(self, error) -> bool:
         """Is ``error`` (``raises.bound``'s) a read of a name carried here without a type?"""
         return any(s.name == getattr(error, "name", None) and t is None
@@ -351,7 +326,7 @@ class Carried:
                 params, made, values, extra, updated, never, kept = self._trace(
                     fn, is_cond or continue_test, counts=test_first and k == 1)
             except UnboundLocalError as e:  # a side reads a name only another side binds
-                if self.loop and self._probe(fns[-1], e, continue_test, test_first):
+                if self.loop and nones.probe(self, fns[-1], e, continue_test, test_first):
                     return None     # (a name that may be None: traced again with its type)
                 if self.loop or unbound is not None or not self._unbound(e):
                     raise                   # (``if first: best = v`` / ``elif v < best``):

@@ -13,7 +13,9 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir.graph import keep_for_errors
+from . import optionals
 from .capture import UNDEFINED
+from .carried_types import type_of
 from .proxy import asproxy, Proxy, wrap
 from .raises import error_check
 
@@ -65,3 +67,29 @@ def some(value, flag, name, where, raising):
                                 (TypeError, (f"variable '{name}' is None where it is used as "
                                              f"an operand (at {where})",)), where).node)
     return value
+
+
+def probe(carried, fn, error, extra_test, counts) -> bool:
+    """A loop (its condition or its body ``fn``; ``carried``: its ``Carried``) that reads a
+    name that may hold None where its flag is known only when the program runs, before the
+    name has a type (``error``, from ``_typed``): the body traced once with the flag False
+    (as in an iteration where the name is None) gives the type it binds. True when it did
+    (the loop is traced again with it)."""
+    flag = optionals.flag_name(getattr(error, "name", ""))
+    if flag not in carried.names or not carried._unbound(error):
+        return False
+    carried.restore()
+    carried.pinned = {flag: False}
+    try:
+        values = carried._trace(fn, extra_test, counts)[2]
+    except Exception:       # noqa: BLE001 -- the first error is the one reported
+        return False
+    finally:
+        carried.pinned = {}
+        carried.restore()
+    i = [s.name for s in carried.slots].index(error.name)
+    t = type_of(values[i])
+    if not isinstance(t, tuple):
+        return False
+    carried.types[i] = t
+    return True
