@@ -101,6 +101,26 @@ def int_none_on_some(x):            # reset to None inside the loop
     return last_neg
 
 
+def heat_until_steady(u0, tol, maxit):   # an array that may be None, an update in place
+    u = u0.copy()
+    prev = None
+    for it in range(maxit):
+        un = u.copy()
+        u[1:-1] = un[1:-1] + 0.2 * (un[2:] - 2 * un[1:-1] + un[:-2])
+        if prev is not None and np.abs(u - prev).max() < tol:
+            return u, it
+        prev = u.copy()
+    return u, maxit
+
+
+def argmax_pair(x):                 # two names bound to None by one tuple assignment
+    bi, bv = None, None
+    for i, v in enumerate(x):
+        if bv is None or v > bv:
+            bi, bv = i, v
+    return bi
+
+
 def last_big_total(x):              # TypeError until the first item above 0.5
     s = None
     total = 0.0
@@ -138,6 +158,8 @@ CASES = [
     (ok_guarded_sum, lambda n: (RNG.random(n),)),
     (int_none_on_some, lambda n: (RNG.standard_normal(n),)),
     (last_big_total, lambda n: (RNG.random(n),)),
+    (heat_until_steady, lambda n: (RNG.random(n + 3), 1e-4, 2 * n)),
+    (argmax_pair, lambda n: (RNG.random(n),)),
 ]
 
 

@@ -81,9 +81,13 @@ def probe(carried, fn, error, extra_test, counts) -> bool:
     carried.restore()
     carried.pinned = {flag: False}
     try:
-        values = carried._trace(fn, extra_test, counts)[2]
+        traced = carried._trace(fn, extra_test, counts)
     except Exception:       # noqa: BLE001 -- the first error is the one reported
         return False
+    else:
+        values = traced[2]
+        for proxy, before in reversed(traced[4]):   # (its updates in place: dropped too)
+            proxy._node = before
     finally:
         carried.pinned = {}
         carried.restore()
