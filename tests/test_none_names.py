@@ -253,3 +253,31 @@ def test_plain_none_names_keep_python_semantics():
         return out
     x = RNG.random(8)
     np.testing.assert_array_equal(cppcodegen.compile(scale, fallback=False)(x), x * 2.0)
+
+
+def _nearest_or_none(x, t):         # a helper whose result may be None
+    best = None
+    for i in range(x.shape[0]):
+        if x[i] > t and (best is None or x[i] < best):
+            best = x[i]
+    return best
+
+
+def calls_helper(x, t):
+    b = _nearest_or_none(x, t)
+    if b is None:
+        return -1.0
+    return b * 2.0
+
+
+def test_a_helper_that_may_return_none_is_not_compiled_into_a_wrong_result():
+    """The caller's ``is None`` is Python's own on the helper's result: a value that is None
+    only when the program runs cannot reach it, so the trace refuses (the fallback runs
+    Python)."""
+    x = RNG.random(40)
+    with pytest.raises(UnsupportedError, match="a helper function returns None or a value"):
+        cppcodegen.compile(calls_helper, fallback=False)(x, 0.5)
+    g = cppcodegen.compile(calls_helper, options={"fallback": True})
+    with pytest.warns(cppcodegen.FallbackWarning):
+        assert g(x, 2.0) == calls_helper(x, 2.0) == -1.0
+    assert g(x, 0.5) == calls_helper(x, 0.5)

@@ -165,7 +165,9 @@ class TraceOps(BuiltinCalls, BoolOps):
     user_error = staticmethod(user_error)      # ``raise E`` (raises.py)
     bound = staticmethod(bound)                 # a read of a name that may be unbound
     is_none = staticmethod(nones.is_none)       # reads of a name that may be None
-    maybe_none = staticmethod(nones.maybe_none)
+
+    def maybe_none(self, value, flag, name):
+        return nones.maybe_none(value, flag, name, helper=any(self.inlined.values()))
     some = staticmethod(nones.some)
     counted_while = staticmethod(whileloops.counted_while)     # ``while i < n: ...; i += 1``
 

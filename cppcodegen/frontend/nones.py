@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, user_location
 from ..ir.graph import keep_for_errors
 from . import optionals
 from .capture import UNDEFINED
@@ -39,10 +39,18 @@ def is_none(value, flag, negate=False):
     return (value is not None) if negate else (value is None)
 
 
-def maybe_none(value, flag, name):
-    """``value`` returned: None where the flag is False."""
+def maybe_none(value, flag, name, helper=False):
+    """``value`` returned: None where the flag is False. Only the compiled function's own
+    result can be None when it runs: a helper's result is read by its caller, whose ``is
+    None`` would not see the flag (``helper``: refused)."""
     if not isinstance(flag, Proxy):
         return value if flag else None
+    if helper:
+        raise UnsupportedError(
+            f"a helper function returns None or a value ('{name}' in {user_location()}), "
+            "known only when the program runs; the compiled function can return such a "
+            "value itself, a function it calls cannot (return a value that stands for none, "
+            "e.g. -1 or np.nan)")
     p = asproxy(_typed(value, name, "a return"))
     out = wrap(p.node, weak=p.weak, scalar=p.scalar)
     out.pyflag, out.intflag = p.pyflag, p.intflag
