@@ -292,7 +292,7 @@ def _plan(program, sig, graph=None, raises=()):
         if isinstance(x, tuple) and x and x[0] == "py?":    # (its flag's buffer, its own)
             return (x[0], tuple(position[b] for b in x[1]))
         if isinstance(x, tuple) and x and x[0] == "none?":  # (its None flag's buffer, the
-            return (x[0], (position[x[1][0]], leaf(x[1][1])))   # value as it is otherwise)
+            return (x[0], (position[x[1][0]], _map(x[1][1], leaf)))     # value otherwise)
         if isinstance(x, tuple) and x and x[0] == "int?":   # (its int flag's buffer, the
             return (x[0], (position[x[1][0]], leaf(x[1][1])))   # value as it is otherwise)
         return x

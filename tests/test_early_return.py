@@ -261,15 +261,14 @@ def find_pair(x, t):
 def test_none_on_every_path_with_an_early_return_compiles(fn):
     """An in-place update with an early exit returns None on every path: compiled (it was
     refused as a mix of None and a value, and ran as Python). A function that returns a
-    pair on one path and None on another still runs as Python, with the right result."""
+    pair on one path and None on another compiles too (``optionals.none_returns``)."""
     f = cppcodegen.compile(fn, fallback=False)
     for x in (np.array([1.0, 2.0, -1.0, 3.0]), np.zeros(3), np.ones(4)):
         a, b = x.copy(), x.copy()
         assert f(a) is None and fn(b) is None
         np.testing.assert_array_equal(a, b)
-    with pytest.warns(cppcodegen.FallbackWarning):
-        g = cppcodegen.compile(find_pair, fallback=True)
-        assert g(np.array([1.0, 4.0]), 2.5) == (1, 4.0)
+    g = cppcodegen.compile(find_pair, fallback=False)
+    assert g(np.array([1.0, 4.0]), 2.5) == (1, 4.0)
     assert g(np.array([1.0, 2.0]), 2.5) is None
 
 

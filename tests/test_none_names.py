@@ -121,6 +121,33 @@ def argmax_pair(x):                 # two names bound to None by one tuple assig
     return bi
 
 
+def find_pair(x, t):                # a tuple or None as a whole
+    for i in range(len(x)):
+        if x[i] > t:
+            return i, x[i]
+    return None
+
+
+def find_cell(a, t):                # a nested tuple, or None by falling off the end
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            if a[i, j] > t:
+                return (i, j), a[i, j]
+
+
+def stats_or_none(a):               # a branch on a value, no loop
+    if a.sum() > 0:
+        return a.max(), int(a.argmax())
+    return None
+
+
+def pair_with_none_item(x, t):      # None as one item of the tuple
+    for i in range(len(x)):
+        if x[i] > t:
+            return i, x[i]
+    return -1, None
+
+
 def last_big_total(x):              # TypeError until the first item above 0.5
     s = None
     total = 0.0
@@ -160,6 +187,10 @@ CASES = [
     (last_big_total, lambda n: (RNG.random(n),)),
     (heat_until_steady, lambda n: (RNG.random(n + 3), 1e-4, 2 * n)),
     (argmax_pair, lambda n: (RNG.random(n),)),
+    (find_pair, lambda n: (RNG.random(n), 0.97)),
+    (find_cell, lambda n: (RNG.random((n, 3)), 0.97)),
+    (stats_or_none, lambda n: (RNG.standard_normal(n) + 0.1,)),
+    (pair_with_none_item, lambda n: (RNG.random(n), 0.97)),
 ]
 
 
@@ -241,6 +272,9 @@ def test_reference_backend_agrees():
         f = cppcodegen.compile(nearest, backend=backend, fallback=False)
         _same(f(pts, q), nearest(pts, q))
         _same(f(pts[:0], q), nearest(pts[:0], q))
+        g = cppcodegen.compile(find_pair, backend=backend, fallback=False)
+        for t in (0.5, 2.0):
+            _same(g(pts[:, 0], t), find_pair(pts[:, 0], t))
 
 
 def test_plain_none_names_keep_python_semantics():

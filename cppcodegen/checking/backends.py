@@ -89,6 +89,7 @@ class ReferenceVariant:
     def __init__(self, graph):
         self.graph = graph
         self._wanted = {id(n) for n in graph.leaves if n.op != "input"}   # results to copy
+        self._wanted |= {id(n) for _, n in graph.none_flags}     # (None where they are set)
 
     def __call__(self, args):
         from .reference import run_graph      # lazy: kept out of `import cppcodegen` (import time)
@@ -105,9 +106,14 @@ class ReferenceVariant:
         python, count = self.graph.python_leaves, iter(range(len(self.graph.leaves)))
         arrays = set(getattr(self.graph, "array_leaves", ()))
         lists = dict(getattr(self.graph, "list_leaves", ()))
+        nones = {k: bool(values[id(n)]) for k, n in self.graph.none_flags}
+        if nones.get(-1):
+            return None             # (the whole result: frontend/nones.py)
 
         def leaf(node):             # (leaves in tree order: python_leaves are positions)
             k = next(count)
+            if nones.get(k):
+                return None
             if node.op == "input":
                 return args[node.attr("index")]
             v = values[id(node)]

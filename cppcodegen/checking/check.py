@@ -247,7 +247,10 @@ def _buffer_check(name, node, value, result) -> BufferCheck:
 
 
 def _leaves(tree, got, path):
-    """(path, output node, compiled value) for each node of the output tree."""
+    """(path, output node, compiled value) for each node of the output tree (none where the
+    compiled value is None: a result None on some paths, frontend/nones.py)."""
+    if got is None:
+        return
     if isinstance(tree, Node):
         yield path, tree, got
     elif isinstance(tree, dict):

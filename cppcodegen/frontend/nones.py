@@ -45,6 +45,8 @@ def maybe_none(value, flag, name, helper=False):
     None`` would not see the flag (``helper``: refused)."""
     if not isinstance(flag, Proxy):
         return value if flag else None
+    if isinstance(value, tuple) and not helper:     # None as a whole (trace.py)
+        return tuple(_whole(maybe_none(v, flag, name)) for v in value)
     if helper:
         raise UnsupportedError(
             f"a helper function returns None or a value ('{name}' in {user_location()}), "
@@ -56,6 +58,13 @@ def maybe_none(value, flag, name, helper=False):
     out.pyflag, out.intflag = p.pyflag, p.intflag
     out.noneflag = wrap(np.logical_not(flag).node, scalar=True)
     return out
+
+
+def _whole(p):
+    if isinstance(p, tuple):
+        return tuple(map(_whole, p))
+    p.none_whole = True
+    return p
 
 
 def some(value, flag, name, where, raising):

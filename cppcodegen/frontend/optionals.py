@@ -148,7 +148,33 @@ def none_returns(body, ret, ops_name, filename) -> list:
     names = frozenset(x for x in _candidates(body, (), ()) - tuples if x.startswith(ret))
     if not names or not body:
         return body
+    last = body[-1]
+    items = _items(last.value) if isinstance(last, ast.Return) else None
+    if items and set(items) <= names and all(
+            {t.id for t in n.targets} == set(items) for n in _own(body)
+            if isinstance(n, ast.Assign) and _none_assign(n) & set(items)):
+        whole = ast.Call(func=ast.Attribute(value=name_node(ops_name), attr="maybe_none",
+                                            ctx=ast.Load()),
+                         args=[last.value, name_node(flag_name(items[0])), ast.Constant(ret)],
+                         keywords=[])       # (``return i, v`` or ``return None``: the tuple
+        return _start(names, body[0]) + _rewrite(body[:-1], names, ops_name, filename) + [
+            set_location(ast.Return(value=whole), last)]      # or None as a whole)
     return _start(names, body[0]) + _rewrite(body, names, ops_name, filename)
+
+
+def _items(value):
+    """The names of a tuple of names (nested), else None."""
+    if isinstance(value, ast.Name):
+        return [value.id]
+    if not isinstance(value, ast.Tuple) or not value.elts:
+        return None
+    out = []
+    for e in value.elts:
+        sub = _items(e)
+        if sub is None:
+            return None
+        out += sub
+    return out
 
 
 def _start(names, at) -> list:

@@ -59,6 +59,7 @@ class Proxy:
     pyflag = None       # a 0-d bool proxy: is the value a Python number now (pyflags.py)
     intflag = None      # ... is the value a Python int now (a float that may hold one)
     noneflag = None     # a 0-d bool proxy: is a returned value None (nones.py)
+    none_whole = False  # ... the tuple it is an item of None as a whole
     _sides = None       # why this name may or may not be the array an update should reach
                         # (a branch chose among arrays, a loop may rebind it: carried.py,
                         # swaps.py, control.py): an update in place through it is refused

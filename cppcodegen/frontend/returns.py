@@ -115,19 +115,21 @@ def _small(stmts, most: int = 300) -> bool:
     return sum(1 for s in stmts for _ in ast.walk(s)) <= most
 
 
+def _none(value) -> bool:
+    return value is None or isinstance(value, ast.Constant) and value.value is None
+
+
 def _parts(body):
-    """The structure every ``return`` returns when each is a tuple written out (no ``*``) and
-    no path falls off the end: per item None (a value) or, for a tuple written out in every
-    return, its own structure (``return (i, j), v``: ``((None, None), None)``); 0 when every
-    one returns None (``return`` to leave an update in place early: nothing to carry); else
-    None."""
+    """The structure every ``return`` of a value returns when each is a tuple written out
+    (no ``*``; the others return None, or the path falls off the end: then every item is
+    None, ``optionals.none_returns``): per item None (a value) or, for a tuple written out
+    in every return, its own structure (``return (i, j), v``: ``((None, None), None)``); 0
+    when every one returns None (``return`` to leave an update in place early: nothing to
+    carry); else None."""
     returns = [n for n in walk_scope(body) if isinstance(n, ast.Return)]
-    if all(r.value is None or isinstance(r.value, ast.Constant) and r.value.value is None
-           for r in returns):
+    if all(_none(r.value) for r in returns):
         return 0
-    if not always_exits(body):
-        return None
-    shapes = [_shape(r.value) for r in returns]
+    shapes = [_shape(r.value) for r in returns if not _none(r.value)]
     common = shapes[0]
     for other in shapes[1:]:
         common = _meet(common, other)
@@ -149,10 +151,12 @@ def _meet(a, b):
 
 
 def _leaves(value, shape) -> list:
-    """The items of ``value`` down to ``shape``'s values, in order."""
+    """The items of ``value`` down to ``shape``'s values, in order (of ``value`` None:
+    as many Nones)."""
     if shape is None:
         return [value]
-    return [leaf for e, sub in zip(value.elts, shape) for leaf in _leaves(e, sub)]
+    return [leaf for k, sub in enumerate(shape)
+            for leaf in _leaves(None if value is None else value.elts[k], sub)]
 
 
 def _store(ret, parts, value, s) -> list:
@@ -162,6 +166,11 @@ def _store(ret, parts, value, s) -> list:
         return [set_location(assign(ret, value or ast.Constant(None)), s)]
     if parts == 0:
         return []
+    if _none(value):        # every item None at once (``x_0 = x_1 = None``)
+        n = len(_leaves(None, parts))
+        return [set_location(ast.Assign(targets=[name_node(f"{ret}_{k}", store=True)
+                                                 for k in range(n)],
+                                        value=ast.Constant(None)), s)]
     return [set_location(assign(f"{ret}_{k}", v), s)
             for k, v in enumerate(_leaves(value, parts))]
 

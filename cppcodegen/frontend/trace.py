@@ -146,6 +146,9 @@ def trace(fn, arg_specs, args):
     none_flags = tuple((k, p.noneflag.node) for k, p in     # (None on some paths)
                        enumerate(flatten_tree(result, leaf_type=Proxy))
                        if isinstance(p, Proxy) and p.noneflag is not None)
+    if isinstance(result, tuple) and all(getattr(p, "none_whole", False) for p in
+                                         flatten_tree(result, leaf_type=Proxy)):
+        none_flags = none_flags[:1] and ((-1, none_flags[0][1]),)  # (the tuple as a whole)
     effects, EFFECTS[:] = list(EFFECTS), []
     roots = leaves + [n for _, n in mutations] + \
         [n for _, n in python_flags + int_flags + none_flags] + inputs + effects

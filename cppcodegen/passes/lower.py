@@ -336,6 +336,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
                 return (f"list:{lists[k]}", v)
             return ("arr", v) if tag == "buf" and k in arrays else (tag, v)   # a 0-d array
         out_tree = _map_leaves(graph.outputs, leaf)
+        if -1 in nones:             # the whole result None where its flag is set
+            out_tree = ("none?", (self._leaf(nones[-1])[1], out_tree))
         program = LoopProgram(self.buffers, self.stages, self.scalars, out_tree)
         program.hints = dict(graph.hints)
         program.sizes = _size_symbols(self.buffers, self.stages)
