@@ -370,3 +370,26 @@ def test_an_argument_returned_on_every_path_is_the_argument(t):
     assert g(a, np.zeros(4), t + 2.5) is a
     chosen_array(want, np.zeros(4), t + 2.5)
     np.testing.assert_array_equal(a, want)
+
+
+def pair_or_number(x, t):
+    for i in range(len(x)):
+        if x[i] > t:
+            return i, x[i]
+    return -1
+
+
+def test_a_tuple_returned_in_a_loop_and_a_number_after_it_is_never_a_wrong_number():
+    """The loop could not carry the tuple, and the ``if`` after it that binds -1 carried the
+    value returned as a number with nothing on the loop's side: the call returned 0 where
+    Python returns (1, 4.0). Now refused, naming the returns; Python runs it with the
+    fallback on."""
+    from cppcodegen.errors import MixedReturns
+    x = np.array([1.0, 4.0])
+    with pytest.raises(MixedReturns, match=r"pair_or_number \(at .*; its returns at lines "
+                                           r"\d+, \d+\): the value returned in the loop"):
+        cppcodegen.compile(pair_or_number, fallback=False)(x, 2.5)
+    g = cppcodegen.compile(pair_or_number, fallback=True)
+    with pytest.warns(cppcodegen.FallbackWarning):
+        assert g(x, 2.5) == (1, 4.0)
+    assert g(x, 5.0) == -1

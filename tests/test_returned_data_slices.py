@@ -105,11 +105,11 @@ def test_check_backend_and_float_bound():
         cppcodegen.compile(float_bound)(x)
 
 
-def find_pair(x, t):
+def find_pair(x, t):                # a tuple on one path, a number on another
     for i in range(len(x)):
         if x[i] > t:
             return i, x[i]
-    return None
+    return -1
 
 
 def test_returns_of_different_kinds_name_the_function_and_its_returns():

@@ -144,7 +144,13 @@ def refuse_dropped_none(name, values, names, where):
     """A name bound to None in a loop or branch (``values``: its value at each end) and read
     where it may be unbound (its bound-flag among the construct's ``names``), or the value
     returned: not carried, the read would take a placeholder (a zero array where Python has
-    None), so it is refused."""
+    None), so it is refused; so is a value returned that a loop cannot carry (a tuple where
+    another return gives a number: an ``if`` after the loop would bind it on one side only)."""
+    if name and name.startswith("__ccg_ret") and not any(v is None for v in values):
+        kinds = " and ".join(sorted({kind_of(v) for v in values if v is not UNDEFINED}))
+        raise MixedReturns(f"the value returned in the loop at {where} is {kinds}, which a "
+                           "compiled loop does not carry (a return elsewhere gives it "
+                           f"another kind or shape); {ONE_TYPE}")
     if not name or not any(v is None for v in values):
         return
     if name.startswith("__ccg_ret"):
