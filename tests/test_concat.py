@@ -204,3 +204,33 @@ def test_insert_out_of_range_is_numpys_index_error(index):
 def test_insert_at_index_array_is_refused_by_name():
     with pytest.raises(cppcodegen.UnsupportedError, match="np.insert at an index array"):
         cppcodegen.compile(lambda a: np.insert(a, [1, 2], 0))(np.arange(5))
+
+
+def _hstack_items(x):
+    return np.hstack(([x[0]], x[1:] * 2, [x.sum(), 1.0]))
+
+
+def _roundtrip(x):                  # np.diff undone: the first item in a list
+    return np.concatenate(([x[0]], x[0] + np.cumsum(np.diff(x))))
+
+
+def _stack_rows(x):
+    return np.stack([[x[0], x[1]], [x[2], x.max()]])
+
+
+def _vstack_row(x):
+    return np.vstack(([x[0], x[1], x[2]], x[:3]))
+
+
+def _int_item(x):
+    return np.concatenate(([np.int64(x.shape[0])], np.arange(2)))
+
+
+@pytest.mark.parametrize("fn", [_hstack_items, _roundtrip, _stack_rows, _vstack_row, _int_item])
+def test_lists_holding_traced_values_as_parts(fn):
+    """A part written as a list of traced scalars (``[x[0]]``) is ``np.array`` of it, as
+    NumPy converts it; it raised DataDependentError (a new user's ``np.diff`` round trip)."""
+    x = np.array([1.0, 4.0, 2.0, 7.0])
+    got, want = cppcodegen.compile(fn, fallback=False)(x), fn(x)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ..errors import user_location
-from .creation import zeros
+from .creation import array, holds_proxy, zeros
 from .externs import extern_call
 from .indexing import setitem
 from .proxy import Proxy, unsupported, update
@@ -28,7 +28,10 @@ from .views import expand_dims, ravel, reshape
 
 
 def _part(x):
-    return x if isinstance(x, Proxy) else np.asarray(x)
+    """A part as an array: a list holding traced values (``[x[0]]``) as ``np.array`` of it."""
+    if isinstance(x, Proxy):
+        return x
+    return array(x, original=np.array) if holds_proxy(x) else np.asarray(x)
 
 
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):

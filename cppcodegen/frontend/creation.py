@@ -384,7 +384,7 @@ def array(obj, dtype=None, *, original, **kw):
         return copy_of(obj, scalar=False) if copy or obj.scalar else \
             laid_out(obj, kw.get("order"))      # (a NumPy scalar: a 0-d array; a strided
                                                 # argument asked for order="C": a copy)
-    if not _holds_proxy(obj):
+    if not holds_proxy(obj):
         return original(obj, dtype, **kw) if dtype is not None else original(obj, **kw)
     items = [asproxy(v) if isinstance(v, Proxy) else array(v, original=original)
              if isinstance(v, (list, tuple)) else asproxy(np.asarray(v)) for v in obj]
@@ -402,7 +402,7 @@ def array(obj, dtype=None, *, original, **kw):
 def ascontiguousarray(a, dtype=None, *, original, **kw):
     """The array itself, or a copy of a view: NumPy copies a view only when its elements are
     not contiguous, so an update through the result of a view's is refused (proxy.update)."""
-    if not _holds_proxy(a):
+    if not holds_proxy(a):
         return original(a, dtype, **kw)
     r = laid_out(array(a, dtype, original=np.asarray), "C")
     if isinstance(a, Proxy) and a._base is not None and r is a:
@@ -412,10 +412,10 @@ def ascontiguousarray(a, dtype=None, *, original, **kw):
     return r if r.ndim else r.reshape(1)        # (at least one axis, as NumPy's)
 
 
-def _holds_proxy(obj) -> bool:
+def holds_proxy(obj) -> bool:
     if isinstance(obj, Proxy):
         return True
-    return isinstance(obj, (list, tuple)) and any(_holds_proxy(v) for v in obj)
+    return isinstance(obj, (list, tuple)) and any(holds_proxy(v) for v in obj)
 
 
 # --------------------------------------------------------------------------- installation
