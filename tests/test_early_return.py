@@ -393,3 +393,32 @@ def test_a_tuple_returned_in_a_loop_and_a_number_after_it_is_never_a_wrong_numbe
     with pytest.warns(cppcodegen.FallbackWarning):
         assert g(x, 2.5) == (1, 4.0)
     assert g(x, 5.0) == -1
+
+
+def clamp_first_negative(x):        # every return returns the argument
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            x[i] = 0.0
+            return x
+    return x
+
+
+def total_until_negative(x):        # every return returns one local number
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            return s
+        s += x[i]
+    return s
+
+
+def test_every_return_of_one_name_returns_that_object():
+    """``return x`` inside a loop and after it: the caller's array itself, as in Python (it
+    was a copy); a local number returned from both places is its value at the return."""
+    for x in (np.array([1.0, -2.0, 3.0]), np.array([1.0, 2.0])):
+        a, b = x.copy(), x.copy()
+        got = cppcodegen.compile(clamp_first_negative, fallback=False)(a)
+        assert got is a and clamp_first_negative(b) is b
+        np.testing.assert_array_equal(a, b)
+        t = cppcodegen.compile(total_until_negative, fallback=False)(x)
+        assert t == total_until_negative(x) and type(t) is type(total_until_negative(x))

@@ -125,10 +125,14 @@ def _parts(body):
     None, ``optionals.none_returns``): per item None (a value) or, for a tuple written out
     in every return, its own structure (``return (i, j), v``: ``((None, None), None)``); 0
     when every one returns None (``return`` to leave an update in place early: nothing to
-    carry); else None."""
+    carry); the name when every one returns one name (``return x``); else None."""
     returns = [n for n in walk_scope(body) if isinstance(n, ast.Return)]
     if all(_none(r.value) for r in returns):
         return 0
+    same = {r.value.id if isinstance(r.value, ast.Name) else None for r in returns}
+    if len(same) == 1 and None not in same and always_exits(body):
+        return same.pop()       # every return returns one name: nothing to carry (nothing
+                                # runs after a return), the name's object itself returned
     shapes = [_shape(r.value) for r in returns if not _none(r.value)]
     common = shapes[0]
     for other in shapes[1:]:
@@ -164,7 +168,7 @@ def _store(ret, parts, value, s) -> list:
     compiled branch cannot carry, is carried as its items; a tuple in it too)."""
     if parts is None:
         return [set_location(assign(ret, value or ast.Constant(None)), s)]
-    if parts == 0:
+    if parts == 0 or isinstance(parts, str):
         return []
     if _none(value):        # every item None at once (``x_0 = x_1 = None``)
         n = len(_leaves(None, parts))
@@ -178,6 +182,8 @@ def _store(ret, parts, value, s) -> list:
 def _result(ret, parts):
     if parts == 0:
         return ast.Constant(None)
+    if isinstance(parts, str):
+        return name_node(parts)
     if parts is None:
         return name_node(ret)
     count = [0]
