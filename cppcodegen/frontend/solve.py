@@ -71,12 +71,8 @@ def solve(M, x):
         p = k + np.argmax(np.abs(M[k:, k]))
         if M[p, k] == 0:
             raise np.linalg.LinAlgError("Singular matrix")
-        row = M[k].copy()
-        M[k] = M[p]
-        M[p] = row
-        rhs = x[k].copy()
-        x[k] = x[p]
-        x[p] = rhs
+        M[[k, p]] = M[[p, k]]
+        x[[k, p]] = x[[p, k]]
         f = M[k + 1:, k] / M[k, k]
         M[k + 1:, k:] -= np.multiply.outer(f, M[k, k:])
         x[k + 1:] -= np.multiply.outer(f, x[k])

@@ -279,7 +279,14 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
             return False
         stage = self._scatter(node, name, label, where)
         if self._reads(name, stage.body) and stage.numel() != 1:
-            return False
+            value = node.inputs[1]      # v reads x (``M[[k, p]] = M[[p, k]]``, a row swap): v
+            if id(value) in self.buffer_of or any(  # first, in a buffer of its own, then the
+                    self._reads(name, b[2]) for b in stage.binds):  # stores in place (a copy
+                return False            # of the whole of x per swap was O(n^2) each time)
+            self.realize(value)
+            stage = self._scatter(node, name, label, where)
+            if self._reads(name, stage.body):
+                return False
         self.buffer_of[id(node)] = name
         self.stages.append(stage)
         return True
