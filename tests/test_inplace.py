@@ -705,3 +705,27 @@ def test_element_stores_through_a_view_are_stores_into_the_array():
     np.testing.assert_allclose(g(a), lu_by_row_views(a), rtol=1e-12, atol=1e-12)
     ir = str(cppcodegen.explain(g, a).program)
     assert "over [30, 30]" not in ir.split("for lv0")[1], ir        # (no whole-matrix pass)
+
+
+def _row_reduce(A):                 # textbook elimination without pivoting: the multipliers
+    A = A.copy()                    # read column k of the rows the update writes
+    n = A.shape[0]
+    for k in range(n - 1):
+        f = A[k + 1:, k] / A[k, k]
+        A[k + 1:, k:] -= np.outer(f, A[k, k:])
+    return A
+
+
+def test_an_update_that_reads_its_region_through_a_vector_computes_the_vector_first():
+    """``A[k+1:, k:] -= np.outer(A[k+1:, k] / A[k, k], A[k, k:])`` reads column ``k`` of
+    the rows it writes. The quotient (a vector) and the pivot row are computed first, then
+    the update is stored in place in one pass; it was computed into a temporary of the
+    region's size and copied back (two passes per column)."""
+    import re
+    A = np.random.default_rng(5).random((30, 30)) + 30 * np.eye(30)
+    f = cppcodegen.compile(_row_reduce, fallback=False)
+    np.testing.assert_allclose(f(A), _row_reduce(A), rtol=1e-12, atol=1e-12)
+    ir = str(cppcodegen.explain(f, A).program)
+    copies = [ln for ln in ir.splitlines()
+              if re.search(r"^ {4,}pointwise buf\d+\[.*\] over \[.+, .+\]:  buf\d+\[i0, i1\]$", ln)]
+    assert not copies, ir

@@ -18,6 +18,7 @@ from ..ir.ufuncs import OPS
 from . import trades
 from .assign_steps import sequenced
 from .chain_buffers import realize_chain
+from .read_first import read_first
 from .indexing import broadcast_index, same_index
 
 
@@ -377,6 +378,8 @@ class AssignLowering:
         value = node.inputs[1]      # v reads x where it stores (``A[i, 1:-1] += A[i, 2:]``):
         if not value.shape or id(value) in self.buffer_of:  # v first, in a buffer of its
             return False                                    # own (a row), then stored in
+        if read_first(self, node, base, name):              # (or only its parts that
+            return True                                     # read x: read_first.py)
         self.realize(value)                                 # place (a copy of the whole of x
         domain, store, body = self._region(node)            # per row was O(n^2) each time)
         return not self._overlaps(name, store, body, domain)
@@ -471,7 +474,7 @@ class AssignLowering:
             region = self._region(node) + (self.names[id(node.inputs[1])],)
             chain = self._setitem_chain(node, start, name)
             if base is start:
-                parts = [region]
+                parts = [read_first(self, node, base, name) or region]
             elif chain:                             # out[i, 0] = a; out[i, 1] = b
                 parts = chain
             elif swap and self._chain_swapped(name, node, pairs, label, start):
@@ -479,7 +482,8 @@ class AssignLowering:
             elif (steps := sequenced(self, node, start, name, targets)) is not None:
                 return "steps", steps               # A[i, 1:] += A[i, :-1]; A[i, 1:] *= h
             elif self.buffer_of.get(id(base)) == name:  # stored here already (cc[:, :, k]
-                parts = [region]                        # = v; cc[:, :, k] *= s in a loop)
+                parts = [read_first(self, node, base, name) or region]  # = v; cc[:, :, k]
+                                                                        # *= s in a loop)
             elif self._in_memory(base):             # the last step of a time loop
                 parts = [p + (label,) for p in self._outside(node)] + [region]
         parts = [p for p in parts if 0 not in p[0]]
