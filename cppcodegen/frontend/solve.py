@@ -71,7 +71,7 @@ def solve(M, x):
         p = k + np.argmax(np.abs(M[k:, k]))
         if M[p, k] == 0:
             raise np.linalg.LinAlgError("Singular matrix")
-        M[[k, p]] = M[[p, k]]
+        M[[k, p]] = M[[p, k]]           # (the two rows read, then stored in place)
         x[[k, p]] = x[[p, k]]
         f = M[k + 1:, k] / M[k, k]
         M[k + 1:, k:] -= np.multiply.outer(f, M[k, k:])
@@ -88,9 +88,7 @@ def det(M):
     for k in range(n):
         p = k + np.argmax(np.abs(M[k:, k]))
         if p != k:
-            row = M[k].copy()
-            M[k] = M[p]
-            M[p] = row
+            M[[k, p]] = M[[p, k]]           # (the two rows read, then stored in place)
             d = -d
         d = d * M[k, k]
         if M[k, k] != 0:
