@@ -290,6 +290,7 @@ SCALARIZED_INTS = {
     "conjugate": "complex operands only (of a real number it is traced as positive)",
     "complex": "float parts only", "mul_naive": "complex operands only",
     "div_py": "complex operands only (Python's quotient of Python numbers)",
+    "power_by_scalar": "float operands only (np.power of a float array by one exponent)",
     "hypot": "float only", "floor": "identity on ints", "ceil": "identity on ints",
     "trunc": "identity on ints", "rint": "identity on ints",
 }

@@ -93,3 +93,41 @@ def test_general_power_array_exponent(dt):
     got = cppcodegen.compile(f)(x, y)
     assert _ulps(got, f(x, y), dt) <= 4          # libmvec pow vs NumPy's pow / SVML
     assert "ccg::pow(" in cppcodegen.explain(f, x, y).source
+
+
+def _power_by(x, e):
+    return x ** e
+
+
+def _power_in_loop(x, e):           # the scalar code of a compiled loop
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] ** e
+    return out
+
+
+@pytest.mark.parametrize("fn", [_power_by, _power_in_loop])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_exponent_known_when_the_program_runs_is_numpys_square_sqrt_reciprocal(fn, dtype):
+    """NumPy's power loop computes a scalar exponent of 2, 0.5 and -1 as square, sqrt and
+    reciprocal; with the exponent an argument, the compiled loop does the same (it was
+    pow's result, one ulp off NumPy's in a quarter of the elements). A NumPy scalar's power
+    (``x[i] ** e``) is C's pow for every exponent. Other exponents stay within pow's
+    error."""
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.random(3000) * 4, [0.0, -0.0, np.inf, -np.inf, np.nan, -2.5, 1e-300
+                                               if dtype == np.float64 else 1e-30]]).astype(dtype)
+    f = cppcodegen.compile(fn, fallback=False)
+    with np.errstate(all="ignore"):
+        for e in (2.0, 0.5, -1.0, 2):
+            got, want = f(x, e), fn(x, e)
+            if fn is _power_by:
+                np.testing.assert_array_equal(got, want)
+            else:       # NumPy scalars: C's pow, whose vector form is within an ulp of it
+                ok = np.isfinite(want)
+                np.testing.assert_allclose(got[ok], want[ok], rtol=2 * np.finfo(dtype).eps)
+                np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        got, want = f(x, 1.7), fn(x, 1.7)
+    ok = np.isfinite(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=4 * np.finfo(dtype).eps)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))

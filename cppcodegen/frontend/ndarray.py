@@ -41,7 +41,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "__call__" and ufunc is np.matmul:
         return matmul(*inputs, **kwargs)
     if method == "__call__" and ufunc is np.power:
-        return _integer_power(trace_ufunc(ufunc, inputs, dict(kwargs)), inputs, kwargs)
+        return _by_scalar(_integer_power(trace_ufunc(ufunc, inputs, dict(kwargs)), inputs,
+                                         kwargs))
     if method == "__call__":
         return trace_ufunc(ufunc, inputs, kwargs)
     if method == "reduce":
@@ -57,6 +58,27 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return trace_ufunc(ufunc, (reshape(a, a.shape + (1,) * b.ndim), b), kwargs)
     raise UnsupportedError(f"np.{ufunc.__name__}.{method} is not supported yet "
                            f"(at {user_location()})")
+
+
+def _by_scalar(result):
+    """np.power of an array of floats by one exponent known only when the program runs (a
+    0-d value): the op power_by_scalar, NumPy's loop for a scalar exponent (square, sqrt and
+    reciprocal for 2, 0.5 and -1, exact; pow's result is within an ulp of them). A NumPy
+    scalar's power (``x[i] ** e``) is the C library's pow for every exponent: not this."""
+    n = getattr(result, "node", None)
+    if n is None or n.op != "power" or not n.shape or n.dtype not in _FLOATS or \
+            n.inputs[1].shape or _constant(n.inputs[1]):
+        return result           # (a constant exponent: ccg::powc, backend/cexpr.py)
+    return wrap(make_node("power_by_scalar", n.inputs, n.shape, n.dtype, n.where))
+
+
+def _constant(node) -> bool:
+    while node.op == "cast":
+        node = node.inputs[0]
+    return node.op in ("const", "constant")
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _integer_power(result, inputs, kwargs):

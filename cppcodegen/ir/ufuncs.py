@@ -119,6 +119,13 @@ def _mul_naive(a, b):
     return _make_complex(a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
 
 
+def _power_by_scalar(a, b):
+    """np.power of an array by one exponent, as NumPy's loop computes it for a scalar
+    exponent (its square, sqrt and reciprocal for 2, 0.5 and -1)."""
+    b = np.asarray(b)
+    return np.power(a, b.dtype.type(b.flat[0])) if b.size else np.power(a, b)
+
+
 def _div_py(a, b):
     """Python's complex quotient (CPython's _Py_c_quot), element by element."""
     a, b = np.broadcast_arrays(np.asarray(a, np.complex128), np.asarray(b, np.complex128))
@@ -153,6 +160,8 @@ _ROWS += [
     OpDef("complex", 2, _make_complex, "{T}({0}, {1})", "ccg::Vec<{T}, L>::from_parts({0}, {1})"),
     OpDef("mul_naive", 2, _mul_naive, "ccg::mul_naive({0}, {1})", "ccg::mul_naive({0}, {1})"),
     OpDef("div_py", 2, _div_py, "ccg::div_py({0}, {1})", "ccg::div_py({0}, {1})"),
+    OpDef("power_by_scalar", 2, _power_by_scalar, "ccg::power_uniform({0}, {1})",
+          "ccg::power_uniform({0}, {1})"),
 ]
 
 # complex operands: (scalar, vector) templates where the row's real spelling does not fit
@@ -231,7 +240,8 @@ ALIASES = {"true_divide": "divide", "mod": "remainder", "abs": "absolute",
            "bitwise_right_shift": "right_shift", "power": "power"}
 
 TRACEABLE = (set(OPS) - {"where", "random_uniform", "random_normal", "real", "imag", "complex",
-                         "mul_naive", "div_py", "python_round", "mul_fits"} - set(PYTHON_MATH)) \
+                         "mul_naive", "div_py", "python_round", "mul_fits",
+                         "power_by_scalar"} - set(PYTHON_MATH)) \
     | set(ALIASES) | {"divmod"}
 LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",

@@ -1112,6 +1112,17 @@ CCG_SCALAR_FN2(atan2) CCG_SCALAR_FN2(pow)
 // (which keeps std::pow for code that includes scalar.h alone).
 inline float power(float a, float b) { return ccg::pow(a, b); }
 inline double power(double a, double b) { return ccg::pow(a, b); }
+// np.power of an array by an exponent the same for every element, known only when the
+// program runs (the op power_by_scalar, frontend/ndarray.py): NumPy's loop computes a
+// scalar exponent of 2, 0.5 and -1 as square, sqrt and reciprocal (exact), pow otherwise; a
+// branch taken the same way for the whole loop.
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+inline T power_uniform(T x, T e) {
+  if (e == T(2)) return x * x;
+  if (e == T(0.5)) return std::sqrt(x);
+  if (e == T(-1)) return T(1) / x;
+  return power(x, e);
+}
 CCG_VEC_FN1(sqrt) CCG_VEC_FN1(floor) CCG_VEC_FN1(ceil) CCG_VEC_FN1(trunc)
 CCG_VEC_FN1(rint)
 #undef CCG_VEC_FN1
@@ -1126,6 +1137,15 @@ CCG_VEC_INT_IDENTITY(rint)
 #undef CCG_VEC_INT_IDENTITY
 
 template <class T, int N> inline Vec<T, N> square(const Vec<T, N>& x) { return x * x; }
+// power_uniform of vectors: the exponent is the same in every lane (the first decides).
+template <class T, int N>
+inline Vec<T, N> power_uniform(const Vec<T, N>& x, const Vec<T, N>& e) {
+  const T s = e.v[0];
+  if (s == T(2)) return x * x;
+  if (s == T(0.5)) return sqrt(x);
+  if (s == T(-1)) return Vec<T, N>::broadcast(T(1)) / x;
+  return pow(x, e);
+}
 
 // abs: clears the sign bit of floats; integer MIN wraps to MIN.
 template <class T, int N> inline Vec<T, N> abs(const Vec<T, N>& x) {
