@@ -100,9 +100,10 @@ bool read_dims(PyObject* seq, int* ndim, npy_intp* dims) {
 
 // The result codes (fastcall.py's RESULT): (code, output) | (kArg, argument) |
 // (kConstant, object) | (kTuple or kList, (items...)) | (kMaybeItem, (flag output, output)):
-// a Python number where the 0-d bool output `flag` is true, a NumPy scalar where it is not
+// a Python number where the 0-d bool output `flag` is true, a NumPy scalar where it is not |
+// (kMaybeNone, (flag output, result)): None where `flag` is true, the result where it is not
 enum ResultKind { kBuf = 0, kArr = 1, kItem = 2, kArg = 3, kConstant = 4, kTuple = 5, kList = 6,
-                  kMaybeItem = 7 };
+                  kMaybeItem = 7, kMaybeNone = 8 };
 
 // Is `spec` a well-formed result code over `nouts` outputs and `nargs` arguments?
 bool valid_result(PyObject* spec, Py_ssize_t nouts, Py_ssize_t nargs, int depth = 0) {
@@ -116,6 +117,11 @@ bool valid_result(PyObject* spec, Py_ssize_t nouts, Py_ssize_t nargs, int depth 
     return true;
   }
   if (kind == kConstant) return true;
+  if (kind == kMaybeNone) {
+    if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 2) return false;
+    const Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(v, 0));
+    return k >= 0 && k < nouts && valid_result(PyTuple_GET_ITEM(v, 1), nouts, nargs, depth + 1);
+  }
   if (kind == kMaybeItem) {
     if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 2) return false;
     for (Py_ssize_t i = 0; i < 2; ++i) {
@@ -296,6 +302,12 @@ PyObject* build_result(PyObject* spec, PyObject** outs, PyObject* args) {
   if (kind == kConstant) {
     Py_INCREF(v);
     return v;
+  }
+  if (kind == kMaybeNone) {
+    PyArrayObject* flag = reinterpret_cast<PyArrayObject*>(
+        outs[PyLong_AsSsize_t(PyTuple_GET_ITEM(v, 0))]);
+    if (*static_cast<const npy_bool*>(PyArray_DATA(flag))) Py_RETURN_NONE;
+    return build_result(PyTuple_GET_ITEM(v, 1), outs, args);
   }
   if (kind == kMaybeItem) {
     PyArrayObject* flag = reinterpret_cast<PyArrayObject*>(

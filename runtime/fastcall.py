@@ -239,7 +239,8 @@ def _reported(v, status, args, raises, sites):
 
 # How fastcall.cpp builds a call's result: (code, value) trees, as runtime/compiled._build
 # builds the Python path's from the plan's outputs
-RESULT = {"buf": 0, "arr": 1, "py": 2, "arg": 3, "constant": 4, "tuple": 5, "list": 6, "py?": 7}
+RESULT = {"buf": 0, "arr": 1, "py": 2, "arg": 3, "constant": 4, "tuple": 5, "list": 6, "py?": 7,
+          "none?": 8}
 _CONSTANTS = (type(None), bool, int, float, str)
 
 
@@ -255,6 +256,10 @@ def _result_spec(tree, made: dict):
             return (RESULT["arg"], v)
         if tag == "py?":        # (the flag's output, the value's)
             return (RESULT[tag], tuple(made[b] for b in v)) if all(b in made for b in v) \
+                else None
+        if tag == "none?":      # (the flag's output, the result where it is not set)
+            inner = _result_spec(v[1], made)
+            return (RESULT[tag], (made[v[0]], inner)) if v[0] in made and inner is not None \
                 else None
         return (RESULT["constant"], v) if tag == "value" and type(v) in _CONSTANTS else None
     if type(tree) in (tuple, list):

@@ -80,6 +80,16 @@ def largest_drop(p):
     return best
 
 
+def first_big(x, t):                    # None, a value, or a tuple as a whole (nones.py)
+    best = None
+    for i in range(x.shape[0]):
+        if x[i] > t and (best is None or x[i] < best):
+            best = x[i]
+    if best is None:
+        return None
+    return best, best * 2
+
+
 def _same(got, want):
     assert type(got) is type(want), (type(got), type(want))
     if isinstance(want, (tuple, list)):
@@ -109,6 +119,8 @@ CASES = [
     (scaled_rows, (RNG.random((4, 6)), 2.0, False)),
     (rotate, (1.5 - 2j, RNG.random(4) + 0j)),
     (stats, (RNG.integers(0, 9, 7).astype(np.float64),)),   # (exact sums on any ISA)
+    (first_big, (RNG.random(9), 0.5)),
+    (first_big, (RNG.random(9), 2.0)),
 ]
 
 
