@@ -148,6 +148,29 @@ def pair_with_none_item(x, t):      # None as one item of the tuple
     return -1, None
 
 
+def fill_with_last_seen(x, t):      # reads shown to hold a value by an is-None test
+    last = None
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            last = x[i]
+        if last is not None:
+            out[i] = last
+    return out, last if last is not None else -1.0
+
+
+def in_a_branch(x):                 # the idiom nested in a branch on values in the loop
+    lo = None
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            if lo is None or x[i] < lo:
+                lo = x[i]
+        else:
+            s += x[i]
+    return (-7 if lo is None else lo), s
+
+
 def last_big_total(x):              # TypeError until the first item above 0.5
     s = None
     total = 0.0
@@ -191,6 +214,8 @@ CASES = [
     (find_cell, lambda n: (RNG.random((n, 3)), 0.97)),
     (stats_or_none, lambda n: (RNG.standard_normal(n) + 0.1,)),
     (pair_with_none_item, lambda n: (RNG.random(n), 0.97)),
+    (fill_with_last_seen, lambda n: (RNG.random(n), 0.9)),
+    (in_a_branch, lambda n: (RNG.standard_normal(n),)),
 ]
 
 

@@ -326,7 +326,8 @@ class Carried:
                 params, made, values, extra, updated, never, kept = self._trace(
                     fn, is_cond or continue_test, counts=test_first and k == 1)
             except UnboundLocalError as e:  # a side reads a name only another side binds
-                if self.loop and nones.probe(self, fns[-1], e, continue_test, test_first):
+                if nones.probe(self, *((fns[-1], e, continue_test, test_first) if self.loop
+                                       else (fn, e, False, False))):
                     return None     # (a name that may be None: traced again with its type)
                 if self.loop or unbound is not None or not self._unbound(e):
                     raise                   # (``if first: best = v`` / ``elif v < best``):

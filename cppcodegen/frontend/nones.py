@@ -87,11 +87,11 @@ def some(value, flag, name, where, raising):
 
 
 def probe(carried, fn, error, extra_test, counts) -> bool:
-    """A loop (its condition or its body ``fn``; ``carried``: its ``Carried``) that reads a
-    name that may hold None where its flag is known only when the program runs, before the
-    name has a type (``error``, from ``_typed``): the body traced once with the flag False
-    (as in an iteration where the name is None) gives the type it binds. True when it did
-    (the loop is traced again with it)."""
+    """A loop (its condition or its body ``fn``) or a side ``fn`` of a branch (``carried``:
+    its ``Carried``) that reads a name that may hold None where its flag is known only when
+    the program runs, before the name has a type (``error``, from ``_typed``): ``fn`` traced
+    once with the flag False (as where the name is None) gives the type it binds. True when
+    it did (the construct is traced again with it)."""
     flag = optionals.flag_name(getattr(error, "name", ""))
     if flag not in carried.names or not carried._unbound(error):
         return False

@@ -17,7 +17,9 @@ to True. Reads become (``nones.py``):
 - ``return x`` (and ``x`` an item of a returned tuple or list): ``__ccg.maybe_none(x, flag)``,
   None where the flag is False when the program runs;
 - an operand of an arithmetic operator (augmented assignments too), an order comparison or
-  a subscript (where None raises TypeError in Python): ``__ccg.some(x, flag, 'x', where, True)``, a check that raises
+  a subscript (where None raises TypeError in Python), or any read where an ``is None`` test
+  has shown it holds a value (``x if x is not None else d``, ``if x is not None: out[i] =
+  x``): ``__ccg.some(x, flag, 'x', where, True)``, a check that raises
   TypeError where the flag is False;
 - any other read: ``__ccg.some(x, flag, 'x', where, False)``, refused while tracing when the
   flag is known only when the program runs (a copy ``y = x`` or a call ``f(x)`` would need
@@ -123,7 +125,39 @@ def _raising(body, names) -> set:
         else:
             continue
         out |= {id(k) for k in kids if isinstance(k, ast.Name) and k.id in names}
+    return out | _guarded(body, names)
+
+
+def _guarded(body, names) -> set:
+    """ids of the reads of ``names`` where an ``is None`` test has shown the name holds a
+    value: the side of an ``if`` or a conditional expression that its test (``x is not
+    None``, ``x is None``, or one of an ``and`` / ``or`` of such tests) leaves only to a
+    value, when nothing there binds the name to None again. Their checks never fire."""
+    out = set()
+    for n in _own(body):
+        if not isinstance(n, (ast.If, ast.IfExp)):
+            continue
+        for x, side in _sure(n.test):
+            part = n.body if side else n.orelse
+            part = part if isinstance(part, list) else [part]
+            if x in names and not any(isinstance(s, ast.Assign) and x in _none_assign(s)
+                                      for s in _own(part)):
+                out |= {id(r) for r in _own(part) if isinstance(r, ast.Name) and r.id == x}
     return out
+
+
+def _sure(test) -> list:
+    """(name, side) pairs: where ``test`` is true (side True) or false (False), ``name``
+    holds a value."""
+    t = _none_test(test)
+    if t is not None:
+        return [(t[0], t[1])]
+    if isinstance(test, ast.BoolOp):
+        tests = [_none_test(v) for v in test.values]
+        if isinstance(test.op, ast.And):
+            return [(t[0], True) for t in tests if t is not None and t[1]]
+        return [(t[0], False) for t in tests if t is not None and not t[1]]
+    return []
 
 
 def guard_none(fdef, ops_name, filename, params, skip) -> frozenset:

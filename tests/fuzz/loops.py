@@ -281,6 +281,9 @@ class Draws:
 class Gen(Draws):
     def __init__(self, seed, index, avoid=None):
         self.r = np.random.default_rng([int(seed), int(index), 0x100F])
+        # draws that only change a statement's text (the main stream stays as it was, so
+        # the programs of a seed stay the same but for those statements)
+        self.r_text = np.random.default_rng([int(seed), int(index), 0x40E])
         self.seed, self.idx = seed, index
         self.avoid = AVOID if avoid is None else avoid
         self.args = []
@@ -405,6 +408,19 @@ class Gen(Draws):
         self.pre.append(Node("line", f"{name} = {init}", tags={"init"}))
         self.ret.append(name)
         return name
+
+    def none_start(self, f, e):
+        """``o = None`` before the loops, ``if o is None or e > o: o = e`` here (frontend/
+        optionals.py), returned as ``-7 if o is None else o`` (a value on every path)."""
+        o = self.fresh("o")
+        self.pre.append(Node("line", f"{o} = None", tags={"init"}))
+        test = self.r_text.choice([f"{o} is None or {e} {'>' if f == 'max' else '<'} {o}",
+                                   f"not ({o} is not None and {e} {'<=' if f == 'max' else '>='} {o})"])
+        ret = f"(-7 if {o} is None else {o})"
+        self.ret.append(ret)
+        self.mixed.add(ret)             # (a Python int -7 where the compiled one is a float)
+        self.features.add("none-start")
+        return Node("line", f"if {test}: {o} = {e}")
 
     def local_array(self, kind):
         """1: a 1-D float array of x's length; 2: square (r, r); acc: M's row length."""
@@ -577,6 +593,8 @@ class Gen(Draws):
             if e is None or not e.startswith("x["):
                 return Node("line", f"{self.scalar('i')} += 1")
             f = self.choice(["max", "min"])
+            if self.r_text.random() < 0.6:      # the same running max / min from None
+                return self.none_start(f, e)
             return Node("line", f"{m} = {f}({m}, {e})")
         if r == 5:
             return Node("line", f"{self.scalar('i')} += {self.choice(['1', '1', '2'])}")
