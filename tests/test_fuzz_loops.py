@@ -47,7 +47,7 @@ def test_loop_generator_reproducible_and_broad():
     want = ("nested triangular negative-step bound-int64 trip0 trip1 break continue return if elif "
             "ifexp bool-ops cond-reduce while while-true while-guarded-read while-converge "
             "array-store row-update rebind tuple-swap write-arg type-changes wrap-index oob "
-            "helper-clip helper-blend helper-sumto helper-escape swap").split()
+            "helper-clip helper-blend helper-sumto helper-escape swap none-start").split()
     missing = [f for f in want if feats.get(f, 0) < 2]
     assert not missing, (missing, feats)
     assert {"twin-unroll", "twin-while"} <= twins, twins
