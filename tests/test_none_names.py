@@ -171,6 +171,93 @@ def in_a_branch(x):                 # the idiom nested in a branch on values in 
     return (-7 if lo is None else lo), s
 
 
+def min_above_or_flag(x, t):        # a return in the loop, the name returned after it
+    best = None
+    for i in range(len(x)):
+        if x[i] > 0.99:
+            return -1.0
+        if x[i] > t and (best is None or x[i] < best):
+            best = x[i]
+    return best
+
+
+def last_state(u, n):               # an array, the loop may run no time
+    prev = None
+    for k in range(n):
+        if k > 5:
+            return u * 2.0
+        prev = u + k
+    return prev
+
+
+def running_min_max(x):             # two names from None in one loop
+    lo = hi = None
+    for v in x:
+        if lo is None or v < lo:
+            lo = v
+        if hi is None or v > hi:
+            hi = v
+    return lo, hi
+
+
+def smallest_index_positive(x):     # a name read only by the next iteration's test
+    bi = None
+    m = None
+    for i in range(x.shape[0]):
+        if x[i] > 0 and (m is None or x[i] < m):
+            m = x[i]
+            bi = i
+    return bi
+
+
+def stop_or_length(x, t):           # a value on every path after ``if stop is None:``
+    stop = None
+    for i in range(len(x)):
+        if x[i] < t:
+            stop = i
+            break
+    if stop is None:
+        stop = len(x)
+    return x[:stop].sum()
+
+
+def last_run_start(x, t):           # a copy under ``elif start is not None:`` in the loop
+    start = None
+    last = -1
+    for i in range(len(x)):
+        if x[i] > t:
+            if start is None:
+                start = i
+        elif start is not None:
+            last = start
+            start = None
+    return last
+
+
+def index_under_or(x):              # x[idx] read only where idx holds a value
+    idx = None
+    for i in range(len(x)):
+        if idx is None or x[i] < x[idx]:
+            idx = i
+    return idx
+
+
+def small_or_false(x, t):           # Python's bool where best is None, NumPy's elsewhere
+    best = None
+    for v in x:
+        if v > t and (best is None or v < best):
+            best = v
+    return best is not None and best < 0.9
+
+
+def none_on_every_path(x):
+    res = None
+    for v in x:
+        if v > 10.0:
+            res = None
+    return res
+
+
 def last_big_total(x):              # TypeError until the first item above 0.5
     s = None
     total = 0.0
@@ -216,6 +303,15 @@ CASES = [
     (pair_with_none_item, lambda n: (RNG.random(n), 0.97)),
     (fill_with_last_seen, lambda n: (RNG.random(n), 0.9)),
     (in_a_branch, lambda n: (RNG.standard_normal(n),)),
+    (min_above_or_flag, lambda n: (RNG.random(n), 0.9)),
+    (last_state, lambda n: (RNG.random(3), n % 9)),
+    (running_min_max, lambda n: (RNG.standard_normal(n),)),
+    (smallest_index_positive, lambda n: (RNG.standard_normal(n),)),
+    (stop_or_length, lambda n: (RNG.random(n), 0.05)),
+    (last_run_start, lambda n: (RNG.random(n), 0.3)),
+    (index_under_or, lambda n: (RNG.random(n),)),
+    (small_or_false, lambda n: (RNG.random(n), 0.8)),
+    (none_on_every_path, lambda n: (RNG.random(n),)),
 ]
 
 

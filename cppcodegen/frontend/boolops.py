@@ -97,13 +97,34 @@ class BoolOps:
 def _chosen(pairs, stop: bool, combined):
     """The value of ``and``/``or`` over traced truths: ``combined`` (their bool) when every
     operand is a bool, else the operand Python would return, selected by the truths."""
-    if all(isinstance(v, (bool, np.bool_)) or isinstance(v, Proxy) and v.dtype == np.bool_
-           for v, _ in pairs) or any(isinstance(v, Proxy) and v.ndim for v, _ in pairs):
+    if any(isinstance(v, Proxy) and v.ndim for v, _ in pairs):
         return combined
+    if all(isinstance(v, (bool, np.bool_)) or isinstance(v, Proxy) and v.dtype == np.bool_
+           for v, _ in pairs):
+        return _bool_kind(combined, pairs, stop)
     out = pairs[-1][0]
     for v, t in reversed(pairs[:-1]):
         if not isinstance(t, bool):
             out = np.where(t, v, out)[()] if stop else np.where(t, out, v)[()]
+    return out
+
+
+def _bool_kind(out, pairs, stop: bool):
+    """``out``, the bool of traced truths, with the kind of bool Python returns: the operand
+    it stops at, a Python bool (``x is not None``) or NumPy's (``x[i] < t``), which may
+    depend on the values (``best is not None and best < t``: False where best is None)."""
+    flags = [pyflags.flag(v) for v, _ in pairs]
+    if not isinstance(out, Proxy) or out.node.shape or all(f is False for f in flags):
+        return out
+    f = flags[-1]
+    for (v, t), fv in zip(reversed(pairs[:-1]), reversed(flags[:-1])):
+        if not isinstance(t, bool):
+            f = pyflags.either(t, fv, f) if stop else pyflags.either(t, f, fv)
+    if f is True:
+        return wrap(out.node, weak=True)
+    if pyflags.dynamic(f):
+        out = wrap(out.node)
+        out.pyflag = f if isinstance(f, Proxy) else wrap(f, scalar=True)
     return out
 
 

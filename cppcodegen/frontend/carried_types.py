@@ -17,7 +17,7 @@ from .bindings import FLAG
 from .capture import UNDEFINED
 from .iteration import symbolic_int
 from .proxy import Proxy
-from .pyflags import flag, int_flag
+from .pyflags import flag, int_flag, none_flag
 from .selection import is_selection
 from .sizes import same_size
 
@@ -57,6 +57,7 @@ class Snapshot:
         self.dtype, self.weak, self.scalar = proxy.dtype, proxy.weak, proxy.scalar
         self.pyflag = flag(proxy)       # (a Python number then? pyflags.py)
         self.intflag = int_flag(proxy)  # (a Python int then?)
+        self.noneflag = none_flag(proxy)    # (a value returned as None then?)
 
 
 def type_of(value):

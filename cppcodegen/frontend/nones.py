@@ -48,8 +48,9 @@ def maybe_none(value, flag, name, helper=False):
     if isinstance(value, tuple) and not helper:     # None as a whole (trace.py)
         return tuple(_whole(maybe_none(v, flag, name)) for v in value)
     if helper:
+        what = "its return value" if name.startswith("__ccg_ret") else f"'{name}'"
         raise UnsupportedError(
-            f"a helper function returns None or a value ('{name}' in {user_location()}), "
+            f"a helper function returns None or a value ({what} in {user_location()}), "
             "known only when the program runs; the compiled function can return such a "
             "value itself, a function it calls cannot (return a value that stands for none, "
             "e.g. -1 or np.nan)")
@@ -92,11 +93,12 @@ def probe(carried, fn, error, extra_test, counts) -> bool:
     the program runs, before the name has a type (``error``, from ``_typed``): ``fn`` traced
     once with the flag False (as where the name is None) gives the type it binds. True when
     it did (the construct is traced again with it)."""
-    flag = optionals.flag_name(getattr(error, "name", ""))
-    if flag not in carried.names or not carried._unbound(error):
+    untyped = [s.name for s, t in zip(carried.slots, carried.types) if t is None and s.name
+               and optionals.flag_name(s.name) in carried.names]     # (all of them at once:
+    if getattr(error, "name", None) not in untyped:                  # ``lo = hi = None``)
         return False
     carried.restore()
-    carried.pinned = {flag: False}
+    carried.pinned = {optionals.flag_name(name): False for name in untyped}
     try:
         traced = carried._trace(fn, extra_test, counts)
     except Exception:       # noqa: BLE001 -- the first error is the one reported
@@ -108,9 +110,9 @@ def probe(carried, fn, error, extra_test, counts) -> bool:
     finally:
         carried.pinned = {}
         carried.restore()
-    i = [s.name for s in carried.slots].index(error.name)
-    t = type_of(values[i])
-    if not isinstance(t, tuple):
-        return False
-    carried.types[i] = t
-    return True
+    names = [s.name for s in carried.slots]
+    for name in untyped:
+        t = type_of(values[names.index(name)])
+        if isinstance(t, tuple):
+            carried.types[names.index(name)] = t
+    return carried.types[names.index(error.name)] is not None

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import ast
 
-from .astutil import assign, COMPS, name_node, SCOPES, set_location
+from .astutil import always_exits, assign, COMPS, name_node, SCOPES, set_location
 
 FLAG = "__ccg_some_"
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
@@ -75,10 +75,13 @@ def _none_assign(s) -> set:
 
 def _candidates(body, params, skip) -> set:
     """The local names bound to the literal None that the rewrite can take."""
-    nones, bad = set(), set(params) | set(skip)
+    nones, values, bad = set(), set(), set(params) | set(skip)
     for n in _own(body):
         if isinstance(n, ast.Assign):
             nones |= _none_assign(n)
+            values |= _stored(n.targets) - _none_assign(n)
+        if isinstance(n, (ast.For, ast.AsyncFor)):
+            values |= _stored([n.target])
         elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
             bad |= {x.id for x in ast.walk(n.target) if isinstance(x, ast.Name)}
         elif isinstance(n, ast.Delete):
@@ -94,7 +97,7 @@ def _candidates(body, params, skip) -> set:
         elif isinstance(n, ast.Compare) and any(isinstance(o, (ast.Is, ast.IsNot))
                                                 for o in n.ops) and _none_test(n) is None:
             bad |= {x.id for x in [n.left, *n.comparators] if isinstance(x, ast.Name)}
-    return nones - bad
+    return nones & values - bad     # (None on every path: Python's None, as it is)
 
 
 def _own(body):
@@ -132,18 +135,70 @@ def _guarded(body, names) -> set:
     """ids of the reads of ``names`` where an ``is None`` test has shown the name holds a
     value: the side of an ``if`` or a conditional expression that its test (``x is not
     None``, ``x is None``, or one of an ``and`` / ``or`` of such tests) leaves only to a
-    value, when nothing there binds the name to None again. Their checks never fire."""
+    value, when nothing there binds the name to None again, and the operands of an ``and``
+    / ``or`` after such a test. Their checks never fire."""
     out = set()
     for n in _own(body):
+        if isinstance(n, ast.BoolOp):       # ``x is None or f(x)``, ``x is not None and f(x)``
+            shown = set()
+            for v in n.values:
+                out |= {id(r) for r in _own([v]) if isinstance(r, ast.Name) and r.id in shown}
+                t = _none_test(v)
+                if t is not None and t[1] == isinstance(n.op, ast.And):
+                    shown.add(t[0])
+            continue
         if not isinstance(n, (ast.If, ast.IfExp)):
             continue
         for x, side in _sure(n.test):
             part = n.body if side else n.orelse
-            part = part if isinstance(part, list) else [part]
-            if x in names and not any(isinstance(s, ast.Assign) and x in _none_assign(s)
-                                      for s in _own(part)):
-                out |= {id(r) for r in _own(part) if isinstance(r, ast.Name) and r.id == x}
+            if x in names:
+                out |= _reads_until_none(part if isinstance(part, list) else [part], x)
+    return out | _narrowed(body, names)
+
+
+def _reads_until_none(stmts, x) -> set:
+    """ids of the reads of ``x`` in ``stmts`` before the first one that may bind it to
+    None."""
+    out = set()
+    for s in stmts:
+        if _binds_none(s, x):
+            break
+        out |= {id(r) for r in _own([s]) if isinstance(r, ast.Name) and r.id == x and
+                isinstance(r.ctx, ast.Load)}
     return out
+
+
+def _binds_none(s, x) -> bool:
+    return any(isinstance(n, ast.Assign) and x in _none_assign(n) for n in _own([s]))
+
+
+def _narrowed(body, names) -> set:
+    """ids of the reads of ``names`` in the statements that follow, in the same block, a
+    binding of the name to a value (``x = v``) or an ``if x is None:`` whose body binds it
+    to a value or leaves (``stop = len(x)``, ``return -1``), up to a statement that may bind
+    it to None again."""
+    out = set()
+    blocks = [body] + [getattr(n, f) for n in _own(body) if not isinstance(n, SCOPES + COMPS)
+                       for f in ("body", "orelse", "finalbody")
+                       if isinstance(getattr(n, f, None), list) and getattr(n, f)
+                       and isinstance(getattr(n, f)[0], ast.stmt)]
+    for block in blocks:
+        for k, s in enumerate(block):
+            for x in _valued_after(s) & names:
+                out |= _reads_until_none(block[k + 1:], x)
+    return out
+
+
+def _valued_after(s) -> set:
+    """The names statement ``s`` leaves holding a value on every way it falls through."""
+    if isinstance(s, ast.Assign):
+        return _stored(s.targets) - _none_assign(s)
+    t = _none_test(s.test) if isinstance(s, ast.If) else None
+    if t is None or t[1] or s.orelse or _binds_none(s, t[0]):
+        return set()
+    last = s.body[-1]
+    bound = isinstance(last, ast.Assign) and t[0] in _stored(last.targets)
+    return {t[0]} if bound or always_exits(s.body) else set()
 
 
 def _sure(test) -> list:

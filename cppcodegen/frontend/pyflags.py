@@ -120,17 +120,19 @@ def chosen(t, yes, no, out):
         return out
     fy, fn = flag(yes), flag(no)
     if not out.weak and fy is not fn:
-        out.pyflag = _either(t, fy, fn)
+        out.pyflag = either(t, fy, fn)
     iy, ino = int_flag(yes), int_flag(no)
     if out.dtype.kind == "f" and iy is not ino and (iy is not False or ino is not False):
-        out.intflag = _either(t, iy, ino)
+        out.intflag = either(t, iy, ino)
     return out
 
 
-def _either(t, a, b):
+def either(t, a, b):
     """The flag ``a if t else b``: with a constant one, ``and``/``or`` of the other (``m =
     max(m, x[i])`` carries ``m``'s flag as ``flag and not t``, a reduction a prange loop
     takes), else a select."""
+    if a is b or not dynamic(a) and not dynamic(b) and a == b:
+        return a
     a_, b_ = wrap(start_node(a)), wrap(start_node(b))
     if dynamic(a) and dynamic(b):
         r = np.where(t, a_, b_)
@@ -163,9 +165,26 @@ def needs_int_flag(t, flags) -> bool:
     return any(map(dynamic, flags)) or True in flags
 
 
+def none_flag(v):
+    """True (a value returned as None: nones.maybe_none), False, or a 0-d bool node."""
+    if isinstance(v, Proxy):
+        f = getattr(v, "noneflag", None)
+        return f.node if f is not None else False
+    if hasattr(v, "noneflag") and not isinstance(v, type):  # (a Snapshot: as it was then)
+        return v.noneflag
+    return False
+
+
+def needs_none_flag(t, flags) -> bool:
+    """... a None flag slot? A value returned as None on some paths (``return best`` with
+    ``best`` None where the program ran so, carried out of a branch as the value returned)."""
+    return isinstance(t, tuple) and (any(map(dynamic, flags)) or len(set(flags)) > 1)
+
+
 # the kinds of flag a carried value may need: (its flag of a value, whether its paths' flags
 # need a slot, the proxy attribute that holds it)
-KINDS = {"python": (flag, needs_flag, "pyflag"), "int": (int_flag, needs_int_flag, "intflag")}
+KINDS = {"python": (flag, needs_flag, "pyflag"), "int": (int_flag, needs_int_flag, "intflag"),
+         "none": (none_flag, needs_none_flag, "noneflag")}
 
 
 def needed(t, values, have) -> list:

@@ -20,7 +20,7 @@ from .astutil import (assign, BAD_EXPRS, BAD_STMTS, bound_names, function_def, h
 from .bindings import flag_name
 from .containers import MUTATORS
 from .escapes import private_lists
-from .optionals import none_returns
+from .optionals import flag_name as some_flag, none_returns
 from .returns import ReturnRewriter
 
 # builtins rewritten to ops.<name>_ wherever they are called
@@ -347,7 +347,8 @@ class Converter(ReturnRewriter):
         names = sorted(bound_names(s.body + s.orelse) | self.boxes(s.body + s.orelse))
         self.modified.update(names)
         inside = {id(n) for n in ast.walk(s)}
-        keep = [x for x in names if flag_name(x) in names or not self.loads.get(x, set()) <= inside]
+        keep = [x for x in names if flag_name(x) in names or some_flag(x) in names or
+                not self.loads.get(x, set()) <= inside]     # (read where its flag says)
         self.kept += keep
         test = self.expr(s.test)
         then_n, else_n = "%sthen_%d" % (self.pre, n), "%selse_%d" % (self.pre, n)
