@@ -154,6 +154,25 @@ def jumps_lowerable(stmts):
     return True
 
 
+def stored(targets) -> set:
+    """The names assignment targets bind."""
+    return {n.id for t in targets for n in ast.walk(t)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def map_blocks(s, fn):
+    """Replaces each statement list inside statement ``s`` (its body, else and finally
+    clauses, its handlers' bodies; not a nested scope's) by ``fn`` of it."""
+    if isinstance(s, SCOPES):
+        return
+    for field in ("body", "orelse", "finalbody"):
+        sub = getattr(s, field, None)
+        if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+            setattr(s, field, fn(sub))
+    for h in getattr(s, "handlers", ()):
+        h.body = fn(h.body)
+
+
 def has(nodes, types_):
     return any(isinstance(n, types_) for n in walk_scope(nodes))
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 
-from .astutil import assign, COMPS, name_node, SCOPES, set_location
+from .astutil import assign, COMPS, map_blocks, name_node, SCOPES, set_location, stored
 
 FLAG = "__ccg_bound_"
 
@@ -75,7 +75,7 @@ class _Flow:
             self.reads(s.value, done)
             for t in s.targets:
                 self.reads(t, done)
-            return done | _stored(s.targets)
+            return done | stored(s.targets)
         if isinstance(s, ast.AugAssign):
             self.reads(s.value, done)
             if isinstance(s.target, ast.Name):
@@ -83,17 +83,17 @@ class _Flow:
                     self.maybe.append(s)
             else:
                 self.reads(s.target, done)
-            return done | _stored([s.target])
+            return done | stored([s.target])
         if isinstance(s, ast.AnnAssign):
             if s.value is None:
                 return done
             self.reads(s.value, done)
             self.reads(s.target, done)
-            return done | _stored([s.target])
+            return done | stored([s.target])
         if isinstance(s, (ast.For, ast.AsyncFor)):
             self.reads(s.iter, done)
             self.reads(s.target, done)
-            return self.loop(s.body, s.orelse, done | _stored([s.target]), done)
+            return self.loop(s.body, s.orelse, done | stored([s.target]), done)
         if isinstance(s, ast.While):
             self.reads(s.test, done)
             forever = isinstance(s.test, ast.Constant) and bool(s.test.value)
@@ -127,7 +127,7 @@ class _Flow:
         if isinstance(s, (ast.With, ast.AsyncWith)):
             for item in s.items:
                 self.reads(item.context_expr, done)
-            return self.block(s.body, done | _stored(
+            return self.block(s.body, done | stored(
                 [i.optional_vars for i in s.items if i.optional_vars is not None]))
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return done | {s.name}      # (decorators and defaults: a lambda-like scope)
@@ -150,11 +150,6 @@ def _meet(*sets):
     for x in live[1:]:
         out &= x
     return out
-
-
-def _stored(targets) -> set:
-    return {n.id for t in targets for n in ast.walk(t)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _pattern_names(pattern) -> set:
@@ -241,21 +236,15 @@ def guard_unbound(fdef, ops_name, filename, params, cells) -> frozenset:
             if id(s) in sites:          # ``x += 1`` where x may be unbound: checked first
                 out.append(set_location(ast.Expr(value=check(s.target.id, s)), s))
             s = Reads().visit(s) if not isinstance(s, SCOPES) else s
-            for field in ("body", "orelse", "finalbody"):
-                sub = getattr(s, field, None)
-                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt) \
-                        and not isinstance(s, SCOPES):
-                    setattr(s, field, mark(sub))
-            for h in getattr(s, "handlers", ()):
-                h.body = mark(h.body)
+            map_blocks(s, mark)
             out.append(s)
             if isinstance(s, (ast.For, ast.AsyncFor)):
                 s.body[:0] = [set_location(assign(flag_name(x), ast.Constant(True)), s)
-                              for x in sorted(_stored([s.target]) & names)]
+                              for x in sorted(stored([s.target]) & names)]
             elif isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = s.targets if isinstance(s, ast.Assign) else [s.target]
                 out += [set_location(assign(flag_name(x), ast.Constant(True)), s)
-                        for x in sorted(_stored(targets) & names)]
+                        for x in sorted(stored(targets) & names)]
             elif isinstance(s, ast.Delete):
                 out += [set_location(assign(flag_name(t.id), ast.Constant(False)), s)
                         for t in s.targets if isinstance(t, ast.Name) and t.id in names]

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import ast
 
-from .astutil import always_exits, assign, COMPS, name_node, SCOPES, set_location
+from .astutil import (always_exits, assign, COMPS, map_blocks, name_node, SCOPES,
+                      set_location, stored)
 
 FLAG = "__ccg_some_"
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
@@ -79,9 +80,9 @@ def _candidates(body, params, skip) -> set:
     for n in _own(body):
         if isinstance(n, ast.Assign):
             nones |= _none_assign(n)
-            values |= _stored(n.targets) - _none_assign(n)
+            values |= stored(n.targets) - _none_assign(n)
         if isinstance(n, (ast.For, ast.AsyncFor)):
-            values |= _stored([n.target])
+            values |= stored([n.target])
         elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
             bad |= {x.id for x in ast.walk(n.target) if isinstance(x, ast.Name)}
         elif isinstance(n, ast.Delete):
@@ -192,12 +193,12 @@ def _narrowed(body, names) -> set:
 def _valued_after(s) -> set:
     """The names statement ``s`` leaves holding a value on every way it falls through."""
     if isinstance(s, ast.Assign):
-        return _stored(s.targets) - _none_assign(s)
+        return stored(s.targets) - _none_assign(s)
     t = _none_test(s.test) if isinstance(s, ast.If) else None
     if t is None or t[1] or s.orelse or _binds_none(s, t[0]):
         return set()
     last = s.body[-1]
-    bound = isinstance(last, ast.Assign) and t[0] in _stored(last.targets)
+    bound = isinstance(last, ast.Assign) and t[0] in stored(last.targets)
     return {t[0]} if bound or always_exits(s.body) else set()
 
 
@@ -320,7 +321,7 @@ def _rewrite(body, names, ops_name, filename) -> list:
         """The flags of the names ``targets`` bind: those of ``gone`` (bound to None) when
         ``value`` is False, the others when it is True."""
         return [set_location(assign(flag_name(x), ast.Constant(value)), targets[0])
-                for x in sorted(_stored(targets) & names) if (x in gone) != value]
+                for x in sorted(stored(targets) & names) if (x in gone) != value]
 
     def undefined(at):
         return ast.copy_location(ast.Attribute(value=name_node(ops_name), attr="UNDEFINED",
@@ -340,13 +341,7 @@ def _rewrite(body, names, ops_name, filename) -> list:
                 out += [s] + flags(s.targets, False, gone) + flags(s.targets, True, gone)
                 continue
             s = Reads().visit(s) if not isinstance(s, SCOPES) else s
-            for field in ("body", "orelse", "finalbody"):
-                sub = getattr(s, field, None)
-                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt) \
-                        and not isinstance(s, SCOPES):
-                    setattr(s, field, mark(sub))
-            for h in getattr(s, "handlers", ()):
-                h.body = mark(h.body)
+            map_blocks(s, mark)
             out.append(s)
             if isinstance(s, (ast.For, ast.AsyncFor)):
                 s.body[:0] = flags([s.target], True)
@@ -355,8 +350,3 @@ def _rewrite(body, names, ops_name, filename) -> list:
         return out
 
     return mark(body)
-
-
-def _stored(targets) -> set:
-    return {n.id for t in targets for n in ast.walk(t)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
