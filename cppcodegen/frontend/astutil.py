@@ -154,6 +154,17 @@ def jumps_lowerable(stmts):
     return True
 
 
+def own_nodes(body):
+    """The nodes of a function's own scope below the statements ``body`` (nested scopes
+    and comprehensions themselves included, not their insides)."""
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, SCOPES + COMPS):
+            stack.extend(ast.iter_child_nodes(n))
+
+
 def stored(targets) -> set:
     """The names assignment targets bind."""
     return {n.id for t in targets for n in ast.walk(t)

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import ast
 
-from .astutil import assign, COMPS, map_blocks, name_node, SCOPES, set_location, stored
+from .astutil import (assign, COMPS, map_blocks, name_node, own_nodes, SCOPES, set_location,
+                      stored)
 
 FLAG = "__ccg_bound_"
 
@@ -161,7 +162,7 @@ def _plain_bindings(body) -> dict:
     """name -> False if some statement binds it other than by assignment, a ``for`` target
     or ``del`` (then it gets no flag)."""
     plain = {}
-    for n in _walk(body):
+    for n in own_nodes(body):
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             plain.setdefault(n.id, True)
         if isinstance(n, (ast.With, ast.AsyncWith)):
@@ -182,17 +183,6 @@ def _plain_bindings(body) -> dict:
             for x in _pattern_names(n.pattern):
                 plain[x] = False
     return plain
-
-
-def _walk(body):
-    """The nodes of the function's own scope (not inside nested scopes or comprehensions;
-    the nested scope nodes themselves are included)."""
-    stack = list(body)
-    while stack:
-        n = stack.pop()
-        yield n
-        if not isinstance(n, SCOPES + COMPS):
-            stack.extend(ast.iter_child_nodes(n))
 
 
 def guard_unbound(fdef, ops_name, filename, params, cells) -> frozenset:

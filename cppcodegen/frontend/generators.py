@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from .astutil import name_node, set_location
+from .astutil import map_blocks, name_node, set_location
 
 REDUCERS = ("any", "all", "sum", "min", "max")
 
@@ -44,12 +44,7 @@ def hoist(fdef, prefix: str, is_builtin) -> None:
             if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 out.append(s)
                 continue
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(s, field, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    setattr(s, field, block(inner))
-            for h in getattr(s, "handlers", ()):
-                h.body = block(h.body)
+            map_blocks(s, block)
             field = "test" if isinstance(s, ast.If) else "value" if isinstance(
                 s, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)) else None
             items = getattr(s, "value", None) if field == "value" else None

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import ast
 
-from .astutil import (always_exits, assign, COMPS, map_blocks, name_node, SCOPES,
-                      set_location, stored)
+from .astutil import (always_exits, assign, COMPS, map_blocks, name_node, own_nodes,
+                      SCOPES, set_location, stored)
 
 FLAG = "__ccg_some_"
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
@@ -77,7 +77,7 @@ def _none_assign(s) -> set:
 def _candidates(body, params, skip) -> set:
     """The local names bound to the literal None that the rewrite can take."""
     nones, values, bad = set(), set(), set(params) | set(skip)
-    for n in _own(body):
+    for n in own_nodes(body):
         if isinstance(n, ast.Assign):
             nones |= _none_assign(n)
             values |= stored(n.targets) - _none_assign(n)
@@ -101,21 +101,10 @@ def _candidates(body, params, skip) -> set:
     return nones & values - bad     # (None on every path: Python's None, as it is)
 
 
-def _own(body):
-    """The nodes of the function's own scope (nested scopes and comprehensions themselves
-    included, not their insides)."""
-    stack = list(body)
-    while stack:
-        n = stack.pop()
-        yield n
-        if not isinstance(n, SCOPES + COMPS):
-            stack.extend(ast.iter_child_nodes(n))
-
-
 def _raising(body, names) -> set:
     """ids of the reads of ``names`` where None raises TypeError in Python."""
     out = set()
-    for n in _own(body):
+    for n in own_nodes(body):
         if isinstance(n, ast.BinOp):
             kids = [n.left, n.right]
         elif isinstance(n, ast.AugAssign):
@@ -139,11 +128,11 @@ def _guarded(body, names) -> set:
     value, when nothing there binds the name to None again, and the operands of an ``and``
     / ``or`` after such a test. Their checks never fire."""
     out = set()
-    for n in _own(body):
+    for n in own_nodes(body):
         if isinstance(n, ast.BoolOp):       # ``x is None or f(x)``, ``x is not None and f(x)``
             shown = set()
             for v in n.values:
-                out |= {id(r) for r in _own([v]) if isinstance(r, ast.Name) and r.id in shown}
+                out |= {id(r) for r in own_nodes([v]) if isinstance(r, ast.Name) and r.id in shown}
                 t = _none_test(v)
                 if t is not None and t[1] == isinstance(n.op, ast.And):
                     shown.add(t[0])
@@ -164,13 +153,13 @@ def _reads_until_none(stmts, x) -> set:
     for s in stmts:
         if _binds_none(s, x):
             break
-        out |= {id(r) for r in _own([s]) if isinstance(r, ast.Name) and r.id == x and
+        out |= {id(r) for r in own_nodes([s]) if isinstance(r, ast.Name) and r.id == x and
                 isinstance(r.ctx, ast.Load)}
     return out
 
 
 def _binds_none(s, x) -> bool:
-    return any(isinstance(n, ast.Assign) and x in _none_assign(n) for n in _own([s]))
+    return any(isinstance(n, ast.Assign) and x in _none_assign(n) for n in own_nodes([s]))
 
 
 def _narrowed(body, names) -> set:
@@ -179,7 +168,7 @@ def _narrowed(body, names) -> set:
     to a value or leaves (``stop = len(x)``, ``return -1``), up to a statement that may bind
     it to None again."""
     out = set()
-    blocks = [body] + [getattr(n, f) for n in _own(body) if not isinstance(n, SCOPES + COMPS)
+    blocks = [body] + [getattr(n, f) for n in own_nodes(body) if not isinstance(n, SCOPES + COMPS)
                        for f in ("body", "orelse", "finalbody")
                        if isinstance(getattr(n, f, None), list) and getattr(n, f)
                        and isinstance(getattr(n, f)[0], ast.stmt)]
@@ -232,7 +221,7 @@ def none_returns(body, ret, ops_name, filename) -> list:
     """``body`` after ``returns.py`` stored each ``return`` into the names starting with
     ``ret``: those that are None on some paths (``return None``, a fall off the end) get a
     flag as the user's names do."""
-    tuples = {t.id for n in _own(body) if isinstance(n, ast.Assign) and
+    tuples = {t.id for n in own_nodes(body) if isinstance(n, ast.Assign) and
               isinstance(n.value, (ast.Tuple, ast.List)) for t in n.targets
               if isinstance(t, ast.Name)}      # (a tuple is not carried by a loop)
     names = frozenset(x for x in _candidates(body, (), ()) - tuples if x.startswith(ret))
@@ -241,7 +230,7 @@ def none_returns(body, ret, ops_name, filename) -> list:
     last = body[-1]
     items = _items(last.value) if isinstance(last, ast.Return) else None
     if items and set(items) <= names and all(
-            {t.id for t in n.targets} == set(items) for n in _own(body)
+            {t.id for t in n.targets} == set(items) for n in own_nodes(body)
             if isinstance(n, ast.Assign) and _none_assign(n) & set(items)):
         whole = ast.Call(func=ast.Attribute(value=name_node(ops_name), attr="maybe_none",
                                             ctx=ast.Load()),
