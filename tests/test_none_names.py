@@ -258,6 +258,18 @@ def none_on_every_path(x):
     return res
 
 
+def rows_since_negative(X):         # an array reset to None, made afresh, or added to
+    acc = None
+    for i in range(X.shape[0]):
+        if X[i].sum() < 0:
+            acc = None
+        elif acc is None:
+            acc = X[i].copy()
+        else:
+            acc = acc + X[i]
+    return acc
+
+
 def last_big_total(x):              # TypeError until the first item above 0.5
     s = None
     total = 0.0
@@ -312,6 +324,7 @@ CASES = [
     (index_under_or, lambda n: (RNG.random(n),)),
     (small_or_false, lambda n: (RNG.random(n), 0.8)),
     (none_on_every_path, lambda n: (RNG.random(n),)),
+    (rows_since_negative, lambda n: (RNG.standard_normal((n, 3)),)),
 ]
 
 

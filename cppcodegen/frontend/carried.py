@@ -385,10 +385,13 @@ class Carried:
         if not self.loop:               # (one side runs: the most either appends)
             listbuffer.settle(self.appended)
         for i, slot in enumerate(self.slots):   # a name bound to another array: a name
-            if slot.alias and not all(getattr(t[2][i], "proxy", None) is slot.init
-                                      for t in traced):
+            if not slot.alias:
+                continue
+            ends = [None if t[2][i] is UNDEFINED else getattr(t[2][i], "proxy", None)
+                    for t in traced]            # (UNDEFINED: unbound there, as by x = None)
+            if not all(p is slot.init for p in ends):
                 slot.alias = False
-                slot.kept = any(getattr(t[2][i], "proxy", None) is slot.init for t in traced)
+                slot.kept = any(p is slot.init for p in ends)
                 settled = False
         if not settled:
             return None
