@@ -57,7 +57,9 @@ class PythonOps:
                                     f"associated with a value (at {where})")
         return value
 
-    def is_none(self, value, flag, negate=False):
+    def is_none(self, value, flag, negate=False, eq=False):
+        if eq and flag:
+            return (value != None) if negate else (value == None)   # noqa: E711
         return (value is not None if negate else value is None) if flag else not negate
 
     def maybe_none(self, value, flag, name):

@@ -449,3 +449,31 @@ def test_a_helper_that_may_return_none_is_not_compiled_into_a_wrong_result():
     with pytest.warns(cppcodegen.FallbackWarning):
         assert g(x, 2.0) == calls_helper(x, 2.0) == -1.0
     assert g(x, 0.5) == calls_helper(x, 0.5)
+
+
+def smallest_eq_none(x):            # == None, as a new user writes it
+    best = None
+    for v in x:
+        if best == None or v < best:    # noqa: E711
+            best = v
+    return best, best != None           # noqa: E711
+
+
+def rows_eq_none(X):                # an array compared with == None: NumPy's, element-wise
+    prev = None
+    for i in range(X.shape[0]):
+        if prev is None or X[i].sum() > prev.sum():
+            prev = X[i] * 1.0
+    return prev == None                 # noqa: E711
+
+
+def test_equality_with_none():
+    """``x == None`` of a number that may be None is ``x is None`` (a Python bool); of an array
+    NumPy compares element by element, which a flag known only when the program runs cannot
+    give: refused, naming the line."""
+    x = RNG.random(50)
+    f = cppcodegen.compile(smallest_eq_none, fallback=False)
+    for a in (x, x[:0]):
+        _same(f(a), smallest_eq_none(a))
+    with pytest.raises(UnsupportedError, match=r"compared with == None \(at .*test_none_names"):
+        cppcodegen.compile(rows_eq_none, fallback=False)(RNG.random((40, 3)))

@@ -30,8 +30,16 @@ def _typed(value, name, where):
     return value
 
 
-def is_none(value, flag, negate=False):
-    """``value is None`` (``is not`` with ``negate``)."""
+def is_none(value, flag, negate=False, eq=False):
+    """``value is None`` (``is not`` with ``negate``; ``eq``: ``==`` / ``!=``, the same but
+    for an array, which NumPy compares element by element)."""
+    if eq and flag is not False and value is not UNDEFINED and (
+            value.ndim if isinstance(value, Proxy) else np.ndim(value)):
+        if isinstance(flag, Proxy):
+            raise UnsupportedError(
+                f"an array that may be None compared with == None (at {user_location()}): "
+                "NumPy compares an array element by element; write `is None`")
+        return (value != None) if negate else (value == None)   # noqa: E711 (NumPy's ==)
     if isinstance(flag, Proxy):
         return wrap((flag if negate else np.logical_not(flag)).node, weak=True)
     if not flag:

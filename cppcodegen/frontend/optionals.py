@@ -12,8 +12,9 @@ comprehension, and compared with ``is`` to None only: ``x = None`` becomes ``x``
 (``__ccg.UNDEFINED``) and a flag ``__ccg_some_x = False``; every other binding sets the flag
 to True. Reads become (``nones.py``):
 
-- ``x is None`` / ``x is not None``: ``__ccg.is_none(x, flag, negate)``, the flag's negation
-  once it is known only when the program runs;
+- ``x is None`` / ``x is not None`` (and ``==`` / ``!=`` None, the same for a number):
+  ``__ccg.is_none(x, flag, negate, eq)``, the flag's negation once it is known only when the
+  program runs;
 - ``return x`` (and ``x`` an item of a returned tuple or list): ``__ccg.maybe_none(x, flag)``,
   None where the flag is False when the program runs;
 - an operand of an arithmetic operator (augmented assignments too), an order comparison or
@@ -48,16 +49,18 @@ def _is_none(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-def _none_test(node):
-    """(name, negate) of ``x is None`` / ``x is not None`` / ``None is x``, else None."""
+def _none_test(node, eq=False):
+    """(name, negate) of ``x is None`` / ``x is not None`` / ``None is x`` (with ``eq``,
+    ``x == None`` / ``x != None`` too), else None."""
+    ops = (ast.Is, ast.IsNot) + ((ast.Eq, ast.NotEq) if eq else ())
     if not isinstance(node, ast.Compare) or len(node.ops) != 1 or \
-            not isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+            not isinstance(node.ops[0], ops):
         return None
     a, b = node.left, node.comparators[0]
     if _is_none(a):
         a, b = b, a
     if isinstance(a, ast.Name) and _is_none(b):
-        return a.id, isinstance(node.ops[0], ast.IsNot)
+        return a.id, isinstance(node.ops[0], (ast.IsNot, ast.NotEq))
     return None
 
 
@@ -274,9 +277,11 @@ def _rewrite(body, names, ops_name, filename) -> list:
 
     class Reads(ast.NodeTransformer):
         def visit_Compare(self, node):
-            test = _none_test(node)
+            test = _none_test(node, eq=True)
             if test is not None and test[0] in names:
-                return ast.copy_location(op("is_none", test[0], ast.Constant(test[1])), node)
+                eq = isinstance(node.ops[0], (ast.Eq, ast.NotEq))
+                return ast.copy_location(op("is_none", test[0], ast.Constant(test[1]),
+                                            ast.Constant(eq)), node)
             return self.generic_visit(node)
 
         def visit_Return(self, node):
