@@ -125,29 +125,30 @@ def trace(fn, arg_specs, args):
                        leaf_type=Proxy)
     _check_outputs(result, fn)
     leaves = flatten_tree(outputs)
+    flat = flatten_tree(result, leaf_type=Proxy)    # (the result's leaves, in tree order)
     # a weak 0-d value is a Python number in the plain function (``c = 0; c += 1``, a loop
     # index, ``len(x[mask])``): returned as one, not as a NumPy scalar
-    python_leaves = tuple(k for k, p in enumerate(flatten_tree(result, leaf_type=Proxy))
+    python_leaves = tuple(k for k, p in enumerate(flat)
                           if p.weak and not p.node.shape and p.arg is None
                           and p.dtype.kind in "bifc")
-    array_leaves = tuple(k for k, p in enumerate(flatten_tree(result, leaf_type=Proxy))
+    array_leaves = tuple(k for k, p in enumerate(flat)
                          if isinstance(p, Proxy) and not p.node.shape and not p.scalar
                          and not p.weak and p.arg is None and p.node.op != "scalar")
     list_leaves = tuple((k, listed[id(p)]) for k, p in
-                        enumerate(flatten_tree(result, leaf_type=Proxy)) if id(p) in listed)
+                        enumerate(flat) if id(p) in listed)
     python_flags = tuple((k, p.pyflag.node) for k, p in  # (a Python number on some paths)
-                         enumerate(flatten_tree(result, leaf_type=Proxy))
+                         enumerate(flat)
                          if isinstance(p, Proxy) and p.pyflag is not None and p.arg is None
                          and k not in python_leaves and not p.node.shape)
     int_flags = tuple((k, p.intflag.node) for k, p in  # (a Python int on some paths)
-                      enumerate(flatten_tree(result, leaf_type=Proxy))
+                      enumerate(flat)
                       if isinstance(p, Proxy) and p.intflag is not None and p.arg is None
                       and not p.node.shape)
     none_flags = tuple((k, p.noneflag.node) for k, p in     # (None on some paths)
-                       enumerate(flatten_tree(result, leaf_type=Proxy))
+                       enumerate(flat)
                        if isinstance(p, Proxy) and p.noneflag is not None)
     if isinstance(result, tuple) and all(getattr(p, "none_whole", False) for p in
-                                         flatten_tree(result, leaf_type=Proxy)):
+                                         flat):
         none_flags = none_flags[:1] and ((-1, none_flags[0][1]),)  # (the tuple as a whole)
     effects, EFFECTS[:] = list(EFFECTS), []
     roots = leaves + [n for _, n in mutations] + \

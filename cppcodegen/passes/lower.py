@@ -277,19 +277,25 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
                 tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype \
                 or not self._free_after(base, node):
             return False
-        stage = self._scatter(node, name, label, where)
+        stage = self._scatter_stage(node, name, label, where)
         if self._reads(name, stage.body) and stage.numel() != 1:
-            value = node.inputs[1]      # v reads x (``M[[k, p]] = M[[p, k]]``, a row swap): v
-            if id(value) in self.buffer_of or any(  # first, in a buffer of its own, then the
-                    self._reads(name, b[2]) for b in stage.binds):  # stores in place (a copy
-                return False            # of the whole of x per swap was O(n^2) each time)
-            self.realize(value)
-            stage = self._scatter(node, name, label, where)
-            if self._reads(name, stage.body):
-                return False
+            return False
         self.buffer_of[id(node)] = name
         self.stages.append(stage)
         return True
+
+    def _scatter_stage(self, node: Node, name: str, label, where) -> Stage:
+        """``_scatter`` into buffer ``name``; where the stored values read it at more than
+        one element (``M[[k, p]] = M[[p, k]]``, a row swap), those values first go into a
+        buffer of their own (two rows, not a copy of the whole array per swap)."""
+        stage = self._scatter(node, name, label, where)
+        value = node.inputs[1]
+        if self._reads(name, stage.body) and str(stage.numel()) not in ("0", "1") and \
+                value.op not in ("input", "constant") and id(value) not in self.buffer_of \
+                and not any(self._reads(name, b[2]) for b in stage.binds):
+            self.realize(value)
+            stage = self._scatter(node, name, label, where)
+        return stage
 
     def realize(self, node: Node) -> str:
         """The buffer holding ``node`` (an extern op's operand), making one if needed."""

@@ -453,13 +453,7 @@ class AssignLowering:
                 and (steps := sequenced(self, node, start, name, targets)) is not None:
             return "steps", steps           # x[j], x[q] = x[q], x[j]: a store, then a scatter
         if node.op == "scatter" and id(node) not in self.buffer_of and node.inputs[0] is start:
-            stage = self._scatter(node, name, label, node.where)
-            if self._reads(name, stage.body) and str(stage.numel()) not in ("0", "1") and \
-                    node.inputs[1].op not in ("input", "constant"):
-                # the stored values read the array (A[[i, j]] = A[[j, i]]): those values
-                # into a buffer of their own first (two rows, not a copy of all of A)
-                self.realize(node.inputs[1])
-                stage = self._scatter(node, name, label, node.where)
+            stage = self._scatter_stage(node, name, label, node.where)
             if (not self._reads(name, stage.body) or stage.numel() == 1) and not any(
                     self._reads(t, stage.body) for t in targets - {name}):
                 return "scatter", stage    # in place: only the elements stored
