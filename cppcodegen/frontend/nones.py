@@ -48,13 +48,11 @@ def is_none(value, flag, negate=False, eq=False):
 
 
 def maybe_none(value, flag, name, helper=False):
-    """``value`` returned: None where the flag is False. Only the compiled function's own
-    result can be None when it runs: a helper's result is read by its caller, whose ``is
-    None`` would not see the flag (``helper``: refused)."""
+    """``value`` returned: None where the flag is False (a tuple: None as a whole). Only the
+    compiled function's own result can be None when it runs: a helper's result is read by
+    its caller, whose ``is None`` would not see the flag (``helper``: refused)."""
     if not isinstance(flag, Proxy):
         return value if flag else None
-    if isinstance(value, tuple) and not helper:     # None as a whole (trace.py)
-        return tuple(_whole(maybe_none(v, flag, name)) for v in value)
     if helper:
         what = "its return value" if name.startswith("__ccg_ret") else f"'{name}'"
         raise UnsupportedError(
@@ -62,18 +60,25 @@ def maybe_none(value, flag, name, helper=False):
             "known only when the program runs; the compiled function can return such a "
             "value itself, a function it calls cannot (return a value that stands for none, "
             "e.g. -1 or np.nan)")
+    none = wrap(np.logical_not(flag).node, scalar=True)
+    if not isinstance(value, tuple):
+        return _flagged(value, none, name)
+
+    def whole(v):               # (every item marked: trace.py returns None for the tuple)
+        if isinstance(v, tuple):
+            return tuple(map(whole, v))
+        out = _flagged(v, none, name)
+        out.none_whole = True
+        return out
+    return whole(value)
+
+
+def _flagged(value, none, name):
+    """A copy of ``value``'s proxy that is None where ``none`` is set."""
     p = asproxy(_typed(value, name, "a return"))
     out = wrap(p.node, weak=p.weak, scalar=p.scalar)
-    out.pyflag, out.intflag = p.pyflag, p.intflag
-    out.noneflag = wrap(np.logical_not(flag).node, scalar=True)
+    out.pyflag, out.intflag, out.noneflag = p.pyflag, p.intflag, none
     return out
-
-
-def _whole(p):
-    if isinstance(p, tuple):
-        return tuple(map(_whole, p))
-    p.none_whole = True
-    return p
 
 
 def some(value, flag, name, where, raising):
