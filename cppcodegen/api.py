@@ -18,7 +18,7 @@ from . import autotune, autotune_threshold, config
 from .checking.backends import lookup_backend, register_backend
 from .checking.callback import CompileTrigger, callback_handler
 from .checking.check import CheckError, CheckReport
-from .frontend import signature
+from .frontend import argtree, signature
 from .errors import DataDependentError, TraceError, UnsupportedError, fall_back
 from .frontend.capture import positional
 from .frontend.control import trace_function
@@ -83,6 +83,7 @@ class CompiledFunction:
         # keyword's argument, learned from the first such call inspect binds
         self._names = tuple(p.name for p in ordered) + self._kwonly
         self._keyword_plans: dict = {}
+        self._trees: dict = {}      # per structure of container arguments: its function
         functools.update_wrapper(self, fn)
 
     def _bind(self, args, kwargs):
@@ -118,6 +119,8 @@ class CompiledFunction:
         key = None
         if kwargs or not self._simple or len(args) != self._nargs:
             args, kwargs = self._bind(args, kwargs), None
+        if self._trees and (packed := argtree.pack(args)) is not None:
+            return self._packed(*packed, args)      # (containers, as before)
         if len(args) == self._nargs:
             if self._layout_key is None:
                 self._layout_key = signature.layout_key(args)
@@ -140,6 +143,9 @@ class CompiledFunction:
                 result = dispatch(self, args)
                 if result is not NotImplemented:
                     return result
+            packed = argtree.pack(args)     # (lists, tuples, dicts of arrays)
+            if packed is not None:
+                return self._packed(*packed, args)
             error = TypeError(f"{e} (parameter '{self._parameter_of(args)}' of "
                               f"{self.fn.__qualname__})")       # (a list of arrays: Python runs it)
             return fall_back(self.fn, error, config.get_options(self.options).fallback)(args)
@@ -165,6 +171,23 @@ class CompiledFunction:
         return variant(args)
 
     _call_slow = __call__       # (the C path's way back for calls it cannot run)
+
+    def _packed(self, tree, leaves, args):
+        """A call with container arguments: the compiled function of their leaves, one per
+        structure (``frontend/argtree.py``)."""
+        inner = self._trees.get(tree)
+        if inner is None:
+            inner = self._trees[tree] = self._tree_function(tree)
+        calling = argtree.CALLING       # (where it runs as Python: on the caller's containers)
+        saved, calling.args = getattr(calling, "args", None), (args, leaves)
+        try:
+            return inner(*leaves)
+        finally:
+            calling.args = saved
+
+    def _tree_function(self, tree):
+        return CompiledFunction(argtree.Tree(tree).function(self.fn, self._names),
+                                self.backend, self.options, self.dynamic)
 
     def _add_c_entry(self, variant, args, key):
         """Give the C call path (when this object has one) an entry for ``args``' layout,
@@ -316,6 +339,10 @@ class CompiledFunction:
 
     def explain(self, *args, **kwargs):
         args = self._bind(args, kwargs)
+        packed = argtree.pack(args)
+        if packed is not None:
+            tree, leaves = packed
+            return (self._trees.get(tree) or self._tree_function(tree)).explain(*leaves)
         specs = self._choose_specs(signature.classify(args), args)
         opts = config.get_options(self.options)
         from .runtime import cachedir

@@ -18,6 +18,7 @@ import textwrap
 import types
 
 from ..errors import user_location
+from .argtree import packed_parts
 from .astutil import function_def, loop_else, mangle, name_node, set_location, walk_scope
 from .bindings import guard_unbound
 from .optionals import guard_none
@@ -240,6 +241,10 @@ def convert(fn, ops, ops_name="__ccg", once=False):
     The result shares ``fn``'s globals dict and closure cells (so it sees later
     changes to closed-over variables, and empty cells fail only when used).
     """
+    packed = packed_parts(fn)      # (a function of container arguments' leaves)
+    if packed is not None:
+        inner = convert(packed[0], ops, ops_name, once)
+        return None if inner is None else packed[1].around(packed[0], inner)
     fn0 = fn
     if isinstance(fn, types.MethodType):
         fn = fn.__func__
