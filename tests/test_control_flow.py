@@ -1641,6 +1641,28 @@ def test_a_swap_in_a_branch_is_two_element_stores():
     assert inside and not any("over [41]" in line for line in inside), body
 
 
+def diffuse_error(a):
+    n = a.shape[0]
+    for i in range(n):
+        if i + 1 < n:
+            a[i + 1] += 0.5 * a[i]
+            if i + 2 < n:
+                a[i + 2] += 0.25 * a[i]
+    return a
+
+
+def test_a_branch_inside_a_branch_updates_the_array_where_it_is():
+    """The inner branch's array is the one the outer branch stored into (a scatter not
+    lowered yet when the inner branch took its buffer): it stays in that buffer, no copy
+    of the whole array in and out per iteration (error diffusion ran in O(n^2))."""
+    a = np.random.default_rng(12).random(37)
+    check(diffuse_error, a, **EXACT)
+    ir = str(cppcodegen.explain(diffuse_error, a))
+    body = ir[ir.index("for lv0"):ir.index("== kernels")].split("\n")
+    inside = [line for line in body if line.startswith("    ")]
+    assert inside and not any("over [37]" in line for line in inside), body
+
+
 def separable_filter(img, taps):
     r = taps.shape[0] // 2
     h, w = img.shape

@@ -138,7 +138,7 @@ class ControlLowering:
         own memory, not copied in and out (``_written_back``). ``taken``: the buffers of the
         construct's carries before it (``p = r.copy()`` then both updated in the loop: ``p``
         and ``r`` start as one value, and each needs a buffer of its own)."""
-        if init.op == "setitem" and id(init) not in self.buffer_of:
+        if init.op in ("setitem", "scatter") and id(init) not in self.buffer_of:
             self.add_stage(init, "temp")    # (into its base's buffer where that is dead)
         buf = self.buffer_of.get(id(init))
         if buf is not None and buf not in taken and (self.buffers[buf].role == "temp" or
