@@ -20,6 +20,7 @@ from ..ir.loopir import (Gather, Load, LoopProgram, Op, Stage, control_reads, in
                          nested, walk)
 from ..autotune_threshold import LOW as SERIAL_BELOW
 from ..ir.ufuncs import EXPENSIVE
+from .collapse import collapse
 from .matvec import fuse_columns, row_dot
 
 COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
@@ -170,7 +171,8 @@ def _group(program, stages, opts, counter) -> list:
             kernels[-1].stages.append(stage)
         else:
             kernels.append(_new_kernel(stage, next(counter), program))
-    return fuse_columns(kernels) if opts.fuse else kernels
+    kernels = fuse_columns(kernels) if opts.fuse else kernels
+    return [collapse(k, program.buffers) for k in kernels]     # (short last axes merged)
 
 
 def _finish(program, top, opts):
