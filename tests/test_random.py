@@ -45,6 +45,26 @@ def test_distributions_pass_kolmogorov_smirnov():
     assert 0 <= u.min() and u.max() < 1
 
 
+def exponential_draws(rng, scale):
+    import random
+    return (np.random.exponential(2.0, 20000), rng.exponential(scale, size=(100, 200)),
+            rng.standard_exponential(20000, dtype=np.float32), rng.lognormal(0.5, 0.25, 20000),
+            np.random.standard_exponential(), random.expovariate(4.0))
+
+
+def test_exponential_and_lognormal_pass_kolmogorov_smirnov():
+    cppcodegen.manual_seed(99)
+    e2, es, e32, ln, one, py = cppcodegen.compile(exponential_draws, fallback=False)(
+        np.random.default_rng(5), 0.5)
+    assert e2.dtype == es.dtype == np.float64 and e32.dtype == np.float32
+    assert es.shape == (100, 200) and type(one) is float and type(py) is float
+    assert one >= 0 and py >= 0 and min(e2.min(), es.min(), e32.min()) >= 0
+    assert ks_statistic(e2, lambda t: 1 - np.exp(-t / 2.0)) < KS_CRIT(e2.size)
+    assert ks_statistic(es.ravel(), lambda t: 1 - np.exp(-t / 0.5)) < KS_CRIT(es.size)
+    assert ks_statistic(e32, lambda t: 1 - np.exp(-t)) < KS_CRIT(e32.size)
+    assert ks_statistic(ln, lambda t: normal_cdf((np.log(t) - 0.5) / 0.25)) < KS_CRIT(ln.size)
+
+
 def test_a_wrong_distribution_fails_the_test():     # the KS check can fail
     u = np.random.default_rng(0).random(20000) ** 1.1
     assert ks_statistic(u, lambda t: np.clip(t, 0, 1)) > KS_CRIT(u.size)

@@ -87,6 +87,23 @@ def _normal(loc=0.0, scale=1.0, size=None, source=None):
     return _number(_affine(_random_node("normal", shape, source=source), loc, scale), size)
 
 
+def _exponential(scale=1.0, size=None, source=None):
+    """``-scale * log(1 - u)`` of a uniform draw ``u`` in [0, 1) (the inverse of the
+    distribution function: finite, >= 0)."""
+    shape = _random_shape(size, scale, None, "exponential")
+    u = _random_node("uniform", shape, source=source)
+    e = np.negative(np.log1p(np.negative(u)))
+    return _number(e if _is_one(scale) else np.multiply(e, scale), size)
+
+
+def _lognormal(mean=0.0, sigma=1.0, size=None, source=None):
+    return np.exp(_normal(mean, sigma, size, source))
+
+
+def _is_one(x) -> bool:
+    return not isinstance(x, Proxy) and np.ndim(x) == 0 and x == 1
+
+
 def _integers(low, high=None, size=None, dtype=np.int64, endpoint=False, source=None,
               what="randint"):
     """Integers in [low, high) (``endpoint``: [low, high]) from a uniform float64 draw:
@@ -178,6 +195,9 @@ RANDOM_FUNCTIONS = {
                                                  size),
     "uniform": _uniform,
     "normal": _normal,
+    "exponential": _exponential,
+    "standard_exponential": lambda size=None: _exponential(1.0, size),
+    "lognormal": _lognormal,
 }
 
 
@@ -199,6 +219,15 @@ class TracedGenerator:
 
     def normal(self, loc=0.0, scale=1.0, size=None):
         return _normal(loc, scale, size, self.index)
+
+    def exponential(self, scale=1.0, size=None):
+        return _exponential(scale, size, self.index)
+
+    def standard_exponential(self, size=None, dtype=np.float64, method="zig", out=None):
+        return _exponential(1.0, size, self.index).astype(dtype, copy=False)
+
+    def lognormal(self, mean=0.0, sigma=1.0, size=None):
+        return _lognormal(mean, sigma, size, self.index)
 
     def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
         return _integers(low, high, size, dtype, endpoint, self.index, "Generator.integers")
@@ -223,7 +252,8 @@ def _python_randint(a, b):
 def _python_unsupported(name):
     def refuse(*args, **kwargs):
         unsupported(f"random.{name} of Python's random module (at {user_location()}); "
-                    "random.random/uniform/gauss/normalvariate/randint compile")
+                    "random.random/uniform/gauss/normalvariate/randint/expovariate/"
+                    "lognormvariate compile")
     return refuse
 
 
@@ -239,5 +269,7 @@ PYTHON_RANDOM.update({
     "gauss": lambda mu=0.0, sigma=1.0: _normal(mu, sigma),
     "normalvariate": lambda mu=0.0, sigma=1.0: _normal(mu, sigma),
     "randint": _python_randint,
+    "expovariate": lambda lambd=1.0: _exponential(1.0 / lambd),
+    "lognormvariate": lambda mu, sigma: _lognormal(mu, sigma),
 })
 replace.register(_pyrandom, PYTHON_RANDOM)
