@@ -226,15 +226,16 @@ def _select_rows(a, index):
     """``sel[:, rest]`` of a lazy selection ``x[mask]``: each selected row indexed alike, the
     selection of ``x[..., rest]`` (``F[cyl, :][:, [0, 5, 6, ...]]``); None otherwise."""
     if not is_selection(a) or not isinstance(index, tuple) or not index or \
-            not _full(index[0]) or any(ix is None or ix is Ellipsis for ix in index):
+            not _full(index[0]) or any(ix is Ellipsis for ix in index):
         return None
     rest = index[1:]
-    if sum(not isinstance(ix, slice) for ix in rest) > 1:
+    listed = [ix for ix in rest if ix is not None and not isinstance(ix, slice) and
+              type(ix) is not int]      # (ints, np.newaxis and slices: each row's view)
+    if len(listed) > 1 or any(np.ndim(ix) != 1 for ix in listed):
         return None         # (several advanced indices: NumPy may move their axes first)
     k = a.mask.ndim
     whole = getitem(a.base, (slice(None),) * k + rest)
-    if tuple(whole.shape[:k]) != tuple(a.base.shape[:k]) or \
-            any(not isinstance(ix, slice) and np.ndim(ix) != 1 for ix in rest):
+    if tuple(whole.shape[:k]) != tuple(a.base.shape[:k]):
         return None
     return Selection(whole, a.mask)
 

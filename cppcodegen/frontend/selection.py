@@ -94,16 +94,20 @@ def is_selection(x) -> bool:
 
 
 def lift(fn, inputs):
-    """``fn`` over the whole arrays of selections of one mask (other inputs 0-d): the
-    selection of the result; None when ``inputs`` are not such a combination."""
+    """``fn`` over the whole arrays of selections of one mask (other inputs broadcast along
+    their trailing axes only: 0-d, or fewer axes than the selections): the selection of the
+    result; None when ``inputs`` are not such a combination. (Selections of one mask with
+    the same number of axes align their trailing axes as their bases do: ``s[m] / c[m][:,
+    None]`` is ``(s / c[:, None])[m]``.)"""
     sels = [x for x in inputs if is_selection(x)]
     if not sels or any(not sels[0].same_mask(s) for s in sels[1:]):
         return None
-    if any(not is_selection(x) and np.ndim(x) != 0 for x in inputs):
-        return None
-    if any(s.base.node.shape != sels[0].base.node.shape for s in sels):
+    k, nd = sels[0].mask.ndim, sels[0].ndim
+    if any(s.ndim != nd for s in sels) or \
+            any(not is_selection(x) and np.ndim(x) >= nd for x in inputs):
         return None
     result = fn([x.base if is_selection(x) else x for x in inputs])
-    if not isinstance(result, Proxy) or result.node.shape != sels[0].base.node.shape:
+    if not isinstance(result, Proxy) or result.node.ndim != k + nd - 1 or \
+            tuple(result.node.shape[:k]) != tuple(sels[0].base.node.shape[:k]):
         return None
     return Selection(result, sels[0].mask)
