@@ -18,7 +18,7 @@ import numpy as np
 from . import autotune, autotune_threshold, config
 from .errors import UnsupportedError
 from .frontend.control import trace_function
-from .ir.graph import COUNTED, SliceOut
+from .ir.graph import COUNTED, SliceOut, walk
 from .runtime import fastcall
 
 log = logging.getLogger("cppcodegen")
@@ -103,8 +103,9 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
         if entry is not None:
             log.debug("graph cache hit %s (%s)", key[:16], parts)
             try:
-                variant = _variant(entry["so_path"], entry["cdef"], entry["plan"], graph.constants,
-                                   specs)
+                variant = _variant(entry["so_path"], entry["cdef"],
+                                   _located(entry["plan"], graph, entry.get("site_nodes")),
+                                   graph.constants, specs)
                 times["load"] = time.perf_counter() - t0
                 return None, variant
             except cachedir.CacheDirError:
@@ -125,7 +126,8 @@ def compile_stages(fn, specs, args, opts: config.Options, load: bool = True):
         invalidate(ex.build)
         raise
     graphcache.store(cache_dir, key, {"so_path": ex.cache_paths[0], "cdef": ex.cdef,
-                                      "plan": ex.plan, "parts": parts})
+                                      "plan": ex.plan, "parts": parts,
+                                      "site_nodes": _site_nodes(graph, ex.plan.sites)})
     return ex, variant
 
 
@@ -303,6 +305,27 @@ def _plan(program, sig, graph=None, raises=()):
                       for s in program.stages if s.name in position and s.nodes in nodes)
     return Plan(tuple(args), _map(program.outputs, leaf), hooks, mutates=program.mutated_args(),
                 raises=raises, sites=program.sites)
+
+
+def _site_nodes(graph, sites) -> tuple:
+    """Per error site (the user's file:line of an indexing or a reduction that may fail),
+    the position of the first graph node at that line: the key of the graph cache leaves
+    the lines out, so a hit after the user's file changed around the function (a line
+    added above it) names the lines where they are now (``_located``)."""
+    first = {}
+    for k, n in enumerate(walk(graph.nodes)):
+        first.setdefault(n.where, k)
+    return tuple(first.get(w, -1) for w in sites)
+
+
+def _located(plan, graph, site_nodes):
+    """``plan`` (from the graph cache) with its error sites at this trace's lines."""
+    if not site_nodes or len(site_nodes) != len(plan.sites):
+        return plan
+    wheres = [n.where for n in walk(graph.nodes)]
+    sites = tuple(wheres[k] if 0 <= k < len(wheres) else old
+                  for k, old in zip(site_nodes, plan.sites))
+    return plan if sites == plan.sites else dataclasses.replace(plan, sites=sites)
 
 
 def _op_name(node) -> str:

@@ -91,3 +91,39 @@ def test_an_index_past_the_end_in_every_iteration_of_a_loop_that_may_not_run():
     for n in (3, 7):
         with pytest.raises(IndexError):
             g(x, n)
+
+
+SOURCE = '''
+import numpy as np
+
+def pick(x, idx):
+    s = 0.0
+    for i in range(idx.shape[0]):
+        s += x[idx[i]]
+    return s, x[x > 0].min()
+'''
+
+
+def _load(path, text, name):
+    import importlib.util
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_errors_name_the_lines_where_they_are_now_after_a_cache_hit(tmp_path):
+    """The graph cache's key leaves the source lines out (a function moved in its file
+    reuses its kernel); its errors still name the lines where the statements are now."""
+    cache = tmp_path / "cache"
+    x = np.array([1.0, -2.0, 3.0])
+    for blank, name in ((0, "before_edit"), (7, "after_edit")):
+        path = tmp_path / f"{name}.py"
+        mod = _load(path, "\n" * blank + SOURCE, name)
+        f = cppcodegen.compile(mod.pick, options={"cache_dir": str(cache)}, fallback=False)
+        assert f(x, np.array([0, 2])) == (4.0, 1.0)
+        with pytest.raises(IndexError, match=rf"{path}:{blank + 7}\b"):
+            f(x, np.array([0, 5]))
+        with pytest.raises(ValueError, match=rf"{path}:{blank + 8}\b"):
+            f(-x * x, np.array([0]))
