@@ -104,6 +104,14 @@ class EmptyList(PythonOnly, ValueError):
               "float64 of shape (0,), not the items' dtype and shape)")
 
 
+class TiedOrder(PythonOnly, ValueError):
+    """``np.argsort`` with NumPy's default kind inside a compiled loop met equal values: the
+    compiled sort keeps them in index order (a stable sort), NumPy's quicksort in an order of
+    its algorithm's (and of the CPU's vector sort)."""
+    reason = ("np.argsort met equal values, whose order NumPy's default sort leaves to its "
+              "algorithm (kind='stable' keeps them in index order and compiles)")
+
+
 class FallbackWarning(UserWarning):
     """A function ran as plain Python: it uses a construct cppcodegen cannot compile (the
     message names it and the line); option ``fallback=False`` raises the error instead."""

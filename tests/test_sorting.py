@@ -165,6 +165,47 @@ def test_sorts_inside_compiled_loops(fn, args):
         assert "sort" in [k.form for k in kernels]
 
 
+def nearest_ids(d, k):
+    out = np.empty((d.shape[0], k), dtype=np.int64)
+    for i in range(d.shape[0]):
+        out[i] = np.argsort(d[i])[:k]       # NumPy's default kind
+    return out
+
+
+@pytest.mark.parametrize("d", [
+    RNG.integers(0, 5, (4, 64)).astype(np.float64),             # ties
+    np.where(RNG.random((3, 40)) < 0.2, np.nan, RNG.random((3, 40))),   # NaNs: tied last
+    np.array([[0.0, -0.0, 1.0, 2.0] * 9]),                       # signed zeros compare equal
+])
+def test_argsort_of_tied_values_in_a_loop_gives_numpys_order(d):
+    """A compiled (stable) argsort of equal values need not give NumPy's default order: the
+    call runs as Python (with a warning, once per function)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cppcodegen.FallbackWarning)
+        got = cppcodegen.compile(nearest_ids)(d, 8)
+    np.testing.assert_array_equal(got, nearest_ids(d, 8))
+
+
+def test_a_tied_argsort_warns_and_names_the_fix():
+    def tied(d, k):                 # (a function of its own: its first warning)
+        return nearest_ids(d, k)
+    d = RNG.integers(0, 3, (2, 30)).astype(np.float64)
+    with pytest.warns(cppcodegen.FallbackWarning, match="np.argsort met equal values.*kind="):
+        np.testing.assert_array_equal(cppcodegen.compile(tied)(d, 8), nearest_ids(d, 8))
+
+
+def test_argsort_without_ties_in_a_loop_stays_compiled():
+    import warnings
+    f = cppcodegen.compile(nearest_ids)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for seed in range(3):
+            d = np.random.default_rng(seed).random((5, 50))
+            np.testing.assert_array_equal(f(d, 6), nearest_ids(d, 6))
+    assert any(k.form == "control" for k in cppcodegen.explain(f, d, 6).kernels)
+
+
 def test_sorts_in_loops_match_the_reference_interpreter():
     x = _with_nans(120, "float64")
     report = cppcodegen.check(rolling_spread, x, 10)

@@ -112,8 +112,36 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     t = ravel(asproxy(a)) if axis is None else asproxy(a)
     ax = _axis(t, 0 if axis is None else axis) if order is None and kind in KINDS else None
     if _native(t, ax):
-        return _sort_node(t, ax, "argsort")
+        order = _sort_node(t, ax, "argsort")
+        if kind in ("stable", "mergesort") or stable:
+            return order
+        return _untied(t, ax, order)
     return extern_call(np.argsort, (a,), dict(axis=axis, kind=kind, order=order, stable=stable))
+
+
+def _untied(t, ax, order):
+    """``order`` (a stable sort's permutation) behind a check that no two values of a slice
+    are equal: where they are, NumPy's default sort puts them in an order of its own, and the
+    call runs as Python (``errors.TiedOrder``)."""
+    from ..errors import TiedOrder
+    from ..ir.graph import keep_for_errors
+    from .composed import take_along_axis
+    from .raises import error_check
+    if t.shape[ax] == 1 if type(t.shape[ax]) is int else False:
+        return order
+    v = take_along_axis(t, order, ax)
+    n = v.shape[ax]
+    lo = v[(slice(None),) * ax + (slice(0, n - 1),)]
+    hi = v[(slice(None),) * ax + (slice(1, n),)]
+    tied = np.equal(lo, hi)
+    if t.dtype.kind in "fc":
+        tied = np.logical_or(tied, np.logical_and(np.isnan(lo), np.isnan(hi)))
+    where = user_location()
+    error = (TiedOrder, (f"{TiedOrder.reason} (at {where})",))
+    ok = np.logical_not(np.any(tied))
+    keep_for_errors(error_check(asproxy(np.int64(0)), ok.astype(np.int64), error,
+                                where).node)
+    return order
 
 
 def _middle(mid, dt, nan_last):
