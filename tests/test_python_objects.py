@@ -101,13 +101,17 @@ def test_dtype_arguments_are_constants_of_the_build():
 
 
 def test_other_arguments_name_the_parameter_and_python_runs_them():
+    """A list of arrays compiles (tests/test_container_args.py); an iterator of them does not:
+    the error names the parameter, and with the fallback on Python runs the call."""
     ws = [np.ones((3, 4)) * 0.1, np.ones((4, 2)) * 0.2]
     x = np.ones((5, 3))
+    np.testing.assert_array_equal(cppcodegen.compile(layers, fallback=False)(ws, x),
+                                  layers(ws, x))
     with pytest.raises(TypeError, match="parameter 'weights' of layers"):
-        cppcodegen.compile(layers, fallback=False)(ws, x)
+        cppcodegen.compile(layers, fallback=False)(iter(ws), x)
     with pytest.warns(cppcodegen.FallbackWarning):
-        got = cppcodegen.compile(layers, fallback=True)(ws, x)
-    np.testing.assert_array_equal(got, layers(ws, x))
+        got = cppcodegen.compile(layers, fallback=True)(iter(ws), x)
+    np.testing.assert_array_equal(got, layers(iter(ws), x))
 
 
 def test_an_int_then_an_array_in_one_position():

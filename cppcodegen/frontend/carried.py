@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import TraceError
 from ..ir.graph import (keep_for_errors, MADE, Region, REGION_EFFECTS, make_node,
                         region_order)
-from . import containers, effects, listbuffer, nones, pyflags, shrinking, swaps
+from . import containers, effects, listbuffer, nones, pyflags, pystate, shrinking, swaps
 from .proxy import as_node, broadcast_node, cast_node, Proxy, SERIALS, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
@@ -177,7 +177,7 @@ class Carried:
         if self.pinned:
             self.set(tuple(self.pinned.get(n, v) for n, v in zip(self.names, self.get())))
         boxes = containers.snapshot(list(self.init_state) + containers.seen_by(fn))
-        made, updated, kept = {}, [], []
+        made, updated, kept, calls = {}, [], [], pystate.mark(fn)
         MADE.append(made)
         effects.UPDATED.append(updated)
         REGION_EFFECTS.append(kept)
@@ -215,7 +215,9 @@ class Carried:
                 MADE.pop()
                 effects.UPDATED.pop()
                 REGION_EFFECTS.pop()
-            changed = containers.undo_changes(boxes)
+            changed, stateful = containers.undo_changes(boxes), pystate.since(calls)
+            if stateful:        # (next(it), a helper's nonlocal count: once, not per run)
+                raise Unroll(self.where, stateful) if self.loop else TraceError(stateful)
             if changed and not self.loop and listbuffer.growing(changed):
                 raise listbuffer.CountAppends(listbuffer.refusal(self, changed), changed)
             planned = bool(changed) and listbuffer.plan(self, changed)

@@ -34,6 +34,11 @@ def seen_by(fn, depth: int = 4) -> list:
     """The values of the variables ``fn`` reads from enclosing scopes, and those of the
     functions among them (a branch's wrapper, a body's inner functions): every container the
     body can reach by name, also one it only stores into (``out[i] = v`` of a dict)."""
+    return [v for v in reachable(fn, depth) if isinstance(v, BOXES)]
+
+
+def reachable(fn, depth: int = 4) -> list:
+    """The values in ``fn``'s closure cells, and in those of the functions among them."""
     out, stack, seen = [], [(fn, depth)], set()
     while stack:
         f, d = stack.pop()
@@ -45,9 +50,8 @@ def seen_by(fn, depth: int = 4) -> list:
                 v = cell.cell_contents
             except ValueError:          # (an empty cell)
                 continue
-            if isinstance(v, BOXES):
-                out.append(v)
-            elif callable(v) and getattr(v, "__closure__", None):
+            out.append(v)
+            if callable(v) and getattr(v, "__closure__", None):
                 stack.append((v, d - 1))
     return out
 

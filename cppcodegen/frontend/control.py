@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
-from . import nones, replace, solve, whileloops
+from . import nones, pystate, replace, solve, whileloops
 from .proxy import as_node, cast, Proxy, size_operand, wrap
 from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert
@@ -125,6 +125,7 @@ class TraceOps(BuiltinCalls, BoolOps):
     def call(self, f, *args, **kwargs):
         if _is_prange(f):               # ours, or Numba's: the same promise
             return prange(*args, **kwargs)
+        pystate.calling(f, args)        # (Python state it changes: not in a compiled body)
         scalar_type = isinstance(f, type) and issubclass(f, np.number) and len(args) == 1 \
             and not kwargs
         x = size_operand(args[0]) if scalar_type and symbolic_int(args[0]) else \
@@ -363,6 +364,7 @@ def trace_function(fn, specs, args):
     a loop that cannot be captured is unrolled (traced again with it marked) where Python can
     run it. Every backend and Dask trace through here, so all see the same graph."""
     ops = TraceOps()
+    pystate.check_function(fn)      # (a global it sets: set only while it is traced)
     captured = convert(fn, ops) if _user_function(fn) else None
     shapes = sys.modules.get(_SHAPES)        # (not imported: no sympy on a warm start)
     saved = shapes.current() if shapes is not None else None

@@ -21,6 +21,7 @@ import threading
 import numpy as np
 
 from ..errors import UnsupportedError, user_location
+from .pystate import record
 
 _NP_DIR = os.path.dirname(os.path.abspath(np.__file__))
 _STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__))
@@ -163,6 +164,7 @@ class _ConstantDraws:
                 raise UnsupportedError(
                     f"a constant-seeded Generator's {attr} with traced arguments (at "
                     f"{user_location()}): pass the Generator as an argument instead")
+            record(f"a Generator seeded inside the function draws ({attr})")
             _IN_NUMPY[0] += 1
             try:
                 return method(*args, **kwargs)

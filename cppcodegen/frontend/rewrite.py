@@ -488,8 +488,8 @@ class _ExprConv(ast.NodeTransformer):
                                               keywords=node.keywords), node)
         if not isinstance(f, ast.Name) or f.id.startswith(self.c.pre):
             return node
-        if self.c.is_builtin(f.id):
-            if f.id in _BUILTIN_OPS:
+        if self.c.is_builtin(f.id) and f.id != "next":     # (next(it): TraceOps.call notes
+            if f.id in _BUILTIN_OPS:                          # the iterator it advances)
                 self.c.changed = True
                 node.func = located(self.c.op(f.id + "_"), f)
             return node

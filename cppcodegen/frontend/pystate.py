@@ -1,0 +1,167 @@
+"""Python state a compiled loop or branch would change once instead of at every run.
+
+A compiled construct's body runs once while tracing. A call in it that changes Python
+objects would change them once: ``next(it)`` on a Python iterator, a draw of a Python or
+NumPy random generator made inside the function (``random.Random(seed).random()``,
+``np.random.default_rng(seed).random()``), a helper that counts its calls through
+``nonlocal``, ``global`` or an attribute (``self.nfev += 1``). Every run of the compiled body
+would then see that one value (the same draw in every iteration, a count of one).
+
+``record`` notes such a call while a construct is traced (``control.TraceOps.call``, the
+constant-seeded Generator of ``replace.py``); ``since`` says what a construct's body
+recorded, and ``carried.py`` then runs the loop in Python (each iteration traced, the calls
+made once per iteration, as Python makes them) or, for a branch on array values, refuses it.
+"""
+from __future__ import annotations
+
+import copy
+import dis
+import random
+import types
+
+import numpy as np
+
+from ..errors import TraceError, user_location
+from ..ir.graph import MADE
+from .containers import reachable
+
+CHANGES: list = []      # what the calls traced inside constructs change, in order
+_STORES: dict = {}      # code object -> what it stores outside its own frame ("" if nothing)
+_GENERATORS = (random.Random, np.random.Generator, np.random.RandomState,
+               np.random.BitGenerator)
+
+
+def mark(fn=None):
+    """Where a construct's body starts: the calls recorded so far, and the state of the
+    random generators the body ``fn`` reads from its enclosing function (``rnd =
+    random.Random(seed)`` before the loop: its method calls are not the trace's calls)."""
+    gens = [g for g in reachable(fn) if isinstance(g, _GENERATORS)] if fn is not None else []
+    return len(CHANGES), [(g, _state(g)) for g in gens]
+
+
+def since(start) -> str | None:
+    """What the body changed since ``start`` (``mark``): the first change recorded, or a
+    generator drawn from (put back as it was), or None."""
+    count, gens = start
+    new = CHANGES[count:]
+    del CHANGES[count:]
+    for g, before in gens:
+        if not _same(_state(g), before):
+            _restore(g, before)
+            new.append(f"{type(g).__name__} draws in the loop or branch: a compiled loop or "
+                       "branch runs its body once while it is traced, so it would draw once, "
+                       "not at every run")
+    return new[0] if new else None
+
+
+def _bits(g):
+    return g if isinstance(g, np.random.BitGenerator) else \
+        getattr(g, "bit_generator", None) or g._bit_generator
+
+
+def _state(g):
+    if isinstance(g, random.Random):
+        return g.getstate()
+    return copy.deepcopy(_bits(g).state)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b
+
+
+def _restore(g, before):
+    if isinstance(g, random.Random):
+        g.setstate(before)
+    else:
+        _bits(g).state = before
+
+
+def record(what: str) -> None:
+    """Note a change of Python state made while a construct's body is traced."""
+    if MADE:
+        CHANGES.append(f"{what} (at {user_location()}): a compiled loop or branch runs its "
+                       "body once while it is traced, so the change would happen once, not "
+                       "at every run")
+
+
+def calling(f, args) -> None:
+    """``f(*args)`` is called in the user's code: record it where it changes Python state in a
+    construct's body; refuse it where it changes state that outlives the call (a global, an
+    attribute), which the compiled function would change only while it is traced."""
+    code = _code_of(f)
+    if code is not None:
+        kind, what, line = _stores(code)
+        if kind in ("global", "attribute"):
+            _refuse(f, what, code, line)
+        if kind and MADE:
+            record(f"{getattr(f, '__qualname__', type(f).__name__)} changes {what}")
+        return
+    if not MADE:
+        return
+    if f is next and args and not hasattr(args[0], "node"):
+        record("next() advances a Python iterator")
+        return
+    owner = getattr(f, "__self__", None)
+    if isinstance(owner, _GENERATORS):
+        record(f"{type(owner).__name__}.{getattr(f, '__name__', '?')} draws from a random "
+               "generator made outside the compiled draws")
+
+
+def check_function(fn) -> None:
+    """The compiled function itself: refused where it changes a global, an attribute or a
+    variable of a function around it (state the compiled code would change only while it is
+    traced)."""
+    fn = getattr(fn, "__ccg_packed__", (fn,))[0]     # (a function of its arguments' leaves)
+    code = _code_of(fn)
+    if code is not None:
+        kind, what, line = _stores(code)
+        if kind:
+            _refuse(fn, what, code, line)
+
+
+def _refuse(f, what, code, line):
+    raise TraceError(
+        f"{getattr(f, '__qualname__', type(f).__name__)} changes {what} (at "
+        f"{code.co_filename}:{line}): Python state outside the compiled function's arrays "
+        "changes only while the function is traced, not at every call; return the value "
+        "instead (or keep a count in an array argument)")
+
+
+def _code_of(f):
+    """The code of a user's Python function, method or callable object, else None."""
+    if isinstance(f, types.MethodType):
+        f = f.__func__
+    elif not isinstance(f, types.FunctionType):
+        f = getattr(type(f), "__call__", None)
+    if not isinstance(f, types.FunctionType):
+        return None
+    mod = getattr(f, "__module__", "") or ""
+    if mod.startswith(("numpy", "cppcodegen", "sympy")):
+        return None
+    return f.__code__
+
+
+def _stores(code) -> tuple:
+    """(kind, what, line) of the first store of ``code`` outside its own frame: a global, a
+    variable of an enclosing function (``nonlocal``) or an attribute; ("", "", 0) if none."""
+    found = _STORES.get(code)
+    if found is not None:
+        return found
+    found = ("", "", 0)
+    for ins in dis.get_instructions(code):
+        line = ins.positions.lineno if ins.positions else 0
+        if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+            found = ("global", f"the global '{ins.argval}'", line)
+        elif ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in code.co_freevars:
+            found = ("nonlocal", f"the variable '{ins.argval}' of an enclosing function "
+                     "(nonlocal)", line)
+        elif ins.opname in ("STORE_ATTR", "DELETE_ATTR"):
+            found = ("attribute", f"the attribute '{ins.argval}' of an object", line)
+        if found[0]:
+            break
+    _STORES[code] = found
+    return found

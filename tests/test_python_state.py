@@ -1,0 +1,137 @@
+"""Python state changed by the code a compiled function runs (``frontend/pystate.py``).
+
+A compiled loop's body is traced once: a draw of a generator made in the function, next() of
+an iterator, a helper counting its calls with ``nonlocal``, would happen once and repeat in
+every iteration (the same draw each time, a count of one). Such a loop runs in Python while
+tracing (each iteration's calls made, as Python makes them). A global or an attribute the
+code sets outlives the call: the compiled function would set it only while traced, so it is
+refused (with the fallback on, Python runs the call). Compared with the plain function."""
+import itertools
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from cppcodegen.errors import TraceError
+
+
+def numpy_walk(n, seed):
+    rng = np.random.default_rng(seed)
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = rng.random()
+    return out
+
+
+def python_draws(n, seed):
+    rnd = random.Random(seed)
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = rnd.random() + rnd.gauss(0.0, 1.0)
+    return out
+
+
+def halve(x, n):
+    nfev = 0
+
+    def f(v):
+        nonlocal nfev
+        nfev += 1
+        return v * 0.5
+    for _ in range(n):
+        x = f(x)
+    return x, nfev
+
+
+def counted(n):
+    c = itertools.count()
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = next(c)
+    return out
+
+
+def squares(x, n):
+    g = (k * k for k in range(100))
+    s = 0.0
+    for i in range(n):
+        s += next(g) * x[i]
+    return s
+
+
+@pytest.mark.parametrize("fn,args", [
+    (numpy_walk, (6, 3)), (python_draws, (5, 11)), (halve, (3.0, 5)),
+    (halve, (np.array([1.0, 2.0]), 4)), (counted, (7,)), (squares, (np.arange(6.0), 6)),
+])
+def test_state_changed_in_a_loop_changes_at_every_iteration(fn, args):
+    want = fn(*args)
+    got = cppcodegen.compile(fn, fallback=False)(*args)
+    for w, g in zip(want if isinstance(want, tuple) else (want,),
+                    got if isinstance(got, tuple) else (got,)):
+        np.testing.assert_array_equal(g, w)
+
+
+NFEV = 0
+
+
+def rhs(y):
+    global NFEV
+    NFEV += 1
+    return -y
+
+
+def euler(y, h, n):
+    for _ in range(n):
+        y = y + h * rhs(y)
+    return y
+
+
+class Counted:
+    def __init__(self):
+        self.nfev = 0
+
+    def rhs(self, y):
+        self.nfev += 1
+        return -y
+
+
+def euler_obj(f, y, h, n):
+    for _ in range(n):
+        y = y + h * f(y)
+    return y
+
+
+def test_a_global_set_by_a_helper_is_refused_and_python_runs_the_call():
+    global NFEV
+    line = rhs.__code__.co_firstlineno + 2
+    with pytest.raises(TraceError, match=rf"rhs changes the global 'NFEV' \(at .*:{line}\)"):
+        cppcodegen.compile(euler, fallback=False)(1.0, 0.1, 5)
+    f = cppcodegen.compile(euler, fallback=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cppcodegen.FallbackWarning)
+        for k in range(3):              # every call counts, as Python counts
+            before = NFEV
+            assert f(1.0, 0.1, 5) == euler(1.0, 0.1, 5)
+            assert NFEV - before == 10
+
+
+def test_an_attribute_set_by_a_method_is_refused():
+    obj = Counted()
+    with pytest.raises(TraceError, match="Counted.rhs changes the attribute 'nfev'"):
+        cppcodegen.compile(euler_obj, fallback=False)(obj.rhs, 1.0, 0.1, 4)
+    assert obj.nfev == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cppcodegen.FallbackWarning)
+        cppcodegen.compile(euler_obj, fallback=True)(obj.rhs, 1.0, 0.1, 4)
+    assert obj.nfev == 4
+
+
+def test_the_compiled_function_setting_a_global_is_refused():
+    def bump(x):
+        global NFEV
+        NFEV = NFEV + 1
+        return x * 2
+    with pytest.raises(TraceError, match="bump changes the global 'NFEV'"):
+        cppcodegen.compile(bump, fallback=False)(np.ones(2))
