@@ -1610,3 +1610,25 @@ def test_a_gather_read_in_a_loop_is_computed_once_before_it():
     ir = str(cppcodegen.explain(_leftmost_of_sorted, px, order)).split("== loop IR ==")[1]
     before, body = ir.split("for lv", 1)
     assert "over [300]" in before and "over [300]" not in body.split("== kernels")[0]
+
+
+def _newton_poly(coef, x):
+    p = np.poly1d(coef)
+    dp = p.deriv()
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        z = x[i]
+        for _ in range(20):
+            z = z - p(z) / dp(z)
+        out[i] = z
+    return out
+
+
+def test_a_callable_object_that_is_not_hashable_is_called_in_a_loop():
+    """``p(z)`` of an ``np.poly1d`` (which defines ``__eq__``: not hashable) in a loop: the
+    call's lookup among the routines compiled in loops raised TypeError out of the trace."""
+    coef, x = np.array([1.0, 0.0, -2.0]), np.array([1.0, 3.0, -0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)        # (polyder: a NumPy call)
+        got = cppcodegen.compile(_newton_poly, fallback=False)(coef, x)
+    np.testing.assert_allclose(got, _newton_poly(coef, x), rtol=1e-12)

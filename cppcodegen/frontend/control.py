@@ -141,7 +141,7 @@ class TraceOps(BuiltinCalls, BoolOps):
             return r
         if f is np.ndarray:             # np.ndarray(shape, dtype): np.empty
             return ndarray_new(*args, **kwargs)
-        if f in solve.ROUTINES and REGION_EFFECTS and \
+        if type(f).__hash__ is not None and f in solve.ROUTINES and REGION_EFFECTS and \
                 (operands := solve.prepare(f, args, kwargs)) is not None:
             return convert(solve.ROUTINES[f], self)(*operands)  # (in a loop: compiled code)
         f = replace.by_name(f)          # (from random import random: ours while tracing)
