@@ -408,7 +408,11 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
                         ptr = f"{m.name} + {off}"
                         if m.body.dtype != self.p.buffers[m.name].dtype:   # bytes into bools
                             ptr = f"reinterpret_cast<{ctype(m.body.dtype)}*>({ptr})"
-                        if vector:
+                        step = self._out_expr(m).coeff(index_vars(len(m.domain))[axes[-1]]) \
+                            if vector else 1
+                        if vector and step != 1:    # (out[1::2] = v: lane by lane)
+                            w.line(f"{value}.store_strided({ptr}, {_c(step)});")
+                        elif vector:
                             w.line(f"{value}.store({ptr});")
                         else:
                             w.line(f"{m.name}[{off}] = {value};")
@@ -416,7 +420,8 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
                 short = bool(pieces) and bounds is not None and all(b.isdigit() for b in bounds) and \
                     int(bounds[1]) - int(bounds[0]) < 16
                 with w.indent("{"):     # (a short piece of the inner loop: scalar)
-                    self.loops(piece, axes, box, store, parallel, allow_vector=not short)
+                    self.loops(piece, axes, box, store, parallel, allow_vector=not short,
+                               strided=True)
             return
         if s.reduction in ("argmax", "argmin"):
             self.arg_reduction(s, axes, ranges)

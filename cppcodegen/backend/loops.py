@@ -68,15 +68,20 @@ class LoopWriter:
             idx = list(s.store)
         return sympy.expand(sum((v * st for v, st in zip(idx, buf.strides)), sympy.Integer(0)))
 
-    def can_vectorize(self, s: Stage, var) -> bool:
-        if s.kind == "pointwise" and var is not None and any(    # stores of whole vectors
-                self._out_expr(m).coeff(var) != 1 for m in (s.members or (s,))):
+    def can_vectorize(self, s: Stage, var, strided=False) -> bool:
+        """May the loop over ``var`` run in vectors? Its stores are whole vectors, or with
+        ``strided`` (a store that writes lane by lane: ``KernelWriter.stage``) a fixed step
+        of a number (not bools, which are bits in a mask)."""
+        if s.kind == "pointwise" and var is not None and any(
+                not _steps(self._out_expr(m).coeff(var), strided and
+                           self.p.buffers[m.name].dtype == m.body.dtype != BOOL)
+                for m in (s.members or (s,))):
             return False
         return self.opts.vectorize and var is not None and vectorizable(
             s.body, var, self.p.buffers, self.locals)
 
     def loops(self, s: Stage, axes, ranges, emit, parallel=False, allow_vector=True,
-              declared_lanes=False, block=0, chains=None):
+              declared_lanes=False, block=0, chains=None, strided=False):
         """Nested loops over ``axes``; the innermost is a vector loop when possible."""
         w = self.w
         if not axes:
@@ -92,7 +97,7 @@ class LoopWriter:
         lo, hi = ranges.get(inner, ("0", _c(s.domain[inner])))
         var = index_vars(len(s.domain))[inner]
         with w.indent("{"):
-            vector = allow_vector and self.can_vectorize(s, var)
+            vector = allow_vector and self.can_vectorize(s, var, strided)
             if vector and not declared_lanes:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body, var)}>;")
             self.vector_loop(s, inner, lo, hi, emit, var, vector=vector,
@@ -198,3 +203,9 @@ def _zero(dtype) -> str:
 
 def _vtype(dtype):
     return "ccg::Mask<L>" if np.dtype(dtype) == BOOL else f"ccg::Vec<{ctype(dtype)}, L>"
+
+
+def _steps(c, strided: bool) -> bool:
+    """Does a store whose offset grows by ``c`` per lane go out as a vector: one of whole
+    vectors (1), or with ``strided`` one lane by lane (a nonzero integer)."""
+    return c == 1 or strided and getattr(c, "is_Integer", False) and c != 0

@@ -25,6 +25,7 @@ from ..ir.ufuncs import OPS
 from ..runtime.compiled import SITE
 from .indexing import broadcast_index, contiguous_strides, view_index
 from .materialize import OWN_STAGE_OPS, materialized
+from .strided_fill import strided_fill
 from .assign_steps import steps_in_place
 from .lower_assign import AssignLowering
 from .lower_control import ControlLowering, users_of
@@ -203,6 +204,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
                 self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
                                          where, store=store))
             return
+        elif node.op == "setitem" and strided_fill(self, node, role, label, where):
+            return                  # out = np.empty(n); out[0::2] = a; out[1::2] = b
         elif node.op == "setitem" and self._in_memory(node.inputs[0]):
             # x[region] = v on an array in memory: copy the rest of it, store v in the region
             # (its buffer named once the values are: until then it is not computed, for

@@ -542,6 +542,11 @@ template <class T, int N> struct Vec {
 #endif
   void store(T* p) const { std::memcpy(p, &v, sizeof(V)); }
   void store_partial(T* p, int64_t n) const;
+  // p[i * stride] = lane i (out[1::2] = v): the lanes computed together, stored one by one
+  void store_strided(T* p, int64_t stride) const {
+    if (stride == 1) return store(p);
+    for (int i = 0; i < N; ++i) p[i * stride] = v[i];
+  }
   T lane(int i) const { return v[i]; }
 };
 

@@ -1,0 +1,77 @@
+"""Stores with a step: ``out = np.empty_like(y); out[0::2] = a; out[1::2] = b`` is a loop per
+assignment over its own elements (``passes/strided_fill.py``), not one loop choosing each
+element's value by its index; a strided region store (red-black sweeps ``u[1:-1:2, 1:-1:2] =
+...``, ``out[::-1] = ...``) runs in vectors stored lane by lane. Compared with NumPy."""
+import numpy as np
+import pytest
+
+import cppcodegen
+from helpers import check_against_numpy
+
+RNG = np.random.default_rng(31)
+
+
+def interleaved(y):
+    out = np.empty_like(y)
+    out[0::2] = np.sin(y[1::2])
+    out[1::2] = np.cos(y[0::2])
+    return out
+
+
+def pairs_then_scale(p, s):
+    out = np.empty(2 * p.shape[0], dtype=p.dtype)
+    out[::2] = p * s
+    out[1::2] = p - s
+    out[::4] = 0                    # a later store wins where they overlap
+    return out
+
+
+def reversed_into(x):
+    out = np.empty_like(x)
+    out[::-1] = x * 3
+    return out
+
+
+def redblack(u, f, h2, sweeps):
+    for _ in range(sweeps):
+        u[1:-1:2, 1:-1:2] = 0.25 * (u[:-2:2, 1:-1:2] + u[2::2, 1:-1:2] + u[1:-1:2, :-2:2]
+                                    + u[1:-1:2, 2::2] - h2 * f[1:-1:2, 1:-1:2])
+        u[2:-1:2, 2:-1:2] = 0.25 * (u[1:-2:2, 2:-1:2] + u[3::2, 2:-1:2] + u[2:-1:2, 1:-2:2]
+                                    + u[2:-1:2, 3::2] - h2 * f[2:-1:2, 2:-1:2])
+    return u
+
+
+def mask_every_third(m):
+    out = np.empty_like(m)
+    out[::3] = ~m[::3]
+    out[1::3] = m[1::3]
+    out[2::3] = True
+    return out
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 64, 1001])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_interleaved_pairs(n, dtype):
+    y = RNG.random(n).astype(dtype)
+    check_against_numpy(interleaved, y[:n - n % 2], ulp=4)     # (pairs: an even length)
+    check_against_numpy(pairs_then_scale, y, dtype(1.5), ulp=0)
+    check_against_numpy(reversed_into, y, ulp=0)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.bool_])
+def test_integer_and_bool_strided_stores(dtype):
+    x = RNG.integers(0, 2, 37).astype(dtype)
+    check_against_numpy(reversed_into if dtype != np.bool_ else mask_every_third, x, ulp=0)
+
+
+def test_red_black_sweeps_in_place():
+    u, f = RNG.random((41, 37)), RNG.random((41, 37))
+    check_against_numpy(redblack, u, f, 1e-3, 3, writes=(0,), ulp=0)
+
+
+def test_each_assignment_is_a_loop_of_its_own_in_vectors():
+    y = RNG.random(300)
+    ex = cppcodegen.explain(interleaved, y)
+    program = str(ex.program)
+    assert "buf1[2*i0] over [150]" in program and "buf1[2*i0 + 1] over [150]" in program
+    assert "where(" not in program and "store_strided" in ex.source
