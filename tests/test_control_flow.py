@@ -1602,6 +1602,13 @@ def metropolis_sweep(spins, rand, beta):
     return spins, dE, nb
 
 
+def _inside_loops(fn, *args) -> list:
+    """The loop IR lines inside the function's loops (their bodies)."""
+    ir = str(cppcodegen.explain(fn, *args))
+    body = ir[ir.index("for lv0"):ir.index("== kernels")].split("\n")
+    return [line for line in body if line.startswith("    ")]
+
+
 def test_a_branch_flipping_one_element_updates_the_array_where_it_is():
     """The values read from the array before the branch and kept in variables (``s``,
     ``nb``, ``dE``) are computed before it, so the branch writes the array in place: no copy
@@ -1610,10 +1617,8 @@ def test_a_branch_flipping_one_element_updates_the_array_where_it_is():
     spins = rng.choice([-1, 1], size=(23, 23)).astype(np.int64)
     rand = rng.random((23, 23))
     check(metropolis_sweep, spins, rand, 0.4, **EXACT)        # (spins compared afterwards too)
-    ir = str(cppcodegen.explain(metropolis_sweep, spins, rand, 0.4))
-    body = ir[ir.index("for lv0"):ir.index("== kernels")].split("\n")
-    inside = [line for line in body if line.startswith("    ")]       # the loops' bodies
-    assert inside and not any("over [23, 23]" in line for line in inside), body
+    inside = _inside_loops(metropolis_sweep, spins, rand, 0.4)
+    assert inside and not any("over [23, 23]" in line for line in inside), inside
 
 
 def bubble_sort(a):
@@ -1635,10 +1640,8 @@ def test_a_swap_in_a_branch_is_two_element_stores():
     Python)."""
     a = np.random.default_rng(10).random(41)
     check(bubble_sort, a, **EXACT)
-    ir = str(cppcodegen.explain(bubble_sort, a))
-    body = ir[ir.index("for lv0"):ir.index("== kernels")].split("\n")
-    inside = [line for line in body if line.startswith("    ")]
-    assert inside and not any("over [41]" in line for line in inside), body
+    inside = _inside_loops(bubble_sort, a)
+    assert inside and not any("over [41]" in line for line in inside), inside
 
 
 def diffuse_error(a):
@@ -1657,10 +1660,8 @@ def test_a_branch_inside_a_branch_updates_the_array_where_it_is():
     of the whole array in and out per iteration (error diffusion ran in O(n^2))."""
     a = np.random.default_rng(12).random(37)
     check(diffuse_error, a, **EXACT)
-    ir = str(cppcodegen.explain(diffuse_error, a))
-    body = ir[ir.index("for lv0"):ir.index("== kernels")].split("\n")
-    inside = [line for line in body if line.startswith("    ")]
-    assert inside and not any("over [37]" in line for line in inside), body
+    inside = _inside_loops(diffuse_error, a)
+    assert inside and not any("over [37]" in line for line in inside), inside
 
 
 def separable_filter(img, taps):
