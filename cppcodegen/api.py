@@ -397,6 +397,9 @@ def check(fn, *args, raise_on_mismatch: bool = True, options: dict | None = None
     merged = dict(fn.options if isinstance(fn, CompiledFunction) else {}, **(options or {}))
     cf = CompiledFunction(base, backend="check", options=merged)
     args = cf._bind(args, kwargs)
+    packed = argtree.pack(args)     # (lists, tuples, dicts of arrays: their leaves)
+    if packed is not None:
+        cf, args = cf._tree_function(packed[0]), tuple(packed[1])
     variant = cf._compile(signature.classify(args), args)
     variant.tolerances = tolerances
     _, report = variant.run(args)

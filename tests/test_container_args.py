@@ -183,3 +183,17 @@ def test_errors_name_the_users_line():
     assert f(xs, 3) == 3.0
     with pytest.raises(IndexError):
         f(xs, 4)
+
+
+def test_check_and_sizes_known_at_run_time_take_container_arguments():
+    report = cppcodegen.check(mlp, *CASES[0][1]())
+    assert report.ok, report
+    f = cppcodegen.compile(mlp, dynamic=True, fallback=False)
+    ws = [RNG.random((8, 16)), RNG.random((16, 4))]
+    bs = [RNG.random(16), RNG.random(4)]
+    for n in (3, 7, 12):
+        x = RNG.random((n, 8))
+        _same(mlp(x, ws, bs), f(x, ws, bs))
+    (inner,) = f._trees.values()
+    builds = {id(v) for v in inner.variants.values()} | {id(d[-1]) for d in inner.dynamic_variants}
+    assert len(builds) == 1             # (one build serves every batch size)
