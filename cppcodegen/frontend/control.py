@@ -125,7 +125,6 @@ class TraceOps(BuiltinCalls, BoolOps):
     def call(self, f, *args, **kwargs):
         if _is_prange(f):               # ours, or Numba's: the same promise
             return prange(*args, **kwargs)
-        pystate.calling(f, args)        # (Python state it changes: not in a compiled body)
         scalar_type = isinstance(f, type) and issubclass(f, np.number) and len(args) == 1 \
             and not kwargs
         x = size_operand(args[0]) if scalar_type and symbolic_int(args[0]) else \
@@ -145,6 +144,7 @@ class TraceOps(BuiltinCalls, BoolOps):
                 (operands := solve.prepare(f, args, kwargs)) is not None:
             return convert(solve.ROUTINES[f], self)(*operands)  # (in a loop: compiled code)
         f = replace.by_name(f)          # (from random import random: ours while tracing)
+        pystate.calling(f, args)        # (Python state it changes: not in a compiled body)
         args = one_array_arguments(f, args)     # (np.mean([a, b, c], axis=0))
         if not _user_function(f):
             return f(*args, **kwargs)

@@ -27,6 +27,8 @@ from .containers import reachable
 
 CHANGES: list = []      # what the calls traced inside constructs change, in order
 _STORES: dict = {}      # code object -> what it stores outside its own frame ("" if nothing)
+_ARRAY_ATTRS = frozenset({"real", "imag", "shape", "flat", "strides", "dtype", "data"})
+# (``z.imag = x``: an array's own attributes, stores into the array)
 _GENERATORS = (random.Random, np.random.Generator, np.random.RandomState,
                np.random.BitGenerator)
 
@@ -159,7 +161,7 @@ def _stores(code) -> tuple:
         elif ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in code.co_freevars:
             found = ("nonlocal", f"the variable '{ins.argval}' of an enclosing function "
                      "(nonlocal)", line)
-        elif ins.opname in ("STORE_ATTR", "DELETE_ATTR"):
+        elif ins.opname in ("STORE_ATTR", "DELETE_ATTR") and ins.argval not in _ARRAY_ATTRS:
             found = ("attribute", f"the attribute '{ins.argval}' of an object", line)
         if found[0]:
             break
