@@ -75,3 +75,18 @@ def test_each_assignment_is_a_loop_of_its_own_in_vectors():
     program = str(ex.program)
     assert "buf1[2*i0] over [150]" in program and "buf1[2*i0 + 1] over [150]" in program
     assert "where(" not in program and "store_strided" in ex.source
+
+
+def minus_every_third(x, c):
+    x[:, 0, ::-3] -= c
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64, np.float16])
+def test_complex_and_half_strided_stores_stay_scalar(dtype):
+    """Values whose vectors have no lane-by-lane store (complex, float16) keep a scalar loop
+    for a strided store (a kernel that called one did not compile: found by the fuzzer)."""
+    x = (RNG.random((2, 3, 7)) + (1j * RNG.random((2, 3, 7)) if dtype != np.float16 else 0))
+    x = x.astype(dtype)
+    check_against_numpy(minus_every_third, x, dtype(1.5), writes=(0,), ulp=0)
+    check_against_numpy(reversed_into, x.ravel(), ulp=0)

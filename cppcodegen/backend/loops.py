@@ -71,10 +71,12 @@ class LoopWriter:
     def can_vectorize(self, s: Stage, var, strided=False) -> bool:
         """May the loop over ``var`` run in vectors? Its stores are whole vectors, or with
         ``strided`` (a store that writes lane by lane: ``KernelWriter.stage``) a fixed step
-        of a number (not bools, which are bits in a mask)."""
+        of a real number (``Vec::store_strided``; not bools, bits in a mask, nor complex or
+        float16 values, vectors of another kind)."""
         if s.kind == "pointwise" and var is not None and any(
                 not _steps(self._out_expr(m).coeff(var), strided and
-                           self.p.buffers[m.name].dtype == m.body.dtype != BOOL)
+                           self.p.buffers[m.name].dtype == m.body.dtype and
+                           (m.body.dtype.kind in "iu" or m.body.dtype in (F32, F64)))
                 for m in (s.members or (s,))):
             return False
         return self.opts.vectorize and var is not None and vectorizable(
@@ -203,6 +205,9 @@ def _zero(dtype) -> str:
 
 def _vtype(dtype):
     return "ccg::Mask<L>" if np.dtype(dtype) == BOOL else f"ccg::Vec<{ctype(dtype)}, L>"
+
+
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def _steps(c, strided: bool) -> bool:
