@@ -10,6 +10,7 @@ import functools
 import inspect
 import logging
 import threading
+import types
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +85,9 @@ class CompiledFunction:
         self._names = tuple(p.name for p in ordered) + self._kwonly
         self._keyword_plans: dict = {}
         self._trees: dict = {}      # per structure of container arguments: its function
+        # a bound method: its object's attributes when the builds were made (read as
+        # constants: a change makes new builds)
+        self._owner = signature.attributes_of(fn) if isinstance(fn, types.MethodType) else None
         functools.update_wrapper(self, fn)
 
     def _bind(self, args, kwargs):
@@ -117,6 +121,10 @@ class CompiledFunction:
         # fast path: arrays and NumPy scalars only; equal (type, dtype, shape, strides) give
         # equal guards, so the variant found for them last time is the right one again
         key = None
+        if self._owner is not None and signature.attributes_of(self.__wrapped__) != self._owner:
+            self._owner = signature.attributes_of(self.__wrapped__)     # (o.k = 2.0: its
+            self.variants, self._fast, self.dynamic_variants = {}, {}, []   # builds are
+            self._families, self._trees = [], {}                         # of o.k = 0.5)
         if kwargs or not self._simple or len(args) != self._nargs:
             args, kwargs = self._bind(args, kwargs), None
         if self._trees and (packed := argtree.pack(args)) is not None:
@@ -194,7 +202,7 @@ class CompiledFunction:
         checked as the layout ``key`` checks it."""
         add = getattr(self, "_fast_add", None)
         slots_fn = getattr(variant, "slots_fn", None)
-        if add is not None and slots_fn is not None:
+        if add is not None and slots_fn is not None and self._owner is None:
             address = int(variant.ffi.cast("uintptr_t", slots_fn))
             entry = fastcall.entry(variant, args, key, address, variant)
             if entry is not None:

@@ -135,3 +135,41 @@ def test_the_compiled_function_setting_a_global_is_refused():
         return x * 2
     with pytest.raises(TraceError, match="bump changes the global 'NFEV'"):
         cppcodegen.compile(bump, fallback=False)(np.ones(2))
+
+
+class Decay:
+    def __init__(self, k, w):
+        self.k, self.w = k, w
+
+    def rhs(self, t, y):
+        return -self.k * y + self.w
+
+    def apply(self, x):
+        return self.k * x + self.w
+
+
+def euler_t(f, y, dt, n):
+    for i in range(n):
+        y = y + dt * f(i * dt, y)
+    return y
+
+
+def test_a_bound_method_sees_its_objects_attributes_as_they_are_now():
+    """A bound method's object's attributes are read as constants of a build: a number
+    or string changed, or an array rebound, makes another build (the old one returned the
+    old parameter's results); a method compiled itself checks them at each call."""
+    o = Decay(0.5, np.zeros(2))
+    f = cppcodegen.compile(euler_t, fallback=False)
+    y0 = np.ones(2)
+    for k, w in ((0.5, None), (2.0, None), (2.0, np.full(2, 0.25))):
+        o.k = k
+        if w is not None:
+            o.w = w
+        np.testing.assert_array_equal(f(o.rhs, y0, 0.1, 10), euler_t(o.rhs, y0, 0.1, 10))
+    g = cppcodegen.compile(o.apply, fallback=False)
+    x = np.ones(2)
+    for k in (1.0, 3.0, 3.0, -2.0):
+        o.k = k
+        np.testing.assert_array_equal(g(x), o.apply(x))
+    o.w = np.arange(2.0)
+    np.testing.assert_array_equal(g(x), o.apply(x))

@@ -19,6 +19,24 @@ _C16 = np.dtype(np.complex128)
 _SUPPORTED = {}     # dtype -> bool, filled as dtypes are seen
 
 
+def _attributes(f) -> tuple:
+    """``(attributes_of(its object),)`` for a bound method, else ()."""
+    state = attributes_of(f)
+    return (state,) if state else ()
+
+
+def attributes_of(f) -> tuple:
+    """A bound method's object's attributes, which its calls read as constants of the build:
+    numbers and strings by value, other objects (an array) by identity (``o.k = 2.0`` or
+    ``o.w = new_array`` after a call: another build, not the old values); () for others."""
+    obj = getattr(f, "__self__", None) if isinstance(f, types.MethodType) else None
+    state = getattr(obj, "__dict__", None)
+    if not state:
+        return ()
+    return tuple((k, v) if type(v) in (int, float, bool, str, complex) or v is None
+                 else (k, type(v).__name__, id(v)) for k, v in state.items())
+
+
 def classify(args) -> tuple:
     """One spec per argument:
     ('array', dtype, shape, strides)       traced input array
@@ -53,8 +71,8 @@ def classify(args) -> tuple:
                 issubclass(a, np.generic) or a in (int, float, bool, complex)):
             specs.append(("const", "dtype", a))     # (dtype=np.float32: guarded by value)
         elif isinstance(a, FUNCTIONS) or hasattr(a, "__wrapped__") and callable(a):
-            specs.append(("const", "function", a))  # (a right-hand side passed to an
-                                                    # integrator: called, so traced)
+            specs.append(("const", "function", a) + _attributes(a))   # (a right-hand side
+                                                    # passed to an integrator: called, so traced)
         elif isinstance(a, np.random.Generator):
             specs.append(("generator",))
         elif isinstance(a, (tuple, list)) and all(type(v) in (int, bool, str, float) for v in a):
@@ -81,6 +99,8 @@ def describe(spec) -> str:
         return f"array {np.dtype(spec[1])}{list(spec[2])} strides={spec[3]}"
     if spec[0] == "scalar":
         return f"scalar {np.dtype(spec[1])}{' (weak)' if spec[2] else ''}"
+    if len(spec) > 3:           # (a bound method: its object's attributes too)
+        return f"constant {spec[2]!r} with attributes {dict((a[0], a[1]) for a in spec[3])}"
     return f"constant {spec[2]!r}"
 
 
