@@ -106,10 +106,11 @@ class CompiledFunction:
         bound.apply_defaults()
         if self.fn is not self.__wrapped__:         # keyword-only parameters: positional
             out = bound.args + tuple(bound.kwargs[k] for k in self._kwonly)
-        elif bound.kwargs:
-            raise TypeError(f"cppcodegen: **kwargs parameters (and keyword-only ones of a "
-                            f"method or callable object) of "
-                            f"{self.fn.__name__} are not supported")
+        elif any(k in kwargs for k in bound.kwargs):    # (defaults: the function's own)
+            raise UnsupportedError(
+                f"cppcodegen: keyword arguments bound to keyword-only parameters after "
+                f"*args, to **kwargs, or to keyword-only parameters of a method or callable "
+                f"object ({', '.join(bound.kwargs)} of {self.fn.__name__}) are not compiled")
         else:
             out = bound.args
         if kwargs and self._filled is not None and len(self._keyword_plans) < 64:
@@ -121,12 +122,16 @@ class CompiledFunction:
         # fast path: arrays and NumPy scalars only; equal (type, dtype, shape, strides) give
         # equal guards, so the variant found for them last time is the right one again
         key = None
+        if kwargs or not self._simple or len(args) != self._nargs:
+            try:
+                args, kwargs = self._bind(args, kwargs), None
+            except UnsupportedError as e:   # (def f(*xs, w=1.0) called with w=: Python's)
+                fall_back(self.fn, e, config.get_options(self.options).fallback)
+                return self.__wrapped__(*args, **kwargs)
         if self._owner is not None and signature.attributes_of(self.__wrapped__) != self._owner:
             self._owner = signature.attributes_of(self.__wrapped__)     # (o.k = 2.0: its
             self.variants, self._fast, self.dynamic_variants = {}, {}, []   # builds are
             self._families, self._trees = [], {}                         # of o.k = 0.5)
-        if kwargs or not self._simple or len(args) != self._nargs:
-            args, kwargs = self._bind(args, kwargs), None
         if self._trees and (packed := argtree.pack(args)) is not None:
             return self._packed(*packed, args)      # (containers, as before)
         if len(args) == self._nargs:

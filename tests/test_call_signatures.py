@@ -53,9 +53,21 @@ def test_var_positional_parameters():
     np.testing.assert_array_equal(fc(x), shifted(x))
 
 
-def test_var_keyword_parameters_are_refused_clearly():
-    with pytest.raises(TypeError, match=r"\*\*kwargs parameters .* of keywords"):
-        cppcodegen.compile(keywords)(np.arange(3.0), a=2)
+def total(*arrays, weight=1.0):
+    return sum(a.sum() for a in arrays) * weight
+
+
+def test_var_keyword_parameters_are_refused_clearly_and_python_runs_them():
+    """``**kwargs`` and keyword-only parameters after ``*args`` are not compiled: an error
+    naming the keywords and the function without the fallback, Python's result with it."""
+    x = np.arange(3.0)
+    with pytest.raises(cppcodegen.UnsupportedError, match=r"\(a of keywords\)"):
+        cppcodegen.compile(keywords, fallback=False)(x, a=2)
+    for fn, args, kw in ((keywords, (x,), dict(a=2)), (total, (x, x[:2]), dict(weight=2.0))):
+        with pytest.warns(cppcodegen.FallbackWarning, match="are not compiled"):
+            got = cppcodegen.compile(fn, fallback=True)(*args, **kw)
+        np.testing.assert_array_equal(got, fn(*args, **kw))
+    np.testing.assert_array_equal(cppcodegen.compile(total)(x, x), total(x, x))
 
 
 def with_defaults(x, scale=2.0, shift=1.0, *, power=1):

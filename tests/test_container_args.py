@@ -197,3 +197,13 @@ def test_check_and_sizes_known_at_run_time_take_container_arguments():
     (inner,) = f._trees.values()
     builds = {id(v) for v in inner.variants.values()} | {id(d[-1]) for d in inner.dynamic_variants}
     assert len(builds) == 1             # (one build serves every batch size)
+
+
+def test_a_namedtuple_of_floats_is_read_at_run_time():
+    """A namedtuple of numbers is taken apart (its floats run-time values: one build for
+    every value); a plain tuple of numbers stays a constant guarded by value."""
+    f = cppcodegen.compile(diffuse, fallback=False)
+    u = RNG.random(12)
+    for dt in (0.1, 0.2, 0.05):
+        _same(diffuse(u.copy(), Params(dt, 0.5), 3), f(u.copy(), Params(dt, 0.5), 3))
+    assert sum(len(t.variants) for t in f._trees.values()) == 1 and not f.variants

@@ -75,7 +75,7 @@ def classify(args) -> tuple:
                                                     # passed to an integrator: called, so traced)
         elif isinstance(a, np.random.Generator):
             specs.append(("generator",))
-        elif isinstance(a, (tuple, list)) and all(type(v) in (int, bool, str, float) for v in a):
+        elif t in (tuple, list) and all(type(v) in (int, bool, str, float) for v in a):
             specs.append(("const", t.__name__, tuple(a)))   # (polynomial coefficients)
         elif isinstance(a, np.ndarray):      # subclasses: treat as plain arrays
             raise TypeError(f"cppcodegen: ndarray subclass {t.__name__} is not supported; "
