@@ -575,3 +575,31 @@ def test_sizes_used_as_numbers(fn, builds):
             assert type(g) is type(w)
             np.testing.assert_allclose(g, w, rtol=1e-12)
     assert len(compiled.variants) <= builds
+
+
+def _total_variation(x):
+    it = iter(x)
+    prev = next(it)
+    total = 0.0
+    for v in it:
+        total += abs(v - prev)
+        prev = v
+    return total
+
+
+def test_python_iterating_many_rows_of_a_run_time_length_is_refused_quickly():
+    """A loop Python runs over the rows of an array whose length is symbolic decided each
+    row's index against the length (seconds per hundred rows: a 10,000-row call ran for
+    minutes); past PYTHON_ROWS rows it is refused, and the call runs as Python (or as a
+    build for its own length)."""
+    import time
+    import warnings
+    x = np.arange(300.0) ** 2
+    with pytest.raises(cppcodegen.UnsupportedError, match="over the 300 rows of an array"):
+        cppcodegen.compile(_total_variation, dynamic=True, fallback=False)(x)
+    f = cppcodegen.compile(_total_variation, dynamic=True, fallback=True)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert f(x) == _total_variation(x)
+    assert time.perf_counter() - t0 < 60

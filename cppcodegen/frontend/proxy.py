@@ -167,7 +167,18 @@ class Proxy:
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d traced array")
-        return (self[i] for i in range(self.shape[0]))
+        n = self.shape[0]
+        rows = range(n)
+        if type(n) is not int and len(rows) > PYTHON_ROWS:
+            raise UnsupportedError(         # (each row's index decided against the length:
+                f"a loop Python runs over the {len(rows)} rows of an array whose length is "
+                f"known only at run time (at {user_location()}): one compiled function per "
+                f"length; iterate with `for v in x` or `for i in range(len(x))` in a loop "
+                f"that compiles")          # seconds per row, for nothing)
+        return (self[i] for i in rows)
+
+
+PYTHON_ROWS = 64        # rows of a symbolic length Python iterates while tracing, at most
 
 
 def unsupported(what):
