@@ -420,8 +420,7 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
                 short = bool(pieces) and bounds is not None and all(b.isdigit() for b in bounds) and \
                     int(bounds[1]) - int(bounds[0]) < 16
                 with w.indent("{"):     # (a short piece of the inner loop: scalar)
-                    self.loops(piece, axes, box, store, parallel, allow_vector=not short,
-                               strided=True)
+                    self.loops(piece, axes, box, store, parallel, allow_vector=not short)
             return
         if s.reduction in ("argmax", "argmin"):
             self.arg_reduction(s, axes, ranges)

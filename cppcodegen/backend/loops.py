@@ -68,22 +68,21 @@ class LoopWriter:
             idx = list(s.store)
         return sympy.expand(sum((v * st for v, st in zip(idx, buf.strides)), sympy.Integer(0)))
 
-    def can_vectorize(self, s: Stage, var, strided=False) -> bool:
-        """May the loop over ``var`` run in vectors? Its stores are whole vectors, or with
-        ``strided`` (a store that writes lane by lane: ``KernelWriter.stage``) a fixed step
-        of a real number (``Vec::store_strided``; not bools, bits in a mask, nor complex or
-        float16 values, vectors of another kind)."""
+    def can_vectorize(self, s: Stage, var) -> bool:
+        """May the loop over ``var`` run in vectors? A pointwise stage's stores are whole
+        vectors, or of a fixed step lane by lane (``Vec::store_strided``, ``KernelWriter.
+        stage``: ints and float32/float64; bools are bits in a mask, complex and float16
+        values vectors of another kind)."""
         if s.kind == "pointwise" and var is not None and any(
-                not _steps(self._out_expr(m).coeff(var), strided and
-                           self.p.buffers[m.name].dtype == m.body.dtype and
-                           (m.body.dtype.kind in "iu" or m.body.dtype in (F32, F64)))
+                not _stores_vectors(self._out_expr(m).coeff(var), m.body.dtype,
+                                    self.p.buffers[m.name].dtype)
                 for m in (s.members or (s,))):
             return False
         return self.opts.vectorize and var is not None and vectorizable(
             s.body, var, self.p.buffers, self.locals)
 
     def loops(self, s: Stage, axes, ranges, emit, parallel=False, allow_vector=True,
-              declared_lanes=False, block=0, chains=None, strided=False):
+              declared_lanes=False, block=0, chains=None):
         """Nested loops over ``axes``; the innermost is a vector loop when possible."""
         w = self.w
         if not axes:
@@ -99,7 +98,7 @@ class LoopWriter:
         lo, hi = ranges.get(inner, ("0", _c(s.domain[inner])))
         var = index_vars(len(s.domain))[inner]
         with w.indent("{"):
-            vector = allow_vector and self.can_vectorize(s, var, strided)
+            vector = allow_vector and self.can_vectorize(s, var)
             if vector and not declared_lanes:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body, var)}>;")
             self.vector_loop(s, inner, lo, hi, emit, var, vector=vector,
@@ -207,10 +206,13 @@ def _vtype(dtype):
     return "ccg::Mask<L>" if np.dtype(dtype) == BOOL else f"ccg::Vec<{ctype(dtype)}, L>"
 
 
-F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+_LANE_STORES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8,
+                                                  np.int16, np.uint16, np.int32, np.uint32,
+                                                  np.int64, np.uint64))
 
 
-def _steps(c, strided: bool) -> bool:
-    """Does a store whose offset grows by ``c`` per lane go out as a vector: one of whole
-    vectors (1), or with ``strided`` one lane by lane (a nonzero integer)."""
-    return c == 1 or strided and getattr(c, "is_Integer", False) and c != 0
+def _stores_vectors(step, value_dtype, buffer_dtype) -> bool:
+    """Does a store whose offset grows by ``step`` per lane go out from a vector: whole
+    vectors (1), or lane by lane (another nonzero integer) of a type Vec stores so?"""
+    return step == 1 or getattr(step, "is_Integer", False) and step != 0 and \
+        value_dtype == buffer_dtype and value_dtype in _LANE_STORES
