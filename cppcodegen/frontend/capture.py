@@ -233,6 +233,16 @@ def _compile(fn, ops_name, once):
     return icode
 
 
+def user_function(f) -> bool:
+    """A plain Python function of the user's (not NumPy's, not ours): its control flow is
+    captured, and what it does to Python state is checked (``pystate.py``)."""
+    if not isinstance(f, types.FunctionType):
+        return False
+    mod = getattr(f, "__module__", "") or ""
+    return not (mod.startswith(("numpy", "cppcodegen", "sympy")) or
+                mod in ("builtins", "math", "operator", "functools"))
+
+
 def convert(fn, ops, ops_name="__ccg", once=False):
     """Return ``fn`` with its control flow routed through ``ops``, or None.
 

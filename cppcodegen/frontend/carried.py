@@ -176,8 +176,9 @@ class Carried:
         params = self._enter()
         if self.pinned:
             self.set(tuple(self.pinned.get(n, v) for n, v in zip(self.names, self.get())))
-        boxes = containers.snapshot(list(self.init_state) + containers.seen_by(fn))
-        made, updated, kept, calls = {}, [], [], pystate.mark(fn)
+        seen = containers.reachable(fn)     # (what the body reaches: containers, generators)
+        boxes, calls = containers.snapshot(list(self.init_state) + seen), pystate.mark(seen)
+        made, updated, kept = {}, [], []
         MADE.append(made)
         effects.UPDATED.append(updated)
         REGION_EFFECTS.append(kept)

@@ -30,15 +30,11 @@ def snapshot(values) -> list:
     return out
 
 
-def seen_by(fn, depth: int = 4) -> list:
+def reachable(fn, depth: int = 4) -> list:
     """The values of the variables ``fn`` reads from enclosing scopes, and those of the
     functions among them (a branch's wrapper, a body's inner functions): every container the
-    body can reach by name, also one it only stores into (``out[i] = v`` of a dict)."""
-    return [v for v in reachable(fn, depth) if isinstance(v, BOXES)]
-
-
-def reachable(fn, depth: int = 4) -> list:
-    """The values in ``fn``'s closure cells, and in those of the functions among them."""
+    body can reach by name, also one it only stores into (``out[i] = v`` of a dict), and
+    every other object (``pystate``: a generator it draws from)."""
     out, stack, seen = [], [(fn, depth)], set()
     while stack:
         f, d = stack.pop()

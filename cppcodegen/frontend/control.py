@@ -16,7 +16,6 @@ from __future__ import annotations
 import builtins
 import logging
 import sys
-import types
 
 import numpy as np
 
@@ -25,7 +24,7 @@ from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
 from . import nones, pystate, replace, solve, whileloops
 from .proxy import as_node, cast, Proxy, size_operand, wrap
 from .trace import budgeted, trace, TRACE_LOCK
-from .capture import UNDEFINED, convert
+from .capture import UNDEFINED, convert, user_function
 from .carried import INTERNAL, Carried, Unroll
 from .truth import is_traced, truth
 from .pyints import operand
@@ -146,7 +145,7 @@ class TraceOps(BuiltinCalls, BoolOps):
         f = replace.by_name(f)          # (from random import random: ours while tracing)
         pystate.calling(f, args)        # (Python state it changes: not in a compiled body)
         args = one_array_arguments(f, args)     # (np.mean([a, b, c], axis=0))
-        if not _user_function(f):
+        if not user_function(f):
             return f(*args, **kwargs)
         depth = self.inlined.get(f, 0)      # (a helper is traced where it is called)
         if depth >= MAX_RECURSION:
@@ -347,16 +346,6 @@ def _is_prange(f) -> bool:
                            (getattr(f, "__module__", "") or "").startswith("numba"))
 
 
-def _user_function(f) -> bool:
-    """A plain Python function of the user's (not NumPy's, not ours): its control flow is
-    captured."""
-    if not isinstance(f, types.FunctionType):
-        return False
-    mod = getattr(f, "__module__", "") or ""
-    return not (mod.startswith(("numpy", "cppcodegen", "sympy")) or
-                mod in ("builtins", "math", "operator", "functools"))
-
-
 # --------------------------------------------------------------------------- the driver
 
 def trace_function(fn, specs, args):
@@ -365,7 +354,7 @@ def trace_function(fn, specs, args):
     run it. Every backend and Dask trace through here, so all see the same graph."""
     ops = TraceOps()
     pystate.check_function(fn)      # (a global it sets: set only while it is traced)
-    captured = convert(fn, ops) if _user_function(fn) else None
+    captured = convert(fn, ops) if user_function(fn) else None
     shapes = sys.modules.get(_SHAPES)        # (not imported: no sympy on a warm start)
     saved = shapes.current() if shapes is not None else None
     with TRACE_LOCK:         # (INTERNAL is the trace's)
@@ -375,7 +364,7 @@ def trace_function(fn, specs, args):
             return _trace_captured(trace, fn, captured, ops, specs, args, saved)
         except OutsideLoop as e:    # a slice of run-time length outside every loop: the
             ops = TraceOps()        # body in a compiled loop of one trip, where it can be
-            once = convert(fn, ops, once=True) if _user_function(fn) else None
+            once = convert(fn, ops, once=True) if user_function(fn) else None
             if once is None:
                 raise
             try:

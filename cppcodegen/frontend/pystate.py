@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import TraceError, user_location
 from ..ir.graph import MADE
-from .containers import reachable
+from .capture import user_function
 
 CHANGES: list = []      # what the calls traced inside constructs change, in order
 _STORES: dict = {}      # code object -> what it stores outside its own frame ("" if nothing)
@@ -33,12 +33,12 @@ _GENERATORS = (random.Random, np.random.Generator, np.random.RandomState,
                np.random.BitGenerator)
 
 
-def mark(fn=None):
+def mark(seen) -> tuple:
     """Where a construct's body starts: the calls recorded so far, and the state of the
-    random generators the body ``fn`` reads from its enclosing function (``rnd =
-    random.Random(seed)`` before the loop: its method calls are not the trace's calls)."""
-    gens = [g for g in reachable(fn) if isinstance(g, _GENERATORS)] if fn is not None else []
-    return len(CHANGES), [(g, _state(g)) for g in gens]
+    random generators among ``seen`` (what the body reads from its enclosing function,
+    ``containers.reachable``: ``rnd = random.Random(seed)`` before the loop, whose method
+    calls are not the trace's calls)."""
+    return len(CHANGES), [(g, _state(g)) for g in seen if isinstance(g, _GENERATORS)]
 
 
 def since(start) -> str | None:
@@ -50,10 +50,13 @@ def since(start) -> str | None:
     for g, before in gens:
         if not _same(_state(g), before):
             _restore(g, before)
-            new.append(f"{type(g).__name__} draws in the loop or branch: a compiled loop or "
-                       "branch runs its body once while it is traced, so it would draw once, "
-                       "not at every run")
+            new.append(_once(f"{type(g).__name__} draws in the loop or branch"))
     return new[0] if new else None
+
+
+def _once(what: str) -> str:
+    return (f"{what}: a compiled loop or branch runs its body once while it is traced, so "
+            "the change would happen once, not at every run")
 
 
 def _bits(g):
@@ -85,9 +88,7 @@ def _restore(g, before):
 def record(what: str) -> None:
     """Note a change of Python state made while a construct's body is traced."""
     if MADE:
-        CHANGES.append(f"{what} (at {user_location()}): a compiled loop or branch runs its "
-                       "body once while it is traced, so the change would happen once, not "
-                       "at every run")
+        CHANGES.append(_once(f"{what} (at {user_location()})"))
 
 
 def calling(f, args) -> None:
@@ -139,12 +140,7 @@ def _code_of(f):
         f = f.__func__
     elif not isinstance(f, types.FunctionType):
         f = getattr(type(f), "__call__", None)
-    if not isinstance(f, types.FunctionType):
-        return None
-    mod = getattr(f, "__module__", "") or ""
-    if mod.startswith(("numpy", "cppcodegen", "sympy")):
-        return None
-    return f.__code__
+    return f.__code__ if user_function(f) else None
 
 
 def _stores(code) -> tuple:
