@@ -93,11 +93,9 @@ def pinned_bound(d: Proxy) -> int:
     """A slice bound outside every loop computed from scalar arguments alone (``pad[:, r:r +
     w]`` with ``r = int(3 * sigma)``): this call's value, checked at each call as a size from
     them is (a call with another value gets a variant of its own)."""
-    from ..ir.graph import keep_for_errors
-    from .raises import error_check
+    from .raises import require
     v = _speculated(d, "a slice's bound", bound=True)
-    ok, error, where = SIZE_CHECKS.pop()
-    keep_for_errors(error_check(asproxy(np.int64(0)), ok, error, where).node)
+    require(*SIZE_CHECKS.pop())         # (ok, error, where)
     return v
 
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError, user_location
-from ..ir.graph import keep_for_errors
 from . import optionals
 from .capture import UNDEFINED
 from .carried_types import type_of
 from .proxy import asproxy, Proxy, wrap
-from .raises import error_check
+from .raises import require
 
 
 def _typed(value, name, where):
@@ -93,10 +92,8 @@ def some(value, flag, name, where, raising):
             "arithmetic, order comparisons and indexing, and in a return (copy it after an "
             "`is None` test, or give it a value that stands for none, e.g. np.nan)")
     _typed(value, name, where)
-    zero = asproxy(np.int64(0))
-    keep_for_errors(error_check(zero, flag.astype(np.int64),
-                                (TypeError, (f"variable '{name}' is None where it is used as "
-                                             f"an operand (at {where})",)), where).node)
+    require(flag, (TypeError, (f"variable '{name}' is None where it is used as an operand "
+                               f"(at {where})",)), where)
     return value
 
 

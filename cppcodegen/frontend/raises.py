@@ -69,6 +69,14 @@ def error_check(value, ok, error, where, stop=True, **attrs):
     return checked(value, ok, code, where, error=error, **attrs)
 
 
+def require(ok, error, where) -> None:
+    """A check that raises ``error`` where ``ok`` (a traced bool or int) is False when the
+    program runs, kept in the region it is made in although no value reads it."""
+    ok = asproxy(ok)
+    keep_for_errors(error_check(asproxy(np.int64(0)), ok if ok.dtype == np.int64 else
+                                ok.astype(np.int64), error, where).node)
+
+
 def bound(value, flag, name, where):
     """A read of ``name`` where some path may not have bound it (``bindings.py``): its value,
     and a check that raises UnboundLocalError where ``flag`` is False when the program runs
@@ -80,7 +88,5 @@ def bound(value, flag, name, where):
         e.name = name                       # again carrying it, control.py, or with the
         raise e                             # type its other side gives, carried.py)
     if isinstance(flag, Proxy):
-        zero = asproxy(np.int64(0))
-        keep_for_errors(error_check(zero, flag.astype(np.int64),
-                                    (UnboundLocalError, (message,)), where).node)
+        require(flag, (UnboundLocalError, (message,)), where)
     return value

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from ..errors import user_location
+from ..errors import TiedOrder, user_location
 from ..ir.graph import MADE, make_node
 from .concat import stack
 from .elementwise import where
@@ -123,11 +123,9 @@ def _untied(t, ax, order):
     """``order`` (a stable sort's permutation) behind a check that no two values of a slice
     are equal: where they are, NumPy's default sort puts them in an order of its own, and the
     call runs as Python (``errors.TiedOrder``)."""
-    from ..errors import TiedOrder
-    from ..ir.graph import keep_for_errors
     from .composed import take_along_axis
-    from .raises import error_check
-    if t.shape[ax] == 1 if type(t.shape[ax]) is int else False:
+    from .raises import require
+    if type(t.shape[ax]) is int and t.shape[ax] == 1:
         return order
     v = take_along_axis(t, order, ax)
     n = v.shape[ax]
@@ -137,10 +135,8 @@ def _untied(t, ax, order):
     if t.dtype.kind in "fc":
         tied = np.logical_or(tied, np.logical_and(np.isnan(lo), np.isnan(hi)))
     where = user_location()
-    error = (TiedOrder, (f"{TiedOrder.reason} (at {where})",))
-    ok = np.logical_not(np.any(tied))
-    keep_for_errors(error_check(asproxy(np.int64(0)), ok.astype(np.int64), error,
-                                where).node)
+    require(np.logical_not(np.any(tied)), (TiedOrder, (f"{TiedOrder.reason} (at {where})",)),
+            where)
     return order
 
 
