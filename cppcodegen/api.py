@@ -87,7 +87,8 @@ class CompiledFunction:
         self._trees: dict = {}      # per structure of container arguments: its function
         # a bound method: its object's attributes when the builds were made (read as
         # constants: a change makes new builds)
-        self._owner = signature.attributes_of(fn) if isinstance(fn, types.MethodType) else None
+        self._owner = signature.attributes_of(fn) if isinstance(fn, types.MethodType) and \
+            hasattr(fn.__self__, "__dict__") else None
         functools.update_wrapper(self, fn)
 
     def _bind(self, args, kwargs):
@@ -128,10 +129,11 @@ class CompiledFunction:
             except UnsupportedError as e:   # (def f(*xs, w=1.0) called with w=: Python's)
                 fall_back(self.fn, e, config.get_options(self.options).fallback)
                 return self.__wrapped__(*args, **kwargs)
-        if self._owner is not None and signature.attributes_of(self.__wrapped__) != self._owner:
-            self._owner = signature.attributes_of(self.__wrapped__)     # (o.k = 2.0: its
-            self.variants, self._fast, self.dynamic_variants = {}, {}, []   # builds are
-            self._families, self._trees = [], {}                         # of o.k = 0.5)
+        if self._owner is not None:
+            owner = signature.attributes_of(self.__wrapped__)
+            if owner != self._owner:        # (o.k = 2.0: the builds are of o.k = 0.5)
+                self._owner = owner
+                self._forget_builds()
         if self._trees and (packed := argtree.pack(args)) is not None:
             return self._packed(*packed, args)      # (containers, as before)
         if len(args) == self._nargs:
@@ -185,12 +187,14 @@ class CompiledFunction:
 
     _call_slow = __call__       # (the C path's way back for calls it cannot run)
 
+    def _forget_builds(self):
+        self.variants, self._fast, self.dynamic_variants = {}, {}, []
+        self._families, self._trees = [], {}
+
     def _packed(self, tree, leaves, args):
         """A call with container arguments: the compiled function of their leaves, one per
         structure (``frontend/argtree.py``)."""
-        inner = self._trees.get(tree)
-        if inner is None:
-            inner = self._trees[tree] = self._tree_function(tree)
+        inner = self._tree_function(tree)
         calling = argtree.CALLING       # (where it runs as Python: on the caller's containers)
         saved, calling.args = getattr(calling, "args", None), (args, leaves)
         try:
@@ -199,8 +203,12 @@ class CompiledFunction:
             calling.args = saved
 
     def _tree_function(self, tree):
-        return CompiledFunction(argtree.Tree(tree).function(self.fn, self._names),
-                                self.backend, self.options, self.dynamic)
+        inner = self._trees.get(tree)
+        if inner is None:
+            inner = self._trees[tree] = CompiledFunction(
+                argtree.Tree(tree).function(self.fn, self._names), self.backend,
+                self.options, self.dynamic)
+        return inner
 
     def _add_c_entry(self, variant, args, key):
         """Give the C call path (when this object has one) an entry for ``args``' layout,
@@ -354,8 +362,7 @@ class CompiledFunction:
         args = self._bind(args, kwargs)
         packed = argtree.pack(args)
         if packed is not None:
-            tree, leaves = packed
-            return (self._trees.get(tree) or self._tree_function(tree)).explain(*leaves)
+            return self._tree_function(packed[0]).explain(*packed[1])
         specs = self._choose_specs(signature.classify(args), args)
         opts = config.get_options(self.options)
         from .runtime import cachedir
