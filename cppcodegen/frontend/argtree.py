@@ -22,7 +22,6 @@ import re
 import threading
 import types
 
-from ..errors import TraceError
 from . import containers
 
 MAX_LEAVES = 256        # (one C parameter each; past that, Python runs the function)
@@ -165,11 +164,7 @@ class Tree:
         result = body(*args)
         changed = containers.undo_changes(snaps)
         if changed:
-            raise TraceError(
-                f"{getattr(fn, '__qualname__', 'the function')} changes a "
-                f"{type(changed[0][0]).__name__} it was passed; compiled code changes "
-                f"arrays in place, not the caller's lists or dicts (return the new values "
-                f"instead)")
+            raise containers.changed_argument(fn, args, changed[0][0])
         return result
 
 

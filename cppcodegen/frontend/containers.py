@@ -75,3 +75,27 @@ def _same(a, b) -> bool:
     if isinstance(a, tuple) and isinstance(b, tuple):      # (a dict's items)
         return len(a) == len(b) and all(x is y for x, y in zip(a, b))
     return a is b
+
+
+def changed_argument(fn, args, box):
+    """The error for ``fn`` changing ``box``, a list, dict or set among its arguments ``args``
+    (or inside one of them: a list of arrays taken apart, ``argtree.py``): Python would change
+    the caller's, the compiled function cannot."""
+    from ..errors import TraceError
+    i = next((i for i, a in enumerate(args) if _holds(a, box)), None)
+    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+    name = f"'{code.co_varnames[i]}'" if code and i is not None and i < code.co_argcount \
+        else str(i)
+    return TraceError(f"{getattr(fn, '__qualname__', 'the function')} changes the "
+                      f"{type(box).__name__} passed as argument {name}"
+                      f"{'' if i is not None and args[i] is box else ' (inside it)'}"
+                      "; compiled code changes arrays in place, not the caller's lists, dicts "
+                      "or sets (return the items instead)")
+
+
+def _holds(a, box) -> bool:
+    if a is box:
+        return True
+    if isinstance(a, (list, tuple)):
+        return any(_holds(v, box) for v in a)
+    return isinstance(a, dict) and any(_holds(v, box) for v in a.values())

@@ -99,11 +99,7 @@ def trace(fn, arg_specs, args):
             finally:
                 changed = containers.undo_changes(callers)
             if changed:
-                raise TraceError(f"{getattr(fn, '__qualname__', 'the function')} changes the "
-                                 f"{type(changed[0][0]).__name__} passed as argument "
-                                 f"{_parameter(fn, args, changed[0][0])}"
-                                 "; compiled code changes arrays in place, not the caller's "
-                                 "lists, dicts or sets (return the items instead)")
+                raise containers.changed_argument(fn, args, changed[0][0])
             result = map_tree(result, PendingSlice.output, leaf_type=PendingSlice)
             for p in flatten_tree(result, leaf_type=Proxy):
                 p.node                  # (a lazy x[mask] returned: computed while the
@@ -194,13 +190,6 @@ def _check_outputs(result, fn):
     elif not isinstance(result, ok):
         raise TraceError(f"the compiled function returned a {type(result).__name__}; "
                          "return arrays, scalars, or tuples/lists/dicts of them")
-
-
-def _parameter(fn, args, value) -> str:
-    """The name of the parameter ``value`` was passed as (or its position)."""
-    i = next(i for i, a in enumerate(args) if a is value)
-    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
-    return f"'{code.co_varnames[i]}'" if code and i < code.co_argcount else str(i)
 
 
 def _returns_of(fn) -> str:
