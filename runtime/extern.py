@@ -100,6 +100,17 @@ def advanced_index(a, key):
     return a[key]
 
 
+def axis_slice(a, axis, start, stop, step):
+    """A copy of ``a[start:stop:step]`` along ``axis`` (a slice whose bounds come from array
+    values, outside every compiled loop: ``np.sort(out[:k])``); C-ordered, its own memory."""
+    return a[(slice(None),) * axis + (slice(start, stop, step),)].copy()
+
+
+# how a step of these is named in warnings (externs.extern_call)
+advanced_index.shown = "indexing with an index array (x[idx] with np.newaxis, x[mask] read)"
+axis_slice.shown = "a slice outside every loop with bounds from array values (a copy)"
+
+
 class ExternCall:
     """``func(*args, **kwargs)`` with Slots filled in; ``item`` picks one of a tuple result."""
 

@@ -4,6 +4,8 @@ compiled function serves every count (``frontend/dataslice.py`` PendingSlice,
 ``ir.graph.SliceOut``)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -119,3 +121,83 @@ def test_returns_of_different_kinds_name_the_function_and_its_returns():
                        match=rf"find_pair \(at .*test_returned_data_slices.py:{start}; its "
                              rf"returns at lines {start + 3}, {start + 4}\)"):
         cppcodegen.compile(find_pair)(np.array([1.0, 4.0]), 2.5)
+
+
+# A slice outside every loop whose bounds come from array values, read (not only returned):
+# where the body cannot be traced in a loop of one trip (a result of that length), the read
+# is a copy made between kernels, its length a count known after that step.
+
+def sorted_above(x, t):
+    out = np.empty(x.shape[0])
+    k = 0
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            out[k] = x[i]
+            k += 1
+    return np.sort(out[:k]) * 2.0, k
+
+
+def hit_rows(p, r):
+    hits = np.empty_like(p)
+    k = 0
+    for i in range(p.shape[0]):
+        if p[i, 0] ** 2 + p[i, 1] ** 2 < r * r:
+            hits[k] = p[i]
+            k += 1
+    return hits[:k, ::-1] + 1.0, hits[:k, 0].mean() if k else 0.0
+
+
+def read_then_written(x, t):
+    out = np.zeros(x.shape[0])
+    k = 0
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            out[k] = x[i]
+            k += 1
+    v = out[:k]
+    w = v * 2.0             # v as it is now
+    out[0] = -1.0           # seen through the view v below, as NumPy shows it
+    return v * 3.0, w, v + 0.0
+
+
+def write_through(x, t):
+    out = np.zeros(x.shape[0])
+    k = 0
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            out[k] = x[i]
+            k += 1
+    v = out[:k]
+    v *= 2.0                # a write through the view: into out
+    return out * 1.0, v + 1.0
+
+
+@pytest.mark.parametrize("t", [-1.0, 0.5, 0.97, 2.0])
+def test_read_slices_of_run_time_length_are_copied_between_kernels(t):
+    x = RNG.random(200)
+    p = RNG.standard_normal((150, 2))
+    cases = [(sorted_above, (x, t)), (hit_rows, (p, 1.0 + t)), (read_then_written, (x, t))]
+    for fn, args in cases:
+        c = cppcodegen.compile(fn)
+        with warnings.catch_warnings():     # (a copy between kernels: warned once)
+            warnings.simplefilter("ignore")
+            got = c(*args)
+        want = fn(*args)
+        for g, w in zip(got, want):
+            assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+        x2 = RNG.random(333)    # another size and count: the same build (or a count of 0/1)
+        p2 = RNG.standard_normal((70, 2))
+        again = fn(*((x2, t) if fn is not hit_rows else (p2, 1.0 + t)))
+        for g, w in zip(c(*((x2, t) if fn is not hit_rows else (p2, 1.0 + t))), again):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def test_a_write_through_a_slice_of_run_time_length_is_not_into_a_copy():
+    x = RNG.random(100)
+    with pytest.raises(cppcodegen.DataDependentError, match="known only at run time"):
+        cppcodegen.compile(write_through)(x, 0.5)
+    with pytest.warns(UserWarning):
+        got = cppcodegen.compile(write_through, fallback=True)(x, 0.5)
+    for g, w in zip(got, write_through(x, 0.5)):
+        np.testing.assert_array_equal(g, w)

@@ -324,5 +324,5 @@ def test_a_selection_computed_later_is_named_by_the_line_that_wrote_it():
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
     lines, first = inspect.getsourcelines(rows_with_positive_sum)
     line = first + next(k for k, s in enumerate(lines) if "A[keep]" in s)
-    messages = [str(w.message) for w in caught if "advanced_index" in str(w.message)]
+    messages = [str(w.message) for w in caught if "index array" in str(w.message)]
     assert messages and all(m.endswith(f"test_selection.py:{line})") for m in messages), messages

@@ -28,8 +28,8 @@ from .capture import UNDEFINED, convert, user_function
 from .carried import INTERNAL, Carried, Unroll
 from .truth import is_traced, truth
 from .pyints import operand
-from .creation import ndarray_new
-from .dataslice import OutsideLoop
+from .creation import ndarray_new, PIN_BOUNDS
+from .dataslice import COPIED, OutsideLoop
 from .listargs import one_array_arguments
 from .pymath import builtin_pow
 from .listbuffer import CountAppends
@@ -365,35 +365,40 @@ def trace_function(fn, specs, args):
         except OutsideLoop as e:    # a slice of run-time length outside every loop: the
             ops = TraceOps()        # body in a compiled loop of one trip, where it can be
             once = convert(fn, ops, once=True) if user_function(fn) else None
-            if once is None:
-                raise
             try:
+                if once is None:
+                    raise e
                 graph = _trace_captured(trace, fn, once, ops, specs, args, saved)
             except Exception as again:  # the slice's reason first
-                graph = _pinned_bounds(trace, fn, specs, args, saved)
+                graph = _traced_with(PIN_BOUNDS, trace, fn, specs, args, saved)
                 if graph is None:
-                    e.add_note(f"(traced again with the function's body in a compiled loop "
-                               f"of one trip, it failed too: {type(again).__name__}: {again})")
+                    graph = _traced_with(COPIED, trace, fn, specs, args, saved)
+                if graph is None:
+                    if again is not e:
+                        e.add_note(f"(traced again with the function's body in a compiled "
+                                   f"loop of one trip, it failed too: "
+                                   f"{type(again).__name__}: {again})")
                     raise e from None
-            log.debug("%s traced with its body in a loop of one trip", fn.__qualname__)
+            log.debug("%s traced again for a slice outside every loop", fn.__qualname__)
             return graph
 
 
-def _pinned_bounds(trace, fn, specs, args, saved):
-    """The graph of ``fn`` traced with slice bounds outside loops computed from scalar
-    arguments alone taken at this call's values (``creation.pinned_bound``: a variant per
-    value), where the body could not be traced in a loop of one trip (``pad[:, r:r + w] =
-    img`` with ``r = int(3 * sigma)`` before a loop over ``2 * r + 1`` taps); else None."""
-    from .creation import PIN_BOUNDS
+def _traced_with(flag, trace, fn, specs, args, saved):
+    """The graph of ``fn`` traced with ``flag`` on, where its body could not be traced in a
+    loop of one trip; else None. ``creation.PIN_BOUNDS``: slice bounds outside loops computed
+    from scalar arguments alone are this call's values (a variant per value: ``pad[:, r:r +
+    w] = img`` with ``r = int(3 * sigma)`` before a loop over ``2 * r + 1`` taps).
+    ``dataslice.COPIED``: a slice outside loops whose bounds come from array values is
+    copied between kernels, its length a count (``np.sort(out[:k])`` returned)."""
     ops = TraceOps()
     captured = convert(fn, ops)
-    PIN_BOUNDS[0] = True
+    flag[0] = True
     try:
         return _trace_captured(trace, fn, captured, ops, specs, args, saved)
     except Exception:               # noqa: BLE001 -- the first reason is the one reported
         return None
     finally:
-        PIN_BOUNDS[0] = False
+        flag[0] = False
 
 
 def _trace_captured(trace, fn, captured, ops, specs, args, saved):

@@ -44,6 +44,8 @@ def counted_shapes(name: str, targs: tuple, tkwargs: dict, proxies: list):
         return [(COUNT, *first[proxies[key.k].ndim:])]
     if first is None or not isinstance(arg(0, None), Slot):
         return None
+    if short == "axis_slice":           # a[lo:hi] along an axis (dataslice.PendingSlice)
+        return [tuple(COUNT if k == targs[1] else d for k, d in enumerate(first))]
     if short == "nonzero":
         return [(COUNT,)] * len(first) if first else None
     if short == "argwhere":

@@ -88,20 +88,69 @@ def data_slice(ix: slice, size, dim: int):
     return spec, tuple(binds)                                           # the ids in key alive)
 
 
+COPIED = [False]        # a PendingSlice read is a copy between kernels (control._traced_with)
+
+
 class PendingSlice(Proxy):
     """``a[key]`` outside every compiled loop, a slice bound computed from array values
     (``return out[:k]`` after a loop counted ``k``). Returned as it is, it is a view the
     caller gets from the program's outputs (``ir.graph.SliceOut``: ``a`` as it ends and the
     bounds' values now); any other use needs its length while tracing: the trace starts
-    again with the body in a compiled loop of one trip (``OutsideLoop``)."""
+    again with the body in a compiled loop of one trip (``OutsideLoop``), and where that
+    fails (``np.sort(out[:k]) * 2`` returned: a result of that length), with ``COPIED``:
+    a read is a copy of the slice made between kernels (``runtime.extern.axis_slice``), its
+    length a count known after that step, as ``np.nonzero``'s is. A write through it (which
+    the copy would not show in ``a``) is refused."""
 
     def __init__(self, a: Proxy, key: tuple, error: OutsideLoop):
         super().__init__(None)
         self._gone = error              # (``node`` raises it)
+        self._copied = None             # (a's node, the copy's node)
         self.sliced = a
         self.listed = None              # returned as a list (listbuffer.py): as_list's python
         self.bounds = []
         self.key = tuple(self._template(ix) for ix in key)
+
+    @property
+    def node(self):
+        if not COPIED[0]:
+            raise self._gone
+        a = self.sliced.node            # (a copy of ``a`` as it is now: updated since, again)
+        if self._copied is None or self._copied[0] is not a:
+            self._copied = (a, self._copy())
+        return self._copied[1]
+
+    @node.setter
+    def node(self, value):
+        raise self._gone
+
+    @property
+    def copied_from(self):              # a write through the view: not into a copy
+        return self._gone if COPIED[0] else None
+
+    def _copy(self):
+        """The node of a copy of ``a[key]``: each data-bounded axis sliced by a step between
+        kernels, then the rest of the key (ints, plain slices, np.newaxis) applied."""
+        from ..runtime.extern import axis_slice
+        from .externs import extern_call
+
+        def fill(b):
+            return self.bounds[b[1]] if isinstance(b, tuple) else b
+        key = list(self.key)
+        if any(ix is Ellipsis for ix in key):
+            at = next(k for k, ix in enumerate(key) if ix is Ellipsis)
+            used = sum(ix is not None and ix is not Ellipsis for ix in key)
+            key[at:at + 1] = [slice(None)] * (self.sliced.ndim - used)
+        a, rest, axis = self.sliced, [], 0
+        for ix in key:
+            if isinstance(ix, slice) and any(isinstance(b, tuple)
+                                             for b in (ix.start, ix.stop, ix.step)):
+                a = extern_call(axis_slice, (a, axis, fill(ix.start), fill(ix.stop),
+                                             fill(ix.step)), {}, where=user_location())
+                ix = slice(None)
+            rest.append(fill(ix))
+            axis += ix is not None
+        return a[tuple(rest)].node
 
     def _template(self, ix):
         if isinstance(ix, slice):

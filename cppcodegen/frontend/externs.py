@@ -25,7 +25,7 @@ from .sizes import current_env
 # functions whose output shape depends on the values: compiled for the shape they give on
 # the first call's values (``extern_call(speculate=True)``)
 SPECULATED = {"nonzero", "argwhere", "flatnonzero", "extract", "compress", "unique",
-              "unique_values", "trim_zeros"}
+              "unique_values", "trim_zeros", "axis_slice"}
 # other functions never run as extern steps
 DATA_DEPENDENT = {"unique_counts", "unique_inverse", "unique_all",
                   "delete", "insert", "select", "histogram_bin_edges", "place",
@@ -158,7 +158,8 @@ def extern_call(func, args, kwargs, speculate=False, where=None):
         extra = (" (its output shape depends on the values: compiled for this call's shape, "
                  "other shapes run the function with NumPy)") if speculate and count is None \
             else ""
-        warnings.warn(f"cppcodegen: {name} runs as a NumPy call between compiled kernels"
+        warnings.warn(f"cppcodegen: {getattr(func, 'shown', name)} runs as a NumPy call "
+                      f"between compiled kernels"
                       f"{extra} (at {where or user_location()})", stacklevel=3)
     if not several:
         return outs[0]

@@ -478,6 +478,8 @@ def update(a: Proxy, node: Node):
                          "arrays by their own names")
     if getattr(a, "readonly", False):       # the imaginary part of a real array
         raise ValueError(f"assignment destination is read-only (at {user_location()})")
+    if getattr(a, "copied_from", None) is not None:     # a copy standing for a view
+        raise a.copied_from                             # (dataslice.PendingSlice)
     if a._base is not None:
         base, _, chain = a._base
         levels = [base.node]
