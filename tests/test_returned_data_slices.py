@@ -201,3 +201,22 @@ def test_a_write_through_a_slice_of_run_time_length_is_not_into_a_copy():
         got = cppcodegen.compile(write_through, fallback=True)(x, 0.5)
     for g, w in zip(got, write_through(x, 0.5)):
         np.testing.assert_array_equal(g, w)
+
+
+def grown_by_append(x, t):
+    out = np.array([])
+    for v in x:
+        if v > t:
+            out = np.append(out, v)
+    return out
+
+
+def test_an_array_grown_in_a_loop_is_refused_saying_what_compiles():
+    x = RNG.random(20)
+    with pytest.raises(cppcodegen.TraceError, match=r"rebound .* to an array of shape \(1,\) "
+                       r"\(it was \(0,\)\): an array grown in a loop .* use out\[:k\]"):
+        cppcodegen.compile(grown_by_append)(x, 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = cppcodegen.compile(grown_by_append, fallback=True)(x, 0.5)
+    np.testing.assert_array_equal(got, grown_by_append(x, 0.5))

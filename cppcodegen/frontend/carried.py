@@ -11,8 +11,7 @@ so an update through the name reaches every alias, until the body binds the name
 array. The body runs with a ``carry`` placeholder per value; when a result's dtype differs
 from its placeholder's (``s = 0`` then ``s += a[i]`` with float ``a``) the dtype is unified
 as NumPy would end up with it and the body runs again, likewise when it updates an array
-that was not carried yet. What cannot be carried raises ``Unroll``: the tracer then runs the
-loop with Python (unrolled), as it did before loops were captured.
+that was not carried yet. What cannot be carried raises ``Unroll``: Python runs the loop.
 """
 from __future__ import annotations
 
@@ -236,8 +235,8 @@ class Carried:
                 if init is None:
                     raise TraceError(f"variable '{name}' is None before the loop or branch at "
                                      f"{self.where} and bound to a value in it; {ONE_TYPE}")
-                raise TraceError(f"variable '{name}' ({type(init).__name__}) is rebound "
-                                 f"in the loop or branch at {self.where}")
+                raise TraceError(f"variable '{name}' ({type(init).__name__}) is rebound in the "
+                                 f"loop or branch at {self.where}{listbuffer.grown(init, now)}")
         self.made.update(made)
         return params, made, values, extra, updated, never, kept
 
@@ -598,3 +597,4 @@ def _check_region(nodes, where):
             from ..backend.gemmgen import native_matmul_node    # (sympy: lazily)
             if not native_in_loop(n) and not native_matmul_node(n):
                 raise Unroll(where, f"{n.attr('call')} runs as a NumPy call")
+

@@ -365,3 +365,14 @@ def _traced(item):
 
 def _arrays(values) -> list:
     return [v.traced_array() if isinstance(v, ListBuffer) else v for v in values]
+
+
+def grown(init, now) -> str:
+    """Why an array rebound to one of another shape is refused, and what compiles."""
+    if not isinstance(init, np.ndarray) or np.shape(now) == init.shape:
+        return ""
+    return (f" to an array of shape {tuple(np.shape(now))} (it was {init.shape}): an array "
+            "grown in a loop (np.append, np.concatenate) is not compiled; append to a list "
+            "and call np.array after the loop, or fill a buffer made before it (out = "
+            "np.empty(n); out[k] = v; k += 1) and use out[:k]")
+
