@@ -178,3 +178,26 @@ def test_a_quotient_read_by_every_row_of_a_product_is_computed_once():
     np.testing.assert_allclose(got[1], want[1], rtol=1e-10, atol=1e-13)
     ir = str(cppcodegen.explain(f, m, 1e-8, 500).program)
     assert not [ln for ln in ir.splitlines() if "reduction" in ln and "sqrt" in ln], ir
+
+
+def gray_dot(img):
+    return np.dot(img[..., :3], [0.2989, 0.5870, 0.1140])
+
+
+def gray_matmul_list(img, w):
+    return np.matmul(img, [w, 1.0 - w]), np.dot(img, (w, 2 * w))
+
+
+def test_dot_of_an_n_d_array_and_a_list_is_numpys():
+    """``np.dot(rgb, [0.299, 0.587, 0.114])`` (a list operand, an array of more than two
+    axes: the sum over its last axis, as ``@``) and np.matmul of a list holding a float
+    argument."""
+    rng = np.random.default_rng(4)
+    for img in (rng.random((9, 7, 4)), rng.integers(0, 256, (5, 6, 3), dtype=np.uint8)):
+        got, want = cppcodegen.compile(gray_dot)(img), gray_dot(img)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    x = rng.random((4, 5, 2)).astype(np.float32)
+    for g, w in zip(cppcodegen.compile(gray_matmul_list)(x, 0.25), gray_matmul_list(x, 0.25)):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-6)

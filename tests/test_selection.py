@@ -326,3 +326,63 @@ def test_a_selection_computed_later_is_named_by_the_line_that_wrote_it():
     line = first + next(k for k, s in enumerate(lines) if "A[keep]" in s)
     messages = [str(w.message) for w in caught if "index array" in str(w.message)]
     assert messages and all(m.endswith(f"test_selection.py:{line})") for m in messages), messages
+
+
+def rotate_nearest(img, angle):
+    h, w = img.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w]
+    c, s = np.cos(angle), np.sin(angle)
+    xi = np.round(c * (xx - (w - 1) / 2) + s * (yy - (h - 1) / 2) + (w - 1) / 2).astype(np.intp)
+    yi = np.round(-s * (xx - (w - 1) / 2) + c * (yy - (h - 1) / 2) + (h - 1) / 2).astype(np.intp)
+    valid = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
+    out = np.zeros_like(img)
+    out[valid] = img[yi[valid], xi[valid]]
+    return out
+
+
+def lookup_selected(lut, idx, keep):
+    return lut[idx[keep]].sum(axis=0), lut[idx[keep]] * 2
+
+
+def lookup_unchecked(lut, idx):
+    ok = idx < 4
+    return lut[idx[ok]] + 1
+
+
+@pytest.mark.parametrize("shape", [(23, 31), (17, 12, 3), (1, 1), (0, 4)])
+@pytest.mark.parametrize("angle", [0.0, 0.4, 2.5])
+def test_a_gather_by_selected_indices_is_a_selection_of_a_guarded_gather(shape, angle):
+    """``img[yi[valid], xi[valid]]`` (indices selected by one mask) stored by
+    ``out[valid] = ...``: the gather loaded only where the mask holds, kept lazy (no NumPy
+    indexing step); the indices elsewhere (out of range) are never read or checked."""
+    img = np.random.default_rng(1).random(shape).astype(np.float32)
+    f = cppcodegen.compile(rotate_nearest)
+    got, want = f(img, angle), rotate_nearest(img, angle)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    ex = cppcodegen.explain(rotate_nearest, img, angle)
+    assert "advanced_index" not in str(ex)
+
+
+def test_selected_indices_out_of_range_raise_numpys_index_error():
+    rng = np.random.default_rng(2)
+    lut = rng.random((6, 2))
+    idx = rng.integers(-6, 6, 40)
+    keep = rng.random(40) < 0.5
+    for g, w in zip(cppcodegen.compile(lookup_selected)(lut, idx, keep),
+                    lookup_selected(lut, idx, keep)):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    idx[np.flatnonzero(keep)[0]] = 6            # selected and out of range: NumPy raises
+    with pytest.raises(IndexError):
+        lookup_selected(lut, idx, keep)
+    with pytest.raises(IndexError, match="out of bounds"):
+        cppcodegen.compile(lookup_selected)(lut, idx, keep)
+    idx[~keep] = 100                            # only unselected ones out of range: no error
+    idx[keep] = 1
+    for g, w in zip(cppcodegen.compile(lookup_selected)(lut, idx, keep),
+                    lookup_selected(lut, idx, keep)):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    lut4 = rng.random(4)
+    big = np.array([0, 9, 3, -4, 12])           # selected ones in range, others not
+    np.testing.assert_array_equal(cppcodegen.compile(lookup_unchecked)(lut4, big),
+                                  lookup_unchecked(lut4, big))

@@ -274,3 +274,24 @@ def test_a_sort_after_a_loop_does_not_run_the_loop_while_tracing(monkeypatch):
     got = cppcodegen.compile(bootstrap_interval, fallback=False)(x, idx)
     assert got == bootstrap_interval(x, idx)
     assert len(calls) < 1000, len(calls)
+
+
+def stretch(img, lo_pct, hi_pct):
+    lo, hi = np.percentile(img, [lo_pct, hi_pct])
+    out = (img.astype(np.float32) - lo) / max(hi - lo, 1e-6) * 255
+    return np.clip(out, 0, 255).astype(np.uint8), np.quantile(img, (lo_pct / 100, 0.5))
+
+
+def test_percentiles_given_as_a_list_of_float_arguments_are_numpys():
+    """``np.percentile(img, [lo, hi])`` with float arguments (run-time values): NumPy's
+    call with this call's numbers (one build for every value)."""
+    import warnings
+    img = np.random.default_rng(5).integers(0, 256, (30, 41), dtype=np.uint8)
+    f = cppcodegen.compile(stretch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lo, hi in ((2.0, 98.0), (10.5, 60.0)):
+            for g, w in zip(f(img, lo, hi), stretch(img, lo, hi)):
+                assert g.dtype == w.dtype and g.shape == w.shape
+                np.testing.assert_allclose(g, w, rtol=1e-12)
+    assert len(f.variants) == 1

@@ -140,10 +140,9 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
         return Interpreter(args, sizes).control(node, vals)
     if op == "gather":          # NumPy's integer-array indexing (it raises IndexError)
         src, ixs, axis = vals[0], [np.asarray(i) for i in vals[1:]], node.attr("axis")
-        if node.attr("guarded", False):
+        if node.attr("guarded", False):     # read (and checked) only where the guard holds
             *ixs, guard = ixs
-            if not bool(guard):     # a read Python would not make: never an error
-                ixs = [np.where((i >= -n) & (i < n), i, 0) for i, n in zip(ixs, src.shape[axis:])]
+            return _guarded_gather(src, ixs, axis, guard)
         return np.asarray(src[(slice(None),) * axis + tuple(ixs)])
     if op == "scatter":         # x[idx] = v (the last repeat wins) or np.<op>.at
         out, index = vals[0].copy(), (slice(None),) * node.attr("axis") + tuple(vals[2:])
@@ -355,3 +354,19 @@ def run_graph(graph: Graph, args, on_node=None, each_iteration: bool = False):
                              "function updates it in place")
         np.copyto(args[i], value, casting="unsafe")
     return outputs
+
+
+def _guarded_gather(src, ixs, axis, guard):
+    """A gather whose guard (a condition, or an array of the result's trailing-aligned
+    shape, constant along the source's other axes) says which positions are read: zeros
+    elsewhere, where an index out of range is not an error (a read Python would not make)."""
+    shape = np.broadcast_shapes(*[i.shape for i in ixs])
+    k = len(shape)
+    out_shape = src.shape[:axis] + shape + src.shape[axis + len(ixs):]
+    ok = np.broadcast_to(np.asarray(guard, bool), out_shape)
+    ok = ok[(0,) * axis + (slice(None),) * k + (0,) * (ok.ndim - axis - k)] if ok.size else \
+        np.zeros(shape, bool)
+    out = np.zeros(out_shape, src.dtype)
+    picked = tuple(np.broadcast_to(i, shape)[ok] for i in ixs)
+    out[(slice(None),) * axis + (ok,)] = src[(slice(None),) * axis + picked]
+    return out

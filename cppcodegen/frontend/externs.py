@@ -201,6 +201,10 @@ def values_now(proxies):
             for n in nodes:
                 values[id(n)] = evaluate_node(n, [values[id(i)] for i in n.inputs],
                                               TraceState.args, sizes)
+    except IndexError as e:             # an index the plain function reads is out of range
+        if n.op != "gather":            # (a gather reads only what Python reads: NumPy's
+            return None                 # error, at the line that indexed)
+        raise IndexError(f"{e} (at {n.where})") from None
     except Exception:                   # noqa: BLE001 -- not evaluable here: stand-ins
         return None
     return [values[id(r)] for r in roots]

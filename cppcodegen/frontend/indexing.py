@@ -268,6 +268,9 @@ def advanced_getitem(a: Proxy, index):
         if dt is not None and dt.kind not in "biu":
             raise IndexError(f"arrays used as indices must be of integer (or boolean) type "
                              f"(at {user_location()})")
+    sel = _gather_selected(a, parts)
+    if sel is not None:
+        return sel
     masked = any(isinstance(ix, (Proxy, np.ndarray)) and ix.dtype.kind == "b" or
                  isinstance(ix, list) and np.asarray(ix).dtype.kind == "b" for ix in parts)
     if masked and isinstance(parts[0], (Proxy, np.ndarray)) and \
@@ -283,6 +286,20 @@ def advanced_getitem(a: Proxy, index):
                 for ix in parts)
     return extern_call(advanced_index, (a, key if isinstance(index, tuple) else key[0]), {},
                        speculate=masked)
+
+
+def _gather_selected(a, parts):
+    """``img[yi[m], xi[m]]``: every index a selection of one mask, element by element: the
+    selection of the gather by the whole index arrays, loaded (and range-checked, as NumPy
+    checks the selected ones) only where the mask holds; else None."""
+    if is_selection(a) or not all(is_selection(ix) and ix.dtype.kind in "iu" and
+                                  ix.ndim == 1 and parts[0].same_mask(ix) for ix in parts):
+        return None
+    mask = parts[0].mask
+    if len(parts) > a.ndim:
+        return None
+    with guarded(reshape(mask, tuple(mask.shape) + (1,) * (a.ndim - len(parts)))):
+        return Selection(_gather(a, tuple(ix.base for ix in parts)), mask)
 
 
 def _integer_scalar(ix) -> bool:

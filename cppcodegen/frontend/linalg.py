@@ -30,7 +30,7 @@ def matmul(a, b, out=None, **kw):
             unsupported("np.matmul(..., out=) into other than a traced array")
         store_result(out, matmul(a, b), "matmul")
         return out
-    a, b = asproxy(a), asproxy(b)
+    a, b = asproxy(_listed(a)), asproxy(_listed(b))
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: Input operand does not have enough dimensions "
                          f"(at {user_location()})")
@@ -220,13 +220,21 @@ def as_array(x) -> Proxy:
     """An operand as ``np.asarray`` has it: a Python number is an array of its own dtype
     (np.dot and np.inner convert their operands, no weak-scalar rule: ``np.dot(3.0, x)`` of
     float32 ``x`` is float64, ``np.dot(300, x)`` of int8 ``x`` is int64)."""
-    p = asproxy(x)
+    p = asproxy(_listed(x))
     return wrap(p.node, scalar=p.scalar) if p.weak else p
+
+
+def _listed(x):
+    """A list or tuple operand (``np.dot(img, [0.299, 0.587, 0.114])``) as NumPy's array."""
+    if isinstance(x, (list, tuple)):
+        from .creation import array
+        return array(x, original=np.asarray)
+    return x
 
 
 def dot(a, b, out=None):
     a, b = as_array(a), as_array(b)
-    if a.ndim <= 2 and b.ndim <= 2 and a.ndim and b.ndim:
+    if a.ndim and 1 <= b.ndim <= 2:     # (a sum over a's last axis and b's first: @'s)
         return matmul(a, b, out=out)
     if a.ndim == 0 or b.ndim == 0:
         return np.multiply(a, b)

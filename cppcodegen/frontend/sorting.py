@@ -21,6 +21,7 @@ from numpy.lib.array_utils import normalize_axis_index
 from ..errors import TiedOrder, user_location
 from ..ir.graph import MADE, make_node
 from .concat import stack
+from .creation import holds_proxy
 from .elementwise import where
 from .externs import extern_call
 from .proxy import asproxy, cast, Proxy, size_operand, wrap
@@ -184,7 +185,7 @@ def _quantile_fn(numpy_fn, percent: bool):
                  keepdims=False, *, weights=None, interpolation=None):
         t = ravel(asproxy(a)) if axis is None else asproxy(a)
         plain = out is None and not keepdims and method == "linear" and weights is None and \
-            interpolation is None and not isinstance(q, Proxy) and t.dtype.kind in "iuf"
+            interpolation is None and not holds_proxy(q) and t.dtype.kind in "iuf"
         ax = _axis(t, 0 if axis is None else axis) if plain else None
         qa = np.asanyarray(np.true_divide(q, 100) if percent else q) if plain else None
         if ax is None or not _native(t, ax, True) or type(t.shape[ax]) is not int or \

@@ -117,7 +117,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         src, ixs = node.inputs[0], node.inputs[1:]
         guard = None
         if node.attr("guarded", False):
-            ixs, guard = ixs[:-1], self.value(ixs[-1], ())
+            ixs, guard = ixs[:-1], self.value(ixs[-1], broadcast_index(idx, ixs[-1].shape,
+                                                                       node.shape))
         binds, src_idx = self._index_binds(node.attr("axis"), src.shape, ixs, node.shape, idx,
                                            node.where)
         e = self.value(src, src_idx)
