@@ -131,3 +131,26 @@ def test_an_exponent_known_when_the_program_runs_is_numpys_square_sqrt_reciproca
     ok = np.isfinite(want)
     np.testing.assert_allclose(got[ok], want[ok], rtol=4 * np.finfo(dtype).eps)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=["f32", "f64"])
+def test_const_power_at_the_edges_of_the_range(dt):
+    """Inputs whose powers overflow, or are subnormal or only just normal: NumPy's
+    infinities and subnormals (x ** 1.5 of 3e262 is +inf, not -inf; 2e154 ** -2 is the
+    subnormal 2.5e-309, not 0), within 1 ULP (of the subnormal spacing there)."""
+    fi = np.finfo(dt)
+    scale = np.array([0.25, 0.5, 0.9, 0.99, 1.0, 1.01, 1.1, 2.0, 4.0])
+    for e in (2, 3, 4, 8, 1.5, 2.5, 7.5, -2, -3, -8, -0.5, -1.5, -2.5, -7.5):
+        a = abs(e)
+        with np.errstate(all="ignore"):
+            base = np.power([float(fi.max), float(fi.tiny), float(fi.smallest_subnormal)],
+                            1 / a)
+            base = np.concatenate([base, [1e200, 3e262]])
+            x = np.concatenate([np.outer(base, scale).ravel(), -np.outer(base, scale).ravel()])
+            x = x[np.isfinite(x.astype(dt))].astype(dt)
+            f = _make(e, "op")
+            got, want = cppcodegen.compile(f)(x), f(x)
+        assert np.array_equal(np.isnan(got), np.isnan(want)), e
+        assert np.array_equal(np.isposinf(got), np.isposinf(want)), e
+        assert np.array_equal(np.isneginf(got), np.isneginf(want)), e
+        assert _ulps(got, want, dt) <= 1, (e, x[np.argmax(np.abs(got - want))])

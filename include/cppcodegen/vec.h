@@ -1683,6 +1683,18 @@ template <class T, int N> inline Vec<T, N> clamp_finite(const Vec<T, N>& t) {
 }
 }  // namespace detail
 
+template <int P, class T, int N> inline Vec<T, N> powc(const Vec<T, N>& x);
+namespace detail {
+// x ** (P / 2) as m ** (P / 2) * 2 ** (e * P / 2) for x = m * 2 ** e (e even for a half
+// power): the power of m in range, then one rounding by ldexp (into a subnormal, or to 0 or
+// an infinity, as the exact result rounds)
+template <int P, class T> inline T powc_scaled(T x) {
+  int e;
+  T m = std::frexp(x, &e);
+  if ((P % 2) != 0 && (e & 1)) { m *= T(2); e -= 1; }
+  return std::ldexp(powc<P>(Vec<T, 1>::broadcast(m)).v[0], e * P / 2);
+}
+}  // namespace detail
 template <int P, class T, int N> inline Vec<T, N> powc(const Vec<T, N>& x) {
   static_assert(std::is_floating_point_v<T>, "powc needs float or double");
   static_assert(P >= -16 && P <= 16, "powc: |exponent| <= 8");
@@ -1735,14 +1747,29 @@ template <int P, class T, int N> inline Vec<T, N> powc(const Vec<T, N>& x) {
         // clamped finite, the product stays hi * x. A half power's lo is also NaN at x = 0
         // (the Newton step's 0 / 0): then the plain product.
         if constexpr (!half) return detail::fmadd(hi, xf, detail::clamp_finite(lo * xf));
+        // Where the product overflows, lo * x may be an infinity of the other sign (x **
+        // 1.5 of 3e262 was -inf): an infinite or NaN r (r - r is NaN) is the plain product.
         VT r = detail::fmadd(hi, xf, lo * xf);
-        return detail::vsel(r.v != r.v, hi * xf, r);
+        VT d = r - r;
+        return detail::vsel(d.v != d.v, hi * xf, r);
       } else {
         const VT one = VT::broadcast(T(1));
         VT q = one / hi;
         VT e = detail::fmadd(-q, lo, detail::fmadd(-q, hi, one));   // 1 - q * (hi + lo)
         VT r = detail::fmadd(q, e, q);
-        return detail::vsel(r.v != r.v, q, r);
+        r = detail::vsel(r.v != r.v, q, r);
+        // x ** n overflowed where 1 / x ** n is still a subnormal (2e154 ** -2 is 2.5e-309,
+        // not 0), or is itself subnormal (its low digits lost): those lanes scaled by a power
+        // of two (rare: a branch, off the common path)
+        const Mask<N> edge = (isinf(hi) | (abs(hi) < VT::broadcast(std::numeric_limits<T>::min())))
+                             & isfinite(xf) & (xf != VT::broadcast(T(0)));
+        if (__builtin_expect(edge.any(), 0)) {
+          for (int i = 0; i < N; ++i)
+            if (std::isinf(hi.v[i]) || std::abs(hi.v[i]) < std::numeric_limits<T>::min())
+              if (std::isfinite(xf.v[i]) && xf.v[i] != T(0))
+                r.v[i] = detail::powc_scaled<P>(xf.v[i]);
+        }
+        return r;
       }
     }
   }
