@@ -175,8 +175,8 @@ class Carried:
         params = self._enter()
         if self.pinned:
             self.set(tuple(self.pinned.get(n, v) for n, v in zip(self.names, self.get())))
-        seen = containers.reachable(fn)     # (what the body reaches: containers, generators)
-        boxes, calls = containers.snapshot(list(self.init_state) + seen), pystate.mark(seen)
+        seen = containers.reachable(fn) + list(self.init_state)     # (what the body reaches)
+        boxes, calls = containers.snapshot(seen), pystate.mark(seen)
         made, updated, kept = {}, [], []
         MADE.append(made)
         effects.UPDATED.append(updated)

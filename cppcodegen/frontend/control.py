@@ -351,7 +351,36 @@ def _is_prange(f) -> bool:
 def trace_function(fn, specs, args):
     """The Graph of ``fn`` on a call's arguments (``trace``) with its control flow captured;
     a loop that cannot be captured is unrolled (traced again with it marked) where Python can
-    run it. Every backend and Dask trace through here, so all see the same graph."""
+    run it. Every backend and Dask trace through here, so all see the same graph. A NumPy
+    array of the module the trace updated is refused (``pystate.check_outside``), as is a
+    traced value stored into a NumPy array (NumPy's ValueError: Python runs the call)."""
+    outside = pystate.outside_arrays(fn)
+    try:
+        graph = _trace_function(fn, specs, args)
+    except ValueError as e:
+        pystate.check_outside(outside)
+        if "setting an array element with a sequence" not in str(e):
+            raise
+        raise TraceError(f"{e} (at {_user_line(e)}): if the value is traced, the array it is "
+                         "stored into is NumPy's, not the program's (np.mgrid, np.zeros_like "
+                         "of a NumPy array, a module array); make it with np.zeros/np.empty "
+                         "of a shape") from e
+    pystate.check_outside(outside)
+    return graph
+
+
+def _user_line(error) -> str:
+    """file:line of the innermost frame of the user's code in ``error``'s traceback."""
+    from ..errors import _users
+    where, tb = "<unknown>:0", error.__traceback__
+    while tb is not None:
+        if _users(tb.tb_frame.f_code.co_filename):
+            where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
+
+
+def _trace_function(fn, specs, args):
     ops = TraceOps()
     pystate.check_function(fn)      # (a global it sets: set only while it is traced)
     captured = convert(fn, ops) if user_function(fn) else None

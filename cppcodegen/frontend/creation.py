@@ -383,7 +383,8 @@ def array(obj, dtype=None, *, original, **kw):
             laid_out(obj, kw.get("order"))      # (a NumPy scalar: a 0-d array; a strided
                                                 # argument asked for order="C": a copy)
     if not holds_proxy(obj):
-        return original(obj, dtype, **kw) if dtype is not None else original(obj, **kw)
+        made = original(obj, dtype, **kw) if dtype is not None else original(obj, **kw)
+        return _literal(obj, made)
     items = [asproxy(v) if isinstance(v, Proxy) else array(v, original=original)
              if isinstance(v, (list, tuple)) else asproxy(np.asarray(v)) for v in obj]
     shapes = {tuple(p.shape) for p in items}
@@ -395,6 +396,20 @@ def array(obj, dtype=None, *, original, **kw):
     for k, p in enumerate(items):
         out[k] = p
     return out
+
+
+def _literal(obj, made):
+    """``np.array([0.0, 0.0])`` of numbers in the function: an array of the program (as
+    ``np.zeros(2)`` is), so a traced value can be stored into it and a compiled loop can
+    update it (NumPy's array, a constant, would take the update once, while tracing); other
+    objects (an array argument's copy, strings) stay NumPy's."""
+    if isinstance(obj, (list, tuple)) and isinstance(made, np.ndarray) and \
+            made.dtype.kind in "biufc" and 0 < made.size <= LITERAL_ITEMS:
+        return copy_of(asproxy(made), scalar=False)
+    return made
+
+
+LITERAL_ITEMS = 64      # (a longer literal list: a table, kept a constant)
 
 
 def ascontiguousarray(a, dtype=None, *, original, **kw):

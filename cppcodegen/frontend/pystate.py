@@ -34,23 +34,36 @@ _GENERATORS = (random.Random, np.random.Generator, np.random.RandomState,
 
 
 def mark(seen) -> tuple:
-    """Where a construct's body starts: the calls recorded so far, and the state of the
-    random generators among ``seen`` (what the body reads from its enclosing function,
-    ``containers.reachable``: ``rnd = random.Random(seed)`` before the loop, whose method
-    calls are not the trace's calls)."""
-    return len(CHANGES), [(g, _state(g)) for g in seen if isinstance(g, _GENERATORS)]
+    """Where a construct's body starts: the calls recorded so far, the state of the random
+    generators among ``seen`` (what the body reads from its enclosing function,
+    ``containers.reachable``, and its names' values: ``rnd = random.Random(seed)`` before
+    the loop, whose method calls are not the trace's calls) and a copy of each NumPy array
+    among them (``Z = np.zeros_like(X)`` of an ``np.mgrid`` grid: NumPy's arrays, which an
+    update in the body would change once, while tracing)."""
+    gens = [(g, _state(g)) for g in seen if isinstance(g, _GENERATORS)]
+    arrays = {id(a): (a, a.copy()) for a in seen if type(a) is np.ndarray and
+              a.flags.writeable and a.nbytes <= _COPIED_BYTES}
+    return len(CHANGES), gens, list(arrays.values())
+
+
+_COPIED_BYTES = 1 << 26     # (a larger NumPy array: not copied, an update in a body not seen)
 
 
 def since(start) -> str | None:
     """What the body changed since ``start`` (``mark``): the first change recorded, or a
-    generator drawn from (put back as it was), or None."""
-    count, gens = start
+    generator drawn from or a NumPy array updated (each put back as it was), or None."""
+    count, gens, arrays = start
     new = CHANGES[count:]
     del CHANGES[count:]
     for g, before in gens:
         if not _same(_state(g), before):
             _restore(g, before)
             new.append(_once(f"{type(g).__name__} draws in the loop or branch"))
+    for a, before in arrays:
+        if a.tobytes() != before.tobytes():
+            a[...] = before
+            new.append(_once(f"a NumPy array of shape {a.shape} (made from constants, not "
+                             "traced) is updated in place in the loop or branch"))
     return new[0] if new else None
 
 
@@ -163,3 +176,40 @@ def _stores(code) -> tuple:
             break
     _STORES[code] = found
     return found
+
+
+def outside_arrays(fn) -> list:
+    """(array, a copy) of the NumPy arrays ``fn`` reads by name from its module or from
+    enclosing functions (``COUNTS[0] += 1`` of a module array): an update made while tracing
+    would be made once, not at every call (``check_outside``)."""
+    fn = getattr(fn, "__ccg_packed__", (fn,))[0]
+    code = _code_of(fn)
+    if code is None:
+        return []
+    names, stack = set(), [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    glob = getattr(fn, "__globals__", {})
+    values = {id(glob[n]): (n, glob[n]) for n in sorted(names) if n in glob}
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+        try:
+            values.setdefault(id(cell.cell_contents), (name, cell.cell_contents))
+        except ValueError:              # (an empty cell)
+            pass
+    return [(n, a, a.copy()) for n, a in values.values()
+            if type(a) is np.ndarray and a.flags.writeable and a.nbytes <= _COPIED_BYTES]
+
+
+def check_outside(arrays) -> None:
+    """Refuse a trace that updated one of ``arrays`` (``outside_arrays``) in place, each put
+    back as it was: Python runs the call (with the fallback on), updating it at every call."""
+    changed = [n for n, a, before in arrays if a.tobytes() != before.tobytes()]
+    for _, a, before in arrays:
+        a[...] = before
+    if changed:
+        raise TraceError(f"the function updates '{changed[0]}' in place, a NumPy array of "
+                         "its module or of an enclosing function: the compiled code would "
+                         "update it only while it is traced, not at every call; pass the "
+                         "array as an argument")

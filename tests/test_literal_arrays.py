@@ -1,0 +1,111 @@
+"""Arrays the function makes from constants and then updates, and NumPy arrays of its
+module: ``np.array([0.0, 0.0])`` filled with traced values or updated in a compiled loop is
+an array of the program (``creation._literal``); a NumPy array the trace would update once
+instead of at every run (``np.mgrid``'s grid, ``np.zeros_like`` of it) makes the loop run in
+Python while tracing (``pystate.mark``); a module array the function updates is refused
+(``pystate.check_outside``): with the fallback on, Python runs the call."""
+import warnings
+
+import numpy as np
+import pytest
+
+import cppcodegen
+
+COUNTS = np.zeros(3)
+
+
+def hits(x):
+    counts = np.array([0, 0])            # [below, above]
+    for v in x:
+        if v > 0.5:
+            counts[1] += 1
+        else:
+            counts[0] += 1
+    return counts
+
+
+def relax(steps):
+    z = np.array([0.0, 1.0, 2.0])
+    for _ in range(steps):
+        z += 1
+    return z
+
+
+def orbit(v, dt, steps):
+    pos = np.array([1.0, 0.0])
+    vel = v.copy()
+    for _ in range(steps):
+        r3 = (pos @ pos) ** 1.5
+        vel -= pos / r3 * dt
+        pos += vel * dt
+    return pos
+
+
+def tally(x):
+    acc = np.array([0.0, 0.0])
+    for i in range(x.shape[0]):
+        acc[0] += x[i]
+        acc[1] += x[i] * x[i]
+    return acc
+
+
+def moments(x):
+    m = np.array([0.0, 0.0, 0.0], dtype=np.float32)
+    m[0] = x.sum()
+    m[1:] += x[:2]
+    return m
+
+
+def grid_counts(n, maxit):
+    X = np.mgrid[-2:1:n * 1j]
+    Z = np.zeros_like(X)
+    for _ in range(maxit):
+        M = np.abs(Z) < 2
+        Z[M] = Z[M] * Z[M] + X[M]
+    return Z
+
+
+def bump(x):
+    COUNTS[0] += 1
+    return x * 2
+
+
+def bump_loop(x):
+    for i in range(x.shape[0]):
+        COUNTS[1] += x[i]
+    return x * 2
+
+
+CASES = [(hits, lambda r: (r.random(50),)), (relax, lambda r: (7,)),
+         (orbit, lambda r: (np.array([0.0, 1.0]), 0.01, 100)),
+         (tally, lambda r: (r.random(20),)),
+         (moments, lambda r: (r.random(5).astype(np.float32),)),
+         (grid_counts, lambda r: (7, 4))]
+
+
+@pytest.mark.parametrize("fn, make", CASES, ids=[c[0].__name__ for c in CASES])
+def test_arrays_made_from_constants_and_updated_match_python(fn, make):
+    f = cppcodegen.compile(fn)
+    for seed in range(2):
+        args = make(np.random.default_rng(seed))
+        got, want = f(*args), fn(*args)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_module_array_updated_by_the_function_is_refused_and_python_updates_it():
+    COUNTS[:] = 0
+    x = np.arange(3.0)
+    with pytest.raises(cppcodegen.TraceError, match="updates 'COUNTS' in place"):
+        cppcodegen.compile(bump)(x)
+    assert not COUNTS.any()             # (put back as it was after the trace)
+    with pytest.raises(cppcodegen.TraceError, match=r"test_literal_arrays.py:\d+\): if the "
+                       r"value is traced, the array it is stored into is NumPy's"):
+        cppcodegen.compile(bump_loop)(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fn in (bump, bump_loop):
+            f = cppcodegen.compile(fn, fallback=True)
+            for _ in range(3):
+                np.testing.assert_array_equal(f(x), x * 2)
+    np.testing.assert_array_equal(COUNTS, [3.0, 9.0, 0.0])
