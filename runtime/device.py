@@ -261,13 +261,15 @@ def reservations(sources, args) -> dict:
     in; ``("seed", s, k)``, the ops after the function's own ``np.random.seed(s)`` (its
     ``k``-th op then): the generator is seeded with ``s`` at the first of them and the slots
     from it on take a block of the seeded generator (the same numbers at every call, as in
-    NumPy); an int source: seeded from that ``numpy.random.Generator`` argument."""
+    NumPy); an int source: seeded from that ``numpy.random.Generator`` argument; ``("rng",
+    s)``: a Generator the function made with a constant seed, drawing in a compiled loop or
+    branch (slot ``k`` of the stream of ``s``, the same numbers at every call)."""
     if not sources:
         return {}
     generator = get_device_hooks().default_generator(0)
     firsts: dict = {}               # a seed's source -> its first slot in this program
     for slot, src in sources:
-        if isinstance(src, tuple):
+        if isinstance(src, tuple) and src[0] == "seed":
             firsts[src] = min(slot, firsts.get(src, slot))
     seeds = {slot: src[1] for src, slot in firsts.items()}
     cuts = [0, *sorted(seeds), max(slot for slot, _ in sources) + 1]    # block k: [cuts[k],
@@ -278,7 +280,9 @@ def reservations(sources, args) -> dict:
         blocks[lo] = generator.reserve(hi - lo)
     out = {}
     for slot, src in sorted(sources, key=lambda p: p[0]):   # (a Generator: in slot order)
-        if src is None or isinstance(src, tuple):
+        if isinstance(src, tuple) and src[0] == "rng":  # a Generator the function seeds
+            out[slot] = (src[1], slot)                  # with a constant: its own stream
+        elif src is None or isinstance(src, tuple):
             lo = cuts[bisect.bisect_right(cuts, slot) - 1]
             seed, off = blocks[lo]
             out[slot] = (seed, (off + slot - lo) % 2 ** 64)

@@ -137,22 +137,34 @@ def _seeded_generator(name, fn, args, kwargs):
             "kernels), or seed it with a constant")
     _IN_NUMPY[0] += 1
     try:
-        return _ConstantDraws(fn(*args, **kwargs))
+        gen = fn(*args, **kwargs)
     finally:
         _IN_NUMPY[0] -= 1
+    stream = int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]) >> 1
+    return _ConstantDraws(gen, ("rng", stream))
 
 
 class _ConstantDraws:
     """A Generator seeded with a constant inside the traced function: each method runs
-    NumPy's own (marked as NumPy's, so its np.empty is NumPy's) on concrete arguments."""
+    NumPy's own (marked as NumPy's, so its np.empty is NumPy's) on concrete arguments. In a
+    compiled loop or branch (where a draw made now would be made once and repeated), its
+    draws are the kernels' (``random.TracedGenerator``) from a stream of the seed's own: the
+    same numbers at every call, not NumPy's."""
 
-    def __init__(self, gen):
-        self._gen = gen
+    COMPILED = frozenset({"random", "standard_normal", "uniform", "normal", "exponential",
+                          "standard_exponential", "lognormal", "integers", "choice"})
+
+    def __init__(self, gen, source):
+        self._gen, self._source = gen, source
 
     def __getattr__(self, attr):
         method = getattr(self._gen, attr)
         if not callable(method):
             return method
+        from ..ir.graph import MADE
+        if MADE and attr in self.COMPILED:
+            from .random import TracedGenerator     # (it imports this module)
+            return getattr(TracedGenerator(self._source), attr)
 
         def draw(*args, **kwargs):
             from .iteration import concrete_int, symbolic_int
