@@ -22,7 +22,7 @@ from .checking.check import CheckError, CheckReport
 from .frontend import argtree, signature
 from .errors import DataDependentError, TraceError, UnsupportedError, fall_back
 from .frontend.capture import positional
-from .frontend.control import trace_function
+from .frontend.control import python_of, trace_function
 from .frontend.proxy import Proxy
 from .pipeline import Explanation, build_stages, compile_stages
 from .runtime import fastcall
@@ -395,7 +395,7 @@ def compile(fn=None, *, backend: str = "cpp", options: dict | None = None,
     """
     lookup_backend(backend)                 # unknown names fail here, listing the known ones
     options = {**(options or {}), **option_values}      # (checked by CompiledFunction)
-    make = lambda f: CompiledFunction(f, backend, options, dynamic)     # noqa: E731
+    make = lambda f: CompiledFunction(python_of(f), backend, options, dynamic)   # noqa: E731
     return make if fn is None else make(fn)
 
 

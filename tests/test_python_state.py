@@ -188,3 +188,27 @@ def test_a_bound_method_sees_its_objects_attributes_as_they_are_now():
         np.testing.assert_array_equal(g(x), o.apply(x))
     o.w = np.arange(2.0)
     np.testing.assert_array_equal(g(x), o.apply(x))
+
+
+def test_numba_compiled_helpers_and_functions_are_traced_as_their_python():
+    """Code ported from Numba: a ``@numba.njit`` helper called in a loop, and a function
+    that is itself ``@numba.njit``, are traced as the Python functions they wrap."""
+    numba = pytest.importorskip("numba")
+
+    @numba.njit
+    def flux(u):
+        return 0.5 * u * u
+
+    def step(u, dt, dx):
+        un = u.copy()
+        for i in range(1, u.shape[0]):
+            u[i] = un[i] - dt / dx * (flux(un[i]) - flux(un[i - 1]))
+        return u
+
+    u = np.linspace(1.0, 2.0, 20)
+    np.testing.assert_array_equal(cppcodegen.compile(step, fallback=False)(u.copy(), 0.01, 0.1),
+                                  step(u.copy(), 0.01, 0.1))
+    jitted = numba.njit(step)
+    f = cppcodegen.compile(jitted, fallback=False)
+    assert f.fn is step
+    np.testing.assert_array_equal(f(u.copy(), 0.01, 0.1), step(u.copy(), 0.01, 0.1))

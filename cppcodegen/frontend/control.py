@@ -143,6 +143,7 @@ class TraceOps(BuiltinCalls, BoolOps):
                 (operands := solve.prepare(f, args, kwargs)) is not None:
             return convert(solve.ROUTINES[f], self)(*operands)  # (in a loop: compiled code)
         f = replace.by_name(f)          # (from random import random: ours while tracing)
+        f = python_of(f)                # (a @numba.njit helper: its Python function)
         pystate.calling(f, args)        # (Python state it changes: not in a compiled body)
         args = one_array_arguments(f, args)     # (np.mean([a, b, c], axis=0))
         if not user_function(f):
@@ -339,6 +340,14 @@ def _compiled_iterable(it) -> bool:
     a compiled loop over (``iteration.loop_spec``: a traced range or array, the spec of one,
     a list a compiled loop filled), but a range of Python ints (Python zips it with lists)."""
     return not isinstance(it, builtins.range) and loop_spec(it) is not None
+
+
+def python_of(f):
+    """The Python function of a Numba-compiled one (``@numba.njit`` helpers of code ported
+    from Numba: traced as the Python they are), else ``f``."""
+    if (type(f).__module__ or "").startswith("numba") and callable(getattr(f, "py_func", None)):
+        return f.py_func
+    return f
 
 
 def _is_prange(f) -> bool:
