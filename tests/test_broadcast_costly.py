@@ -67,3 +67,33 @@ def test_a_radix2_fft_like_numpy_without_selects():
 def _bit_reversed(n):
     bits = n.bit_length() - 1
     return np.array([int(format(i, f"0{bits}b")[::-1], 2) for i in range(n)])
+
+
+def softmax_rows(x):
+    n, m = x.shape
+    out = np.empty_like(x)
+    for i in range(n):
+        mx = x[i, 0]
+        for j in range(1, m):
+            if x[i, j] > mx:
+                mx = x[i, j]
+        s = 0.0
+        for j in range(m):
+            out[i, j] = np.exp(x[i, j] - mx)
+            s += out[i, j]
+        for j in range(m):
+            out[i, j] /= s
+    return out
+
+
+def test_a_stored_expensive_value_read_back_is_computed_once():
+    """``out[i, j] = np.exp(...)`` then ``s += out[i, j]``: the read is the stored value,
+    computed once into its own value (inlined into the sum's kernel too, each element's exp
+    was computed twice: float32 row softmax 2.66 -> 1.41 ms for 2000 x 256)."""
+    for dt in (np.float32, np.float64):
+        x = (np.random.default_rng(3).random((37, 19)) * 10).astype(dt)
+        got, want = cppcodegen.compile(softmax_rows)(x), softmax_rows(x)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=4e-6 if dt == np.float32 else 1e-14)
+        src = cppcodegen.explain(softmax_rows, x).source
+        assert src.count("ccg::exp(") == 1, src

@@ -97,11 +97,17 @@ def materialized(graph: Graph) -> set:
             mine = set()
         terms[id(node)] = mine
     costly = {id(n) for n in compute if n.op in EXPENSIVE}
-    readers: dict = {}              # compute node id -> how many nodes (and yields) read it
-    for node in graph.nodes:
-        for inp in set(map(id, node.inputs)):
-            readers[inp] = readers.get(inp, 0) + 1
-    for leaf in {id(n) for n in graph.leaves}:
+    readers: dict = {}              # compute node id -> how many nodes (and yields) read it,
+    for node in graph.nodes:        # through views, and a value stored by a setitem also
+        if node.op in VIEW_OPS:     # where the array it made is read (``out[i, j] =
+            continue                # np.exp(v)`` then ``s += out[i, j]``: the read is the
+        for i in node.inputs:       # value, lowered; inlined, it was computed twice)
+            src = _through_views(node, i)[0]
+            stored = _through_views(src, src.inputs[1])[0] if src.op == "setitem" and \
+                node.op != "setitem" else None
+            for inp in {id(src), id(stored)} - {id(None)}:
+                readers[inp] = readers.get(inp, 0) + 1
+    for leaf in {id(_through_views(n, n)[0]) for n in graph.leaves}:
         readers[leaf] = readers.get(leaf, 0) + 1
     for node in compute:
         i = id(node)
