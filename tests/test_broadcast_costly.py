@@ -96,4 +96,4 @@ def test_a_stored_expensive_value_read_back_is_computed_once():
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got, want, rtol=4e-6 if dt == np.float32 else 1e-14)
         src = cppcodegen.explain(softmax_rows, x).source
-        assert src.count("ccg::exp(") == 1, src
+        assert src.count("exp(t") == 1, src     # (ccg::exp or std::exp of a temporary)
