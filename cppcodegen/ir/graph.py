@@ -113,9 +113,9 @@ def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
     node = Node(op, tuple(inputs), tuple(sorted(attrs.items())), tuple(map(_dim, shape)),
                 np.dtype(dtype), where)
     if MADE and op != "check" and not (op == "const" or _invariant(node)) and \
-            any(i.op == "check" for i in node.inputs):     # (``dt / dx ** 2``: the power
+            any(isinstance(i, Node) and i.op == "check" for i in node.inputs):  # (``dt /
         past = Node(op, tuple(map(_past_check, node.inputs)), node.attrs, node.shape,
-                    node.dtype, where)                      # checked for overflow)
+                    node.dtype, where)          # dx ** 2``: the power checked for overflow)
         node = past if _invariant(past) else node
     if MADE and (op == "const" or _invariant(node)):    # made once, before every loop
         object.__setattr__(node, "invariant", True)         # and branch
@@ -152,7 +152,7 @@ def _past_check(node):
     """The value a check passes on, where that value is invariant: a node made of it is
     computed before the loop, the check (kept for its error) staying where Python runs it;
     a value that fails its check is never used (the error stops the program)."""
-    if node.op == "check" and (node.inputs[0].op == "scalar" or
+    if isinstance(node, Node) and node.op == "check" and (node.inputs[0].op == "scalar" or
                                getattr(node.inputs[0], "invariant", False)):
         return node.inputs[0]
     return node
