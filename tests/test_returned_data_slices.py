@@ -220,3 +220,33 @@ def test_an_array_grown_in_a_loop_is_refused_saying_what_compiles():
         warnings.simplefilter("ignore")
         got = cppcodegen.compile(grown_by_append, fallback=True)(x, 0.5)
     np.testing.assert_array_equal(got, grown_by_append(x, 0.5))
+
+
+def primes_and_pairs(n):
+    is_prime = np.ones(n + 1, dtype=np.bool_)
+    is_prime[:2] = False
+    i = 2
+    while i * i <= n:
+        if is_prime[i]:
+            for j in range(i * i, n + 1, i):
+                is_prime[j] = False
+        i += 1
+    p = np.nonzero(is_prime)[0]
+    return p, p[:, None] * np.ones(2), p.sum()
+
+
+@pytest.mark.parametrize("fn, calls", [
+    (primes_and_pairs, [(50,), (60,), (1,), (2,), (3,), (0,), (100,)]),
+    (sorted_above, [(np.arange(10.0), 3.0), (np.arange(12.0), 2.0), (np.arange(12.0), 10.5),
+                    (np.arange(12.0), 20.0), (np.arange(5.0), 3.5), (np.arange(7.0), 0.5)])])
+def test_a_count_of_values_a_loop_computed_is_not_learned_by_running_the_loop(fn, calls):
+    """``np.nonzero`` / a copied ``out[:k]`` of arrays a compiled loop filled: the count is a
+    symbol with a hint, not this call's count (the loop run in Python to learn it took
+    minutes for a sieve of 10^6); counts of 0, 1 and others all match NumPy."""
+    f = cppcodegen.compile(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for args in calls:
+            for g, w in zip(f(*args), fn(*args)):
+                assert np.shape(g) == np.shape(w)
+                np.testing.assert_array_equal(g, w)

@@ -108,6 +108,13 @@ def extern_call(func, args, kwargs, speculate=False, where=None):
                 for p in proxies])      # (symbolic sizes: this call's, not pinned)
         except Exception:               # noqa: BLE001 -- NumPy's error for these values:
             pass                        # from a run on them, below
+    if result is None and rule is not None and _after_loops(proxies):
+        result = stand_in_call(func, targs, tkwargs, proxies, [     # (a count: no values
+            tuple(env.hint(d) if env is not None else d for d in p.node.shape)  # needed; the
+            for p in proxies])          # loops before it would run in Python; this call's
+        count_hint = 2                  # sizes, not pinned)
+    else:
+        count_hint = None
     if result is None:
         arrays = values_now(proxies)
         if arrays is not None:          # this call's values: a precondition on them holds
@@ -126,7 +133,7 @@ def extern_call(func, args, kwargs, speculate=False, where=None):
     several = isinstance(result, (tuple, list))     # np.array_split, np.meshgrid: a list
     results = result if several else (result,)
     shapes = [np.shape(r) for r in results]
-    count = None if rule is None else _count_symbol(rule, results)    # (one for all outputs:
+    count = None if rule is None else _count_symbol(rule, results, count_hint)  # (one for all:
     recount = rule is not None and count is None    # np.nonzero's; a count of 0 or 1 stays
     if count is not None:                           # this call's, as sizes 0 and 1 do, and
         shapes = [tuple(count if d == COUNT else d for d in s) for s in rule]   # another
@@ -166,13 +173,14 @@ def extern_call(func, args, kwargs, speculate=False, where=None):
     return type(result)(*outs) if hasattr(result, "_fields") else type(result)(outs)
 
 
-def _count_symbol(rule, results):
+def _count_symbol(rule, results, hint=None):
     """The count symbol of a call whose outputs' ``rule`` axes (COUNT) are NumPy's count of the
-    values (``counted.py``), with this call's count as its hint; None for a count of 0 or 1
-    (broadcasting depends on them: the build is for that count)."""
+    values (``counted.py``), with this call's count as its hint (or ``hint``, where this
+    call's values are not computed); None for a count of 0 or 1 (broadcasting depends on
+    them: the build is for that count)."""
     from .iteration import _env
     from .sizes import symbolic
-    count = int(np.shape(results[0])[rule[0].index(COUNT)])
+    count = int(np.shape(results[0])[rule[0].index(COUNT)]) if hint is None else hint
     if count < 2:
         return None
     env = _env()
@@ -181,6 +189,13 @@ def _count_symbol(rule, results):
     env.hints[sym] = count
     env.counts[sym] = None
     return sym
+
+
+def _after_loops(proxies) -> bool:
+    """Do the traced arrays come from a compiled loop or branch? (Their values now would be
+    the reference interpreter's run of it in Python: minutes for a sieve of 10^6.)"""
+    from ..ir.graph import CONTROL_OPS
+    return any(n.op in CONTROL_OPS for n in toposort([p.node for p in proxies]))
 
 
 def values_now(proxies):
