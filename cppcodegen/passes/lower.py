@@ -274,8 +274,9 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         temporary (a loop's carried array) that nothing reads once they are done, and ``v``
         does not read ``x`` or is one element (read before it is stored)."""
         base = node.inputs[0]
-        if base.op == "scatter" and role == "temp":     # a chain of stores (a swap's two):
-            self.realize(base)                          # the first one's buffer, then this
+        if base.op in ("scatter", "setitem") and role == "temp":    # a chain of stores (a
+            self.realize(base)          # swap's two, ``a[i], a[k] = a[k], a[i]`` with a traced
+                                        # ``k``): the first one's buffer (in place), then this
         name = self.buffer_of.get(id(base))
         if name is None or role != "temp" or not self.writable(name) or \
                 tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype \
