@@ -109,3 +109,35 @@ def test_a_module_array_updated_by_the_function_is_refused_and_python_updates_it
             for _ in range(3):
                 np.testing.assert_array_equal(f(x), x * 2)
     np.testing.assert_array_equal(COUNTS, [3.0, 9.0, 0.0])
+
+
+def mandel_grid(n, maxit):
+    Y, X = np.mgrid[-1.5:1.5:n * 1j, -2:1:n * 1j]
+    C = X + 1j * Y
+    Z = np.zeros_like(C)
+    M = np.full(C.shape, True, dtype=bool)
+    N = np.zeros(C.shape, dtype=np.int32)
+    for i in range(maxit):
+        Z[M] = Z[M] * Z[M] + C[M]
+        M[np.abs(Z) > 2] = False
+        N[M] = i
+    return N
+
+
+def masked_cdf(img):
+    cdf = np.bincount(img.ravel(), minlength=8).cumsum()
+    return np.ma.filled(np.ma.masked_equal(cdf, 0), 0)
+
+
+def test_like_arrays_of_numpy_arrays_are_the_programs():
+    """``np.zeros_like(C)`` of a NumPy grid (``np.mgrid``) is an array of the program: the
+    tutorial's Mandelbrot with masked updates compiles (it refused the mask as a conversion
+    to NumPy), one build for every iteration count."""
+    f = cppcodegen.compile(mandel_grid, fallback=False)
+    for maxit in (0, 1, 20):
+        np.testing.assert_array_equal(f(30, maxit), mandel_grid(30, maxit))
+
+
+def test_a_library_that_takes_numpy_arrays_only_is_named():
+    with pytest.raises(cppcodegen.DataDependentError, match=r"by numpy\.ma \(numpy\.ma\."):
+        cppcodegen.compile(masked_cdf, fallback=False)(np.arange(8, dtype=np.uint8))

@@ -465,7 +465,7 @@ replace.register(np.fft, {"fftfreq": fftfreq, "rfftfreq": rfftfreq}, pass_origin
 # --------------------------------------------------------------------------- *_like
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
-    a = asproxy(a)
+    a = a if type(a) is np.ndarray else asproxy(a)     # (NumPy's: its shape and dtype)
     dt = np.dtype(dtype) if dtype is not None else a.dtype
     shp = a.shape if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
     value = as_node(_int_fill(fill_value, dt)) if isinstance(fill_value, Proxy) else None
@@ -486,3 +486,21 @@ def empty_like(a, dtype=None, order="K", subok=True, shape=None):
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None):
     return full_like(a, 1, dtype, shape=shape)
+
+
+def _of_numpy(like):
+    """``np.zeros_like(X)`` in the function of a NumPy array (``np.mgrid``'s grid, a module
+    table): an array of the program, as ``np.zeros(X.shape)`` is (NumPy's, updated in a
+    compiled loop, would take the update once)."""
+    def call(a, *args, original, **kw):
+        if type(a) is np.ndarray and a.dtype.kind in "biufc" and not isinstance(
+                kw.get("shape", None), Proxy):
+            return like(a, *args, **kw)
+        return original(a, *args, **kw)
+    call.__name__ = like.__name__
+    return call
+
+
+replace.register(np, {"zeros_like": _of_numpy(zeros_like), "ones_like": _of_numpy(ones_like),
+                      "empty_like": _of_numpy(empty_like), "full_like": _of_numpy(full_like)},
+                 pass_original=True)

@@ -109,9 +109,10 @@ class Proxy:
 
     def __array__(self, dtype=None, copy=None):
         raise DataDependentError(
-            f"a traced array was converted to a concrete NumPy array at {user_location()}; "
-            "the value of an array is not known while the function is compiled. "
-            "Use NumPy functions on the array instead of np.asarray / list conversions.")
+            f"a traced array was converted to a concrete NumPy array at {user_location()}"
+            f"{_converter()}; the value of an array is not known while the function is "
+            "compiled. Use NumPy functions on the array instead of np.asarray / list "
+            "conversions.")
 
     # --- value-dependent Python: refused with a clear message
     def _data_dependent(self, what):
@@ -463,6 +464,20 @@ def _same_value(a: Node, b: Node) -> bool:
                       a.shape == b.shape and dict(a.attrs) == dict(b.attrs) and
                       len(a.inputs) == len(b.inputs) and
                       all(_same_value(x, y) for x, y in zip(a.inputs, b.inputs)))
+
+
+def _converter() -> str:
+    """Who asked for the values: a library that takes NumPy arrays only (numpy.ma's masked
+    arrays, scipy), named in the message."""
+    import sys
+    frame = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "") or ""
+        if module.startswith(("numpy.ma", "scipy", "pandas", "numba")):
+            top = module.split(".")[0] + (".ma" if module.startswith("numpy.ma") else "")
+            return f" by {top} ({module}.{frame.f_code.co_name}), which is not compiled"
+        frame = frame.f_back
+    return ""
 
 
 def update(a: Proxy, node: Node):
