@@ -64,6 +64,8 @@ struct Entry {
 struct Dispatcher {
   PyObject_HEAD
   PyObject* entries;      // list of Entry, the most recently added first
+  PyObject* filled;       // the parameters' defaults, every one (or null: none to fill)
+  Py_ssize_t required;    // the parameters without a default
 };
 
 PyObject* kCallSlow;      // "_call_slow"
@@ -411,23 +413,50 @@ PyObject* dispatcher_new(PyTypeObject* type, PyObject*, PyObject*) {
 
 void dispatcher_dealloc(Dispatcher* self) {
   Py_CLEAR(self->entries);
+  Py_CLEAR(self->filled);
   Py_TYPE(self)->tp_free(reinterpret_cast<PyObject*>(self));
+}
+
+// `args` followed by the defaults of the parameters it leaves out (a new reference), or
+// null (with no error set) where it leaves out one without a default or gives too many
+PyObject* with_defaults(Dispatcher* self, PyObject* args) {
+  const Py_ssize_t given = PyTuple_GET_SIZE(args);
+  if (self->filled == nullptr || given < self->required ||
+      given >= PyTuple_GET_SIZE(self->filled))
+    return nullptr;
+  const Py_ssize_t n = PyTuple_GET_SIZE(self->filled);
+  PyObject* full = PyTuple_New(n);
+  if (full == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* v = i < given ? PyTuple_GET_ITEM(args, i) : PyTuple_GET_ITEM(self->filled, i);
+    Py_INCREF(v);
+    PyTuple_SET_ITEM(full, i, v);
+  }
+  return full;
 }
 
 PyObject* dispatcher_call(Dispatcher* self, PyObject* args, PyObject* kwargs) {
   if (!g_paused && (kwargs == nullptr || PyDict_GET_SIZE(kwargs) == 0)) {
+    PyObject* full = with_defaults(self, args);     // (f(x) of f(x, tol=1e-12))
+    if (full == nullptr && PyErr_Occurred()) return nullptr;
+    PyObject* used = full != nullptr ? full : args;
     const Py_ssize_t n = PyList_GET_SIZE(self->entries);
     for (Py_ssize_t i = 0; i < n; ++i) {
       Entry* e = reinterpret_cast<Entry*>(PyList_GET_ITEM(self->entries, i));
-      const int m = matches(e, args);
-      if (m < 0) return nullptr;
+      const int m = matches(e, used);
+      if (m < 0) {
+        Py_XDECREF(full);
+        return nullptr;
+      }
       if (m) {
         Py_INCREF(e);       // (a call in another thread may replace the list's items)
-        PyObject* r = run(e, args);
+        PyObject* r = run(e, used);
         Py_DECREF(e);
+        Py_XDECREF(full);
         return r;
       }
     }
+    Py_XDECREF(full);
   }
   PyObject* slow = PyObject_GetAttr(reinterpret_cast<PyObject*>(self), kCallSlow);
   if (slow == nullptr) return nullptr;
@@ -448,6 +477,20 @@ PyObject* dispatcher_add(Dispatcher* self, PyObject* entry) {
   Py_RETURN_NONE;
 }
 
+PyObject* dispatcher_defaults(Dispatcher* self, PyObject* args) {
+  PyObject* filled;
+  Py_ssize_t required;
+  if (!PyArg_ParseTuple(args, "O!n", &PyTuple_Type, &filled, &required)) return nullptr;
+  if (PyTuple_GET_SIZE(filled) > kMaxArgs || required < 0) {
+    PyErr_SetString(PyExc_ValueError, "_fast_defaults: too many parameters");
+    return nullptr;
+  }
+  Py_INCREF(filled);
+  Py_XSETREF(self->filled, filled);
+  self->required = required;
+  Py_RETURN_NONE;
+}
+
 PyObject* dispatcher_clear(Dispatcher* self, PyObject*) {
   if (PyList_SetSlice(self->entries, 0, PyList_GET_SIZE(self->entries), nullptr) < 0)
     return nullptr;
@@ -461,6 +504,9 @@ PyObject* dispatcher_count(Dispatcher* self, PyObject*) {
 PyMethodDef dispatcher_methods[] = {
     {"_fast_add", reinterpret_cast<PyCFunction>(dispatcher_add), METH_O,
      "Put an entry first in the list the C path tries."},
+    {"_fast_defaults", reinterpret_cast<PyCFunction>(dispatcher_defaults), METH_VARARGS,
+     "The parameters' defaults (every one) and how many have none: a call leaving out some "
+     "is matched with them filled in."},
     {"_fast_clear", reinterpret_cast<PyCFunction>(dispatcher_clear), METH_NOARGS,
      "Forget every entry."},
     {"_fast_count", reinterpret_cast<PyCFunction>(dispatcher_count), METH_NOARGS,
