@@ -141,3 +141,36 @@ def test_like_arrays_of_numpy_arrays_are_the_programs():
 def test_a_library_that_takes_numpy_arrays_only_is_named():
     with pytest.raises(cppcodegen.DataDependentError, match=r"by numpy\.ma \(numpy\.ma\."):
         cppcodegen.compile(masked_cdf, fallback=False)(np.arange(8, dtype=np.uint8))
+
+
+def cyclic_weights(x, w):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] * w[i % len(w)] + w[-1 - i % len(w)]
+    return out
+
+
+def chain_order(dims):
+    n = len(dims) - 1
+    cost = np.zeros((n, n))
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i, j] = np.inf
+            for k in range(i, j):
+                c = cost[i, k] + cost[k + 1, j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i, j]:
+                    cost[i, j] = c
+    return cost[0, n - 1]
+
+
+@pytest.mark.parametrize("w", [(1.5, 2.0, 3.0), [1, 2, 3, 4], (7,)])
+def test_a_tuple_of_numbers_indexed_by_a_loop_is_a_table_of_python_numbers(w):
+    """``w[i % len(w)]`` of a tuple or list of numbers in a compiled loop: a constant table
+    read at the index, its items Python numbers (a float32 ``x`` stays float32)."""
+    x = np.arange(50, dtype=np.float32)
+    got, want = cppcodegen.compile(cyclic_weights, fallback=False)(x, w), cyclic_weights(x, w)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    dims = (30, 35, 15, 5, 10, 20, 25)
+    assert cppcodegen.compile(chain_order, fallback=False)(dims) == chain_order(dims)

@@ -119,6 +119,12 @@ class TraceOps(BuiltinCalls, BoolOps):
         if isinstance(x, np.ndarray) and (is_traced(key) or isinstance(key, tuple) and
                                           any(is_traced(k) for k in key)):
             return wrap(as_node(x))[key]        # a constant table read at traced positions
+        if isinstance(x, (tuple, list)) and is_traced(key) and x and \
+                len({type(v) for v in x}) == 1 and type(x[0]) in (int, float):
+            r = wrap(as_node(np.asarray(x)))[key]   # ``dims[i]`` of a tuple of numbers: a
+            if isinstance(r, Proxy) and not r.shape:    # table, its items Python numbers
+                r.weak = True
+            return r
         return x[key]
 
     def call(self, f, *args, **kwargs):
