@@ -174,3 +174,18 @@ def test_a_tuple_of_numbers_indexed_by_a_loop_is_a_table_of_python_numbers(w):
     np.testing.assert_array_equal(got, want)
     dims = (30, 35, 15, 5, 10, 20, 25)
     assert cppcodegen.compile(chain_order, fallback=False)(dims) == chain_order(dims)
+
+
+def primes_by_comprehension(n):
+    sieve = np.ones(n + 1, dtype=np.bool_)
+    sieve[:2] = False
+    for i in range(2, n + 1):
+        if sieve[i]:
+            sieve[2 * i::i] = False
+    return np.array([i for i in range(n + 1) if sieve[i]])
+
+
+def test_a_comprehension_testing_array_values_says_what_compiles():
+    with pytest.raises(cppcodegen.DataDependentError, match=r"tested in a comprehension "
+                       r"\(<listcomp>\).*a for loop that appends"):
+        cppcodegen.compile(primes_by_comprehension, fallback=False)(30)

@@ -119,7 +119,7 @@ class Proxy:
         raise DataDependentError(
             f"{what} of a traced array at {user_location()}: Python control flow that depends "
             "on array values (data-dependent) cannot be compiled; use np.where(...) "
-            "or move the branch outside the compiled function.")
+            f"or move the branch outside the compiled function.{_in_comprehension()}")
 
     def __bool__(self):
         self._data_dependent("bool()")
@@ -464,6 +464,22 @@ def _same_value(a: Node, b: Node) -> bool:
                       a.shape == b.shape and dict(a.attrs) == dict(b.attrs) and
                       len(a.inputs) == len(b.inputs) and
                       all(_same_value(x, y) for x, y in zip(a.inputs, b.inputs)))
+
+
+def _in_comprehension() -> str:
+    """A hint where the value is tested in a comprehension's ``if`` (``[i for i in
+    range(n) if sieve[i]]``): the loop it stands for compiles."""
+    import sys
+    from ..errors import _users
+    frame = sys._getframe(2)
+    while frame is not None and not _users(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is not None and frame.f_code.co_name in ("<listcomp>", "<genexpr>", "<setcomp>",
+                                                     "<dictcomp>"):
+        return (f" It is tested in a comprehension ({frame.f_code.co_name}), which Python "
+                "runs while tracing: write it as a for loop that appends to a list made by "
+                "name = [] (compiled), or select with a mask (x[mask], np.nonzero(mask)[0]).")
+    return ""
 
 
 def _converter() -> str:
