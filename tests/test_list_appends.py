@@ -363,3 +363,20 @@ def test_rows_of_a_loop_of_no_trips_are_numpys_empty_array():
         want = rows_history(u0, steps)
         assert got.shape == want.shape and got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+def run_pairs(x):
+    runs = []
+    start = 0
+    for i in range(1, len(x)):
+        if x[i] != x[start]:
+            runs.append((start, i - start))
+            start = i
+    return runs
+
+
+def test_tuples_appended_under_a_branch_are_refused_saying_what_compiles():
+    x = np.array([1, 1, 2, 2, 2, 3, 1])
+    with pytest.raises(cppcodegen.TraceError, match="not tuples: append each field to a "
+                       "list of its own"):
+        cppcodegen.compile(run_pairs, fallback=False)(x)

@@ -156,11 +156,16 @@ def what_changed(construct, changed) -> str:
 def refusal(branch, changed) -> str:
     """Why a branch on array values may not change a container (``CountAppends``' words
     when no loop counts the items)."""
+    tuples = any(isinstance(v, tuple) for _, before, after in changed
+                 for v in list(after)[len(before):] if isinstance(after, list))
     return (f"the branch on array values at {branch.where} {what_changed(branch, changed)}, "
             "which compiled code cannot do here (an append compiles when the list is the "
             "function's own, made by `name = []` and only appended to, read and returned, "
             "in the body of a for loop over a range or an array, not in a while loop or a "
-            "loop nested in it); build an array instead (a mask: np.nonzero(x > t)[0], or "
+            "loop nested in it"
+            + ("; and its items are numbers or arrays, not tuples: append each field to a "
+               "list of its own" if tuples else "") +
+            "); build an array instead (a mask: np.nonzero(x > t)[0], or "
             "np.zeros(n) filled by index)")
 
 
