@@ -147,13 +147,18 @@ def hit_rows(p, r):
     return hits[:k, ::-1] + 1.0, hits[:k, 0].mean() if k else 0.0
 
 
-def read_then_written(x, t):
+def filled_above(x, t):
     out = np.zeros(x.shape[0])
     k = 0
     for i in range(x.shape[0]):
         if x[i] > t:
             out[k] = x[i]
             k += 1
+    return out, k
+
+
+def read_then_written(x, t):
+    out, k = filled_above(x, t)
     v = out[:k]
     w = v * 2.0             # v as it is now
     out[0] = -1.0           # seen through the view v below, as NumPy shows it
@@ -161,12 +166,7 @@ def read_then_written(x, t):
 
 
 def write_through(x, t):
-    out = np.zeros(x.shape[0])
-    k = 0
-    for i in range(x.shape[0]):
-        if x[i] > t:
-            out[k] = x[i]
-            k += 1
+    out, k = filled_above(x, t)
     v = out[:k]
     v *= 2.0                # a write through the view: into out
     return out * 1.0, v + 1.0
