@@ -127,13 +127,18 @@ def test_returns_of_different_kinds_name_the_function_and_its_returns():
 # where the body cannot be traced in a loop of one trip (a result of that length), the read
 # is a copy made between kernels, its length a count known after that step.
 
-def sorted_above(x, t):
-    out = np.empty(x.shape[0])
+def filled_above(x, t):
+    out = np.zeros(x.shape[0])
     k = 0
     for i in range(x.shape[0]):
         if x[i] > t:
             out[k] = x[i]
             k += 1
+    return out, k
+
+
+def sorted_above(x, t):
+    out, k = filled_above(x, t)
     return np.sort(out[:k]) * 2.0, k
 
 
@@ -145,16 +150,6 @@ def hit_rows(p, r):
             hits[k] = p[i]
             k += 1
     return hits[:k, ::-1] + 1.0, hits[:k, 0].mean() if k else 0.0
-
-
-def filled_above(x, t):
-    out = np.zeros(x.shape[0])
-    k = 0
-    for i in range(x.shape[0]):
-        if x[i] > t:
-            out[k] = x[i]
-            k += 1
-    return out, k
 
 
 def read_then_written(x, t):
