@@ -212,3 +212,13 @@ def test_numba_compiled_helpers_and_functions_are_traced_as_their_python():
     f = cppcodegen.compile(jitted, fallback=False)
     assert f.fn is step
     np.testing.assert_array_equal(f(u.copy(), 0.01, 0.1), step(u.copy(), 0.01, 0.1))
+
+
+def test_explain_of_a_function_seeding_a_generator_from_an_argument():
+    """A second seed makes the function's integer arguments run-time values; the seed of
+    ``np.random.default_rng(seed)`` is still this call's (a build per seed), in explain too."""
+    f = cppcodegen.compile(numpy_walk, fallback=False)
+    a, b = f(50, 3), f(50, 4)
+    assert not np.array_equal(a, b)
+    np.testing.assert_array_equal(f(50, 3), a)
+    assert "for" in str(cppcodegen.explain(f, 50, 5))

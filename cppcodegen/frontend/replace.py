@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from ..errors import UnsupportedError, user_location
+from ..errors import DataDependentError, TraceError, UnsupportedError, user_location
 from .pystate import record
 
 _NP_DIR = os.path.dirname(os.path.abspath(np.__file__))
@@ -127,7 +127,16 @@ def _seeded_generator(name, fn, args, kwargs):
     enter the program as constants. No seed, or a seed known only when the function runs,
     is refused (its draws differ per call)."""
     from .proxy import Proxy
+    from .iteration import concrete_int, symbolic_int
     seed = args[0] if args else kwargs.get("seed")
+    if symbolic_int(seed) or isinstance(seed, Proxy) and not seed.shape and \
+            seed.dtype.kind in "iu":    # an integer argument: this call's, guarded (a build
+        try:                            # per seed, as the draws are constants of it)
+            seed = concrete_int(seed) if symbolic_int(seed) else int(seed)
+        except (TraceError, DataDependentError):    # (from array values: refused below)
+            pass
+        args, kwargs = (seed,) + tuple(args[1:]) if args else (), dict(kwargs, **(
+            {} if args else {"seed": seed}))
     if seed is None or isinstance(seed, Proxy) or not isinstance(
             seed, (int, np.integer, tuple, list)):
         raise UnsupportedError(
