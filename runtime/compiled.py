@@ -450,9 +450,8 @@ def _view(a, steps, env):
         return x if type(x) is int else int(sizes.evaluate(_size_code(x), env))
     for op, arg in steps:
         if op == "slice":
-            if env is not None:
-                arg = [tuple(map(size, sp)) for sp in arg]
-            a = a[tuple(slice(s, s + st * n if s + st * n >= 0 else None, st) for s, st, n in arg)]
+            a = a[_slices(tuple(tuple(map(size, sp)) for sp in arg) if env is not None
+                          else arg)]
         elif op == "transpose":
             a = a.transpose(arg)
         else:
@@ -461,6 +460,12 @@ def _view(a, steps, env):
 
 
 _size_code = functools.lru_cache(maxsize=512)(sizes.compile_expr)
+
+
+@functools.lru_cache(maxsize=512)
+def _slices(spec) -> tuple:
+    """The index of a view's slice step: (start, step, length) per axis (made once)."""
+    return tuple(slice(s, s + st * n if s + st * n >= 0 else None, st) for s, st, n in spec)
 
 
 def _build(tree, values, args, env=None):

@@ -105,7 +105,7 @@ bool read_dims(PyObject* seq, int* ndim, npy_intp* dims) {
 // a Python number where the 0-d bool output `flag` is true, a NumPy scalar where it is not |
 // (kMaybeNone, (flag output, result)): None where `flag` is true, the result where it is not
 enum ResultKind { kBuf = 0, kArr = 1, kItem = 2, kArg = 3, kConstant = 4, kTuple = 5, kList = 6,
-                  kMaybeItem = 7, kMaybeNone = 8 };
+                  kMaybeItem = 7, kMaybeNone = 8, kView = 9 };
 
 // Is `spec` a well-formed result code over `nouts` outputs and `nargs` arguments?
 bool valid_result(PyObject* spec, Py_ssize_t nouts, Py_ssize_t nargs, int depth = 0) {
@@ -119,6 +119,13 @@ bool valid_result(PyObject* spec, Py_ssize_t nouts, Py_ssize_t nargs, int depth 
     return true;
   }
   if (kind == kConstant) return true;
+  if (kind == kView) {      // (argument index, a function of it: its view)
+    if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 2 ||
+        !PyCallable_Check(PyTuple_GET_ITEM(v, 1)))
+      return false;
+    const Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(v, 0));
+    return k >= 0 && k < nargs;
+  }
   if (kind == kMaybeNone) {
     if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 2) return false;
     const Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(v, 0));
@@ -305,6 +312,9 @@ PyObject* build_result(PyObject* spec, PyObject** outs, PyObject* args) {
     Py_INCREF(v);
     return v;
   }
+  if (kind == kView)        // a view of an argument (x[1:-1], x.T): taken by its function
+    return PyObject_CallOneArg(PyTuple_GET_ITEM(v, 1),
+                               PyTuple_GET_ITEM(args, PyLong_AsSsize_t(PyTuple_GET_ITEM(v, 0))));
   if (kind == kMaybeNone) {
     PyArrayObject* flag = reinterpret_cast<PyArrayObject*>(
         outs[PyLong_AsSsize_t(PyTuple_GET_ITEM(v, 0))]);

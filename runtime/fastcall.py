@@ -37,7 +37,7 @@ from . import device, sizes
 from .build import compiler_version, resolve_compiler
 from .cachedir import ensure_cache_dir, user_cache_dir
 from ..errors import PythonOnly
-from .compiled import _index_error
+from .compiled import _index_error, _view
 
 SOURCE = Path(__file__).with_name("fastcall.cpp")
 NAME = "ccg_fastcall"
@@ -217,7 +217,7 @@ def c_plan(v, args):
             slots.append((SLOT["double" if params[len(slots)] == "double" else "int"], a, 0))
         else:
             return None
-    result = _result_spec(v.plan.outputs, made)
+    result = _result_spec(v.plan.outputs, made, env if v.plan.sizes else None)
     if result is None or len(slots) != len(params):
         return None
     raises, sites = v.plan.raises, v.plan.sites
@@ -240,16 +240,19 @@ def _reported(v, status, args, raises, sites):
 # How fastcall.cpp builds a call's result: (code, value) trees, as runtime/compiled._build
 # builds the Python path's from the plan's outputs
 RESULT = {"buf": 0, "arr": 1, "py": 2, "arg": 3, "constant": 4, "tuple": 5, "list": 6, "py?": 7,
-          "none?": 8}
+          "none?": 8, "view": 9}
 _CONSTANTS = (type(None), bool, int, float, str)
 
 
-def _result_spec(tree, made: dict):
-    """The C form of the result ``tree`` (``Plan.outputs``; ``made``: step -> output), or
-    None for what only the Python path builds (a constant array, a dict, a list a loop
-    appended to, a view with run-time bounds)."""
+def _result_spec(tree, made: dict, env=None):
+    """The C form of the result ``tree`` (``Plan.outputs``; ``made``: step -> output;
+    ``env``: the sizes of the entry's layout), or None for what only the Python path builds
+    (a constant array, a dict, a list a loop appended to, a view with run-time bounds)."""
     if type(tree) is tuple and tree and isinstance(tree[0], str):
         tag, v = tree
+        if tag == "view":       # a view of an argument: its steps, for this layout's sizes
+            arg, steps = v
+            return (RESULT["view"], (arg, lambda a: _view(a, steps, env)))
         if tag in ("buf", "arr", "py"):     # (a constant buffer is copied: Python's path)
             return (RESULT[tag], made[v]) if v in made else None
         if tag == "arg":
@@ -258,12 +261,12 @@ def _result_spec(tree, made: dict):
             return (RESULT[tag], tuple(made[b] for b in v)) if all(b in made for b in v) \
                 else None
         if tag == "none?":      # (the flag's output, the result where it is not set)
-            inner = _result_spec(v[1], made)
+            inner = _result_spec(v[1], made, env)
             return (RESULT[tag], (made[v[0]], inner)) if v[0] in made and inner is not None \
                 else None
         return (RESULT["constant"], v) if tag == "value" and type(v) in _CONSTANTS else None
     if type(tree) in (tuple, list):
-        items = [_result_spec(t, made) for t in tree]
+        items = [_result_spec(t, made, env) for t in tree]
         if any(i is None for i in items):
             return None
         return (RESULT["tuple" if type(tree) is tuple else "list"], tuple(items))

@@ -284,3 +284,23 @@ def test_a_call_leaving_out_defaults_runs_from_c(monkeypatch):
     assert f(3.0, 1.0, 5.0, 1e-3, 4) == secant(3.0, 1.0, 5.0, 1e-3, 4)
     with pytest.raises(TypeError):
         f(3.0)
+
+
+def scaled_and_inner(x, y):
+    return y * 2.0, x[1:-1, ::2], x.T
+
+
+def test_views_of_arguments_are_returned_from_c(monkeypatch):
+    """A result that is a view of an argument (``x[1:-1, ::2]``, ``x.T``) beside computed
+    ones: taken by the C path from the caller's array, as NumPy's view of it."""
+    x, y = RNG.random((6, 7)), RNG.random(5)
+    f = compiled(scaled_and_inner)
+    first = f(x, y)
+    assert f._fast_count() == 1
+    monkeypatch.setattr(type(f), "_call_slow", lambda self, *a, **k: pytest.fail("slow"))
+    got = f(x, y)
+    for g, w in zip(got, scaled_and_inner(x, y)):
+        np.testing.assert_array_equal(g, w)
+    assert got[1].base is x or np.shares_memory(got[1], x)
+    assert np.shares_memory(got[2], x) and not np.shares_memory(got[0], y)
+    _same(first, got)
