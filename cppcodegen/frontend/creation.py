@@ -402,11 +402,45 @@ def _literal(obj, made):
     """``np.array([0.0, 0.0])`` of numbers in the function: an array of the program (as
     ``np.zeros(2)`` is), so a traced value can be stored into it and a compiled loop can
     update it (NumPy's array, a constant, would take the update once, while tracing); other
-    objects (an array argument's copy, strings) stay NumPy's."""
+    objects (an array argument's copy, strings) stay NumPy's. Until it is updated, what
+    needs its values while tracing (``np.quantile(x, np.array([0.1, 0.9]))``) has them."""
     if isinstance(obj, (list, tuple)) and isinstance(made, np.ndarray) and \
             made.dtype.kind in "biufc" and 0 < made.size <= LITERAL_ITEMS:
-        return copy_of(asproxy(made), scalar=False)
+        return Literal(copy_of(asproxy(made), scalar=False).node, made)
     return made
+
+
+class Literal(Proxy):
+    """An array made from numbers in the function: traced, with its values at hand while
+    nothing has updated it (``__array__``; ``holds_proxy`` sees a constant)."""
+
+    def __init__(self, node, value):
+        super().__init__(node)
+        self.value = value
+
+    def unchanged(self) -> bool:
+        return self.version == 0 and self._base is None
+
+    def __array__(self, dtype=None, copy=None):
+        if not self.unchanged():
+            return super().__array__(dtype, copy)
+        return self.value.copy() if dtype is None else self.value.astype(dtype)
+
+    def __getitem__(self, key):
+        """An element at Python ints of an unchanged literal (``k[1, 2]`` of a filter's taps
+        in a loop Python runs): its value, a constant of the program."""
+        if self.unchanged() and all(type(k) is int for k in
+                                    (key if isinstance(key, tuple) else (key,))):
+            try:
+                value = self.value[key]
+            except IndexError:
+                pass
+            else:
+                if not np.ndim(value):
+                    r = wrap(as_node(value))
+                    r.scalar = True
+                    return r
+        return Proxy.__getitem__(self, key)
 
 
 LITERAL_ITEMS = 64      # (a longer literal list: a table, kept a constant)
@@ -427,7 +461,7 @@ def ascontiguousarray(a, dtype=None, *, original, **kw):
 
 def holds_proxy(obj) -> bool:
     if isinstance(obj, Proxy):
-        return True
+        return not (isinstance(obj, Literal) and obj.unchanged())
     return isinstance(obj, (list, tuple)) and any(holds_proxy(v) for v in obj)
 
 
