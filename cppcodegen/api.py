@@ -90,7 +90,8 @@ class CompiledFunction:
         self._owner = signature.attributes_of(fn) if isinstance(fn, types.MethodType) and \
             hasattr(fn.__self__, "__dict__") else None
         functools.update_wrapper(self, fn)
-        if self._filled is not None and not self._kwonly and hasattr(self, "_fast_defaults"):
+        if self._filled is not None and not self._kwonly and hasattr(self, "_fast_defaults") \
+                and len(self._filled) <= fastcall.MAX_ARGS:
             self._fast_defaults(self._filled, self._required)   # (f(x) of f(x, tol=1e-12))
 
     def _bind(self, args, kwargs):
