@@ -274,9 +274,10 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         temporary (a loop's carried array) that nothing reads once they are done, and ``v``
         does not read ``x`` or is one element (read before it is stored)."""
         base = node.inputs[0]
-        if base.op in ("scatter", "setitem") and role == "temp":    # a chain of stores (a
-            self.realize(base)          # swap's two, ``a[i], a[k] = a[k], a[i]`` with a traced
-                                        # ``k``): the first one's buffer (in place), then this
+        if role == "temp" and (base.op == "scatter" or base.op == "setitem" and
+                               self.loop_depth):    # a chain of stores (a swap's two, ``a[i],
+            self.realize(base)      # a[k] = a[k], a[i]`` with a traced ``k`` in a loop): the
+                                    # first one's buffer (in place), then this
         name = self.buffer_of.get(id(base))
         if name is None or role != "temp" or not self.writable(name) or \
                 tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype \
