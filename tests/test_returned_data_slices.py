@@ -10,17 +10,23 @@ import numpy as np
 import pytest
 
 import cppcodegen
+from test_sweep_regressions import sieve     # (a while loop over a sieve's flags)
 
 RNG = np.random.default_rng(7)
 
 
-def above(x, t):
-    out = np.empty(x.shape[0])
+def filled_above(x, t):
+    out = np.zeros(x.shape[0])
     k = 0
     for i in range(x.shape[0]):
         if x[i] > t:
             out[k] = x[i]
             k += 1
+    return out, k
+
+
+def above(x, t):
+    out, k = filled_above(x, t)
     return out[:k]
 
 
@@ -127,16 +133,6 @@ def test_returns_of_different_kinds_name_the_function_and_its_returns():
 # where the body cannot be traced in a loop of one trip (a result of that length), the read
 # is a copy made between kernels, its length a count known after that step.
 
-def filled_above(x, t):
-    out = np.zeros(x.shape[0])
-    k = 0
-    for i in range(x.shape[0]):
-        if x[i] > t:
-            out[k] = x[i]
-            k += 1
-    return out, k
-
-
 def sorted_above(x, t):
     out, k = filled_above(x, t)
     return np.sort(out[:k]) * 2.0, k
@@ -218,15 +214,7 @@ def test_an_array_grown_in_a_loop_is_refused_saying_what_compiles():
 
 
 def primes_and_pairs(n):
-    is_prime = np.ones(n + 1, dtype=np.bool_)
-    is_prime[:2] = False
-    i = 2
-    while i * i <= n:
-        if is_prime[i]:
-            for j in range(i * i, n + 1, i):
-                is_prime[j] = False
-        i += 1
-    p = np.nonzero(is_prime)[0]
+    p = np.nonzero(sieve(n))[0]
     return p, p[:, None] * np.ones(2), p.sum()
 
 

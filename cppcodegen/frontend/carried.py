@@ -597,4 +597,3 @@ def _check_region(nodes, where):
             from ..backend.gemmgen import native_matmul_node    # (sympy: lazily)
             if not native_in_loop(n) and not native_matmul_node(n):
                 raise Unroll(where, f"{n.attr('call')} runs as a NumPy call")
-

@@ -63,6 +63,7 @@ class Proxy:
     _sides = None       # why this name may or may not be the array an update should reach
                         # (a branch chose among arrays, a loop may rebind it: carried.py,
                         # swaps.py, control.py): an update in place through it is refused
+    copied_from = None  # the error an update raises: the array is a copy standing for a view
 
     def __init__(self, node: Node, weak: bool = False):
         self._node = node
@@ -509,8 +510,8 @@ def update(a: Proxy, node: Node):
                          "arrays by their own names")
     if getattr(a, "readonly", False):       # the imaginary part of a real array
         raise ValueError(f"assignment destination is read-only (at {user_location()})")
-    if getattr(a, "copied_from", None) is not None:     # a copy standing for a view
-        raise a.copied_from                             # (dataslice.PendingSlice)
+    if a.copied_from is not None:       # a copy standing for a view (dataslice.PendingSlice)
+        raise a.copied_from
     if a._base is not None:
         base, _, chain = a._base
         levels = [base.node]

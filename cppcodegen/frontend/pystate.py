@@ -41,12 +41,32 @@ def mark(seen) -> tuple:
     among them (``Z = np.zeros_like(X)`` of an ``np.mgrid`` grid: NumPy's arrays, which an
     update in the body would change once, while tracing)."""
     gens = [(g, _state(g)) for g in seen if isinstance(g, _GENERATORS)]
-    arrays = {id(a): (a, a.copy()) for a in seen if type(a) is np.ndarray and
-              a.flags.writeable and a.nbytes <= _COPIED_BYTES}
-    return len(CHANGES), gens, list(arrays.values())
+    return len(CHANGES), gens, _copies((None, a) for a in seen)
 
 
 _COPIED_BYTES = 1 << 26     # (a larger NumPy array: not copied, an update in a body not seen)
+
+
+def _copies(named) -> list:
+    """(name, array, a copy) of each writable NumPy array among ``named`` ((name, value)
+    pairs), once each."""
+    out, seen = [], set()
+    for name, a in named:
+        if type(a) is np.ndarray and id(a) not in seen and a.flags.writeable and \
+                a.nbytes <= _COPIED_BYTES:
+            seen.add(id(a))
+            out.append((name, a, a.copy()))
+    return out
+
+
+def _put_back(copies) -> list:
+    """(name, array) of each array of ``copies`` changed since they were made, put back."""
+    changed = []
+    for name, a, before in copies:
+        if not np.array_equal(a, before, equal_nan=a.dtype.kind in "fc"):
+            a[...] = before
+            changed.append((name, a))
+    return changed
 
 
 def since(start) -> str | None:
@@ -59,11 +79,9 @@ def since(start) -> str | None:
         if not _same(_state(g), before):
             _restore(g, before)
             new.append(_once(f"{type(g).__name__} draws in the loop or branch"))
-    for a, before in arrays:
-        if a.tobytes() != before.tobytes():
-            a[...] = before
-            new.append(_once(f"a NumPy array of shape {a.shape} (made from constants, not "
-                             "traced) is updated in place in the loop or branch"))
+    for _, a in _put_back(arrays):
+        new.append(_once(f"a NumPy array of shape {a.shape} (made from constants, not "
+                         "traced) is updated in place in the loop or branch"))
     return new[0] if new else None
 
 
@@ -179,7 +197,7 @@ def _stores(code) -> tuple:
 
 
 def outside_arrays(fn) -> list:
-    """(array, a copy) of the NumPy arrays ``fn`` reads by name from its module or from
+    """(name, array, a copy) of the NumPy arrays ``fn`` reads by name from its module or from
     enclosing functions (``COUNTS[0] += 1`` of a module array): an update made while tracing
     would be made once, not at every call (``check_outside``)."""
     fn = getattr(fn, "__ccg_packed__", (fn,))[0]
@@ -192,24 +210,21 @@ def outside_arrays(fn) -> list:
         names.update(c.co_names)
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     glob = getattr(fn, "__globals__", {})
-    values = {id(glob[n]): (n, glob[n]) for n in sorted(names) if n in glob}
+    named = [(n, glob[n]) for n in sorted(names) if n in glob]
     for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
         try:
-            values.setdefault(id(cell.cell_contents), (name, cell.cell_contents))
+            named.append((name, cell.cell_contents))
         except ValueError:              # (an empty cell)
             pass
-    return [(n, a, a.copy()) for n, a in values.values()
-            if type(a) is np.ndarray and a.flags.writeable and a.nbytes <= _COPIED_BYTES]
+    return _copies(named)
 
 
 def check_outside(arrays) -> None:
     """Refuse a trace that updated one of ``arrays`` (``outside_arrays``) in place, each put
     back as it was: Python runs the call (with the fallback on), updating it at every call."""
-    changed = [n for n, a, before in arrays if a.tobytes() != before.tobytes()]
-    for _, a, before in arrays:
-        a[...] = before
+    changed = _put_back(arrays)
     if changed:
-        raise TraceError(f"the function updates '{changed[0]}' in place, a NumPy array of "
+        raise TraceError(f"the function updates '{changed[0][0]}' in place, a NumPy array of "
                          "its module or of an enclosing function: the compiled code would "
                          "update it only while it is traced, not at every call; pass the "
                          "array as an argument")

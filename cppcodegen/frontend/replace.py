@@ -160,9 +160,6 @@ class _ConstantDraws:
     draws are the kernels' (``random.TracedGenerator``) from a stream of the seed's own: the
     same numbers at every call, not NumPy's."""
 
-    COMPILED = frozenset({"random", "standard_normal", "uniform", "normal", "exponential",
-                          "standard_exponential", "lognormal", "integers", "choice"})
-
     def __init__(self, gen, source):
         self._gen, self._source = gen, source
 
@@ -171,9 +168,9 @@ class _ConstantDraws:
         if not callable(method):
             return method
         from ..ir.graph import MADE
-        if MADE and attr in self.COMPILED:
-            from .random import TracedGenerator     # (it imports this module)
-            return getattr(TracedGenerator(self._source), attr)
+        from .random import TracedGenerator         # (it imports this module)
+        if MADE and not attr.startswith("_") and attr in vars(TracedGenerator):
+            return getattr(TracedGenerator(self._source), attr)     # (its draws: compiled)
 
         def draw(*args, **kwargs):
             from .iteration import concrete_int, symbolic_int

@@ -112,13 +112,15 @@ def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
         complex_warning()
     node = Node(op, tuple(inputs), tuple(sorted(attrs.items())), tuple(map(_dim, shape)),
                 np.dtype(dtype), where)
-    if MADE and op != "check" and not (op == "const" or _invariant(node)) and \
+    invariant = bool(MADE) and (op == "const" or _invariant(node))
+    if MADE and not invariant and op != "check" and \
             any(isinstance(i, Node) and i.op == "check" for i in node.inputs):  # (``dt /
         past = Node(op, tuple(map(_past_check, node.inputs)), node.attrs, node.shape,
                     node.dtype, where)          # dx ** 2``: the power checked for overflow)
-        node = past if _invariant(past) else node
-    if MADE and (op == "const" or _invariant(node)):    # made once, before every loop
-        object.__setattr__(node, "invariant", True)         # and branch
+        if _invariant(past):
+            node, invariant = past, True
+    if invariant:                       # made once, before every loop and branch
+        object.__setattr__(node, "invariant", True)
     else:
         for made in MADE:
             made[id(node)] = node
