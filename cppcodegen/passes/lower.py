@@ -191,6 +191,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
             # x[region] = v on a buffer nothing reads afterwards: v stored in its region
             name = self.buffer_of[id(node.inputs[0])]
             self.buffer_of[id(node)] = name
+            self._took(name, role)
             domain, store, body = self._region(node)
             if 0 not in domain:
                 self.stages.append(Stage(name, "pointwise", domain, body, (), None, label,
@@ -279,7 +280,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
             self.realize(base)      # a[k] = a[k], a[i]`` with a traced ``k`` in a loop): the
                                     # first one's buffer (in place), then this
         name = self.buffer_of.get(id(base))
-        if name is None or role != "temp" or not self.writable(name) or \
+        if name is None or not self._may_take(name, role) or not self.writable(name) or \
                 tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype \
                 or not self._free_after(base, node):
             return False
@@ -287,6 +288,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         if self._reads(name, stage.body) and stage.numel() != 1:
             return False
         self.buffer_of[id(node)] = name
+        self._took(name, role)
         self.stages.append(stage)
         return True
 

@@ -9,6 +9,7 @@ array split into the region and the slabs around it (``_split_reduce``).
 """
 from __future__ import annotations
 
+import dataclasses
 import numpy as np
 import sympy
 
@@ -329,6 +330,16 @@ class AssignLowering:
                                          where, store=tuple(store)))
         return [(name, other)]
 
+    def _may_take(self, name, role) -> bool:
+        """May a value of ``role`` be stored in buffer ``name`` in place? A temporary's, and
+        the function's result into a temporary, which ``_took`` makes the result (``v[m] =
+        c`` after the loop that filled ``v``: no copy of all of ``v`` to store one element)"""
+        return role == "temp" or role == "output" and self.buffers[name].role == "temp"
+
+    def _took(self, name, role):
+        if role == "output":
+            self.buffers[name] = dataclasses.replace(self.buffers[name], role="output")
+
     def writable(self, name) -> bool:
         """May stages store into buffer ``name`` before its final value? A temporary, or an
         argument a construct updates in place for the caller (``carried_args``)."""
@@ -353,8 +364,9 @@ class AssignLowering:
         root = base
         while root.op == "setitem":
             root = root.inputs[0]
-        if role == "temp" and base.op == "setitem" and id(base) not in self.buffer_of and \
-                root.op == "carry" and self._stored_in_place(base, role):
+        if role in ("temp", "output") and base.op == "setitem" and id(base) not in \
+                self.buffer_of and root.op in ("carry", "loop_out") and \
+                self._stored_in_place(base, role):
             self.add_stage(base, role)          # (a loop's or branch's array: not a value
         return self._in_place(node, role)       # a hook reports, nor one read elsewhere)
 
@@ -365,7 +377,7 @@ class AssignLowering:
         body, ``C[i, :i+1] *= beta`` then updates C's row where it is)."""
         base = node.inputs[0]
         name = self.buffer_of.get(id(base))
-        if name is None or role != "temp" or not (self.writable(name) or (
+        if name is None or not self._may_take(name, role) or not (self.writable(name) or (
                 base.op == "input" and base.attr("index") in self._mutated())) or \
                 tuple(self.buffers[name].shape) != tuple(node.shape) or base.dtype != node.dtype:
             return False        # (an argument the function updates: its final value goes
