@@ -164,6 +164,11 @@ def user_location() -> str:
     return "<unknown>:0"
 
 
+def called_by_user(depth: int = 1) -> bool:
+    """Is the caller's caller (``depth`` frames above it) the user's code?"""
+    return _users(sys._getframe(depth + 1).f_code.co_filename)
+
+
 @functools.lru_cache(maxsize=1024)
 def _users(fname: str) -> bool:
     """Is the code of file ``fname`` the user's (not cppcodegen's, NumPy's or frozen)?

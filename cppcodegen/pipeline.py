@@ -222,6 +222,9 @@ def _variant(so_path, cdef, plan, constants, specs):
         if found is not None:
             lib.lib.ccg_use_blas(*(lib.ffi.cast("void*", f) for f in found[:4]),
                                  int(found.int64))
+    if "ccg_use_print" in cdef:            # (the user's prints: runtime/printing.py)
+        from .runtime import printing
+        lib.lib.ccg_use_print(printing.callback_for(lib.ffi))
     contiguous = {i: _c_contiguous(s) for i, s in enumerate(specs) if s[0] in ("array", "darray")}
     calls = [st[1] for st in plan.steps if st[0] == "call"]
     fn = lib.lib.ccg_run0 if plan.steps == (("call", 0),) else tuple(

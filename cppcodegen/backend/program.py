@@ -27,6 +27,7 @@ from .predicate import NotPredicable, flat_lines, predicated, twin
 from .simd import cheap_branch, few, lane_privates, serial_lines, written_buffers
 from .unroll import constant_range, unrolled
 from ..passes.schedule import Kernel
+from .printing import PRINT_CDEF, PRINT_ENTRY, USE_PRINT, print_lines
 from .sizes import HINTS
 from .writer import CodeWriter
 
@@ -211,6 +212,8 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
         parts.append(_slots_entry(signature))
     if any("ccg::blas_gemm" in p for p in parts):
         parts.append(BLAS_ENTRY)
+    if any("ccg::print(" in p for p in parts):
+        parts.append(PRINT_ENTRY)
     return "\n".join(parts), signature, tuple(ordered)
 
 
@@ -280,6 +283,8 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
         out.append("std::swap({}, {});".format(*c["swap"]))
     elif s.kind == "check":     # np.max of an empty array: NumPy's error when the call returns
         out.append(_check_line(c))                      # (sizes it relies on, a raise)
+    elif s.kind == "print":     # the user's print, written by Python (include/cppcodegen/print.h)
+        out += print_lines(program, c)
     elif s.kind == "for" and (split := split_for(k)) is not None:
         bounds, pieces = split       # (the iterations with checked accesses, and the rest)
         out += ["{", *bounds]
@@ -463,7 +468,8 @@ def cdef_for(signature, steps, source: str = "") -> str:
         "uint64_t" not in args else []      # (the C call path passes Python ints as int64)
     blas = [f"void {USE_BLAS}(void*, void*, void*, void*, int64_t);"] if USE_BLAS in source \
         else []
-    return "\n".join([*(f"void {ENTRY}{i}({args});" for i in entries), *slots, *blas])
+    prints = [PRINT_CDEF] if USE_PRINT in source else []
+    return "\n".join([*(f"void {ENTRY}{i}({args});" for i in entries), *slots, *blas, *prints])
 
 
 def _traded_groups(swaps) -> list:

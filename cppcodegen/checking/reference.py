@@ -174,6 +174,11 @@ def evaluate_node(node: Node, vals: list, args, sizes=None):
         if int(vals[1]) == 0:
             raise check_error(node.attr("code"), node.attr("error", None), node.where)
         return vals[0]
+    if op == "print":           # the user's print (frontend/printing.py)
+        from ..runtime import printing
+        spec = printing.parse(node.attr("spec"))
+        printing.emit(spec, [printing.value_of(k, v) for (k, _), v in zip(spec["values"], vals)])
+        return np.False_
     if op == "bind":            # a data slice's start or length (frontend/dataslice.py)
         sizes[node.attr("sym")] = int(vals[0])
         return vals[0]

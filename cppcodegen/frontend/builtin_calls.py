@@ -13,10 +13,11 @@ import sys
 
 import numpy as np
 
-from ..errors import UnsupportedError, user_location
+from ..errors import user_location
 from ..ir.graph import make_node
 from . import pyflags
 from .iteration import PARALLEL_BODIES, size_proxy, symbolic_int
+from .printing import print_call
 from .proxy import as_node, cast_node, is_weak, Proxy, unsupported, wrap
 from .pyints import int_of_float, int_of_uint64
 from .reductions import selected_count
@@ -77,12 +78,8 @@ class BuiltinCalls:
 
     @staticmethod
     def print_(*args, **kw):
-        """``print`` of Python values prints while tracing; of traced ones it is refused
-        (the fallback runs the function as plain Python, which prints them)."""
-        if any(is_traced(a) or symbolic_int(a) for a in args):
-            raise UnsupportedError(f"print() of array values inside a compiled function (at "
-                                   f"{user_location()}): compiled code does not print")
-        builtins.print(*args, **kw)
+        """``print``: a step of the program, printing when it runs (printing.py)."""
+        print_call(*args, **kw)
 
     @staticmethod
     def abs_(x):

@@ -17,7 +17,8 @@ def note_update(proxy, before) -> None:
         updated.append((proxy, before))
 
 
-RAISING = frozenset({"gather", "scatter", "check", "segment", "bincount"})   # (EFFECTS)
+RAISING = frozenset({"gather", "scatter", "check", "segment", "bincount",   # (EFFECTS)
+                     "print"})      # (not an error: a construct that prints is kept too)
 
 
 def may_raise(node) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataDependentError, UnsupportedError, user_location
+from ..errors import DataDependentError, UnsupportedError, called_by_user, user_location
 from . import (complexes, composed, concat, counts, differences, einsum, nanfunctions, padding,
                sorting, statistics, windows)
 from .creation import empty_like, full_like, ones_like, zeros_like
@@ -25,6 +25,7 @@ from ..ir.graph import make_node
 from .proxy import (Proxy, asproxy, cast, cast_node, copy_of, descriptor, laid_out, store_result, unsupported,
                     wrap)
 from . import pyflags
+from .printing import placeholder
 from .pyints import bitwise_symbol, checked_int, int_operands
 from .raises import error_check
 from .segments import reduceat
@@ -170,16 +171,28 @@ Proxy.__hash__ = _hash
 
 
 def _format(self, spec):
-    """``f"{x.sum():.2f}"``: the text of a value the trace does not have (refused, so that
-    the call runs as Python); without a format spec, the proxy's own text, as ``str``."""
-    if spec:
-        raise DataDependentError(f"a traced value formatted as text ({spec!r}) at "
-                                 f"{user_location()}: its digits are known only when the "
-                                 "program runs; format the compiled function's result instead")
-    return str(self)
+    """``f"{x.sum():.2f}"``: the text of a value the trace does not have, a placeholder that
+    print() turns into the digits when the program runs (printing.py)."""
+    if spec and self.node.shape:
+        raise TypeError("unsupported format string passed to numpy.ndarray.__format__")
+    return placeholder(self, spec)
 
 
 Proxy.__format__ = _format
+_plain_repr = Proxy.__repr__
+
+
+def _text(conversion):
+    def text(self):
+        """``repr(x)`` / ``str(x)`` in the user's code (``f"{x!r}"``, ``str(x.sum())``):
+        a placeholder, as ``format``; elsewhere (messages) the proxy's description."""
+        if not self.node.shape and called_by_user():
+            return placeholder(self, "", conversion)
+        return _plain_repr(self)
+    return text
+
+
+Proxy.__repr__, Proxy.__str__ = _text("r"), _text("s")
 
 
 def _scalar_like(x) -> bool:

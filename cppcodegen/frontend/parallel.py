@@ -123,8 +123,8 @@ def independent_roles(region, loop, var, varying, confined=None, spec=None) -> t
     ``A[i, j] -= A[i, k] * A[k, j]`` over ``j > k``) is taken too (``_outside``: the range
     of the loop, ``spec``, proves it); its index is the tuple's fourth item."""
     up = None if spec is None else spec.positive
-    if _draws(region) or _stops(region):
-        return None
+    if _draws(region) or _stops(region) or _any_node(region, lambda n: n.op == "print"):
+        return None             # (prints: in Python's order, from this thread)
     users = _readers(region)
     slots = [t for t in loop.types if t is not None]
     roles = []

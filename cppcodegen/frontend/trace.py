@@ -16,7 +16,7 @@ from ..ir.graph import (EFFECTS, RAISES, RANGES, STEPS, flatten_tree, Graph, mak
                         map_tree, SliceOut, walk)
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
-from . import containers, creation, replace
+from . import containers, creation, printing, replace
 from .capture import UNDEFINED
 from .counted import count_order, SELECTED
 from .dataslice import PendingSlice
@@ -80,6 +80,7 @@ def trace(fn, arg_specs, args):
         STEPS.clear()
         RAISES.clear()
         RANGES.clear()
+        printing.reset()
         creation.SIZE_CHECKS.clear()
         SELECTED.clear()
         listed = {}             # a list a compiled loop appended to: its array, made a list
@@ -187,6 +188,8 @@ def _check_outputs(result, fn):
                          "bounds come from array values), or a name that was never bound; a "
                          "result's shape must follow from the arguments' shapes and integer "
                          "arguments")
+    elif printing.formatted(result):
+        printing.refuse_formatted("a returned string", _returns_of(fn))
     elif not isinstance(result, ok):
         raise TraceError(f"the compiled function returned a {type(result).__name__}; "
                          "return arrays, scalars, or tuples/lists/dicts of them")

@@ -468,8 +468,9 @@ def walk(nodes):
 
 def is_step(n) -> bool:
     """Does ``n`` keep its place among the statements (an error it raises comes where Python
-    raises it): a check, a loop or branch, an element read at a checked position."""
-    return n.op == "check" or n.op in CONTROL_OPS or (n.op == "gather" and not n.shape)
+    raises it): a check, a print, a loop or branch, an element read at a checked position."""
+    return n.op in ("check", "print") or n.op in CONTROL_OPS or (n.op == "gather" and
+                                                                  not n.shape)
 
 
 def region_order(results, params, outer, made=None) -> list:

@@ -244,6 +244,8 @@ def _control_lines(s, indent) -> list:
         return [f"{indent}check {c['count']}[] > 0 (else error {c['code']})"]
     if s.kind == "swap":
         return [f"{indent}swap {c['swap'][0]} <-> {c['swap'][1]}"]
+    if s.kind == "print":
+        return [f"{indent}print {', '.join(b + '[]' for b in c['values'])}   # {s.where}"]
     if s.kind == "for":
         head = f"for {c['var']} in range({c['start']}, {c['stop']}, {c['step']})"
         if c.get("test"):
@@ -305,10 +307,11 @@ def format_expr(e, depth=0) -> str:
 def control_reads(s) -> list:
     """The buffers the C++ around a control stage reads: a branch's or a while's condition,
     a loop's go-on test, the bounds of a loop computed from array values, the two buffers a
-    swap trades."""
+    swap trades, the values a print prints."""
     c = s.control or {}
     return [c[k] for k in ("cond", "test", "count") if c.get(k)] + \
-        [b for _, b in c.get("bounds", ())] + list(c.get("swap", ()))
+        [b for _, b in c.get("bounds", ())] + list(c.get("swap", ())) + \
+        list(c.get("values", ()))
 
 
 def nested(items) -> list:

@@ -396,6 +396,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
                 self.lower_control(node)
             elif op == "bind":
                 self.lower_bind(node)
+            elif op == "print":
+                self.lower_print(node)
             elif op == "check":
                 self.lower_check(node)
                 buf = self.buffers[self.buffer_of[id(node)]]

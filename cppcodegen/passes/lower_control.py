@@ -129,6 +129,14 @@ class ControlLowering:
                                  control={"count": count, "code": node.attr("code"),
                                           "site": self._site(0, node.where) // SITE}))
 
+    def lower_print(self, node):
+        """The user's print: a ``print`` stage, where the C++ hands the values to Python's
+        print (``runtime/printing.py``)."""
+        values = [self.realize(i) for i in node.inputs]
+        self.stages.append(Stage("", "print", (), None, nodes=self.names[id(node)],
+                                 where=node.where,
+                                 control={"values": values, "spec": node.attr("spec")}))
+
     def _carry_buffer(self, node, k, init, taken=()) -> str:
         """The buffer of carried value ``k``: the buffer ``init`` is in, when nothing reads
         ``init`` once the construct has started (an array updated in a loop and then in a

@@ -15,6 +15,7 @@
 #include "cppcodegen/random.h"
 #include "cppcodegen/gemm.h"
 #include "cppcodegen/blas.h"
+#include "cppcodegen/print.h"
 #include "cppcodegen/placement.h"
 #include "cppcodegen/probe.h"
 #include "cppcodegen/ranges.h"
