@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TraceError
-from ..ir.graph import (keep_for_errors, MADE, Region, REGION_EFFECTS, make_node,
-                        region_order)
+from ..ir.graph import keep_for_errors, MADE, Region, REGION_EFFECTS, make_node, region_order
 from . import containers, effects, listbuffer, nones, pyflags, pystate, shrinking, swaps
 from .proxy import as_node, broadcast_node, cast_node, Proxy, SERIALS, wrap
 from .capture import UNDEFINED
@@ -355,6 +354,8 @@ class Carried:
                         k = self.slots.index(s)
                         del self.slots[k], self.types[k]
                         self.views.append(s)
+                for proxy, before in reversed(updated):     # (traced again: no update of
+                    proxy._node = before    # this trace stays, ``g[:-1] += q`` after it too)
                 return None
             if hit and not is_cond:     # (and those whose array the body passes on to them)
                 self.moves = self.branch_moves[-1]
