@@ -64,6 +64,17 @@ def _same_text(got: str, want: str):
         assert float(g) == pytest.approx(float(w), rel=1e-13), (got, want)
 
 
+def newton(x0, maxiter):
+    x = x0
+    for k in range(maxiter):
+        x_new = x - (np.exp(x) - 3 * x) / (np.exp(x) - 3)
+        print(f"iter {k:2d}: x = {x_new:.6f} {str(k)} {k!r}")
+        if abs(x_new - x) < 1e-3:
+            return x_new
+        x = x_new
+    return x
+
+
 def _run(capsys, fn, args, copy=True):
     """(result, stdout, stderr) of fn, each array argument copied first."""
     args = [a.copy() if copy and isinstance(a, np.ndarray) else a for a in args]
@@ -80,6 +91,7 @@ def _run(capsys, fn, args, copy=True):
     (kinds, (np.array([1, 2], np.int32), np.array([0.1, 1e20], np.float32),
              np.array([1 + 2j, 0.5j]))),
     (counted, (np.linspace(0, 1, 9),)),
+    (newton, (1.0, 50)),
 ])
 def test_prints_as_python(capsys, fn, args):
     want, want_out, want_err = _run(capsys, fn, args)
@@ -139,3 +151,19 @@ def test_refused_with_the_line(fn, n, text):
     with pytest.raises(UnsupportedError) as e:
         cppcodegen.compile(fn, fallback=False)(np.ones(n))
     assert text in str(e.value) and "test_print.py:" in str(e.value)
+
+
+def _raises_with_a_value(x, tol):
+    if tol <= 0:
+        raise ValueError(f"tol must be positive, got {tol} ({x.sum():.1f})")
+    return x * tol
+
+
+def test_raise_with_a_formatted_message_runs_python():
+    """A message formatted from traced values is not compiled (refused, naming the line):
+    with the fallback, Python raises it with its numbers."""
+    with pytest.raises(UnsupportedError, match="test_print.py:"):
+        cppcodegen.compile(_raises_with_a_value, fallback=False)(np.ones(3), -0.5)
+    with pytest.warns(cppcodegen.FallbackWarning), \
+            pytest.raises(ValueError, match=r"got -0\.5 \(3\.0\)"):
+        cppcodegen.compile(_raises_with_a_value, fallback=True)(np.ones(3), -0.5)

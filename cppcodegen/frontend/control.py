@@ -33,6 +33,7 @@ from .dataslice import COPIED, OutsideLoop
 from .listargs import one_array_arguments
 from .pymath import builtin_pow
 from .listbuffer import CountAppends
+from .printing import formatted, refuse_formatted
 from .raises import bound, catching, user_error
 from .parallel import independent_roles, parallel_roles
 from .boolops import BoolOps
@@ -372,7 +373,11 @@ def trace_function(fn, specs, args):
     outside = pystate.outside_arrays(fn)
     try:
         graph = _trace_function(fn, specs, args)
-    except ValueError as e:
+    except Exception as e:
+        if any(formatted(a) for a in getattr(e, "args", ())):   # (the user's raise)
+            refuse_formatted(f"the message of {type(e).__name__}", _user_line(e))
+        if not isinstance(e, ValueError):
+            raise
         pystate.check_outside(outside)
         if "setting an array element with a sequence" not in str(e):
             raise

@@ -52,8 +52,8 @@ def data_slice(ix: slice, size, dim: int):
             f"a slice with bounds computed from array values (at {user_location()}) has a "
             "length known only at run time; this compiles inside a compiled for/while loop "
             "(where its buffers are made per iteration), not outside one")
-    from .iteration import size_proxy
-    symbolic().TRACED_VALUE = size_proxy    # its length compared: a traced bool (a while
+    from .iteration import traced_sizes
+    traced_sizes(symbolic())    # its length compared: a traced bool (a while
     step = _positive_step(1 if ix.step is None else ix.step)    # loop sets no loop index)
     key = (_key(ix.start), _key(ix.stop), _key(step))
     region = MADE[-1] if MADE else None

@@ -175,13 +175,20 @@ def concrete_int(x) -> int:
     return x if isinstance(x, int) else _shapes().as_int(x)
 
 
+def traced_sizes(sh):
+    """Sizes the trace cannot decide are traced values (``size_proxy``), and their text
+    (``f"{i}"`` of a loop's index) a placeholder print() fills in when it runs."""
+    from .printing import placeholder
+    sh.TRACED_VALUE, sh.FORMAT = size_proxy, placeholder
+
+
 def enter_loop(spec):
     """A new induction variable ranging over the values of ``spec`` (as the user's code
     sees them), registered with its lowest and highest value (a negative step counts down
     from ``first`` to ``last``)."""
     sh = _shapes()
     env = _env()
-    sh.TRACED_VALUE = size_proxy
+    traced_sizes(sh)
     sym = sh.loop_symbol(len(env.loops) + len(env.retired))
     if spec.positive is None:           # a step of either sign: the range either way
         env.loops[sym] = (sh.sympy.Min(spec.first, spec.stop + 1),

@@ -173,6 +173,8 @@ Proxy.__hash__ = _hash
 def _format(self, spec):
     """``f"{x.sum():.2f}"``: the text of a value the trace does not have, a placeholder that
     print() turns into the digits when the program runs (printing.py)."""
+    if not called_by_user():                    # (cppcodegen's own messages)
+        return format(_plain_repr(self), spec)
     if spec and self.node.shape:
         raise TypeError("unsupported format string passed to numpy.ndarray.__format__")
     return placeholder(self, spec)

@@ -18,6 +18,7 @@ from ..errors import RAISE_MARK
 from ..ir.graph import keep_for_errors, RAISES, REGION_EFFECTS
 from .capture import UNDEFINED
 from .indexing import checked
+from .printing import formatted
 from .proxy import asproxy, Proxy, unsupported
 from .sizes import is_dim
 
@@ -51,7 +52,7 @@ def catching(branch):
 
 def _failing_check(exc, where):
     """A check that fails whenever it runs, raising ``exc``'s type with its arguments."""
-    if any(isinstance(a, Proxy) or is_dim(a) for a in exc.args):
+    if any(isinstance(a, Proxy) or is_dim(a) or formatted(a) for a in exc.args):
         unsupported(f"raise {type(exc).__name__}(...) with a value computed from arrays as an "
                     f"argument (at {where}); the compiled function raises constant "
                     "arguments only")

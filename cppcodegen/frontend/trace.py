@@ -24,7 +24,7 @@ from .listbuffer import ListBuffer
 from .externs import TraceState
 from .proxy import Proxy, size_operand, wrap
 from .random import RandomState, TracedGenerator
-from .iteration import size_proxy
+from .iteration import traced_sizes
 from .sizes import current_env, input_shape, shape_env, symbolic
 
 
@@ -71,7 +71,7 @@ def trace(fn, arg_specs, args):
             call_args.append(value)
     if env is not None:
         env.hints.update(hints)
-        symbolic().TRACED_VALUE = size_proxy    # (a size used as a number: a traced value)
+        traced_sizes(symbolic())    # (a size used as a number: a traced value)
     inputs_by_arg = {n.attr("index"): n for n in inputs if n.op == "input"}
     with TRACE_LOCK, np.errstate(all="ignore"), shape_env(env), replace.replaced():
         RandomState.slots, RandomState.seeded = 0, None

@@ -491,7 +491,24 @@ class SymInt:
     def __ge__(self, o): return self._order(o, "ge", lambda o: not less(self.expr, o), lambda v, w: v >= w)
     def __hash__(self): return hash(self.__index__())
 
+    def __format__(self, spec):
+        return self._user_text(spec, "")
+
+    def __str__(self):
+        return self._user_text("", "s")
+
     def __repr__(self):
+        return self._user_text("", "r")
+
+    def _user_text(self, spec, conversion):
+        """``f"{i:3d}"``, ``str(i)``, ``f"{i!r}"`` of a loop's index or a symbolic size in
+        the user's code: a placeholder print() fills in when the program runs (FORMAT)."""
+        from ..errors import called_by_user
+        if FORMAT is not None and called_by_user(2):
+            return FORMAT(self, spec, conversion)
+        return format(self._text(), spec)
+
+    def _text(self):
         env = current()
         try:
             now = f" (= {env.hint(self.expr)} now)" if env else ""
@@ -500,7 +517,7 @@ class SymInt:
         return f"{self.expr}{now}"
 
 
-TRACED_VALUE = None     # set by the tracer: a size expression -> a traced int64 value
+TRACED_VALUE = FORMAT = None    # set by the tracer (frontend/iteration.traced_sizes)
 
 
 def _integral(o, op):

@@ -364,9 +364,8 @@ class AssignLowering:
         root = base
         while root.op == "setitem":
             root = root.inputs[0]
-        if role in ("temp", "output") and base.op == "setitem" and id(base) not in \
-                self.buffer_of and root.op in ("carry", "loop_out") and \
-                self._stored_in_place(base, role):
+        if role in ("temp", "output") and base.op == "setitem" and root.op in ("carry",
+                "loop_out") and id(base) not in self.buffer_of and self._stored_in_place(base, role):
             self.add_stage(base, role)          # (a loop's or branch's array: not a value
         return self._in_place(node, role)       # a hook reports, nor one read elsewhere)
 
