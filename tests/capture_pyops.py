@@ -42,6 +42,16 @@ class PythonOps:
         else:
             else_()
 
+    # try statements (trying.py): nothing to guard on concrete values
+    def enter_try(self, where, names=(), scope=None):
+        pass
+
+    def try_handler(self):
+        pass
+
+    def leave_try(self):
+        pass
+
     # counting while loops (whileloops.py) as for loops when the counter is a Python int
     def counted_while(self, i, bound):
         return type(i) is int and isinstance(bound, int)

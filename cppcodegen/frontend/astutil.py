@@ -16,6 +16,7 @@ BAD_STMTS = (ast.Return, ast.Delete, ast.Global, ast.Nonlocal, ast.Try, ast.With
               ast.AsyncWith, ast.AsyncFor, ast.Match) + (
     (ast.TryStar,) if hasattr(ast, "TryStar") else ())
 BAD_EXPRS = (ast.Yield, ast.YieldFrom, ast.Await)
+TRY_STMTS = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
 
 

@@ -35,6 +35,7 @@ from .pymath import builtin_pow
 from .listbuffer import CountAppends
 from .printing import formatted, refuse_formatted
 from .raises import bound, catching, user_error
+from .trying import enter_try, leave_try, try_handler
 from .parallel import independent_roles, parallel_roles
 from .boolops import BoolOps
 from .builtin_calls import BuiltinCalls
@@ -80,6 +81,7 @@ class TraceOps(BuiltinCalls, BoolOps):
     """What a captured function calls (as ``__ccg``) while it is traced."""
 
     UNDEFINED = UNDEFINED
+    enter_try, try_handler, leave_try = map(staticmethod, (enter_try, try_handler, leave_try))
 
     def __init__(self):
         self.unroll = {}            # loops (file:line) that Python runs (unrolled): why

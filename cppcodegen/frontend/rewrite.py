@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from .astutil import (assign, BAD_EXPRS, BAD_STMTS, bound_names, function_def, has,
+from .astutil import (assign, BAD_EXPRS, BAD_STMTS, TRY_STMTS, bound_names, function_def, has,
                       jumps_lowerable, lambda_of, located, name_node, own_jumps, set_location,
                       walk_scope)
 from .bindings import flag_name
@@ -125,12 +125,31 @@ class Converter(ReturnRewriter):
             s = set_location(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=s.test),
                                     body=[ast.Raise(exc=error, cause=None)], orelse=[]), s)
             return self.stmt(s)
+        if isinstance(s, TRY_STMTS) and s.handlers:     # try/except: Python runs it while
+            return self.guarded_try(s)                  # tracing, with no array work in it
         if isinstance(s, ast.Raise) and s.exc is not None:     # marked as the user's: in a
             s = self.generic(s)                 # branch on array values, a run-time check
             s.exc = ast.copy_location(self.call_op("user_error", [s.exc, self.where(s)]), s)
             self.changed = True
             return [s]
         return [self.generic(s)]
+
+    def guarded_try(self, s):
+        """``enter_try(where, the names its body reads, locals()); try: <s> finally:
+        leave_try()``, each handler starting with
+        ``try_handler()``: an array operation in ``s`` is refused (control.TraceOps), and the
+        refusal stands even if a handler catches it (``except Exception``, a bare except)."""
+        s = self.generic(s)
+        for h in s.handlers:
+            h.body.insert(0, located(ast.Expr(self.call_op("try_handler", [])), h.body[0]))
+        self.changed = True
+        leave = located(ast.Expr(self.call_op("leave_try", [])), s)
+        read = sorted({n.id for n in walk_scope(s.body) if isinstance(n, ast.Name) and
+                       isinstance(n.ctx, ast.Load)})
+        names = ast.Tuple([ast.Constant(n) for n in read], ast.Load())
+        scope = ast.Call(func=name_node("locals"), args=[], keywords=[])
+        return [located(ast.Expr(self.call_op("enter_try", [self.where(s), names, scope])), s),
+                located(ast.Try(body=[s], handlers=[], orelse=[], finalbody=[leave]), s)]
 
     def generic(self, node):
         """Convert sub-blocks and expressions of a statement kept as Python."""

@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from ..errors import MixedReturns, TraceError
-from ..ir.graph import (EFFECTS, RAISES, RANGES, STEPS, flatten_tree, Graph, make_node,
+from ..ir.graph import (EFFECTS, RAISES, RANGES, STEPS, TRYING, flatten_tree, Graph, make_node,
                         map_tree, SliceOut, walk)
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
@@ -49,6 +49,7 @@ def trace(fn, arg_specs, args):
     """Run ``fn`` on proxies. ``arg_specs`` come from signature.classify(); returns a Graph."""
     inputs, call_args, hints = [], [], {}
     env = None
+    TRYING.clear()          # (the user's try statements: trying.py)
     if any(spec[0] == "darray" for spec in arg_specs):
         env = symbolic().ShapeEnv(hints)
     for i, (spec, value) in enumerate(zip(arg_specs, args)):

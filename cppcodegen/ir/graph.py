@@ -96,6 +96,8 @@ MADE: list = []     # while a region is traced: one dict per open region, id -> 
                     # nodes made since it opened (frontend/carried.py reads them; the dict
                     # keeps them alive, so an id is never reused for another node meanwhile)
 REGION_EFFECTS: list = []   # one list per region being traced: its nodes kept for their errors
+TRYING: list = []   # while a function is traced: the file:line of each of its try statements
+                    # with handlers being run (no node is made in one: control.TraceOps)
 
 
 def keep_for_errors(node) -> None:
@@ -108,6 +110,8 @@ def keep_for_errors(node) -> None:
 
 
 def make_node(op, inputs, shape, dtype, where="", **attrs) -> Node:
+    if TRYING:
+        TRYING[-1].refuse()
     if op == "cast" and inputs[0].dtype.kind == "c" and np.dtype(dtype).kind in "iuf":
         complex_warning()
     node = Node(op, tuple(inputs), tuple(sorted(attrs.items())), tuple(map(_dim, shape)),
