@@ -22,7 +22,8 @@ from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, 
                     Proxy, unsupported, update, view_of, wrap)
 from .dataslice import data_slice, is_data_bound, OutsideLoop, pending, run_time_slice
 from .iteration import size_proxy, value_size
-from .selection import is_selection, same_value, Selection
+from .mask_assign import mask_store
+from .selection import is_selection, Selection
 from .stored import stored_part
 from .sizes import (broadcast_sizes, canon_shape, fit, is_dim, loop_dependent, run_time_size,
                     symbolic, symbolic_index)
@@ -453,22 +454,11 @@ def _scatter(a: Proxy, index, value, accumulate=None):
         view[masks[0]] = value                          # view x[:, 0] where mask holds
         return
     if masks:
-        whole = (is_selection(value) and same_value(value.mask_node, asproxy(masks[0]).node) and
-                 accumulate is None and len(parts) == 1 and value.base.shape == a.shape)
-        if whole:
-            value = value.base              # x[m] = f(x[m]): f(x) where m holds
-        m, k = asproxy(masks[0]), np.ndim(masks[0])
-        scalar = not is_selection(value) and np.ndim(value) == 0
-        rows = (accumulate is None and len(parts) == 1 and k < a.ndim and (scalar or whole)
-                and tuple(m.shape) == tuple(a.shape[:k]))
-        if rows:                                    # x[rows] = v: whole rows (trailing axes)
-            m = reshape(m, tuple(m.shape) + (1,) * (a.ndim - k))
-        if rows or (accumulate is None and len(parts) == 1 and tuple(m.shape) == tuple(a.shape)
-                    and (whole or scalar)):
-            update(a, broadcast_node(as_node(where(m, value, a), a.dtype), a.shape))
+        if parts[0] is masks[0] and mask_store(a, parts, value, accumulate):
             return
-        unsupported("boolean-mask assignment other than x[mask] = scalar or y[mask] = z[mask] "
-                    "with a mask of x's shape or of its leading axes")
+        unsupported("boolean-mask assignment other than x[mask] = v (v a scalar, a row, "
+                    "f(x[mask]), one value per True element) with a mask of x's shape or of "
+                    "its leading axes")
     if any(ix is None for ix in parts):
         unsupported("np.newaxis in an assignment index")
     b, nodes, axis, bshape = _advanced(a, parts)
