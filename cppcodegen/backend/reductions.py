@@ -9,6 +9,8 @@ how each kind combines two values, scalar or vector, and reduces a vector's lane
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import sympy
 
@@ -138,7 +140,16 @@ class ReductionWriter(SegmentWriter, CountWriter):
             acc_t = "double" if wide else _sum_type(kind, s.body.dtype) \
                 if s.body.dtype == np.float16 else t
             w.line(f"{acc_t} acc = {init_value(kind, s.body.dtype)};")
-            if vec:
+            # a count (np.count_nonzero, (x > t).sum()): the true lanes of the bool vectors,
+            # at their width, added up by popcount (an int64 vector sum took 8 lanes at a time
+            # and a widening per mask: a Game of Life step's count cost more than its step)
+            count = vec and kind == "sum" and isinstance(s.body, Op) and \
+                s.body.name == "cast" and s.body.args[0].dtype == BOOL and \
+                s.body.dtype.kind in "iu"
+            if count:
+                s = dataclasses.replace(s, body=s.body.args[0])
+                w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
+            elif vec:
                 w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
                 vacc = "ccg::WideSum<L>::broadcast(0.0)" if wide else \
                     f"{lanes or _vtype(s.body.dtype)}::broadcast({init_value(kind, s.body.dtype)})"
@@ -149,7 +160,9 @@ class ReductionWriter(SegmentWriter, CountWriter):
             row = kind == "prod" and var is not None and self._along_memory(s, var)
 
             def update(r: ExprRenderer, value: str, vector: bool):
-                if vector and lanes:
+                if count:
+                    w.line(f"acc += {value}.count();" if vector else f"acc += {value};")
+                elif vector and lanes:
                     w.line(f"{target_v}.update({value});")
                 elif vector:
                     w.line(f"{target_v} = {combine(kind, s.body.dtype, True).format(target_v, value)};")
@@ -174,7 +187,7 @@ class ReductionWriter(SegmentWriter, CountWriter):
             if block:     # the block sums' compensation too
                 total = "ccg::reduce_add(vacc)" if wide else "ccg::reduce_add(vacc - vcomp)"
                 w.line(f"acc = {combine(kind, s.body.dtype).format('acc', total)};")
-            elif vec:
+            elif vec and not count:
                 total = "vacc.fold()" if lanes else hreduce(kind, s.body.dtype).format("vacc")
                 w.line(f"acc = {combine(kind, s.body.dtype).format('acc', total)};")
             if target is not None or s.name in self.locals:
