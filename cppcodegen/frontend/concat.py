@@ -22,8 +22,9 @@ from ..errors import user_location
 from .creation import array, holds_proxy, zeros
 from .externs import extern_call
 from .indexing import setitem
-from .proxy import Proxy, unsupported, update
-from .sizes import same_size
+from . import replace
+from .proxy import asproxy, Proxy, unsupported, update
+from .sizes import is_dim, same_size
 from .views import expand_dims, ravel, reshape
 
 
@@ -199,3 +200,39 @@ def _or_extern(func, tup, parts, axis, dtype, casting):
 FUNCTIONS = {np.concatenate: concatenate, np.append: append, np.insert: insert, np.hstack: hstack,
              np.vstack: vstack, np.column_stack: column_stack, np.stack: stack}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""
+
+
+class _RowJoin:
+    """``np.r_[a, b, ...]`` while a trace runs (``np.r_[True, s[1:] != s[:-1]]``, the start
+    of each run): with a traced item, NumPy's rule, joined by ``join``: scalars and 0-d arrays
+    as one-element arrays, slices as NumPy's ranges, every item in the result dtype of the
+    arrays' dtypes and the scalars' values. NumPy's own object does the rest (no traced
+    item, a string directive)."""
+    replaces_object = True
+
+    def __init__(self, original):
+        self.original = original
+
+    def __getitem__(self, key):
+        items = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(i, str) for i in items) or not any(
+                isinstance(i, Proxy) or holds_proxy(i) or is_dim(i) for i in items):
+            return self.original[key]
+        parts, kinds = [], []
+        for item in items:
+            part = self.original[item] if isinstance(item, slice) else \
+                asproxy(item) if is_dim(item) else _part(item)
+            weak = isinstance(part, Proxy) and part.weak and not part.shape
+            kinds.append(_WEAK_VALUE[part.dtype.kind] if weak else
+                         item if isinstance(item, (bool, int, float, complex, np.generic))
+                         else part.dtype)
+            parts.append(part)
+        final = np.result_type(*kinds)
+        parts = [reshape(p.astype(final), (1,)) if isinstance(p, Proxy) and not p.shape else
+                 p.astype(final) if isinstance(p, Proxy) else np.array(p, final, ndmin=1)
+                 for p in parts]
+        return join(parts, 0)
+
+
+_WEAK_VALUE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}   # (a Python number's kind)
+replace.register(np, {"r_": _RowJoin(np.r_)})

@@ -202,7 +202,8 @@ def replaced():
     for module, table, pass_original in _TABLES:
         for name, fn in table.items():
             original = originals[id(module), name]
-            rep = _replacement(name, fn, original, pass_original)
+            rep = fn if getattr(fn, "replaces_object", False) else \
+                _replacement(name, fn, original, pass_original)     # (np.r_: an object)
             setattr(module, name, rep)
             _ACTIVE[id(original)] = (original, rep)
             _ACTIVE[id(rep)] = (rep, rep)       # (np.array read as an attribute: the call
