@@ -332,3 +332,19 @@ def test_searchsorted_stays_native_with_symbolic_sizes():
             got = f(e, x)
             assert got.dtype == np.int64
             np.testing.assert_array_equal(got, _right_bins(e, x))
+
+
+def _weighted_counts(keys, vals):
+    return np.bincount(keys, weights=vals, minlength=3)
+
+
+def test_bincount_of_no_values_with_weights_is_int64():
+    """NumPy gives int64 zeros for weights of no values (float64 sums otherwise): a size-
+    generic build guards on the length and traces the empty call on its own."""
+    f = cppcodegen.compile(_weighted_counts)
+    rng = np.random.default_rng(2)
+    for n in (1000, 500, 0, 7):
+        keys, vals = rng.integers(0, 3, n), rng.standard_normal(n)
+        got, want = f(keys, vals), _weighted_counts(keys, vals)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-12)
