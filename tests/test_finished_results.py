@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
+from tests.helpers import assert_matches_numpy
 
 
 def run_length_encode(x):
@@ -67,12 +68,7 @@ def copy_then_store(x, idx):
 
 
 def _same(got, want):
-    got = got if isinstance(got, tuple) else (got,)
-    want = want if isinstance(want, tuple) else (want,)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w)
-        np.testing.assert_allclose(g, w, rtol=1e-13)
+    assert_matches_numpy(got, want, rtol=1e-13)
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 57, 1000])
