@@ -474,3 +474,23 @@ def test_a_length_one_slice_broadcast_to_an_empty_one():
     for n, m in [(20, 5), (20, 3), (2, 5), (1, 4)]:
         x, h = np.arange(1.0, n + 1), np.ones(m)
         np.testing.assert_array_equal(f(x, h), _fir_slices(x, h))
+
+
+def _back_substitution(U, y):
+    n = U.shape[0]
+    x = np.zeros(n)
+    for i in range(n - 1, -1, -1):
+        x[i] = (y[i] - U[i, i + 1:n] @ x[i + 1:]) / U[i, i]
+    return x
+
+
+def test_an_explicit_stop_at_the_axis_size_is_the_open_slice():
+    """``U[i, i + 1:n]`` with n the axis' size has the length of ``x[i + 1:]``: the product
+    of the two compiles in the loop (their lengths were two symbols, so the loop was run by
+    Python while tracing: 45,000 lines of C++ and 50 s to build at n = 60)."""
+    n = 60
+    U = np.triu(np.random.default_rng(0).random((n, n))) + n * np.eye(n)
+    y = np.linspace(1.0, 2.0, n)
+    f = cppcodegen.compile(_back_substitution, fallback=False)
+    np.testing.assert_allclose(f(U, y), _back_substitution(U, y), rtol=1e-12)
+    assert "for lv0 in range" in str(cppcodegen.explain(_back_substitution, U, y))

@@ -55,6 +55,9 @@ def data_slice(ix: slice, size, dim: int):
     from .iteration import traced_sizes
     traced_sizes(symbolic())    # its length compared: a traced bool (a while
     step = _positive_step(1 if ix.step is None else ix.step)    # loop sets no loop index)
+    if isinstance(step, int) and step > 0 and (is_dim(ix.stop) or type(ix.stop) is int) and \
+            _same_size(ix.stop, size):  # (``U[i, i + 1:n]`` is ``U[i, i + 1:]``: one length
+        ix = slice(ix.start, None, ix.step)     # with ``x[i + 1:]``, a product of the two)
     key = (_key(ix.start), _key(ix.stop), _key(step))
     region = MADE[-1] if MADE else None
     for seen in env.slices.get(key, ()):    # vals[lo:hi] and cols[lo:hi]: one length, when
