@@ -222,3 +222,22 @@ def test_explain_of_a_function_seeding_a_generator_from_an_argument():
     assert not np.array_equal(a, b)
     np.testing.assert_array_equal(f(50, 3), a)
     assert "for" in str(cppcodegen.explain(f, 50, 5))
+
+
+def _seeded_lattice(L, beta, sweeps, seed):
+    rng = np.random.default_rng(seed)
+    spins = rng.choice([-1, 1], size=(L, L))
+    for s in range(sweeps):
+        i = rng.integers(0, L)
+        j = rng.integers(0, L)
+        dE = 2 * spins[i, j] * (spins[(i + 1) % L, j] + spins[i, (j + 1) % L])
+        if dE <= 0 or rng.random() < np.exp(-dE * beta):
+            spins[i, j] *= -1
+    return spins
+
+
+def test_a_constant_array_updated_in_a_branch_names_the_branch():
+    """The refusal of an update of an array the trace holds as constants (a lattice drawn
+    from a seeded Generator, flipped under a branch on its values) names the branch."""
+    with pytest.raises(cppcodegen.TraceError, match=r"\(the branch at .*test_python_state"):
+        cppcodegen.compile(_seeded_lattice, fallback=False)(3, 0.4, 50, 1)

@@ -167,10 +167,9 @@ class Carried:
                          "one dtype and shape")
 
     def _trace(self, fn, extra_test: bool, counts: bool = False):
-        """Runs ``fn`` on placeholders: (params, nodes made, carried values at its end,
-        its extra result as a bool node or None, the updates it made, whether that extra
-        result is False before anything ran). ``counts``: ``fn`` is a while loop's body,
-        which adds one to its trip count."""
+        """Runs ``fn`` on placeholders: (params, nodes made, carried values at its end, its
+        extra result as a bool node or None, the updates it made, whether that extra result
+        is False before anything ran). ``counts``: a while loop's body (adds one trip)."""
         params = self._enter()
         if self.pinned:
             self.set(tuple(self.pinned.get(n, v) for n, v in zip(self.names, self.get())))
@@ -216,7 +215,8 @@ class Carried:
                 REGION_EFFECTS.pop()
             changed, stateful = containers.undo_changes(boxes), pystate.since(calls)
             if stateful:        # (next(it), a helper's nonlocal count: once, not per run)
-                raise Unroll(self.where, stateful) if self.loop else TraceError(stateful)
+                raise Unroll(self.where, stateful) if self.loop else TraceError(
+                    f"{stateful} (the branch at {self.where})")
             if changed and not self.loop and listbuffer.growing(changed):
                 raise listbuffer.CountAppends(listbuffer.refusal(self, changed), changed)
             planned = bool(changed) and listbuffer.plan(self, changed)
