@@ -35,7 +35,7 @@ from ..runtime import bins as checks
 from .dataslice import data_length
 from .externs import extern_call, values_now
 from .proxy import Proxy, as_node, asproxy, broadcast_node, cast, cast_node, wrap
-from .sizes import loop_dependent, same_size
+from .sizes import same_size, same_size_now
 from .views import ravel
 
 REAL = "biuf"
@@ -177,7 +177,7 @@ def bincount(x, weights=None, minlength=0):
     xs = _array(x)
     w = None if weights is None else _array(weights)
     if w is not None and isinstance(xs, Proxy) and xs.ndim == 1 and type(minlength) is int \
-            and _empty(xs.node.shape[0]):   # (NumPy: weights of no values give int64 counts)
+            and same_size_now(xs.node.shape[0], 0):   # (NumPy: weights of no values give int64 counts)
         return wrap(broadcast_node(as_node(np.int64(0)), (max(minlength, 0),)))
     bounds = index_bounds(xs.node) if isinstance(xs, Proxy) else None
     native = (isinstance(xs, Proxy) and xs.ndim == 1 and xs.dtype.kind in "biu"
@@ -200,17 +200,6 @@ def bincount(x, weights=None, minlength=0):
         return extern_call(np.bincount, (x,), dict(weights=weights, minlength=minlength))
     return _count_node(xs, minlength, None if w is None else asproxy(w),
                        negative=bounds[0] < 0)
-
-
-def _empty(n) -> bool:
-    """Is a length ``n`` 0 (a symbolic one decided and guarded; one that changes in a loop
-    is taken as not)?"""
-    try:
-        return same_size(n, 0)
-    except Exception as e:      # noqa: BLE001 -- LoopDependent
-        if loop_dependent(e):
-            return False
-        raise
 
 
 # ----------------------------------------------------------------------------- histogram

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import DataDependentError, user_location
 from ..ir.graph import MADE, make_node, SliceOut
 from .proxy import as_node, Proxy, wrap
-from .sizes import is_dim, loop_dependent, symbolic
+from .sizes import is_dim, loop_dependent, same_size_now, symbolic
 
 
 class OutsideLoop(DataDependentError):
@@ -56,12 +56,12 @@ def data_slice(ix: slice, size, dim: int):
     traced_sizes(symbolic())    # its length compared: a traced bool (a while
     step = _positive_step(1 if ix.step is None else ix.step)    # loop sets no loop index)
     if isinstance(step, int) and step > 0 and (is_dim(ix.stop) or type(ix.stop) is int) and \
-            _same_size(ix.stop, size):  # (``U[i, i + 1:n]`` is ``U[i, i + 1:]``: one length
+            same_size_now(ix.stop, size):  # (``U[i, i + 1:n]`` is ``U[i, i + 1:]``: one length
         ix = slice(ix.start, None, ix.step)     # with ``x[i + 1:]``, a product of the two)
     key = (_key(ix.start), _key(ix.stop), _key(step))
     region = MADE[-1] if MADE else None
     for seen in env.slices.get(key, ()):    # vals[lo:hi] and cols[lo:hi]: one length, when
-        if seen[0] is region and _same_size(seen[1], size):     # the arrays' are equal
+        if seen[0] is region and same_size_now(seen[1], size):     # the arrays' are equal
             return seen[2], seen[3]
     n = _as_int64(size, "axis size")
     if isinstance(step, int) and step < 0:      # row[::-1]: NumPy's clamping downwards
@@ -248,16 +248,6 @@ def _checked_step(step):
     for code, ok in ((STEP_ZERO, s != 0), (STEP_NEGATIVE, s >= 0)):
         s = checked(s, ok, code)
     return s
-
-
-def _same_size(a, b) -> bool:
-    """Sizes equal in this call (guarded, as broadcasting does), or False when undecidable."""
-    try:
-        return bool(symbolic().equal(a, b))
-    except Exception as e:
-        if loop_dependent(e):
-            return False
-        raise
 
 
 def _key(b):

@@ -92,6 +92,16 @@ def same_size(a, b) -> bool:
     return a == b if type(a) is int and type(b) is int else symbolic().equal(a, b)
 
 
+def same_size_now(a, b) -> bool:
+    """``same_size``, False where a compiled loop's iterations differ (undecidable)."""
+    try:
+        return same_size(a, b)
+    except Exception as e:      # noqa: BLE001 -- LoopDependent
+        if loop_dependent(e):
+            return False
+        raise
+
+
 def fit(node: Node, shape) -> Node:
     """An operand whose derived symbolic size (``n0 - 9``) broadcasts as 1 in this call (a
     guarded fact): sliced to length 1 there, so lowering sees the broadcast. (Lengths from
