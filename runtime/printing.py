@@ -32,9 +32,16 @@ def slots_of(dtype) -> int:
 
 
 def parse(text: str) -> dict:
+    """The spec of ``text``, with ``layout``: (kind, dtype, byte offset) per value, and
+    ``nbytes`` in all (worked out once per print statement, not per print)."""
     spec = _SPECS.get(text)
     if spec is None:
-        spec = _SPECS[text] = json.loads(text)
+        spec, at, layout = json.loads(text), 0, []
+        for kind, dtype in spec["values"]:
+            layout.append((kind, dtype, at))
+            at += slots_of(dtype) * SLOT
+        spec["layout"], spec["nbytes"] = tuple(layout), at
+        _SPECS[text] = spec
     return spec
 
 
@@ -43,10 +50,6 @@ def value_of(kind: str, v):
     ("py"), a NumPy scalar ("np") or a 0-d array ("0d")."""
     v = np.asarray(v)
     return v.item() if kind == "py" else v if kind == "0d" else v[()]
-
-
-def _value(kind: str, dtype: str, raw: bytes):
-    return value_of(kind, np.frombuffer(raw, dtype=dtype, count=1)[0])
 
 
 def _convert(v, conv: str):
@@ -74,27 +77,18 @@ def emit(spec: dict, values: list) -> None:
                    flush=spec["flush"])
 
 
-def emit_raw(text: str, raw: bytes) -> None:
+def emit_raw(spec: dict, raw: bytes) -> None:
     """The compiled program's print: ``raw`` holds the values' slots in order."""
-    spec = parse(text)
-    values, at = [], 0
-    for kind, dtype in spec["values"]:
-        n = slots_of(dtype) * SLOT
-        values.append(_value(kind, dtype, raw[at:at + n]))
-        at += n
-    emit(spec, values)
-
-
-def slot_count(text: str) -> int:
-    return sum(slots_of(d) for _, d in parse(text)["values"])
+    emit(spec, [value_of(kind, np.frombuffer(raw, dtype, 1, at)[0])
+                for kind, dtype, at in spec["layout"]])
 
 
 def callback_for(ffi):
     """The ``ccg_print_fn`` a program of ``ffi`` calls at each print."""
     found = _CALLBACKS.get(id(ffi))
     if found is None or found[0] is not ffi:
-        def printed(spec, slots):
-            text = ffi.string(spec).decode()
-            emit_raw(text, bytes(ffi.buffer(slots, slot_count(text) * SLOT)))
+        def printed(text, slots):
+            spec = parse(ffi.string(text).decode())
+            emit_raw(spec, bytes(ffi.buffer(slots, spec["nbytes"])))
         found = _CALLBACKS[id(ffi)] = (ffi, ffi.callback("ccg_print_fn", printed))
     return found[1]
