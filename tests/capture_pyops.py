@@ -100,6 +100,9 @@ class PythonOps:
     def not_(self, x):
         return not x
 
+    def seq_eq(self, negate, left, right):
+        return (left() != right()) if negate else (left() == right())
+
     # -- builtins -------------------------------------------------------------
     range_ = staticmethod(builtins.range)
     enumerate_ = staticmethod(builtins.enumerate)

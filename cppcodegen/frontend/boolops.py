@@ -74,6 +74,21 @@ class BoolOps:
         return self._boolop([step(op, t) for op, t in zip(ops, rest)], np.logical_and,
                             stop=False)
 
+    def seq_eq(self, negate, left, right):
+        """``(r, c) == goal`` / ``!=``, a tuple or list display on one side: Python compares
+        two tuples (or two lists) item by item, asking the truth of each item's ``==``; with
+        traced items, the ``and`` of their equalities (an item that is the other side's
+        very object is equal, as in Python). Anything else: Python's ``==``."""
+        a, b = left(), right()
+        if type(a) is not type(b) or type(a) not in (tuple, list) or \
+                not any(isinstance(v, Proxy) for v in (*a, *b)):
+            return (a != b) if negate else (a == b)
+        if len(a) != len(b):
+            return negate
+        same = self._boolop([(lambda x=x, y=y: True if x is y else x == y)
+                             for x, y in zip(a, b)], np.logical_and, stop=False)
+        return self.not_(same) if negate else self.not_(self.not_(same))
+
     def if_exp(self, test, then, orelse, where=""):
         t = truth(test)
         if isinstance(t, bool):

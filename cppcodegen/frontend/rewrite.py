@@ -458,6 +458,13 @@ class _ExprConv(ast.NodeTransformer):
         """``lo <= v < hi``: ``and`` of the comparisons, each operand evaluated once, in
         order, where Python evaluates it (TraceOps.compare)."""
         self.generic_visit(node)
+        if len(node.ops) == 1 and type(node.ops[0]) in (ast.Eq, ast.NotEq) and any(
+                isinstance(x, (ast.Tuple, ast.List)) for x in (node.left, *node.comparators)) \
+                and self._lambda_safe([node.left, *node.comparators]):
+            self.c.changed = True       # ``(r, c) == goal``: item by item (TraceOps.seq_eq)
+            return located(self.c.call_op("seq_eq", [
+                ast.Constant(isinstance(node.ops[0], ast.NotEq)), lambda_of(node.left),
+                lambda_of(node.comparators[0])]), node)
         if len(node.ops) < 2 or not all(type(o) in _CHAINED for o in node.ops) or \
                 not self._lambda_safe([node.left, *node.comparators]):
             return node
