@@ -288,6 +288,28 @@ def loop_burgers(u0, nt):
     return u
 
 
+BOX_W, BOX_H, BOUNCE_STEPS = 100.0, 50.0, 100
+
+
+def loop_bounce(px, py, vx, vy):
+    """(18) Particles bouncing in a box: per particle and step, a move and two ``if``s that
+    reflect the velocity and clamp the position with ``min``/``max`` (the branch is taken by
+    a few particles in each step; the particle loop is independent across particles)."""
+    px, py, vx, vy = px.copy(), py.copy(), vx.copy(), vy.copy()
+    n = px.shape[0]
+    for s in range(BOUNCE_STEPS):
+        for i in range(n):
+            px[i] += vx[i]
+            py[i] += vy[i]
+            if px[i] < 0 or px[i] > BOX_W:
+                vx[i] = -vx[i]
+                px[i] = min(max(px[i], 0.0), BOX_W)
+            if py[i] < 0 or py[i] > BOX_H:
+                vy[i] = -vy[i]
+                py[i] = min(max(py[i], 0.0), BOX_H)
+    return px, py, vx, vy
+
+
 # ----------------------------------------------------------------------------- vectorized twins
 def vec_positive_mean(x):
     pos = x[x > 0]
@@ -359,6 +381,20 @@ def vec_convection(u0, nt):
     return u
 
 
+def vec_bounce(px, py, vx, vy):
+    px, py, vx, vy = px.copy(), py.copy(), vx.copy(), vy.copy()
+    for s in range(BOUNCE_STEPS):
+        px += vx
+        py += vy
+        out = (px < 0) | (px > BOX_W)
+        vx[out] = -vx[out]
+        np.clip(px, 0.0, BOX_W, out=px)
+        out = (py < 0) | (py > BOX_H)
+        vy[out] = -vy[out]
+        np.clip(py, 0.0, BOX_H, out=py)
+    return px, py, vx, vy
+
+
 def vec_primes(n):
     sieve = np.ones(n, dtype=np.bool_)
     sieve[:2] = False
@@ -372,7 +408,7 @@ NUMPY_VECTORIZED = {"loop_dot": vec_dot, "loop_drawdown": vec_drawdown, "loop_sy
                     "lu_elim": vec_lu, "loop_matmul": vec_matmul, "loop_life": vec_life,
                     "loop_median3": vec_median3, "loop_convection": vec_convection,
                     "loop_primes": vec_primes, "loop_positive_mean": vec_positive_mean,
-                    "loop_burgers": vec_burgers}
+                    "loop_burgers": vec_burgers, "loop_bounce": vec_bounce}
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -475,6 +511,11 @@ def make_signs(n):
     return (_rng().standard_normal(n),)
 
 
+def make_particles(n):
+    r = _rng()
+    return r.random(n) * BOX_W, r.random(n) * BOX_H, r.standard_normal(n), r.standard_normal(n)
+
+
 def make_burgers(n):
     return np.sin(np.linspace(0.0, 2 * np.pi, n)) + 2.0, BURGERS_STEPS
 
@@ -565,6 +606,10 @@ LOOP_WORKLOADS: dict[str, Workload] = dict([
     _w("loop_burgers", loop_burgers, make_burgers, 20001, 101,
        f"1-D Burgers with periodic ends, {BURGERS_STEPS} steps of element loops: un[i - 1], "
        "un[(i + 1) % nx]", tags=("loop", "python_loop")),
+    _w("loop_bounce", loop_bounce, make_particles, 10**5, 100,
+       f"particles in a box, {BOUNCE_STEPS} steps: px[i] += vx[i]; if px[i] < 0 or px[i] > w: "
+       "reflect and clamp with min/max (element loops with branches)",
+       tags=("loop", "python_loop")),
 ])
 
 # make bench-quick runs only these of the loop workloads (with their peers)
@@ -621,6 +666,7 @@ def numba_impls() -> dict:
         "loop_primes": njit(loop_primes),
         "loop_positive_mean": scalar_out(njit(loop_positive_mean)),
         "loop_burgers": njit(loop_burgers),
+        "loop_bounce": tuple_out(njit(loop_bounce)),
     }
 
 
@@ -812,13 +858,23 @@ def jax_impls() -> dict:
             return u - u * dt / dx * (u - um) + nu * dt / dx**2 * (up - 2 * u + um)
         return lax.fori_loop(0, nt, step, u)
 
+    def bounce(px, py, vx, vy):     # (a branch per element: where over whole arrays)
+        def step(_, c):
+            px, py, vx, vy = c
+            px, py = px + vx, py + vy
+            outx, outy = (px < 0) | (px > BOX_W), (py < 0) | (py > BOX_H)
+            return (jnp.clip(px, 0.0, BOX_W), jnp.clip(py, 0.0, BOX_H),
+                    jnp.where(outx, -vx, vx), jnp.where(outy, -vy, vy))
+        return lax.fori_loop(0, BOUNCE_STEPS, step, (px, py, vx, vy))
+
     return {"loop_dot": dot, "loop_drawdown": drawdown, "loop_syrk": syrk,
             "loop_jacobi": jacobi, "loop_power": power, "thomas": thomas_,
             "lut_gather": lut, "poisson_while": poisson, "heat_swap": heat, "lu_elim": lu,
             "loop_matmul": matmul, "loop_life": life, "loop_median3": median3,
             "loop_convection": convection,
             "loop_primes": "the result's length comes from the values (jax.jit: static shapes)",
-            "loop_positive_mean": positive_mean, "loop_burgers": burgers}
+            "loop_positive_mean": positive_mean, "loop_burgers": burgers,
+            "loop_bounce": bounce}
 
 
 SUITE = Suite(tag="loop", title="Loop workloads", note=NOTE, workloads=LOOP_WORKLOADS,

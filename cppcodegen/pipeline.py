@@ -35,10 +35,14 @@ def build_flags(opts: config.Options) -> list:
     # a*b+c rounds twice as in NumPy; no auto-vectorization: g++ 12 -O3 miscompiles two of
     # our scalar loops (the SLP pass folds (double)(float)x into x; the loop vectorizer sums a
     # reversed-stride double loop wrongly: tests/test_fuzz_regressions.py), and our vector
-    # loops are explicit anyway.
+    # loops are explicit anyway. -fno-trapping-math: no program looks at the floating-point
+    # exception flags, and with them GCC would not compute a compare of an `if` in a lane
+    # loop for every lane ("could trap"), so the flattened body stayed scalar (particles
+    # bouncing in a box: 2.4 -> 0.9 ms for 10^6 steps); values are unchanged (IEEE rounding,
+    # NaNs and signed zeros are still honoured).
     flags = ["-O3", "-std=c++17", "-fopenmp", "-fPIC", "-shared", "-fwrapv",
-             "-fno-math-errno", "-ffp-contract=off", "-fno-tree-slp-vectorize",
-             "-fno-tree-loop-vectorize",
+             "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off",
+             "-fno-tree-slp-vectorize", "-fno-tree-loop-vectorize",
              "-Wno-unused-variable", "-Wno-psabi"]
     if opts.sanitize:
         # any finding aborts; frame pointers and line tables make the reports readable
