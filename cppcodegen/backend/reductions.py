@@ -267,6 +267,9 @@ class ReductionWriter(SegmentWriter, CountWriter):
                 w.line(f"{s.name}[0] = best_i;")
 
     def arg_reduction(self, s: Stage, axes, ranges, target=None):
+        if s.body.dtype == BOOL:
+            self.first_bool(s, axes, ranges, target)
+            return
         w = self.w
         t = ctype(s.body.dtype)
         better = ">" if s.reduction == "argmax" else "<"
@@ -304,9 +307,47 @@ class ReductionWriter(SegmentWriter, CountWriter):
                             w.line(f"if (!found && {value} != {value}) "
                                    f"{{ found = true; best = {value}; best_i = {pos}; }}")
                         self.loops(s, axes, ranges, first_nan, allow_vector=False)
-            if target is not None:     # a chunk's (chunked_arg_reduction)
-                w.line(f"{target[0]} = best; {target[1]} = best_i;")
-            elif s.name in self.locals:
-                w.line(f"{self.locals[s.name]} = best_i;")
-            else:
-                w.line(f"{s.name}[{self.out_offset(s)}] = best_i;")
+            self._arg_result(s, target)
+
+    def _arg_result(self, s: Stage, target):
+        w = self.w
+        if target is not None:     # a chunk's (chunked_arg_reduction)
+            w.line(f"{target[0]} = best; {target[1]} = best_i;")
+        elif s.name in self.locals:
+            w.line(f"{self.locals[s.name]} = best_i;")
+        else:
+            w.line(f"{s.name}[{self.out_offset(s)}] = best_i;")
+
+    def first_bool(self, s: Stage, axes, ranges, target=None):
+        """argmax (argmin) of bools: the position of the first True (False), or 0 where
+        there is none, as NumPy's. The loop stops at it (``np.argmax(x > t)``, a search: it
+        compared every element one by one, branching at each, 5x NumPy's time for 10^6);
+        in vector iterations a lane's mask bits, the first set one found by counting
+        trailing zeros. (In parallel chunks each chunk stops at its own first.)"""
+        w = self.w
+        want = "true" if s.reduction == "argmax" else "false"
+        sizes = [s.domain[a] for a in axes]
+        strides = [_c(sympy.Mul(*sizes[i + 1:])) for i in range(len(sizes))]
+        pos = " + ".join(f"i{a} * {st}" for a, st in zip(axes, strides)) or "0"
+        var = index_vars(len(s.domain))[axes[-1]] if axes else None
+        vec = bool(axes) and self.can_vectorize(s, var)
+        found = f"ccg_found_{s.name}"
+        with w.indent("{"):
+            w.line(f"bool best = {'false' if want == 'true' else 'true'};")
+            w.line("int64_t best_i = 0;")
+            if vec:
+                w.line(f"constexpr int L = ccg_lanes<{lanes_itemsize(s.body)}>;")
+
+            def update(r: ExprRenderer, value: str, vector: bool):
+                if vector:
+                    bits = f"({value}).to_bits()" if want == "true" else \
+                        f"(~({value}).to_bits() & decltype({value})::full)"
+                    w.line(f"if (const uint32_t ccg_m = {bits}) {{ best = {want}; "
+                           f"best_i = {pos} + __builtin_ctz(ccg_m); goto {found}; }}")
+                else:
+                    w.line(f"if (bool({value}) == {want}) {{ best = {want}; best_i = {pos}; "
+                           f"goto {found}; }}")
+            with w.indent("{"):
+                self.loops(s, axes, ranges, update, allow_vector=vec, declared_lanes=vec)
+            w.line(f"{found}:;")
+            self._arg_result(s, target)
