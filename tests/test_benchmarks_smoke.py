@@ -37,7 +37,7 @@ LOOP_EXPECTED = {
     "loop_matmul": [((16, 16), F64)], "loop_life": [((20, 20), I64)],
     "loop_median3": [((20, 20), F64)], "loop_convection": [((21, 21), F64)],
     "loop_primes": [((25,), I64)], "loop_positive_mean": [((), F64)],
-    "loop_burgers": [((101,), F64)],
+    "loop_burgers": [((101,), F64)], "loop_bounce": [((100,), F64)] * 4,
 }
 
 

@@ -114,7 +114,9 @@ def fit(node: Node, shape) -> Node:
     spec, fit = [], False
     for k, d in enumerate(node.shape):
         out = shape[lead + k]
-        if type(d) is not int and not d.is_Symbol and d != out and symbolic().equal(d, 1):
+        if type(d) is not int and not d.is_Symbol and d != out and \
+                not same_size_now(d, out) and symbolic().equal(d, 1):  # (equal sizes: no
+            # question whether one is 1, which may depend on a loop's iteration: x[i + 1:])
             spec.append((0, 1, 1))
             fit = True
         else:
@@ -192,8 +194,22 @@ def symbolic_index(ix, size, dim):
         start, stop = bound(ix.start, size - 1), bound(ix.stop, -1)
         length = start - stop
     length = sh.canon(length)
-    if sh.less(length, 1):
+    if _empty(sh, length):
         return 0, step, 0
     if abs(step) > 1:
         length = sh.canon(sh.floordiv(length - 1, abs(step)) + 1)
     return sh.canon(start), step, length
+
+
+def _empty(sh, length) -> bool:
+    """Is a slice of ``length`` (its bounds clamped) empty in this trace? A length that is 0
+    in some iterations of a compiled loop and more in others, never below 0 (``U[i, i + 1:n]``
+    of a back substitution over U with a column more than n: the first row's is empty), is
+    one formula for every iteration, not a fact that depends on the iteration (LoopDependent:
+    the loop was unrolled, its C++ growing with the square of n)."""
+    try:
+        return sh.less(length, 1)
+    except sh.LoopDependent:
+        if sh.less(length, 0):      # (negative in some iterations: LoopDependent again)
+            raise
+        return False

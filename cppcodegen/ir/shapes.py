@@ -302,6 +302,10 @@ def broadcast_shapes(*shapes):
         if len(distinct) == 1 or len(others) == 1:   # 1 and d give d, whether d is 1 or not
             out.append(others[0] if others else 1)   # (``v[:, None] * A[:, i + 1:]``)
             continue
+        same = _all_equal(others)
+        if same is not None:        # equal sizes give that size, whether it is 1 or not
+            out.append(same)
+            continue
         result = None
         for d in distinct:
             if isinstance(d, int) and d == 1:
@@ -316,6 +320,19 @@ def broadcast_shapes(*shapes):
                 result = d                      # equal to a fixed size: keep the int
         out.append(1 if result is None else result)
     return tuple(out)
+
+
+def _all_equal(dims):
+    """The size ``dims`` all equal in this call (an int where one is), or None. Asked before
+    whether a derived size is 1: ``U[i, i + 1:] * x[i + 1:]`` has lengths ``n1 - 1 - i`` and
+    ``n0 - 1 - i``, equal where n0 == n1 (a guard), while whether one is 1 depends on the
+    loop's iteration (LoopDependent: the loop was unrolled for the second size)."""
+    try:
+        if all(equal(dims[0], d) for d in dims[1:]):
+            return next((d for d in dims if isinstance(d, int)), dims[0])
+    except LoopDependent:
+        pass
+    return None
 
 
 def _equal_or_assumed(a, b) -> bool:
