@@ -106,6 +106,17 @@ def axis_slice(a, axis, start, stop, step):
     return a[(slice(None),) * axis + (slice(start, stop, step),)].copy()
 
 
+def sized(n):
+    """An array of ``n`` elements, none of them read: a size computed from array values
+    (``np.empty(lens.sum())``), whose length the runtime reads as a count
+    (``frontend/creation.py``). NumPy's error for a negative size."""
+    n = int(n)
+    if n < 0:
+        raise ValueError("negative dimensions are not allowed")
+    return np.empty(n, dtype=np.bool_)
+
+
+sized.quiet = True      # (no warning: the step computes nothing)
 # how a step of these is named in warnings (externs.extern_call)
 advanced_index.shown = "indexing with an index array (x[idx] with np.newaxis, x[mask] read)"
 axis_slice.shown = "a slice outside every loop with bounds from array values (a copy)"

@@ -50,7 +50,7 @@ def counted_shapes(name: str, targs: tuple, tkwargs: dict, proxies: list):
         return [(COUNT,)] * len(first) if first else None
     if short == "argwhere":
         return [(COUNT, len(first))]
-    if short in ("flatnonzero", "unique_values"):
+    if short in ("flatnonzero", "unique_values", "sized"):
         return [(COUNT,)]
     if short == "extract":
         return [(COUNT,)] if isinstance(arg(1, "arr"), Slot) else None

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DataDependentError, ScalarSizeChanged, SizeChanged, user_location
-from ..ir.graph import make_node
+from ..ir.graph import make_node, MADE
 from . import replace
 from .proxy import (as_node, asproxy, broadcast_node, cast, cast_node, copy_of, laid_out, Proxy,
                     size_operand, unsupported, wrap)
@@ -62,6 +62,8 @@ def _speculated(d: Proxy, what: str, bound: bool = False) -> int:
     whose Python int overflows does: ``errors.SizeChanged``)."""
     from .externs import values_now
     env = current_env()
+    if not bound and not MADE and not (env is not None and env.loops) and not _of_scalars(d):
+        return _counted_size(d)
     values = None if env is not None and env.loops else values_now([d])
     if values is None:                  # (in a loop body, of random values)
         raise DataDependentError(
@@ -84,6 +86,18 @@ def _speculated(d: Proxy, what: str, bound: bool = False) -> int:
                                "Python, but this call already updated an argument",))
     SIZE_CHECKS.append((np.equal(d, v), error, where))
     return v
+
+
+def _counted_size(d: Proxy):
+    """A size from array values outside every compiled loop (``np.empty(lens.sum())``, a
+    CSR's ``np.empty(indptr[-1])``): a step between kernels gives it, its value a count
+    symbol the runtime reads there (``runtime.extern.sized``, ``counted.py``), so one build
+    serves every value. (It was this call's value, checked: every other value ran the whole
+    function as Python, and a size computed by loops was found by running them while
+    tracing.)"""
+    from ..runtime.extern import sized
+    from .externs import extern_call
+    return extern_call(sized, (d,), {}, speculate=True, where=user_location()).node.shape[0]
 
 
 PIN_BOUNDS = [False]    # slice bounds from scalar arguments pinned (control._pinned_bounds)

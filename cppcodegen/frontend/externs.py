@@ -160,7 +160,7 @@ def extern_call(func, args, kwargs, speculate=False, where=None):
         if speculate:       # run in every call, its shape checked, though only that shape
             keep_for_errors(node)   # be used (``y.shape[0]`` of y = x[mask]: this call's)
         outs.append(wrap(node, scalar=not r.shape))
-    if name not in WARNED:
+    if name not in WARNED and not getattr(func, "quiet", False):
         WARNED.add(name)
         extra = (" (its output shape depends on the values: compiled for this call's shape, "
                  "other shapes run the function with NumPy)") if speculate and count is None \
