@@ -393,3 +393,44 @@ def operand(value, dtype: np.dtype):
     where = user_location()
     return _fitting(value, dtype, (OverflowError, (f"Python integer out of bounds for {dtype} "
                                                    f"(at {where})",)), where)
+
+
+# --------------------------------------------------------------------------- int methods
+
+def _magnitude(x: Proxy) -> Proxy:
+    """|x| of an integer scalar as uint64 (int64's minimum: 2**63, exactly)."""
+    if x.dtype.kind != "u":
+        x = np.absolute(x.astype(np.int64))         # (int64's minimum stays: 2**63 as uint64)
+    return x.astype(np.uint64)
+
+
+def _ones(u: Proxy) -> Proxy:
+    """The set bits of uint64 ``u``, counted in its lanes (no table, no branch)."""
+    m1, m2, m4 = (np.uint64(0x5555555555555555), np.uint64(0x3333333333333333),
+                  np.uint64(0x0F0F0F0F0F0F0F0F))
+    u = u - ((u >> np.uint64(1)) & m1)
+    u = (u & m2) + ((u >> np.uint64(2)) & m2)
+    u = (u + (u >> np.uint64(4))) & m4
+    return (u * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+def _int_method(name):
+    def method(self):
+        if self.ndim or self.dtype.kind not in "biu" or name == "bit_length" and not self.weak:
+            kind = f"numpy.{self.dtype}" if not self.ndim else "numpy.ndarray"
+            raise AttributeError(f"'{kind}' object has no attribute '{name}' (at "
+                                 f"{user_location()})")     # (NumPy's ints: no bit_length)
+        u = _magnitude(self)
+        if name == "bit_length":            # every bit below the highest set, then counted
+            for s in (1, 2, 4, 8, 16, 32):
+                u = u | (u >> np.uint64(s))
+        out = _ones(u).astype(np.int64)
+        return wrap(out.node, weak=True, scalar=True)       # (a Python int)
+    method.__name__ = name
+    method.__doc__ = (f"int.{name}() of a traced integer (``int(a[i]).{name}()``): of its "
+                      "magnitude, as Python's, a Python int.")
+    return method
+
+
+for _name in ("bit_count", "bit_length"):
+    setattr(Proxy, _name, _int_method(_name))
