@@ -33,6 +33,17 @@ INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's
                         # the node); trace_function checks that none is read outside it
 
 
+class Peel(Exception):
+    """A ``for`` loop whose first iteration widens a NumPy value it carries (``z = z * z +
+    c`` of a complex64 ``z`` and a complex128 ``c``): NumPy computes that iteration's ``z *
+    z`` in the narrow dtype, a loop carrying the wide one would not. The trace runs again
+    with the loop's first iteration run by Python before it (``control.for_stmt``)."""
+
+    def __init__(self, where: str):
+        super().__init__(f"the first iteration widens a carried value (loop at {where})")
+        self.where = where
+
+
 class Unroll(Exception):
     """Raised out of a construct that cannot be captured: the trace runs again with the
     loop at ``where`` executed by Python."""
@@ -440,6 +451,7 @@ class Carried:
                     "compiled function gives an array one dtype: make both sides one (e.g. "
                     ".astype() on one side)")
             results = [shrinking.fitted(self, slot, t, r) for r in results]
+            first = t
             try:
                 for r in results:
                     t = unify(t, r)
@@ -453,6 +465,8 @@ class Carried:
                 raise TraceError(f"{slot.describe(none=None not in results)} changes its "
                                  f"shape or kind in the loop or branch at {self.where} (shapes "
                                  f"{_shapes(results)}); a carried value keeps one shape")
+            if loop and self.induction is not None and not fresh and _widened(first, t):
+                raise Peel(self.where)      # (NumPy's first iteration: in the narrow dtype)
             if not loop and None in results and not internal_name(slot.name) and \
                     slot.name not in self.keep:
                 t = None                        # an if that binds it on one way only
@@ -598,3 +612,10 @@ def _check_region(nodes, where):
             from ..backend.gemmgen import native_matmul_node    # (sympy: lazily)
             if not native_in_loop(n) and not native_matmul_node(n):
                 raise Unroll(where, f"{n.attr('call')} runs as a NumPy call")
+
+
+def _widened(before, after) -> bool:
+    """Does a carried NumPy value (not a Python number) of type ``before`` take another
+    dtype, ``after``, after an iteration?"""
+    return isinstance(before, tuple) and isinstance(after, tuple) and not before[1] and \
+        before[0] != after[0]

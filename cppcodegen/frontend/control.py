@@ -14,6 +14,7 @@ cannot be captured.
 from __future__ import annotations
 
 import builtins
+import copy
 import logging
 import sys
 
@@ -25,7 +26,7 @@ from . import nones, pystate, replace, solve, whileloops
 from .proxy import as_node, cast, Proxy, size_operand, wrap
 from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert, user_function
-from .carried import INTERNAL, Carried, Unroll
+from .carried import INTERNAL, Carried, Peel, Unroll
 from .truth import is_traced, truth
 from .pyints import operand
 from .creation import ndarray_new, PIN_BOUNDS
@@ -93,6 +94,7 @@ class TraceOps(BuiltinCalls, BoolOps):
         self.parent = {}            # a construct (file:line) -> the compiled loop around it
         self.copies = 1             # bodies the small loops Python runs make of one body
         self.keep = set()           # small loops (file:line) compiled as loops all the same
+        self.peel = set()           # loops (file:line) whose first iteration Python runs
         self.inlined = {}           # the user's functions being traced now: how many calls deep
 
     def range_(self, *args):
@@ -249,13 +251,15 @@ class TraceOps(BuiltinCalls, BoolOps):
             try:
                 for item in spec.python_items():
                     body(item)
-            except (Unroll, KeepLoop):
+            except (Unroll, KeepLoop, Peel):
                 raise
             except Exception as e:      # (a slice of run-time length needs its loop; an index
                 raise KeepLoop(where) from e    # in a branch not taken): compiled after all
             finally:
                 self.copies //= trips
             return
+        if where in self.peel and extra_test is None:
+            spec = _peeled(spec, body)
         loop = Carried(names, get_state, set_state, where,
                        () if where in self.carry_all else fresh, entry=entry)
         loop.private = lists        # (lists only the function sees: kept as arrays)
@@ -302,6 +306,22 @@ class TraceOps(BuiltinCalls, BoolOps):
             self.dropped.append(where)
         if loop.dropped_new:
             self.dropped_new.append(where)
+
+
+def _peeled(spec, body):
+    """``spec`` after its first iteration, which Python runs now (its values widen: ``Peel``);
+    ``spec`` itself where no iteration runs in this call (guarded)."""
+    from .sizes import symbolic
+    first, stop = spec.first, spec.stop
+    runs = first < stop if spec.positive else first > stop
+    if not isinstance(runs, bool):
+        runs = symbolic().less(first, stop) if spec.positive else symbolic().less(stop, first)
+    if not runs:
+        return spec
+    body(spec.item(first))
+    rest = copy.copy(spec)
+    rest.start = first + spec.step
+    return rest
 
 
 def _data_bounds(spec) -> list:
@@ -464,6 +484,11 @@ def _trace_captured(trace, fn, captured, ops, specs, args, saved):
                 if k.where in ops.keep:
                     raise k.__cause__ from None
                 ops.keep.add(k.where)
+                continue
+            except Peel as p:
+                if p.where in ops.peel:
+                    raise TraceError(str(p)) from None
+                ops.peel.add(p.where)
                 continue
             except Unroll as u:
                 outer = ops.parent.get(u.where) if u.where in ops.unroll else None
