@@ -26,22 +26,12 @@ from .selection import is_selection
 from .truth import truth
 from .sizes import loop_dependent, run_time_size
 from .iteration import forget_loops, loops_mark
-from .carried_types import (exact_in, internal_name, kind_of, ONE_TYPE, refuse_dropped_none,
-                            same_size_always, Slot, Snapshot, type_of, unify)
+from .carried_types import (exact_in, internal_name, kind_of, ONE_TYPE, Peel,
+                            refuse_dropped_none, same_size_always, shapes_text, Slot, Snapshot,
+                            taken_over, type_of, unify, widened)
 
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
                         # the node); trace_function checks that none is read outside it
-
-
-class Peel(Exception):
-    """A ``for`` loop whose first iteration widens a NumPy value it carries (``z = z * z +
-    c`` of a complex64 ``z`` and a complex128 ``c``): NumPy computes that iteration's ``z *
-    z`` in the narrow dtype, a loop carrying the wide one would not. The trace runs again
-    with the loop's first iteration run by Python before it (``control.for_stmt``)."""
-
-    def __init__(self, where: str):
-        super().__init__(f"the first iteration widens a carried value (loop at {where})")
-        self.where = where
 
 
 class Unroll(Exception):
@@ -51,12 +41,6 @@ class Unroll(Exception):
     def __init__(self, where: str, reason: str):
         super().__init__(f"{reason} (loop at {where})")
         self.where, self.reason = where, reason
-
-
-def _shapes(results) -> str:
-    """The shapes or kinds of a carried value's versions, for an error message."""
-    return ", ".join(dict.fromkeys(f"{r[0]} {r[2]}" if isinstance(r, tuple) and len(r) == 4
-                                   else str(r) for r in results))     # (type_of: dtype, shape)
 
 
 # --------------------------------------------------------------------------- regions
@@ -310,7 +294,7 @@ class Carried:
         parity, so the loop counts its trips (a carried int64 the body adds one to). True
         when it did not count yet and that explains every array of ``hit``."""
         if self.counter is not None or not all(
-                _taken_over(s) or swaps.orbit(self.moves, self.slots.index(s)) is not None
+                taken_over(s) or swaps.orbit(self.moves, self.slots.index(s)) is not None
                 for s in hit):
             return False
         zero = wrap(as_node(np.int64(0)))
@@ -371,7 +355,7 @@ class Carried:
             if hit and not is_cond:     # (and those whose array the body passes on to them)
                 self.moves = self.branch_moves[-1]
                 hit = swaps.reaching(self.slots, hit, self.moves)
-            if hit and not all(_taken_over(s) or self._cycled(s) for s in hit):
+            if hit and not all(taken_over(s) or self._cycled(s) for s in hit):
                 if test_first and self._count_trips(hit):
                     return None             # (traced again, counting its trips)
                 raise Unroll(self.where, "an array is updated in place through a name that "
@@ -464,8 +448,8 @@ class Carried:
             if "other" in results or "selection" in results or t == "shape":
                 raise TraceError(f"{slot.describe(none=None not in results)} changes its "
                                  f"shape or kind in the loop or branch at {self.where} (shapes "
-                                 f"{_shapes(results)}); a carried value keeps one shape")
-            if loop and self.induction is not None and not fresh and _widened(first, t):
+                                 f"{shapes_text(results)}); a carried value keeps one shape")
+            if loop and self.induction is not None and not fresh and widened(first, t):
                 raise Peel(self.where)      # (NumPy's first iteration: in the narrow dtype)
             if not loop and None in results and not internal_name(slot.name) and \
                     slot.name not in self.keep:
@@ -595,16 +579,6 @@ def _raised(kept) -> bool:
     return any(n.op == "check" and n.attr("ends", False) for n in kept)
 
 
-def _taken_over(slot) -> bool:
-    """May the loop carry ``slot``'s name by value although its body updates the array the
-    name starts bound to before rebinding it (``C[:i + 1] = f(C); C = C[:-1]``)? When that
-    array was made in the function (not an argument, not a view): the carry buffer holds it
-    and the update, and a read of the array after the loop unrolls the loop instead."""
-    init = slot.init
-    return isinstance(init, Proxy) and init.arg is None and init._base is None and \
-        slot.init_node is not None and slot.init_node.op != "input"
-
-
 def _check_region(nodes, where):
     for n in nodes:
         if n.op == "extern":
@@ -612,10 +586,3 @@ def _check_region(nodes, where):
             from ..backend.gemmgen import native_matmul_node    # (sympy: lazily)
             if not native_in_loop(n) and not native_matmul_node(n):
                 raise Unroll(where, f"{n.attr('call')} runs as a NumPy call")
-
-
-def _widened(before, after) -> bool:
-    """Does a carried NumPy value (not a Python number) of type ``before`` take another
-    dtype, ``after``, after an iteration?"""
-    return isinstance(before, tuple) and isinstance(after, tuple) and not before[1] and \
-        before[0] != after[0]

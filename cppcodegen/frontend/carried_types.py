@@ -166,3 +166,37 @@ def internal_name(name) -> bool:
     """A variable of the rewritten code (``__ccg_ret``), read only where it was bound: an
     ``if`` that binds it on one way only still carries it (unread on the other way)."""
     return bool(name) and name.startswith("__ccg_")
+
+
+class Peel(Exception):
+    """A ``for`` loop whose first iteration widens a NumPy value it carries (``z = z * z +
+    c`` of a complex64 ``z`` and a complex128 ``c``): NumPy computes that iteration's ``z *
+    z`` in the narrow dtype, a loop carrying the wide one would not. The trace runs again
+    with the loop's first iteration run by Python before it (``control.for_stmt``)."""
+
+    def __init__(self, where: str):
+        super().__init__(f"the first iteration widens a carried value (loop at {where})")
+        self.where = where
+
+
+def shapes_text(results) -> str:
+    """The shapes or kinds of a carried value's versions, for an error message."""
+    return ", ".join(dict.fromkeys(f"{r[0]} {r[2]}" if isinstance(r, tuple) and len(r) == 4
+                                   else str(r) for r in results))     # (type_of: dtype, shape)
+
+
+def taken_over(slot) -> bool:
+    """May the loop carry ``slot``'s name by value although its body updates the array the
+    name starts bound to before rebinding it (``C[:i + 1] = f(C); C = C[:-1]``)? When that
+    array was made in the function (not an argument, not a view): the carry buffer holds it
+    and the update, and a read of the array after the loop unrolls the loop instead."""
+    init = slot.init
+    return isinstance(init, Proxy) and init.arg is None and init._base is None and \
+        slot.init_node is not None and slot.init_node.op != "input"
+
+
+def widened(before, after) -> bool:
+    """Does a carried NumPy value (not a Python number) of type ``before`` take another
+    dtype, ``after``, after an iteration?"""
+    return isinstance(before, tuple) and isinstance(after, tuple) and not before[1] and \
+        before[0] != after[0]

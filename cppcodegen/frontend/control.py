@@ -26,7 +26,8 @@ from . import nones, pystate, replace, solve, whileloops
 from .proxy import as_node, cast, Proxy, size_operand, wrap
 from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert, user_function
-from .carried import INTERNAL, Carried, Peel, Unroll
+from .carried import INTERNAL, Carried, Unroll
+from .carried_types import Peel
 from .truth import is_traced, truth
 from .pyints import operand
 from .creation import ndarray_new, PIN_BOUNDS
