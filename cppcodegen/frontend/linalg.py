@@ -16,7 +16,7 @@ from .externs import extern_call
 from .indexing import diagonal
 from .proxy import as_node, asproxy, cast, descriptor, Proxy, store_result, unsupported, wrap
 from .reductions import check_plain, sum_
-from .sizes import broadcast_sizes, same_size
+from .sizes import broadcast_sizes, loop_dependent, same_size
 from .views import expand_dims, ravel, reshape
 
 
@@ -42,7 +42,7 @@ def matmul(a, b, out=None, **kw):
         unsupported(f"np.matmul on {dt}")
     a2 = reshape(a, (1, a.shape[0])) if a.ndim == 1 else a
     b2 = reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
-    if not same_size(a2.node.shape[-1], b2.node.shape[-2]):
+    if not _core_equal(a2.node.shape[-1], b2.node.shape[-2], a.ndim == 1 and b.ndim == 1):
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
                          f"(size {b2.shape[-2]} is different from {a2.shape[-1]}) "
                          f"(at {user_location()})")
@@ -230,6 +230,19 @@ def _listed(x):
         from .creation import array
         return array(x, original=np.asarray)
     return x
+
+
+def _core_equal(n, m, vectors: bool) -> bool:
+    """Are the lengths a product contracts equal? Two vectors' lengths from array values
+    (``np.dot(x[:N - lag], x[lag:])`` in a loop from ``int(fs)``): taken as equal, as for
+    broadcasting, and checked when the program runs (the product is their elementwise one)."""
+    try:
+        return same_size(n, m)
+    except Exception as e:      # noqa: BLE001 -- LoopDependent
+        if not vectors or not loop_dependent(e):
+            raise
+        from .sizes import symbolic
+        return symbolic().equal_or_assumed(n, m)
 
 
 def dot(a, b, out=None):

@@ -314,7 +314,7 @@ def broadcast_shapes(*shapes):
                 continue                        # a derived size that is 1 in this call
             if result is None:
                 result = d
-            elif not _equal_or_assumed(result, d):
+            elif not equal_or_assumed(result, d):
                 raise ValueError(f"shape mismatch: sizes {result} and {d}")
             elif isinstance(d, int):
                 result = d                      # equal to a fixed size: keep the int
@@ -335,7 +335,7 @@ def _all_equal(dims):
     return None
 
 
-def _equal_or_assumed(a, b) -> bool:
+def equal_or_assumed(a, b) -> bool:
     """Broadcasting's test of two sizes: ``equal``; two lengths of slices with bounds from
     array values (``dp[w:]`` and ``dp[:n - w]``) that no fact decides are taken as equal
     (``ShapeEnv.assumed``), as NumPy needs them to be: the frontend checks them when the
