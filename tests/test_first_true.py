@@ -87,3 +87,17 @@ def test_in_a_loop():
         return out
     x = np.cumsum(np.random.default_rng(6).random(5000))
     _check(crossings, x, np.array([0.0, 10.0, 1000.0, 1e9]))
+
+
+def test_a_stage_written_twice_in_one_kernel():
+    """(Symbolic sizes write an arg-reduction's loops more than once: each search its own
+    label; one label for both was a C++ error found by the dynamic-shape fuzzer.)"""
+    def f(x1):
+        v2 = np.concatenate([x1, x1, x1], axis=-1).astype(np.bool_)
+        return v2.argmax(axis=0, keepdims=True), np.argmin(~v2, axis=-1, keepdims=True)
+    g = cppcodegen.compile(f, dynamic=True)
+    r = np.random.default_rng(8)
+    for shape in ((61, 1), (7, 3), (130, 2)):
+        x = r.integers(-1, 2, shape).astype(np.int32)
+        for got, want in zip(g(x), f(x)):
+            np.testing.assert_array_equal(got, want)

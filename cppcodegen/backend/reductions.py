@@ -331,7 +331,8 @@ class ReductionWriter(SegmentWriter, CountWriter):
         pos = " + ".join(f"i{a} * {st}" for a, st in zip(axes, strides)) or "0"
         var = index_vars(len(s.domain))[axes[-1]] if axes else None
         vec = bool(axes) and self.can_vectorize(s, var)
-        found = f"ccg_found_{s.name}"
+        self.searches = getattr(self, "searches", 0) + 1    # (a stage may be written
+        found = f"ccg_found{self.searches}_{s.name}"        # more than once: a label each)
         with w.indent("{"):
             w.line(f"bool best = {'false' if want == 'true' else 'true'};")
             w.line("int64_t best_i = 0;")
