@@ -4,8 +4,8 @@ two axes together, so its inner loop holds whole vectors instead of a scalar tai
 (``np.exp`` of a contiguous ``(50000, 5)`` array: 4x faster on AVX-512).
 
 Two axes merge when every array the kernel reads or writes walks them as one run of memory
-(the outer axis's stride is the inner extent times the inner stride) or does not walk them
-at all (a scalar, a value broadcast along both); a value broadcast along one of them only
+(the outer axis's stride is the inner extent times the inner stride; an axis's index may
+be shifted by a constant, ``x[i + 1, j] - x[i, j]``) or does not walk them at all (a scalar, a value broadcast along both); a value broadcast along one of them only
 (a per-column bias ``x + b``), a gather, or an index used as a value keeps the axes apart.
 The merged position ``j`` stands for both: the outer axis's index is 0 and the inner
 axis's is ``j`` in every access (the same address).
@@ -49,11 +49,19 @@ def _accesses(index, strides, outer, inner, extent):
     if len(uses) != 2:
         return False
     p, q = uses
-    if index[p] == inner and index[q] == outer:
+    if _walks(index[p], inner, outer, inner) and _walks(index[q], outer, outer, inner):
         p, q = q, p
-    if index[p] != outer or index[q] != inner:
+    if not (_walks(index[p], outer, outer, inner) and _walks(index[q], inner, outer, inner)):
         return False
     return sympy.expand(strides[p] - extent * strides[q]) == 0
+
+
+def _walks(e, var, outer, inner) -> bool:
+    """Is the index ``e`` the axis variable ``var`` plus an offset free of both merged axes
+    (``x[i + 1, j]`` of ``np.diff(x, axis=0)``: its address is the merged position's plus a
+    constant)?"""
+    offset = sympy.expand(e - var)
+    return not ({outer, inner} & getattr(offset, "free_symbols", set()))
 
 
 def _mergeable(s, buffers, n, extent) -> bool:
@@ -86,8 +94,9 @@ def _merge(s, n):
     outer, inner = vars_[-2:]
     memo = {}
 
-    def index(ix):
-        return tuple(sympy.Integer(0) if e == outer else outer if e == inner else e for e in ix)
+    def index(ix):      # (outer + c -> c; inner + d -> outer + d: the merged position's)
+        return tuple(e.xreplace({outer: sympy.Integer(0), inner: outer})
+                     if isinstance(e, sympy.Basic) else e for e in ix)
 
     def rewrite(e):
         got = memo.get(id(e))
