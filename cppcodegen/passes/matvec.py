@@ -147,3 +147,57 @@ def row_dot(buffers, s):
 def flat_offset(buffers, load):
     buf = buffers[load.buf]
     return sympy.expand(sum((i * st for i, st in zip(load.index, buf.strides)), sympy.Integer(0)))
+
+
+def as_column(stage, buffers) -> bool:
+    """Turn a 2-D sum over its last axis whose matrix is read transposed (``X.T @ r`` with a
+    factor on the matrix, ``(lr * X.T) @ r``: every load that walks both axes is contiguous
+    along the kept one and strided along the summed one) into a sum over its first axis (a
+    'column' kernel: each row of X read once, added to a row of accumulators), in place.
+    Whether it did. (Summed along the stride, a (20000, 16) X was read 16 times with strided
+    loads: 3x NumPy's gradient step.)"""
+    from ..backend.cexpr import linear_coefficient
+    if stage.kind != "reduction" or len(stage.domain) != 2 or stage.reduce_axes != (1,) or \
+            stage.reduction != "sum" or stage.body.dtype.kind not in FUSABLE_DTYPES or \
+            stage.store is not None:
+        return False
+    i0, i1 = index_vars(2)
+    both = 0
+    for e in walk(stage.body):
+        if isinstance(e, Gather):
+            return False
+        if not isinstance(e, Load):
+            continue
+        strides = buffers[e.buf].strides
+        address = sum((ix * st for ix, st in zip(e.index, strides)), sympy.Integer(0))
+        c0, c1 = linear_coefficient(address, i0), linear_coefficient(address, i1)
+        if c0 is None or c1 is None:
+            return False
+        if c0 and c1:
+            if c0 != 1 or not isinstance(c1, int) or abs(c1) <= 1:
+                return False
+            both += 1
+    if not both:
+        return False
+    swap = {i0: i1, i1: i0}
+    memo = {}
+
+    def rewrite(e):
+        got = memo.get(id(e))
+        if got is None:
+            if type(e) is Load:
+                got = Load(e.buf, tuple(sympy.sympify(ix).xreplace(swap) for ix in e.index),
+                           e.dtype)
+            elif type(e) is Op:
+                got = Op(e.name, tuple(rewrite(a) for a in e.args), e.dtype)
+            else:
+                got = e
+            memo[id(e)] = got
+        return got
+    if any(type(e) not in (Load, Op) and getattr(e, "expr", None) is not None
+           for e in walk(stage.body)):
+        return False                # (an index used as a value: left as it is)
+    stage.body = rewrite(stage.body)
+    stage.domain = (stage.domain[1], stage.domain[0])
+    stage.reduce_axes = (0,)
+    return True

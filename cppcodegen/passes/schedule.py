@@ -21,7 +21,7 @@ from ..ir.loopir import (Gather, Load, LoopProgram, Op, Stage, control_reads, in
 from ..autotune_threshold import LOW as SERIAL_BELOW
 from ..ir.ufuncs import EXPENSIVE
 from .collapse import collapse
-from .matvec import fuse_columns, row_dot
+from .matvec import as_column, fuse_columns, row_dot
 
 COLUMN_KINDS = frozenset({"sum", "prod", "max", "min", "any", "all"})
 LOOP_WORK = 4
@@ -140,6 +140,8 @@ def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
                       [stage])
     if stage.kind in OWN_FORMS:
         return Kernel(name, stage.kind, (), [stage])
+    if stage.kind == "reduction" and as_column(stage, program.buffers):
+        return Kernel(name, "column", (), [stage])      # (X.T @ r: a row of X at a time)
     if stage.kind == "reduction" and not stage.trailing_reduction:
         last_kept = (len(stage.domain) - 1) not in stage.reduce_axes
         if last_kept and stage.reduction in COLUMN_KINDS and stage.body.dtype != np.bool_:
