@@ -109,11 +109,11 @@ class Proxy:
         return f"<traced array shape={self.shape} dtype={self.dtype}>"
 
     def __array__(self, dtype=None, copy=None):
+        where, by = _converter()
         raise DataDependentError(
-            f"a traced array was converted to a concrete NumPy array at {user_location()}"
-            f"{_converter()}; the value of an array is not known while the function is "
-            "compiled. Use NumPy functions on the array instead of np.asarray / list "
-            "conversions.")
+            f"a traced array was converted to a concrete NumPy array at {where}{by}; the "
+            "value of an array is not known while the function is compiled. Use NumPy "
+            "functions on the array instead of np.asarray / list conversions.")
 
     # --- value-dependent Python: refused with a clear message
     def _data_dependent(self, what):
@@ -483,18 +483,23 @@ def _in_comprehension() -> str:
     return ""
 
 
-def _converter() -> str:
-    """Who asked for the values: a library that takes NumPy arrays only (numpy.ma's masked
-    arrays, scipy), named in the message."""
+def _converter() -> tuple:
+    """(the user's line, who asked for the values): a library that takes NumPy arrays only
+    (numpy.ma's masked arrays, scipy), named in the message, the line the user's code
+    called it from (``scipy.stats.norm.cdf(d1)``: the user's line, not scipy's)."""
     import sys
-    frame = sys._getframe(2)
+    from ..errors import _users
+    frame, lib = sys._getframe(2), None
     while frame is not None:
         module = frame.f_globals.get("__name__", "") or ""
         if module.startswith(("numpy.ma", "scipy", "pandas", "numba")):
             top = module.split(".")[0] + (".ma" if module.startswith("numpy.ma") else "")
-            return f" by {top} ({module}.{frame.f_code.co_name}), which is not compiled"
+            lib = (f" by {top} ({module}.{frame.f_code.co_name}, at "
+                   f"{frame.f_code.co_filename}:{frame.f_lineno}), which is not compiled")
+        elif lib is not None and _users(frame.f_code.co_filename):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}", lib
         frame = frame.f_back
-    return ""
+    return user_location(), lib or ""
 
 
 def update(a: Proxy, node: Node):

@@ -28,6 +28,8 @@ _STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__))
 _NOT_USER = {"numpy", "cppcodegen", "sympy", "mpmath", "cffi", "dask", "distributed", "_pytest",
              "pytest", "pluggy"}
 _TABLES: list = []          # (module, {name: replacement}, pass_original)
+LAZY: list = []             # callables run when a trace starts: tables of modules the user
+                            # may have imported since (scipy.stats: ``scipy_stats.py``)
 _OWNER = [None]             # the thread tracing
 _IN_NUMPY = [0]             # > 0 while one of NumPy's own functions runs (_numpy_call)
 _ACTIVE: dict = {}          # id(a replaced function) -> (it, its replacement) during a trace
@@ -194,6 +196,8 @@ class _ConstantDraws:
 @contextlib.contextmanager
 def replaced():
     """Every registered replacement installed while the block runs (NumPy's back after)."""
+    for install in LAZY:
+        install()
     saved = [(module, name, getattr(module, name)) for module, table, _ in _TABLES
              for name in table]
     previous, _OWNER[0] = _OWNER[0], threading.get_ident()

@@ -16,6 +16,7 @@ from ..ir.graph import (EFFECTS, RAISES, RANGES, STEPS, TRYING, flatten_tree, Gr
                         map_tree, SliceOut, walk)
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
+from . import scipy_stats  # noqa: F401  (scipy.stats.norm.cdf & co., once scipy is loaded)
 from . import containers, creation, printing, replace
 from .capture import UNDEFINED
 from .counted import count_order, SELECTED
