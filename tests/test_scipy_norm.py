@@ -49,3 +49,11 @@ def test_float32_and_loops():
     np.testing.assert_allclose(cppcodegen.compile(every)(x)[0], every(x)[0], rtol=1e-13)
     np.testing.assert_allclose(cppcodegen.compile(in_a_loop)(x.astype(np.float64)),
                                in_a_loop(x.astype(np.float64)), rtol=1e-13, atol=1e-15)
+
+
+def test_other_scipy_calls_name_the_users_line():
+    def student(x):
+        return stats.t.cdf(x, 3)            # (not compiled: scipy converts its argument)
+    with pytest.raises(cppcodegen.DataDependentError,
+                       match=r"at .*test_scipy_norm\.py:\d+ by scipy \(scipy\.stats"):
+        cppcodegen.compile(student, fallback=False)(np.linspace(-1, 1, 5))
