@@ -229,3 +229,16 @@ def test_unwrap(fn, args):
     # the corrections' running sum is NumPy's cumsum (sequential): the same bits
     check_against_numpy(fn, *args, ulp=0)
     _native(fn, *args)
+
+
+def test_convolve_of_an_empty_signal_names_it_as_numpy_does():
+    def fir(x, h):
+        return np.convolve(x, h, mode="same")
+    h = np.ones(5) / 5
+    f = cppcodegen.compile(fir)
+    f(np.ones(100), h)
+    for x, hh, name in ((np.zeros(0), h, "a"), (np.ones(9), np.zeros(0), "v")):
+        with pytest.raises(ValueError, match=f"{name} cannot be empty"):
+            fir(x, hh)
+        with pytest.raises(ValueError, match=f"{name} cannot be empty"):
+            f(x, hh)

@@ -177,13 +177,14 @@ def convolve(a, v, mode="full"):
     m = _modes(mode)
     if m is None or np.ndim(a) != 1 or np.ndim(v) != 1:
         return extern_call(np.convolve, (a, v), dict(mode=mode))
+    given = (a, v)                      # (NumPy's errors name them in this order)
     if _shorter(np.shape(a)[0], np.shape(v)[0]):
         a, v = v, a                     # NumPy convolves the longer with the shorter
     na, nv = np.shape(a)[0], _taps(v)   # (a term per tap; the signal may be symbolic)
     kinds = {np.asarray(t).dtype.kind if not isinstance(t, Proxy) else t.dtype.kind
              for t in (a, v)}
     if na == 0 or nv == 0 or nv > MAX_TAPS or not kinds <= set("iufc"):
-        return extern_call(np.convolve, (a, v), dict(mode=mode))
+        return extern_call(np.convolve, given, dict(mode=mode))
     v = v if isinstance(v, Proxy) else np.asarray(v)
     return _sliding(a, v[::-1], m, conjugate=False)
 
