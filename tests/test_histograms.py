@@ -348,3 +348,31 @@ def test_bincount_of_no_values_with_weights_is_int64():
         got, want = f(keys, vals), _weighted_counts(keys, vals)
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def knn_vote(nn, ytr, shift):
+    n_classes = ytr.max() + 1 - shift
+    preds = np.zeros(nn.shape[0], dtype=np.int64)
+    sizes = np.zeros(nn.shape[0], dtype=np.int64)
+    for i in range(nn.shape[0]):
+        counts = np.bincount(nn[i], minlength=n_classes)
+        preds[i] = np.argmax(counts)
+        sizes[i] = counts.shape[0]
+    return preds, sizes
+
+
+def test_bincount_in_a_loop_with_a_traced_minlength():
+    """``np.bincount(nn[i], minlength=ytr.max() + 1)`` in a loop over rows (a kNN vote): the
+    length max(minlength, max + 1) when the loop runs (it was a NumPy call, which cannot run
+    in a compiled loop: the loop was refused); a negative minlength is NumPy's error."""
+    r = np.random.default_rng(9)
+    ytr = r.integers(0, 4, 100)
+    nn = ytr[r.integers(0, 100, (300, 5))]
+    f = cppcodegen.compile(knn_vote)
+    for shift in (0, 2, -3):        # (minlength below, at and above the labels' range)
+        for got, want in zip(f(nn, ytr, shift), knn_vote(nn, ytr, shift)):
+            np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="minlength"):
+        knn_vote(nn, ytr, 10)
+    with pytest.raises(ValueError, match="minlength"):
+        f(nn, ytr, 10)

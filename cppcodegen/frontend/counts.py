@@ -185,12 +185,22 @@ def bincount(x, weights=None, minlength=0):
               and bounds is not None and bounds[1] + 1 <= minlength
               and (w is None or (w.ndim == 1 and w.dtype.kind in REAL
                                  and w.shape[0] == xs.shape[0])))
-    if not native and MADE and bounds is None and isinstance(xs, Proxy) and xs.ndim == 1 and \
-            xs.dtype.kind in "iu" and np.can_cast(xs.dtype, np.intp) and type(minlength) is \
-            int and minlength >= 0 and (w is None or (w.ndim == 1 and w.dtype.kind in REAL)):
+    traced_min = isinstance(minlength, Proxy) and minlength.ndim == 0 and \
+        minlength.dtype.kind in "iu"        # (minlength=y.max() + 1: a kNN vote's classes)
+    if not native and MADE and (bounds is None or traced_min) and isinstance(xs, Proxy) and \
+            xs.ndim == 1 and xs.dtype.kind in "iu" and np.can_cast(xs.dtype, np.intp) and \
+            (type(minlength) is int and minlength >= 0 or traced_min) and \
+            (w is None or (w.ndim == 1 and w.dtype.kind in REAL)):
         # in a compiled loop (a vote per row): NumPy's length max(minlength, max + 1), known
         # when the loop runs (a data symbol), instead of a NumPy call that unrolls the loop
-        top = np.max(cast(xs, np.int64), initial=minlength - 1)
+        if traced_min:
+            from .raises import require
+            require(minlength >= 0, (ValueError, ("'minlength' must not be negative (at "
+                                                  f"{user_location()})",)), user_location())
+            top = np.maximum(np.max(cast(xs, np.int64), initial=-1),
+                             cast(minlength, np.int64) - 1)
+        else:
+            top = np.max(cast(xs, np.int64), initial=minlength - 1)
         sym, bind = data_length(top + 1)
         w = None if w is None else asproxy(w)
         if w is not None and not same_size(w.shape[0], xs.shape[0]):
