@@ -27,10 +27,7 @@ def gauss(A, b):
             M[[k, p]] = M[[p, k]]
         for i in range(k + 1, n):
             M[i, k:] -= M[i, k] / M[k, k] * M[k, k:]
-    x = np.zeros(n, dtype=M.dtype)
-    for i in range(n - 1, -1, -1):
-        x[i] = (M[i, n] - M[i, i + 1:n] @ x[i + 1:]) / M[i, i]
-    return x
+    return back_augmented(M)            # (the user's helper: traced into the function)
 
 
 def back_textbook(U, y):

@@ -329,3 +329,22 @@ def walk(expr, stop=frozenset()):
     """Every distinct sub-expression once, operands before users (not below ``stop`` ids)."""
     return postorder([expr], lambda e: e.args if isinstance(e, (Op, Gather)) and id(e) not in stop
                      else ())
+
+
+def reindex_loads(expr, index):
+    """``expr`` with each Load's index tuple mapped by ``index`` (ops rebuilt above them,
+    shared sub-expressions kept shared; other leaves as they are)."""
+    memo = {}
+
+    def rewrite(e):
+        got = memo.get(id(e))
+        if got is None:
+            if type(e) is Load:
+                got = Load(e.buf, index(e.index), e.dtype)
+            elif type(e) is Op:
+                got = Op(e.name, tuple(rewrite(a) for a in e.args), e.dtype)
+            else:
+                got = e
+            memo[id(e)] = got
+        return got
+    return rewrite(expr)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sympy
 
-from ..ir.loopir import Const, Index, Load, Op, Scalar, index_vars
+from ..ir.loopir import Const, Index, Load, Op, Scalar, index_vars, reindex_loads
 
 SHORT = 64          # (an inner axis this long or longer vectorizes well by itself; one of
                     # a size known at run time may be short: merged)
@@ -92,24 +92,10 @@ def _merge(s, n):
     """``s`` over its domain with the last two axes as one (``_mergeable`` said it may)."""
     vars_ = index_vars(n)
     outer, inner = vars_[-2:]
-    memo = {}
 
     def index(ix):      # (outer + c -> c; inner + d -> outer + d: the merged position's)
         return tuple(e.xreplace({outer: sympy.Integer(0), inner: outer})
                      if isinstance(e, sympy.Basic) else e for e in ix)
-
-    def rewrite(e):
-        got = memo.get(id(e))
-        if got is not None:
-            return got
-        if type(e) is Load:
-            new = Load(e.buf, index(e.index), e.dtype)
-        elif type(e) is Op:
-            new = Op(e.name, tuple(rewrite(a) for a in e.args), e.dtype)
-        else:
-            new = e
-        memo[id(e)] = new
-        return new
-    s.body = rewrite(s.body)
+    s.body = reindex_loads(s.body, index)
     s.store = index(vars_)
     s.domain = tuple(s.domain[:-2]) + (s.domain[-2] * s.domain[-1],)

@@ -18,7 +18,7 @@ import numpy as np
 
 import sympy
 
-from ..ir.loopir import Gather, Load, Op, index_vars, walk
+from ..ir.loopir import Gather, Load, Op, index_vars, reindex_loads, walk
 
 FUSABLE_DTYPES = "fiu"
 
@@ -180,24 +180,11 @@ def as_column(stage, buffers) -> bool:
     if not both:
         return False
     swap = {i0: i1, i1: i0}
-    memo = {}
-
-    def rewrite(e):
-        got = memo.get(id(e))
-        if got is None:
-            if type(e) is Load:
-                got = Load(e.buf, tuple(sympy.sympify(ix).xreplace(swap) for ix in e.index),
-                           e.dtype)
-            elif type(e) is Op:
-                got = Op(e.name, tuple(rewrite(a) for a in e.args), e.dtype)
-            else:
-                got = e
-            memo[id(e)] = got
-        return got
     if any(type(e) not in (Load, Op) and getattr(e, "expr", None) is not None
            for e in walk(stage.body)):
         return False                # (an index used as a value: left as it is)
-    stage.body = rewrite(stage.body)
+    stage.body = reindex_loads(stage.body, lambda ix: tuple(
+        sympy.sympify(e).xreplace(swap) for e in ix))
     stage.domain = (stage.domain[1], stage.domain[0])
     stage.reduce_axes = (0,)
     return True
