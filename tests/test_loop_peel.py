@@ -89,3 +89,9 @@ def test_rows_and_nested_loops():
     z = (r.standard_normal(50) * 0.3 + 0.1j).astype(np.complex64)
     _same(cppcodegen.compile(nested)(z, np.complex128(0.2 + 0.1j), 4, 3),
           nested(z, np.complex128(0.2 + 0.1j), 4, 3))
+
+
+def test_the_rest_stays_a_loop():
+    z = np.full(8, 0.1 + 0.2j, dtype=np.complex64)
+    src = cppcodegen.explain(iterate, z, np.complex128(0.3), 50).source
+    assert "// for at" in src and src.count("\n") < 400     # (not 50 unrolled iterations)

@@ -261,6 +261,8 @@ class TraceOps(BuiltinCalls, BoolOps):
             return
         if where in self.peel and extra_test is None:
             spec = _peeled(spec, body)
+            if spec is None:            # no iteration in this call (guarded): no loop
+                return
         loop = Carried(names, get_state, set_state, where,
                        () if where in self.carry_all else fresh, entry=entry)
         loop.private = lists        # (lists only the function sees: kept as arrays)
@@ -311,14 +313,14 @@ class TraceOps(BuiltinCalls, BoolOps):
 
 def _peeled(spec, body):
     """``spec`` after its first iteration, which Python runs now (its values widen: ``Peel``);
-    ``spec`` itself where no iteration runs in this call (guarded)."""
+    None where no iteration runs in this call (guarded: nor in any call the build serves)."""
     from .sizes import symbolic
     first, stop = spec.first, spec.stop
     runs = first < stop if spec.positive else first > stop
     if not isinstance(runs, bool):
         runs = symbolic().less(first, stop) if spec.positive else symbolic().less(stop, first)
     if not runs:
-        return spec
+        return None
     body(spec.item(first))
     rest = copy.copy(spec)
     rest.start = first + spec.step
@@ -352,8 +354,8 @@ def _captured(where, trace_regions):
     """The regions, or ``Unroll`` when the body cannot be captured: Python runs it then."""
     try:
         return trace_regions()
-    except (Unroll, CountAppends):      # (a list appended to under a branch: for the loop
-        raise                           # that holds it, listbuffer.py)
+    except (Unroll, CountAppends, Peel):    # (a list appended to under a branch: for the
+        raise                               # loop that holds it, listbuffer.py)
     except Exception as e:
         raise Unroll(where, f"{type(e).__name__}: {e}") from e
 

@@ -241,8 +241,8 @@ def _core_equal(n, m, vectors: bool) -> bool:
     except Exception as e:      # noqa: BLE001 -- LoopDependent
         if not vectors or not loop_dependent(e):
             raise
-        from .sizes import symbolic
-        return symbolic().equal_or_assumed(n, m)
+        from ..ir.broadcasting import equal_or_assumed     # (sympy: lazily)
+        return equal_or_assumed(n, m)
 
 
 def dot(a, b, out=None):

@@ -85,7 +85,8 @@ def broadcast_sizes(*shapes):
     shapes = [canon_shape(s) for s in shapes]
     if all(type(d) is int for s in shapes for d in s):
         return np.broadcast_shapes(*shapes)
-    return symbolic().broadcast_shapes(*shapes)
+    from ..ir import broadcasting       # (sympy: lazily)
+    return broadcasting.broadcast_shapes(*shapes)
 
 
 def same_size(a, b) -> bool:
