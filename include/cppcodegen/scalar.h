@@ -21,6 +21,9 @@
 #include <omp.h>
 
 #include <cmath>
+#if defined(__SSE2__)
+#include <immintrin.h>   // (scalar min/max: the SSE instructions)
+#endif
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -351,16 +354,28 @@ inline double libm_pow(double a, double b) {
 }
 
 // ---------------------------------------------------------------- min/max
-// maximum: NaN in a -> a, NaN in b -> b, else a > b ? a : b (ties give b).
+// maximum: NaN in a -> a, NaN in b -> b, else a > b ? a : b (ties give b). For float and
+// double that last select is the SSE max/min instruction itself (which returns b where the
+// compare is false: NaN in b, a tie): g++ -fno-trapping-math turned the `?:` into a compare
+// and a branch, mispredicted half the time on random data (np.minimum(lut[codes] * g, 1.0):
+// 4x slower).
 template <class T> inline T maximum(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     if (a != a) return a;
+#if defined(__SSE2__)
+    if constexpr (std::is_same_v<T, float>) return _mm_cvtss_f32(_mm_max_ss(_mm_set_ss(a), _mm_set_ss(b)));
+    if constexpr (std::is_same_v<T, double>) return _mm_cvtsd_f64(_mm_max_sd(_mm_set_sd(a), _mm_set_sd(b)));
+#endif
   }
   return a > b ? a : b;
 }
 template <class T> inline T minimum(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     if (a != a) return a;
+#if defined(__SSE2__)
+    if constexpr (std::is_same_v<T, float>) return _mm_cvtss_f32(_mm_min_ss(_mm_set_ss(a), _mm_set_ss(b)));
+    if constexpr (std::is_same_v<T, double>) return _mm_cvtsd_f64(_mm_min_sd(_mm_set_sd(a), _mm_set_sd(b)));
+#endif
   }
   return a < b ? a : b;
 }
