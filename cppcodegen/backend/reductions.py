@@ -95,6 +95,13 @@ def _lane_positions(s: Stage, axes, sizes):
     return "int32_t" if total < 2 ** 31 else None
 
 
+def _position(axes, sizes) -> str:
+    """The C++ flat position, over the reduced ``axes`` (of ``sizes``), of the point being
+    visited: NumPy's argmax/argmin index."""
+    strides = [_c(sympy.Mul(*sizes[i + 1:])) for i in range(len(sizes))]
+    return " + ".join(f"i{a} * {st}" for a, st in zip(axes, strides)) or "0"
+
+
 def _is_max(s: Stage) -> str:
     return "true" if s.reduction == "argmax" else "false"
 
@@ -274,8 +281,7 @@ class ReductionWriter(SegmentWriter, CountWriter):
         t = ctype(s.body.dtype)
         better = ">" if s.reduction == "argmax" else "<"
         sizes = [s.domain[a] for a in axes]
-        strides = [_c(sympy.Mul(*sizes[i + 1:])) for i in range(len(sizes))]
-        pos = " + ".join(f"i{a} * {st}" for a, st in zip(axes, strides)) or "0"
+        pos = _position(axes, sizes)
         ptype = _lane_positions(s, axes, sizes)
         var = index_vars(len(s.domain))[axes[-1]] if axes else None
         vec = ptype is not None and self.can_vectorize(s, var)
@@ -326,9 +332,7 @@ class ReductionWriter(SegmentWriter, CountWriter):
         trailing zeros. (In parallel chunks each chunk stops at its own first.)"""
         w = self.w
         want = "true" if s.reduction == "argmax" else "false"
-        sizes = [s.domain[a] for a in axes]
-        strides = [_c(sympy.Mul(*sizes[i + 1:])) for i in range(len(sizes))]
-        pos = " + ".join(f"i{a} * {st}" for a, st in zip(axes, strides)) or "0"
+        pos = _position(axes, [s.domain[a] for a in axes])
         var = index_vars(len(s.domain))[axes[-1]] if axes else None
         vec = bool(axes) and self.can_vectorize(s, var)
         self.searches = getattr(self, "searches", 0) + 1    # (a stage may be written

@@ -87,7 +87,9 @@ class BoolOps:
             return negate
         same = self._boolop([(lambda x=x, y=y: True if x is y else x == y)
                              for x, y in zip(a, b)], np.logical_and, stop=False)
-        return self.not_(same) if negate else self.not_(self.not_(same))
+        if isinstance(same, Proxy):         # (a Python bool, as == of two tuples gives)
+            same = wrap(same.node, weak=True)
+        return self.not_(same) if negate else same
 
     def if_exp(self, test, then, orelse, where=""):
         t = truth(test)

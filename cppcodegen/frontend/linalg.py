@@ -16,7 +16,7 @@ from .externs import extern_call
 from .indexing import diagonal
 from .proxy import as_node, asproxy, cast, descriptor, Proxy, store_result, unsupported, wrap
 from .reductions import check_plain, sum_
-from .sizes import broadcast_sizes, loop_dependent, same_size
+from .sizes import broadcast_sizes, same_size
 from .views import expand_dims, ravel, reshape
 
 
@@ -234,15 +234,12 @@ def _listed(x):
 
 def _core_equal(n, m, vectors: bool) -> bool:
     """Are the lengths a product contracts equal? Two vectors' lengths from array values
-    (``np.dot(x[:N - lag], x[lag:])`` in a loop from ``int(fs)``): taken as equal, as for
-    broadcasting, and checked when the program runs (the product is their elementwise one)."""
-    try:
-        return same_size(n, m)
-    except Exception as e:      # noqa: BLE001 -- LoopDependent
-        if not vectors or not loop_dependent(e):
-            raise
+    (``np.dot(x[:N - lag], x[lag:])`` in a loop from ``int(fs)``): as broadcasting takes
+    them (equal, checked when the program runs: the product is their elementwise one)."""
+    if vectors and not (type(n) is int and type(m) is int):
         from ..ir.broadcasting import equal_or_assumed     # (sympy: lazily)
         return equal_or_assumed(n, m)
+    return same_size(n, m)
 
 
 def dot(a, b, out=None):

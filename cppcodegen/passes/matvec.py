@@ -18,7 +18,7 @@ import numpy as np
 
 import sympy
 
-from ..ir.loopir import Gather, Load, Op, index_vars, reindex_loads, walk
+from ..ir.loopir import Gather, Index, Load, Op, index_vars, reindex_loads, walk
 
 FUSABLE_DTYPES = "fiu"
 
@@ -164,8 +164,8 @@ def as_column(stage, buffers) -> bool:
     i0, i1 = index_vars(2)
     both = 0
     for e in walk(stage.body):
-        if isinstance(e, Gather):
-            return False
+        if isinstance(e, (Gather, Index)):
+            return False            # (positions from values; an index used as a value)
         if not isinstance(e, Load):
             continue
         strides = buffers[e.buf].strides
@@ -180,9 +180,6 @@ def as_column(stage, buffers) -> bool:
     if not both:
         return False
     swap = {i0: i1, i1: i0}
-    if any(type(e) not in (Load, Op) and getattr(e, "expr", None) is not None
-           for e in walk(stage.body)):
-        return False                # (an index used as a value: left as it is)
     stage.body = reindex_loads(stage.body, lambda ix: tuple(
         sympy.sympify(e).xreplace(swap) for e in ix))
     stage.domain = (stage.domain[1], stage.domain[0])

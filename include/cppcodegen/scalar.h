@@ -301,14 +301,33 @@ template <class T, enable_int<T> = 0> inline T fmod(T a, T b) {
 }
 template <class T, enable_float<T> = 0> inline T fmod(T a, T b) { return std::fmod(a, b); }
 
+// a > b ? a : b and a < b ? a : b: for float and double the SSE max/min instructions
+// themselves, which return b wherever the compare is false (a NaN, a tie). g++ with
+// -fno-trapping-math compiled the `?:` as a compare and a branch, mispredicted half the time
+// on random data (np.minimum(lut[codes] * g, 1.0): 4x slower).
+template <class T> inline T greater_of(T a, T b) {
+#if defined(__SSE2__)
+  if constexpr (std::is_same_v<T, float>) return _mm_cvtss_f32(_mm_max_ss(_mm_set_ss(a), _mm_set_ss(b)));
+  if constexpr (std::is_same_v<T, double>) return _mm_cvtsd_f64(_mm_max_sd(_mm_set_sd(a), _mm_set_sd(b)));
+#endif
+  return a > b ? a : b;
+}
+template <class T> inline T less_of(T a, T b) {
+#if defined(__SSE2__)
+  if constexpr (std::is_same_v<T, float>) return _mm_cvtss_f32(_mm_min_ss(_mm_set_ss(a), _mm_set_ss(b)));
+  if constexpr (std::is_same_v<T, double>) return _mm_cvtsd_f64(_mm_min_sd(_mm_set_sd(a), _mm_set_sd(b)));
+#endif
+  return a < b ? a : b;
+}
+
 // np.clip: x itself unless it is below lo (then lo) or above hi (then hi), applied in that
 // order; NaN anywhere gives NaN; ties keep x (clip(-0.0, 0.0, 1.0) is -0.0).
 template <class T> inline T clip(T x, T lo, T hi) {
   if constexpr (std::is_floating_point_v<T>) {
     if (x != x || lo != lo || hi != hi) return x + lo + hi;
   }
-  T t = x < lo ? lo : x;
-  return t > hi ? hi : t;
+  const T t = greater_of(lo, x);      // (lo > x ? lo : x)
+  return less_of(hi, t);              // (hi < t ? hi : t)
 }
 
 // ---------------------------------------------------------------- reciprocal
@@ -354,43 +373,31 @@ inline double libm_pow(double a, double b) {
 }
 
 // ---------------------------------------------------------------- min/max
-// maximum: NaN in a -> a, NaN in b -> b, else a > b ? a : b (ties give b). For float and
-// double that last select is the SSE max/min instruction itself (which returns b where the
-// compare is false: NaN in b, a tie): g++ -fno-trapping-math turned the `?:` into a compare
-// and a branch, mispredicted half the time on random data (np.minimum(lut[codes] * g, 1.0):
-// 4x slower).
+// maximum: NaN in a -> a, NaN in b -> b, else a > b ? a : b (ties give b).
 template <class T> inline T maximum(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     if (a != a) return a;
-#if defined(__SSE2__)
-    if constexpr (std::is_same_v<T, float>) return _mm_cvtss_f32(_mm_max_ss(_mm_set_ss(a), _mm_set_ss(b)));
-    if constexpr (std::is_same_v<T, double>) return _mm_cvtsd_f64(_mm_max_sd(_mm_set_sd(a), _mm_set_sd(b)));
-#endif
   }
-  return a > b ? a : b;
+  return greater_of(a, b);
 }
 template <class T> inline T minimum(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     if (a != a) return a;
-#if defined(__SSE2__)
-    if constexpr (std::is_same_v<T, float>) return _mm_cvtss_f32(_mm_min_ss(_mm_set_ss(a), _mm_set_ss(b)));
-    if constexpr (std::is_same_v<T, double>) return _mm_cvtsd_f64(_mm_min_sd(_mm_set_sd(a), _mm_set_sd(b)));
-#endif
   }
-  return a < b ? a : b;
+  return less_of(a, b);
 }
 // fmax/fmin ignore a NaN operand; ties give b (as NumPy's SIMD array loops).
 template <class T> inline T fmax(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     if (b != b) return a;
   }
-  return a > b ? a : b;
+  return greater_of(a, b);
 }
 template <class T> inline T fmin(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     if (b != b) return a;
   }
-  return a < b ? a : b;
+  return less_of(a, b);
 }
 
 // ---------------------------------------------------------------- unary
