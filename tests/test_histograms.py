@@ -238,6 +238,27 @@ def test_searchsorted_of_short_and_long_sorted_arrays(n, dtype, side):
     np.testing.assert_array_equal(f(a, v), np.searchsorted(a, v, side=side))
 
 
+def two_searches(a, b, v):
+    return np.searchsorted(a, v, side="right") * 10000 + np.searchsorted(b[::2], v)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+def test_searches_of_values_in_order_start_from_the_last_result(dtype):
+    """A search tries the thread's last result first while it keeps being right: values
+    in increasing and decreasing order, repeated, jumping, on the elements and outside, and
+    two tables searched alternately in one kernel (each start from the other's result, one
+    table a strided view) all give NumPy's indices."""
+    rng = np.random.default_rng(7)
+    a = np.sort(rng.integers(-500, 500, 3001)).astype(dtype)       # (repeats; > 256)
+    b = np.sort(rng.integers(-300, 300, 1200)).astype(dtype)
+    up = np.sort(rng.integers(-600, 600, 5000)).astype(dtype)
+    cases = [up, up[::-1], np.repeat(up[::50], 7), a, a[::-1], np.concatenate([up, up]),
+             np.concatenate([up[:100], a[::-3], up[-100:]]), up[::997], up[:0]]
+    f = cppcodegen.compile(two_searches)
+    for v in cases:
+        np.testing.assert_array_equal(f(a, b, v), two_searches(a, b, v))
+
+
 def interp_default(x, xp, fp):
     return np.interp(x, xp, fp)
 
