@@ -104,7 +104,8 @@ def matrix_exprs():
         for op in "+-*/":
             out[f"real{op}complex[{ch}]"] = f"x{ch} {op} b{ch}"
             out[f"complex{op}real[{ch}]"] = f"b{ch} {op} x{ch}"
-        for e in ("2", "-1", "0.5", "2.0", "-1.0", "3", "-2", "0"):
+        for e in ("2", "-1", "0.5", "2.0", "-1.0", "3", "-2", "0", "1", "4", "5", "7", "8",
+                  "(3+0j)", "3.0"):
             out[f"pow{e}[{ch}]"] = f"u{ch} ** {e}"
     return out
 
@@ -753,3 +754,26 @@ def test_python_complex_division_is_pythons_quotient():
     np.testing.assert_array_equal(cppcodegen.compile(dft, fallback=False)(x), dft(x))
     with pytest.raises(ZeroDivisionError):
         f(1.0, 1.0, 0.0, 0.0, 1)
+
+
+def multibrot(c, maxiter):
+    z = np.zeros_like(c)
+    it = np.zeros(c.shape, dtype=np.int32)
+    for k in range(maxiter):
+        m = np.abs(z) <= 2
+        z[m] = z[m] ** 3 + c[m]
+        it[m] = k
+    return it, z
+
+
+def test_a_masked_cube_stays_a_selection_in_a_compiled_loop():
+    """``z[m] ** 3`` keeps the selection lazy (the power of the whole array, where(m, ...)):
+    the loop compiles as a loop with no NumPy step, whatever its trip count, and the cube is
+    npy_cpow's products (ccg::cpowi), bit for bit."""
+    re, im = np.meshgrid(np.linspace(-1.6, 1.2, 33), np.linspace(-1.3, 1.3, 27))
+    c = re + 1j * im
+    check_against_numpy(multibrot, c, 12)
+    check_against_numpy(multibrot, c.astype(np.complex64), 5)
+    e = cppcodegen.explain(multibrot, c, 12)
+    assert all(k.form != "extern" for k in e.kernels)
+    assert "ccg::cpowi<3>" in e.source and "// for at" in e.source

@@ -160,14 +160,20 @@ FLOATS = frozenset(np.dtype(t) for t in ("float32", "float64"))
 def const_power(e: Op):
     """``ccg::powc<P>({0})`` (x ** (P / 2) by multiplies, include/cppcodegen/vec.h) for
     np.power of a float32/float64 array by a constant integer or half-integer exponent up to
-    8 in magnitude, else None. The one place that picks it, for both renderers."""
-    if e.name != "power" or e.dtype not in FLOATS or e.args[0].dtype != e.dtype:
+    8 in magnitude; ``ccg::cpowi<E>({0})`` for a complex one by E in 1..8; else None. The one
+    place that picks it, for both renderers."""
+    if e.name != "power" or e.args[0].dtype != e.dtype or \
+            e.dtype not in FLOATS and e.dtype.kind != "c":
         return None
     y = e.args[1]
     while isinstance(y, Op) and y.name == "cast":
         y = y.args[0]
     if not isinstance(y, Const) or y.dtype == BOOL:
         return None
+    if e.dtype.kind == "c":     # z ** 3: npy_cpow's products (include/cppcodegen/complex.h)
+        v = complex(y.value)
+        return f"ccg::cpowi<{int(v.real)}>({{0}})" if v.imag == 0 and v.real in range(1, 9) \
+            else None
     p = 2 * float(y.value)
     if not p.is_integer() or abs(p) > 16:
         return None

@@ -65,7 +65,10 @@ def _by_scalar(result):
     """np.power of an array of floats by one exponent known only when the program runs (a
     0-d value): the op power_by_scalar, NumPy's loop for a scalar exponent (square, sqrt and
     reciprocal for 2, 0.5 and -1, exact; pow's result is within an ulp of them). A NumPy
-    scalar's power (``x[i] ** e``) is the C library's pow for every exponent: not this."""
+    scalar's power (``x[i] ** e``) is the C library's pow for every exponent: not this. (A
+    selection, ``z[m] ** 3``, is kept lazy: its whole array's power was traced so.)"""
+    if is_selection(result):
+        return result
     n = getattr(result, "node", None)
     if n is None or n.op != "power" or not n.shape or n.dtype not in _FLOATS or \
             n.inputs[1].shape or _constant(n.inputs[1]):

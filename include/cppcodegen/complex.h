@@ -746,6 +746,36 @@ CCG_CVEC_MAP1(asin) CCG_CVEC_MAP1(acos) CCG_CVEC_MAP1(atan)
 CCG_CVEC_MAP1(asinh) CCG_CVEC_MAP1(acosh) CCG_CVEC_MAP1(atanh)
 CCG_CVEC_MAP1(sign)
 #undef CCG_CVEC_MAP1
+// np.power by a constant integer exponent E, 1 <= E <= 8 (cexpr.const_power): npy_cpow's
+// products in its order (the same roundings, the same NaN from a first product by 1 + 0j),
+// 0 for a zero base; no branch, so vector lanes need no scalar calls.
+namespace detail {
+template <int E, class Z> inline Z cpow_products(const Z& a, const Z& one) {
+  if constexpr (E == 1) return a;
+  else if constexpr (E == 2) return mul_naive(a, a);
+  else if constexpr (E == 3) return mul_naive(a, mul_naive(a, a));
+  else {
+    Z aa = one, p = a;
+    for (int mask = 1;; mask <<= 1) {     // (E is a constant: unrolled)
+      if (E & mask) aa = mul_naive(aa, p);
+      if (E < (mask << 1)) break;
+      p = mul_naive(p, p);
+    }
+    return aa;
+  }
+}
+}  // namespace detail
+template <int E, class T> inline Complex<T> cpowi(Complex<T> a) {
+  static_assert(E >= 1 && E <= 8, "cpowi: a small positive exponent");
+  if (a.re == T(0) && a.im == T(0)) return Complex<T>(T(0), T(0));
+  return detail::cpow_products<E>(a, Complex<T>(T(1), T(0)));
+}
+template <int E, class T, int N> inline CVec<T, N> cpowi(const CVec<T, N>& a) {
+  static_assert(E >= 1 && E <= 8, "cpowi: a small positive exponent");
+  const CVec<T, N> r = detail::cpow_products<E>(a, CVec<T, N>::broadcast(Complex<T>(T(1), T(0))));
+  return select((a.re == Vec<T, N>::broadcast(T(0))) & (a.im == Vec<T, N>::broadcast(T(0))),
+                CVec<T, N>::broadcast(Complex<T>(T(0), T(0))), r);
+}
 template <class T, int N> inline CVec<T, N> power(const CVec<T, N>& a, const CVec<T, N>& b) {
   return detail::cmap2(a, b, [](Complex<T> x, Complex<T> y) { return power(x, y); });
 }
