@@ -90,3 +90,29 @@ def test_complex_and_half_strided_stores_stay_scalar(dtype):
     x = x.astype(dtype)
     check_against_numpy(minus_every_third, x, dtype(1.5), writes=(0,), ulp=0)
     check_against_numpy(reversed_into, x.ravel(), ulp=0)
+
+
+def upsample(x, L):
+    y = np.zeros(len(x) * L, dtype=x.dtype)
+    y[::L] = x
+    return y
+
+
+def full_then_strided(x, v):
+    y = np.full((x.shape[0], 2 * x.shape[1]), v * 2)
+    y[:, 1::2] = x
+    y[::3, ::4] = -x[::3, ::2]
+    return y
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.complex64])
+@pytest.mark.parametrize("n", [0, 1, 5, 1000])
+def test_an_array_made_with_a_value_is_filled_then_stored_by_region(dtype, n):
+    """``np.zeros``/``np.full`` then strided assignments: the value everywhere (a loop of
+    its own), then a loop per assignment over its elements, a later one winning."""
+    x = (RNG.random(n) * 10).astype(dtype)
+    check_against_numpy(upsample, x, 4, ulp=0)
+    check_against_numpy(full_then_strided, (RNG.random((n, 6)) * 10).astype(dtype), 1.5, ulp=0)
+    if n == 1000:
+        program = str(cppcodegen.explain(upsample, x, 3).program)
+        assert "where(" not in program and "[3*i0] over [1000]" in program
