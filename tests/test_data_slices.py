@@ -494,3 +494,25 @@ def test_an_explicit_stop_at_the_axis_size_is_the_open_slice():
     f = cppcodegen.compile(_back_substitution, fallback=False)
     np.testing.assert_allclose(f(U, y), _back_substitution(U, y), rtol=1e-12)
     assert "for lv0 in range" in str(cppcodegen.explain(_back_substitution, U, y))
+
+
+def msd(traj, maxlag):
+    T = traj.shape[0]
+    out = np.zeros(maxlag)
+    for lag in range(1, maxlag + 1):
+        d = traj[lag:] - traj[:T - lag]
+        out[lag - 1] = np.mean(d * d)
+    return out
+
+
+def test_slices_of_different_run_time_lengths_raise_numpys_broadcast_error():
+    """``traj[lag:] - traj[:T - lag]`` with lag > T is (0,) against (2T - lag,): NumPy
+    raises (a length 0 takes no other length but 1); it returned NaN for those lags."""
+    f = cppcodegen.compile(msd)
+    x = np.arange(5.0) ** 2
+    np.testing.assert_array_equal(f(x, 4), msd(x, 4))
+    with pytest.raises(ValueError, match="broadcast"):
+        msd(x, 7)
+    with pytest.raises(ValueError, match="broadcast"):
+        f(x, 7)
+    np.testing.assert_array_equal(f(x[:3], 3), msd(x[:3], 3))

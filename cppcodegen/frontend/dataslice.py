@@ -198,9 +198,10 @@ LENGTHS_DIFFER = 12      # check code (runtime/compiled.py CHECK_MESSAGES)
 def checked_equal(node, shape):
     """``node`` broadcast to ``shape`` where a size of each is a length from array values
     that broadcasting took as equal (``np.maximum(dp[w:], dp[:n - w] + v)``, ``ShapeEnv
-    .assumed``): ``node`` behind a check that they are equal, or that ``shape``'s is 0 (NumPy
-    broadcasts a length 1 to 0; nothing is read), when the program runs (else NumPy's
-    ValueError, before anything reads past the shorter one)."""
+    .assumed``): ``node`` behind a check that they are equal, or that ``node``'s is 1 and
+    ``shape``'s 0 (NumPy broadcasts a length 1 to 0; nothing is read), when the program runs
+    (else NumPy's ValueError, before anything reads past the shorter one: ``x[lag:] -
+    x[:T - lag]`` with lag > T is (0,) against (2T - lag,))."""
     assumed = symbolic()._env().assumed
     lead = len(shape) - len(node.shape)
     pairs = [(a, b) for a, b in zip(node.shape, shape[lead:]) if assumed and
@@ -211,7 +212,8 @@ def checked_equal(node, shape):
     from .proxy import size_operand
     ok = None
     for a, b in pairs:          # (or nothing to compute: NumPy broadcasts a length 1 to 0)
-        same = (size_operand(a) == size_operand(b)) | (size_operand(b) == 0)
+        same = (size_operand(a) == size_operand(b)) | \
+            (size_operand(a) == 1) & (size_operand(b) == 0)
         ok = same if ok is None else ok & same
     return checked(wrap(node), ok, LENGTHS_DIFFER).node
 
