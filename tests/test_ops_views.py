@@ -212,6 +212,37 @@ def test_views_of_arguments_stay_views_for_every_size_and_layout(fn):
         np.testing.assert_array_equal(got_arg, want_arg)
 
 
+def _crop(img, top, ch):
+    return img[top:top + ch]
+
+
+def _center_crop(img, ch, cw):
+    h, w = img.shape[:2]
+    top, left = (h - ch) // 2, (w - cw) // 2
+    return img[top:top + ch, left:left + cw], img[top:, left]
+
+
+def test_slices_bounded_by_int_arguments_stay_views_when_the_ints_change():
+    """An int argument whose value changed is a run-time value (one build for every value):
+    a slice bounded by it was returned as a copy, and writes through it never reached the
+    image."""
+    f, g = cppcodegen.compile(_crop), cppcodegen.compile(_center_crop)
+    for top, ch in [(10, 20), (11, 20), (12, 30), (0, 100)]:
+        img = np.arange(100.0)
+        r = f(img, top, ch)
+        np.testing.assert_array_equal(r, _crop(img, top, ch))
+        assert np.shares_memory(r, img)
+    for shape in [(48, 64, 3), (41, 29, 3), (9, 9, 3)]:
+        img = np.arange(np.prod(shape)).reshape(shape).astype(np.uint8)
+        got, want = g(img, shape[0] // 2, shape[1] // 3), _center_crop(img, shape[0] // 2,
+                                                                         shape[1] // 3)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+            assert np.shares_memory(a, img)
+        got[0][...] = 7
+        assert (want[0] == 7).all()
+
+
 def test_copies_of_argument_views_stay_copies():
     x = np.arange(12.0).reshape(3, 4)
     for got, want in zip(cppcodegen.compile(_copies)(x), _copies(x)):

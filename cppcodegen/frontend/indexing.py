@@ -126,6 +126,24 @@ def _value_bounds(ix):
     return ix
 
 
+def _argument_ints(index):
+    """``index`` with its ints computed from sizes and integer arguments (``img[:, :, c]``,
+    ``x[n - 1]`` of an int argument ``n`` whose value changed: read at each call) as their
+    value expressions: a basic index, so a view as in NumPy, its facts guarded, rather
+    than a gather (a copy)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(_argument_int(ix) for ix in parts):
+        return index
+    new = tuple(symbolic().SymInt(value_size(ix)) if _argument_int(ix) else ix for ix in parts)
+    return new if isinstance(index, tuple) else new[0]
+
+
+def _argument_int(ix) -> bool:
+    return isinstance(ix, Proxy) and not ix.node.shape and ix.dtype.kind in "iu" and \
+        bool(ix.scalar or ix.weak) and \
+        not is_data_bound(ix)
+
+
 def _is_advanced(index) -> bool:
     parts = index if isinstance(index, tuple) else (index,)
     return any(isinstance(ix, (Proxy, np.ndarray, list)) for ix in parts)
@@ -187,7 +205,7 @@ def _basic_or_checked(a: Proxy, index):
 
 
 def getitem(a: Proxy, index):
-    index = _index_lists(index)
+    index = _argument_ints(_index_lists(index))
     sel = _select_rows(a, index)
     if sel is not None:
         return sel

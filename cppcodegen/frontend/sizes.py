@@ -159,7 +159,7 @@ def symbolic_index(ix, size, dim):
         if sh.less(i, 0):
             i = sh.canon(size + i)
         if sh.less(i, 0) or not sh.less(i, size):
-            raise out_of_bounds(ix, dim, size)
+            raise out_of_bounds(_now(sh, ix), dim, _now(sh, size))
         return i, 1, 1
     if not isinstance(ix, slice):
         i = int(ix)
@@ -200,6 +200,14 @@ def symbolic_index(ix, size, dim):
     if abs(step) > 1:
         length = sh.canon(sh.floordiv(length - 1, abs(step)) + 1)
     return sh.canon(start), step, length
+
+
+def _now(sh, d):
+    """A size or index's value in this call, for NumPy's words in an error."""
+    try:
+        return sh.current().hint(sh.canon(d))
+    except Exception:       # noqa: BLE001 -- (a loop's index: no one value)
+        return d
 
 
 def _empty(sh, length) -> bool:

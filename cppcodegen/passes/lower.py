@@ -320,8 +320,8 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         nones = dict(graph.none_flags)
         python = set(graph.python_leaves)
         final = {id(n): i for i, n in graph.mutations}     # (an argument updated in place)
-        known = {sym for n in graph.inputs for d in n.shape if isinstance(d, sympy.Basic)
-                 for sym in d.free_symbols} | {sym for sym, _ in graph.values}
+        known = {sym.name for n in graph.inputs for d in n.shape if isinstance(d, sympy.Basic)
+                 for sym in d.free_symbols} | {name for name, _ in graph.values}
         views = {id(n): v for k, n in enumerate(graph.leaves)    # x[::2], x.T of an argument:
                  if k not in python and (v := argument_view(n, final, known)) is not None}
         self.lower_nodes(graph, {id(n) for n in graph.leaves if id(n) not in views} | checks |
@@ -451,13 +451,14 @@ def argument_view(node, final=None, known=frozenset()):
     """``('view', argument index, steps)`` when ``node`` is a view of an argument made by
     slices, transposes and reshapes (``x[::2]``, ``a.T``, ``x[1:-1, 0]``; of its value after
     the function updated it in place: ``final``, id(node) -> index) whose sizes are ints or
-    expressions of the call's sizes (``known``: symbols the runtime reads from the arguments;
+    expressions of the call's sizes (``known``: names of the symbols the runtime reads from
+    the arguments, their sizes and int values: ``img[top:top + h]``;
     written as text it evaluates): returned as NumPy makes it, a view of the caller's array
     (``runtime.compiled._view``); else None (and it is computed into an output of its own)."""
     def size(d):
         if type(d) is int:
             return d
-        if isinstance(d, sympy.Basic) and d.free_symbols <= known:
+        if isinstance(d, sympy.Basic) and {s.name for s in d.free_symbols} <= known:
             return pyexpr(d)
         raise ValueError(d)
     steps = []
