@@ -123,8 +123,11 @@ class ReductionWriter(SegmentWriter, CountWriter):
             # products run in index order, as NumPy's do: with lanes, 0 * inf could make NaN
             # where NumPy's running product is already 0
             # (complex max/min: lanes would need NumPy's lexicographic horizontal reduce)
+            # (fewer than 8 elements: NumPy adds them one after the other; lanes of 4 and
+            # a tail made a 5-tap filter's weights sum 1 ulp off on AVX2)
             vec = bool(axes) and kind != "prod" and self.can_vectorize(s, var) and not (
-                kind in ("max", "min") and s.body.dtype.kind == "c")
+                kind in ("max", "min") and s.body.dtype.kind == "c") and not (
+                isinstance(s.domain[axes[-1]], int) and s.domain[axes[-1]] < 8)
             # float sums are accumulated in blocks, then the blocks summed: error grows with
             # log-ish depth instead of with the row length (NumPy sums pairwise)
             # (a row of a multi-axis reduction is its own block, however short)
