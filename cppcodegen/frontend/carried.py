@@ -26,7 +26,7 @@ from .selection import is_selection
 from .truth import truth
 from .sizes import loop_dependent, run_time_size
 from .iteration import forget_loops, loops_mark
-from .carried_types import (exact_in, internal_name, kind_of, ONE_TYPE, Peel,
+from .carried_types import (exact_in, holding_ints, internal_name, kind_of, ONE_TYPE, Peel,
                             refuse_dropped_none, same_size_always, shapes_text, Slot, Snapshot,
                             taken_over, type_of, unify, widened)
 
@@ -454,9 +454,10 @@ class Carried:
             if not loop and None in results and not internal_name(slot.name) and \
                     slot.name not in self.keep:
                 t = None                        # an if that binds it on one way only
-            new.append(t)
             ends = [b[2][i] for b in bodies if b[2][i] is not UNDEFINED] + (
                 [slot.init] if slot.init is not UNDEFINED else [])  # (a side that keeps it)
+            t = holding_ints(t, ends)
+            new.append(t)
             flags += [(slot, kind) for kind in pyflags.needed(t, ends, slot.flags)]
         for slot, kind in flags:    # a Python number (int) on some paths only: a flag too
             start = pyflags.KINDS[kind][0](slot.init) if slot.init is not UNDEFINED else False

@@ -97,6 +97,22 @@ def unify(a, b):
     return (np.dtype(dt), wa and wb, sa, ca or cb)
 
 
+def holding_ints(t, ends):
+    """Type ``t`` (unified) widened to hold the Python ints among ``ends``, the value's
+    versions: ``best = -1`` then ``best = img[i, j]`` of a uint8 image is a uint8 by NumPy's
+    promotion, but -1 in uint8 is 255, and no pixel was ever brighter. int16 holds both, and
+    compares as Python does."""
+    if not isinstance(t, tuple) or t[0].kind not in "iu" or t[1]:
+        return t
+    dt, info = t[0], np.iinfo(t[0])
+    for v in ends:
+        if isinstance(v, Proxy) and v.weak and v.node.op == "const":
+            v = v.node.attr("value")
+        if type(v) is int and not info.min <= v <= info.max:
+            dt = np.promote_types(dt, np.min_scalar_type(v))
+    return t if dt == t[0] else (dt,) + t[1:]
+
+
 def same_size_always(x, y) -> bool:
     """Sizes equal in every call this trace serves: the same expression, or two symbols
     equal in this call (``a.shape[0]`` and ``b.shape[0]`` of ``np.where(nz, b, a)``: guarded,
