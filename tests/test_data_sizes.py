@@ -126,3 +126,21 @@ def test_negative_size_is_numpys_error():
         make(np.arange(3))
     with pytest.raises(ValueError, match="negative dimensions"):
         f(np.arange(3))
+
+
+def prime_gap_hist(n):
+    s = np.ones(n, dtype=np.bool_)
+    for p in range(2, int(n ** 0.5) + 1):
+        s[p * p::p] = False
+    return np.bincount(np.diff(np.flatnonzero(s)))
+
+
+def test_a_bincount_of_values_a_loop_made_is_a_count():
+    """np.bincount's length (the largest value + 1) after a compiled loop: the trace cannot
+    know it (the loop's values are not computed while tracing), and it pinned a stand-in's
+    length, so every call, the same n again, was traced again and then run as Python."""
+    f = cppcodegen.compile(prime_gap_hist)
+    for n in (1000, 1000, 5000, 30, 1000):
+        np.testing.assert_array_equal(f(n), prime_gap_hist(n))
+    assert [r.reason for r in f.recompile_reasons] == [   # (n a run-time value from then on)
+        "argument 0: constant 5000, compiled for constant 1000"]

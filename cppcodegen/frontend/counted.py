@@ -1,4 +1,5 @@
-"""Outputs whose length is a count of the values: ``x[mask]``, ``np.nonzero``, ``np.unique``.
+"""Outputs whose length is a count of the values: ``x[mask]``, ``np.nonzero``, ``np.unique``,
+``np.bincount`` (of values it cannot bound).
 
 In: a NumPy function whose output shape depends on the values (``externs.SPECULATED``), its
 argument structure (``Slot`` where a traced array goes) and the traced arrays. Out: each
@@ -50,7 +51,8 @@ def counted_shapes(name: str, targs: tuple, tkwargs: dict, proxies: list):
         return [(COUNT,)] * len(first) if first else None
     if short == "argwhere":
         return [(COUNT, len(first))]
-    if short in ("flatnonzero", "unique_values", "sized"):
+    if short in ("flatnonzero", "unique_values", "sized", "bincount"):   # (bincount's: the
+                                        # largest value + 1, or minlength)
         return [(COUNT,)]
     if short == "extract":
         return [(COUNT,)] if isinstance(arg(1, "arr"), Slot) else None

@@ -25,7 +25,7 @@ from .sizes import current_env
 # functions whose output shape depends on the values: compiled for the shape they give on
 # the first call's values (``extern_call(speculate=True)``)
 SPECULATED = {"nonzero", "argwhere", "flatnonzero", "extract", "compress", "unique",
-              "unique_values", "trim_zeros", "axis_slice"}
+              "unique_values", "trim_zeros", "axis_slice", "bincount"}
 # other functions never run as extern steps
 DATA_DEPENDENT = {"unique_counts", "unique_inverse", "unique_all",
                   "delete", "insert", "select", "histogram_bin_edges", "place",
