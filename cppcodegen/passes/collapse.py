@@ -24,6 +24,10 @@ def collapse(kernel, buffers):
     """Merge ``kernel``'s last two axes when its inner axis is short and the merge keeps
     every access (module docstring); its stages are rewritten in place."""
     stages = kernel.stages
+    if kernel.form == "flat":       # (each stage its own loops: merged one by one, each
+        for st in stages:           # as far as it goes)
+            while _merge_alone(st, buffers):
+                pass
     if kernel.form != "nest" or kernel.columns or not all(
             s.kind == "pointwise" and s.store is None and not s.members for s in stages):
         return kernel
@@ -37,6 +41,31 @@ def collapse(kernel, buffers):
         kernel.outer = tuple(stages[0].domain[:-1])
         kernel.form = "nest" if kernel.outer else "flat"
     return kernel
+
+
+def _merge_alone(s, buffers) -> bool:
+    """A stage of a flat kernel over a short last axis merged with the axis before it: a
+    pointwise one as a nest kernel's are (``v *= lam`` of ``(n, 3)`` velocities, after the
+    0-d stage that computes ``lam``), a reduction over both axes whose loads walk them as one
+    run (``0.5 * np.sum(v * v)``: 132 -> 30 us for 10^5 rows), its vector loop then holding
+    whole vectors."""
+    n = len(s.domain)
+    if n < 2 or s.members or isinstance(s.domain[-1], int) and s.domain[-1] >= SHORT or \
+            s.store is not None and tuple(s.store) != index_vars(n):    # (x *= c: the point)
+        return False
+    if s.kind == "pointwise":
+        if not _mergeable(s, buffers, n, s.domain[-1]):
+            return False
+        _merge(s, n)
+        return True
+    if s.kind != "reduction" or not {n - 2, n - 1} <= set(s.reduce_axes) or \
+            s.reduction not in ("sum", "prod", "max", "min", "any", "all") or \
+            not _reads_one_run(s, buffers, n):
+        return False
+    _merge(s, n)
+    s.store = None                  # (a reduction's result: at its kept axes)
+    s.reduce_axes = tuple(a for a in s.reduce_axes if a != n - 1)
+    return True
 
 
 def _accesses(index, strides, outer, inner, extent):
@@ -69,6 +98,13 @@ def _mergeable(s, buffers, n, extent) -> bool:
     out = buffers[s.name]
     if len(out.strides) != n or not _accesses(index_vars(n), out.strides, outer, inner, extent):
         return False
+    return _reads_one_run(s, buffers, n)
+
+
+def _reads_one_run(s, buffers, n) -> bool:
+    """Does each load of ``s`` walk its last two axes as one run (or not at all)?"""
+    outer, inner = index_vars(n)[-2:]
+    extent = s.domain[-1]
     stack, seen = [s.body], set()
     while stack:
         e = stack.pop()
