@@ -95,3 +95,25 @@ def test_the_rest_stays_a_loop():
     z = np.full(8, 0.1 + 0.2j, dtype=np.complex64)
     src = cppcodegen.explain(iterate, z, np.complex128(0.3), 50).source
     assert "// for at" in src and src.count("\n") < 400     # (not 50 unrolled iterations)
+
+
+def durbin_like(r, w):
+    beta = 1.0
+    alpha = r[0]
+    for k in range(1, r.shape[0]):
+        beta = alpha * beta         # float32 until alpha widens, a trip later
+        alpha = r[k] + w[k]
+    return alpha, beta
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6, 40])
+def test_values_that_widen_one_iteration_after_another(n):
+    """``alpha`` widens in the first iteration and ``beta`` (its product) in the second:
+    Python runs as many first iterations as it takes (PolyBench's durbin on float32 data),
+    the rest stays a loop."""
+    r = (0.5 ** np.arange(1, n + 2)).astype(np.float32)[:max(n, 1)]
+    w = np.linspace(0, 1, max(n, 1))
+    f = cppcodegen.compile(durbin_like)
+    got, want = f(r, w), durbin_like(r, w)
+    assert [type(g) for g in got] == [type(x) for x in want]
+    assert got == want

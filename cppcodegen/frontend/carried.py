@@ -450,7 +450,8 @@ class Carried:
                                  f"shape or kind in the loop or branch at {self.where} (shapes "
                                  f"{shapes_text(results)}); a carried value keeps one shape")
             if loop and self.induction is not None and not fresh and widened(first, t):
-                raise Peel(self.where)      # (NumPy's first iteration: in the narrow dtype)
+                raise Peel(self.where, slot.describe())    # (NumPy's first iteration:
+                                                            # in the narrow dtype)
             if not loop and None in results and not internal_name(slot.name) and \
                     slot.name not in self.keep:
                 t = None                        # an if that binds it on one way only

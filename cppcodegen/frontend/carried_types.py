@@ -188,11 +188,17 @@ class Peel(Exception):
     """A ``for`` loop whose first iteration widens a NumPy value it carries (``z = z * z +
     c`` of a complex64 ``z`` and a complex128 ``c``): NumPy computes that iteration's ``z *
     z`` in the narrow dtype, a loop carrying the wide one would not. The trace runs again
-    with the loop's first iteration run by Python before it (``control.for_stmt``)."""
+    with the loop's first iteration run by Python before it (``control.for_stmt``), or its
+    first few (``alpha`` widened by the first, ``beta = alpha * beta`` by the second: PEELS)."""
 
-    def __init__(self, where: str):
-        super().__init__(f"the first iteration widens a carried value (loop at {where})")
+    def __init__(self, where: str, what: str = "a carried value"):
+        super().__init__(f"each of the first {PEELS} iterations of the loop at {where} widens "
+                         f"{what} (a float32 or complex64 value mixed with wider ones): "
+                         "give it its final dtype before the loop (np.float64(...))")
         self.where = where
+
+
+PEELS = 4           # the most iterations Python runs before a loop whose carried dtypes widen
 
 
 def shapes_text(results) -> str:

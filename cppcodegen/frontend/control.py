@@ -27,7 +27,7 @@ from .proxy import as_node, cast, Proxy, size_operand, wrap
 from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert, user_function
 from .carried import INTERNAL, Carried, Unroll
-from .carried_types import Peel
+from .carried_types import Peel, PEELS
 from .truth import is_traced, truth
 from .pyints import operand
 from .creation import ndarray_new, PIN_BOUNDS
@@ -95,7 +95,7 @@ class TraceOps(BuiltinCalls, BoolOps):
         self.parent = {}            # a construct (file:line) -> the compiled loop around it
         self.copies = 1             # bodies the small loops Python runs make of one body
         self.keep = set()           # small loops (file:line) compiled as loops all the same
-        self.peel = set()           # loops (file:line) whose first iteration Python runs
+        self.peel = {}              # loop (file:line) -> its first iterations Python runs
         self.inlined = {}           # the user's functions being traced now: how many calls deep
 
     def range_(self, *args):
@@ -260,7 +260,7 @@ class TraceOps(BuiltinCalls, BoolOps):
                 self.copies //= trips
             return
         if where in self.peel and extra_test is None:
-            spec = _peeled(spec, body)
+            spec = _peeled(spec, body, self.peel[where])
             if spec is None:            # no iteration in this call (guarded): no loop
                 return
         loop = Carried(names, get_state, set_state, where,
@@ -311,20 +311,23 @@ class TraceOps(BuiltinCalls, BoolOps):
             self.dropped_new.append(where)
 
 
-def _peeled(spec, body):
-    """``spec`` after its first iteration, which Python runs now (its values widen: ``Peel``);
-    None where no iteration runs in this call (guarded: nor in any call the build serves)."""
+def _peeled(spec, body, count: int):
+    """``spec`` after its first ``count`` iterations, which Python runs now (its values widen:
+    ``Peel``); None where no iteration is left in this call (guarded: nor in any call the
+    build serves)."""
     from .sizes import symbolic
-    first, stop = spec.first, spec.stop
-    runs = first < stop if spec.positive else first > stop
-    if not isinstance(runs, bool):
-        runs = symbolic().less(first, stop) if spec.positive else symbolic().less(stop, first)
-    if not runs:
-        return None
-    body(spec.item(first))
-    rest = copy.copy(spec)
-    rest.start = first + spec.step
-    return rest
+    for _ in range(count):
+        first, stop = spec.first, spec.stop
+        runs = first < stop if spec.positive else first > stop
+        if not isinstance(runs, bool):
+            runs = symbolic().less(first, stop) if spec.positive else \
+                symbolic().less(stop, first)
+        if not runs:
+            return None
+        body(spec.item(first))
+        spec = copy.copy(spec)
+        spec.start = first + spec.step
+    return spec
 
 
 def _data_bounds(spec) -> list:
@@ -489,9 +492,9 @@ def _trace_captured(trace, fn, captured, ops, specs, args, saved):
                 ops.keep.add(k.where)
                 continue
             except Peel as p:
-                if p.where in ops.peel:
+                if ops.peel.get(p.where, 0) >= PEELS:
                     raise TraceError(str(p)) from None
-                ops.peel.add(p.where)
+                ops.peel[p.where] = ops.peel.get(p.where, 0) + 1
                 continue
             except Unroll as u:
                 outer = ops.parent.get(u.where) if u.where in ops.unroll else None
