@@ -273,3 +273,28 @@ def test_copies_after_updates_and_layout_requests_are_copies():
     plain = np.arange(12.0).reshape(3, 4)
     assert all(np.shares_memory(got, plain) for got in cppcodegen.compile(_contiguous)(plain))
     assert not np.shares_memory(cppcodegen.compile(lambda a: np.diagonal(a))(plain), plain)
+
+
+def _flat_grid(n, m):
+    xi, yi = np.mgrid[0:n, 0:m]
+    xi.shape = yi.shape = n * m
+    return xi * 10 + yi
+
+
+def _shape_set(x):
+    y = x * 2.0
+    y.shape = x.size
+    z = x[1:]
+    z.shape = (-1,)
+    return y + 1, z, np.asarray(x, copy=np._CopyMode.IF_NEEDED)
+
+
+def test_setting_shape_reshapes_in_place():
+    """``y.shape = n`` (NPBench's mandelbrot: ``Xi.shape = Yi.shape = n * m``) raised an
+    AttributeError from inside the tracer."""
+    np.testing.assert_array_equal(cppcodegen.compile(_flat_grid)(3, 4), _flat_grid(3, 4))
+    x = np.arange(12.0).reshape(3, 4)
+    f = cppcodegen.compile(_shape_set)
+    for g, w in zip(f(x), _shape_set(x)):
+        np.testing.assert_array_equal(g, w)
+        assert g.shape == w.shape

@@ -392,7 +392,8 @@ def array(obj, dtype=None, *, original, **kw):
         if dtype is not None:
             r = cast(obj, dtype)
             return copy_of(r, scalar=False) if r.scalar else r
-        copy = kw.get("copy", original.__name__ == "array")
+        copy = kw.get("copy", original.__name__ == "array")     # (np._CopyMode too:
+        copy = copy is True or copy is np._CopyMode.ALWAYS          # scipy's asarray)
         return copy_of(obj, scalar=False) if copy or obj.scalar else \
             laid_out(obj, kw.get("order"))      # (a NumPy scalar: a 0-d array; a strided
                                                 # argument asked for order="C": a copy)

@@ -92,7 +92,19 @@ class Proxy:
         self._node = value
 
     # --- properties
-    shape = property(lambda self: user_shape(self.node.shape))
+    def _set_shape(self, shape):
+        """``y.shape = n``: ``y`` becomes its reshape, a view as NumPy's in-place reshape
+        is. (Where NumPy's would need a copy, ``x.T.shape = n``, NumPy raises; this does
+        not: the trace does not know every view's layout.)"""
+        from .views import reshape
+        r = reshape(self, shape)
+        base = r._base
+        if base is not None and base[0] is self:    # (a view of what it was: of its base)
+            base = None if self._base is None else \
+                (self._base[0], self._base[1], tuple(self._base[2]) + tuple(base[2]))
+        self._node, self._base = r.node, base
+
+    shape = property(lambda self: user_shape(self.node.shape), _set_shape)
     dtype = property(lambda self: self.node.dtype)
     ndim = property(lambda self: self.node.ndim)
     size = property(lambda self: user_dim(self.node.size))
