@@ -107,6 +107,11 @@ class PythonOps:
     range_ = staticmethod(builtins.range)
     enumerate_ = staticmethod(builtins.enumerate)
     zip_ = staticmethod(builtins.zip)
+
+    @staticmethod
+    def product_iters(callee, args, k):
+        from cppcodegen.frontend.products import product_iters
+        return product_iters(callee, args, k, builtins.range)
     reversed_ = staticmethod(builtins.reversed)
     max_ = staticmethod(builtins.max)
     min_ = staticmethod(builtins.min)

@@ -25,6 +25,7 @@ from .optionals import guard_none
 from .generators import hoist
 from .tuplenames import split
 from .rewrite import Converter
+from . import products
 from .whileloops import counted_whiles
 
 __all__ = ["convert", "convert_source", "Undefined", "UNDEFINED"]
@@ -174,6 +175,7 @@ def _transform(fn, ops_name, once=False):
     maybe_unbound = guard_unbound(fdef, ops_name, filename, params, cells)
     guard_none(fdef, ops_name, filename, params, cells | maybe_unbound)
     loop_else(fdef, ops_name + "_")
+    products.nest(fdef, ops_name)       # (for i, j in np.ndindex(...): nested loops)
     conv = Converter(fdef, fn, ops_name, filename, once)
     if not conv.run():
         return None

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
-from . import nones, pystate, replace, solve, whileloops
+from . import nones, products, pystate, replace, solve, whileloops
 from .proxy import as_node, cast, Proxy, size_operand, wrap
 from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert, user_function
@@ -102,6 +102,9 @@ class TraceOps(BuiltinCalls, BoolOps):
         if any(is_traced(a) or symbolic_int(a) for a in args):
             return LoopRange(*args)
         return builtins.range(*args)
+
+    def product_iters(self, callee, args, k):      # (np.ndindex: products.py)
+        return products.product_iters(callee, args, k, self.range_)
 
     def enumerate_(self, it, start=0):
         if _compiled_iterable(it):

@@ -43,6 +43,39 @@ def is_data_bound(b) -> bool:
     return isinstance(b, Proxy) and int_expr(b.node) is None
 
 
+def value_bounds(ix):
+    """A slice whose bounds are integer arguments (``x[:n]``): bounds as value symbols (bounds
+    from array values stay as they are: ``dataslice.py``)."""
+    if isinstance(ix, slice) and any(isinstance(b, Proxy) for b in (ix.start, ix.stop)) and \
+            not any(is_data_bound(b) for b in (ix.start, ix.stop)):
+        return slice(*(symbolic().SymInt(_value_size(b)) if isinstance(b, Proxy) else b
+                       for b in (ix.start, ix.stop)), ix.step)
+    return ix
+
+
+def argument_ints(index):
+    """``index`` with its ints computed from sizes and integer arguments (``img[:, :, c]``,
+    ``x[n - 1]`` of an int argument ``n`` whose value changed: read at each call) as their
+    value expressions: a basic index, so a view as in NumPy, its facts guarded, rather
+    than a gather (a copy)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(_argument_int(ix) for ix in parts):
+        return index
+    new = tuple(symbolic().SymInt(_value_size(ix)) if _argument_int(ix) else ix for ix in parts)
+    return new if isinstance(index, tuple) else new[0]
+
+
+def _argument_int(ix) -> bool:
+    return isinstance(ix, Proxy) and not ix.node.shape and ix.dtype.kind in "iu" and \
+        bool(ix.scalar or ix.weak) and \
+        not is_data_bound(ix)
+
+
+def _value_size(p):
+    from .iteration import value_size
+    return value_size(p)
+
+
 def data_slice(ix: slice, size, dim: int):
     """((start, step, length), bind nodes) of slice ``ix`` on an axis of ``size``."""
     from .iteration import _env

@@ -20,7 +20,8 @@ from .externs import extern_call
 from . import replace
 from .proxy import (as_node, asproxy, broadcast_node, broadcasts_to, cast_node, copy_of, own,
                     Proxy, unsupported, update, view_of, wrap)
-from .dataslice import data_slice, is_data_bound, OutsideLoop, pending, run_time_slice
+from .dataslice import (argument_ints, data_slice, is_data_bound, OutsideLoop, pending,
+                        run_time_slice, value_bounds)
 from .iteration import size_proxy, value_size
 from .mask_assign import mask_store
 from .selection import is_selection, Selection
@@ -36,7 +37,7 @@ def _basic_index(a: Proxy, index):
     nodes of slices with bounds from array values (``dataslice.py``)."""
     if not isinstance(index, tuple):
         index = (index,)
-    index = tuple(_value_bounds(ix) for ix in index)
+    index = tuple(value_bounds(ix) for ix in index)
     for ix in index:
         if isinstance(ix, (Proxy, np.ndarray, list)) or (ix is not None and not isinstance(
                 ix, (int, np.integer, slice, type(Ellipsis))) and not is_dim(ix)):
@@ -116,34 +117,6 @@ def _undecidable(ix, size, dim) -> bool:
     return False
 
 
-def _value_bounds(ix):
-    """A slice whose bounds are integer arguments (``x[:n]``): bounds as value symbols (bounds
-    from array values stay as they are: ``dataslice.py``)."""
-    if isinstance(ix, slice) and any(isinstance(b, Proxy) for b in (ix.start, ix.stop)) and \
-            not any(is_data_bound(b) for b in (ix.start, ix.stop)):
-        return slice(*(symbolic().SymInt(value_size(b)) if isinstance(b, Proxy) else b
-                       for b in (ix.start, ix.stop)), ix.step)
-    return ix
-
-
-def _argument_ints(index):
-    """``index`` with its ints computed from sizes and integer arguments (``img[:, :, c]``,
-    ``x[n - 1]`` of an int argument ``n`` whose value changed: read at each call) as their
-    value expressions: a basic index, so a view as in NumPy, its facts guarded, rather
-    than a gather (a copy)."""
-    parts = index if isinstance(index, tuple) else (index,)
-    if not any(_argument_int(ix) for ix in parts):
-        return index
-    new = tuple(symbolic().SymInt(value_size(ix)) if _argument_int(ix) else ix for ix in parts)
-    return new if isinstance(index, tuple) else new[0]
-
-
-def _argument_int(ix) -> bool:
-    return isinstance(ix, Proxy) and not ix.node.shape and ix.dtype.kind in "iu" and \
-        bool(ix.scalar or ix.weak) and \
-        not is_data_bound(ix)
-
-
 def _is_advanced(index) -> bool:
     parts = index if isinstance(index, tuple) else (index,)
     return any(isinstance(ix, (Proxy, np.ndarray, list)) for ix in parts)
@@ -205,7 +178,7 @@ def _basic_or_checked(a: Proxy, index):
 
 
 def getitem(a: Proxy, index):
-    index = _argument_ints(_index_lists(index))
+    index = argument_ints(_index_lists(index))
     sel = _select_rows(a, index)
     if sel is not None:
         return sel
