@@ -397,3 +397,33 @@ def test_bincount_in_a_loop_with_a_traced_minlength():
         knn_vote(nn, ytr, 10)
     with pytest.raises(ValueError, match="minlength"):
         f(nn, ytr, 10)
+
+
+def hist_range_args(x, lo, hi):
+    return np.histogram(x, bins=50, range=(lo, hi))
+
+
+def hist_data_range(x):
+    return np.histogram(x, bins=37, range=(x.min(), x.max()))
+
+
+def test_histogram_with_a_range_known_when_it_runs():
+    """``range=(lo, hi)`` of arguments or of the data's min and max: native for float64
+    (NumPy's edges and uniform-bin arithmetic, its checks raised when the program runs);
+    float32 data with a range of Python floats (edges computed in float64) stays NumPy's."""
+    x = values(3000)
+    x = x[np.isfinite(x)]
+    f, g = cppcodegen.compile(hist_range_args), cppcodegen.compile(hist_data_range)
+    for args in [(x, -2.0, 2.5), (x, 0.3, 0.3), (x[:0], 1.0, 2.0), (x, -1, 3),
+                 (x.astype(np.float32), -1.0, 1.0), (x, EDGES[2], EDGES[9])]:
+        for got, want in zip(f(*args), hist_range_args(*args)):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    for y in (x, x.astype(np.float32), x[:1]):
+        for got, want in zip(g(y), hist_data_range(y)):
+            np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="max must be larger than min"):
+        f(x, 3.0, 1.0)
+    with pytest.raises(ValueError, match="not finite"):
+        f(x, 0.0, np.inf)
+    assert all(k.form != "extern" for k in cppcodegen.explain(hist_range_args, x, -2.0, 2.5).kernels)

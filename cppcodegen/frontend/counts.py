@@ -226,6 +226,11 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     if native and isinstance(bins, (int, np.integer)) and range is not None and \
             not any(isinstance(r, Proxy) for r in range):
         return _histogram_uniform(arr, operator.index(bins), range)
+    if native and isinstance(bins, (int, np.integer)) and range is not None and \
+            len(range) == 2 and arr.dtype.kind == "f" and all(
+                isinstance(r, (Proxy, float, int)) and np.ndim(r) == 0 and
+                _dtype_of(r).kind in "iuf" for r in range):
+        return _histogram_uniform_traced(arr, operator.index(bins), range)
     return extern_call(np.histogram, (a,), dict(bins=bins, range=range, density=density,
                                                 weights=weights))
 
@@ -284,6 +289,46 @@ def _histogram_uniform(arr, n: int, range):
     index = np.where(np.less(tmp, table[safe]), index - 1, index)
     safe = np.where(keep, index, 0)
     up = np.logical_and(np.greater_equal(tmp, table[safe + 1]), np.not_equal(index, n - 1))
+    index = np.where(up, index + 1, index)
+    return _count_node(index, n, keep=keep), edges
+
+
+def _histogram_uniform_traced(arr, n: int, range):
+    """``np.histogram(x, bins=n, range=(x.min(), x.max()))``: a range known when the program
+    runs, checked there as NumPy checks it, its edges ``np.linspace``'s, then the uniform
+    path's arithmetic (float data: the bins' dtype is the data's or float64)."""
+    from .raises import require
+    if n < 1:
+        raise ValueError(f"`bins` must be positive, when an integer (at {user_location()})")
+    where = user_location()
+    bin_type = np.result_type(arr.dtype, *(          # (Python numbers weak: NEP 50)
+        r.dtype.type(0).item() if isinstance(r, Proxy) and r.weak else
+        r.dtype if isinstance(r, Proxy) else r for r in range))
+    if bin_type != np.result_type(arr.dtype, *(
+            r.dtype if isinstance(r, Proxy) else np.asarray(r).dtype for r in range)):
+        return extern_call(np.histogram, (arr,), dict(bins=n, range=range))    # (float32
+    # data, a range of Python floats: NumPy's edges from float64 arithmetic, rounded)
+    first, last = (cast(asproxy(r), bin_type) if isinstance(r, Proxy) else
+                   asproxy(np.asarray(r, bin_type))[()] for r in range)
+    require(np.less_equal(first, last), (ValueError, (
+        "max must be larger than min in range parameter.",)), where)
+    require(np.logical_and(np.isfinite(first), np.isfinite(last)), (ValueError, (
+        "supplied range is not finite",)), where)
+    same = np.equal(first, last)
+    first, last = np.where(same, first - 0.5, first), np.where(same, last + 0.5, last)
+    from .creation import linspace             # (np.linspace is swapped in for the user's
+    edges = linspace(first, last, n + 1, original=np.linspace)     # calls only; of bin_type
+                                                                    # values: in bin_type)
+    v = ravel(arr)
+    keep = np.logical_and(np.greater_equal(v, first), np.less_equal(v, last))
+    tmp = v.astype(bin_type)
+    f = np.multiply(np.true_divide(np.subtract(tmp, first), np.subtract(last, first)), n)
+    index = f.astype(np.intp)
+    index = np.where(np.equal(index, n), index - 1, index)
+    safe = np.where(keep, index, 0)                 # (values not kept: any index in range)
+    index = np.where(np.less(tmp, edges[safe]), index - 1, index)
+    safe = np.where(keep, index, 0)
+    up = np.logical_and(np.greater_equal(tmp, edges[safe + 1]), np.not_equal(index, n - 1))
     index = np.where(up, index + 1, index)
     return _count_node(index, n, keep=keep), edges
 
