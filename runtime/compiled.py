@@ -290,6 +290,9 @@ class CompiledVariant:
                 f"multi([{', '.join(cargs)}], values{', env' if sized else ''})")
         if self.single is not None:
             result = [f"out = v{self.single}", "return out if out.ndim else out[()]"]
+        elif (expr := _build_expr(self.plan.outputs)) is not None:   # (written out once:
+            env["res"], env["owned"] = _result, _owned                  # no walk per call)
+            result = [f"return {expr}"]
         else:
             env["build"], env["outputs"] = _build, self.plan.outputs
             result = [f"return build(outputs, values, args{', env' if sized else ''})"]
@@ -439,6 +442,42 @@ def make_variant(ffi, fn, plan: Plan, constants: dict, contiguous=None) -> Compi
 
 def _result(arr):
     return arr[()] if arr.ndim == 0 else arr
+
+
+def _owned(out):
+    """An output buffer as returned: a constant's copy (the caller's own, each call)."""
+    return out if out is None or out.flags.writeable else out.copy()
+
+
+def _build_expr(tree) -> str | None:
+    """``_build(tree, values, ...)`` as one Python expression of ``values`` (a result of
+    numbers with flags: a tuple of a Python int or a NumPy scalar as the run says), or None
+    for trees with views, lists a loop appended to and the like (``_build`` runs those)."""
+    if isinstance(tree, tuple) and tree and isinstance(tree[0], str):
+        tag, v = tree
+        if tag == "buf":
+            return f"res(owned(values[{v}]))"
+        if tag == "arr":
+            return f"owned(values[{v}])"
+        if tag == "py":
+            return f"values[{v}].item()"
+        if tag == "py?":
+            flag, v = v
+            return f"(values[{v}].item() if values[{flag}][()] else res(values[{v}]))"
+        if tag in ("none?", "int?"):
+            flag, sub = v
+            inner = _build_expr(sub)
+            if inner is None:
+                return None
+            return f"(None if values[{flag}][()] else {inner})" if tag == "none?" else \
+                f"(int({inner}) if values[{flag}][()] else {inner})"
+        return None
+    if type(tree) is tuple or type(tree) is list:
+        parts = [_build_expr(t) for t in tree]
+        if any(p is None for p in parts):
+            return None
+        return f"({', '.join(parts)},)" if type(tree) is tuple else f"[{', '.join(parts)}]"
+    return None
 
 
 
