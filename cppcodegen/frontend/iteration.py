@@ -378,18 +378,30 @@ def constant_items(spec) -> bool:
 
 class ConstantIter(LoopSpec):
     """``for v in (2, 1, 0)`` compiled as a loop over a constant array of the numbers (when
-    Python cannot run it: a break or a return on traced values inside)."""
+    Python cannot run it: a break or a return on traced values inside); ``for di, dj in
+    ((-1, 0), (1, 0), ...)`` over its rows, each item a tuple. Python numbers stay Python
+    numbers (weak: ``x32 * w`` of a float ``w`` is float32, as in Python)."""
 
     def __init__(self, values):
-        self.array = asproxy(np.asarray(values))    # a constant node holding the numbers
         self.start, self.stop, self.step = 0, len(values), 1
+        self.table = isinstance(values[0], (tuple, list))
+        columns = list(zip(*values)) if self.table else [values]
+        # a constant node per column, holding its numbers (ints and floats apart)
+        self.columns = [(asproxy(np.asarray(c)), all(type(v) in (int, float) for v in c))
+                        for c in columns]
 
     def item(self, var):
-        return self.array[var]
+        items = tuple(wrap(a[var].node, weak=True, scalar=True) if weak else a[var]
+                      for a, weak in self.columns)
+        return items if self.table else items[0]
 
 
 def constant_numbers(it) -> bool:
-    """A tuple or list of Python/NumPy numbers, all ints or all floats (no bools)."""
+    """A tuple or list of Python/NumPy numbers, all ints or all floats (no bools), or of
+    tuples of as many numbers each, each column such numbers (a table: its rows)."""
+    if isinstance(it, (tuple, list)) and it and all(isinstance(r, (tuple, list)) for r in it):
+        return len({len(r) for r in it}) == 1 and len(it[0]) > 0 and \
+            all(constant_numbers(list(c)) for c in zip(*it))     # (each column alike)
     return isinstance(it, (tuple, list)) and len(it) > 0 and all(
         isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
         for v in it) and len({isinstance(v, (float, np.floating)) for v in it}) == 1
