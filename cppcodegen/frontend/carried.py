@@ -183,7 +183,7 @@ class Carried:
                     self.counter.proxy._node = make_node("add", (params[k], as_node(np.int64(1))),
                                                          (), np.int64, self.where)
                 state = self.get()
-                listbuffer.check(self, self.where, state)
+                listbuffer.check(self, self.where, state, updated)
                 for s in self.views:
                     if state[self._index(s)] is not s.init:
                         raise Unroll(self.where, f"variable '{s.name}' is a view updated in "

@@ -51,6 +51,7 @@ class _Plan:
         self.counter, self.per, self.loop = counter, per, loop    # (counted lists)
         self.item = None            # (counted: an item the trace appended, for its dtype)
         self.appender = None
+        self.held = []              # names bound to the last item at the end of the body
 
 
 def plan(loop, changed) -> bool:
@@ -176,12 +177,13 @@ def bind(loop, state) -> None:
         state[loop.names.index(name)] = p.appender
 
 
-def check(loop, where, state) -> None:
+def check(loop, where, state, updated=()) -> None:
     """Each ``Appender`` got exactly one item in the trace just made, a value no later
     update can change: a number, or an array that is not a view and that no name holds at
-    the end of the iteration (Python's list would hold that very array, and show what a
-    later ``u[...] = `` writes into it: ``frames.append(u)``; ``frames.append(u.copy())``
-    is a copy)."""
+    the end of the iteration, or that the names holding it never update in place
+    (``updated``: the arrays the body updated; Python's list would hold that very array,
+    and show what a later ``u[...] = `` writes into it: ``frames.append(u)``;
+    ``c = f(c); rows.append(c)`` rebinds ``c`` only)."""
     from .carried import Unroll
     for name, p in getattr(loop, "lists", {}).items():
         a = p.appender
@@ -192,15 +194,23 @@ def check(loop, where, state) -> None:
         if a is not None and p.counter is None and a.count != 1:
             raise Unroll(where, f"list '{name}' is appended to {a.count} times in an iteration")
         item = a.item if a is not None else None
+        p.held = [n for n, v in zip(loop.names, state) if v is item] if \
+            isinstance(item, Proxy) else []     # (after the loop: not updated, finish)
         if isinstance(item, Proxy) and item.node.shape and (
                 item._base is not None or item.arg is not None or
-                any(v is item for v in state)):
+                _held(loop, state, item, updated)):
             raise Unroll(where, f"list '{name}' gets an array that may change after it is "
                          "appended")
 
 
 def finish(loop, state) -> None:
+    from .carried import Unroll
     for name, p in getattr(loop, "lists", {}).items():
+        for held in getattr(p, "held", ()):     # the last item: an update through the name
+            v = state[loop.names.index(held)]   # that holds it would show in the list
+            if isinstance(v, Proxy):
+                v.copied_from = Unroll(loop.where, f"the array last appended to list "
+                                       f"'{name}' is updated in place after the loop")
         item = p.appender.item if p.appender is not None else None
         head = len(p.prefix) if all(map(python_number, p.prefix)) else 0
         python = -1 if head == len(p.prefix) and python_number(item) else head
@@ -381,3 +391,13 @@ def grown(init, now) -> str:
             "and call np.array after the loop, or fill a buffer made before it (out = "
             "np.empty(n); out[k] = v; k += 1) and use out[:k]")
 
+
+def _held(loop, state, item, updated) -> bool:
+    """Is ``item`` bound to a name at the end of the iteration that the body updates in
+    place (the array itself, or the array the name starts the body bound to)?"""
+    names = {n for n, v in zip(loop.names, state) if v is item}
+    if not names:
+        return False
+    hit = {id(p) for p, _ in updated}
+    return id(item) in hit or any(id(s.placeholder) in hit for s in loop.slots
+                                  if s.name in names and s.placeholder is not None)
