@@ -360,14 +360,14 @@ class AssignLowering:
         array a loop or branch carries (``v[0, i] = 1; v[-1, i] = 1`` before a loop that
         reads ``v``): each one stored in place in turn, when it can be, not the chain as one
         select over the whole array."""
-        base = node.inputs[0]
-        root = base
+        root = base = node.inputs[0]
         while root.op == "setitem":
             root = root.inputs[0]
         if role in ("temp", "output") and base.op == "setitem" and root.op in ("carry",
-                "loop_out") and id(base) not in self.buffer_of and self._stored_in_place(base, role):
-            self.add_stage(base, role)          # (a loop's or branch's array: not a value
-        return self._in_place(node, role)       # a hook reports, nor one read elsewhere)
+                "loop_out") and id(base) not in self.buffer_of and self._stored_in_place(
+                base, "temp"):                  # (its steps temporaries: as the result, the
+            self.add_stage(base, "temp")        # first took the buffer, d[-1] = ... copied d)
+        return self._in_place(node, role)
 
     def _in_place(self, node: Node, role: str) -> bool:
         """Can ``x[region] = v`` write into the buffer of ``x``? When ``x`` is a temporary
