@@ -34,6 +34,8 @@ def trace_ufunc(ufunc, inputs, kwargs):
         lifted = lift(lambda xs: trace_ufunc(ufunc, tuple(xs), dict(kwargs)), inputs)
         if lifted is not None:
             return lifted
+    if kwargs.get("where", True) is not True and ufunc.nout == 1:
+        return _masked_call(ufunc, inputs, dict(kwargs), name)
     out = kwargs.pop("out", None)
     if out is not None:
         out = out if isinstance(out, tuple) else (out,)
@@ -246,6 +248,21 @@ def _unsigned_vs_python_int(ufunc, inputs):
     ops = list(inputs)
     ops[py] = k.astype(np.uint64)
     return where(k < 0, bool(below), ufunc(*ops))
+
+
+def _masked_call(ufunc, inputs, kwargs, name):
+    """``np.divide(a, b, out=c, where=b != 0)``: the ufunc everywhere, kept where the mask
+    is True; elsewhere ``out`` keeps its values (without ``out``, NumPy leaves a fresh
+    array's values there as they happen to be: zeros here)."""
+    cond, out = kwargs.pop("where"), kwargs.pop("out", None)
+    result = trace_ufunc(ufunc, inputs, kwargs)
+    if out is None:
+        return where(cond, result, np.zeros((), result.dtype))
+    out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if not isinstance(out, Proxy):
+        unsupported(f"np.{name}(..., out=..., where=...) with other than one traced array")
+    store_result(out, where(cond, result, out), name)
+    return out
 
 
 def where(cond, x=None, y=None):
