@@ -144,3 +144,17 @@ def test_a_bincount_of_values_a_loop_made_is_a_count():
         np.testing.assert_array_equal(f(n), prime_gap_hist(n))
     assert [r.reason for r in f.recompile_reasons] == [   # (n a run-time value from then on)
         "argument 0: constant 5000, compiled for constant 1000"]
+
+
+def onehot(labels):
+    classes = np.arange(labels.max() + 1)
+    return (labels[:, None] == classes[None, :]).astype(np.int8), np.arange(labels.min() - 2)
+
+
+def test_an_arange_to_a_value_is_a_count():
+    """``np.arange(labels.max() + 1)``: its length a count read when the program runs, as
+    ``np.zeros``'s is; every later maximum ran the function as Python, even with the
+    fallback off; a negative stop gives NumPy's empty array."""
+    sets = [(np.array(v),) for v in ([0, 6, 2], [3, 1, 2], [1, 3, 5], [0, 9, 4], [2])]
+    f = _calls(onehot, sets)
+    assert len(f.variants) <= 2

@@ -88,6 +88,15 @@ def _speculated(d: Proxy, what: str, bound: bool = False) -> int:
     return v
 
 
+def _counted_stop(d) -> bool:
+    """Is ``np.arange(d)``'s stop an int from array values outside every compiled loop (its
+    length a count read when the program runs, as ``np.zeros(x.max() + 1)``'s size)?"""
+    env = current_env()
+    return isinstance(d, Proxy) and d.dtype.kind in "iu" and d.ndim == 0 and \
+        d.node.op != "size" and _integer_size(d) is None and not MADE and \
+        not (env is not None and env.loops) and not _of_scalars(d)
+
+
 def _counted_size(d: Proxy):
     """A size from array values outside every compiled loop (``np.empty(lens.sum())``, a
     CSR's ``np.empty(indptr[-1])``): a step between kernels gives it, its value a count
@@ -286,6 +295,8 @@ def arange(*args, original, **kwargs):
         unsupported(f"np.arange with a symbolic bound and {kwargs or {'dtype': dtype}}")
     if dtype is not None:       # integer bounds and step: the integers, cast
         return cast(arange(*args, original=original), dtype)
+    if len(args) == 1 and _counted_stop(args[0]):    # np.arange(labels.max() + 1): a count
+        return _iota(_counted_size(np.maximum(args[0], 0)), 0, 1)
     sh = symbolic()
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (args + (1,))[:3]
     start, stop = (sh.canon(_dim(v, "np.arange", bound=True)) for v in (start, stop))
