@@ -95,40 +95,59 @@ def own_jumps(stmts):
     return out
 
 
+class OwnScope(ast.NodeTransformer):
+    """A rewrite of one function's own body: the functions, lambdas and classes defined in
+    it are left as they are."""
+
+    def __init__(self, fdef):
+        self.fdef = fdef
+
+    def visit_FunctionDef(self, node):
+        return node if node is not self.fdef else self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+
+class FlagBreaks(ast.NodeTransformer):
+    """A loop body's own ``break``s, each after ``flag = value`` (a nested loop owns its
+    breaks, not its else clause's); ``body`` gives the rewritten statements."""
+
+    def __init__(self, flag: str, value: bool):
+        self.flag, self.value = flag, value
+
+    def body(self, stmts) -> list:
+        return [r for s in stmts for r in (lambda v: v if isinstance(v, list) else [v])(
+            self.visit(s))]
+
+    def visit_Break(self, node):
+        return [ast.copy_location(assign(self.flag, ast.Constant(self.value)), node), node]
+
+    def visit_loop(self, node):
+        node.orelse = [self.visit(s) for s in node.orelse]
+        return node
+
+    visit_For = visit_While = visit_AsyncFor = visit_loop
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+
 def loop_else(fdef, pre: str):
     """Each ``for``/``while`` with an ``else`` clause in ``fdef`` as ``flag = True; <the loop,
     with flag = False before each of its own breaks>; if flag: <the else clause>``: the clause
     runs when no break ended the loop, and the loop is an ordinary one."""
     count = [0]
 
-    class Breaks(ast.NodeTransformer):
-        def __init__(self, flag):
-            self.flag = flag
-
-        def visit_Break(self, node):
-            return [ast.copy_location(assign(self.flag, ast.Constant(False)), node), node]
-
-        def visit_loop(self, node):         # a nested loop owns its breaks, not its else's
-            node.orelse = [self.visit(s) for s in node.orelse]
-            return node
-
-        visit_For = visit_While = visit_AsyncFor = visit_loop
-
-        def visit_FunctionDef(self, node):
-            return node
-
-        visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
-
-    class Loops(ast.NodeTransformer):
+    class Loops(OwnScope):
         def visit_loop(self, node):
             self.generic_visit(node)
             if not node.orelse:
                 return node
             count[0] += 1
             flag = f"{pre}else_{count[0]}"
-            breaks = Breaks(flag)
-            node.body = [r for s in node.body for r in (lambda v: v if isinstance(v, list)
-                                                         else [v])(breaks.visit(s))]
+            node.body = FlagBreaks(flag, False).body(node.body)
             tail = ast.If(test=name_node(flag), body=node.orelse, orelse=[])
             node.orelse = []
             return [set_location(assign(flag, ast.Constant(True)), node), node,
@@ -136,12 +155,7 @@ def loop_else(fdef, pre: str):
 
         visit_For = visit_While = visit_loop
 
-        def visit_FunctionDef(self, node):
-            return node if node is not fdef else self.generic_visit(node)
-
-        visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
-
-    Loops().visit(fdef)
+    Loops(fdef).visit(fdef)
 
 
 def jumps_lowerable(stmts):

@@ -282,15 +282,19 @@ def _histogram_uniform(arr, n: int, range):
     tmp = v.astype(bin_type)
     dt = np.result_type(np.zeros(0, bin_type), first)
     f = np.multiply(np.true_divide(np.subtract(tmp, first, dtype=dt), denom), n)
+    return _count_node(_corrected(f, tmp, asproxy(edges), n, keep), n, keep=keep), edges
+
+
+def _corrected(f, tmp, table, n: int, keep):
+    """NumPy's uniform bin of each value: ``f`` (its scaled position) truncated, then moved
+    by a comparison with the edges ``table`` around it (values within an ULP of an edge)."""
     index = f.astype(np.intp)
     index = np.where(np.equal(index, n), index - 1, index)
-    table = asproxy(edges)
     safe = np.where(keep, index, 0)                 # (values not kept: any index in range)
     index = np.where(np.less(tmp, table[safe]), index - 1, index)
     safe = np.where(keep, index, 0)
     up = np.logical_and(np.greater_equal(tmp, table[safe + 1]), np.not_equal(index, n - 1))
-    index = np.where(up, index + 1, index)
-    return _count_node(index, n, keep=keep), edges
+    return np.where(up, index + 1, index)
 
 
 def _histogram_uniform_traced(arr, n: int, range):
@@ -323,14 +327,7 @@ def _histogram_uniform_traced(arr, n: int, range):
     keep = np.logical_and(np.greater_equal(v, first), np.less_equal(v, last))
     tmp = v.astype(bin_type)
     f = np.multiply(np.true_divide(np.subtract(tmp, first), np.subtract(last, first)), n)
-    index = f.astype(np.intp)
-    index = np.where(np.equal(index, n), index - 1, index)
-    safe = np.where(keep, index, 0)                 # (values not kept: any index in range)
-    index = np.where(np.less(tmp, edges[safe]), index - 1, index)
-    safe = np.where(keep, index, 0)
-    up = np.logical_and(np.greater_equal(tmp, edges[safe + 1]), np.not_equal(index, n - 1))
-    index = np.where(up, index + 1, index)
-    return _count_node(index, n, keep=keep), edges
+    return _count_node(_corrected(f, tmp, edges, n, keep), n, keep=keep), edges
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):

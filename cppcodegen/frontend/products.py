@@ -32,7 +32,7 @@ import itertools
 
 import numpy as np
 
-from .astutil import assign, name_node, set_location
+from .astutil import assign, FlagBreaks, name_node, OwnScope, set_location
 
 NESTED = "_ccg_nested"      # (a loop kept as it was: not rewritten again)
 
@@ -41,25 +41,7 @@ def nest(fdef, ops_name: str):
     """Rewrite the loops over index tuples in ``fdef`` (module docstring), in place."""
     count = [0]
 
-    class Breaks(ast.NodeTransformer):
-        def __init__(self, flag):
-            self.flag = flag
-
-        def visit_Break(self, node):
-            return [set_location(assign(self.flag, ast.Constant(True)), node), node]
-
-        def visit_loop(self, node):         # a nested loop owns its breaks, not its else's
-            node.orelse = [self.visit(s) for s in node.orelse]
-            return node
-
-        visit_For = visit_While = visit_AsyncFor = visit_loop
-
-        def visit_FunctionDef(self, node):
-            return node
-
-        visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
-
-    class Loops(ast.NodeTransformer):
+    class Loops(OwnScope):
         def visit_For(self, node):
             self.generic_visit(node)
             k = _axes(node)
@@ -76,11 +58,9 @@ def nest(fdef, ops_name: str):
             op = ast.Attribute(value=name_node(ops_name), attr="product_iters", ctx=ast.Load())
             head = assign(iters, ast.Call(func=op, args=[
                 call.func, ast.Tuple(args, ast.Load()), ast.Constant(k)], keywords=[]))
-            breaks = Breaks(brk)
             body = [ast.Assign(targets=[node.target], value=ast.Tuple(
                 [name_node(v) for v in names], ast.Load()))]
-            body += [r for s in node.body for r in (lambda v: v if isinstance(v, list)
-                                                    else [v])(breaks.visit(s))]
+            body += FlagBreaks(brk, True).body(node.body)
             for d in reversed(range(k)):
                 item = ast.Subscript(value=name_node(iters), slice=ast.Constant(d),
                                      ctx=ast.Load())
@@ -95,12 +75,7 @@ def nest(fdef, ops_name: str):
                             orelse=[assign(brk, ast.Constant(False))] + body[:1])
             return [set_location(head, node), set_location(choose, node)]
 
-        def visit_FunctionDef(self, node):
-            return node if node is not fdef else self.generic_visit(node)
-
-        visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
-
-    Loops().visit(fdef)
+    Loops(fdef).visit(fdef)
 
 
 def _axes(node):

@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from .astutil import assign, name_node, own_jumps, set_location, walk_scope
+from .astutil import assign, name_node, own_jumps, OwnScope, set_location, walk_scope
 
 _TESTS = {ast.Lt: (1, 0), ast.LtE: (1, 1), ast.Gt: (-1, 0), ast.GtE: (-1, -1)}
 # (the step's sign it needs, what the bound moves by to be range's stop)
@@ -44,7 +44,7 @@ def counted_whiles(fdef, ops_name: str) -> None:
     """Rewrite ``fdef``'s counting while loops in place (the module docstring)."""
     count = [0]
 
-    class Rewrite(ast.NodeTransformer):
+    class Rewrite(OwnScope):
         depth = 0
 
         def visit_While(self, node):
@@ -60,12 +60,7 @@ def counted_whiles(fdef, ops_name: str) -> None:
             count[0] += 1
             return set_location(_as_for(node, *form, ops_name, count[0]), node)
 
-        def visit_FunctionDef(self, node):
-            return node if node is not fdef else self.generic_visit(node)
-
-        visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
-
-    Rewrite().visit(fdef)
+    Rewrite(fdef).visit(fdef)
 
 
 def _counting(loop):
