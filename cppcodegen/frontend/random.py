@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import random as _pyrandom
 
+import warnings
+
 import numpy as np
 
 from ..errors import TraceError, user_location
@@ -176,6 +178,16 @@ def _seed(seed=None):
     if not 0 <= seed < 2 ** 32:
         raise ValueError(f"Seed must be between 0 and 2**32 - 1 (at {user_location()})")
     RandomState.seeded = (seed, RandomState.slots)
+    if not SEED_WARNED:
+        SEED_WARNED.append(True)
+        warnings.warn(f"cppcodegen: np.random.seed({seed}) in a compiled function (at "
+                      f"{user_location()}): the draws after it are the same at every call "
+                      "with this seed, but they are not the numbers NumPy draws for it; "
+                      "draw them outside the compiled function (and pass them in) where a "
+                      "result must be NumPy's for a given seed", stacklevel=3)
+
+
+SEED_WARNED: list = []      # (said once per process)
 
 
 RANDOM_FUNCTIONS = {
