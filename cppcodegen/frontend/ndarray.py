@@ -33,7 +33,7 @@ from .selection import is_selection, lift
 from .reductions import (all_, allclose, amax, array_equal, amin, any_, argmax, argmin, cumprod, cumsum,
                          mean, prod, std, sum_, trace_ufunc_accumulate, trace_ufunc_reduce, var)
 from .views import (broadcast_arrays, broadcast_to, expand_dims, moveaxis, ravel, reshape,
-                    squeeze, swapaxes, transpose)
+                    rot90, squeeze, swapaxes, transpose)
 
 # --------------------------------------------------------------------------- protocols
 
@@ -480,7 +480,7 @@ FUNCTIONS = {
     np.var: var, np.std: std, np.matmul: matmul, np.dot: dot, np.outer: outer, np.linalg.norm: norm, np.where: where, np.clip: clip,
     np.round: round_, np.around: round_,
     np.isclose: isclose, np.allclose: allclose, np.array_equal: array_equal, np.select: select, np.reshape: reshape,
-    np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis,
+    np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.rot90: rot90,
     np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays,
     np.expand_dims: expand_dims, np.squeeze: squeeze, np.ravel: ravel, np.take: take,
     np.put: put, np.fill_diagonal: fill_diagonal, np.copyto: copyto,

@@ -6,6 +6,8 @@ never a copy; it sees later in-place updates of the viewed array and writes into
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
@@ -137,3 +139,23 @@ def ravel(a, order="C"):
 def axis_slice(a, axis: int, lo, hi):
     """``a[..., lo:hi, ...]`` on ``axis`` (a proxy or a NumPy array)."""
     return a[(slice(None),) * axis + (slice(lo, hi),)]
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """NumPy's rotation as NumPy composes it: flips and a transpose, a view of ``m``."""
+    from .indexing import flip
+    m = asproxy(m)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == m.ndim:
+        raise ValueError("Axes must be different.")
+    if axes[0] >= m.ndim or axes[0] < -m.ndim or axes[1] >= m.ndim or axes[1] < -m.ndim:
+        raise ValueError(f"Axes={axes} out of range for array of ndim={m.ndim}.")
+    k = operator.index(k) % 4
+    if k == 0:
+        return m[:]
+    if k == 2:
+        return flip(flip(m, axes[0]), axes[1])
+    order = list(range(m.ndim))
+    order[axes[0]], order[axes[1]] = order[axes[1]], order[axes[0]]
+    return transpose(flip(m, axes[1]), order) if k == 1 else flip(transpose(m, order), axes[1])
