@@ -308,8 +308,10 @@ def _plan(program, sig, graph=None, raises=()):
     hooks = ()
     if graph is not None:
         nodes = {label: n for n, label in zip(graph.nodes, (f"%{i}" for i in range(len(graph.nodes))))}
+        last = {s.name: s.nodes for s in program.stages}    # (a buffer a chain of stores
         hooks = tuple((f"{s.name}:{s.nodes}:{_op_name(nodes[s.nodes])}", position[s.name])
-                      for s in program.stages if s.name in position and s.nodes in nodes)
+                      for s in program.stages if s.name in position and s.nodes in nodes
+                      and last[s.name] == s.nodes)          # fills in place: its last value)
     return Plan(tuple(args), _map(program.outputs, leaf), hooks, mutates=program.mutated_args(),
                 raises=raises, sites=program.sites)
 

@@ -66,9 +66,9 @@ def argument_ints(index):
 
 
 def _argument_int(ix) -> bool:
-    return isinstance(ix, Proxy) and not ix.node.shape and ix.dtype.kind in "iu" and \
-        bool(ix.scalar or ix.weak) and \
-        not is_data_bound(ix)
+    """(A plain traced value: a lazy ``yi[valid]`` is an index array, not computed here.)"""
+    return type(ix) is Proxy and bool(ix.scalar or ix.weak) and not ix.node.shape and \
+        ix.dtype.kind in "iu" and not is_data_bound(ix)
 
 
 def _value_size(p):
