@@ -17,6 +17,7 @@ from ..ir.graph import (EFFECTS, RAISES, RANGES, STEPS, TRYING, flatten_tree, Gr
 from . import ndarray  # noqa: F401  (installs the ndarray interface on Proxy)
 from . import pymath  # noqa: F401  (math.sqrt & co. of traced values during traces)
 from . import scipy_stats  # noqa: F401  (scipy.stats.norm.cdf & co., once scipy is loaded)
+from . import polynomials  # (np.polynomial's evaluators, once numpy.polynomial is loaded)
 from . import containers, creation, printing, replace
 from .capture import UNDEFINED
 from .counted import count_order, SELECTED
@@ -75,6 +76,7 @@ def trace(fn, arg_specs, args):
         env.hints.update(hints)
         traced_sizes(symbolic())    # (a size used as a number: a traced value)
     inputs_by_arg = {n.attr("index"): n for n in inputs if n.op == "input"}
+    polynomials.wanted(fn)
     with TRACE_LOCK, np.errstate(all="ignore"), shape_env(env), replace.replaced():
         RandomState.slots, RandomState.seeded = 0, None
         TraceState.args = args
