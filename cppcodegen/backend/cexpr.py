@@ -162,6 +162,14 @@ def const_power(e: Op):
     np.power of a float32/float64 array by a constant integer or half-integer exponent up to
     8 in magnitude; ``ccg::cpowi<E>({0})`` for a complex one by E in 1..8; else None. The one
     place that picks it, for both renderers."""
+    p = _doubled_exponent(e)
+    if p is None:
+        return None
+    return f"ccg::cpowi<{p // 2}>({{0}})" if e.dtype.kind == "c" else f"ccg::powc<{p}>({{0}})"
+
+
+def _doubled_exponent(e: Op) -> int | None:
+    """Twice the constant exponent of a power ``const_power`` writes out, else None."""
     if e.name != "power" or e.args[0].dtype != e.dtype or \
             e.dtype not in FLOATS and e.dtype.kind != "c":
         return None
@@ -172,19 +180,15 @@ def const_power(e: Op):
         return None
     if e.dtype.kind == "c":     # z ** 3: npy_cpow's products (include/cppcodegen/complex.h)
         v = complex(y.value)
-        return f"ccg::cpowi<{int(v.real)}>({{0}})" if v.imag == 0 and v.real in range(1, 9) \
-            else None
+        return 2 * int(v.real) if v.imag == 0 and v.real in range(1, 9) else None
     p = 2 * float(y.value)
-    if not p.is_integer() or abs(p) > 16:
-        return None
-    return f"ccg::powc<{int(p)}>({{0}})"
+    return int(p) if p.is_integer() and abs(p) <= 16 else None
 
 
 def _whole_power(e: Op) -> bool:
     """Is ``e`` powc's power by a constant positive integer (multiplies only)?"""
-    t = const_power(e)
-    return t is not None and t.startswith("ccg::powc<") and int(t[10:t.index(">")]) % 2 == 0 \
-        and int(t[10:t.index(">")]) > 0
+    p = _doubled_exponent(e)
+    return p is not None and p > 0 and p % 2 == 0
 
 
 def pow2_divisor(e: Op, vector: bool = False):
