@@ -92,6 +92,18 @@ def test_searchsorted(dtype):
     assert "extern" not in forms(search_both, a, v)
 
 
+def search_listed(a, x):
+    s = np.sort(a)
+    return (np.searchsorted(s, [0.1, 0.5]), np.searchsorted(s, [x, 2 * x], side="right"),
+            np.searchsorted(s, (0.3,)))
+
+
+def test_searchsorted_of_a_list():
+    """Values given as a list of numbers or of traced scalars (a quantile's positions), as
+    NumPy takes them: they were "cannot use list as an array operand"."""
+    check_against_numpy(search_listed, RNG.random(50), 0.25)
+
+
 def test_searchsorted_nan_and_mixed_dtypes():
     a = np.array([-np.inf, -1.0, 0.0, 0.0, 2.5, np.inf, np.nan, np.nan])
     v = np.array([np.nan, -np.inf, np.inf, 0.0, -0.0, 2.5, 7.0, -3.0])

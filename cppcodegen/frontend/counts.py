@@ -42,7 +42,13 @@ REAL = "biuf"
 
 
 def _array(x):
-    return x if isinstance(x, Proxy) else np.asarray(x)
+    """``x`` as a traced or NumPy array (a list of traced values: as ``np.array`` makes it)."""
+    if isinstance(x, Proxy):
+        return x
+    if isinstance(x, (list, tuple)):
+        from .creation import array
+        return array(x, original=np.array)
+    return np.asarray(x)
 
 
 def _dtype_of(x) -> np.dtype:
@@ -64,7 +70,7 @@ def _search_node(a, v, side: str, dt: np.dtype):
 
 
 def searchsorted(a, v, side="left", sorter=None):
-    a = _array(a)
+    a, v = _array(a), (_array(v) if isinstance(v, (list, tuple)) else v)
     dt = np.promote_types(a.dtype, _dtype_of(v))
     if sorter is not None or side not in ("left", "right") or a.ndim != 1 or dt.kind not in REAL:
         return extern_call(np.searchsorted, (a, v), dict(side=side, sorter=sorter))
