@@ -112,6 +112,27 @@ class TiedOrder(PythonOnly, ValueError):
               "algorithm (kind='stable' keeps them in index order and compiles)")
 
 
+class RerunRaise(PythonOnly):
+    """The user's ``raise kind(f"... {x} ...")`` whose arguments hold values computed from
+    arrays (``frontend/raises.py``): made as an exception of ``kind`` that is also a
+    ``PythonOnly``, so that a call that wrote no argument runs again as Python, which raises
+    it with its values; otherwise it is raised with its text, the values shown as "..."."""
+
+    def __new__(cls, kind=Exception, args=()):
+        try:
+            sub = type(kind.__name__, (cls, kind), {
+                "__init__": _args_kept, "__module__": kind.__module__,
+                "reason": f"the function raised {kind.__name__} with a message computed from "
+                          "array values; Python runs the call to raise it"})
+            return kind.__new__(sub, *args)
+        except TypeError:       # a type that cannot be combined: the type itself
+            return kind(*args)
+
+
+def _args_kept(self, *args):
+    """(the arguments were kept by ``__new__``)"""
+
+
 class FallbackWarning(UserWarning):
     """A function ran as plain Python: it uses a construct cppcodegen cannot compile (the
     message names it and the line); option ``fallback=False`` raises the error instead."""

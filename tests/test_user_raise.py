@@ -7,6 +7,7 @@ agree."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -146,9 +147,42 @@ def raises_a_value(x):
     return x
 
 
-def test_a_raise_with_an_array_value_as_argument_is_refused_with_its_line():
-    with pytest.raises(cppcodegen.UnsupportedError, match=r"test_user_raise.py:\d+"):
-        cppcodegen.compile(raises_a_value, options={"fallback": False})(np.ones(3))
+def diverged(x, tol):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+        if s > tol:
+            raise FloatingPointError(f"sum {s:.3f} passed {tol} at step {i}")
+    return s
+
+
+def doubled_until_negative(x, out):
+    for i in range(x.shape[0]):
+        out[i] = 2 * x[i]
+        if x[i] < 0:
+            raise RuntimeError(f"negative value {x[i]} at {i}")
+    return out
+
+
+@pytest.mark.parametrize("backend", ["cpp", "check"])
+def test_a_raise_with_values_in_its_message_raises_python_s_exception(backend):
+    """``raise E(f"... {s} ...")`` of traced values (was refused): the compiled program
+    stops there, and Python runs the call again, which raises it with its values."""
+    x = np.arange(10.0)
+    for fn, args in ((raises_a_value, (x - 5.0,)), (raises_a_value, (x,)),
+                     (diverged, (x, 100.0)), (diverged, (x, 10.0))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cppcodegen.FallbackWarning)
+            _same_outcome(fn, *args, backend=backend)
+
+
+def test_a_raise_with_values_after_a_write_raises_its_type_without_the_values():
+    """A call that wrote an argument cannot run again: the type, the text without its values."""
+    f = cppcodegen.compile(doubled_until_negative)
+    out = np.zeros(4)
+    with pytest.raises(RuntimeError, match=r"^negative value \.\.\. at \.\.\.$"):
+        f(np.array([1.0, 2.0, -1.0, 3.0]), out)
+    np.testing.assert_array_equal(out[:2], [2.0, 4.0])
 
 
 def test_an_exception_class_made_inside_a_function():

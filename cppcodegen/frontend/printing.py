@@ -51,6 +51,11 @@ def formatted(text) -> bool:
     return isinstance(text, str) and _MARK in text
 
 
+def unformatted(text: str) -> str:
+    """``text`` with each traced value's placeholder shown as "..."."""
+    return _PLACEHOLDER.sub("...", text)
+
+
 def refuse_formatted(what: str, where: str = ""):
     raise UnsupportedError(
         f"{what} ({where or user_location()}) is text formatted from traced values (an f-string or "

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import RAISE_MARK
+from ..errors import RAISE_MARK, RerunRaise
 from ..ir.graph import keep_for_errors, RAISES, REGION_EFFECTS
 from .capture import UNDEFINED
 from .indexing import checked
-from .printing import formatted
+from .printing import formatted, unformatted
 from .proxy import asproxy, Proxy, unsupported
 from .sizes import is_dim
 
@@ -52,12 +52,20 @@ def catching(branch):
 
 def _failing_check(exc, where):
     """A check that fails whenever it runs, raising ``exc``'s type with its arguments."""
+    error = (type(exc), exc.args)
     if any(isinstance(a, Proxy) or is_dim(a) or formatted(a) for a in exc.args):
-        unsupported(f"raise {type(exc).__name__}(...) with a value computed from arrays as an "
-                    f"argument (at {where}); the compiled function raises constant "
-                    "arguments only")
+        # the message holds values known only when the program runs: there, Python runs the
+        # call again and raises it as written (a call that wrote an argument cannot be run
+        # again: it raises the type with the text, its values left out)
+        error = (RerunRaise, (type(exc), tuple(_text(a) for a in exc.args)))
     zero = asproxy(np.int64(0))
-    return error_check(zero, zero, (type(exc), exc.args), where, ends=True).node
+    return error_check(zero, zero, error, where, ends=True).node
+
+
+def _text(a):
+    if isinstance(a, Proxy) or is_dim(a):
+        return "..."
+    return unformatted(a) if formatted(a) else a
 
 
 def error_check(value, ok, error, where, stop=True, **attrs):
