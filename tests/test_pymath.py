@@ -302,3 +302,30 @@ def test_functions_without_a_compiled_form_name_themselves():
         assert cppcodegen.compile(_fermat_count, options={"fallback": True})(a) == _fermat_count(a)
     x = np.linspace(-2, 2, 9)
     assert cppcodegen.compile(_pow_two_args)(x) == _pow_two_args(x)
+
+
+def count_close(x, t):
+    n = 0
+    for i in range(x.shape[0]):
+        if math.isclose(x[i], t, abs_tol=0.01):
+            n += 1
+        if math.isclose(x[i], x[i - 1]):
+            n += 10
+    return n
+
+
+def pairs_close(x, y, r):
+    return [math.isclose(x[i], y[i], rel_tol=r) for i in range(x.shape[0])]
+
+
+def test_isclose_of_traced_values():
+    """``math.isclose`` as CPython computes it (was refused: float() of a traced array):
+    infinities close only to themselves, NaN to nothing, Python bools."""
+    x = np.array([0.5, 0.505, np.inf, np.inf, np.nan, np.nan, 0.499, -np.inf, 1e300,
+                  1e300 * (1 + 1e-10), 0.0, -0.0])
+    assert cppcodegen.compile(count_close)(x, 0.5) == count_close(x, 0.5)
+    a = np.array([0.5, np.inf, np.nan, -np.inf, 0.0, 1.0])
+    b = np.array([0.5 + 1e-9, np.inf, np.nan, np.inf, -0.0, 1.0 + 2e-8])
+    for r in (1e-8, 1e-9, 0.0):
+        got = cppcodegen.compile(pairs_close)(a, b, r)
+        assert got == pairs_close(a, b, r) and all(type(v) is bool for v in got)

@@ -164,6 +164,24 @@ TABLE.update({"floor": _integral(np.floor), "ceil": _integral(np.ceil),
 
 
 
+def _isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0, original):
+    """``math.isclose`` as CPython computes it: equal values (infinities too) are close, an
+    infinity is close to nothing else, NaN to nothing; otherwise the difference is within
+    ``rel_tol`` of either value or within ``abs_tol``."""
+    if not any(_traced(v) for v in (a, b, rel_tol, abs_tol)):
+        return original(a, b, rel_tol=rel_tol, abs_tol=abs_tol)
+    if any(not _traced(t) and t < 0 for t in (rel_tol, abs_tol)):
+        raise ValueError("tolerances must be non-negative")
+    x, y, rt, at = (_value(v) for v in (a, b, rel_tol, abs_tol))
+    diff = np.absolute(y - x)
+    near = (diff <= np.absolute(rt * y)) | (diff <= np.absolute(rt * x)) | (diff <= at)
+    close = (x == y) | (near & ~np.isinf(x) & ~np.isinf(y))
+    return wrap(close.node, weak=True)      # (a Python bool)
+
+
+TABLE["isclose"] = _isclose
+
+
 def _not_compiled(name):
     """math.gcd and the like, which have no compiled form: of a traced value, a clear error
     naming the function (with the fallback on, the call runs as Python)."""
