@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..ir.graph import CONTROL_OPS, VIEW_OPS, Graph, regions
+from ..ir.graph import CONTROL_OPS, VIEW_OPS, Graph, regions as regions_of
 from ..ir.graph import walk as walk_nodes
 from ..ir.loopir import STATUS, Load, Stage, control_reads, index_vars, nested, walk
 from ..ir.ufuncs import OPS
@@ -57,10 +57,14 @@ class ControlLowering:
                     self.realize(i)     # (a gather ``xs = px[order]`` read at ``xs[k]``:
                                         # once, not in every iteration)
         self.loop_depth += node.op != "if"
+        if node.op != "if":
+            self.loop_nodes.append(_made_in(regions_of(node)))
         try:
             control, regions = self._lower_construct(node, carry)
         finally:
             self.loop_depth -= node.op != "if"
+            if node.op != "if":
+                self.loop_nodes.pop()
         if node.op == "for" and control["up"] is None:    # (a zero step's error: the line)
             control["site"] = self._site(0, node.where) // SITE
         self.stages.append(Stage("", node.op, (), None, nodes=self.names[id(node)],
@@ -149,6 +153,9 @@ class ControlLowering:
         if init.op in ("setitem", "scatter") and id(init) not in self.buffer_of:
             self.add_stage(init, "temp")    # (into its base's buffer where that is dead)
         buf = self.buffer_of.get(id(init))
+        if self.loop_nodes and id(init) not in self.loop_nodes[-1]:
+            buf = None      # (a value from before the loop around: every iteration reads it
+                            # again, ``s = np.log(S0)`` before an inner loop adds to ``s``)
         if buf is not None and buf not in taken and (self.buffers[buf].role == "temp" or
                                 self._written_back(init, node, k, buf)):
             if self._free_after(init, node, at_end=init.op == "input"):
@@ -298,7 +305,7 @@ class ControlLowering:
         place, cannot be undone: an internal error, and the function runs as Python.)"""
         inside = {id(p) for p in region.params}
         for n in walk_nodes(region.nodes):
-            inside |= {id(n)} | {id(p) for r in regions(n) for p in r.params}
+            inside |= {id(n)} | {id(p) for r in regions_of(n) for p in r.params}
         outer = [k for k in self.buffer_of if k not in known and k not in inside]
         for k in outer:
             if self.buffer_of[k] in names:
@@ -380,6 +387,16 @@ class ControlLowering:
 # ops of values a loop reads from outside computed before it starts (with the pointwise ones)
 BEFORE_LOOPS = ("cast", "setitem", "gather", "reduce", "scan", "sort", "search", "segment",
                 "bincount")
+
+
+def _made_in(regions_) -> set:
+    """The ids of the nodes and parameters of ``regions_`` and of the regions inside them."""
+    inside = set()
+    for region in regions_:
+        inside |= {id(p) for p in region.params}
+        for n in walk_nodes(region.nodes):
+            inside |= {id(n)} | {id(p) for r in regions_of(n) for p in r.params}
+    return inside
 
 
 def users_of(nodes, results) -> dict:
