@@ -140,3 +140,78 @@ def test_a_remainder_by_the_length_needs_no_check(shape):
     f = cppcodegen.compile(life)
     np.testing.assert_array_equal(f(g, 2), life(g, 2))
     assert "checked_index" not in cppcodegen.explain(life, g, 2).source
+
+
+def relax_rows(W, dist, prev, order):
+    """A Dijkstra-style relaxation whose row ``u`` is an array's value read before the inner
+    loop: every iteration of that loop gathers at the same row."""
+    n = W.shape[0]
+    for k in range(order.shape[0]):
+        u = order[k]
+        best = dist[u]
+        for v in range(n):
+            nd = best + W[u, v]
+            if nd < dist[v]:
+                dist[v] = nd
+                prev[v] = u
+    return dist
+
+
+def _relax_args(n, order):
+    r = np.random.default_rng(n)
+    dist = np.full(n, 1e9)
+    dist[0] = 0.0
+    return r.random((n, n)) * 10, dist, np.full(n, -1), order
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 300])
+def test_a_row_every_iteration_gathers_at_is_checked_once(n):
+    """The first iteration checks the row (NumPy's IndexError, a negative row wrapping), the
+    others gather at it unchecked, in SIMD lanes."""
+    for order in (np.arange(n)[::-1].copy(), np.arange(n) - n, np.array([0, n - 1, -1])):
+        args = _relax_args(n, order)
+        want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        expected = relax_rows(*want)
+        got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        np.testing.assert_array_equal(cppcodegen.compile(relax_rows)(*got), expected)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    text = cppcodegen.explain(relax_rows, *_relax_args(50, np.arange(50))).source
+    assert "checks the positions every one gathers at" in text
+    rest = text.split("_rest(", 1)[1].split("\n}\n", 1)[0]
+    assert "false)" in rest and "several at once" in text
+
+
+@pytest.mark.parametrize("bad", [7, -8, 100])
+def test_a_row_out_of_range_raises_before_anything_is_written(bad):
+    args = _relax_args(7, np.array([0, 1, bad]))
+    with pytest.raises(IndexError):
+        relax_rows(*[a.copy() for a in args])
+    dist = args[1].copy()
+    with pytest.raises(IndexError, match="out of bounds"):
+        cppcodegen.compile(relax_rows)(args[0], dist, args[2].copy(), args[3])
+    want = args[1].copy()
+    try:
+        relax_rows(args[0], want, args[2].copy(), args[3])
+    except IndexError:
+        pass
+    np.testing.assert_array_equal(dist, want)
+
+
+def rows_changing(W, order):
+    """The row comes from an array the inner loop writes: not the same in every iteration."""
+    total = 0.0
+    for k in range(order.shape[0]):
+        for v in range(W.shape[1]):
+            total += W[order[k], v]
+            order[k] = (order[k] + 1) % W.shape[0]
+    return total
+
+
+def test_a_row_the_loop_changes_is_checked_in_every_iteration():
+    W = np.random.default_rng(1).random((5, 8))
+    order = np.array([0, 3, 4])
+    check = cppcodegen.compile(rows_changing)
+    a, b = order.copy(), order.copy()
+    assert check(W, a) == rows_changing(W, b)
+    np.testing.assert_array_equal(a, b)

@@ -309,7 +309,8 @@ class ExprRenderer:
                               f"{cindex(e.length)}, {cindex(off.coeff(SEARCH_VAR))}, "
                               f"{self.names[id(e.value)]})")
         if isinstance(e, Gather):       # NumPy's checks on each index, then the load
-            guard = None if e.guard is None else self.names[id(e.guard)]
+            guard = "false" if not e.checked else \
+                None if e.guard is None else self.names[id(e.guard)]
             return self._bind(f"ccg::ld({e.buf} + {self.offset(e, self.checked(e.binds, guard))})")
         if isinstance(e, Load):
             if e.buf in self.locals:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..ir.loopir import Load, LoopProgram, Scalar, Search
+from ..ir.loopir import Gather, Load, LoopProgram, Scalar, Search
 from ..passes.schedule import Kernel
 
 
@@ -33,6 +33,11 @@ def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> 
             if isinstance(e, Search):
                 key = ("search", position.get(e.buf, e.buf), tuple(map(str, e.index)),
                        str(e.length), e.right, expr(e.value), layout(e.buf))
+            elif isinstance(e, Gather):     # (its positions' values and checks too)
+                key = ("gather", position.get(e.buf, e.buf), tuple(map(str, e.index)),
+                       str(e.dtype), layout(e.buf), e.checked,
+                       tuple((n, str(size), expr(v), axis) for n, size, v, axis in e.binds),
+                       None if e.guard is None else expr(e.guard))
             elif isinstance(e, Load):
                 key = ("load", position.get(e.buf, e.buf), tuple(map(str, e.index)), str(e.dtype),
                        layout(e.buf))

@@ -20,7 +20,7 @@ import dataclasses
 import sympy
 
 from .cexpr import cindex
-from ..ir.loopir import FloorDiv, Gather, Index, Load, nested, walk
+from ..ir.loopir import Const, FloorDiv, Gather, Index, Load, nested, Op, Scalar, walk
 from ..passes.index_split import specialize, with_body
 
 
@@ -52,7 +52,7 @@ def split_for(k):
         lows += floors[0]
         highs += floors[1]
     if var is None:
-        return None
+        return _peeled(k, c["start"], c["stop"], k.regions[0])
     lo, hi = sympy.Max(c["start"], *lows), sympy.Min(c["stop"], *highs)
     if lo.has(sympy.Max, sympy.Min) or hi.has(sympy.Max, sympy.Min):
         return None                     # (no order known between the ends)
@@ -67,8 +67,67 @@ def split_for(k):
     lines = [f"const int64_t {a} = std::min<int64_t>(std::max<int64_t>({cindex(lo)}, {start}), "
              f"{stop});   // iterations whose accesses need no check: [{a}, {b})",
              f"const int64_t {b} = std::max<int64_t>({a}, std::min<int64_t>({cindex(hi)}, {stop}));"]
-    return lines, [_piece(k, c["start"], a, k.regions[0]), _piece(k, a, b, middle),
-                   _piece(k, b, c["stop"], k.regions[0])]
+    peeled = _peeled(k, a, b, middle)
+    if peeled is None:
+        return lines, [_piece(k, c["start"], a, k.regions[0]), _piece(k, a, b, middle),
+                       _piece(k, b, c["stop"], k.regions[0])]
+    return lines + peeled[0], [_piece(k, c["start"], a, k.regions[0]), *peeled[1],
+                               _piece(k, b, c["stop"], k.regions[0])]
+
+
+def _peeled(k, start, stop, body):
+    """The iterations [start, stop) of ``k`` with ``body`` where every iteration gathers at
+    the same positions (``W[u, v]`` with ``u = order[k]`` read before the loop over ``v``):
+    the first as written, which checks them, then the others with those gathers wrapped but
+    not checked (each position is the same value), so that no check keeps them out of SIMD
+    lanes: (bound lines, pieces), or None when no such gather runs in every iteration."""
+    c = k.stages[0].control
+    stored = {m.name for sub in nested(body) if sub.form != "control"
+              for st in sub.stages for m in (st.members or (st,))}
+    same = {id(g): dataclasses.replace(g, checked=False) for g in _elements(body)
+            if type(g) is Gather and g.checked and g.guard is None and
+            all(_invariant(v, c["var"], stored) for _, _, v, _ in g.binds)}
+    if not same:
+        return None
+    first = sympy.Symbol(f"ccg_{c['var']}_next", integer=True)
+    rest = [sub if sub.form == "control" else sub.rewritten(
+        "_rest", lambda st: st if st.kind != "pointwise" else with_body(st, _swapped(st.body, same)))
+        for sub in body]
+    lines = [f"const int64_t {first} = std::min<int64_t>(({cindex(start)}) + 1, "
+             f"std::max<int64_t>({cindex(start)}, {cindex(stop)}));   // after the first "
+             "iteration, which checks the positions every one gathers at"]
+    return lines, [_piece(k, start, first, body), _piece(k, first, stop, rest)]
+
+
+def _invariant(value, var: str, stored: set) -> bool:
+    """Is ``value`` (a gather's position) the same in every iteration of the loop over
+    ``var``: no index of it reads ``var`` or a value bound in the loop, no load reads a
+    buffer the loop stores into, no gather in it?"""
+    for e in walk(value):
+        if isinstance(e, Gather) or isinstance(e, Load) and e.buf in stored:
+            return False
+        exprs = [e.expr] if isinstance(e, Index) else list(e.index) if isinstance(e, Load) else []
+        if any(str(sym) == var or str(sym).startswith("dv")
+               for x in exprs for sym in sympy.sympify(x).free_symbols):
+            return False
+        if not isinstance(e, (Op, Index, Load, Scalar, Const)):
+            return False
+    return True
+
+
+def _swapped(body, same: dict):
+    """``body`` with the gathers of ``same`` (id -> replacement) replaced, ops rebuilt."""
+    memo = {}
+    for e in walk(body):
+        if id(e) in same:
+            memo[id(e)] = same[id(e)]
+        elif isinstance(e, Op):
+            args = tuple(memo.get(id(a), a) for a in e.args)
+            memo[id(e)] = e if all(a is b for a, b in zip(args, e.args)) else \
+                dataclasses.replace(e, args=args)
+        else:
+            memo[id(e)] = e
+    return memo[id(body)]
 
 
 def _elements(kernels):

@@ -146,9 +146,13 @@ def lane_loop(program: LoopProgram, k, lines, private, base: str, first: str,
     written = set(written_buffers(program, k.regions[0]))
     fixed = [n for n in names if n in program.buffers and program.buffers[n].shape == ()
              and n not in written]
+    # an array no iteration writes: a restrict pointer, as in the kernels, so that a value
+    # read from it at a position every lane shares (``W[u, v]``'s ``u = order[k]``) is read
+    # once, not again after each store through another pointer (a gather per vector)
     params = ", ".join(["const int64_t ccg_base", "const int64_t ccg_first",
-                        "const int64_t ccg_end"] + [f"auto {'ccg_at_' * (n in fixed)}{n}"
-                                                    for n in names])
+                        "const int64_t ccg_end"] + [
+        f"auto {'ccg_at_' * (n in fixed)}{n}" if n in fixed or n in written or
+        n not in program.buffers else f"auto* __restrict__ {n}" for n in names])
     return [f'[]({params}) __attribute__((optimize("tree-loop-vectorize"))) {{   // several at once',
             *[f"    auto ccg_fixed_{n} = ccg_at_{n}[0];   // the same in every iteration\n"
               f"    auto* {n} = &ccg_fixed_{n};" for n in fixed],
@@ -289,7 +293,7 @@ def _checks(kernels, checks_ok: bool = False) -> bool:
     for k in nested(kernels):
         if k.form == "control" and k.stages[0].kind not in ("if",) + ("check",) * checks_ok:
             return True
-        if any(s.kind == "scatter" or isinstance(e, Gather) for s in k.stages
+        if any(s.kind == "scatter" or isinstance(e, Gather) and e.checked for s in k.stages
                for m in (s.members or (s,)) for e in walk(m.body)):
             return True
     return False

@@ -35,6 +35,8 @@ class Gather(Load):
     program reports IndexError, the load reads element 0)."""
     binds: tuple = ()
     guard: object = None    # a bool Expr: an error counts only where it holds (or None)
+    checked: bool = True    # False: positions an earlier iteration of the loop checked (the
+                            # same values: backend/loopsplit.py), wrapped but not checked
 
     @property
     def args(self) -> tuple:

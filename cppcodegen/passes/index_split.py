@@ -170,29 +170,35 @@ def _rebuild(e, memo, known):
 
 
 def decided(e, known):
-    """The gather ``e`` as a plain load where ``known`` decides each of its positions (an
-    index expression of loop variables: ``un[i - 1]``, ``un[(i + 1) % n]``) within its axis,
-    or within NumPy's negative range (it wraps), else None: no check, no wrap."""
+    """The gather ``e`` with the positions ``known`` decides (an index expression of loop
+    variables: ``un[i - 1]``, ``un[(i + 1) % n]``) within its axis, or within NumPy's
+    negative range (it wraps), made plain: no check, no wrap. A plain load when that is
+    every position, a gather of the others when some (``W[u, i]`` with ``u`` an array's
+    value), else None."""
     if type(e) is not Gather or not known:
         return None
-    subs = {}
-    for name, size, value, _ in e.binds:
-        if not isinstance(value, Index):
-            return None
-        expr = _clamp(value.expr, known)
-        span = _interval(expr, known)
+    subs, kept = {}, []
+    for bind in e.binds:
+        name, size, value, _ = bind
+        expr = _clamp(value.expr, known) if isinstance(value, Index) else None
+        span = None if expr is None else _interval(expr, known)
         if span is None or expr.has(sympy.floor, sympy.Mod, sympy.Min, sympy.Max, FloorDiv):
-            return None
+            kept.append(bind)
+            continue
         lo, hi = span
         if _le(0, lo, known) and _le(hi, size - 1, known):
             subs[name] = expr
         elif _le(-size, lo, known) and _le(hi, -1, known):
             subs[name] = expr + size
         else:
-            return None
+            kept.append(bind)
+    if not subs:
+        return None
     index = tuple(sympy.expand(sympy.sympify(ix).xreplace(
         {v: subs[v.name] for v in sympy.sympify(ix).free_symbols if v.name in subs}))
         for ix in e.index)
+    if kept:
+        return dataclasses.replace(e, index=index, binds=tuple(kept))
     return Load(e.buf, index, e.dtype)
 
 
