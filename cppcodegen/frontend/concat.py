@@ -23,7 +23,7 @@ from .creation import array, holds_proxy, zeros
 from .externs import extern_call
 from .indexing import setitem
 from . import replace
-from .proxy import asproxy, Proxy, unsupported, update
+from .proxy import asproxy, Proxy, unsupported, update, wrap
 from .sizes import is_dim, same_size
 from .views import expand_dims, ravel, reshape
 
@@ -186,9 +186,51 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         if p.ndim != len(shape) or not all(same_size(a, b) for a, b in zip(p.shape, shape)):
             raise ValueError(f"all input arrays must have the same shape (at {user_location()})")
     axis = normalize_axis_index(axis, len(shape) + 1)
+    framed = frames(parts, axis) if dtype is None else None
+    if framed is not None:
+        return framed
     parts = [expand_dims(p, axis) if isinstance(p, Proxy) else np.expand_dims(p, axis)
              for p in parts]
     return _or_extern(np.stack, arrays, parts, axis, dtype, casting)
+
+
+def frames(parts, axis):
+    """``np.stack([x[k * hop:k * hop + n] for k in range(m)])`` (a signal's frames): slices
+    of one array that differ only in where one axis starts, in steps of one stride apart,
+    read as one gather (element [k, j] is ``x[start + k * hop + j * step]``) rather than one
+    part joined after another (a chain of selects as long as the list); None otherwise."""
+    import sympy
+    if len(parts) < 3 or not all(
+            isinstance(p, Proxy) and p.node.op == "slice" and len(p.node.inputs) == 1
+            for p in parts):
+        return None
+    src, specs = parts[0].node.inputs[0], [p.node.attr("spec") for p in parts]
+    if any(p.node.inputs[0] is not src or len(sp) != len(specs[0]) for p, sp in
+           zip(parts, specs)) or len(specs[0]) != src.ndim or parts[0].ndim != src.ndim:
+        return None
+    moving = [d for d in range(src.ndim) if any(sp[d] != specs[0][d] for sp in specs)]
+    if len(moving) != 1:
+        return None
+    (ax,) = moving
+    starts = [sympy.sympify(sp[ax][0]) for sp in specs]
+    if any(sp[ax][1:] != specs[0][ax][1:] or any(sp[d] != specs[0][d] for d in range(src.ndim)
+                                                 if d != ax) for sp in specs):
+        return None
+    hop = sympy.expand(starts[1] - starts[0])
+    if any(sympy.expand(st - starts[0] - k * hop) != 0 for k, st in enumerate(starts)):
+        return None
+    hop = int(hop) if hop.is_Integer else hop
+    start, step, length = specs[0][ax]
+    whole = tuple(slice(None) if d == ax else slice(sp[0], sp[0] + sp[1] * sp[2], sp[1])
+                  if sp[1] > 0 else None for d, sp in enumerate(specs[0]))
+    if None in whole or not all(isinstance(x, (int, np.integer)) for x in (step,)):
+        return None
+    from .creation import _iota
+    from .views import moveaxis
+    source = wrap(src)[whole]
+    index = _iota(len(parts), start, hop)[:, None] + _iota(length, 0, step)[None, :]
+    framed = source[(slice(None),) * ax + (index,)]
+    return framed if axis == ax else moveaxis(framed, ax, axis).copy()
 
 
 def _or_extern(func, tup, parts, axis, dtype, casting):

@@ -418,6 +418,11 @@ def array(obj, dtype=None, *, original, **kw):
         raise ValueError(f"setting an array element with a sequence: the items have shapes "
                          f"{sorted(shapes)} (at {user_location()})")
     dt = np.dtype(dtype) if dtype is not None else np.result_type(*[p.dtype for p in items])
+    if dtype is None:
+        from .concat import frames              # (np.array([x[k * hop:k * hop + n] ...]))
+        framed = frames(items, 0)
+        if framed is not None:
+            return framed
     out = _full((len(items),) + shapes.pop(), 0, dt, "C", "np.array")
     for k, p in enumerate(items):
         out[k] = p

@@ -116,6 +116,28 @@ def _scatter_step(low, step, name):
     return stage
 
 
+LONG_CHAIN = 8      # assignments to a fresh array from which each is stored in turn
+
+
+def fill_in_order(low, node):
+    """A fresh array (``np.zeros``) filled by many assignments before ``node`` (``np.stack``
+    of a long list, ``np.array([row(k) for k in range(m)])``): each stored in place in turn,
+    as far as they can be, rather than one select per element that tests every part.
+    True when it did."""
+    steps, root = [], node.inputs[0]
+    while root.op == "setitem" and id(root) not in low.buffer_of:
+        steps.append(root)
+        root = root.inputs[0]
+    if len(steps) < LONG_CHAIN or root.op != "broadcast_to":
+        return False
+    low.realize(root)
+    for step in reversed(steps):
+        if not low._in_place(step, "temp"):
+            break
+        low.add_stage(step, "temp")
+    return True
+
+
 def steps_in_place(graph, users) -> set:
     """ids of ``graph``'s assignments of less than half their array whose array value only
     the next assignment on it reads (``sequenced`` may store them in order): not given

@@ -5,8 +5,7 @@ expressions (``where(index in region, v, x)``), the stages that write an assigne
 a buffer in place where that is safe (``_in_place``), the write-backs of arguments and loop
 carries (``write_back``: only the region when the value is one assignment, straight into the
 buffer unless a stage reads elements it overwrites), and full reductions of an assigned
-array split into the region and the slabs around it (``_split_reduce``).
-"""
+array split into the region and the slabs around it (``_split_reduce``)."""
 from __future__ import annotations
 
 import dataclasses
@@ -17,7 +16,7 @@ from ..ir.graph import LEAF_OPS, VIEW_OPS, Node, reachable
 from ..ir.loopir import FloorDiv, IMod, Load, Stage, index_vars, walk
 from ..ir.ufuncs import OPS
 from . import trades
-from .assign_steps import sequenced
+from .assign_steps import fill_in_order, sequenced
 from .chain_buffers import realize_chain
 from .read_first import read_first
 from .indexing import broadcast_index, same_index
@@ -358,12 +357,13 @@ class AssignLowering:
     def _stored_in_place(self, node: Node, role: str) -> bool:
         """``_in_place``, where ``x`` may be a chain of assignments not computed yet to an
         array a loop or branch carries (``v[0, i] = 1; v[-1, i] = 1`` before a loop that
-        reads ``v``): each one stored in place in turn, when it can be, not the chain as one
-        select over the whole array."""
+        reads ``v``) or a fresh array (``fill_in_order``): each one stored in place in turn,
+        when it can be, not the chain as one select over the whole array."""
         root = base = node.inputs[0]
         while root.op == "setitem":
             root = root.inputs[0]
-        if role in ("temp", "output") and base.op == "setitem" and root.op in ("carry",
+        if role in ("temp", "output") and not fill_in_order(self, node) and \
+                base.op == "setitem" and root.op in ("carry",
                 "loop_out") and id(base) not in self.buffer_of and self._stored_in_place(
                 base, "temp"):                  # (its steps temporaries: as the result, the
             self.add_stage(base, "temp")        # first took the buffer, d[-1] = ... copied d)
