@@ -111,7 +111,7 @@ class ExprBuilder:
 
     def search(self, buf, index, value, length, right):
         return self._make(Search, (buf, tuple(index), id(value), str(length), right), buf,
-                          tuple(index), np.dtype(np.int64), (), None, value, length, right)
+                          tuple(index), np.dtype(np.int64), (), None, True, value, length, right)
 
     def const(self, value, dtype):
         return self._make(Const, (repr(value), dtype), value, dtype)
