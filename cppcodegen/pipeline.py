@@ -309,9 +309,11 @@ def _plan(program, sig, graph=None, raises=()):
     if graph is not None:
         nodes = {label: n for n, label in zip(graph.nodes, (f"%{i}" for i in range(len(graph.nodes))))}
         last = {s.name: s.nodes for s in program.stages}    # (a buffer a chain of stores
+        later = _written_later(program.stages)              # fills in place: its last value;
         hooks = tuple((f"{s.name}:{s.nodes}:{_op_name(nodes[s.nodes])}", position[s.name])
-                      for s in program.stages if s.name in position and s.nodes in nodes
-                      and last[s.name] == s.nodes)          # fills in place: its last value)
+                      for k, s in enumerate(program.stages) if s.name in position and   # one
+                      s.nodes in nodes and last[s.name] == s.nodes and  # a loop updates later:
+                      s.name not in later[k] and not _partly_empty(nodes[s.nodes]))  # none)
     return Plan(tuple(args), _map(program.outputs, leaf), hooks, mutates=program.mutated_args(),
                 raises=raises, sites=program.sites)
 
@@ -335,6 +337,26 @@ def _located(plan, graph, site_nodes):
     sites = tuple(wheres[k] if 0 <= k < len(wheres) else old
                   for k, old in zip(site_nodes, plan.sites))
     return plan if sites == plan.sites else dataclasses.replace(plan, sites=sites)
+
+
+def _written_later(stages) -> list:
+    """Per top-level stage: the buffers the loops and branches after it store into."""
+    from .ir.loopir import nested
+    out, seen = [], set()
+    for s in reversed(stages):
+        out.append(frozenset(seen))
+        if s.regions:
+            seen |= {t.name for region in s.regions for t in nested(region) if t.name}
+    return out[::-1]
+
+
+def _partly_empty(node) -> bool:
+    """Is ``node`` an ``np.empty`` array some of whose elements were assigned (a stack's
+    arrays, ``frontend/worklists.py``)? The others hold whatever the memory held: no hook
+    compares them."""
+    while node.op in ("setitem", "scatter"):
+        node = node.inputs[0]
+    return node.op == "broadcast_to" and node.attr("uninit", False)
 
 
 def _op_name(node) -> str:

@@ -113,7 +113,9 @@ class BoolOps:
 
 def _chosen(pairs, stop: bool, combined):
     """The value of ``and``/``or`` over traced truths: ``combined`` (their bool) when every
-    operand is a bool, else the operand Python would return, selected by the truths."""
+    operand is a bool, else the operand Python would return, selected by the truths (a list
+    kept as arrays, ``while stack and ...``: its truth)."""
+    pairs = [(t if hasattr(type(v), "traced_truth") else v, t) for v, t in pairs]
     if any(isinstance(v, Proxy) and v.ndim for v, _ in pairs):
         return combined
     if all(isinstance(v, (bool, np.bool_)) or isinstance(v, Proxy) and v.dtype == np.bool_

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
-from . import nones, products, pystate, replace, solve, whileloops
+from . import nones, products, pystate, replace, solve, whileloops, worklists
 from .proxy import as_node, cast, Proxy, size_operand, wrap
 from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert, user_function
@@ -211,11 +211,13 @@ class TraceOps(BuiltinCalls, BoolOps):
         finally:
             self.loops.pop()
 
-    def while_stmt(self, cond, body, get_state, set_state, names, where="", entry=()):
+    def while_stmt(self, cond, body, get_state, set_state, names, where="", entry=(),
+                   lists=()):
         if where in self.unroll:
             while _concrete(cond(), where):
                 body()
             return
+        worklists.convert(names, get_state, set_state, lists, where)
         loop = Carried(names, get_state, set_state, where, entry=entry)
         regions = self._inside(where, lambda: loop.run([cond, body], test_first=True))
         if loop.never:                  # the condition is False before any iteration
@@ -227,8 +229,9 @@ class TraceOps(BuiltinCalls, BoolOps):
         loop.finish(node)
 
     def for_stmt(self, iterable, body, get_state, set_state, names, extra_test=None, where="",
-                 slices=False, fresh=(), entry=(), lists=(), unread=()):
+                 slices=False, fresh=(), entry=(), lists=(), unread=(), stacks=()):
         spec = loop_spec(iterable)
+        worklists.convert(names, get_state, set_state, stacks, where)   # (lists it pops)
         if spec is None and where in self.unroll and constant_numbers(iterable):
             spec = ConstantIter(iterable)   # Python could not run it: a compiled loop
         elif spec is None or where in self.unroll:      # Python iterates

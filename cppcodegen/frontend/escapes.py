@@ -83,9 +83,12 @@ def _fresh_list(value, namespace) -> bool:
 
 def _safe_read(node, parent, parents, namespace) -> bool:
     """Is this read of a list one that keeps no reference to it?"""
-    if isinstance(parent, ast.Attribute):           # only its append (a call)
-        return parent.attr == "append" and isinstance(parents.get(id(parent)), ast.Call) \
-            and parents[id(parent)].func is parent
+    if isinstance(parent, ast.Attribute):           # only its append or pop (a call)
+        return parent.attr in ("append", "pop") and \
+            isinstance(parents.get(id(parent)), ast.Call) and parents[id(parent)].func is parent
+    if isinstance(parent, (ast.While, ast.If, ast.IfExp)) and parent.test is node or \
+            isinstance(parent, (ast.BoolOp, ast.UnaryOp)):     # (its truth: ``while stack:``)
+        return True
     if isinstance(parent, ast.Subscript):           # out[i] (read), not a store into it
         return parent.value is node and isinstance(parent.ctx, ast.Load)
     if isinstance(parent, (ast.For, ast.comprehension)):

@@ -275,6 +275,7 @@ class Converter(ReturnRewriter):
         n = self.new_id()
         brk, cont = self.prep_jumps(s, n)
         names = sorted(bound_names(s.body) | bound_names([s.target]) | self.boxes(s.body))
+        stacks = sorted(self.boxes(s.body, ("pop",)) & self.private)   # (before the rewrite)
         self.modified.update(names)
         item = self.pre + "item"
         inner = [ast.Assign(targets=[s.target], value=name_node(item), type_comment=None)]
@@ -296,7 +297,7 @@ class Converter(ReturnRewriter):
             ast.Tuple([ast.Constant(x) for x in names if _written_first(x, s.body)],
                       ast.Load()), self.names_tuple(entry),
             self.names_tuple([x for x in names if x in self.private]),
-            self.names_tuple(self._unread_after(s, names))]))
+            self.names_tuple(self._unread_after(s, names)), self.names_tuple(stacks)]))
         return self.finish(s, pre + [body] + state + [call])
 
     def _unread_after(self, s, names) -> list:
@@ -321,6 +322,7 @@ class Converter(ReturnRewriter):
         n = self.new_id()
         brk, cont = self.prep_jumps(s, n)
         names = sorted(bound_names(s.body) | self.boxes(s.body))
+        stacks = sorted(self.boxes(s.body) & self.private)      # (before the rewrite)
         self.modified.update(names)
         test = s.test
         if brk:
@@ -339,15 +341,16 @@ class Converter(ReturnRewriter):
         pre = [assign(f, ast.Constant(False)) for f in (brk, cont) if f]
         call = ast.Expr(self.call_op("while_stmt", [
             name_node(cond_n), name_node(body_n), name_node(get_n), name_node(set_n),
-            self.names_tuple(names), self.where(s), self.names_tuple(entry)]))
+            self.names_tuple(names), self.where(s), self.names_tuple(entry),
+            self.names_tuple(stacks)]))
         return self.finish(s, pre + [cond, body] + state + [call])
 
-    def boxes(self, stmts) -> set:
-        """Local names whose list/dict/set methods that change them are called in ``stmts``
-        (``out.append(i)``): passed to the construct, which refuses to change them
-        (``containers.py``)."""
+    def boxes(self, stmts, methods=MUTATORS) -> set:
+        """Local names whose list/dict/set methods that change them (of ``methods``) are
+        called in ``stmts`` (``out.append(i)``): passed to the construct, which refuses to
+        change them (``containers.py``)."""
         return {n.func.value.id for n in walk_scope(stmts) if isinstance(n, ast.Call)
-                and isinstance(n.func, ast.Attribute) and n.func.attr in MUTATORS
+                and isinstance(n.func, ast.Attribute) and n.func.attr in methods
                 and isinstance(n.func.value, ast.Name) and n.func.value.id in self.local_names
                 and n.func.value.id not in self.declared}
 

@@ -36,4 +36,6 @@ def truth(x):
     if isinstance(x, Proxy):
         x = as_scalar(x)
         return x if x.dtype == np.bool_ else np.not_equal(x, 0)
+    if hasattr(type(x), "traced_truth"):    # (a list kept as arrays: worklists.py)
+        return x.traced_truth()
     return bool(x)

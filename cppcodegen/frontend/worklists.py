@@ -1,0 +1,198 @@
+"""Lists a ``while`` loop uses as a stack or a queue, kept as arrays.
+
+``stack = [(si, sj)]; while stack: i, j = stack.pop(); ...; stack.append((i + 1, j))``
+(flood fill, depth-first search) and ``queue = [s]; head = 0; while head < len(queue): u =
+queue[head]; ...; queue.append(v)`` (breadth-first search): the list grows and shrinks with
+the values, which a trace cannot follow item by item. A list the function alone sees
+(``escapes.py``) whose ``append`` or ``pop`` the loop calls, holding numbers or tuples of
+numbers, is bound before the loop to a ``WorkList``: an array per field (an item's number,
+or each place of its tuples) with room for ``capacity`` items, and two 0-d int64 arrays, the
+end and the start (``pop(0)`` moves the start). Its methods update them in place, so the
+loop carries them as it carries any array it updates (``carried.py``):
+
+- ``append(v)`` stores each field at the end and adds one; past the room it has, the program
+  stops (``WorkListFull``: a call that wrote no argument runs again as Python);
+- ``pop()`` / ``pop(-1)`` takes one off the end, ``pop(0)`` off the start (an empty list:
+  Python's IndexError "pop from empty list");
+- ``len()``, truth (``while stack:``), ``lst[k]`` (Python's IndexError out of range) and
+  ``lst[k] = v``;
+- after the loop, ``np.array(lst)`` / ``np.asarray`` are the items between start and end.
+
+Anything else a list does (``extend``, ``insert``, ``sort``, iteration, returning it) raises
+a TraceError naming it; with the fallback on, Python runs the function. An item whose dtype
+a field cannot hold (a float appended where ints were) is refused, naming the list.
+The room is four times the largest array argument's elements, and at least 4096 items: the
+arrays are made with ``np.empty``, so only the pages the list reaches are ever touched.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import PythonOnly, TraceError, user_location
+from .iteration import size_proxy
+from .proxy import Proxy, wrap
+from .sizes import is_dim
+
+LEAST_ROOM = 4096
+
+
+class WorkListFull(PythonOnly):
+    """A list a compiled loop uses as a stack or a queue outgrew the room it was given."""
+    reason = ("a list used as a stack or a queue grew past the items the compiled loop keeps "
+              "room for")
+
+
+def convert(names, get_state, set_state, lists, where):
+    """Binds each name of ``lists`` (private lists whose append or pop the loop at ``where``
+    calls) that holds numbers or tuples of numbers to a ``WorkList`` of its items."""
+    if not lists:
+        return
+    state = list(get_state())
+    bound = False
+    for k, name in enumerate(names):
+        value = state[k]
+        if name in lists and type(value) is list and value:
+            fields = _fields(value)
+            if fields is not None:
+                state[k] = WorkList(name, value, *fields)
+                bound = True
+    if bound:
+        set_state(tuple(state))
+
+
+def _fields(items):
+    """(dtype per field, tupled) of ``items``, or None when they are not numbers (or 0-d
+    traced values), or tuples of them of one length."""
+    tupled = type(items[0]) is tuple
+    width = len(items[0]) if tupled else 1
+    columns = [[] for _ in range(width)]
+    for item in items:
+        values = item if tupled else (item,)
+        if (type(item) is tuple) != tupled or len(values) != width:
+            return None
+        for column, v in zip(columns, values):
+            if isinstance(v, Proxy) and not v.node.shape:
+                column.append(v.dtype)
+            elif is_dim(v):                 # (a size, a loop's index: ``[i * w + j]``)
+                column.append(np.dtype(np.int64))
+            elif isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating)):
+                column.append(np.asarray(v).dtype)
+            else:
+                return None
+    return [np.result_type(*c) for c in columns], tupled
+
+
+def _room() -> int:
+    from .externs import TraceState
+    sizes = [a.size for a in (TraceState.args or ()) if isinstance(a, np.ndarray)]
+    return max([LEAST_ROOM] + [4 * s for s in sizes])
+
+
+class WorkList:
+    """A list a compiled ``while`` loop pushes to and pops from: arrays and two counters."""
+
+    def __init__(self, name, items, dtypes, tupled):
+        from .creation import empty, full
+        self.name, self.tupled = name, tupled
+        self.room = _room()
+        self.fields = [empty((self.room,), dtype=dt) for dt in dtypes]
+        for k, item in enumerate(items):
+            for buf, v in zip(self.fields, item if tupled else (item,)):
+                buf[k] = size_proxy(v) if is_dim(v) else v
+        self.end = full((), len(items), dtype=np.int64)
+        self.start = full((), 0, dtype=np.int64)
+
+    # -- what the loop does
+    def append(self, item):
+        values = item if self.tupled and type(item) is tuple else (item,)
+        if len(values) != len(self.fields) or (type(item) is tuple) != self.tupled:
+            raise TraceError(f"an item of another form is appended to the list '{self.name}' "
+                             f"(at {user_location()}): a compiled loop keeps lists whose items "
+                             "are all numbers, or all tuples of numbers of one length")
+        values = tuple(size_proxy(v) if is_dim(v) else v for v in values)
+        for buf, v in zip(self.fields, values):
+            dt = v.dtype if isinstance(v, Proxy) else np.asarray(v).dtype
+            if not np.can_cast(dt, buf.dtype, "same_kind") or \
+                    dt.kind == "f" and buf.dtype.kind in "iub":
+                raise TraceError(f"an item of dtype {dt} is appended to the list '{self.name}' "
+                                 f"(at {user_location()}), whose items are {buf.dtype}: start "
+                                 "the list with items of the type it will hold")
+        from .raises import error_check
+        where = user_location()
+        end = self.end[()]      # (the index a copy of the count, as counted lists keep it)
+        error_check(end, end < self.room, (WorkListFull, (
+            f"the list '{self.name}' grew past the {self.room} items the compiled loop keeps "
+            f"room for (at {where}); this call already updated an argument",)), where)
+        for buf, v in zip(self.fields, values):
+            buf[end] = v
+        self.end[()] = end + 1
+
+    def pop(self, index=-1):
+        from .raises import error_check
+        where = user_location()
+        if not isinstance(index, (int, np.integer)) or index not in (0, -1):
+            raise TraceError(f"pop({index!r}) of the list '{self.name}' (at {where}): a compiled "
+                             "loop takes items off a list's end (pop()) or start (pop(0))")
+        at = (self.start if index == 0 else self.end)[()]
+        error_check(at, self.end > self.start, (IndexError, ("pop from empty list",)), where)
+        if index == 0:
+            self.start[()] = at + 1
+        else:
+            at = at - 1
+            self.end[()] = at
+        return self._item(at)
+
+    def _item(self, at):
+        values = []
+        for buf in self.fields:
+            v = buf[at]
+            v.scalar = True
+            values.append(v)
+        return tuple(values) if self.tupled else values[0]
+
+    def _position(self, index, where):
+        from .raises import error_check
+        if isinstance(index, slice) or not isinstance(index, (int, np.integer, Proxy)):
+            raise TraceError(f"the list '{self.name}' indexed by {type(index).__name__} (at "
+                             f"{where}): a compiled loop reads one item of it at an int")
+        at = np.where(np.less(index, 0), self.end + index, self.start + index)
+        inside = np.logical_and(at >= self.start, at < self.end)
+        return error_check(at, inside, (IndexError, ("list index out of range",)), where)
+
+    def __getitem__(self, index):
+        return self._item(self._position(index, user_location()))
+
+    def __setitem__(self, index, item):
+        at = self._position(index, user_location())
+        for buf, v in zip(self.fields, item if self.tupled else (item,)):
+            buf[at] = v
+
+    def traced_truth(self):
+        return np.greater(self.end, self.start)
+
+    def length(self):
+        return wrap((self.end - self.start).node, weak=True, scalar=True)
+
+    def __len__(self):
+        raise TraceError(f"len() of the list '{self.name}' outside the rewritten code (at "
+                         f"{user_location()})")
+
+    # -- after the loop
+    def traced_array(self, dtype=None, listed=False):
+        if listed or self.tupled:
+            raise TraceError(f"the list '{self.name}' a compiled loop used as a stack or a "
+                             f"queue is {'returned' if listed else 'made an array of tuples'} "
+                             f"(at {user_location()}): return np.array of a list of numbers")
+        buf = self.fields[0] if dtype is None else self.fields[0].astype(dtype)
+        return buf[self.start[()]:self.end[()]]
+
+    def __iter__(self):
+        raise TraceError(f"the list '{self.name}' a compiled loop used as a stack or a queue "
+                         f"is iterated (at {user_location()}): index it, or np.array(it)")
+
+    def __getattr__(self, name):
+        if not hasattr(list, name) or name.startswith("__"):   # (the tracer's own questions)
+            raise AttributeError(f"'list' object has no attribute '{name}'")
+        raise TraceError(f"list.{name} of the list '{self.name}' (at {user_location()}): a "
+                         "compiled loop keeps a list it uses as a stack or a queue as arrays, "
+                         "and does append, pop(), pop(0), len, indexing and np.array of it")

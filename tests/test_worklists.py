@@ -1,0 +1,207 @@
+"""Lists a while loop uses as a stack or a queue (frontend/worklists.py): flood fill and
+depth-first search with ``stack.pop()``, breadth-first search with a head index or
+``pop(0)``, quicksort with a stack of (lo, hi) tuples, component labelling with a stack made
+inside nested loops. Each is compared with the plain function; an empty pop raises Python's
+IndexError, a list that outgrows its room runs as Python, an item of another dtype is
+refused by name."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import cppcodegen
+from helpers import check_against_numpy
+
+
+def flood(img, si, sj):
+    h, w = img.shape
+    out = np.zeros((h, w), np.uint8)
+    stack = [(si, sj)]
+    target = img[si, sj]
+    while stack:
+        i, j = stack.pop()
+        if i < 0 or i >= h or j < 0 or j >= w:
+            continue
+        if out[i, j] or img[i, j] != target:
+            continue
+        out[i, j] = 1
+        stack.append((i + 1, j))
+        stack.append((i - 1, j))
+        stack.append((i, j + 1))
+        stack.append((i, j - 1))
+    return out
+
+
+def reach(adj, start):
+    seen = np.zeros(adj.shape[0], dtype=np.bool_)
+    seen[start] = True
+    stack = [start]
+    while stack:
+        u = stack.pop()
+        for v in range(adj.shape[0]):
+            if adj[u, v] and not seen[v]:
+                seen[v] = True
+                stack.append(v)
+    return seen
+
+
+def bfs_order(nbr, start):
+    seen = np.zeros(nbr.shape[0], dtype=np.bool_)
+    seen[start] = True
+    order = [start]
+    head = 0
+    while head < len(order):
+        u = order[head]
+        head += 1
+        for k in range(nbr.shape[1]):
+            v = nbr[u, k]
+            if not seen[v]:
+                seen[v] = True
+                order.append(v)
+    return np.array(order)
+
+
+def bfs_depth(adj, start):
+    depth = np.full(adj.shape[0], -1)
+    depth[start] = 0
+    queue = [start]
+    while queue:
+        u = queue.pop(0)
+        for v in range(adj.shape[0]):
+            if adj[u, v] and depth[v] < 0:
+                depth[v] = depth[u] + 1
+                queue.append(v)
+    return depth
+
+
+def quicksort(a):
+    a = a.copy()
+    stack = [(0, a.shape[0] - 1)]
+    while len(stack) > 0:
+        lo, hi = stack.pop()
+        if lo >= hi:
+            continue
+        pivot = a[hi]
+        i = lo
+        for j in range(lo, hi):
+            if a[j] < pivot:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+        a[i], a[hi] = a[hi], a[i]
+        stack.append((lo, i - 1))
+        stack.append((i + 1, hi))
+    return a
+
+
+def label(mask):
+    h, w = mask.shape
+    labels = np.zeros((h, w), dtype=np.int32)
+    cur = 0
+    for i in range(h):
+        for j in range(w):
+            if mask[i, j] and labels[i, j] == 0:
+                cur += 1
+                labels[i, j] = cur
+                stack = [i * w + j]
+                while len(stack) > 0:
+                    p = stack.pop()
+                    r, c = p // w, p % w
+                    if r > 0 and mask[r - 1, c] and labels[r - 1, c] == 0:
+                        labels[r - 1, c] = cur
+                        stack.append(p - w)
+                    if r < h - 1 and mask[r + 1, c] and labels[r + 1, c] == 0:
+                        labels[r + 1, c] = cur
+                        stack.append(p + w)
+                    if c > 0 and mask[r, c - 1] and labels[r, c - 1] == 0:
+                        labels[r, c - 1] = cur
+                        stack.append(p - 1)
+                    if c < w - 1 and mask[r, c + 1] and labels[r, c + 1] == 0:
+                        labels[r, c + 1] = cur
+                        stack.append(p + 1)
+    return labels, cur
+
+
+def peek_and_index(x):
+    stack = [0.0]
+    total = 0.0
+    k = 0
+    while k < x.shape[0]:
+        if x[k] > stack[-1]:
+            stack.append(x[k])
+        else:
+            total += stack.pop() if len(stack) > 1 else stack[0]
+        k += 1
+    return total, len(stack)
+
+
+def pops_too_many(x):
+    stack = [1, 2]
+    s = 0
+    while x[s] > 0:
+        s += stack.pop()
+    return s
+
+
+def grows(n):
+    stack = [0]
+    while len(stack) < n:
+        stack.append(len(stack))
+    return np.array(stack).sum()
+
+
+def wrong_item(x):
+    stack = [0]
+    k = 0
+    v = 0
+    while stack and x[k] > 0.0:
+        v = stack.pop()
+        stack.append(x[k])
+        k += 1
+    return v
+
+
+R = np.random.default_rng(31)
+IMG = (R.random((40, 30)) > 0.35).astype(np.uint8)
+ADJ = R.random((60, 60)) < 0.05
+
+
+@pytest.mark.parametrize("fn, args", [
+    (flood, (IMG, 3, 4)), (flood, (IMG, 0, 0)),
+    (reach, (ADJ, 0)), (reach, (ADJ, 7)),
+    (bfs_order, (R.integers(0, 50, (50, 3)), 0)),
+    (bfs_depth, (ADJ, 3)),
+    (quicksort, (R.standard_normal(300),)), (quicksort, (np.arange(40.0)[::-1].copy(),)),
+    (label, (IMG > 0,)),
+    (peek_and_index, (R.random(50),)),
+])
+def test_stacks_and_queues_in_while_loops(fn, args):
+    check_against_numpy(fn, *args)
+
+
+@pytest.mark.parametrize("backend", ["check", "numpy"])
+def test_a_stack_in_check_mode(backend):
+    """The NumPy reference runs the same loops (check mode compares every buffer)."""
+    for fn, args in ((reach, (ADJ[:20, :20], 0)), (bfs_order, (np.arange(30).reshape(10, 3) % 10, 0))):
+        np.testing.assert_array_equal(cppcodegen.compile(fn, backend=backend)(*args), fn(*args))
+
+
+def test_an_empty_pop_raises_pythons_index_error():
+    f = cppcodegen.compile(pops_too_many)
+    assert f(np.array([1, 1, 0])) == pops_too_many(np.array([1, 1, 0]))
+    with pytest.raises(IndexError, match="pop from empty list"):
+        f(np.array([1, 1, 1, 1]))
+
+
+def test_a_list_that_outgrows_its_room_runs_as_python():
+    f = cppcodegen.compile(grows)
+    assert f(100) == grows(100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cppcodegen.FallbackWarning)
+        assert f(20000) == grows(20000)
+
+
+def test_an_item_of_another_dtype_is_refused_by_name():
+    with pytest.raises(cppcodegen.UnsupportedError, match="dtype float64 is appended to the list 'stack'"):
+        cppcodegen.compile(wrong_item, options={"fallback": False})(np.array([0.5, 1.5, 2.5, -1.0]))
