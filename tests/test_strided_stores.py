@@ -116,3 +116,35 @@ def test_an_array_made_with_a_value_is_filled_then_stored_by_region(dtype, n):
     if n == 1000:
         program = str(cppcodegen.explain(upsample, x, 3).program)
         assert "where(" not in program and "[3*i0] over [1000]" in program
+
+
+def paths_by_column(S0, r, sigma, T, Z):
+    n_paths, n_steps = Z.shape
+    dt = T / n_steps
+    S = np.zeros((n_paths, n_steps + 1), dtype=Z.dtype)
+    S[:, 0] = S0
+    for t in range(1, n_steps + 1):
+        S[:, t] = S[:, t - 1] * np.exp((r - 0.5 * sigma ** 2) * dt + sigma * np.sqrt(dt) * Z[:, t - 1])
+    return S
+
+
+def column_of_ints(a):
+    out = np.zeros((a.shape[0], 3), dtype=a.dtype)
+    out[:, 1] = a[:, 0] * 3 + a[:, 2]
+    out[:, 2:3] = a[:, 1:2] // 2
+    return out
+
+
+@pytest.mark.parametrize("dtype, n", [(np.float64, 37), (np.float32, 100), (np.float64, 3)])
+def test_a_column_assignment_runs_its_rows_in_vectors(dtype, n):
+    """``S[:, t] = ...``: domain (n, 1), the loop over its n rows is the vector loop
+    (strided loads and stores), not n loops of one element."""
+    Z = np.random.default_rng(n).standard_normal((n, 9)).astype(dtype)
+    check_against_numpy(paths_by_column, 100.0, 0.05, 0.2, 1.0, Z, rtol=1e-6 if dtype == np.float32 else 1e-13)
+    if n == 37 and dtype == np.float64:
+        assert "load_strided" in cppcodegen.explain(paths_by_column, 100.0, 0.05, 0.2, 1.0, Z).source
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_integer_columns(dtype):
+    check_against_numpy(column_of_ints, (np.arange(51 * 4) % 97).reshape(51, 4).astype(dtype))

@@ -395,6 +395,10 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
         """Loops over ``axes`` (outer ones bound already); pointwise store or reduction."""
         w = self.w
         if s.kind == "pointwise":
+            units = []      # (a column ``S[:, t] = ...``: the loop over its rows in vectors)
+            while len(axes) > 1 and s.domain[axes[-1]] == 1 and not ranges:
+                units.append(axes[-1])
+                axes = axes[:-1]
             stores = any(v[1] == "store" for v in self.reuse.get(s.name, {}).values())
             pieces = None if ranges or stores else split(s, axes)   # a join: a loop per part
                                                     # (not one whose values a later stage loads)
@@ -420,6 +424,8 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
                 short = bool(pieces) and bounds is not None and all(b.isdigit() for b in bounds) and \
                     int(bounds[1]) - int(bounds[0]) < 16
                 with w.indent("{"):     # (a short piece of the inner loop: scalar)
+                    for a in units:
+                        w.line(f"const int64_t i{a} = 0;   // an axis of one element")
                     self.loops(piece, axes, box, store, parallel, allow_vector=not short)
             return
         if s.reduction in ("argmax", "argmin"):

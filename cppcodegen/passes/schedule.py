@@ -149,8 +149,11 @@ def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
         return Kernel(name, "rows", (), [stage])
     if stage.kind == "reduction":
         outer = tuple(stage.domain[:len(stage.domain) - len(stage.reduce_axes)])
-    else:
-        outer = tuple(stage.domain[:-1])
+    else:       # (a column ``S[:, t] = ...``, domain (n, 1): the loop over its n rows inner,
+        last = len(stage.domain) - 1        # in vectors, backend/kernels.py ``stage``)
+        while last > 0 and isinstance(stage.domain[last], int) and stage.domain[last] == 1:
+            last -= 1
+        outer = tuple(stage.domain[:last])
     return Kernel(name, "nest" if outer else "flat", outer, [stage])
 
 
