@@ -6,6 +6,7 @@ IndexError, a list that outgrows its room runs as Python, an item of another dty
 refused by name."""
 from __future__ import annotations
 
+import heapq
 import warnings
 
 import numpy as np
@@ -205,3 +206,70 @@ def test_a_list_that_outgrows_its_room_runs_as_python():
 def test_an_item_of_another_dtype_is_refused_by_name():
     with pytest.raises(cppcodegen.UnsupportedError, match="dtype float64 is appended to the list 'stack'"):
         cppcodegen.compile(wrong_item, options={"fallback": False})(np.array([0.5, 1.5, 2.5, -1.0]))
+
+
+def dijkstra(W, s):
+    dist = np.full(W.shape[0], np.inf)
+    dist[s] = 0.0
+    heap = [(0.0, s)]
+    while heap:
+        d, u = heapq.heappop(heap)
+        if d > dist[u]:
+            continue
+        for v in range(W.shape[0]):
+            if W[u, v] > 0:
+                nd = d + W[u, v]
+                if nd < dist[v]:
+                    dist[v] = nd
+                    heapq.heappush(heap, (nd, v))
+    return dist
+
+
+def heap_order(x):
+    h = [x[0]]
+    for k in range(1, x.shape[0]):
+        heapq.heappush(h, x[k])
+    out = np.empty(x.shape[0])
+    for k in range(x.shape[0]):
+        out[k] = heapq.heappop(h)
+    return out
+
+
+def ties(keys, vals):
+    """Equal keys: the second field decides, as Python compares tuples; a heap's pops come
+    in CPython's order."""
+    h = [(keys[0], vals[0])]
+    for k in range(1, keys.shape[0]):
+        heapq.heappush(h, (keys[k], vals[k]))
+    out = np.empty(keys.shape[0], dtype=np.int64)
+    for k in range(keys.shape[0]):
+        key, val = heapq.heappop(h)
+        out[k] = key * 1000 + val
+    return out
+
+
+def pops_an_empty_heap(x):
+    h = [1.0]
+    s = 0.0
+    k = 0
+    while x[k] > 0:
+        s += heapq.heappop(h)
+        k += 1
+    return s
+
+
+@pytest.mark.parametrize("fn, args", [
+    (dijkstra, (np.where(R.random((40, 40)) < 0.2, R.random((40, 40)) * 10, 0.0), 0)),
+    (dijkstra, (np.round(np.where(R.random((30, 30)) < 0.3, R.random((30, 30)) * 4, 0.0)), 5)),
+    (heap_order, (R.standard_normal(200),)),
+    (ties, (R.integers(0, 5, 60), R.integers(0, 100, 60))),
+])
+def test_heapq_on_a_list_kept_as_arrays(fn, args):
+    check_against_numpy(fn, *args)
+
+
+def test_heappop_of_an_empty_heap_raises_as_cpython():
+    f = cppcodegen.compile(pops_an_empty_heap)
+    assert f(np.array([1, 0])) == 1.0
+    with pytest.raises(IndexError, match="index out of range"):
+        f(np.array([1, 1, 0]))

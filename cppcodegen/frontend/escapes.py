@@ -113,11 +113,13 @@ def _reader(func, namespace) -> bool:
         return _numpy(value)
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         module = namespace.get(func.value.id)
-        return getattr(module, "__name__", "") in ("numpy", "numpy.linalg") and \
+        return getattr(module, "__name__", "") in ("numpy", "numpy.linalg", "heapq") and \
             _numpy(getattr(module, func.attr, None))
     return False
 
 
 def _numpy(value) -> bool:
+    """A NumPy function, or ``heapq``'s (``heaps.py``: on a list kept as arrays)."""
     module = getattr(value, "__module__", None) or ""
-    return callable(value) and (module == "numpy" or module.startswith("numpy."))
+    return callable(value) and (module in ("numpy", "heapq", "_heapq") or
+                                module.startswith("numpy."))

@@ -274,8 +274,9 @@ class Converter(ReturnRewriter):
     def gen_for(self, s):
         n = self.new_id()
         brk, cont = self.prep_jumps(s, n)
-        names = sorted(bound_names(s.body) | bound_names([s.target]) | self.boxes(s.body))
-        stacks = sorted(self.boxes(s.body, ("pop",)) & self.private)   # (before the rewrite)
+        heaps = _heaps(s.body) & self.private
+        names = sorted(bound_names(s.body) | bound_names([s.target]) | self.boxes(s.body) | heaps)
+        stacks = sorted((self.boxes(s.body, ("pop",)) | heaps) & self.private)
         self.modified.update(names)
         item = self.pre + "item"
         inner = [ast.Assign(targets=[s.target], value=name_node(item), type_comment=None)]
@@ -321,8 +322,9 @@ class Converter(ReturnRewriter):
     def gen_while(self, s):
         n = self.new_id()
         brk, cont = self.prep_jumps(s, n)
-        names = sorted(bound_names(s.body) | self.boxes(s.body))
-        stacks = sorted(self.boxes(s.body) & self.private)      # (before the rewrite)
+        heaps = _heaps(s.body) & self.private
+        names = sorted(bound_names(s.body) | self.boxes(s.body) | heaps)
+        stacks = sorted((self.boxes(s.body) | heaps) & self.private)    # (before the rewrite)
         self.modified.update(names)
         test = s.test
         if brk:
@@ -551,3 +553,13 @@ def _slices_with(target, body) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names
                for sub in ast.walk(ast.Module(body=list(body), type_ignores=[]))
                if isinstance(sub, ast.Slice) for n in ast.walk(sub))
+
+
+def _heaps(stmts) -> set:
+    """Names ``stmts`` pass to ``heapq.heappush``/``heappop`` & co. as the heap."""
+    return {n.args[0].id for n in walk_scope(stmts) if isinstance(n, ast.Call) and n.args and
+            isinstance(n.args[0], ast.Name) and
+            getattr(n.func, "attr", getattr(n.func, "id", None)) in HEAP_CALLS}
+
+
+HEAP_CALLS = ("heappush", "heappop", "heappushpop", "heapreplace", "heapify")

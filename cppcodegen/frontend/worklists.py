@@ -18,7 +18,8 @@ loop carries them as it carries any array it updates (``carried.py``):
   ``lst[k] = v``;
 - after the loop, ``np.array(lst)`` / ``np.asarray`` are the items between start and end.
 
-Anything else a list does (``extend``, ``insert``, ``sort``, iteration, returning it) raises
+``heapq.heappush``/``heappop`` on it are ``heaps.py``'s. Anything else a list does
+(``extend``, ``insert``, ``sort``, iteration, returning it) raises
 a TraceError naming it; with the fallback on, Python runs the function. An item whose dtype
 a field cannot hold (a float appended where ints were) is refused, naming the list.
 The room is four times the largest array argument's elements, and at least 4096 items: the
@@ -127,14 +128,14 @@ class WorkList:
             buf[end] = v
         self.end[()] = end + 1
 
-    def pop(self, index=-1):
+    def pop(self, index=-1, empty="pop from empty list"):
         from .raises import error_check
         where = user_location()
         if not isinstance(index, (int, np.integer)) or index not in (0, -1):
             raise TraceError(f"pop({index!r}) of the list '{self.name}' (at {where}): a compiled "
                              "loop takes items off a list's end (pop()) or start (pop(0))")
         at = (self.start if index == 0 else self.end)[()]
-        error_check(at, self.end > self.start, (IndexError, ("pop from empty list",)), where)
+        error_check(at, self.end > self.start, (IndexError, (empty,)), where)
         if index == 0:
             self.start[()] = at + 1
         else:
@@ -149,6 +150,16 @@ class WorkList:
             v.scalar = True
             values.append(v)
         return tuple(values) if self.tupled else values[0]
+
+    def at(self, k):
+        """The item ``k`` places after the start, unchecked (``heaps.py``: a position the
+        heap's own arithmetic keeps inside, or read where it is not used)."""
+        return self._item(self.start + k)
+
+    def put(self, k, item):
+        at = self.start + k
+        for buf, v in zip(self.fields, item if self.tupled else (item,)):
+            buf[at] = v
 
     def _position(self, index, where):
         from .raises import error_check
