@@ -22,7 +22,7 @@ class PythonOps:
 
     # -- statements -----------------------------------------------------------
     def for_stmt(self, iter_, body, get_state, set_state, names, extra_test, where, slices=False,
-                 fresh=(), entry=(), lists=(), unread=()):
+                 fresh=(), entry=(), lists=(), unread=(), stacks=()):
         it = iter(iter_)
         # extra_test is checked before pulling the next item (exact `break` semantics)
         while extra_test is None or extra_test():
@@ -32,7 +32,7 @@ class PythonOps:
                 break
             body(item)
 
-    def while_stmt(self, cond, body, get_state, set_state, names, where, entry=()):
+    def while_stmt(self, cond, body, get_state, set_state, names, where, entry=(), lists=()):
         while cond():
             body()
 

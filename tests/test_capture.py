@@ -634,7 +634,7 @@ def test_where_names_user_file_and_line():
 
     class Spy(PythonOps):
         def for_stmt(self, it, body, get, set_, names, extra, where, slices=False, fresh=(), entry=(),
-                     lists=(), unread=()):
+                     lists=(), unread=(), stacks=()):
             seen.append((where, names))
             return super().for_stmt(it, body, get, set_, names, extra, where, slices)
 
@@ -664,14 +664,14 @@ def test_get_set_state_roundtrip():
 
     class Spy(PythonOps):
         def for_stmt(self, it, body, get, set_, names, extra, where, slices=False, fresh=(), entry=(),
-                     lists=(), unread=()):
+                     lists=(), unread=(), stacks=()):
             before = get()
             set_(before)
             assert get() == before
             super().for_stmt(it, body, get, set_, names, extra, where, slices)
             log.append((names, get()))
 
-        def while_stmt(self, cond, body, get, set_, names, where, entry=()):
+        def while_stmt(self, cond, body, get, set_, names, where, entry=(), lists=()):
             super().while_stmt(cond, body, get, set_, names, where)
             log.append((names, get()))
 

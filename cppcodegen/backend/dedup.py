@@ -36,7 +36,7 @@ def _structure(program: LoopProgram, k: Kernel, params: list, aliased: bool) -> 
             elif isinstance(e, Gather):     # (its positions' values and checks too)
                 key = ("gather", position.get(e.buf, e.buf), tuple(map(str, e.index)),
                        str(e.dtype), layout(e.buf), e.checked,
-                       tuple((n, str(size), expr(v), axis) for n, size, v, axis in e.binds),
+                       tuple((str(size), expr(v), axis) for _, size, v, axis in e.binds),
                        None if e.guard is None else expr(e.guard))
             elif isinstance(e, Load):
                 key = ("load", position.get(e.buf, e.buf), tuple(map(str, e.index)), str(e.dtype),

@@ -95,6 +95,10 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
         rows = getattr(kw, "rows", {})      # (a twin whose buffer is read elsewhere: its own)
         shape = (_structure(program, k, params, aliased),
                  tuple(i for i, n in enumerate(names) if n in rows))
+        if shape not in rendered and k.name in texts:   # (a kernel of that name rendered
+            k = dataclasses.replace(k, name=f"{k.name}_{len(texts)}")   # otherwise: a loop's
+            kw = GemmWriter(program, k, opts) if k.form == "gemm" else \
+                KernelWriter(program, k, opts, uses)    # pieces rewritten twice)
         if shape not in rendered:
             text = kw.render()
             if aliased:
@@ -288,8 +292,8 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
     elif s.kind == "for" and (split := split_for(k)) is not None:
         bounds, pieces = split       # (the iterations with checked accesses, and the rest)
         out += ["{", *bounds]
-        for piece in pieces:
-            out += _for_lines(program, piece, body, opts, inside)
+        for piece in pieces:        # (each in a block: its buffers allocated once are its own)
+            out += ["{", *_for_lines(program, piece, body, opts, inside), "}"]
         out.append("}")
     elif s.kind == "for":
         out += _for_lines(program, k, body, opts, inside)

@@ -45,8 +45,8 @@ def _array(x):
     """``x`` as a traced or NumPy array (a list of traced values: as ``np.array`` makes it)."""
     if isinstance(x, Proxy):
         return x
-    if isinstance(x, (list, tuple)):
-        from .creation import array
+    from .creation import array, holds_proxy
+    if isinstance(x, (list, tuple)) and holds_proxy(x):
         return array(x, original=np.array)
     return np.asarray(x)
 
