@@ -4,6 +4,7 @@ import builtins
 import operator
 import types
 
+from cppcodegen.frontend import dictlocals
 from cppcodegen.frontend.capture import UNDEFINED, convert
 
 
@@ -14,6 +15,8 @@ class PythonOps:
     (recursively, through capture.convert with this ops) before calling them.
     """
     UNDEFINED = UNDEFINED
+    MISSING, dict_item, dict_of = dictlocals.MISSING, staticmethod(dictlocals.dict_item), \
+        staticmethod(dictlocals.dict_of)
 
     def __init__(self, convert_calls=False, ops_name="__ccg"):
         self.convert_calls = convert_calls

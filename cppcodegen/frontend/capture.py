@@ -25,7 +25,7 @@ from .optionals import guard_none
 from .generators import hoist
 from .tuplenames import split
 from .rewrite import Converter
-from . import comprehensions, products
+from . import comprehensions, dictlocals, products
 from .whileloops import counted_whiles
 
 __all__ = ["convert", "convert_source", "Undefined", "UNDEFINED"]
@@ -174,6 +174,7 @@ def _transform(fn, ops_name, once=False):
     cells = set(fn.__code__.co_cellvars) | set(fn.__code__.co_freevars) | declared
     maybe_unbound = guard_unbound(fdef, ops_name, filename, params, cells)
     guard_none(fdef, ops_name, filename, params, cells | maybe_unbound)
+    dictlocals.scalarize(fdef, ops_name, params)    # (p["w"] = ...: a name per key)
     comprehensions.unfold(fdef)         # ([f(k) for k in range(n)]: a loop that appends)
     loop_else(fdef, ops_name + "_")
     products.nest(fdef, ops_name)       # (for i, j in np.ndindex(...): nested loops)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
-from . import heaps, nones, products, pystate, replace, solve, whileloops, worklists  # noqa: F401
+from . import dictlocals, heaps, nones, products, pystate, replace, solve, whileloops, worklists  # noqa: F401
 from .proxy import as_node, cast, Proxy, size_operand, wrap
 from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert, user_function
@@ -84,6 +84,8 @@ class TraceOps(BuiltinCalls, BoolOps):
 
     UNDEFINED = UNDEFINED
     enter_try, try_handler, leave_try = map(staticmethod, (enter_try, try_handler, leave_try))
+    MISSING, dict_item, dict_of = dictlocals.MISSING, staticmethod(dictlocals.dict_item), \
+        staticmethod(dictlocals.dict_of)
 
     def __init__(self):
         self.unroll = {}            # loops (file:line) that Python runs (unrolled): why
