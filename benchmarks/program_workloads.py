@@ -30,6 +30,9 @@ The workloads:
 - ``life_u8``, ``sobel_u8``, ``equalize_u8``: image code on uint8 data as it is kept (a Game
   of Life step, a Sobel magnitude clipped back to uint8, a histogram equalization through a
   lookup table).
+- ``flood_stack``: a 4-connected flood fill with a Python list as stack (tuples pushed and
+  popped); ``bfs_levels``: breadth-first distances with a list as queue read by a head index
+  (issue 15's lists in while loops).
 
 Every function leaves its inputs unchanged. Inputs have fixed seeds.
 ``python -m benchmarks.run --tag program --quick --repeat 1 --no-dask`` runs every system on them and
@@ -243,6 +246,58 @@ def _spmv_magnitude(inputs, ref):
     return (np.where(indptr[1:] > indptr[:-1], mags, 0.0),)
 
 
+def flood_stack(open_mask):
+    """The open pixels reachable from (0, 0), 4-connected: a flood fill with a list as stack,
+    each pixel marked when pushed."""
+    h, w = open_mask.shape
+    filled = np.zeros((h, w), np.uint8)
+    filled[0, 0] = 1
+    stack = [(0, 0)]
+    while stack:
+        i, j = stack.pop()
+        if i > 0 and open_mask[i - 1, j] and not filled[i - 1, j]:
+            filled[i - 1, j] = 1
+            stack.append((i - 1, j))
+        if i < h - 1 and open_mask[i + 1, j] and not filled[i + 1, j]:
+            filled[i + 1, j] = 1
+            stack.append((i + 1, j))
+        if j > 0 and open_mask[i, j - 1] and not filled[i, j - 1]:
+            filled[i, j - 1] = 1
+            stack.append((i, j - 1))
+        if j < w - 1 and open_mask[i, j + 1] and not filled[i, j + 1]:
+            filled[i, j + 1] = 1
+            stack.append((i, j + 1))
+    return filled
+
+
+def bfs_levels(nbr):
+    """Breadth-first distances from node 0 over a neighbour table, a list as queue read
+    by a head index."""
+    dist = np.full(nbr.shape[0], -1)
+    dist[0] = 0
+    queue = [0]
+    head = 0
+    while head < len(queue):
+        u = queue[head]
+        head += 1
+        for k in range(nbr.shape[1]):
+            v = nbr[u, k]
+            if dist[v] < 0:
+                dist[v] = dist[u] + 1
+                queue.append(v)
+    return dist
+
+
+def make_flood(shape):
+    mask = (_rng().random(shape) < 0.7).astype(np.uint8)    # (above percolation: one big
+    mask[0, 0] = 1                                          # region)
+    return (mask,)
+
+
+def make_graph(n):
+    return (_rng().integers(0, n, (n, 4)),)
+
+
 def _w(*args, **kw):
     w = Workload(*args, **kw)
     return w.name, w
@@ -278,6 +333,12 @@ PROGRAM_WORKLOADS: dict[str, Workload] = dict([
     _w("equalize_u8", equalize_u8, make_image, (2000, 2000), (100, 100),
        "histogram equalization of a uint8 image: bincount, cumsum, lookup table",
        tags=("program", "image")),
+    _w("flood_stack", flood_stack, make_flood, (600, 600), (40, 40),
+       "flood fill, stack = [(0, 0)]; while stack: i, j = stack.pop(); ...; "
+       "stack.append((i + 1, j)) (70% open pixels)", tags=("program", "python_loop")),
+    _w("bfs_levels", bfs_levels, make_graph, 300_000, 1000,
+       "BFS distances over a 4-neighbour table, queue = [0]; u = queue[head]; "
+       "queue.append(v)", tags=("program", "python_loop")),
 ])
 
 QUICK = ("spmv_reduceat",)
@@ -289,7 +350,7 @@ def numba_impls() -> dict:
     from numba import njit
     out = {}
     for name in ("spmv_rows", "hist_loop", "mandelbrot_points", "complex_chain",
-                 "hist_edges", "sobel_u8"):
+                 "hist_edges", "sobel_u8", "flood_stack", "bfs_levels"):
         out[name] = njit(PROGRAM_WORKLOADS[name].fn)
     return out
 
@@ -362,7 +423,9 @@ def jax_impls() -> dict:
     return {"life_u8": life, "sobel_u8": sobel, "equalize_u8": equalize,
             "spmv_rows": spmv, "spmv_reduceat": spmv, "hist_edges": hist_e,
             "hist_digitize": hist_d, "hist_loop": hist_l, "mandelbrot_masked": mandel,
-            "mandelbrot_points": mandel, "complex_chain": chain}
+            "mandelbrot_points": mandel, "complex_chain": chain,
+            "flood_stack": "a stack that grows with the values: no fixed-shape lax rewrite",
+            "bfs_levels": "a queue that grows with the values: no fixed-shape lax rewrite"}
 
 
 NOTE = ("NumPy programs from sparse algebra, statistics and complex arithmetic, written as "
@@ -371,7 +434,8 @@ NOTE = ("NumPy programs from sparse algebra, statistics and complex arithmetic, 
         "vectorized twin (np.add.reduceat, np.histogram, the masked grid iteration) and "
         "*as written, CPython* the function itself; elsewhere NumPy runs the function as "
         "written. cppcodegen compiles the function as written. numba: njit of the same source "
-        "(spmv_rows, hist_loop, mandelbrot_points, complex_chain, hist_edges). jax.jit: the "
+        "(spmv_rows, hist_loop, mandelbrot_points, complex_chain, hist_edges, and the flood "
+        "fill and BFS, whose lists Numba types as reflected lists). jax.jit: the "
         "same code on jax.numpy, with jax.ops.segment_sum for the CSR products (no reduceat), "
         "a scatter-add for hist_loop and lax.fori_loop for Mandelbrot; float64 enabled. "
         "The CSR matrix has empty rows (every 17th and the last 5); histogram inputs have "
