@@ -273,3 +273,13 @@ def test_heappop_of_an_empty_heap_raises_as_cpython():
     assert f(np.array([1, 0])) == 1.0
     with pytest.raises(IndexError, match="index out of range"):
         f(np.array([1, 1, 0]))
+
+
+def test_the_room_follows_the_argument_sizes():
+    """A larger image on a later call (sizes read at each call): a larger room, no
+    recompile per size and no run as Python."""
+    f = cppcodegen.compile(flood)
+    for n in (20, 33, 64, 90):
+        img = np.ones((n, n), np.uint8)
+        np.testing.assert_array_equal(f(img, 0, 0), flood(img, 0, 0))
+    assert len(f.recompile_reasons) <= 1, f.recompile_reasons

@@ -248,6 +248,7 @@ def _pin(proxies):
 
 class TraceState:
     args = None         # the arguments of the call being traced (for speculated shapes)
+    inputs = ()         # ... their input nodes
 
 
 def _stand_in_call(func, name, targs, tkwargs, proxies):

@@ -80,6 +80,7 @@ def trace(fn, arg_specs, args):
     with TRACE_LOCK, np.errstate(all="ignore"), shape_env(env), replace.replaced():
         RandomState.slots, RandomState.seeded = 0, None
         TraceState.args = args
+        TraceState.inputs = inputs      # (their shapes: a work list's room, worklists.py)
         EFFECTS.clear()
         STEPS.clear()
         RAISES.clear()

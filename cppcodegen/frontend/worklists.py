@@ -22,8 +22,9 @@ loop carries them as it carries any array it updates (``carried.py``):
 (``extend``, ``insert``, ``sort``, iteration, returning it) raises
 a TraceError naming it; with the fallback on, Python runs the function. An item whose dtype
 a field cannot hold (a float appended where ints were) is refused, naming the list.
-The room is four times the largest array argument's elements, and at least 4096 items: the
-arrays are made with ``np.empty``, so only the pages the list reaches are ever touched.
+The room is four times the array arguments' elements, and 4096 items more (an expression of
+their sizes where those are read at each call): the arrays are made with ``np.empty``, so
+only the pages the list reaches are ever touched.
 """
 from __future__ import annotations
 
@@ -83,10 +84,19 @@ def _fields(items):
     return [np.result_type(*c) for c in columns], tupled
 
 
-def _room() -> int:
+def _room():
+    """Four times the elements of the array arguments, and LEAST_ROOM more: an int, or an
+    expression of their sizes where those are read at each call (a larger image gets a
+    larger room, without another build)."""
     from .externs import TraceState
-    sizes = [a.size for a in (TraceState.args or ()) if isinstance(a, np.ndarray)]
-    return max([LEAST_ROOM] + [4 * s for s in sizes])
+    room = LEAST_ROOM
+    for node in TraceState.inputs or ():
+        if node.op == "input" and node.shape:
+            count = 1
+            for d in node.shape:
+                count = count * d
+            room = room + 4 * count
+    return room
 
 
 class WorkList:
