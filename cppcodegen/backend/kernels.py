@@ -396,7 +396,8 @@ class KernelWriter(ReductionWriter, MatvecWriter, RowDotWriter, SortWriter):
         w = self.w
         if s.kind == "pointwise":
             units = []      # (a column ``S[:, t] = ...``: the loop over its rows in vectors)
-            while len(axes) > 1 and s.domain[axes[-1]] == 1 and not ranges:
+            while len(axes) > 1 and s.domain[axes[-1]] == 1 and not ranges and \
+                    any(s.domain[a] != 1 for a in axes[:-1]):
                 units.append(axes[-1])
                 axes = axes[:-1]
             stores = any(v[1] == "store" for v in self.reuse.get(s.name, {}).values())

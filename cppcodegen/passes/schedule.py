@@ -151,10 +151,14 @@ def _new_kernel(stage: Stage, index: int, program: LoopProgram) -> Kernel:
         outer = tuple(stage.domain[:len(stage.domain) - len(stage.reduce_axes)])
     else:       # (a column ``S[:, t] = ...``, domain (n, 1): the loop over its n rows inner,
         last = len(stage.domain) - 1        # in vectors, backend/kernels.py ``stage``)
-        while last > 0 and isinstance(stage.domain[last], int) and stage.domain[last] == 1:
+        while last > 0 and _one(stage.domain[last]) and not all(map(_one, stage.domain[:last])):
             last -= 1
         outer = tuple(stage.domain[:last])
     return Kernel(name, "nest" if outer else "flat", outer, [stage])
+
+
+def _one(d) -> bool:
+    return isinstance(d, int) and d == 1
 
 
 def schedule(program: LoopProgram, opts: Options) -> list:
