@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
+from cppcodegen.frontend.worklists import LEAST_ROOM
 from helpers import check_against_numpy
 
 
@@ -200,7 +201,8 @@ def test_a_list_that_outgrows_its_room_runs_as_python():
     assert f(100) == grows(100)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cppcodegen.FallbackWarning)
-        assert f(20000) == grows(20000)
+        n = LEAST_ROOM + 100        # (no array argument: the least room)
+        assert f(n) == grows(n)
 
 
 def test_an_item_of_another_dtype_is_refused_by_name():
@@ -283,3 +285,82 @@ def test_the_room_follows_the_argument_sizes():
         img = np.ones((n, n), np.uint8)
         np.testing.assert_array_equal(f(img, 0, 0), flood(img, 0, 0))
     assert len(f.recompile_reasons) <= 1, f.recompile_reasons
+
+
+def weak_counts(x):
+    st = [3]
+    s = x[0]
+    for i in range(1, x.shape[0]):
+        c = st.pop()            # a Python int: float32 * int stays float32 (NEP 50)
+        s = s + x[i] * c
+        st.append(c)
+    return s
+
+
+def float32_then_python_float(x):
+    st = [x[0]]
+    tot = 0.0
+    k = 1
+    while x[k] > 0.0:
+        st.append(float(x[k]) / 3.0)
+        tot += st.pop()
+        k += 1
+    return tot
+
+
+def drained(x):
+    q = [0]
+    while q:
+        u = q.pop(0)
+        if u < x.shape[0] and x[u] > 0:
+            q.append(u + 1)
+    return np.array(q)
+
+
+def has_cycle(indptr, indices, s):
+    n = indptr.shape[0] - 1
+    color = np.zeros(n, np.int8)
+    stack = [(s, indptr[s])]
+    color[s] = 1
+    while stack:
+        u, k = stack[-1]
+        if k < indptr[u + 1]:
+            stack[-1] = (u, k + 1)
+            v = indices[k]
+            if color[v] == 1:
+                return True
+            if color[v] == 0:
+                color[v] = 1
+                stack.append((v, indptr[v]))
+        else:
+            color[u] = 2
+            stack.pop()
+    return False
+
+
+def test_python_ints_taken_off_a_list_stay_python_ints():
+    got, want = check_against_numpy(weak_counts, R.random(200).astype(np.float32))
+    assert np.asarray(got).dtype == np.float32
+
+
+def test_an_item_a_field_cannot_hold_exactly_is_refused():
+    """A Python float appended to a list of float32 items: Python keeps it a float64."""
+    x = np.array([0.5, 0.25, 0.125, -1.0], np.float32)
+    with pytest.raises(cppcodegen.UnsupportedError, match="float64 is appended to the list 'st'"):
+        cppcodegen.compile(float32_then_python_float, options={"fallback": False})(x)
+
+
+def test_a_queue_left_empty_is_numpys_float64_empty_array():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cppcodegen.FallbackWarning)
+        check_against_numpy(drained, np.ones(5))
+        check_against_numpy(drained, np.array([1.0, 1.0, -1.0, 1.0]))
+
+
+@pytest.mark.parametrize("edges", [[1, 2, 0], [1, 2, 3], [1, 3, 3, 1]])
+def test_the_top_of_a_stack_assigned(edges):
+    """``stack[-1] = (u, k + 1)``: an iterative DFS keeping each node's next edge."""
+    n = len(edges)
+    indptr = np.arange(n + 1, dtype=np.int64)
+    indices = np.array(edges, dtype=np.int64) % n
+    assert cppcodegen.compile(has_cycle)(indptr, indices, 0) == has_cycle(indptr, indices, 0)

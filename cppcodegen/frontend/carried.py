@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import TraceError
 from ..ir.graph import keep_for_errors, MADE, Region, REGION_EFFECTS, make_node, region_order
-from . import containers, effects, listbuffer, nones, pyflags, pystate, shrinking, swaps
+from . import containers, effects, listbuffer, nones, pyflags, pystate, shrinking, swaps, worklists
 from .proxy import as_node, broadcast_node, cast_node, Proxy, SERIALS, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
@@ -147,6 +147,10 @@ class Carried:
                 if not listbuffer.count(self, e):
                     raise
                 regions = None
+            except worklists.Restrengthened as e:   # (a list the loop keeps as arrays)
+                if not any(v is e.worklist for v in self.init_state):
+                    raise
+                regions = None
             except listbuffer.Retrace:
                 regions = None
             except Exception as e:      # noqa: BLE001 -- re-raised unless a shrink explains it
@@ -215,7 +219,7 @@ class Carried:
             if changed and not self.loop and listbuffer.growing(changed):
                 raise listbuffer.CountAppends(listbuffer.refusal(self, changed), changed)
             planned = bool(changed) and listbuffer.plan(self, changed)
-        except (listbuffer.Retrace, UnboundLocalError):     # this trace is dropped
+        except (listbuffer.Retrace, worklists.Restrengthened, UnboundLocalError):   # dropped
             containers.undo_changes(boxes)      # (traced again, maybe by a loop around it):
             for proxy, before in reversed(updated):     # its appends and its updates in
                 proxy._node = before                    # place with it

@@ -89,8 +89,8 @@ def _safe_read(node, parent, parents, namespace) -> bool:
     if isinstance(parent, (ast.While, ast.If, ast.IfExp)) and parent.test is node or \
             isinstance(parent, (ast.BoolOp, ast.UnaryOp)):     # (its truth: ``while stack:``)
         return True
-    if isinstance(parent, ast.Subscript):           # out[i] (read), not a store into it
-        return parent.value is node and isinstance(parent.ctx, ast.Load)
+    if isinstance(parent, ast.Subscript):           # out[i] read, or stored into (a stack's
+        return parent.value is node and isinstance(parent.ctx, (ast.Load, ast.Store))  # top)
     if isinstance(parent, (ast.For, ast.comprehension)):
         return parent.iter is node
     while isinstance(parent, (ast.Tuple, ast.List, ast.Dict)) and \

@@ -22,7 +22,9 @@ loop carries them as it carries any array it updates (``carried.py``):
 (``extend``, ``insert``, ``sort``, iteration, returning it) raises
 a TraceError naming it; with the fallback on, Python runs the function. An item whose dtype
 a field cannot hold (a float appended where ints were) is refused, naming the list.
-The room is four times the array arguments' elements, and 4096 items more (an expression of
+Items that were Python numbers come off as Python numbers (weak); a NumPy scalar appended
+to such a field makes it NumPy's and the loop traces again (``Restrengthened``). The room is
+four times the array arguments' elements, and ``LEAST_ROOM`` items more (an expression of
 their sizes where those are read at each call): the arrays are made with ``np.empty``, so
 only the pages the list reaches are ever touched.
 """
@@ -35,7 +37,7 @@ from .iteration import size_proxy
 from .proxy import Proxy, wrap
 from .sizes import is_dim
 
-LEAST_ROOM = 4096
+LEAST_ROOM = 1 << 20    # (items: np.empty's pages are touched only where the list reaches)
 
 
 class WorkListFull(PythonOnly):
@@ -68,20 +70,34 @@ def _fields(items):
     tupled = type(items[0]) is tuple
     width = len(items[0]) if tupled else 1
     columns = [[] for _ in range(width)]
+    weak = [True] * width
     for item in items:
         values = item if tupled else (item,)
         if (type(item) is tuple) != tupled or len(values) != width:
             return None
-        for column, v in zip(columns, values):
+        for f, (column, v) in enumerate(zip(columns, values)):
             if isinstance(v, Proxy) and not v.node.shape:
                 column.append(v.dtype)
+                weak[f] = weak[f] and v.weak
             elif is_dim(v):                 # (a size, a loop's index: ``[i * w + j]``)
                 column.append(np.dtype(np.int64))
-            elif isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating)):
+            elif isinstance(v, (bool, int, float)):
                 column.append(np.asarray(v).dtype)
+            elif isinstance(v, (np.bool_, np.integer, np.floating)):
+                column.append(v.dtype)
+                weak[f] = False
             else:
                 return None
-    return [np.result_type(*c) for c in columns], tupled
+    return [np.result_type(*c) for c in columns], tupled, weak
+
+
+class Restrengthened(Exception):
+    """An item a NumPy scalar was appended to a list whose items were Python numbers: its
+    field's values are NumPy's from now on, and the loop holding the list traces again."""
+
+    def __init__(self, worklist):
+        super().__init__(worklist.name)
+        self.worklist = worklist
 
 
 def _room():
@@ -102,9 +118,10 @@ def _room():
 class WorkList:
     """A list a compiled ``while`` loop pushes to and pops from: arrays and two counters."""
 
-    def __init__(self, name, items, dtypes, tupled):
+    def __init__(self, name, items, dtypes, tupled, weak):
         from .creation import empty, full
         self.name, self.tupled = name, tupled
+        self.weak = list(weak)      # per field: items Python numbers (NEP 50's weak scalars)
         self.room = _room()
         self.fields = [empty((self.room,), dtype=dt) for dt in dtypes]
         for k, item in enumerate(items):
@@ -121,13 +138,18 @@ class WorkList:
                              f"(at {user_location()}): a compiled loop keeps lists whose items "
                              "are all numbers, or all tuples of numbers of one length")
         values = tuple(size_proxy(v) if is_dim(v) else v for v in values)
-        for buf, v in zip(self.fields, values):
+        for f, (buf, v) in enumerate(zip(self.fields, values)):
+            weak = isinstance(v, (bool, int, float)) or isinstance(v, Proxy) and v.weak
             dt = v.dtype if isinstance(v, Proxy) else np.asarray(v).dtype
-            if not np.can_cast(dt, buf.dtype, "same_kind") or \
-                    dt.kind == "f" and buf.dtype.kind in "iub":
+            held = np.can_cast(dt, buf.dtype, "safe") or \
+                weak and dt.kind in "iub" and buf.dtype.kind in "iu"     # (range-checked)
+            if not held:
                 raise TraceError(f"an item of dtype {dt} is appended to the list '{self.name}' "
                                  f"(at {user_location()}), whose items are {buf.dtype}: start "
                                  "the list with items of the type it will hold")
+            if self.weak[f] and not weak:
+                self.weak[f] = False
+                raise Restrengthened(self)
         from .raises import error_check
         where = user_location()
         end = self.end[()]      # (the index a copy of the count, as counted lists keep it)
@@ -155,10 +177,10 @@ class WorkList:
 
     def _item(self, at):
         values = []
-        for buf in self.fields:
+        for buf, weak in zip(self.fields, self.weak):
             v = buf[at]
+            values.append(wrap(v.node, weak=True, scalar=True) if weak else v)
             v.scalar = True
-            values.append(v)
         return tuple(values) if self.tupled else values[0]
 
     def at(self, k):
@@ -205,7 +227,16 @@ class WorkList:
                              f"queue is {'returned' if listed else 'made an array of tuples'} "
                              f"(at {user_location()}): return np.array of a list of numbers")
         buf = self.fields[0] if dtype is None else self.fields[0].astype(dtype)
-        return buf[self.start[()]:self.end[()]]
+        start, end = self.start[()], self.end[()]
+        if dtype is None and buf.dtype != np.float64:   # (np.array([]) is float64: a call
+            from ..errors import EmptyList              # left with no item runs as Python)
+            from .raises import error_check
+            where = user_location()
+            end = error_check(end, end > start, (EmptyList, (
+                f"the list '{self.name}' was left with no item (at {where}): NumPy's array "
+                f"of it is float64, the compiled one {buf.dtype}; this call already updated "
+                "an argument",)), where)
+        return buf[start:end]
 
     def __iter__(self):
         raise TraceError(f"the list '{self.name}' a compiled loop used as a stack or a queue "
