@@ -33,7 +33,7 @@ def momentum(x, lr, beta, steps):
 
 
 def missing(cfg, x):
-    c = cfg.copy()
+    c = dict(cfg)
     return x * c["scale"]
 
 

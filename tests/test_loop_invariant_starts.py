@@ -79,3 +79,34 @@ R = np.random.default_rng(5)
 ])
 def test_each_iteration_starts_from_the_value_made_before_the_loop(fn, args):
     check_against_numpy(fn, *args)
+
+
+def two_branches_from_one_start(img):
+    """A value made before two branches (``lx``) that each start a while loop from it
+    (``k = lx``, then ``k += 1``): the first loop must not take ``lx``'s buffer, the
+    second reads it after (a scanline flood fill: its second row was never pushed)."""
+    out = img.copy()
+    h, w = out.shape
+    total = 0
+    for y in range(h):
+        x = w - 1
+        lx = x
+        while lx > 0 and out[y, lx - 1] == 1:
+            lx -= 1
+        if y > 0:
+            k = lx
+            while k <= x and out[y - 1, k] >= 0:
+                total += k
+                k += 1
+        if y < h - 1:
+            k = lx
+            while k <= x and out[y + 1, k] >= 0:
+                total += 10 * k
+                k += 1
+    return total
+
+
+def test_a_value_two_branches_start_loops_from():
+    img = np.array([[1, 1, 1, 0], [1, 0, 1, 1], [1, 1, 1, 1], [0, 1, 1, 1]], dtype=np.int16)
+    check_against_numpy(two_branches_from_one_start, img)
+    check_against_numpy(two_branches_from_one_start, (R.random((9, 7)) > 0.3).astype(np.int16))

@@ -364,3 +364,42 @@ def test_the_top_of_a_stack_assigned(edges):
     indptr = np.arange(n + 1, dtype=np.int64)
     indices = np.array(edges, dtype=np.int64) % n
     assert cppcodegen.compile(has_cycle)(indptr, indices, 0) == has_cycle(indptr, indices, 0)
+
+
+def max_depth(codes):
+    stack = []
+    depth = 0
+    for k in range(codes.shape[0]):
+        if codes[k] == 0:
+            stack.append(k)
+        elif len(stack) > 0:
+            stack.pop()
+        depth = max(depth, len(stack))
+    return depth
+
+
+def dfs_order(A, s):
+    n = A.shape[0]
+    seen = np.zeros(n, np.bool_)
+    order = []
+    stack = [s]
+    while stack:
+        u = stack.pop()
+        if seen[u]:
+            continue
+        seen[u] = True
+        order.append(u)
+        for v in range(n):
+            if A[u, v] and not seen[v]:
+                stack.append(v)
+    return np.array(order)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (max_depth, (R.integers(0, 2, 300),)),
+    (dfs_order, (ADJ, 0)),
+])
+def test_lists_empty_when_the_loop_starts(fn, args):
+    """``stack = []``: the first append says what its items are; the loop is traced again
+    with the list kept as arrays of that kind."""
+    check_against_numpy(fn, *args)

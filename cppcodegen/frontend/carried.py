@@ -219,7 +219,8 @@ class Carried:
             if changed and not self.loop and listbuffer.growing(changed):
                 raise listbuffer.CountAppends(listbuffer.refusal(self, changed), changed)
             planned = bool(changed) and listbuffer.plan(self, changed)
-        except (listbuffer.Retrace, worklists.Restrengthened, UnboundLocalError):   # dropped
+        except (listbuffer.Retrace, worklists.Restrengthened, worklists.Learned,
+                UnboundLocalError):     # this trace is dropped
             containers.undo_changes(boxes)      # (traced again, maybe by a loop around it):
             for proxy, before in reversed(updated):     # its appends and its updates in
                 proxy._node = before                    # place with it

@@ -219,9 +219,20 @@ class TraceOps(BuiltinCalls, BoolOps):
             while _concrete(cond(), where):
                 body()
             return
-        worklists.convert(names, get_state, set_state, lists, where)
-        loop = Carried(names, get_state, set_state, where, entry=entry)
-        regions = self._inside(where, lambda: loop.run([cond, body], test_first=True))
+        learned = {}
+        while True:             # (an empty list: again once its items' kind is known)
+            before = worklists.convert(names, get_state, set_state, lists, where, learned)
+            loop = Carried(names, get_state, set_state, where, entry=entry)
+            try:
+                regions = self._inside(where, lambda: loop.run([cond, body], test_first=True))
+            except worklists.Learned as e:
+                if e.name not in lists or e.name in learned:
+                    raise
+                loop.restore()
+                set_state(before)
+                learned[e.name] = e.fields
+                continue
+            break
         if loop.never:                  # the condition is False before any iteration
             loop.restore()
             return
@@ -232,8 +243,21 @@ class TraceOps(BuiltinCalls, BoolOps):
 
     def for_stmt(self, iterable, body, get_state, set_state, names, extra_test=None, where="",
                  slices=False, fresh=(), entry=(), lists=(), unread=(), stacks=()):
+        learned = {}            # (the lists it pops kept as arrays: worklists.py; an empty
+        while True:             # one again once its items' kind is known)
+            before = worklists.convert(names, get_state, set_state, stacks, where, learned)
+            try:
+                return self._for_stmt(iterable, body, get_state, set_state, names, extra_test,
+                                      where, slices, fresh, entry, lists, unread)
+            except worklists.Learned as e:
+                if e.name not in stacks or e.name in learned:
+                    raise
+                set_state(before)
+                learned[e.name] = e.fields
+
+    def _for_stmt(self, iterable, body, get_state, set_state, names, extra_test, where,
+                  slices, fresh, entry, lists, unread):
         spec = loop_spec(iterable)
-        worklists.convert(names, get_state, set_state, stacks, where)   # (lists it pops)
         if spec is None and where in self.unroll and constant_numbers(iterable):
             spec = ConstantIter(iterable)   # Python could not run it: a compiled loop
         elif spec is None or where in self.unroll:      # Python iterates
@@ -365,8 +389,8 @@ def _captured(where, trace_regions):
     """The regions, or ``Unroll`` when the body cannot be captured: Python runs it then."""
     try:
         return trace_regions()
-    except (Unroll, CountAppends, Peel):    # (a list appended to under a branch: for the
-        raise                               # loop that holds it, listbuffer.py)
+    except (Unroll, CountAppends, Peel, worklists.Learned):  # (a list appended to under a
+        raise                               # branch: for the loop that holds it, listbuffer.py)
     except Exception as e:
         raise Unroll(where, f"{type(e).__name__}: {e}") from e
 

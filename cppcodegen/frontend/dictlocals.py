@@ -5,8 +5,8 @@ a training loop.
 A loop body that stores into a dict changes a Python container, which compiled code does
 not do (``containers.py``), so such a loop was refused. Before the function is converted
 (``capture.convert``), a local name bound once, at the top of the function, to a dict
-display with constant string keys or to a copy of a dict (``dict(x)``, ``x.copy()``,
-``{**x}``), and otherwise used only as ``p["key"]`` (read, assigned, updated in place) or
+display with constant string keys or to a copy of a dict (``dict(x)``, ``{**x}``; not
+``x.copy()``, which may copy an array), and otherwise used only as ``p["key"]`` (read, assigned, updated in place) or
 returned (alone or in a tuple or list), becomes a name per key, ``__ccg_d_p_key``; a
 return builds the dict again, its keys in Python's order (the display's or the copied
 dict's first, then keys first stored later). A copy's keys are read from the copied dict
@@ -44,10 +44,7 @@ def _made(value):
     if isinstance(value, ast.Call) and not value.keywords and len(value.args) == 1 and \
             isinstance(value.func, ast.Name) and value.func.id == "dict":
         return [], [], value.args[0]                                    # dict(x)
-    if isinstance(value, ast.Call) and not value.args and not value.keywords and \
-            isinstance(value.func, ast.Attribute) and value.func.attr == "copy":
-        return [], [], value.func.value                                 # x.copy()
-    return None
+    return None         # (not ``x.copy()``: x may be an array)
 
 
 def _key(node):
@@ -56,6 +53,9 @@ def _key(node):
 
 
 def _uses_ok(fdef, name, made_at) -> bool:
+    if not any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and
+               n.value.id == name and _key(n) is not None for n in walk_scope(fdef.body)):
+        return False                    # (no item read or written: nothing to gain)
     parents = {}
     for node in walk_scope(fdef.body):
         for child in ast.iter_child_nodes(node):

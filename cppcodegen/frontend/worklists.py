@@ -46,22 +46,67 @@ class WorkListFull(PythonOnly):
               "room for")
 
 
-def convert(names, get_state, set_state, lists, where):
+def convert(names, get_state, set_state, lists, where, learned=None):
     """Binds each name of ``lists`` (private lists whose append or pop the loop at ``where``
-    calls) that holds numbers or tuples of numbers to a ``WorkList`` of its items."""
+    calls) that holds numbers or tuples of numbers to a ``WorkList`` of its items; an empty
+    one to a ``Probe`` (its items' kind is learned from the first append: ``Learned``), or
+    to a ``WorkList`` of what ``learned`` (name -> fields) says. Returns the state before."""
+    before = tuple(get_state()) if lists else ()
     if not lists:
-        return
-    state = list(get_state())
+        return before
+    state = list(before)
     bound = False
     for k, name in enumerate(names):
         value = state[k]
-        if name in lists and type(value) is list and value:
-            fields = _fields(value)
-            if fields is not None:
+        if name in lists and type(value) is list:
+            fields = _fields(value) if value else (learned or {}).get(name, Probe)
+            if fields is Probe:
+                state[k], bound = Probe(name), True
+            elif fields is not None:
                 state[k] = WorkList(name, value, *fields)
                 bound = True
     if bound:
         set_state(tuple(state))
+    return before
+
+
+class Learned(Exception):
+    """The first item appended to a list that was empty when its loop started: the loop is
+    traced again with the list kept as arrays of that kind (``control.TraceOps``)."""
+
+    def __init__(self, name, fields):
+        super().__init__(name)
+        self.name, self.fields = name, fields
+
+
+class Probe:
+    """An empty list a loop appends to, until its first item says what its fields hold."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def append(self, item):
+        fields = _fields([item])
+        if fields is None:
+            raise TraceError(f"an item that is not a number or a tuple of numbers is appended "
+                             f"to the list '{self.name}' (at {user_location()})")
+        raise Learned(self.name, fields)
+
+    def traced_truth(self):
+        return False
+
+    def length(self):
+        return 0
+
+    def pop(self, index=-1):
+        raise TraceError(f"the list '{self.name}' is popped before anything is appended to "
+                         f"it (at {user_location()})")
+
+    def __getattr__(self, name):
+        if not hasattr(list, name) or name.startswith("__"):
+            raise AttributeError(f"'list' object has no attribute '{name}'")
+        raise TraceError(f"list.{name} of the list '{self.name}' before anything is appended "
+                         f"to it (at {user_location()})")
 
 
 def _fields(items):
@@ -137,9 +182,10 @@ class WorkList:
             raise TraceError(f"an item of another form is appended to the list '{self.name}' "
                              f"(at {user_location()}): a compiled loop keeps lists whose items "
                              "are all numbers, or all tuples of numbers of one length")
+        weaks = [isinstance(v, (bool, int, float)) or is_dim(v) or   # (a loop's index, a
+                 isinstance(v, Proxy) and v.weak for v in values]       # size: Python ints)
         values = tuple(size_proxy(v) if is_dim(v) else v for v in values)
-        for f, (buf, v) in enumerate(zip(self.fields, values)):
-            weak = isinstance(v, (bool, int, float)) or isinstance(v, Proxy) and v.weak
+        for f, (buf, v, weak) in enumerate(zip(self.fields, values, weaks)):
             dt = v.dtype if isinstance(v, Proxy) else np.asarray(v).dtype
             held = np.can_cast(dt, buf.dtype, "safe") or \
                 weak and dt.kind in "iub" and buf.dtype.kind in "iu"     # (range-checked)

@@ -50,7 +50,7 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         self.args_in_place = not any(n.op == "extern" for n in graph.nodes)   # (_written_back)
         self.gathers = 0                         # names the gathers' index values
         self.loop_depth = 0                      # loops around the region being lowered
-        self.loop_nodes = []    # per loop around it: the ids of its regions' nodes and params
+        self.region_nodes = []  # per construct around it: its regions' nodes and params (ids)
         self.counters: dict = {}                 # random draws in loops: see value()
         self.names = graph.all_names()
         self.carry_of: dict = {}                 # control node id -> its carry buffers

@@ -57,14 +57,12 @@ class ControlLowering:
                     self.realize(i)     # (a gather ``xs = px[order]`` read at ``xs[k]``:
                                         # once, not in every iteration)
         self.loop_depth += node.op != "if"
-        if node.op != "if":
-            self.loop_nodes.append(_made_in(regions_of(node)))
+        self.region_nodes.append(_made_in(regions_of(node)))
         try:
             control, regions = self._lower_construct(node, carry)
         finally:
             self.loop_depth -= node.op != "if"
-            if node.op != "if":
-                self.loop_nodes.pop()
+            self.region_nodes.pop()
         if node.op == "for" and control["up"] is None:    # (a zero step's error: the line)
             control["site"] = self._site(0, node.where) // SITE
         self.stages.append(Stage("", node.op, (), None, nodes=self.names[id(node)],
@@ -153,9 +151,11 @@ class ControlLowering:
         if init.op in ("setitem", "scatter") and id(init) not in self.buffer_of:
             self.add_stage(init, "temp")    # (into its base's buffer where that is dead)
         buf = self.buffer_of.get(id(init))
-        if self.loop_nodes and id(init) not in self.loop_nodes[-1]:
-            buf = None      # (a value from before the loop around: every iteration reads it
-                            # again, ``s = np.log(S0)`` before an inner loop adds to ``s``)
+        if self.region_nodes and id(init) not in self.region_nodes[-1]:
+            buf = None      # (a value from before the loop or branch around: every iteration
+            # reads it again, ``s = np.log(S0)`` before an inner loop adds to ``s``; what
+            # reads it after the branch is not among this region's users, ``k = lx`` in
+            # the next branch)
         if buf is not None and buf not in taken and (self.buffers[buf].role == "temp" or
                                 self._written_back(init, node, k, buf)):
             if self._free_after(init, node, at_end=init.op == "input"):
