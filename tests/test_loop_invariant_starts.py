@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import cppcodegen
 from helpers import check_against_numpy
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError, user_location
 from ..ir.graph import make_node, NODES_MADE, REGION_EFFECTS
-from . import dictlocals, heaps, nones, products, pystate, replace, solve, whileloops, worklists  # noqa: F401
+from . import dictlocals, nones, products, pystate, replace, solve, whileloops, worklists
 from .proxy import as_node, cast, Proxy, size_operand, wrap
 from .trace import budgeted, trace, TRACE_LOCK
 from .capture import UNDEFINED, convert, user_function

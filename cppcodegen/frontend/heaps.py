@@ -131,6 +131,7 @@ def _refused(name):
     return fn
 
 
+REGISTERED = False      # (set by worklists.py, which imports this module)
 replace.register(heapq, {"heappush": heappush, "heappop": heappop,
                          **{n: _refused(n) for n in ("heapify", "heappushpop", "heapreplace",
                                                      "nlargest", "nsmallest")}},

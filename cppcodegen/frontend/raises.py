@@ -19,7 +19,7 @@ from ..ir.graph import keep_for_errors, RAISES, REGION_EFFECTS
 from .capture import UNDEFINED
 from .indexing import checked
 from .printing import formatted, unformatted
-from .proxy import asproxy, Proxy, unsupported
+from .proxy import asproxy, Proxy
 from .sizes import is_dim
 
 def user_error(exc, where=""):

@@ -294,3 +294,7 @@ class WorkList:
         raise TraceError(f"list.{name} of the list '{self.name}' (at {user_location()}): a "
                          "compiled loop keeps a list it uses as a stack or a queue as arrays, "
                          "and does append, pop(), pop(0), len, indexing and np.array of it")
+
+
+from . import heaps     # noqa: E402 -- (heapq on these lists: registered with ``replace``)
+heaps.REGISTERED = True
