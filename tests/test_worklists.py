@@ -403,3 +403,19 @@ def test_lists_empty_when_the_loop_starts(fn, args):
     """``stack = []``: the first append says what its items are; the loop is traced again
     with the list kept as arrays of that kind."""
     check_against_numpy(fn, *args)
+
+
+def depth_marks(codes):
+    """An empty stack popped in a for loop that also updates an array made before it."""
+    marks = np.zeros(codes.shape[0], np.int64)
+    stack = []
+    for k in range(codes.shape[0]):
+        if codes[k] == 0:
+            stack.append(k)
+        elif len(stack) > 0:
+            marks[stack.pop()] = k
+    return marks
+
+
+def test_an_empty_stack_in_a_loop_that_updates_an_array():
+    check_against_numpy(depth_marks, R.integers(0, 2, 200))

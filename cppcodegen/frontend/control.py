@@ -309,6 +309,9 @@ class TraceOps(BuiltinCalls, BoolOps):
         try:
             (region,) = self._inside(where, lambda: loop.run(
                 [run_body], continue_test=extra_test is not None))
+        except worklists.Learned:       # (traced again: the arrays it carries as they were)
+            loop.restore()
+            raise
         finally:
             leave_loop(var)
             PARALLEL_BODIES[0] -= spec.parallel
