@@ -219,20 +219,17 @@ class TraceOps(BuiltinCalls, BoolOps):
             while _concrete(cond(), where):
                 body()
             return
-        learned = {}
-        while True:             # (an empty list: again once its items' kind is known)
-            before = worklists.convert(names, get_state, set_state, lists, where, learned)
-            loop = Carried(names, get_state, set_state, where, entry=entry)
+        loops = []
+
+        def traced():
+            loops.append(Carried(names, get_state, set_state, where, entry=entry))
             try:
-                regions = self._inside(where, lambda: loop.run([cond, body], test_first=True))
-            except worklists.Learned as e:
-                if e.name not in lists or e.name in learned:
-                    raise
-                loop.restore()
-                set_state(before)
-                learned[e.name] = e.fields
-                continue
-            break
+                return self._inside(where, lambda: loops[-1].run([cond, body], test_first=True))
+            except worklists.Learned:   # (traced again: what it carries as it was)
+                loops[-1].restore()
+                raise
+        regions = worklists.learning(names, get_state, set_state, lists, where, traced)
+        loop = loops[-1]
         if loop.never:                  # the condition is False before any iteration
             loop.restore()
             return
@@ -243,17 +240,10 @@ class TraceOps(BuiltinCalls, BoolOps):
 
     def for_stmt(self, iterable, body, get_state, set_state, names, extra_test=None, where="",
                  slices=False, fresh=(), entry=(), lists=(), unread=(), stacks=()):
-        learned = {}            # (the lists it pops kept as arrays: worklists.py; an empty
-        while True:             # one again once its items' kind is known)
-            before = worklists.convert(names, get_state, set_state, stacks, where, learned)
-            try:
-                return self._for_stmt(iterable, body, get_state, set_state, names, extra_test,
-                                      where, slices, fresh, entry, lists, unread)
-            except worklists.Learned as e:
-                if e.name not in stacks or e.name in learned:
-                    raise
-                set_state(before)
-                learned[e.name] = e.fields
+        return worklists.learning(      # (the lists it pops kept as arrays: worklists.py)
+            names, get_state, set_state, stacks, where, lambda: self._for_stmt(
+                iterable, body, get_state, set_state, names, extra_test, where, slices, fresh,
+                entry, lists, unread))
 
     def _for_stmt(self, iterable, body, get_state, set_state, names, extra_test, where,
                   slices, fresh, entry, lists, unread):

@@ -70,6 +70,21 @@ def convert(names, get_state, set_state, lists, where, learned=None):
     return before
 
 
+def learning(names, get_state, set_state, lists, where, traced):
+    """``traced()`` (a loop's trace) with ``lists`` bound as ``convert`` binds them; where an
+    empty one learns its items' kind (``Learned``), the names as they were and again."""
+    learned = {}
+    while True:
+        before = convert(names, get_state, set_state, lists, where, learned)
+        try:
+            return traced()
+        except Learned as e:
+            if e.name not in lists or e.name in learned:
+                raise
+            set_state(before)
+            learned[e.name] = e.fields
+
+
 class Learned(Exception):
     """The first item appended to a list that was empty when its loop started: the loop is
     traced again with the list kept as arrays of that kind (``control.TraceOps``)."""

@@ -93,11 +93,11 @@ class ExprBuilder:
     def __init__(self):
         self._memo = {}
 
-    def _make(self, cls, key, *fields):
+    def _make(self, cls, key, *fields, **named):
         k = (cls, key)
         e = self._memo.get(k)
         if e is None:
-            e = self._memo[k] = cls(*fields)
+            e = self._memo[k] = cls(*fields, **named)
         return e
 
     def load(self, buf, index, dtype):
@@ -111,7 +111,8 @@ class ExprBuilder:
 
     def search(self, buf, index, value, length, right):
         return self._make(Search, (buf, tuple(index), id(value), str(length), right), buf,
-                          tuple(index), np.dtype(np.int64), (), None, True, value, length, right)
+                          tuple(index), np.dtype(np.int64), value=value, length=length,
+                          right=right)
 
     def const(self, value, dtype):
         return self._make(Const, (repr(value), dtype), value, dtype)
