@@ -419,3 +419,65 @@ def depth_marks(codes):
 
 def test_an_empty_stack_in_a_loop_that_updates_an_array():
     check_against_numpy(depth_marks, R.integers(0, 2, 200))
+
+
+def kahn(indptr, indices, indeg):
+    """Kahn's order: the queue filled under a branch by a for loop, drained by a while."""
+    indeg = indeg.copy()
+    queue = []
+    for i in range(indeg.shape[0]):
+        if indeg[i] == 0:
+            queue.append(i)
+    order = []
+    while queue:
+        u = queue.pop(0)
+        order.append(u)
+        for k in range(indptr[u], indptr[u + 1]):
+            v = indices[k]
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                queue.append(v)
+    return np.array(order)
+
+
+def kahn_comprehension(indptr, indices, indeg):
+    indeg = indeg.copy()
+    queue = [i for i in range(indeg.shape[0]) if indeg[i] == 0]
+    done = 0
+    while queue:
+        u = queue.pop()
+        done += 1
+        for k in range(indptr[u], indptr[u + 1]):
+            indeg[indices[k]] -= 1
+            if indeg[indices[k]] == 0:
+                queue.append(indices[k])
+    return done
+
+
+def drain_all(x):
+    """A list with an item per iteration (and one before), then popped from both ends."""
+    items = [-1.0]
+    for i in range(x.shape[0]):
+        items.append(x[i] * 2.0)
+    total = 0.0
+    while len(items) > 1:
+        total += items.pop() - items.pop(0)
+    return total, len(items)
+
+
+def _dag(n, p, seed):
+    r = np.random.default_rng(seed)
+    d = np.triu(r.random((n, n)) < p, 1)
+    indptr = np.r_[0, np.cumsum(d.sum(1))].astype(np.int64)
+    return indptr, np.nonzero(d)[1].astype(np.int64), d.sum(0).astype(np.int64)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (kahn, _dag(60, 0.08, 1)), (kahn, _dag(1, 0.5, 2)),
+    (kahn_comprehension, _dag(80, 0.05, 3)),
+    (drain_all, (R.random(31),)), (drain_all, (R.random(0),)),
+])
+def test_a_list_an_earlier_loop_filled_drained_by_a_while(fn, args):
+    """The list the first loop filled (one item per trip, or counted under a branch) is
+    kept as arrays for the while loop that pops it and appends to it."""
+    check_against_numpy(fn, *args)

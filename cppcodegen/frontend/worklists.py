@@ -18,6 +18,10 @@ loop carries them as it carries any array it updates (``carried.py``):
   ``lst[k] = v``;
 - after the loop, ``np.array(lst)`` / ``np.asarray`` are the items between start and end.
 
+A list an earlier compiled loop filled (``listbuffer.py``: Kahn's queue of the nodes with no
+edge in) is kept the same way: its items are copied into the arrays, which have room for the
+whole buffer that loop kept and the usual room more.
+
 ``heapq.heappush``/``heappop`` on it are ``heaps.py``'s. Anything else a list does
 (``extend``, ``insert``, ``sort``, iteration, returning it) raises
 a TraceError naming it; with the fallback on, Python runs the function. An item whose dtype
@@ -65,6 +69,8 @@ def convert(names, get_state, set_state, lists, where, learned=None):
             elif fields is not None:
                 state[k] = WorkList(name, value, *fields)
                 bound = True
+        elif name in lists and _filled(value):
+            state[k], bound = WorkList.of_filled(name, value), True
     if bound:
         set_state(tuple(state))
     return before
@@ -151,6 +157,14 @@ def _fields(items):
     return [np.result_type(*c) for c in columns], tupled, weak
 
 
+def _filled(value) -> bool:
+    """Is ``value`` a list an earlier compiled loop filled with numbers (``listbuffer.py``:
+    Kahn's queue of the nodes with no edge in, then drained by a ``while``)?"""
+    from .listbuffer import ListBuffer
+    return isinstance(value, ListBuffer) and value.buf.ndim == 1 and \
+        (not value.prefix or _fields(value.prefix) is not None)
+
+
 class Restrengthened(Exception):
     """An item a NumPy scalar was appended to a list whose items were Python numbers: its
     field's values are NumPy's from now on, and the loop holding the list traces again."""
@@ -178,17 +192,31 @@ def _room():
 class WorkList:
     """A list a compiled ``while`` loop pushes to and pops from: arrays and two counters."""
 
-    def __init__(self, name, items, dtypes, tupled, weak):
+    def __init__(self, name, items, dtypes, tupled, weak, more=0):
         from .creation import empty, full
         self.name, self.tupled = name, tupled
         self.weak = list(weak)      # per field: items Python numbers (NEP 50's weak scalars)
-        self.room = _room()
+        self.room = _room() + len(items) + more
         self.fields = [empty((self.room,), dtype=dt) for dt in dtypes]
         for k, item in enumerate(items):
             for buf, v in zip(self.fields, item if tupled else (item,)):
                 buf[k] = size_proxy(v) if is_dim(v) else v
         self.end = full((), len(items), dtype=np.int64)
         self.start = full((), 0, dtype=np.int64)
+
+    @classmethod
+    def of_filled(cls, name, filled):
+        """The list ``filled`` (a ``ListBuffer``) as a WorkList: its items before the loop
+        that filled it, then those the loop appended (as many as its count says), with room
+        for the whole buffer that loop kept (a length of sizes) and ``_room()`` more."""
+        prefix, buf = filled.prefix, filled.buf
+        dtype = buf.dtype if not prefix else np.result_type(buf.dtype, *_fields(prefix)[0])
+        self = cls(name, prefix, [dtype], False, [filled.python == -1], more=buf.shape[0])
+        start = len(prefix)
+        self.fields[0][start:start + buf.shape[0]] = buf
+        self.end[()] = start + (filled.counter[()] if filled.counter is not None
+                                else buf.shape[0])
+        return self
 
     # -- what the loop does
     def append(self, item):
