@@ -724,7 +724,7 @@ def test_unconverted_constructs_left_as_python():
         assert "__ccg.for_stmt" not in src, f.__name__ + "\n" + src
     # a loop's else clause: a flag its breaks clear, read after the loop (tests/test_loop_else)
     src = convert_source(f_for_else)
-    assert "__ccg.for_stmt" in src and "__ccg_else_1" in src, src
+    assert "__ccg.for_stmt" in src and "__ccg_nobreak_1" in src, src
     # statements nested in unconverted ones may still be converted
     assert "__ccg.if_stmt" in convert_source(f_with_try)
     # the loop writing a `global` name stays Python, the other one is converted

@@ -481,3 +481,45 @@ def test_a_list_an_earlier_loop_filled_drained_by_a_while(fn, args):
     """The list the first loop filled (one item per trip, or counted under a branch) is
     kept as arrays for the while loop that pops it and appends to it."""
     check_against_numpy(fn, *args)
+
+
+def scanline_fill(img, sy, sx):
+    """Span flood fill: scan left, then push the marked rows above and below by two counted
+    while loops (each rewritten as a for loop with an else clause: their flags must not
+    clash with the branches' own names)."""
+    out = img.copy()
+    h, w = out.shape
+    st = [(sy, sx)]
+    while st:
+        y, x = st.pop()
+        if out[y, x] != 1:
+            continue
+        lx = x
+        while lx > 0 and out[y, lx - 1] == 1:
+            lx -= 1
+        rx = x
+        while rx + 1 < w and out[y, rx + 1] == 1:
+            rx += 1
+        out[y, lx:rx + 1] = 3
+        yy = y - 1
+        if yy >= 0:
+            k = lx
+            while k <= rx:
+                if out[yy, k] == 1:
+                    st.append((yy, k))
+                k += 1
+        yy = y + 1
+        if yy < h:
+            k = lx
+            while k <= rx:
+                if out[yy, k] == 1:
+                    st.append((yy, k))
+                k += 1
+    return out
+
+
+@pytest.mark.parametrize("start", [(0, 0), (5, 7), (39, 29)])
+def test_a_scanline_fill_with_two_counted_push_loops(start):
+    img = (R.random((40, 30)) > 0.3).astype(np.int16)
+    img[start] = 1
+    check_against_numpy(scanline_fill, img, *start)

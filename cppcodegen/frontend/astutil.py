@@ -146,7 +146,7 @@ def loop_else(fdef, pre: str):
             if not node.orelse:
                 return node
             count[0] += 1
-            flag = f"{pre}else_{count[0]}"
+            flag = f"{pre}nobreak_{count[0]}"
             node.body = FlagBreaks(flag, False).body(node.body)
             tail = ast.If(test=name_node(flag), body=node.orelse, orelse=[])
             node.orelse = []

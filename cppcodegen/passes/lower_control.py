@@ -26,6 +26,7 @@ from ..ir.graph import walk as walk_nodes
 from ..ir.loopir import STATUS, Load, Stage, control_reads, index_vars, nested, walk
 from ..ir.ufuncs import OPS
 from ..runtime.compiled import SITE
+from .assign_steps import STEPS
 from .indexing import same_index
 from .liveness import live_carries
 
@@ -44,10 +45,10 @@ class ControlLowering:
         for k, init in enumerate(node.inputs[first:first + n]):
             carry.append(self._carry_buffer(node, k, init, carry) if k in live else None)
         self.carry_of[id(node)] = carry
-        for i in node.inputs[first + n:]:   # a scatter the regions read as it is: stored
+        for i in node.inputs[first + n:]:   # a store the regions read as it is: made
             while i.op in VIEW_OPS:         # before the construct (lowered in a branch, it
                 i = i.inputs[0]             # would be stored only where the branch runs)
-            if i.op == "scatter":
+            if i.op in STEPS:
                 self.realize(i)
         if node.op != "if":         # values computed before a loop, once (not per iteration:
             for i in node.inputs[n:]:       # `scale = nbins / (hi - lo)` read in the body,
