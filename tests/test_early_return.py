@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
+from cppcodegen.frontend.capture import convert_source
 from helpers import check_against_numpy
 
 R = np.random.default_rng(11)
@@ -422,3 +423,63 @@ def test_every_return_of_one_name_returns_that_object():
         np.testing.assert_array_equal(a, b)
         t = cppcodegen.compile(total_until_negative, fallback=False)(x)
         assert t == total_until_negative(x) and type(t) is type(total_until_negative(x))
+
+
+def two_colour(A):
+    """BFS 2-colouring that returns (False, side) from inside three loops."""
+    n = A.shape[0]
+    side = np.full(n, -1, dtype=np.int64)
+    for s in range(n):
+        if side[s] >= 0:
+            continue
+        side[s] = 0
+        q = [s]
+        while len(q):
+            u = q.pop(0)
+            for v in range(n):
+                if A[u, v]:
+                    if side[v] < 0:
+                        side[v] = 1 - side[u]
+                        q.append(v)
+                    elif side[v] == side[u]:
+                        return False, side
+    return True, side
+
+
+def scan_rows(a, t):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            if a[i, j] > t:
+                a[i, j] = t
+                return i, a
+    return -1, a
+
+
+def _bipartite(n, odd_cycle):
+    A = np.zeros((n, n), np.int8)
+    for k in range(n - 1):
+        A[k, k + 1] = A[k + 1, k] = 1
+    if odd_cycle:
+        A[0, 2] = A[2, 0] = 1
+    return A
+
+
+@pytest.mark.parametrize("odd", [False, True])
+def test_a_name_returned_in_every_tuple_is_not_carried(odd):
+    """``return False, side`` in a loop and ``return True, side`` after it: ``side`` is
+    returned as it is at the end (nothing runs after a return), so the loops do not carry a
+    copy of it; the result is the array the plain function returns."""
+    check_against_numpy(two_colour, _bipartite(40, odd))
+    src = convert_source(two_colour)
+    assert "__ccg_ret_0 = False" in src and "__ccg_ret_1" not in src, src
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0])
+def test_an_argument_named_in_every_return_is_the_argument(t):
+    f = cppcodegen.compile(scan_rows, options={"fallback": False})
+    a = R.random((5, 6)) * 1.5
+    want = a.copy()
+    res = f(a, t)
+    ref = scan_rows(want, t)
+    assert res[0] == ref[0] and res[1] is a
+    np.testing.assert_array_equal(a, want)

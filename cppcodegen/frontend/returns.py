@@ -125,33 +125,34 @@ def _parts(body):
     None, ``optionals.none_returns``): per item None (a value) or, for a tuple written out
     in every return, its own structure (``return (i, j), v``: ``((None, None), None)``); 0
     when every one returns None (``return`` to leave an update in place early: nothing to
-    carry); the name when every one returns one name (``return x``); else None."""
+    carry); the name when every one returns one name (``return x``), or, in a tuple, for an
+    item that is one name in every return (``return False, side``: the array ``side`` is
+    not copied at the return, nor carried by the loops around it); else None. (Nothing runs
+    after a return, so the name holds at the end what it held there.)"""
     returns = [n for n in walk_scope(body) if isinstance(n, ast.Return)]
     if all(_none(r.value) for r in returns):
         return 0
-    same = {r.value.id if isinstance(r.value, ast.Name) else None for r in returns}
-    if len(same) == 1 and None not in same and always_exits(body):
-        return same.pop()       # every return returns one name: nothing to carry (nothing
-                                # runs after a return), the name's object itself returned
-    shapes = [_shape(r.value) for r in returns if not _none(r.value)]
+    named = always_exits(body) and not any(_none(r.value) for r in returns)
+    shapes = [_shape(r.value, named) for r in returns if not _none(r.value)]
     common = shapes[0]
     for other in shapes[1:]:
         common = _meet(common, other)
-    return common if isinstance(common, tuple) else None
+    return common if isinstance(common, (tuple, str)) else None
 
 
-def _shape(value):
-    """None for a value, or per item of a tuple written out its own shape."""
+def _shape(value, named):
+    """None for a value, a name's id for a name (when ``named``), or per item of a tuple
+    written out its own shape."""
     if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts):
-        return tuple(_shape(e) for e in value.elts)
-    return None
+        return tuple(_shape(e, named) for e in value.elts)
+    return value.id if named and isinstance(value, ast.Name) else None
 
 
 def _meet(a, b):
     """The structure two returns share: a value where they differ."""
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
         return tuple(_meet(x, y) for x, y in zip(a, b))
-    return None
+    return a if isinstance(a, str) and a == b else None
 
 
 def _leaves(value, shape) -> list:
@@ -159,6 +160,8 @@ def _leaves(value, shape) -> list:
     as many Nones)."""
     if shape is None:
         return [value]
+    if isinstance(shape, str):      # (the name itself returned: nothing stored)
+        return []
     return [leaf for k, sub in enumerate(shape)
             for leaf in _leaves(None if value is None else value.elts[k], sub)]
 
@@ -192,5 +195,7 @@ def _result(ret, parts):
         if shape is None:
             count[0] += 1
             return name_node(f"{ret}_{count[0] - 1}")
+        if isinstance(shape, str):
+            return name_node(shape)
         return ast.Tuple(elts=[build(sub) for sub in shape], ctx=ast.Load())
     return build(parts)
