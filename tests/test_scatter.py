@@ -344,3 +344,84 @@ def test_copyto_is_an_assignment(fn, make):
         np.testing.assert_array_equal(x, y)
     with pytest.raises(TypeError, match="Cannot cast"):
         cppcodegen.compile(lambda a: np.copyto(a, 1.5))(np.zeros(3, np.int64))
+
+
+SEL = np.random.default_rng(23)
+
+
+def rdf_counts(pos, nbins, rmax):
+    """Pair distances binned by np.add.at of a boolean selection, in a loop over a
+    shrinking slice (a radial distribution function)."""
+    n = pos.shape[0]
+    hist = np.zeros(nbins)
+    dr = rmax / nbins
+    for i in range(n - 1):
+        d = pos[i + 1:] - pos[i]
+        r = np.sqrt((d ** 2).sum(axis=1))
+        r = r[r < rmax]
+        np.add.at(hist, (r / dr).astype(np.int64), 2.0)
+    return hist
+
+
+def weighted_in_range(idx, w, n):
+    out = np.zeros(n)
+    keep = (idx >= 0) & (idx < n)
+    np.add.at(out, idx[keep], w[keep])
+    return out
+
+
+def max_of_selected(idx, w, out):
+    out = out.copy()
+    m = w > 0.25
+    np.maximum.at(out, idx[m], w[m])
+    return out
+
+
+def complex_selected(idx, z, n):
+    out = np.zeros(n, np.complex128)
+    np.add.at(out, idx[idx < n], 1j)
+    m = z.real > 0
+    np.subtract.at(out, idx[m], z[m])
+    return out
+
+
+def count_selected(idx, n):
+    out = np.zeros(n, np.int32)
+    np.add.at(out, idx[idx >= 2], 1)
+    return out
+
+
+@pytest.mark.parametrize("fn, args", [
+    (rdf_counts, (SEL.random((120, 3)) * 4.0, 25, 2.0)),
+    (weighted_in_range, (SEL.integers(-5, 30, 400), SEL.standard_normal(400), 20)),
+    (weighted_in_range, (SEL.integers(30, 40, 50), SEL.standard_normal(50), 20)),   # none kept
+    (max_of_selected, (SEL.integers(0, 10, 200), SEL.random(200), np.full(10, -1.0))),
+    (complex_selected, (SEL.integers(0, 12, 300), SEL.standard_normal(300) + 1j *
+                        SEL.standard_normal(300), 12)),
+    (count_selected, (SEL.integers(0, 9, 500), 9)),
+])
+def test_ufunc_at_of_a_boolean_selection_is_one_scatter(fn, args):
+    """np.<op>.at(a, idx[mask], v[mask]): the whole arrays, the ufunc's identity where the
+    mask is False; compared with NumPy, so signed zeros and NaNs are NumPy's."""
+    check_against_numpy(fn, *args)
+
+
+def test_ufunc_at_of_a_selection_keeps_signed_zeros_and_nans():
+    out = np.array([-0.0, np.nan, 1.0, -0.0])
+    idx = np.array([0, 1, 2, 3, 0])
+    w = np.array([5.0, 6.0, 7.0, -0.0, 8.0])
+    f = cppcodegen.compile(max_of_selected)
+    got, ref = f(idx, w, out.copy()), max_of_selected(idx, w, out.copy())
+    np.testing.assert_array_equal(got, ref)
+    g = cppcodegen.compile(weighted_in_range)
+    got = g(idx, np.array([-0.0, 1.0, -0.0, -0.0, -0.0]), 4)
+    ref = weighted_in_range(idx, np.array([-0.0, 1.0, -0.0, -0.0, -0.0]), 4)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(ref))
+
+
+def test_ufunc_at_of_a_selection_into_an_empty_array_and_out_of_range():
+    g = cppcodegen.compile(weighted_in_range)
+    np.testing.assert_array_equal(g(np.array([3, 4]), np.ones(2), 0), np.zeros(0))
+    f = cppcodegen.compile(count_selected)
+    with pytest.raises(IndexError):
+        f(np.array([1, 2, 9]), 9)

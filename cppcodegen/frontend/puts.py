@@ -29,7 +29,77 @@ def ufunc_at(ufunc, a, indices, b=None):
     if not isinstance(a, Proxy):
         raise TypeError(f"np.{ufunc.__name__}.at: the array updated must be an argument or an "
                         f"array made in the function (at {user_location()})")
+    masked = _masked_at(name, a, indices, b)
+    if masked is not None:
+        indices, b = masked
     _scatter(a, indices, b, name)
+
+
+def _masked_at(name, a, indices, b):
+    """``np.add.at(hist, idx[idx < n], w[idx < n])``: a boolean selection of indices (and of
+    values, or one value) as the whole arrays, where the mask is False the index 0 and the
+    ufunc's identity as the value (``x + -0.0`` is ``x``, -0.0 and NaN too; ``maximum(x,
+    -inf)`` is ``x``), so the count of selected elements is never needed: one compiled
+    scatter for every mask. An empty ``a`` (whose index 0 does not exist) runs as Python.
+    (Selected into an empty ``a``, NumPy's IndexError.) None when that does not apply."""
+    from .elementwise import where as select
+    from .selection import is_selection
+    if not (is_selection(indices) and indices.ndim == 1 and indices.mask.ndim == 1 and
+            a.ndim >= 1):
+        return None
+    mask = indices.mask
+    if is_selection(b):
+        if not indices.same_mask(b) or b.ndim != 1:
+            return None
+        values = b.base
+    elif np.ndim(b) == 0:
+        values = b
+    else:
+        return None
+    dt = np.result_type(a.dtype, values.dtype if isinstance(values, Proxy) else values)
+    neutral = _identity(name, dt)
+    if neutral is None:
+        return None
+    idx = select(mask, indices.base, 0)
+    n = a.shape[0]
+    if not (isinstance(n, int) and n > 0):
+        from ..errors import EmptyList
+        from .raises import error_check
+        where = user_location()
+        size = asproxy(np.int64(n)) if isinstance(n, int) else _size(n)
+        idx = error_check(idx, np.logical_or(size > 0, np.any(mask)).astype(
+            np.int64), (EmptyList, (f"np.{name}.at into an empty array (at {where}): this "
+                                    "call already updated an argument",)), where)
+    return idx, select(mask, values, np.asarray(neutral, dt))
+
+
+def _size(n):
+    from .iteration import size_proxy
+    return size_proxy(n)
+
+
+def _identity(name, dt):
+    """What ``np.<name>(x, v)`` leaves ``x`` as it is for, of dtype ``dt``, or None."""
+    kind = dt.kind
+    if name == "add":
+        return complex(-0.0, -0.0) if kind == "c" else -0.0 if kind == "f" else 0
+    if name == "subtract":
+        return 0
+    if name in ("multiply", "divide", "true_divide", "power", "float_power"):
+        return 1
+    if name in ("maximum", "fmax", "minimum", "fmin"):
+        low = name in ("maximum", "fmax")
+        if kind == "f":
+            return -np.inf if low else np.inf
+        if kind in "iu":
+            info = np.iinfo(dt)
+            return info.min if low else info.max
+        return None
+    if name in ("bitwise_or", "bitwise_xor") and kind in "iub":
+        return 0
+    if name == "bitwise_and" and kind in "iu":
+        return np.array(-1).astype(dt)[()] if kind == "i" else np.iinfo(dt).max
+    return None
 
 
 AT_OPS = frozenset(n for n, op in OPS.items() if op.nin == 2 and n not in BOOL_RESULT
