@@ -233,3 +233,43 @@ def test_a_count_of_values_a_loop_computed_is_not_learned_by_running_the_loop(fn
             for g, w in zip(f(*args), fn(*args)):
                 assert np.shape(g) == np.shape(w)
                 np.testing.assert_array_equal(g, w)
+
+
+def _neighbours(pos, rlist):
+    n = pos.shape[0]
+    start = np.zeros(n + 1, dtype=np.int64)
+    nbrs = np.empty(n * n, dtype=np.int64)
+    k = 0
+    for i in range(n):
+        start[i] = k
+        for j in range(i + 1, n):
+            d = pos[i] - pos[j]
+            if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < rlist * rlist:
+                nbrs[k] = j
+                k += 1
+    start[n] = k
+    return start, nbrs[:k]
+
+
+def pair_forces(pos, rlist):
+    """A helper's returned ``nbrs[:k]`` (a length the run decides, made outside every loop)
+    read by the loops that follow: the whole body is traced again in a loop of one trip."""
+    start, nbrs = _neighbours(pos, rlist)
+    n = pos.shape[0]
+    f = np.zeros((n, 3))
+    for i in range(n):
+        for p in range(start[i], start[i + 1]):
+            j = nbrs[p]
+            d = pos[i] - pos[j]
+            f[i] += d
+            f[j] -= d
+    return f, len(nbrs)
+
+
+@pytest.mark.parametrize("rlist", [0.0, 1.0, 9.0])
+def test_a_helpers_data_slice_read_by_a_later_loop(rlist):
+    pos = RNG.random((60, 3)) * 4.0
+    f = cppcodegen.compile(pair_forces, options={"fallback": False})
+    got, want = f(pos, rlist), pair_forces(pos, rlist)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-12)
+    assert got[1] == want[1]

@@ -382,8 +382,10 @@ def _captured(where, trace_regions):
     """The regions, or ``Unroll`` when the body cannot be captured: Python runs it then."""
     try:
         return trace_regions()
-    except (Unroll, CountAppends, Peel, worklists.Learned):  # (a list appended to under a
-        raise                               # branch: for the loop that holds it, listbuffer.py)
+    except (Unroll, CountAppends, Peel, worklists.Learned,     # (a list appended to under a
+            OutsideLoop):                   # branch: for the loop that holds it, listbuffer.py;
+        raise                               # a slice made before the loop: the whole body
+                                            # traced again in a loop of one trip)
     except Exception as e:
         raise Unroll(where, f"{type(e).__name__}: {e}") from e
 
