@@ -523,3 +523,46 @@ def test_a_scanline_fill_with_two_counted_push_loops(start):
     img = (R.random((40, 30)) > 0.3).astype(np.int16)
     img[start] = 1
     check_against_numpy(scanline_fill, img, *start)
+
+
+def _cross(o, a, b):
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def monotone_hull(pts):
+    """Andrew's monotone chain: two stacks that start empty, ``len(stack) >= 2`` in the
+    while condition, then ``lower[:-1] + upper[:-1]`` joined after the loops."""
+    order = np.lexsort((pts[:, 1], pts[:, 0]))
+    p = pts[order]
+    lower = []
+    for i in range(len(p)):
+        while len(lower) >= 2 and _cross(p[lower[-2]], p[lower[-1]], p[i]) <= 0:
+            lower.pop()
+        lower.append(i)
+    upper = []
+    for i in range(len(p) - 1, -1, -1):
+        while len(upper) >= 2 and _cross(p[upper[-2]], p[upper[-1]], p[i]) <= 0:
+            upper.pop()
+        upper.append(i)
+    idx = lower[:-1] + upper[:-1]
+    return p[np.array(idx)]
+
+
+def kept_and_joined(x):
+    st = []
+    for i in range(x.shape[0]):
+        if len(st) > 0 and x[st[-1]] > x[i]:
+            st.pop()
+        st.append(i)
+    both = [-1] + st[1:] + st
+    return np.array(both), len(st[:-2])
+
+
+@pytest.mark.parametrize("fn, args", [
+    (monotone_hull, (R.random((300, 2)),)),
+    (monotone_hull, (np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.0]]),)),
+    (kept_and_joined, (R.random(40),)),
+    (kept_and_joined, (np.arange(5.0),)),
+])
+def test_stacks_that_start_empty_sliced_and_joined_after_the_loop(fn, args):
+    check_against_numpy(fn, *args)

@@ -93,6 +93,8 @@ def _safe_read(node, parent, parents, namespace) -> bool:
         return parent.value is node and isinstance(parent.ctx, (ast.Load, ast.Store))  # top)
     if isinstance(parent, (ast.For, ast.comprehension)):
         return parent.iter is node
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add):
+        return True                                 # (a + b: a new list of their items)
     while isinstance(parent, (ast.Tuple, ast.List, ast.Dict)) and \
             not isinstance(getattr(parent, "ctx", None), ast.Store):
         parent = parents.get(id(parent))            # (return out, n; return {"h": out})

@@ -347,7 +347,15 @@ class ListBuffer:
         return len(self.prefix) + self.buf.shape[0]
 
     def __getitem__(self, index):
+        if isinstance(index, slice):        # (a list: a slice of it is a list)
+            return ListBuffer([], self.traced_array(listed=True)[index], self.python)
         return self.traced_array()[index]
+
+    def __add__(self, other):
+        return joined(self, other)
+
+    def __radd__(self, other):
+        return joined(other, self)
 
     def __iter__(self):
         return iter(self.traced_array())
@@ -364,6 +372,31 @@ class ListBuffer:
         raise TraceError(f"a list a compiled loop filled is used as a list ('{name}', at "
                          f"{user_location()}): only np.array/np.asarray/len/indexing/iteration "
                          "of it compile")
+
+
+def joined(a, b) -> ListBuffer:
+    """``a + b`` of lists a compiled loop filled or kept (``ListBuffer``, ``WorkList``) and
+    Python lists of numbers: a list of the items of both, in order."""
+    from .concat import join
+    from .creation import array
+
+    def items(x):
+        if isinstance(x, list):
+            return array(x, original=np.array) if x else None, \
+                all(map(python_number, x))
+        if isinstance(x, ListBuffer):
+            return x.traced_array(listed=True), x.python == -1
+        if hasattr(type(x), "_items"):      # (a WorkList)
+            return x._items(), x.weak[0]
+        raise TypeError(f'can only concatenate list (not "{type(x).__name__}") to list '
+                        f"(at {user_location()})")
+    parts = [items(a), items(b)]
+    arrays = [p for p, _ in parts if p is not None]
+    if any(p.ndim != 1 for p in arrays):
+        raise TraceError(f"lists of arrays a compiled loop filled are joined with + (at "
+                         f"{user_location()}): np.concatenate their arrays instead")
+    out = arrays[0] if len(arrays) == 1 else join(arrays, 0)
+    return ListBuffer([], out, -1 if all(w for _, w in parts) else 0)
 
 
 def _traced(item):

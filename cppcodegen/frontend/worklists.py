@@ -16,7 +16,9 @@ loop carries them as it carries any array it updates (``carried.py``):
   Python's IndexError "pop from empty list");
 - ``len()``, truth (``while stack:``), ``lst[k]`` (Python's IndexError out of range) and
   ``lst[k] = v``;
-- after the loop, ``np.array(lst)`` / ``np.asarray`` are the items between start and end.
+- after the loop, ``np.array(lst)`` / ``np.asarray`` are the items between start and end;
+  a slice of it (``lower[:-1]``) and ``+`` of such lists are lists of those items
+  (``listbuffer.ListBuffer``).
 
 A list an earlier compiled loop filled (``listbuffer.py``: Kahn's queue of the nodes with no
 edge in) is kept the same way: its items are copied into the arrays, which have room for the
@@ -117,6 +119,9 @@ class Probe:
         return False
 
     def length(self):
+        return 0
+
+    def __len__(self):
         return 0
 
     def pop(self, index=-1):
@@ -292,7 +297,26 @@ class WorkList:
         return error_check(at, inside, (IndexError, ("list index out of range",)), where)
 
     def __getitem__(self, index):
+        if isinstance(index, slice):        # (after the loop: the hull's lower[:-1])
+            from .listbuffer import ListBuffer
+            return ListBuffer([], self._items()[index], -1 if self.weak[0] else 0)
         return self._item(self._position(index, user_location()))
+
+    def __add__(self, other):               # lower[:-1] + upper[:-1], lower + upper
+        from .listbuffer import joined
+        return joined(self, other)
+
+    def __radd__(self, other):
+        from .listbuffer import joined
+        return joined(other, self)
+
+    def _items(self):
+        """The items between start and end as an array (its length the run's)."""
+        if self.tupled:
+            raise TraceError(f"the list '{self.name}' of tuples a compiled loop kept as arrays "
+                             f"is sliced or joined (at {user_location()}): a list of numbers "
+                             "only")
+        return self.fields[0][self.start[()]:self.end[()]]
 
     def __setitem__(self, index, item):
         at = self._position(index, user_location())
