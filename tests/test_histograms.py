@@ -256,7 +256,7 @@ def two_searches(a, b, v):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
 def test_searches_of_values_in_order_start_from_the_last_result(dtype):
-    """A search tries the thread's last result first while it keeps being right: values
+    """A search starts from the thread's last result while the results stay near it: values
     in increasing and decreasing order, repeated, jumping, on the elements and outside, and
     two tables searched alternately in one kernel (each start from the other's result, one
     table a strided view) all give NumPy's indices."""
@@ -265,8 +265,10 @@ def test_searches_of_values_in_order_start_from_the_last_result(dtype):
     b = np.sort(rng.integers(-300, 300, 1200)).astype(dtype)
     up = np.sort(rng.integers(-600, 600, 5000)).astype(dtype)
     cases = [up, up[::-1], np.repeat(up[::50], 7), a, a[::-1], np.concatenate([up, up]),
-             np.concatenate([up[:100], a[::-3], up[-100:]]), up[::997], up[:0]]
-    f = cppcodegen.compile(two_searches)
+             np.concatenate([up[:100], a[::-3], up[-100:]]), up[::997], up[:0],
+             a[::3] + 0.5 * (dtype in (np.float64, np.float32)), a[::37], a[::-20],
+             np.sort(rng.integers(-500, 500, 700)).astype(dtype)]    # (steps from the last
+    f = cppcodegen.compile(two_searches)                            # result of 1 to 64+)
     for v in cases:
         np.testing.assert_array_equal(f(a, b, v), two_searches(a, b, v))
 

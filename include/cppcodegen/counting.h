@@ -124,6 +124,39 @@ inline int64_t halving(const T* a, int64_t lo, int64_t hi, int64_t s, T v) {
   return base + (Right ? !sort_less(v, m) : sort_less(m, v));
 }
 
+// the result of a search within kNear of h (where values searched in order leave it): steps
+// of 1, 2, 4, ... from h while ``before`` (an element comes before the value) holds, then
+// halving between the last two; -1 where it is farther
+constexpr int64_t kNear = 64;
+template <class Before>
+inline int64_t gallop(Before before, int64_t h, int64_t n) {
+  int64_t lo, hi;  // the result is in [lo, hi]
+  if (h < n && before(h)) {
+    lo = h + 1;
+    for (int64_t step = 1;; step <<= 1) {
+      const int64_t k = lo + step - 1;
+      if (k >= n) { hi = n; break; }
+      if (!before(k)) { hi = k; break; }
+      lo = k + 1;
+      if (step >= kNear) return -1;
+    }
+  } else {
+    hi = h;
+    for (int64_t step = 1;; step <<= 1) {
+      const int64_t k = hi - step;
+      if (k < 0) { lo = 0; break; }
+      if (before(k)) { lo = k + 1; break; }
+      hi = k;
+      if (step >= kNear) return -1;
+    }
+  }
+  while (lo < hi) {  // (the first k in [lo, hi) that does not come before the value)
+    const int64_t mid = lo + ((hi - lo) >> 1);
+    if (before(mid)) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
 // the calling thread's last result, and whether trying it first would have found the one
 // before (values searched in order: np.interp's new grid, sorted samples); a cache line of
 // its own (a library's thread-local data may be allocated next to another thread's)
@@ -144,22 +177,19 @@ inline int64_t search_sorted(const T* a, int64_t n, int64_t s, T v) {
   if constexpr (std::is_floating_point_v<T>) {
     if (s == 1 && n <= 256 && v == v) return detail::count_before<Right>(a, n, v);
   }
-  // The last result h, tried first while it is right (or one short) for the values searched
-  // (np.interp's new grid): two compares. Other values halve the whole array, never a part
-  // found from h: the next search would wait for this one's loads, and searches the processor
-  // now overlaps would run one after the other (3-5x slower in a 10^6 table).
+  // The last result h, the start while the results stay near each other (values searched
+  // in order: np.interp's new grid, sorted samples): steps of 1, 2, 4, ... from h (loads next
+  // to the last ones, in cache), then halving between the last two steps. Other values halve
+  // the whole array, never a part found from h: the next search would wait for this one's
+  // loads, and searches the processor now overlaps would run one after the other (3-5x
+  // slower in a 10^6 table).
   auto before = [&](int64_t k) { const T m = a[k * s]; return Right ? !sort_less(v, m) : sort_less(m, v); };
   detail::LastFound& last = detail::last_found();
   const int64_t h = last.at < n ? last.at : n;
-  if (last.near) {
-    if (h < n && before(h)) {
-      if (h + 1 == n || !before(h + 1)) return last.at = h + 1;
-    } else if (h == 0 || before(h - 1)) {
-      return h;
-    }
-  }
-  const int64_t r = detail::halving<Right>(a, 0, n, s, v);
-  last.near = static_cast<uint64_t>(r - h) <= 1;
+  int64_t r = -1;
+  if (last.near) r = detail::gallop(before, h, n);
+  if (r < 0) r = detail::halving<Right>(a, 0, n, s, v);
+  last.near = static_cast<uint64_t>(r - h + detail::kNear) <= 2 * detail::kNear;
   last.at = r;
   return r;
 }
