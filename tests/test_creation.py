@@ -397,3 +397,43 @@ def test_arange_of_float_arguments_is_numpys():
                 float_range(*bad)
             with pytest.raises(e.type):
                 r(*bad)
+
+
+def mgrid_rays(s):
+    ys, xs = np.mgrid[0:3, 0:4]
+    d = xs / 3
+    d /= s
+    return d, ys
+
+
+def indices_vignette(img):
+    yy, xx = np.indices(img.shape)
+    r = np.sqrt((yy - img.shape[0] / 2) ** 2 + (xx - img.shape[1] / 2) ** 2)
+    r /= r.max()
+    return img * (1 - r), np.indices(img.shape, sparse=True)[1], np.indices((2, 3), np.int32)
+
+
+def ogrid_updated(img):
+    y, x = np.ogrid[0:img.shape[0], 0:img.shape[1]]
+    x = x * 1.0
+    x += img[0, 0]
+    y += 1
+    return img + y + x
+
+
+def mgrid_float_steps(n):
+    a = np.mgrid[-1:1:5j, 0:2:0.5]
+    a *= n
+    return a, np.mgrid[0:4], np.ogrid[1:2:3j]
+
+
+@pytest.mark.parametrize("fn, args", [
+    (mgrid_rays, (np.array([2.0, 3.0, 4.0, 5.0]),)),
+    (indices_vignette, (np.random.default_rng(3).random((30, 41)),)),
+    (ogrid_updated, (np.random.default_rng(4).random((6, 5)),)),
+    (mgrid_float_steps, (2.5,)),
+])
+def test_index_grids_are_arrays_made_in_the_function(fn, args):
+    """np.mgrid / np.ogrid / np.indices give arrays the function may update in place with
+    traced values (``dx /= n``), as NumPy's are its own."""
+    check_against_numpy(fn, *args)

@@ -21,7 +21,8 @@ from numpy.lib.array_utils import normalize_axis_index
 from ..errors import user_location
 from ..ir.graph import make_node
 from .concat import atleast, join, stack
-from .creation import _iota, eye, ones_like, zeros, zeros_like
+from . import replace
+from .creation import _iota, arange, eye, ones_like, zeros, zeros_like
 from .elementwise import where
 from .externs import extern_call
 from .indexing import checked, diagonal
@@ -151,6 +152,49 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if copy:
         out = [copy_of(o, scalar=False) for o in out]
     return tuple(out)
+
+
+class _IndexGrid:
+    """``np.mgrid[0:h, 0:w]`` / ``np.ogrid[...]`` in the user's code while a trace runs:
+    arrays made in the function (``xs /= n`` updates them in place), from NumPy's own 1-D
+    vectors of each axis (``np.ogrid``'s: its dtype and values, linspace's for a complex
+    step). NumPy's own uses get NumPy's object."""
+    replaces_object = True
+
+    def __init__(self, original, sparse):
+        self.original, self.sparse = original, sparse
+
+    def __getitem__(self, key):
+        if not replace.from_user():
+            return self.original[key]
+        vectors = np.ogrid[key]
+        if isinstance(vectors, np.ndarray):         # (one slice: one vector)
+            return copy_of(asproxy(vectors), scalar=False)
+        traced = [asproxy(v) for v in vectors]
+        if self.sparse:
+            return tuple(copy_of(t, scalar=False) for t in traced)
+        return stack(list(broadcast_arrays(*traced)), 0)
+
+    def __getattr__(self, name):
+        return getattr(self.original, name)
+
+
+def indices(dimensions, dtype=int, sparse=False):
+    """``np.indices(img.shape)``: each axis's index as an array made in the function (sizes
+    symbolic or not)."""
+    dims = tuple(dimensions)
+    n = len(dims)
+    out = []
+    for k, d in enumerate(dims):
+        shape = [1] * n
+        shape[k] = d
+        out.append(reshape(cast(asproxy(arange(d, original=np.arange)), np.dtype(dtype)),
+                           tuple(shape)))
+    if sparse:
+        return tuple(copy_of(o, scalar=False) for o in out)
+    if not out:
+        return zeros((0,), dtype=dtype)
+    return stack(list(broadcast_arrays(*out)), 0)
 
 
 def _repeat_axis(t, reps: int, ax: int):
@@ -353,3 +397,7 @@ FUNCTIONS = {np.cross: cross, np.polyval: polyval, np.sinc: sinc, np.nan_to_num:
              np.take_along_axis: take_along_axis, np.put_along_axis: put_along_axis,
              np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3)}
 """NumPy function -> its tracing function (``ndarray.FUNCTIONS``)."""
+
+
+replace.register(np, {"indices": indices})
+replace.register(np, {"mgrid": _IndexGrid(np.mgrid, False), "ogrid": _IndexGrid(np.ogrid, True)})

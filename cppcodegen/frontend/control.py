@@ -437,7 +437,7 @@ def trace_function(fn, specs, args):
         if "setting an array element with a sequence" not in str(e):
             raise
         raise TraceError(f"{e} (at {_user_line(e)}): if the value is traced, the array it is "
-                         "stored into is NumPy's, not the program's (np.mgrid, np.zeros_like "
+                         "stored into is NumPy's, not the program's (np.zeros_like "
                          "of a NumPy array, a module array); make it with np.zeros/np.empty "
                          "of a shape") from e
     pystate.check_outside(outside)

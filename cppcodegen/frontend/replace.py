@@ -61,6 +61,12 @@ def _from_user(depth: int = 2) -> bool:
                                              "site-packages" not in path))
 
 
+def from_user() -> bool:
+    """Is the caller of the function calling this the user's code on the tracing thread?
+    (An object replaced while a trace runs, ``np.mgrid``: its ``__getitem__`` asks.)"""
+    return _from_user(3)
+
+
 def by_name(f):
     """``f`` as the user's code calls it by a name of its own (``from random import random``,
     ``from numpy import zeros``, ``from math import sqrt``): while a trace runs, a replaced
