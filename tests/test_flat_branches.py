@@ -151,3 +151,47 @@ def test_a_branch_adjusting_this_iterations_value_stays_a_branch():
     x = np.random.default_rng(6).uniform(0, 10, 200)
     assert "_sel(" not in cppcodegen.explain(wrapped_square_sum, x, 1.0, 10.0).source
     assert cppcodegen.compile(wrapped_square_sum)(x, 1.0, 10.0) == wrapped_square_sum(x, 1.0, 10.0)
+
+
+def longest_run(mask):
+    best = 0
+    cur = 0
+    for i in range(mask.shape[0]):
+        if mask[i]:
+            cur += 1
+            if cur > best:
+                best = cur
+        else:
+            cur = 0
+    return best
+
+
+def carried_condition(a, b):
+    """The inner condition is a variable the loop carries and a second ``if`` reads: it must
+    keep its value where the outer condition is False (never computed unpredicated)."""
+    c = False
+    s = 0
+    t = 0
+    for i in range(a.shape[0]):
+        if a[i] > 0:
+            c = b[i] > 0
+            if c:
+                s += 1
+        if c:
+            t += 1
+    return s, t, c
+
+
+@pytest.mark.parametrize("p", [0.0, 0.3, 0.7, 1.0])
+def test_an_outer_branch_on_data_is_flattened_around_an_inner_one_on_the_carried_chain(p):
+    """``if mask[i]: cur += 1; if cur > best: best = cur; else: cur = 0``: the outer branch
+    goes either way (blends), the inner one stays a branch on its predicate and condition,
+    and the condition's compare runs unpredicated (it is read only there)."""
+    r = np.random.default_rng(5)
+    mask = r.random(2000) < p
+    f = cppcodegen.compile(longest_run)
+    assert f(mask) == longest_run(mask)
+    src = cppcodegen.explain(longest_run, mask).source
+    assert "_sel(" in src and "a branch" in src
+    a, b = r.standard_normal(500), r.standard_normal(500)
+    assert cppcodegen.compile(carried_condition)(a, b) == carried_condition(a, b)

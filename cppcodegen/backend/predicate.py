@@ -104,21 +104,41 @@ def _update(values: dict, value: str, target: str):
     return ("add_if" if m.group(2) == "+" else "sub_if"), m.group(1), m.group(3)
 
 
-def flat_lines(kernels, call, check=None) -> list | None:
+def flat_lines(kernels, call, check=None, keep=frozenset(), free=frozenset()) -> list | None:
     """The lines of a lane body (or a serial loop's cheap ``if``: ``call`` renders blends)
     with its ``if``s flattened (see the module's docstring), or None when some kernel cannot
     be predicated. ``check(kernel, when)``, where given, renders a check kernel under its
-    predicate (a serial loop's: a branch that is taken only where the check fails)."""
+    predicate (a serial loop's: a branch that is taken only where the check fails). The
+    ``if``s whose ids are in ``keep`` stay branches, taken where their predicate and
+    condition hold (their kernels then run as they are). A kernel that computes only
+    buffers of ``free`` (conditions no one else reads, ``simd.free_conditions``) runs
+    unpredicated."""
     names = itertools.count()
     try:
-        return _flat(kernels, call, "", names, check)
+        return _flat(kernels, call, "", names, check, keep, free)
     except NotPredicable:
         return None
 
 
-def _flat(kernels, call, when: str, names, check=None) -> list:
+def _flat(kernels, call, when: str, names, check=None, keep=frozenset(), free=()) -> list:
     lines = []
     for k in kernels:
+        if k.form != "control" and when and {st.name for st in k.stages} <= free:
+            lines.append(call(k, ""))   # (it computes only conditions, read only under the
+            continue                    # predicate: a blend would carry their old values)
+        if id(k) in keep:       # (one branch per side, on predicate & condition: rarely
+            s = k.stages[0]     # taken, so predicted, where the predicate is not)
+            n = next(names)
+            cond, outer = f"{s.control['cond']}[0]", f"{when} & " if when else ""
+            lines += [f"// if at {s.where or 'no source line'} (graph {s.nodes}), a branch",
+                      f"const bool ccg_then{n} = {outer}{cond};",
+                      f"const bool ccg_else{n} = {outer}!{cond};"]
+            for side, region in (("then", k.regions[0]), ("else", k.regions[1])):
+                inner = _flat(region, call, "", names, check, keep, free)
+                if inner:
+                    lines += [f"if (ccg_{side}{n}) {{"] + ["    " + line for line in inner] \
+                        + ["}"]
+            continue
         if k.form != "control":
             lines.append(call(k, when) if when else call(k))
             continue
@@ -134,6 +154,6 @@ def _flat(kernels, call, when: str, names, check=None) -> list:
         lines += [f"// if at {s.where or 'no source line'} (graph {s.nodes}), flattened",
                   f"const bool ccg_then{n} = {outer}{cond};",
                   f"const bool ccg_else{n} = {outer}!{cond};"]
-        lines += _flat(k.regions[0], call, f"ccg_then{n}", names, check)
-        lines += _flat(k.regions[1], call, f"ccg_else{n}", names, check)
+        lines += _flat(k.regions[0], call, f"ccg_then{n}", names, check, keep, free)
+        lines += _flat(k.regions[1], call, f"ccg_else{n}", names, check, keep, free)
     return lines

@@ -24,7 +24,8 @@ from .rowlocal import buffer_uses
 from .memory import element_count, most_elements, scratch_lines, share_temporaries
 from .prange import prange_lines
 from .predicate import NotPredicable, flat_lines, predicated, twin
-from .simd import cheap_branch, few, lane_privates, serial_lines, written_buffers
+from .simd import (cheap_branch, few, free_conditions, lane_privates, serial_lines,
+                   written_buffers)
 from .unroll import constant_range, unrolled
 from ..passes.schedule import Kernel
 from .printing import PRINT_CDEF, PRINT_ENTRY, USE_PRINT, print_lines
@@ -261,9 +262,12 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
         lines, made = [], set(made)
         looped_in = looped or s.kind in ("for", "while")
         for j, sub in enumerate(kernels):
-            if looped_in and not inside and cheap_branch(program, sub, kernels[:j]) and (
-                    flat := flat_lines([sub], lambda k, when: call(k, when, blend=True),
-                                       lambda k, when: _check_line(k.stages[0].control, when))):
+            keep = cheap_branch(program, sub, kernels[:j]) if looped_in and not inside \
+                else None
+            if keep is not None and (
+                    flat := flat_lines([sub], lambda k, when="": call(k, when, blend=True),
+                                       lambda k, when: _check_line(k.stages[0].control, when),
+                                       keep, free_conditions(program))):
                 lines += ["{"] + ["    " + line for line in flat] + ["}"]  # (own predicates)
                 continue
             if sub.form == "extern":
