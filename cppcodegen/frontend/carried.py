@@ -34,6 +34,14 @@ INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's
                         # the node); trace_function checks that none is read outside it
 
 
+SEEN_UPDATES: dict = {}
+"""Construct's source location -> the arrays made before it that a trace of it found its body
+updating in place. Traced again in the same function's trace (the loop around it traced
+again, each time tracing the constructs in its body), it carries them from its first
+attempt: a nest of loops is traced about twice per level, not three times (``trace.py``
+clears it)."""
+
+
 class Unroll(Exception):
     """Raised out of a construct that cannot be captured: the trace runs again with the
     loop at ``where`` executed by Python."""
@@ -134,6 +142,13 @@ class Carried:
         self.loop = len(fns) == 1 or test_first
         self.appended = listbuffer.counts()     # (what the loops around appended so far)
         mark = loops_mark()
+        held = {id(s.proxy) for s in self.slots} | {id(s.init) for s in self.slots}
+        self.preset = set()
+        for proxy in SEEN_UPDATES.get(self.where, ()):  # (found by an earlier trace of it)
+            if proxy._base is None and id(proxy) not in held:
+                self._carry_updated(proxy, proxy.node)
+                self.preset.add(id(self.slots[-1]))
+                held.add(id(proxy))
         for _ in range(8):
             try:
                 if self.loop:
@@ -314,9 +329,15 @@ class Carried:
             return wrap(outs[self.slots.index(self.counter)][0])
         return swaps.for_trips(self.induction[0])
 
+    def _carry_updated(self, proxy, before):
+        """Carries the array ``proxy`` (made before the construct) the body updates."""
+        self.slots.append(Slot(proxy=proxy, init=before))
+        self.types.append((proxy.dtype, False, tuple(before.shape), False))
+
     def _attempt(self, fns, test_first, continue_test):
         """The regions, or None when the carried values or their types changed."""
         traced, settled, unbound = [], True, None
+        hits = set()                # (the arrays made before the construct it updated)
         self.branch_moves = []
         self.first_serial = next(SERIALS)       # (proxies made before the construct: less)
         for k, fn in enumerate(fns):
@@ -374,11 +395,12 @@ class Carried:
                 if proxy._base is None and id(proxy) not in known and id(before) not in made \
                         and proxy.serial < self.first_serial:   # (a 0-d array made in the body
                                                                 # of a constant: its own)
-                    self.slots.append(Slot(proxy=proxy, init=before))
-                    self.types.append((proxy.dtype, False, tuple(before.shape), False))
+                    self._carry_updated(proxy, before)
+                    SEEN_UPDATES.setdefault(self.where, []).append(proxy)
                     known.add(id(proxy))
                     settled = False
             traced.append((params, made, values, extra, kept))
+            hits.update(id(proxy) for proxy, _ in updated)
         if unbound is not None:
             if unbound.name not in self.learned:
                 raise unbound
@@ -485,6 +507,13 @@ class Carried:
         if flags:
             return None
         if changed or solved:
+            return None
+        unused = [k for k, slot in enumerate(self.slots) if id(slot) in self.preset and
+                  id(slot.proxy) not in hits]
+        if unused:                  # (carried from what another trace of it found, but not
+            for k in reversed(unused):      # updated by this one: traced again without)
+                self.slots[k].proxy._node = self.slots[k].init
+                del self.slots[k], self.types[k]
             return None
         self.side_values = [t[2] for t in bodies]
         return self._regions(traced, test_first, branch=not loop)

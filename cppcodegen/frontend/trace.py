@@ -20,6 +20,7 @@ from . import scipy_stats  # noqa: F401  (scipy.stats.norm.cdf & co., once scipy
 from . import polynomials  # (np.polynomial's evaluators, once numpy.polynomial is loaded)
 from . import containers, creation, printing, replace
 from .capture import UNDEFINED
+from .carried import SEEN_UPDATES
 from .counted import count_order, SELECTED
 from .dataslice import PendingSlice
 from .listbuffer import ListBuffer
@@ -82,6 +83,7 @@ def trace(fn, arg_specs, args):
         TraceState.args = args
         TraceState.inputs = inputs      # (their shapes: a work list's room, worklists.py)
         EFFECTS.clear()
+        SEEN_UPDATES.clear()
         STEPS.clear()
         RAISES.clear()
         RANGES.clear()
