@@ -24,11 +24,10 @@ from .proxy import as_node, broadcast_node, cast_node, Proxy, SERIALS, wrap
 from .capture import UNDEFINED
 from .selection import is_selection
 from .truth import truth
-from .sizes import loop_dependent, run_time_size
+from .sizes import loop_dependent
 from .iteration import forget_loops, loops_mark
-from .carried_types import (exact_in, holding_ints, internal_name, kind_of, ONE_TYPE, Peel,
-                            refuse_dropped_none, same_size_always, shapes_text, Slot, Snapshot,
-                            taken_over, type_of, unify, widened)
+from .settle import settle_types
+from .carried_types import exact_in, ONE_TYPE, Slot, Snapshot, taken_over, type_of
 
 INTERNAL: dict = {}     # id(node made in a captured region) -> (the construct's file:line,
                         # the node); trace_function checks that none is read outside it
@@ -426,75 +425,7 @@ class Carried:
             bodies = [t for t in bodies if not _raised(t[4])] or bodies[:1]
         for t in bodies:
             self._check_cycles(t)
-        new, solved, flags = [], False, []
-        for i, slot in enumerate(self.slots):
-            if slot.flag_of is not None:
-                new.append(self.types[i])
-                continue
-            results = [type_of(t[2][i]) for t in bodies]
-            fresh = slot.init is UNDEFINED or (loop and slot.name in self.fresh)
-            t = self.types[i]
-            if not loop and "other" in results and any(isinstance(r, tuple) for r in results):
-                kinds = " and ".join(sorted({kind_of(b[2][i]) for b in bodies}))
-                raise TraceError(f"{slot.describe(none=True)} is {kinds} on the two sides of "
-                                 f"the branch at {self.where}; {ONE_TYPE}")
-            if fresh and slot.dropped or fresh and any(
-                    r in ("selection", "other") or isinstance(r, tuple) and (any(
-                    run_time_size(d) for d in r[2]) or isinstance(t, tuple) and (
-                    len(r[2]) != len(t[2]) or not all(map(same_size_always, r[2], t[2]))))
-                    for r in results):
-                refuse_dropped_none(slot.name, [b[2][i] for b in bodies], self.names, self.where)
-                self.dropped_fresh |= slot.init is not UNDEFINED
-                self.dropped_new |= slot.init is UNDEFINED
-                slot.dropped = True
-                new.append(None)            # `seg = a[lo[i]:hi[i]]`, `j = np.arange(i + 1)`
-                continue                    # made in each iteration: not carried (unbound
-                                            # after the loop, as a name first bound in it;
-                                            # also one of another shape than before it, and
-                                            # a tuple: `t = helper(x[i])`)
-            dtypes = {r[0] for r in results if isinstance(r, tuple) and not r[3]}
-            if not loop and len(dtypes) > 1 and all(r is None or isinstance(r, tuple) and
-                                                    not r[3] for r in results):
-                raise TraceError(         # (img / 257.0 on one side: a float64 array where
-                    f"{slot.describe()} is an array of "          # Python keeps uint16)
-                    f"{' and '.join(sorted(map(str, dtypes)))} on the two sides of the "
-                    f"branch at {self.where}, so its dtype would depend on the values; the "
-                    "compiled function gives an array one dtype: make both sides one (e.g. "
-                    ".astype() on one side)")
-            results = [shrinking.fitted(self, slot, t, r) for r in results]
-            first = t
-            try:
-                for r in results:
-                    t = unify(t, r)
-            except ValueError:
-                if loop and shrinking.shrinks(self, slot, t, results):
-                    solved = True               # traced again with the solved lengths
-                    new.append(self.types[i])
-                    continue
-                t = "shape"
-            if "other" in results or "selection" in results or t == "shape":
-                raise TraceError(f"{slot.describe(none=None not in results)} changes its "
-                                 f"shape or kind in the loop or branch at {self.where} (shapes "
-                                 f"{shapes_text(results)}); a carried value keeps one shape")
-            if loop and self.induction is not None and not fresh and widened(first, t):
-                raise Peel(self.where, slot.describe())    # (NumPy's first iteration:
-                                                            # in the narrow dtype)
-            if not loop and None in results and not internal_name(slot.name) and \
-                    slot.name not in self.keep:
-                t = None                        # an if that binds it on one way only
-            ends = [b[2][i] for b in bodies if b[2][i] is not UNDEFINED] + (
-                [slot.init] if slot.init is not UNDEFINED else [])  # (a side that keeps it)
-            t = holding_ints(t, ends)
-            new.append(t)
-            flags += [(slot, kind) for kind in pyflags.needed(t, ends, slot.flags)]
-        for slot, kind in flags:    # a Python number (int) on some paths only: a flag too
-            start = pyflags.KINDS[kind][0](slot.init) if slot.init is not UNDEFINED else False
-            f = Slot(proxy=wrap(pyflags.start_node(start), scalar=True),
-                      init=pyflags.start_node(start))
-            f.flag_of, f.flag_kind, slot.flags[kind] = slot, kind, f
-            self.slots.append(f)
-            self.types.append((pyflags.BOOL, False, (), True))
-            new.append(self.types[-1])
+        new, solved, flags = settle_types(self, bodies, loop)
         # a type that changed: traced again with it (a branch's values on entry too: they
         # live in the carried buffer, of the unified type)
         unbound = [a is None and not (b is not None and loop and s.name in self.entry)
