@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import cppcodegen
-from helpers import assert_matches_numpy
+from helpers import assert_matches_numpy, check_against_numpy
 
 C = 0.1
 
@@ -145,3 +145,26 @@ def test_dynamic_sizes_one_variant():
         cf(b)
         assert_matches_numpy(b, a, rtol=1e-12, atol=1e-14)
     assert len(cf.variants) == 1
+
+
+def diffuse_with_energy(u0, nsteps):
+    """A time step's new array, carried, and also summed in the same iteration (an energy
+    diagnostic): computed once into its buffer, which the sum reads."""
+    u = u0.copy()
+    energy = np.zeros(nsteps)
+    for n in range(nsteps):
+        lap = np.zeros_like(u)
+        lap[1:-1, 1:-1] = u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] \
+            - 4 * u[1:-1, 1:-1]
+        u = u + 0.1 * lap
+        energy[n] = np.sum(u * u)
+    return u, energy
+
+
+def test_a_carried_array_read_in_its_iteration_is_computed_once():
+    g = np.linspace(-1, 1, 48)
+    u0 = np.exp(-40 * (g[:, None] ** 2 + g[None, :] ** 2))
+    check_against_numpy(diffuse_with_energy, u0, 7)
+    ir = str(cppcodegen.explain(diffuse_with_energy, u0, 7).program)
+    sums = [line for line in ir.splitlines() if "reduction" in line and "sum" in line]
+    assert sums and all("where(" not in line for line in sums), ir

@@ -15,8 +15,9 @@ from cppcodegen.ir import shapes as sh
 
 def test_six_constructs_deep_trace_a_bounded_number_of_regions(monkeypatch):
     """The new-user Life program (4 loops and 2 branches deep): its regions (each trace of
-    each construct's body or side) were traced 1915 times, 903 now; the innermost body
-    630 -> 189 times."""
+    each construct's body or side) were traced 1915 times, then 903, and 555 now that a
+    construct traced again carries from its first attempt the arrays it was found updating
+    (``carried.SEEN_UPDATES``); the innermost body 630 -> 189 times."""
     from cppcodegen.frontend import carried
     from test_new_user_programs import life_periodic_loops
     traces = [0]
@@ -32,7 +33,7 @@ def test_six_constructs_deep_trace_a_bounded_number_of_regions(monkeypatch):
     want = life_periodic_loops(g.copy(), 3)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
-    assert traced <= 950, traced
+    assert traced <= 600, traced
 
 
 TRACES = [0]

@@ -370,9 +370,10 @@ class Lowering(ControlLowering, AssignLowering, CountLowering):
         _check_stores(program)
         return program
 
-    def lower_nodes(self, graph, outputs: set):
-        """Stages for ``graph``'s nodes (the program's, or a region's)."""
-        materialize = materialized(graph)
+    def lower_nodes(self, graph, outputs: set, kept=None):
+        """Stages for ``graph``'s nodes (the program's, or a region's: ``kept``, the ids of its
+        results that are used)."""
+        materialize = materialized(graph, kept)
         steps = steps_in_place(graph, self.users)
         for node in graph.nodes:
             op = node.op

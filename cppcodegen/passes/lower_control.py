@@ -282,7 +282,8 @@ class ControlLowering:
         sub = Graph(inputs=[], nodes=list(region.nodes), outputs=tuple(region.results),
                     leaves=list(region.results))
         saved_users, self.users = self.users, users_of(region.nodes, region.results)
-        self.lower_nodes(sub, outputs=set())
+        self.lower_nodes(sub, outputs=set(), kept={      # (the carried values that are used)
+            id(r) for buf, r in zip(carry, region.results) if buf is not None})
         extra = region.results[len(carry):] if writes else region.results
         tests = tuple(self.realize(r) for r in extra)
         if writes:
