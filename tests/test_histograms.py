@@ -441,3 +441,27 @@ def test_histogram_with_a_range_known_when_it_runs():
     with pytest.raises(ValueError, match="not finite"):
         f(x, 0.0, np.inf)
     assert all(k.form != "extern" for k in cppcodegen.explain(hist_range_args, x, -2.0, 2.5).kernels)
+
+
+def hist_int_data(x):
+    counts, edges = np.histogram(x, bins=7, range=(x.min(), x.max()))
+    fixed = np.histogram(x, bins=5, range=(-3, 40))[0]
+    floaty = np.histogram(x, bins=4, range=(-2.5, 17.25))
+    return counts, edges, fixed, floaty[0], floaty[1]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                   np.uint32])
+@pytest.mark.parametrize("spread", [0, 1, 60])
+def test_histograms_of_small_int_data_compile(dtype, spread):
+    """Ints of 32 bits or fewer as float64 (exact: NumPy's differences and compares of them
+    are too): a range from the data (equal ends: NumPy's -0.5/+0.5), constant int and float
+    ranges, values on edges and outside."""
+    x = (np.random.default_rng(spread).integers(0, spread + 1, 3001) + 3).astype(dtype)
+    f = cppcodegen.compile(hist_int_data, options={"fallback": False})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no NumPy call between kernels)
+        got = f(x)
+    for g, w in zip(got, hist_int_data(x)):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)

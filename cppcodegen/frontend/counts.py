@@ -222,6 +222,11 @@ def bincount(x, weights=None, minlength=0):
 
 def histogram(a, bins=10, range=None, density=None, weights=None):
     arr = _array(a)
+    if isinstance(arr, Proxy) and arr.dtype.kind in "iu" and arr.dtype.itemsize <= 4 and \
+            weights is None and not density and isinstance(bins, (int, np.integer)):
+        arr = arr.astype(np.float64)    # (ints of 32 bits or fewer: NumPy's differences and
+        if range is not None:           # compares of them are exact, as in float64)
+            range = tuple(r.astype(np.float64) if isinstance(r, Proxy) else r for r in range)
     native = weights is None and not density and arr.dtype.kind in "iuf" and \
         arr.dtype.itemsize >= 4 and isinstance(arr, Proxy)
     if native and not isinstance(bins, (str, int, np.integer)) and range is None:
