@@ -273,3 +273,21 @@ def test_a_helpers_data_slice_read_by_a_later_loop(rlist):
     got, want = f(pos, rlist), pair_forces(pos, rlist)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-12)
     assert got[1] == want[1]
+
+
+def test_a_returned_slice_is_taken_by_the_written_out_result():
+    """The call's result expression takes ``out[:k]`` itself (``_slice_expr``), as
+    ``SliceOut.take`` does, instead of walking the output tree each call."""
+    from cppcodegen.ir.graph import SliceOut
+    from cppcodegen.runtime.compiled import _build, _build_expr, _owned, _result
+    tree = (SliceOut(("buf", 0), (("buf", 1), ("py", 2)),
+                     (slice(("bound", 0), ("bound", 1), None), Ellipsis)), ("py", 2))
+    values = [np.arange(12.0).reshape(6, 2), np.array(1), np.array(4)]
+    expr = _build_expr(tree)
+    assert expr is not None and "slice(" in expr
+    got = eval(expr, {"res": _result, "owned": _owned, "values": values})
+    want = _build(tree, values, ())
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1] == want[1] == 4 and np.shares_memory(got[0], values[0])
+    listed = SliceOut(("buf", 0), (("buf", 1),), (slice(None, ("bound", 0), None),), -1)
+    assert _build_expr(listed) is None
