@@ -124,6 +124,7 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             raise NotPredicable(name)
         return f"{whens[name, blend]}({when}, {', '.join(names)});"
 
+    free = free_conditions(program)     # (once: every flattened ``if`` asks)
     for k in kernels:
         if k.form == "extern":
             s = k.stages[0]
@@ -135,8 +136,8 @@ def _generate(program: LoopProgram, kernels: list, opts: Options):
             used.append(set())
             continue
         parts_of[-1].append(k)
-        segments[-1] += _control_lines(program, k, call, opts) if k.form == "control" else \
-            [call(k)]
+        segments[-1] += _control_lines(program, k, call, opts, free=free) \
+            if k.form == "control" else [call(k)]
     steps = _free_outputs(program, steps, used)
     local = set().union(*[k.locals for k in nested(kernels)]) if kernels else set()
     signature = []
@@ -247,10 +248,11 @@ def _check_line(c: dict, when: str = "") -> str:
 
 
 def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
-                   inside: bool = False, looped: bool = False) -> list:
+                   inside: bool = False, looped: bool = False, free=frozenset()) -> list:
     """C++ statements for a control kernel: its loop or branch around its bodies' calls
     (``inside`` a loop that may run on the threads: loops in it stay serial; ``looped``:
-    inside any loop, where a cheap ``if`` is flattened into predicated stores)."""
+    inside any loop, where a cheap ``if`` is flattened into predicated stores; ``free``:
+    the program's ``free_conditions``, found once)."""
     s = k.stages[0]
     c = s.control
     out = [f"// {s.kind} at {s.where or 'no source line'} (graph {s.nodes})"]
@@ -267,7 +269,7 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
             if keep is not None and (
                     flat := flat_lines([sub], lambda k, when="": call(k, when, blend=True),
                                        lambda k, when: _check_line(k.stages[0].control, when),
-                                       keep, free_conditions(program))):
+                                       keep, free)):
                 lines += ["{"] + ["    " + line for line in flat] + ["}"]  # (own predicates)
                 continue
             if sub.form == "extern":
@@ -278,7 +280,7 @@ def _control_lines(program: LoopProgram, k: Kernel, call, opts: Options,
                     b = program.buffers[buf]
                     lines += scratch_lines(ctype(b.dtype), buf, element_count(b.shape),
                                            "allocated per iteration")
-            lines += (_control_lines(program, sub, call, opts, inside, looped_in)
+            lines += (_control_lines(program, sub, call, opts, inside, looped_in, free)
                       if sub.form == "control"
                       else [call(sub)])
             lines += [f"{n} += {cindex(size)};" for n, size in program.counters

@@ -143,8 +143,9 @@ class Carried:
         mark = loops_mark()
         held = {id(s.proxy) for s in self.slots} | {id(s.init) for s in self.slots}
         self.preset = set()         # (arrays an earlier trace of it found updated, that
-        near = {id(v) for fn in fns for v in containers.reachable(fn)}  # the body reaches now:
-        for proxy in SEEN_UPDATES.get(self.where, ()):  # not one a dropped trace made)
+        seen = SEEN_UPDATES.get(self.where, ())         # the body reaches now: not one a
+        near = {id(v) for fn in fns for v in containers.reachable(fn)} if seen else ()
+        for proxy in seen:                              # dropped trace made)
             if proxy._base is None and id(proxy) not in held and id(proxy) in near:
                 self._carry_updated(proxy, proxy.node)
                 self.preset.add(id(self.slots[-1]))

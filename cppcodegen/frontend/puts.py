@@ -64,18 +64,14 @@ def _masked_at(name, a, indices, b):
     n = a.shape[0]
     if not (isinstance(n, int) and n > 0):
         from ..errors import EmptyList
+        from .iteration import size_proxy
         from .raises import error_check
         where = user_location()
-        size = asproxy(np.int64(n)) if isinstance(n, int) else _size(n)
+        size = size_proxy(n)
         idx = error_check(idx, np.logical_or(size > 0, np.any(mask)).astype(
             np.int64), (EmptyList, (f"np.{name}.at into an empty array (at {where}): this "
                                     "call already updated an argument",)), where)
     return idx, select(mask, values, np.asarray(neutral, dt))
-
-
-def _size(n):
-    from .iteration import size_proxy
-    return size_proxy(n)
 
 
 def _identity(name, dt):
